@@ -1,0 +1,192 @@
+//! `pictl daemon start|stop|restart|status`: each prints exactly one JSON object.
+//!
+//! `start` is idempotent and returns once the daemon answers `initialize`; `stop` asks for a
+//! graceful shutdown and kills the process if it has not exited in time; `status` never starts
+//! a daemon and exits 3 when none runs.
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use clap::Subcommand;
+use pi_client::autostart::{self, StartLock, StartOptions};
+use pi_client::{ClientError, Paths};
+use pi_protocol::v1::{
+    DaemonShutdown, DaemonShutdownParams, DaemonStatus, DaemonStatusParams, DaemonStatusResponse,
+};
+use serde_json::{Value, json};
+
+use crate::commands::print_json;
+use crate::error::{CliError, EXIT_UNREACHABLE};
+
+/// Daemon lifecycle subcommands.
+#[derive(Debug, Subcommand)]
+pub enum DaemonCommand {
+    /// Start the daemon unless it runs; return once it is ready
+    Start,
+    /// Stop the daemon gracefully, killing it if it does not exit in time
+    Stop {
+        /// Seconds to wait for a graceful exit before killing
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+    },
+    /// Stop the daemon, then start a new one
+    Restart {
+        /// Seconds to wait for a graceful exit before killing
+        #[arg(long, default_value_t = 10)]
+        timeout: u64,
+    },
+    /// Report whether the daemon runs, and its status; exit 3 when it does not
+    Status,
+}
+
+/// Runs one lifecycle subcommand.
+pub async fn run(command: DaemonCommand) -> Result<ExitCode, CliError> {
+    let paths = Paths::from_env().map_err(|error| CliError::failed(error.to_string()))?;
+    match command {
+        DaemonCommand::Start => {
+            let status = start(&paths).await?;
+            print_json(&status);
+            Ok(ExitCode::SUCCESS)
+        }
+        DaemonCommand::Stop { timeout } => {
+            let stopped = stop(&paths, Duration::from_secs(timeout)).await?;
+            print_json(&stopped);
+            Ok(ExitCode::SUCCESS)
+        }
+        DaemonCommand::Restart { timeout } => {
+            let stopped = stop(&paths, Duration::from_secs(timeout)).await?;
+            let started = start(&paths).await?;
+            print_json(&json!({
+                "restarted": true,
+                "previousPid": stopped.get("pid").cloned().unwrap_or(Value::Null),
+                "pid": started["pid"],
+                "version": started["version"],
+                "socketPath": started["socketPath"],
+            }));
+            Ok(ExitCode::SUCCESS)
+        }
+        DaemonCommand::Status => status(&paths).await,
+    }
+}
+
+async fn start(paths: &Paths) -> Result<Value, CliError> {
+    let connected =
+        autostart::connect_or_start(paths, client_info(), &StartOptions::default()).await?;
+    let status = connected
+        .client
+        .call::<DaemonStatus>(&DaemonStatusParams {})
+        .await?;
+    let mut object = status_object(&status);
+    object["started"] = json!(connected.started);
+    Ok(object)
+}
+
+async fn status(paths: &Paths) -> Result<ExitCode, CliError> {
+    match autostart::connect(paths, client_info()).await {
+        Ok((client, _notifications)) => {
+            let status = client.call::<DaemonStatus>(&DaemonStatusParams {}).await?;
+            print_json(&status_object(&status));
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(ClientError::Unreachable { .. }) => {
+            print_json(&json!({
+                "running": false,
+                "socketPath": paths.socket_path().display().to_string(),
+            }));
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
+        }
+        Err(error @ ClientError::ProtocolMismatch { .. }) => {
+            print_json(&json!({
+                "running": true,
+                "compatible": false,
+                "socketPath": paths.socket_path().display().to_string(),
+                "error": error.to_string(),
+            }));
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
+        }
+        Err(error) => Err(error.into()),
+    }
+}
+
+async fn stop(paths: &Paths, timeout: Duration) -> Result<Value, CliError> {
+    let _lock = StartLock::acquire(paths, Duration::from_secs(30)).await?;
+    let pid = match autostart::connect(paths, client_info()).await {
+        Ok((client, _notifications)) => {
+            let response = client
+                .call::<DaemonShutdown>(&DaemonShutdownParams {})
+                .await?;
+            Some(response.pid)
+        }
+        Err(ClientError::Unreachable { .. } | ClientError::ProtocolMismatch { .. }) => {
+            if !autostart::daemon_alive(paths)? {
+                return Ok(json!({ "running": false, "stopped": false }));
+            }
+            // Alive but not answering (starting, hung or incompatible): signal it.
+            let pid = locked_pid(paths);
+            if let Some(pid) = pid {
+                send_signal(pid, rustix::process::Signal::TERM);
+            }
+            pid
+        }
+        Err(error) => return Err(error.into()),
+    };
+    if wait_for_exit(paths, timeout).await? {
+        return Ok(json!({ "stopped": true, "pid": pid, "forced": false }));
+    }
+    let Some(pid) = pid.or_else(|| locked_pid(paths)) else {
+        return Err(CliError::failed(
+            "the daemon did not exit and its pid is unknown; kill it by hand",
+        ));
+    };
+    send_signal(pid, rustix::process::Signal::KILL);
+    if wait_for_exit(paths, Duration::from_secs(5)).await? {
+        // A killed daemon cannot remove its socket; the next one cleans it up, but tidy now.
+        let _ = std::fs::remove_file(paths.socket_path());
+        return Ok(json!({ "stopped": true, "pid": pid, "forced": true }));
+    }
+    Err(CliError::failed(format!(
+        "the daemon (pid {pid}) survived SIGKILL; check `ps -p {pid}`"
+    )))
+}
+
+async fn wait_for_exit(paths: &Paths, timeout: Duration) -> Result<bool, CliError> {
+    let deadline = Instant::now() + timeout;
+    loop {
+        if !autostart::daemon_alive(paths)? {
+            return Ok(true);
+        }
+        if Instant::now() >= deadline {
+            return Ok(false);
+        }
+        // Polling: the instance lock is released by the kernel at exit, with no event to await.
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+fn locked_pid(paths: &Paths) -> Option<u32> {
+    std::fs::read_to_string(paths.lock_path())
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+fn send_signal(pid: u32, signal: rustix::process::Signal) {
+    let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    else {
+        return;
+    };
+    let _ = rustix::process::kill_process(pid, signal);
+}
+
+fn status_object(status: &DaemonStatusResponse) -> Value {
+    let mut object = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
+    object["running"] = json!(true);
+    object
+}
+
+fn client_info() -> pi_protocol::v1::ClientInfo {
+    pi_client::client_info("pictl", env!("CARGO_PKG_VERSION"))
+}

@@ -1,0 +1,1 @@
+//! pi-tui: the terminal UI (`pictl attach`). Built by the TUI issue.

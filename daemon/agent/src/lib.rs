@@ -1,0 +1,1 @@
+//! pi-agent: the agent loop (pi-agent-core's role). Built by the agent sessions issue.

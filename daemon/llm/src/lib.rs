@@ -1,0 +1,1 @@
+//! pi-llm: the provider-agnostic streaming LLM layer (pi-ai's role). Built by the pi-llm issue.

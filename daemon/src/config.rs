@@ -1,0 +1,197 @@
+//! The daemon configuration, `config.toml` in the config directory.
+//!
+//! A missing file means defaults. A file that does not parse, or that names an unknown key,
+//! stops the daemon at start with an error naming the file, the line and the key: a typo must
+//! never be silently ignored by a service that runs all day.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+/// Default cap on one incoming message: 16 MiB.
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 16 * 1024 * 1024;
+
+/// The whole configuration.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    /// The loopback WebSocket listener for editor plugins.
+    pub websocket: WebSocketConfig,
+    /// Per-connection limits.
+    pub limits: LimitsConfig,
+}
+
+/// `[websocket]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct WebSocketConfig {
+    /// Whether to listen at all.
+    pub enabled: bool,
+    /// TCP port on 127.0.0.1; 0 picks a free one (written to `ws.port` in the runtime dir).
+    pub port: u16,
+    /// Exact `Origin` header values allowed to connect (e.g. `vscode-webview://...`). Requests
+    /// with any other `Origin` are refused with 403; requests without one are allowed.
+    pub allowed_origins: Vec<String>,
+}
+
+/// `[limits]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// Largest incoming message in bytes; a larger one gets an error and the connection closes.
+    pub max_message_bytes: usize,
+    /// Messages queued for one connection before it counts as too slow and is closed.
+    pub outbound_queue: usize,
+    /// Requests one connection may have in flight; further reads wait.
+    pub max_in_flight: usize,
+}
+
+impl Default for WebSocketConfig {
+    fn default() -> Self {
+        WebSocketConfig {
+            enabled: true,
+            port: 0,
+            allowed_origins: Vec::new(),
+        }
+    }
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        LimitsConfig {
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            outbound_queue: 4096,
+            max_in_flight: 64,
+        }
+    }
+}
+
+/// Why the configuration could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file exists but cannot be read; fix its permissions.
+    #[error("cannot read {path}: {source}", path = .path.display())]
+    Read {
+        /// The config file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The file is not valid TOML or has a bad key or value; the message names the line.
+    #[error("invalid configuration in {path}: {message}", path = .path.display())]
+    Invalid {
+        /// The config file.
+        path: PathBuf,
+        /// The parser's explanation, with line, column and key.
+        message: String,
+    },
+    /// A value is out of range.
+    #[error("invalid configuration in {path}: `{key}` {problem}", path = .path.display())]
+    OutOfRange {
+        /// The config file.
+        path: PathBuf,
+        /// The dotted key.
+        key: &'static str,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+}
+
+impl Config {
+    /// Loads `path`, or the defaults when it does not exist.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default());
+            }
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.to_path_buf(),
+                    source,
+                });
+            }
+        };
+        Config::parse(path, &text)
+    }
+
+    /// Parses configuration text; `path` is used in error messages only.
+    pub fn parse(path: &Path, text: &str) -> Result<Config, ConfigError> {
+        let config: Config = toml::from_str(text).map_err(|error| ConfigError::Invalid {
+            path: path.to_path_buf(),
+            message: error.to_string().trim_end().to_owned(),
+        })?;
+        let out_of_range = |key, problem| ConfigError::OutOfRange {
+            path: path.to_path_buf(),
+            key,
+            problem,
+        };
+        if config.limits.max_message_bytes < 1024 {
+            return Err(out_of_range(
+                "limits.max_message_bytes",
+                "must be at least 1024",
+            ));
+        }
+        if config.limits.outbound_queue == 0 {
+            return Err(out_of_range("limits.outbound_queue", "must be at least 1"));
+        }
+        if config.limits.max_in_flight == 0 {
+            return Err(out_of_range("limits.max_in_flight", "must be at least 1"));
+        }
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check_error(text: &str, expected_fragments: &[&str]) {
+        let error = Config::parse(Path::new("/cfg/config.toml"), text)
+            .unwrap_err()
+            .to_string();
+        for fragment in expected_fragments {
+            assert!(error.contains(fragment), "{error:?} lacks {fragment:?}");
+        }
+    }
+
+    #[test]
+    fn empty_file_gives_defaults() {
+        let config = Config::parse(Path::new("c.toml"), "").unwrap();
+        assert!(config.websocket.enabled);
+        assert_eq!(config.websocket.port, 0);
+        assert_eq!(config.limits.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+    }
+
+    #[test]
+    fn values_are_read() {
+        let config = Config::parse(
+            Path::new("c.toml"),
+            "[websocket]\nport = 7777\nallowed_origins = [\"vscode-webview://x\"]\n[limits]\nmax_message_bytes = 4096\n",
+        )
+        .unwrap();
+        assert_eq!(config.websocket.port, 7777);
+        assert_eq!(
+            config.websocket.allowed_origins,
+            vec!["vscode-webview://x".to_owned()]
+        );
+        assert_eq!(config.limits.max_message_bytes, 4096);
+    }
+
+    #[test]
+    fn errors_name_the_file_and_the_key() {
+        check_error(
+            "[websocket]\nprot = 1\n",
+            &["/cfg/config.toml", "unknown field `prot`", "line 2"],
+        );
+        check_error("[websocket]\nport = \"x\"\n", &["/cfg/config.toml", "port"]);
+        check_error(
+            "[limits]\nmax_message_bytes = 10\n",
+            &["`limits.max_message_bytes` must be at least 1024"],
+        );
+        check_error(
+            "not toml at all",
+            &["/cfg/config.toml", "invalid configuration"],
+        );
+    }
+}

@@ -1,0 +1,116 @@
+//! The pi daemon as a library: `run` starts every listener and serves until shutdown.
+//!
+//! Layout: `lifecycle` (directories, instance lock, signals, shutdown), `config`
+//! (`config.toml`), `store` (SQLite via sqlx, the only place with SQL), `rpc` (transports,
+//! connection loop, dispatch, method handlers), `state` (what all connections share).
+//!
+//! Architecture invariant: a failure inside one connection or request never ends the daemon.
+//! Only the lifecycle code decides when the process exits.
+
+pub mod config;
+pub mod lifecycle;
+pub mod logging;
+pub mod rpc;
+pub mod schema_export;
+pub mod state;
+pub mod store;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use tokio_util::task::TaskTracker;
+
+use crate::config::Config;
+use crate::lifecycle::InstanceLock;
+use crate::state::DaemonState;
+use crate::store::Store;
+
+/// How `pid` was started.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunOptions {
+    /// Started by `pi-client`'s autostart: leave the client's session and report the
+    /// supervisor as `client`.
+    pub autostarted: bool,
+}
+
+/// How long connections get to finish after shutdown begins, before the daemon exits anyway.
+/// Together with the store's close this keeps the whole shutdown under 5 s.
+const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(3000);
+const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(1000);
+
+/// Runs the daemon until SIGTERM, SIGINT or `daemon/shutdown`, then shuts down gracefully.
+pub fn run(options: RunOptions) -> anyhow::Result<()> {
+    if options.autostarted {
+        // Leave the autostarting client's session and process group, so a Ctrl+C or a closed
+        // terminal there never reaches the daemon. Fails harmlessly if already a leader.
+        let _ = rustix::process::setsid();
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("pid-worker")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(serve(options))
+}
+
+async fn serve(options: RunOptions) -> anyhow::Result<()> {
+    let paths = pi_paths::Paths::from_env().context("cannot resolve the daemon's directories")?;
+    lifecycle::prepare_directories(&paths)?;
+    let lock = InstanceLock::acquire(&paths)?;
+    lifecycle::remove_stale_socket(&paths.socket_path())?;
+    let config = Config::load(&paths.config_file())?;
+    let store = Store::open(&paths.database_path()).await.with_context(|| {
+        format!(
+            "cannot open the database {}",
+            paths.database_path().display()
+        )
+    })?;
+
+    let supervisor = lifecycle::detect_supervisor(options.autostarted);
+    let state = Arc::new(DaemonState::new(paths.clone(), config, store, supervisor));
+    let tracker = TaskTracker::new();
+
+    // WebSocket first, so its port file exists before the socket accepts: a client that sees
+    // the daemon ready can rely on every endpoint being up.
+    if state.config.websocket.enabled {
+        let listener = rpc::ws::bind(&state).await?;
+        tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
+    }
+    let uds = rpc::uds::bind(&paths.socket_path())?;
+    tracker.spawn(rpc::uds::accept_loop(state.clone(), uds, tracker.clone()));
+    lifecycle::spawn_signal_handler(state.shutdown.clone())?;
+
+    tracing::info!(
+        pid = std::process::id(),
+        version = env!("CARGO_PKG_VERSION"),
+        socket = %paths.socket_path().display(),
+        websocket = state.websocket_url().unwrap_or("disabled"),
+        schema_version = state.store.schema_version(),
+        supervisor = ?supervisor,
+        "pid ready"
+    );
+
+    state.shutdown.cancelled().await;
+    tracing::info!("shutting down");
+    tracker.close();
+    if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            timeout_ms = CONNECTION_DRAIN_TIMEOUT.as_millis() as u64,
+            "connections did not close in time; exiting anyway"
+        );
+    }
+    if tokio::time::timeout(STORE_CLOSE_TIMEOUT, state.store.close())
+        .await
+        .is_err()
+    {
+        tracing::warn!("database did not close in time; SQLite's WAL keeps committed data safe");
+    }
+    lifecycle::remove_runtime_files(&paths);
+    drop(lock);
+    tracing::info!("stopped");
+    Ok(())
+}

@@ -1,0 +1,56 @@
+//! `pid`: the pi daemon binary. Runs in the foreground (what systemd and launchd want) until
+//! SIGTERM, SIGINT or `daemon/shutdown`; `pid schema` exports the protocol's JSON Schemas.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// The pi daemon: hosts agent sessions behind a JSON-RPC protocol.
+#[derive(Debug, Parser)]
+#[command(name = "pid", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+    /// Mark this daemon as started by a client and leave the client's session (set by pi-client)
+    #[arg(long, hide = true)]
+    autostarted: bool,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the daemon in the foreground (the default)
+    Run,
+    /// Write the protocol's JSON Schema files into a directory
+    Schema {
+        /// Directory to write into (the repository keeps them in `protocol/schema`)
+        #[arg(long)]
+        out: PathBuf,
+    },
+    /// Print the resolved directories and files as one JSON object
+    Paths,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command.unwrap_or(Command::Run) {
+        Command::Run => {
+            pi_daemon::logging::init();
+            pi_daemon::run(pi_daemon::RunOptions {
+                autostarted: cli.autostarted,
+            })
+        }
+        Command::Schema { out } => pi_daemon::schema_export::write(&out),
+        Command::Paths => pi_daemon::lifecycle::print_paths(),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            #[allow(clippy::print_stderr, reason = "the binary's last word to the user")]
+            {
+                eprintln!("pid: error: {error:#}");
+            }
+            ExitCode::FAILURE
+        }
+    }
+}

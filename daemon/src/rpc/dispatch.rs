@@ -1,0 +1,160 @@
+//! Routes a request to its method handler: parses params into the method's type (naming the
+//! bad field on failure), runs the handler, serializes the response.
+//!
+//! Architecture invariant: every method in `pi_protocol::v1::METHODS` has an arm here (a test
+//! checks none answers `method_not_found`), and handlers only see typed params.
+
+use std::future::Future;
+use std::sync::Arc;
+
+use pi_protocol::{ErrorKind, ErrorObject, Method, v1};
+use serde_json::Value;
+
+use crate::rpc::connection::ConnectionHandle;
+use crate::rpc::methods;
+use crate::state::DaemonState;
+
+/// What a handler gets besides its params.
+#[derive(Clone, Debug)]
+pub struct RequestContext {
+    /// Daemon-wide state.
+    pub state: Arc<DaemonState>,
+    /// The connection the request came from.
+    pub connection: ConnectionHandle,
+}
+
+/// Runs the handler of `method`.
+pub async fn dispatch(
+    context: &RequestContext,
+    method: &str,
+    params: Option<Value>,
+) -> Result<Value, ErrorObject> {
+    match method {
+        v1::DaemonStatus::NAME => {
+            call::<v1::DaemonStatus, _>(params, |p| methods::daemon::status(context, p)).await
+        }
+        v1::DaemonShutdown::NAME => {
+            call::<v1::DaemonShutdown, _>(params, |p| methods::daemon::shutdown(context, p)).await
+        }
+        v1::Initialize::NAME => Err(ErrorObject::new(
+            ErrorKind::AlreadyInitialized,
+            "this connection is already initialized; send `initialize` once per connection",
+        )),
+        _ => Err(ErrorObject::new(
+            ErrorKind::MethodNotFound,
+            format!(
+                "unknown method `{method}`; the methods this daemon serves are listed in \
+                 `capabilities.methods` of the `initialize` response"
+            ),
+        )),
+    }
+}
+
+async fn call<M, Fut>(
+    params: Option<Value>,
+    handler: impl FnOnce(M::Params) -> Fut,
+) -> Result<Value, ErrorObject>
+where
+    M: Method,
+    Fut: Future<Output = Result<M::Response, ErrorObject>>,
+{
+    let params = parse_params::<M>(params)?;
+    let response = handler(params).await?;
+    serde_json::to_value(response).map_err(|error| {
+        tracing::error!(method = M::NAME, %error, "cannot serialize a response");
+        ErrorObject::new(
+            ErrorKind::Internal,
+            format!(
+                "internal error: cannot serialize the `{}` response",
+                M::NAME
+            ),
+        )
+    })
+}
+
+/// Parses a method's params. Absent params mean `{}`. The error says which field is wrong.
+pub fn parse_params<M: Method>(params: Option<Value>) -> Result<M::Params, ErrorObject> {
+    let params = match params {
+        None | Some(Value::Null) => Value::Object(serde_json::Map::new()),
+        Some(Value::Array(_)) => {
+            return Err(ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "invalid params for `{}`: params must be an object with named fields, not an array",
+                    M::NAME
+                ),
+            ));
+        }
+        Some(params) => params,
+    };
+    serde_path_to_error::deserialize::<_, M::Params>(params).map_err(|error| {
+        let path = error.path().to_string();
+        let inner = error.into_inner().to_string();
+        let field = match inner
+            .strip_prefix("missing field `")
+            .and_then(|rest| rest.split('`').next())
+        {
+            Some(missing) if path == "." => missing.to_owned(),
+            Some(missing) => format!("{path}.{missing}"),
+            None => path,
+        };
+        let field = field.trim_start_matches('.').to_owned();
+        let location = if field.is_empty() {
+            String::new()
+        } else {
+            format!(" (field `{field}`)")
+        };
+        ErrorObject::new(
+            ErrorKind::InvalidParams,
+            format!("invalid params for `{}`: {inner}{location}", M::NAME),
+        )
+        .with_field(field)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(params: Value, expected_message: &str, expected_field: &str) {
+        let error = parse_params::<v1::Initialize>(Some(params)).unwrap_err();
+        assert_eq!(error.kind(), Some(ErrorKind::InvalidParams));
+        assert_eq!(error.code, -32602);
+        assert_eq!(error.message, expected_message);
+        assert_eq!(error.data.unwrap().field.as_deref(), Some(expected_field));
+    }
+
+    #[test]
+    fn invalid_params_name_the_field() {
+        check(
+            serde_json::json!({"clientInfo": {"name": "t", "version": "1"}}),
+            "invalid params for `initialize`: missing field `protocolVersion` (field `protocolVersion`)",
+            "protocolVersion",
+        );
+        check(
+            serde_json::json!({"protocolVersion": "one", "clientInfo": {"name": "t", "version": "1"}}),
+            "invalid params for `initialize`: invalid type: string \"one\", expected u32 (field `protocolVersion`)",
+            "protocolVersion",
+        );
+        check(
+            serde_json::json!({"protocolVersion": 1, "clientInfo": {"name": "t"}}),
+            "invalid params for `initialize`: missing field `version` (field `clientInfo.version`)",
+            "clientInfo.version",
+        );
+    }
+
+    #[test]
+    fn array_params_are_refused() {
+        let error = parse_params::<v1::DaemonStatus>(Some(serde_json::json!([1]))).unwrap_err();
+        assert_eq!(
+            error.message,
+            "invalid params for `daemon/status`: params must be an object with named fields, not an array"
+        );
+    }
+
+    #[test]
+    fn absent_params_mean_empty_object() {
+        assert!(parse_params::<v1::DaemonStatus>(None).is_ok());
+        assert!(parse_params::<v1::DaemonStatus>(Some(Value::Null)).is_ok());
+    }
+}

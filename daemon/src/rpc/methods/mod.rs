@@ -1,0 +1,4 @@
+//! Method handlers, one module per protocol resource. Handlers take typed params and a
+//! [`crate::rpc::dispatch::RequestContext`] and return the typed response or an error object.
+
+pub mod daemon;

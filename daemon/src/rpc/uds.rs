@@ -1,0 +1,105 @@
+//! The Unix socket transport: mode 0600 in the 0700 runtime directory, newline-delimited JSON,
+//! and a peer-credential check that refuses processes of any other uid (root included).
+
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use futures_util::StreamExt as _;
+use pi_protocol::jsonrpc::ErrorResponse;
+use pi_protocol::{ErrorKind, ErrorObject};
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::{UnixListener, UnixStream};
+use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::task::TaskTracker;
+
+use crate::rpc::codec::LineCodec;
+use crate::rpc::connection::{self, TransportKind};
+use crate::state::DaemonState;
+
+/// Binds the socket and makes it 0600.
+pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
+    let listener = std::os::unix::net::UnixListener::bind(path)
+        .with_context(|| format!("cannot listen on {}", path.display()))?;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+        .with_context(|| format!("cannot make {} private (0600)", path.display()))?;
+    listener
+        .set_nonblocking(true)
+        .context("cannot make the socket non-blocking")?;
+    UnixListener::from_std(listener).context("cannot register the socket with the runtime")
+}
+
+/// Accepts connections until shutdown; each runs on `tracker`.
+pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracker: TaskTracker) {
+    let own_uid = rustix::process::geteuid().as_raw();
+    loop {
+        let accepted = tokio::select! {
+            _ = state.shutdown.cancelled() => break,
+            accepted = listener.accept() => accepted,
+        };
+        let stream = match accepted {
+            Ok((stream, _)) => stream,
+            Err(error) => {
+                // Typically EMFILE: back off instead of spinning, keep serving.
+                tracing::warn!(%error, "accept failed on the Unix socket");
+                tokio::time::sleep(Duration::from_millis(100)).await;
+                continue;
+            }
+        };
+        let peer_uid = match stream.peer_cred() {
+            Ok(credentials) => credentials.uid(),
+            Err(error) => {
+                tracing::warn!(%error, "cannot read peer credentials; refusing the connection");
+                continue;
+            }
+        };
+        if !peer_allowed(peer_uid, own_uid) {
+            tracing::warn!(peer_uid, own_uid, "refusing a connection from another user");
+            tracker.spawn(refuse(stream, peer_uid, own_uid));
+            continue;
+        }
+        let max_bytes = state.config.limits.max_message_bytes;
+        let (read, write) = stream.into_split();
+        let incoming = FramedRead::new(read, LineCodec::new(max_bytes));
+        let outgoing = FramedWrite::new(write, LineCodec::new(max_bytes));
+        tracker.spawn(connection::serve(
+            state.clone(),
+            TransportKind::Unix,
+            incoming.boxed(),
+            Box::pin(outgoing),
+        ));
+    }
+}
+
+/// Only the daemon's own user may connect.
+pub fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
+    peer_uid == own_uid
+}
+
+async fn refuse(mut stream: UnixStream, peer_uid: u32, own_uid: u32) {
+    let error = ErrorObject::new(
+        ErrorKind::Unauthorized,
+        format!(
+            "connection refused: your uid {peer_uid} is not the daemon owner's uid {own_uid}; \
+             every user runs their own daemon"
+        ),
+    );
+    if let Ok(mut text) = serde_json::to_string(&ErrorResponse::new(None, error)) {
+        text.push('\n');
+        let _ =
+            tokio::time::timeout(Duration::from_secs(1), stream.write_all(text.as_bytes())).await;
+    }
+    let _ = stream.shutdown().await;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_the_owner_may_connect() {
+        assert!(super::peer_allowed(1000, 1000));
+        assert!(!super::peer_allowed(0, 1000));
+        assert!(!super::peer_allowed(1001, 1000));
+    }
+}

@@ -1,0 +1,107 @@
+//! What every connection and task of the daemon shares: paths, configuration, the store, the
+//! shutdown signal and content-free counters.
+
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use pi_paths::Paths;
+use pi_protocol::v1::Supervisor;
+use tokio_util::sync::CancellationToken;
+
+use crate::config::Config;
+use crate::store::Store;
+
+/// Daemon-wide state, shared behind an `Arc`.
+#[derive(Debug)]
+pub struct DaemonState {
+    /// Resolved directories and files.
+    pub paths: Paths,
+    /// The loaded `config.toml`.
+    pub config: Config,
+    /// The database.
+    pub store: Store,
+    /// Who started this process.
+    pub supervisor: Supervisor,
+    /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
+    /// accepting, connections drain and close. Never reset.
+    pub shutdown: CancellationToken,
+    /// Unix milliseconds at start.
+    pub started_at: i64,
+    started: Instant,
+    // Invariant: set once, when the WebSocket listener is bound.
+    websocket_url: OnceLock<String>,
+    // Open connections; incremented and decremented only by `ConnectionGuard`.
+    connections: AtomicU32,
+    next_connection_id: AtomicU64,
+}
+
+impl DaemonState {
+    /// Builds the state at startup.
+    pub fn new(paths: Paths, config: Config, store: Store, supervisor: Supervisor) -> Self {
+        DaemonState {
+            paths,
+            config,
+            store,
+            supervisor,
+            shutdown: CancellationToken::new(),
+            started_at: unix_millis(),
+            started: Instant::now(),
+            websocket_url: OnceLock::new(),
+            connections: AtomicU32::new(0),
+            next_connection_id: AtomicU64::new(1),
+        }
+    }
+
+    /// Milliseconds since start.
+    pub fn uptime_ms(&self) -> u64 {
+        self.started.elapsed().as_millis() as u64
+    }
+
+    /// The WebSocket URL once the listener is bound.
+    pub fn websocket_url(&self) -> Option<&str> {
+        self.websocket_url.get().map(String::as_str)
+    }
+
+    /// Records the WebSocket URL; called once by the listener.
+    pub fn set_websocket_url(&self, url: String) {
+        let _ = self.websocket_url.set(url);
+    }
+
+    /// Open connections right now.
+    pub fn connection_count(&self) -> u32 {
+        self.connections.load(Ordering::Relaxed)
+    }
+
+    /// Registers a new connection; the guard unregisters it when dropped.
+    pub fn open_connection(self: &std::sync::Arc<Self>) -> ConnectionGuard {
+        self.connections.fetch_add(1, Ordering::Relaxed);
+        let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
+        ConnectionGuard {
+            state: self.clone(),
+            id: format!("c{id}"),
+        }
+    }
+}
+
+/// Keeps a connection counted; dropping it uncounts it.
+#[derive(Debug)]
+pub struct ConnectionGuard {
+    state: std::sync::Arc<DaemonState>,
+    /// The connection's id, `c1`, `c2`, ... in start order.
+    pub id: String,
+}
+
+impl Drop for ConnectionGuard {
+    fn drop(&mut self) {
+        self.state.connections.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Now, as Unix milliseconds.
+pub fn unix_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}

@@ -1,0 +1,12 @@
+mod bad_input;
+mod handshake;
+mod lifecycle;
+mod migrations;
+mod websocket;
+
+use std::path::Path;
+
+/// The `pid` binary built for this test run.
+pub fn pid_binary() -> &'static Path {
+    Path::new(env!("CARGO_BIN_EXE_pid"))
+}

@@ -1,0 +1,148 @@
+//! The WebSocket listener: token and Origin checks at the upgrade, then the same protocol.
+
+use pi_client::{Client, ClientError, Endpoint};
+use pi_protocol::v1::{ClientCapabilities, DaemonStatus, DaemonStatusParams};
+use pi_test_support::daemon::TempDaemon;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest as _;
+
+use super::pid_binary;
+
+fn ws_url(daemon: &TempDaemon) -> String {
+    let port = std::fs::read_to_string(daemon.paths.ws_port_path()).unwrap();
+    format!("ws://127.0.0.1:{}/", port.trim())
+}
+
+fn token(daemon: &TempDaemon) -> String {
+    std::fs::read_to_string(daemon.paths.ws_token_path())
+        .unwrap()
+        .trim()
+        .to_owned()
+}
+
+/// Attempts an upgrade with the given headers; returns the HTTP status of a refusal, or 101.
+async fn upgrade_status(url: &str, headers: &[(&'static str, String)]) -> u16 {
+    let mut request = url.into_client_request().unwrap();
+    for (name, value) in headers {
+        request.headers_mut().insert(*name, value.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_socket, response)) => response.status().as_u16(),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
+        Err(other) => panic!("unexpected WebSocket error: {other}"),
+    }
+}
+
+#[tokio::test]
+async fn upgrade_requires_the_token_and_refuses_browser_origins() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let url = ws_url(&daemon);
+    let bearer = format!("Bearer {}", token(&daemon));
+
+    assert_eq!(upgrade_status(&url, &[]).await, 401, "no token");
+    assert_eq!(
+        upgrade_status(&url, &[("authorization", "Bearer wrong".into())]).await,
+        401,
+        "wrong token"
+    );
+    assert_eq!(
+        upgrade_status(
+            &url,
+            &[
+                ("authorization", bearer.clone()),
+                ("origin", "https://evil.example".into())
+            ]
+        )
+        .await,
+        403,
+        "browser origin"
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("authorization", bearer)]).await,
+        101,
+        "valid token"
+    );
+    assert_eq!(
+        upgrade_status(&format!("{url}?token={}", token(&daemon)), &[]).await,
+        101,
+        "token in query"
+    );
+}
+
+#[tokio::test]
+async fn allow_listed_origin_may_connect() {
+    let daemon = TempDaemon::start_with_config(
+        pid_binary(),
+        "[websocket]\nallowed_origins = [\"vscode-webview://pi\"]\n",
+    )
+    .await;
+    let url = ws_url(&daemon);
+    let bearer = format!("Bearer {}", token(&daemon));
+    assert_eq!(
+        upgrade_status(
+            &url,
+            &[
+                ("authorization", bearer.clone()),
+                ("origin", "vscode-webview://pi".into())
+            ]
+        )
+        .await,
+        101
+    );
+    assert_eq!(
+        upgrade_status(
+            &url,
+            &[
+                ("authorization", bearer),
+                ("origin", "vscode-webview://other".into())
+            ]
+        )
+        .await,
+        403
+    );
+}
+
+#[tokio::test]
+async fn protocol_over_websocket_matches_the_socket() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let endpoint = Endpoint::WebSocket {
+        url: ws_url(&daemon),
+        token: Some(token(&daemon)),
+    };
+    let (client, _notifications) = Client::connect(
+        &endpoint,
+        pi_client::client_info("ws-test", "0"),
+        ClientCapabilities::default(),
+    )
+    .await
+    .unwrap();
+    let status = client
+        .call::<DaemonStatus>(&DaemonStatusParams {})
+        .await
+        .unwrap();
+    assert_eq!(status.pid, daemon.pid());
+    assert_eq!(status.connections, 1);
+    let error = client
+        .call_raw("no/such", serde_json::json!({}))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        error.rpc_kind(),
+        Some(pi_protocol::ErrorKind::MethodNotFound)
+    );
+
+    let refused = Client::connect(
+        &Endpoint::WebSocket {
+            url: ws_url(&daemon),
+            token: None,
+        },
+        pi_client::client_info("ws-test", "0"),
+        ClientCapabilities::default(),
+    )
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(refused, ClientError::WebSocket { .. }),
+        "{refused:?}"
+    );
+    assert!(refused.to_string().contains("401"), "{refused}");
+}

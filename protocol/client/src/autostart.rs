@@ -1,0 +1,298 @@
+//! Finding the daemon, and starting it when none answers.
+//!
+//! Autostart: probe the socket; if nothing listens, take the startup lock (`start.lock`, so
+//! concurrent clients start one daemon, not several), probe again, spawn `pid --autostarted`
+//! detached (its own session, stdio appended to `pid.log` in the state dir), and wait until
+//! `initialize` succeeds. A daemon that exits early or never answers gives an error that
+//! points at its log.
+
+use std::fs::{File, OpenOptions, TryLockError};
+use std::io::{Read as _, Seek as _, SeekFrom};
+use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use pi_paths::Paths;
+use pi_protocol::v1::{ClientCapabilities, ClientInfo};
+
+use crate::client::{Client, Endpoint, Notifications};
+use crate::error::ClientError;
+
+/// How autostart behaves.
+#[derive(Clone, Debug)]
+pub struct StartOptions {
+    /// The `pid` binary; `None` searches `PI_DAEMON_BIN`, this program's directory, then PATH.
+    pub daemon_binary: Option<PathBuf>,
+    /// How long to wait for the spawned daemon to answer `initialize`.
+    pub timeout: Duration,
+}
+
+impl Default for StartOptions {
+    fn default() -> Self {
+        StartOptions {
+            daemon_binary: None,
+            timeout: Duration::from_secs(15),
+        }
+    }
+}
+
+/// A connection and whether this call started the daemon.
+#[derive(Debug)]
+pub struct Connected {
+    /// The initialized client.
+    pub client: Client,
+    /// Its notification stream.
+    pub notifications: Notifications,
+    /// `true` when this call spawned the daemon.
+    pub started: bool,
+}
+
+/// Log files larger than this are rotated to `pid.log.1` before an autostart appends to them.
+const LOG_ROTATE_BYTES: u64 = 8 * 1024 * 1024;
+
+/// Connects to a running daemon over its Unix socket; never starts one.
+pub async fn connect(
+    paths: &Paths,
+    client_info: ClientInfo,
+) -> Result<(Client, Notifications), ClientError> {
+    Client::connect(
+        &Endpoint::Unix(paths.socket_path()),
+        client_info,
+        ClientCapabilities::default(),
+    )
+    .await
+}
+
+/// Connects to the daemon, starting it first when none answers.
+pub async fn connect_or_start(
+    paths: &Paths,
+    client_info: ClientInfo,
+    options: &StartOptions,
+) -> Result<Connected, ClientError> {
+    match connect(paths, client_info.clone()).await {
+        Ok((client, notifications)) => {
+            return Ok(Connected {
+                client,
+                notifications,
+                started: false,
+            });
+        }
+        Err(error) if not_listening(&error) => {}
+        Err(error) => return Err(error),
+    }
+    let _start_lock = StartLock::acquire(paths, options.timeout).await?;
+    // Someone else may have started it while we waited for the lock.
+    match connect(paths, client_info.clone()).await {
+        Ok((client, notifications)) => {
+            return Ok(Connected {
+                client,
+                notifications,
+                started: false,
+            });
+        }
+        Err(error) if not_listening(&error) => {}
+        Err(error) => return Err(error),
+    }
+    let binary = daemon_binary(options.daemon_binary.as_deref())?;
+    let mut child = spawn_daemon(paths, &binary)?;
+    let deadline = Instant::now() + options.timeout;
+    let mut delay = Duration::from_millis(2);
+    loop {
+        if let Some(status) = child
+            .try_wait()
+            .map_err(|e| ClientError::io("cannot check the daemon process", e))?
+        {
+            return Err(ClientError::StartFailed {
+                status: status.to_string(),
+                log: paths.log_file(),
+                tail: log_tail(&paths.log_file()),
+            });
+        }
+        match connect(paths, client_info.clone()).await {
+            Ok((client, notifications)) => {
+                return Ok(Connected {
+                    client,
+                    notifications,
+                    started: true,
+                });
+            }
+            Err(error) if not_listening(&error) => {}
+            Err(error) => return Err(error),
+        }
+        if Instant::now() >= deadline {
+            return Err(ClientError::StartTimeout {
+                timeout: options.timeout,
+                log: paths.log_file(),
+            });
+        }
+        // Polling for readiness: the daemon gives no other signal a client could wait on.
+        tokio::time::sleep(delay).await;
+        delay = (delay * 2).min(Duration::from_millis(50));
+    }
+}
+
+/// Whether a daemon holds the instance lock right now (it is alive, even if not yet
+/// listening or already shutting down). Call while holding the [`StartLock`].
+pub fn daemon_alive(paths: &Paths) -> Result<bool, ClientError> {
+    let file = match OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(paths.lock_path())
+    {
+        Ok(file) => file,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+        Err(error) => {
+            return Err(ClientError::io(
+                format!("cannot open {}", paths.lock_path().display()),
+                error,
+            ));
+        }
+    };
+    match file.try_lock() {
+        Ok(()) => Ok(false),
+        Err(TryLockError::WouldBlock) => Ok(true),
+        Err(TryLockError::Error(error)) => Err(ClientError::io(
+            format!("cannot probe {}", paths.lock_path().display()),
+            error,
+        )),
+    }
+}
+
+/// Serializes clients that start, stop or restart the daemon.
+#[derive(Debug)]
+pub struct StartLock {
+    // Invariant: holds an exclusive flock on `start.lock` for as long as the value lives.
+    _file: File,
+}
+
+impl StartLock {
+    /// Takes the startup lock, waiting up to `timeout` for another client to release it.
+    pub async fn acquire(paths: &Paths, timeout: Duration) -> Result<StartLock, ClientError> {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&paths.runtime_dir)
+            .map_err(|e| {
+                ClientError::io(format!("cannot create {}", paths.runtime_dir.display()), e)
+            })?;
+        let path = paths.start_lock_path();
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .map_err(|e| ClientError::io(format!("cannot open {}", path.display()), e))?;
+        let deadline = Instant::now() + timeout;
+        loop {
+            match file.try_lock() {
+                Ok(()) => return Ok(StartLock { _file: file }),
+                Err(TryLockError::WouldBlock) if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(TryLockError::WouldBlock) => {
+                    return Err(ClientError::io(
+                        format!(
+                            "another client held {} for over {timeout:?}",
+                            path.display()
+                        ),
+                        std::io::Error::from(std::io::ErrorKind::TimedOut),
+                    ));
+                }
+                Err(TryLockError::Error(error)) => {
+                    return Err(ClientError::io(
+                        format!("cannot lock {}", path.display()),
+                        error,
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn not_listening(error: &ClientError) -> bool {
+    match error {
+        ClientError::Unreachable { source, .. } => matches!(
+            source.kind(),
+            std::io::ErrorKind::NotFound | std::io::ErrorKind::ConnectionRefused
+        ),
+        _ => false,
+    }
+}
+
+/// Finds the `pid` binary: `explicit`, `PI_DAEMON_BIN`, next to this program, then PATH.
+pub fn daemon_binary(explicit: Option<&Path>) -> Result<PathBuf, ClientError> {
+    let mut tried = Vec::new();
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    candidates.extend(explicit.map(Path::to_path_buf));
+    candidates.extend(
+        std::env::var_os("PI_DAEMON_BIN")
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from),
+    );
+    if let Ok(exe) = std::env::current_exe()
+        && let Some(dir) = exe.parent()
+    {
+        candidates.push(dir.join("pid"));
+    }
+    for candidate in candidates {
+        if candidate.is_file() {
+            return Ok(candidate);
+        }
+        tried.push(candidate.display().to_string());
+    }
+    if let Some(path) = std::env::var_os("PATH") {
+        for dir in std::env::split_paths(&path) {
+            let candidate = dir.join("pid");
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+        }
+    }
+    tried.push("PATH".to_owned());
+    Err(ClientError::DaemonBinaryNotFound {
+        tried: tried.join(", "),
+    })
+}
+
+fn spawn_daemon(paths: &Paths, binary: &Path) -> Result<tokio::process::Child, ClientError> {
+    std::fs::create_dir_all(&paths.state_dir)
+        .map_err(|e| ClientError::io(format!("cannot create {}", paths.state_dir.display()), e))?;
+    let log_path = paths.log_file();
+    if std::fs::metadata(&log_path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
+        let _ = std::fs::rename(&log_path, log_path.with_extension("log.1"));
+    }
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(&log_path)
+        .map_err(|e| ClientError::io(format!("cannot open {}", log_path.display()), e))?;
+    let log_err = log
+        .try_clone()
+        .map_err(|e| ClientError::io("cannot duplicate the log file handle", e))?;
+    tracing::debug!(binary = %binary.display(), log = %log_path.display(), "starting the daemon");
+    tokio::process::Command::new(binary)
+        .arg("--autostarted")
+        .stdin(Stdio::null())
+        .stdout(Stdio::from(log))
+        .stderr(Stdio::from(log_err))
+        .kill_on_drop(false)
+        .spawn()
+        .map_err(|e| ClientError::io(format!("cannot run {}", binary.display()), e))
+}
+
+fn log_tail(path: &Path) -> String {
+    let Ok(mut file) = File::open(path) else {
+        return "(no log)".to_owned();
+    };
+    let length = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(length.saturating_sub(4096)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let lines: Vec<&str> = text.lines().collect();
+    lines[lines.len().saturating_sub(15)..].join("\n")
+}

@@ -1,0 +1,128 @@
+//! Errors of the client library. Each says what happened and what the user can do.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use pi_protocol::{ErrorKind, ErrorObject};
+
+/// Why a client operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    /// No daemon listens on the socket. Start one (`pictl daemon start`) or let the client
+    /// autostart it.
+    #[error("no daemon is listening on {socket}: {source}; start one with `pictl daemon start`", socket = .socket.display())]
+    Unreachable {
+        /// The socket tried.
+        socket: PathBuf,
+        /// Why the connection failed.
+        source: std::io::Error,
+    },
+    /// The WebSocket connection or upgrade failed (wrong token, refused origin, no listener).
+    #[error("cannot connect to {url}: {message}")]
+    WebSocket {
+        /// The URL tried.
+        url: String,
+        /// What went wrong.
+        message: String,
+    },
+    /// The daemon speaks another protocol version. Restart it if it is the older one.
+    #[error(
+        "protocol version mismatch: this client speaks protocol {client} but the running daemon \
+         (pid {daemon_version}) speaks protocol {daemon}; restart the daemon with \
+         `pictl daemon restart` if it is the older one, otherwise upgrade this client"
+    )]
+    ProtocolMismatch {
+        /// This client's protocol version.
+        client: u32,
+        /// The daemon's protocol version.
+        daemon: u32,
+        /// The daemon's package version.
+        daemon_version: String,
+    },
+    /// Autostart found no `pid` binary to run. Install it next to this program or on PATH,
+    /// or set `PI_DAEMON_BIN`.
+    #[error(
+        "cannot find the daemon binary `pid`: looked at {tried}; set PI_DAEMON_BIN to its path"
+    )]
+    DaemonBinaryNotFound {
+        /// Where it looked.
+        tried: String,
+    },
+    /// Autostart spawned `pid` but it exited before becoming ready.
+    #[error("the daemon exited during startup ({status}); its log {log} ends with:\n{tail}", log = .log.display())]
+    StartFailed {
+        /// The exit status.
+        status: String,
+        /// The daemon's log file.
+        log: PathBuf,
+        /// The last lines of the log.
+        tail: String,
+    },
+    /// Autostart spawned `pid` but it did not answer in time.
+    #[error(
+        "the daemon did not become ready within {timeout:?}; see its log {log}",
+        log = .log.display()
+    )]
+    StartTimeout {
+        /// How long the client waited.
+        timeout: Duration,
+        /// The daemon's log file.
+        log: PathBuf,
+    },
+    /// The daemon answered with an error.
+    #[error("{}", .0.message)]
+    Rpc(ErrorObject),
+    /// The connection ended before the response arrived.
+    #[error("the daemon closed the connection{}", .reason.as_ref().map(|r| format!(": {r}")).unwrap_or_default())]
+    Disconnected {
+        /// Why, when the daemon said so.
+        reason: Option<String>,
+    },
+    /// A response did not match the method's response type (a protocol bug).
+    #[error("unexpected response to `{method}`: {message}")]
+    Decode {
+        /// The method called.
+        method: &'static str,
+        /// The decoding error.
+        message: String,
+    },
+    /// A local I/O operation failed (lock files, log file, spawning).
+    #[error("{context}: {source}")]
+    Io {
+        /// What the client was doing.
+        context: String,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+}
+
+impl ClientError {
+    /// The daemon's error kind, for RPC errors.
+    pub fn rpc_kind(&self) -> Option<ErrorKind> {
+        match self {
+            ClientError::Rpc(error) => error.kind(),
+            _ => None,
+        }
+    }
+
+    /// Whether the failure means the daemon cannot be reached or used (exit code 3 in pictl).
+    pub fn is_unreachable(&self) -> bool {
+        matches!(
+            self,
+            ClientError::Unreachable { .. }
+                | ClientError::WebSocket { .. }
+                | ClientError::ProtocolMismatch { .. }
+                | ClientError::DaemonBinaryNotFound { .. }
+                | ClientError::StartFailed { .. }
+                | ClientError::StartTimeout { .. }
+                | ClientError::Disconnected { .. }
+        )
+    }
+
+    pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
+        ClientError::Io {
+            context: context.into(),
+            source,
+        }
+    }
+}

@@ -1,0 +1,81 @@
+//! `daemon/*`: status and shutdown of the daemon process.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Params of `daemon/status` (none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonStatusParams {}
+
+/// Response of `daemon/status`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonStatusResponse {
+    /// The daemon's package version.
+    pub version: String,
+    /// The protocol version the daemon speaks.
+    pub protocol_version: u32,
+    /// Process id of `pid`.
+    pub pid: u32,
+    /// When the daemon started, Unix milliseconds.
+    pub started_at: i64,
+    /// Milliseconds since start.
+    pub uptime_ms: u64,
+    /// Who started the daemon.
+    pub supervisor: Supervisor,
+    /// Absolute path of the Unix socket.
+    pub socket_path: String,
+    /// `ws://127.0.0.1:PORT/` when the WebSocket listener is enabled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket_url: Option<String>,
+    /// Open client connections (all transports), including the caller's.
+    pub connections: u32,
+    /// Session counts.
+    pub sessions: SessionCounts,
+    /// Version of the newest applied database migration.
+    pub database_schema_version: i64,
+    /// Absolute path of the SQLite database.
+    pub database_path: String,
+    /// Absolute path of the configuration directory (`config.toml`).
+    pub config_dir: String,
+    /// Absolute path of the data directory (database, artifacts).
+    pub data_dir: String,
+}
+
+/// Who started the daemon process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Supervisor {
+    /// A systemd user unit (`INVOCATION_ID` was set).
+    Systemd,
+    /// A launchd agent (`XPC_SERVICE_NAME` named a launchd job).
+    Launchd,
+    /// Autostarted by a client (`pi-client`).
+    Client,
+    /// Started by hand in a terminal or a script.
+    Manual,
+}
+
+/// Session counts reported by `daemon/status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCounts {
+    /// Sessions loaded in memory (with an actor).
+    pub loaded: u32,
+    /// Sessions stored in the database.
+    pub stored: u64,
+}
+
+/// Params of `daemon/shutdown` (none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonShutdownParams {}
+
+/// Response of `daemon/shutdown`: sent before the shutdown begins.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct DaemonShutdownResponse {
+    /// Process id of the daemon that is shutting down; wait for it to exit.
+    pub pid: u32,
+}

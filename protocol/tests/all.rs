@@ -1,0 +1,3 @@
+//! Integration tests of pi-protocol: schema drift and envelope classification.
+
+mod suite;

@@ -1,0 +1,2 @@
+mod envelope;
+mod schema_drift;

@@ -1,0 +1,200 @@
+//! [`TempDaemon`]: the real `pid` binary running in a fresh temporary `PI_HOME`.
+
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use pi_client::{Client, Endpoint, Notifications};
+use pi_paths::Paths;
+use pi_protocol::v1::ClientCapabilities;
+use tempfile::TempDir;
+use tokio::process::{Child, Command};
+
+/// How long a fixture waits for the daemon to become ready or to exit.
+pub const FIXTURE_TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A running `pid` in its own temporary home. Killed (SIGKILL) when dropped.
+#[derive(Debug)]
+pub struct TempDaemon {
+    /// The temporary `PI_HOME`; removed when the fixture drops.
+    pub home: TempDir,
+    /// The resolved paths inside `home`.
+    pub paths: Paths,
+    binary: PathBuf,
+    child: Option<Child>,
+    stderr_path: PathBuf,
+}
+
+impl TempDaemon {
+    /// Starts `pid` (at `binary`) in a new temporary home with default configuration and
+    /// waits until it answers `initialize`.
+    pub async fn start(binary: &Path) -> TempDaemon {
+        TempDaemon::start_with_config(binary, "").await
+    }
+
+    /// Like [`TempDaemon::start`], writing `config_toml` to `config.toml` first.
+    pub async fn start_with_config(binary: &Path, config_toml: &str) -> TempDaemon {
+        let home = tempfile::Builder::new()
+            .prefix("pi-test-")
+            .tempdir()
+            .unwrap();
+        let paths = paths_for(home.path());
+        std::fs::create_dir_all(&paths.config_dir).unwrap();
+        std::fs::write(paths.config_file(), config_toml).unwrap();
+        let mut daemon = TempDaemon {
+            stderr_path: home.path().join("pid.stderr"),
+            home,
+            paths,
+            binary: binary.to_path_buf(),
+            child: None,
+        };
+        daemon.spawn_and_wait().await;
+        daemon
+    }
+
+    /// Starts `pid` again in the same home (after it exited or was killed) and waits for it.
+    pub async fn restart(&mut self) {
+        assert!(
+            self.child.is_none(),
+            "restart called while the daemon still runs"
+        );
+        self.spawn_and_wait().await;
+    }
+
+    /// Spawns another `pid` in the same home without waiting; for "second daemon" tests.
+    pub fn spawn_second(&self) -> Command {
+        let mut command = self.command();
+        command.stdout(Stdio::piped()).stderr(Stdio::piped());
+        command
+    }
+
+    /// The environment a process needs to talk to this daemon (`PI_HOME`).
+    pub fn env(&self) -> Vec<(String, String)> {
+        vec![("PI_HOME".to_owned(), self.home.path().display().to_string())]
+    }
+
+    /// The daemon's process id.
+    pub fn pid(&self) -> u32 {
+        self.child
+            .as_ref()
+            .and_then(Child::id)
+            .expect("the daemon is running")
+    }
+
+    /// Opens an initialized client over the Unix socket.
+    pub async fn client(&self) -> (Client, Notifications) {
+        Client::connect(
+            &Endpoint::Unix(self.paths.socket_path()),
+            pi_client::client_info("pi-test", "0"),
+            ClientCapabilities::default(),
+        )
+        .await
+        .unwrap()
+    }
+
+    /// Sends `signal` to the daemon.
+    pub fn signal(&self, signal: rustix::process::Signal) {
+        let pid = rustix::process::Pid::from_raw(self.pid() as i32).unwrap();
+        rustix::process::kill_process(pid, signal).unwrap();
+    }
+
+    /// Waits for the daemon to exit, up to `timeout`; returns its status and how long it took.
+    pub async fn wait_exit(&mut self, timeout: Duration) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        let child = self.child.as_mut().expect("the daemon was started");
+        let status = tokio::time::timeout(timeout, child.wait())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "the daemon did not exit within {timeout:?}; stderr:\n{}",
+                    self.stderr()
+                )
+            })
+            .unwrap();
+        self.child = None;
+        (status, started.elapsed())
+    }
+
+    /// Kills the daemon with SIGKILL and reaps it.
+    pub async fn kill9(&mut self) {
+        self.signal(rustix::process::Signal::KILL);
+        self.wait_exit(FIXTURE_TIMEOUT).await;
+    }
+
+    /// Everything the daemon wrote to stderr so far (its logs).
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr_path).unwrap_or_default()
+    }
+
+    fn command(&self) -> Command {
+        let mut command = Command::new(&self.binary);
+        command
+            .env("PI_HOME", self.home.path())
+            .env("PI_LOG", "info")
+            .env_remove("PI_LOG_FORMAT")
+            .stdin(Stdio::null())
+            .kill_on_drop(true);
+        command
+    }
+
+    async fn spawn_and_wait(&mut self) {
+        let stderr = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.stderr_path)
+            .unwrap();
+        let mut command = self.command();
+        command.stdout(Stdio::null()).stderr(Stdio::from(stderr));
+        let child = command
+            .spawn()
+            .unwrap_or_else(|e| panic!("cannot run {}: {e}", self.binary.display()));
+        self.child = Some(child);
+        let deadline = Instant::now() + FIXTURE_TIMEOUT;
+        loop {
+            if let Some(status) = self.child.as_mut().and_then(|c| c.try_wait().unwrap()) {
+                panic!(
+                    "pid exited during startup ({status}); stderr:\n{}",
+                    self.stderr()
+                );
+            }
+            if let Ok((client, _)) = Client::connect(
+                &Endpoint::Unix(self.paths.socket_path()),
+                pi_client::client_info("pi-test", "0"),
+                ClientCapabilities::default(),
+            )
+            .await
+            {
+                // Wait for the probe's close, so it never shows in connection counts.
+                client.close().await;
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "pid did not become ready; stderr:\n{}",
+                self.stderr()
+            );
+            // Readiness polling: the daemon offers no event a test could await instead.
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    }
+}
+
+impl Drop for TempDaemon {
+    fn drop(&mut self) {
+        if let Some(child) = &mut self.child
+            && let Some(pid) = child.id()
+            && let Some(pid) = rustix::process::Pid::from_raw(pid as i32)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// The paths a daemon with `PI_HOME=home` uses.
+pub fn paths_for(home: &Path) -> Paths {
+    Paths::resolve(|name| match name {
+        "PI_HOME" => Some(home.as_os_str().to_owned()),
+        _ => None,
+    })
+    .unwrap()
+}
