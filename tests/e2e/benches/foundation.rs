@@ -4,7 +4,12 @@
 //! Run: `cargo build --release --bins && cargo bench -p pi-e2e --bench foundation`.
 //! Prints a Markdown table for `docs/benchmarks.md` and one JSON line.
 
-#![allow(clippy::unwrap_used, clippy::print_stdout, clippy::print_stderr, reason = "bench binary")]
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "bench binary"
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -17,7 +22,11 @@ fn release_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().unwrap();
     let dir = exe.parent().and_then(Path::parent).unwrap();
     let path = dir.join(name);
-    assert!(path.is_file(), "{} is missing: run `cargo build --release --bins` first", path.display());
+    assert!(
+        path.is_file(),
+        "{} is missing: run `cargo build --release --bins` first",
+        path.display()
+    );
     path
 }
 
@@ -30,7 +39,11 @@ fn pictl(pictl: &Path, pid: &Path, home: &Path, args: &[&str]) -> (Duration, ser
         .output()
         .unwrap();
     let took = started.elapsed();
-    assert!(output.status.success(), "pictl {args:?} failed: {}", String::from_utf8_lossy(&output.stderr));
+    assert!(
+        output.status.success(),
+        "pictl {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     (took, serde_json::from_slice(&output.stdout).unwrap())
 }
 
@@ -41,7 +54,10 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 fn rss_kib(pid: u64) -> u64 {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
-    let line = status.lines().find(|line| line.starts_with("VmRSS:")).unwrap();
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmRSS:"))
+        .unwrap();
     line.split_whitespace().nth(1).unwrap().parse().unwrap()
 }
 
@@ -51,7 +67,10 @@ fn main() {
     }
     let pid = release_binary("pid");
     let pictl_bin = release_binary("pictl");
-    let home = tempfile::Builder::new().prefix("pi-bench-").tempdir().unwrap();
+    let home = tempfile::Builder::new()
+        .prefix("pi-bench-")
+        .tempdir()
+        .unwrap();
 
     let (cold_start, started) = pictl(&pictl_bin, &pid, home.path(), &["daemon", "start"]);
     let daemon_pid = started["pid"].as_u64().unwrap();
@@ -62,21 +81,36 @@ fn main() {
     for _ in 0..WARMUP {
         pictl(&pictl_bin, &pid, home.path(), &["daemon", "status"]);
     }
-    let mut samples: Vec<Duration> =
-        (0..RUNS).map(|_| pictl(&pictl_bin, &pid, home.path(), &["daemon", "status"]).0).collect();
+    let mut samples: Vec<Duration> = (0..RUNS)
+        .map(|_| pictl(&pictl_bin, &pid, home.path(), &["daemon", "status"]).0)
+        .collect();
     samples.sort();
     let rss_after = rss_kib(daemon_pid);
     pictl(&pictl_bin, &pid, home.path(), &["daemon", "stop"]);
 
-    let (p50, p95, min) = (percentile(&samples, 0.5), percentile(&samples, 0.95), samples[0].as_secs_f64() * 1000.0);
+    let (p50, p95, min) = (
+        percentile(&samples, 0.5),
+        percentile(&samples, 0.95),
+        samples[0].as_secs_f64() * 1000.0,
+    );
     println!("| measure | value | target |");
     println!("|---|---|---|");
     println!("| warm `pictl daemon status` p50 ({RUNS} runs) | {p50:.2} ms | < 10 ms |");
     println!("| warm `pictl daemon status` p95 | {p95:.2} ms | |");
     println!("| warm `pictl daemon status` min | {min:.2} ms | |");
-    println!("| cold `pictl daemon start` (spawn + ready) | {:.1} ms | |", cold_start.as_secs_f64() * 1000.0);
-    println!("| daemon idle RSS | {:.1} MB | < 15 MB |", idle_rss as f64 / 1024.0);
-    println!("| daemon RSS after {} status calls | {:.1} MB | |", RUNS + WARMUP, rss_after as f64 / 1024.0);
+    println!(
+        "| cold `pictl daemon start` (spawn + ready) | {:.1} ms | |",
+        cold_start.as_secs_f64() * 1000.0
+    );
+    println!(
+        "| daemon idle RSS | {:.1} MB | < 15 MB |",
+        idle_rss as f64 / 1024.0
+    );
+    println!(
+        "| daemon RSS after {} status calls | {:.1} MB | |",
+        RUNS + WARMUP,
+        rss_after as f64 / 1024.0
+    );
     println!(
         "{}",
         serde_json::json!({
