@@ -1,1 +1,28 @@
-//! pi-llm: the provider-agnostic streaming LLM layer (pi-ai's role). Built by the pi-llm issue.
+//! pi-llm: the provider-agnostic streaming LLM layer (pi-ai's role).
+//!
+//! - `types`: messages (user, assistant, toolResult) and content blocks in pi's JSON shapes,
+//!   usage and cost, stop reasons.
+//! - `event`: the unified stream of one response ([`StreamEvent`]) and [`AssistantStream`],
+//!   which applies every event to the partial message it exposes.
+//! - `model`: the [`Model`] description and thinking levels.
+//! - `provider`: the request [`Context`], [`StreamOptions`] and the [`Provider`] trait every
+//!   wire format implements.
+//! - `faux`: an in-process scripted provider for unit tests.
+//!
+//! Architecture invariant: pi-llm knows nothing of sessions, storage or transports. A provider
+//! never fails after returning its stream: every failure becomes the final `Error` event with
+//! the partial message (stop reason `error` or `aborted`).
+
+pub mod event;
+pub mod faux;
+pub mod model;
+pub mod provider;
+pub mod types;
+
+pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender};
+pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
+pub use provider::{ApiKey, Context, Provider, StreamOptions, ToolDefinition};
+pub use types::{
+    AssistantContent, AssistantMessage, Cost, ImageContent, Message, StopReason, TextContent,
+    ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,
+};

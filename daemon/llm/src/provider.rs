@@ -1,0 +1,85 @@
+//! The request side: what is sent ([`Context`], [`ToolDefinition`], [`StreamOptions`]) and the
+//! [`Provider`] trait each wire format implements.
+
+use std::fmt;
+
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AssistantStream;
+use crate::model::{Model, ThinkingLevel};
+use crate::types::Message;
+
+/// A tool as the model sees it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolDefinition {
+    /// Tool name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of the arguments object.
+    pub parameters: Value,
+}
+
+/// Everything the model is shown.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Context {
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// The conversation.
+    pub messages: Vec<Message>,
+    /// Tools the model may call.
+    pub tools: Vec<ToolDefinition>,
+}
+
+/// An API key or token. Never printed: `Debug` and `Display` show `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// Wraps a secret.
+    pub fn new(secret: impl Into<String>) -> Self {
+        ApiKey(secret.into())
+    }
+
+    /// The secret, for building a request header. Never log the result.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ApiKey(***)")
+    }
+}
+
+impl fmt::Display for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// Per-request options.
+#[derive(Clone, Debug, Default)]
+pub struct StreamOptions {
+    /// The resolved key (`None` for servers that need none).
+    pub api_key: Option<ApiKey>,
+    /// Requested thinking level (clamped to the model by the provider).
+    pub thinking: ThinkingLevel,
+    /// Output token cap; `None` uses `min(model.max_tokens, 32000)`.
+    pub max_tokens: Option<u64>,
+    /// Session id, for prompt-cache keys.
+    pub session_id: Option<String>,
+    /// Cancelling ends the HTTP stream promptly; the stream then ends with `Error{aborted}`.
+    pub cancel: CancellationToken,
+}
+
+/// A wire format. `stream` returns at once; the response arrives as events.
+///
+/// Contract: never fails after returning. Every failure (HTTP error, cut stream, abort) is the
+/// final `Error` event carrying the partial message with stop reason `error` or `aborted`.
+pub trait Provider: Send + Sync {
+    /// Starts one request.
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream;
+}
