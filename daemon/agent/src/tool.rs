@@ -1,0 +1,113 @@
+//! The [`Tool`] trait: what the agent needs from a tool, and what a tool gets for one call.
+//!
+//! A tool is an object shared by every call of a session (`Arc<dyn Tool>`); each call gets its
+//! own [`ToolInvocation`] with the call id, the validated arguments, a cancellation token and a
+//! [`ProgressSink`]. Failures are results (`is_error: true`) the model can read, never panics.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use pi_llm::UserContent;
+use serde_json::Value;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+/// The future a tool call returns; `'static` so the agent can run calls in parallel tasks.
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolOutput> + Send + 'static>>;
+
+/// A tool the model can call.
+pub trait Tool: Send + Sync + 'static {
+    /// The name the model calls it by (`read`, `bash`).
+    fn name(&self) -> &str;
+    /// A human label for clients (`Read`, `Bash`).
+    fn label(&self) -> &str;
+    /// What it does, as the model reads it.
+    fn description(&self) -> &str;
+    /// JSON Schema of the arguments object.
+    fn parameters(&self) -> &Value;
+    /// Runs one call. Must return promptly after `invocation.cancel` fires (with an error
+    /// output such as `Operation aborted`).
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture;
+}
+
+/// One call of a tool.
+#[derive(Debug)]
+pub struct ToolInvocation {
+    /// The model's call id.
+    pub call_id: String,
+    /// Arguments, already validated against [`Tool::parameters`].
+    pub arguments: Value,
+    /// Fires on abort (or when the call is skipped after it started).
+    pub cancel: CancellationToken,
+    /// Where to report partial results while running.
+    pub progress: ProgressSink,
+}
+
+/// What a call produced.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolOutput {
+    /// What the model sees: text and images.
+    pub content: Vec<UserContent>,
+    /// Structured detail for clients (diffs, truncation info); never sent to the model.
+    pub details: Value,
+    /// The call failed; `content` explains why.
+    pub is_error: bool,
+}
+
+impl ToolOutput {
+    /// A successful text result with no details.
+    pub fn text(text: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![UserContent::text(text)],
+            details: Value::Object(Default::default()),
+            is_error: false,
+        }
+    }
+
+    /// A failed result whose text is `message`.
+    pub fn error(message: impl Into<String>) -> Self {
+        ToolOutput {
+            content: vec![UserContent::text(message)],
+            details: Value::Object(Default::default()),
+            is_error: true,
+        }
+    }
+
+    /// Sets the details.
+    pub fn with_details(mut self, details: Value) -> Self {
+        self.details = details;
+        self
+    }
+}
+
+/// Partial results of a running call. Each update replaces the previous one (it is the
+/// accumulated result so far, not an increment); the agent forwards them, throttled, as
+/// `tool_execution_update` events.
+#[derive(Clone, Debug)]
+pub struct ProgressSink {
+    sender: Arc<watch::Sender<Option<ToolOutput>>>,
+}
+
+impl ProgressSink {
+    /// A sink and the receiver the agent reads from.
+    pub fn new() -> (ProgressSink, watch::Receiver<Option<ToolOutput>>) {
+        let (sender, receiver) = watch::channel(None);
+        (
+            ProgressSink {
+                sender: Arc::new(sender),
+            },
+            receiver,
+        )
+    }
+
+    /// A sink nobody reads (tests, user shell commands).
+    pub fn discard() -> ProgressSink {
+        ProgressSink::new().0
+    }
+
+    /// Publishes the result so far.
+    pub fn update(&self, partial: ToolOutput) {
+        self.sender.send_replace(Some(partial));
+    }
+}
