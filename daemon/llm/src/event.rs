@@ -230,99 +230,63 @@ impl AssistantStream {
     }
 
     fn apply(&mut self, event: &StreamEvent) {
-        let content = &mut self.partial.content;
-        match event {
-            StreamEvent::Start => {}
-            StreamEvent::TextStart { content_index } => {
-                put(
-                    content,
-                    *content_index,
-                    AssistantContent::Text(TextContent::default()),
-                );
-            }
-            StreamEvent::TextDelta {
-                content_index,
-                delta,
-            } => {
-                if let Some(AssistantContent::Text(text)) = content.get_mut(*content_index) {
-                    text.text.push_str(delta);
-                }
-            }
-            StreamEvent::TextEnd {
-                content_index,
-                content: full,
-                signature,
-            } => {
-                let block = TextContent {
-                    text: full.clone(),
-                    text_signature: signature.clone(),
-                };
-                put(content, *content_index, AssistantContent::Text(block));
-            }
-            StreamEvent::ThinkingStart { content_index } => {
-                put(
-                    content,
-                    *content_index,
-                    AssistantContent::Thinking(ThinkingContent::default()),
-                );
-            }
-            StreamEvent::ThinkingDelta {
-                content_index,
-                delta,
-            } => {
-                if let Some(AssistantContent::Thinking(thinking)) = content.get_mut(*content_index)
-                {
-                    thinking.thinking.push_str(delta);
-                }
-            }
-            StreamEvent::ThinkingEnd {
-                content_index,
-                content: full,
-                signature,
-                redacted,
-            } => {
-                let block = ThinkingContent {
-                    thinking: full.clone(),
-                    thinking_signature: signature.clone(),
-                    redacted: *redacted,
-                };
-                put(content, *content_index, AssistantContent::Thinking(block));
-            }
-            StreamEvent::ToolcallStart {
-                content_index,
-                id,
-                tool_name,
-            } => {
-                let call = ToolCall {
-                    id: id.clone(),
-                    name: tool_name.clone(),
-                    arguments: Value::Object(serde_json::Map::new()),
-                    thought_signature: None,
-                };
-                put(content, *content_index, AssistantContent::ToolCall(call));
-            }
-            StreamEvent::ToolcallDelta {
-                content_index,
-                arguments,
-                ..
-            } => {
-                if let Some(AssistantContent::ToolCall(call)) = content.get_mut(*content_index) {
-                    call.arguments = arguments.clone();
-                }
-            }
-            StreamEvent::ToolcallEnd {
-                content_index,
-                tool_call,
-            } => {
-                put(
-                    content,
-                    *content_index,
-                    AssistantContent::ToolCall(tool_call.clone()),
-                );
-            }
-            StreamEvent::Done { message, .. } => self.partial = message.clone(),
-            StreamEvent::Error { error, .. } => self.partial = error.clone(),
+        apply_event(&mut self.partial, event);
+    }
+}
+
+/// Applies one event to a partial message: what [`AssistantStream`] does after each event, for
+/// consumers that rebuild a partial from forwarded events (session snapshots, clients).
+pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
+    let content = &mut partial.content;
+    match event {
+        StreamEvent::Start => {}
+        StreamEvent::TextStart { content_index } => {
+            put(content, *content_index, AssistantContent::Text(TextContent::default()));
         }
+        StreamEvent::TextDelta { content_index, delta } => {
+            if let Some(AssistantContent::Text(text)) = content.get_mut(*content_index) {
+                text.text.push_str(delta);
+            }
+        }
+        StreamEvent::TextEnd { content_index, content: full, signature } => {
+            let block = TextContent { text: full.clone(), text_signature: signature.clone() };
+            put(content, *content_index, AssistantContent::Text(block));
+        }
+        StreamEvent::ThinkingStart { content_index } => {
+            put(content, *content_index, AssistantContent::Thinking(ThinkingContent::default()));
+        }
+        StreamEvent::ThinkingDelta { content_index, delta } => {
+            if let Some(AssistantContent::Thinking(thinking)) = content.get_mut(*content_index) {
+                thinking.thinking.push_str(delta);
+            }
+        }
+        StreamEvent::ThinkingEnd { content_index, content: full, signature, redacted } => {
+            let block = ThinkingContent {
+                thinking: full.clone(),
+                thinking_signature: signature.clone(),
+                redacted: *redacted,
+            };
+            put(content, *content_index, AssistantContent::Thinking(block));
+        }
+        StreamEvent::ToolcallStart { content_index, id, tool_name } => {
+            let call = ToolCall {
+                id: id.clone(),
+                name: tool_name.clone(),
+                arguments: Value::Object(serde_json::Map::new()),
+                thought_signature: None,
+            };
+            put(content, *content_index, AssistantContent::ToolCall(call));
+        }
+        StreamEvent::ToolcallDelta { content_index, arguments, .. } => {
+            if let Some(AssistantContent::ToolCall(call)) = content.get_mut(*content_index) {
+                call.arguments = arguments.clone();
+            }
+        }
+        StreamEvent::ToolcallEnd { content_index, tool_call } => {
+            put(content, *content_index, AssistantContent::ToolCall(tool_call.clone()));
+        }
+        StreamEvent::Done { message, .. } => *partial = message.clone(),
+        StreamEvent::Error { error, .. } => *partial = error.clone(),
     }
 }
 

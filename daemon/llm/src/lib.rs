@@ -19,7 +19,7 @@ pub mod model;
 pub mod provider;
 pub mod types;
 
-pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender};
+pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender, apply_event};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use provider::{ApiKey, Context, Provider, StreamOptions, ToolDefinition};
 pub use types::{
