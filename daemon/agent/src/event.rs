@@ -1,0 +1,80 @@
+//! What the agent loop reports, in pi's event vocabulary. The daemon persists the durable ones
+//! (`message_end`) and broadcasts all of them to attached clients.
+
+use pi_llm::{AssistantMessage, StreamEvent, ToolResultMessage};
+use serde_json::Value;
+
+use crate::message::AgentMessage;
+use crate::tool::ToolOutput;
+
+/// One event of a run, in emission order.
+#[derive(Clone, Debug, PartialEq)]
+pub enum AgentEvent {
+    /// A run began.
+    AgentStart,
+    /// The run ended; `messages` are all messages it produced, prompts included.
+    AgentEnd {
+        /// Every message of the run.
+        messages: Vec<AgentMessage>,
+    },
+    /// A turn (one model call and its tool calls) began.
+    TurnStart,
+    /// A turn ended.
+    TurnEnd {
+        /// The turn's assistant message.
+        message: AssistantMessage,
+        /// Its tool results, in call order.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// A message began. For assistant messages this is the empty partial.
+    MessageStart {
+        /// The message (partial for the assistant).
+        message: AgentMessage,
+    },
+    /// The streaming assistant message changed (delta only).
+    MessageUpdate {
+        /// The provider event.
+        event: StreamEvent,
+    },
+    /// A message is complete. Durable: the daemon stores it before announcing it.
+    MessageEnd {
+        /// The final message.
+        message: AgentMessage,
+    },
+    /// A tool call began (arguments as the model sent them, before validation).
+    ToolExecutionStart {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool name.
+        tool_name: String,
+        /// Raw arguments.
+        args: Value,
+    },
+    /// A running tool reported partial results (accumulated; replaces the previous update).
+    ToolExecutionUpdate {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool name.
+        tool_name: String,
+        /// Raw arguments.
+        args: Value,
+        /// The result so far.
+        partial_result: ToolOutput,
+    },
+    /// A tool call finished.
+    ToolExecutionEnd {
+        /// The call id.
+        tool_call_id: String,
+        /// The tool name.
+        tool_name: String,
+        /// The result.
+        result: ToolOutput,
+    },
+    /// The steering or follow-up queue changed (texts of the queued messages).
+    QueueUpdate {
+        /// Queued steering messages.
+        steering: Vec<String>,
+        /// Queued follow-up messages.
+        follow_up: Vec<String>,
+    },
+}

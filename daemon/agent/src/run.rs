@@ -1,0 +1,337 @@
+//! The agent loop: one run from a prompt to the point where the model stops asking for tools
+//! and no queued message remains, with pi's semantics and event order.
+//!
+//! A run: `agent_start`, `turn_start`, the prompt messages, then turns of [stream the assistant
+//! message → run its tool calls → `turn_end`], injecting steering messages after the tools and
+//! follow-ups when the agent would stop, then `agent_end`. An error or aborted assistant
+//! message ends the run. Abort (the run's cancellation token) ends the stream and the tools.
+
+use std::sync::Arc;
+
+use pi_llm::{
+    AssistantMessage, Context, Model, Provider, StopReason, StreamEvent, StreamOptions,
+    ThinkingLevel, ToolCall, ToolDefinition, ToolResultMessage,
+};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use crate::event::AgentEvent;
+use crate::execute::execute_tool_calls;
+use crate::message::{AgentMessage, convert_to_llm};
+use crate::queue::MessageQueues;
+use crate::tool::Tool;
+
+/// How tool calls of one assistant message run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolExecution {
+    /// Concurrently, at most this many at once, started in call order.
+    Parallel {
+        /// Concurrency cap (at least 1).
+        max_concurrency: usize,
+    },
+    /// One after another; a steering message skips the rest.
+    Sequential,
+}
+
+impl Default for ToolExecution {
+    fn default() -> Self {
+        ToolExecution::Parallel { max_concurrency: 8 }
+    }
+}
+
+/// What a run uses: model, tools, prompt. Built by the session for each run.
+#[derive(Clone)]
+pub struct RunConfig {
+    /// Streams model responses (the daemon's provider router).
+    pub provider: Arc<dyn Provider>,
+    /// The model.
+    pub model: Model,
+    /// Thinking level (the provider clamps it to the model).
+    pub thinking: ThinkingLevel,
+    /// The system prompt.
+    pub system_prompt: Option<String>,
+    /// Active tools.
+    pub tools: Vec<Arc<dyn Tool>>,
+    /// Parallel or sequential tool calls.
+    pub tool_execution: ToolExecution,
+    /// Session id, for prompt-cache keys.
+    pub session_id: Option<String>,
+    /// The provider key, resolved by the caller.
+    pub api_key: Option<pi_llm::ApiKey>,
+}
+
+impl std::fmt::Debug for RunConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunConfig")
+            .field("model", &self.model.id)
+            .field("thinking", &self.thinking)
+            .field(
+                "tools",
+                &self
+                    .tools
+                    .iter()
+                    .map(|tool| tool.name().to_owned())
+                    .collect::<Vec<_>>(),
+            )
+            .field("tool_execution", &self.tool_execution)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What connects a run to its session.
+#[derive(Clone, Debug)]
+pub struct RunHandles {
+    /// Cancelling aborts the run: the stream and running tools end, the run ends as aborted.
+    pub cancel: CancellationToken,
+    /// Steering and follow-up queues.
+    pub queues: Arc<MessageQueues>,
+    /// Where events go, in order. If the receiver is gone the run aborts.
+    pub events: mpsc::Sender<AgentEvent>,
+}
+
+/// How a run ended.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunOutcome {
+    /// Every message the run produced, prompts included.
+    pub new_messages: Vec<AgentMessage>,
+    /// The last assistant message, if any.
+    pub last_assistant: Option<AssistantMessage>,
+}
+
+impl RunOutcome {
+    /// Whether the run ended because it was aborted.
+    pub fn aborted(&self) -> bool {
+        self.last_assistant
+            .as_ref()
+            .is_some_and(|m| m.stop_reason == StopReason::Aborted)
+    }
+
+    /// Whether the run ended with a provider error.
+    pub fn failed(&self) -> bool {
+        self.last_assistant
+            .as_ref()
+            .is_some_and(|m| m.stop_reason == StopReason::Error)
+    }
+}
+
+/// Runs the loop. `context` is the conversation so far; `prompts` are the new messages (empty
+/// to continue from the context, as retries do). Never fails: failures end as an error or
+/// aborted assistant message.
+pub async fn run(
+    config: &RunConfig,
+    handles: &RunHandles,
+    context: Vec<AgentMessage>,
+    prompts: Vec<AgentMessage>,
+) -> RunOutcome {
+    let mut run = Run {
+        config,
+        handles,
+        context,
+        new_messages: Vec::new(),
+        last_assistant: None,
+    };
+    run.execute(prompts).await;
+    RunOutcome {
+        new_messages: run.new_messages,
+        last_assistant: run.last_assistant,
+    }
+}
+
+struct Run<'a> {
+    config: &'a RunConfig,
+    handles: &'a RunHandles,
+    context: Vec<AgentMessage>,
+    new_messages: Vec<AgentMessage>,
+    last_assistant: Option<AssistantMessage>,
+}
+
+impl Run<'_> {
+    async fn execute(&mut self, prompts: Vec<AgentMessage>) {
+        self.emit(AgentEvent::AgentStart).await;
+        self.emit(AgentEvent::TurnStart).await;
+        for message in prompts {
+            self.add_message(message).await;
+        }
+        let mut pending = self.take_queued(QueueKind::Steering).await;
+        let mut first_turn = true;
+        loop {
+            if !first_turn {
+                self.emit(AgentEvent::TurnStart).await;
+            }
+            first_turn = false;
+            for message in std::mem::take(&mut pending) {
+                self.add_message(message).await;
+            }
+            let assistant = self.stream_assistant().await;
+            self.last_assistant = Some(assistant.clone());
+            if matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            ) {
+                self.emit(AgentEvent::TurnEnd {
+                    message: assistant,
+                    tool_results: Vec::new(),
+                })
+                .await;
+                break;
+            }
+            let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
+            let tool_results = if calls.is_empty() {
+                Vec::new()
+            } else {
+                execute_tool_calls(self.config, self.handles, calls.clone()).await
+            };
+            for result in &tool_results {
+                let message = AgentMessage::ToolResult(result.clone());
+                self.context.push(message.clone());
+                self.new_messages.push(message);
+            }
+            self.emit(AgentEvent::TurnEnd {
+                message: assistant,
+                tool_results,
+            })
+            .await;
+            pending = self.take_queued(QueueKind::Steering).await;
+            if !calls.is_empty() || !pending.is_empty() {
+                continue;
+            }
+            pending = self.take_queued(QueueKind::FollowUp).await;
+            if pending.is_empty() {
+                break;
+            }
+        }
+        let messages = self.new_messages.clone();
+        self.emit(AgentEvent::AgentEnd { messages }).await;
+    }
+
+    /// Emits `message_start` and `message_end` for a non-streamed message and adds it.
+    async fn add_message(&mut self, message: AgentMessage) {
+        self.emit(AgentEvent::MessageStart {
+            message: message.clone(),
+        })
+        .await;
+        self.emit(AgentEvent::MessageEnd {
+            message: message.clone(),
+        })
+        .await;
+        self.context.push(message.clone());
+        self.new_messages.push(message);
+    }
+
+    async fn stream_assistant(&mut self) -> AssistantMessage {
+        let model = &self.config.model;
+        let message = if self.handles.cancel.is_cancelled() || self.handles.events.is_closed() {
+            let message = aborted_message(model);
+            self.emit(AgentEvent::MessageStart {
+                message: AgentMessage::Assistant(message.clone()),
+            })
+            .await;
+            message
+        } else {
+            let context = Context {
+                system_prompt: self.config.system_prompt.clone(),
+                messages: convert_to_llm(&self.context),
+                tools: self
+                    .config
+                    .tools
+                    .iter()
+                    .map(|tool| ToolDefinition {
+                        name: tool.name().to_owned(),
+                        description: tool.description().to_owned(),
+                        parameters: tool.parameters().clone(),
+                    })
+                    .collect(),
+            };
+            let options = StreamOptions {
+                api_key: self.config.api_key.clone(),
+                thinking: self.config.thinking,
+                session_id: self.config.session_id.clone(),
+                cancel: self.handles.cancel.clone(),
+                ..StreamOptions::default()
+            };
+            let mut stream = self.config.provider.stream(model, &context, options);
+            let mut started = false;
+            while let Some(event) = stream.next().await {
+                if !started {
+                    started = true;
+                    let partial = AgentMessage::Assistant(stream.partial().clone());
+                    self.emit(AgentEvent::MessageStart { message: partial })
+                        .await;
+                    if matches!(event, StreamEvent::Start) {
+                        continue;
+                    }
+                }
+                if event.is_terminal() {
+                    break;
+                }
+                self.emit(AgentEvent::MessageUpdate { event }).await;
+            }
+            stream.partial().clone()
+        };
+        let agent_message = AgentMessage::Assistant(message.clone());
+        self.emit(AgentEvent::MessageEnd {
+            message: agent_message.clone(),
+        })
+        .await;
+        self.context.push(agent_message.clone());
+        self.new_messages.push(agent_message);
+        message
+    }
+
+    async fn take_queued(&mut self, kind: QueueKind) -> Vec<AgentMessage> {
+        let queues = &self.handles.queues;
+        let taken = match kind {
+            QueueKind::Steering => queues.take_steering(),
+            QueueKind::FollowUp => queues.take_follow_up(),
+        };
+        if !taken.is_empty() {
+            let texts = queues.texts();
+            self.emit(AgentEvent::QueueUpdate {
+                steering: texts.steering,
+                follow_up: texts.follow_up,
+            })
+            .await;
+        }
+        taken
+    }
+
+    async fn emit(&self, event: AgentEvent) {
+        // A gone receiver means the session is gone: abort so the run ends promptly.
+        if self.handles.events.send(event).await.is_err() {
+            self.handles.cancel.cancel();
+        }
+    }
+}
+
+#[derive(Clone, Copy)]
+enum QueueKind {
+    Steering,
+    FollowUp,
+}
+
+fn aborted_message(model: &Model) -> AssistantMessage {
+    AssistantMessage {
+        api: model.api.clone(),
+        provider: model.provider.clone(),
+        model: model.id.clone(),
+        stop_reason: StopReason::Aborted,
+        error_message: Some("Request was aborted".to_owned()),
+        timestamp: pi_llm::event::now_millis(),
+        ..AssistantMessage::default()
+    }
+}
+
+/// A tool result message for a call.
+pub(crate) fn tool_result_message(
+    call: &ToolCall,
+    output: crate::tool::ToolOutput,
+) -> ToolResultMessage {
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: output.content,
+        details: Some(output.details),
+        is_error: output.is_error,
+        timestamp: pi_llm::event::now_millis(),
+    }
+}
