@@ -42,6 +42,8 @@ pub struct LimitsConfig {
     pub max_message_bytes: usize,
     /// Messages queued for one connection before it counts as too slow and is closed.
     pub outbound_queue: usize,
+    /// Bytes queued for one connection before it counts as too slow and is closed.
+    pub outbound_queue_bytes: usize,
     /// Requests one connection may have in flight; further reads wait.
     pub max_in_flight: usize,
 }
@@ -60,7 +62,8 @@ impl Default for LimitsConfig {
     fn default() -> Self {
         LimitsConfig {
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
-            outbound_queue: 4096,
+            outbound_queue: 65_536,
+            outbound_queue_bytes: 32 * 1024 * 1024,
             max_in_flight: 64,
         }
     }
@@ -134,6 +137,12 @@ impl Config {
         }
         if config.limits.outbound_queue == 0 {
             return Err(out_of_range("limits.outbound_queue", "must be at least 1"));
+        }
+        if config.limits.outbound_queue_bytes < 64 * 1024 {
+            return Err(out_of_range(
+                "limits.outbound_queue_bytes",
+                "must be at least 65536",
+            ));
         }
         if config.limits.max_in_flight == 0 {
             return Err(out_of_range("limits.max_in_flight", "must be at least 1"));

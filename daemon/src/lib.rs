@@ -8,10 +8,12 @@
 //! Only the lifecycle code decides when the process exits.
 
 pub mod config;
+pub mod interim;
 pub mod lifecycle;
 pub mod logging;
 pub mod rpc;
 pub mod schema_export;
+pub mod session;
 pub mod state;
 pub mod store;
 
@@ -36,8 +38,8 @@ pub struct RunOptions {
 
 /// How long connections get to finish after shutdown begins, before the daemon exits anyway.
 /// Together with the store's close this keeps the whole shutdown under 5 s.
-const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(3000);
-const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(1000);
+const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(2000);
+const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(800);
 
 /// Runs the daemon until SIGTERM, SIGINT or `daemon/shutdown`, then shuts down gracefully.
 pub fn run(options: RunOptions) -> anyhow::Result<()> {
@@ -68,31 +70,64 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     })?;
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
-    let state = Arc::new(DaemonState::new(paths.clone(), config, store, supervisor));
-    let tracker = TaskTracker::new();
+    let services = session::SessionServices {
+        models: std::sync::Arc::new(interim::NoModels),
+        tools: std::sync::Arc::new(interim::NoTools),
+        settings: session::SessionSettings::default(),
+    };
+    let state = Arc::new(DaemonState::new(
+        paths.clone(),
+        config,
+        store,
+        supervisor,
+        services,
+    ));
+    lifecycle::spawn_signal_handler(state.shutdown.clone())?;
+    serve_state(state).await?;
+    lifecycle::remove_runtime_files(&paths);
+    drop(lock);
+    tracing::info!("stopped");
+    Ok(())
+}
 
+/// Serves `state` on its socket and WebSocket until `state.shutdown` fires, then stops
+/// sessions, drains connections and closes the store. Used by `run` and by in-process tests.
+pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
+    let recovered = state
+        .sessions
+        .recover_interrupted()
+        .await
+        .map_err(|error| anyhow::anyhow!(error.message))?;
+    if recovered > 0 {
+        tracing::warn!(
+            sessions = recovered,
+            "closed runs interrupted by the previous daemon"
+        );
+    }
+    let tracker = TaskTracker::new();
     // WebSocket first, so its port file exists before the socket accepts: a client that sees
     // the daemon ready can rely on every endpoint being up.
     if state.config.websocket.enabled {
         let listener = rpc::ws::bind(&state).await?;
         tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
     }
-    let uds = rpc::uds::bind(&paths.socket_path())?;
+    let uds = rpc::uds::bind(&state.paths.socket_path())?;
     tracker.spawn(rpc::uds::accept_loop(state.clone(), uds, tracker.clone()));
-    lifecycle::spawn_signal_handler(state.shutdown.clone())?;
 
     tracing::info!(
         pid = std::process::id(),
         version = env!("CARGO_PKG_VERSION"),
-        socket = %paths.socket_path().display(),
+        socket = %state.paths.socket_path().display(),
         websocket = state.websocket_url().unwrap_or("disabled"),
         schema_version = state.store.schema_version(),
-        supervisor = ?supervisor,
+        supervisor = ?state.supervisor,
         "pid ready"
     );
 
     state.shutdown.cancelled().await;
     tracing::info!("shutting down");
+    // Sessions first: runs are aborted and saved while subscribers can still hear about it.
+    state.sessions.shutdown().await;
     tracker.close();
     if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())
         .await
@@ -109,8 +144,5 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     {
         tracing::warn!("database did not close in time; SQLite's WAL keeps committed data safe");
     }
-    lifecycle::remove_runtime_files(&paths);
-    drop(lock);
-    tracing::info!("stopped");
     Ok(())
 }

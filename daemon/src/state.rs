@@ -10,6 +10,7 @@ use pi_protocol::v1::Supervisor;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::session::{SessionRegistry, SessionServices};
 use crate::store::Store;
 
 /// Daemon-wide state, shared behind an `Arc`.
@@ -21,6 +22,8 @@ pub struct DaemonState {
     pub config: Config,
     /// The database.
     pub store: Store,
+    /// Agent sessions.
+    pub sessions: SessionRegistry,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -38,10 +41,17 @@ pub struct DaemonState {
 
 impl DaemonState {
     /// Builds the state at startup.
-    pub fn new(paths: Paths, config: Config, store: Store, supervisor: Supervisor) -> Self {
+    pub fn new(
+        paths: Paths,
+        config: Config,
+        store: Store,
+        supervisor: Supervisor,
+        services: SessionServices,
+    ) -> Self {
         DaemonState {
             paths,
             config,
+            sessions: SessionRegistry::new(store.clone(), services),
             store,
             supervisor,
             shutdown: CancellationToken::new(),

@@ -50,6 +50,7 @@ pub struct FauxReply {
     error: Option<String>,
     stop_reason: Option<StopReason>,
     hold: Option<(usize, FauxGate)>,
+    pace: Option<std::time::Duration>,
 }
 
 /// Holds a reply mid-stream until [`FauxGate::release`] (or an abort).
@@ -140,6 +141,12 @@ impl FauxReply {
     /// Ends with this stop reason (default: `toolUse` when there are tool calls, else `stop`).
     pub fn with_stop_reason(mut self, stop_reason: StopReason) -> Self {
         self.stop_reason = Some(stop_reason);
+        self
+    }
+
+    /// Waits this long before each event, like a model streaming at a steady rate.
+    pub fn paced(mut self, interval: std::time::Duration) -> Self {
+        self.pace = Some(interval);
         self
     }
 
@@ -328,6 +335,9 @@ async fn play(
             }
         };
         for event in events {
+            if let Some(interval) = reply.pace {
+                tokio::time::sleep(interval).await;
+            }
             if !sender.send(event).await {
                 return;
             }

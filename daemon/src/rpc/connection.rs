@@ -12,6 +12,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -65,8 +66,13 @@ struct Shared {
     id: String,
     transport: TransportKind,
     // Sent to by every producer (responses, notifications); received by the writer task.
-    // Dropping all senders lets the writer finish. Bounded: a full queue means a slow peer.
+    // Dropping all senders lets the writer finish. Bounded in messages by its capacity and in
+    // bytes by `queued_bytes`: exceeding either means a slow peer.
     outbound: mpsc::Sender<String>,
+    // Bytes in `outbound` not yet written; added by `enqueue`, subtracted by the writer.
+    queued_bytes: Arc<AtomicUsize>,
+    // The byte budget of the queue.
+    max_queued_bytes: usize,
     // Cancelled when the connection must end now: the peer is too slow or the transport
     // failed. The writer stops without draining; the reader stops reading.
     kill: CancellationToken,
@@ -77,12 +83,19 @@ struct Shared {
 }
 
 impl ConnectionHandle {
-    fn new(id: String, transport: TransportKind, outbound: mpsc::Sender<String>) -> Self {
+    fn new(
+        id: String,
+        transport: TransportKind,
+        outbound: mpsc::Sender<String>,
+        max_queued_bytes: usize,
+    ) -> Self {
         ConnectionHandle {
             shared: Arc::new(Shared {
                 id,
                 transport,
                 outbound,
+                queued_bytes: Arc::new(AtomicUsize::new(0)),
+                max_queued_bytes,
                 kill: CancellationToken::new(),
                 opt_out: OnceLock::new(),
                 close_reason: Mutex::new(None),
@@ -121,6 +134,20 @@ impl ConnectionHandle {
         self.enqueue(serde_json::to_string(&notification).map_err(|_| Closed)?)
     }
 
+    /// Queues an already serialized notification named `method`, unless the peer opted out of
+    /// it. Lets a broadcaster serialize once for every subscriber.
+    pub fn send_notification_text(&self, method: &str, text: String) -> Result<(), Closed> {
+        if self
+            .shared
+            .opt_out
+            .get()
+            .is_some_and(|names| names.iter().any(|name| name == method))
+        {
+            return Ok(());
+        }
+        self.enqueue(text)
+    }
+
     fn send_outcome(&self, id: Option<RequestId>, outcome: Result<Value, ErrorObject>) {
         let text = match (id, outcome) {
             (Some(id), Ok(result)) => serde_json::to_string(&Response::new(id, result)),
@@ -136,9 +163,30 @@ impl ConnectionHandle {
     }
 
     fn enqueue(&self, text: String) -> Result<(), Closed> {
+        let length = text.len();
+        let queued = self
+            .shared
+            .queued_bytes
+            .fetch_add(length, Ordering::Relaxed)
+            + length;
+        if queued > self.shared.max_queued_bytes && queued > length {
+            self.shared
+                .queued_bytes
+                .fetch_sub(length, Ordering::Relaxed);
+            tracing::warn!(
+                connection = %self.shared.id,
+                queued_bytes = queued,
+                "outbound queue over its byte budget; closing the connection as a slow consumer"
+            );
+            self.close_now(CloseReason::SlowConsumer);
+            return Err(Closed);
+        }
         match self.shared.outbound.try_send(text) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
+                self.shared
+                    .queued_bytes
+                    .fetch_sub(length, Ordering::Relaxed);
                 tracing::warn!(
                     connection = %self.shared.id,
                     "outbound queue full; closing the connection as a slow consumer"
@@ -146,7 +194,12 @@ impl ConnectionHandle {
                 self.close_now(CloseReason::SlowConsumer);
                 Err(Closed)
             }
-            Err(mpsc::error::TrySendError::Closed(_)) => Err(Closed),
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                self.shared
+                    .queued_bytes
+                    .fetch_sub(length, Ordering::Relaxed);
+                Err(Closed)
+            }
         }
     }
 
@@ -176,11 +229,13 @@ pub async fn serve(
     async move {
         tracing::debug!("opened");
         let (outbound, outbound_rx) = mpsc::channel(state.config.limits.outbound_queue);
-        let handle = ConnectionHandle::new(guard.id.clone(), transport, outbound);
+        let max_bytes = state.config.limits.outbound_queue_bytes;
+        let handle = ConnectionHandle::new(guard.id.clone(), transport, outbound, max_bytes);
         let drain = CancellationToken::new();
+        let queued_bytes = handle.shared.queued_bytes.clone();
+        let kill = handle.shared.kill.clone();
         let writer = tokio::spawn(
-            write_loop(outbound_rx, sink, handle.shared.kill.clone(), drain.clone())
-                .in_current_span(),
+            write_loop(outbound_rx, sink, kill, drain.clone(), queued_bytes).in_current_span(),
         );
         let reason = read_loop(&state, &handle, incoming).await;
         // Uncount before the transport closes, so a peer that saw the close also sees the
@@ -391,6 +446,7 @@ async fn write_loop(
     mut sink: FrameSink,
     kill: CancellationToken,
     drain: CancellationToken,
+    queued_bytes: Arc<AtomicUsize>,
 ) {
     loop {
         let frame = tokio::select! {
@@ -413,6 +469,7 @@ async fn write_loop(
                 None => break,
             },
         };
+        queued_bytes.fetch_sub(frame.len(), Ordering::Relaxed);
         let sent = tokio::select! {
             _ = kill.cancelled() => break,
             sent = sink.send(frame) => sent,

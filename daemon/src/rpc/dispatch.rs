@@ -12,6 +12,7 @@ use serde_json::Value;
 
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::methods;
+use crate::rpc::methods::session;
 use crate::state::DaemonState;
 
 /// What a handler gets besides its params.
@@ -35,6 +36,69 @@ pub async fn dispatch(
         }
         v1::DaemonShutdown::NAME => {
             call::<v1::DaemonShutdown, _>(params, |p| methods::daemon::shutdown(context, p)).await
+        }
+        v1::SessionCreate::NAME => {
+            call::<v1::SessionCreate, _>(params, |p| session::create(context, p)).await
+        }
+        v1::SessionList::NAME => {
+            call::<v1::SessionList, _>(params, |p| session::list(context, p)).await
+        }
+        v1::SessionGet::NAME => {
+            call::<v1::SessionGet, _>(params, |p| session::get(context, p)).await
+        }
+        v1::SessionRead::NAME => {
+            call::<v1::SessionRead, _>(params, |p| session::read(context, p)).await
+        }
+        v1::SessionAttach::NAME => {
+            call::<v1::SessionAttach, _>(params, |p| session::attach(context, p)).await
+        }
+        v1::SessionDetach::NAME => {
+            call::<v1::SessionDetach, _>(params, |p| session::detach(context, p)).await
+        }
+        v1::SessionPrompt::NAME => {
+            call::<v1::SessionPrompt, _>(params, |p| session::prompt(context, p)).await
+        }
+        v1::SessionSteer::NAME => {
+            call::<v1::SessionSteer, _>(params, |p| session::enqueue(context, p, true)).await
+        }
+        v1::SessionFollowUp::NAME => {
+            call::<v1::SessionFollowUp, _>(params, |p| session::enqueue(context, p, false)).await
+        }
+        v1::SessionAbort::NAME => {
+            call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
+        }
+        v1::SessionSetModel::NAME => {
+            call::<v1::SessionSetModel, _>(params, |p| session::set_model(context, p)).await
+        }
+        v1::SessionSetThinking::NAME => {
+            call::<v1::SessionSetThinking, _>(params, |p| session::set_thinking(context, p)).await
+        }
+        v1::SessionSetName::NAME => {
+            call::<v1::SessionSetName, _>(params, |p| session::set_name(context, p)).await
+        }
+        v1::SessionLabel::NAME => {
+            call::<v1::SessionLabel, _>(params, |p| session::label(context, p)).await
+        }
+        v1::SessionFork::NAME => {
+            call::<v1::SessionFork, _>(params, |p| session::fork(context, p)).await
+        }
+        v1::SessionNavigate::NAME => {
+            call::<v1::SessionNavigate, _>(params, |p| session::navigate(context, p)).await
+        }
+        v1::SessionDelete::NAME => {
+            call::<v1::SessionDelete, _>(params, |p| session::delete(context, p)).await
+        }
+        v1::SessionStats::NAME => {
+            call::<v1::SessionStats, _>(params, |p| session::stats(context, p)).await
+        }
+        v1::SessionImport::NAME => {
+            call::<v1::SessionImport, _>(params, |p| session::import(context, p)).await
+        }
+        v1::SessionExport::NAME => {
+            call::<v1::SessionExport, _>(params, |p| session::export(context, p)).await
+        }
+        v1::ModelList::NAME => {
+            call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,

@@ -10,4 +10,5 @@ pub mod connection;
 pub mod dispatch;
 pub mod methods;
 pub mod uds;
+pub mod wire;
 pub mod ws;

@@ -8,6 +8,12 @@
 //! of the daemon (kill -9); only an OS crash can lose the newest commits
 //! (`docs/decisions/0003-sqlite-durability.md`).
 
+mod entries;
+mod sessions;
+
+pub use entries::{NewEntry, StoredEntry};
+pub use sessions::{ListCursor, SessionRow};
+
 use std::path::Path;
 use std::str::FromStr as _;
 use std::time::Duration;
@@ -45,6 +51,24 @@ pub enum StoreError {
     /// A query failed.
     #[error("database error: {0}")]
     Sqlx(#[from] sqlx::Error),
+    /// A stored value does not parse (a bug or a hand-edited database).
+    #[error("corrupt value in {what}: {message}")]
+    Corrupt {
+        /// The column.
+        what: &'static str,
+        /// The parse error.
+        message: String,
+    },
+}
+
+impl StoreError {
+    /// Wraps a parse error of a stored value.
+    pub fn corrupt<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> StoreError {
+        move |error| StoreError::Corrupt {
+            what,
+            message: error.to_string(),
+        }
+    }
 }
 
 impl Store {
@@ -115,6 +139,15 @@ impl Store {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
             .fetch_one(&self.pool)
             .await?)
+    }
+
+    /// Writes a consistent copy of the database to `path` (`VACUUM INTO`), e.g. for backups.
+    pub async fn backup_to(&self, path: &Path) -> Result<(), StoreError> {
+        sqlx::query("VACUUM INTO ?1")
+            .bind(path.to_string_lossy().into_owned())
+            .execute(&self.pool)
+            .await?;
+        Ok(())
     }
 
     /// Waits for every connection to finish and closes the pool.

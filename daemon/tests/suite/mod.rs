@@ -2,6 +2,7 @@ mod bad_input;
 mod handshake;
 mod lifecycle;
 mod migrations;
+mod sessions;
 mod websocket;
 
 use std::path::Path;

@@ -7,11 +7,20 @@
 
 pub mod connection;
 pub mod daemon;
+pub mod entry;
+pub mod event;
 pub mod initialize;
+pub mod message;
+pub mod model;
+pub mod session;
 
 pub use connection::*;
 pub use daemon::*;
+pub use entry::*;
+pub use event::*;
 pub use initialize::*;
+pub use model::*;
+pub use session::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -21,10 +30,56 @@ crate::method_table! {
     DaemonStatus = "daemon/status" (DaemonStatusParams) -> DaemonStatusResponse;
     /// Asks the daemon to shut down gracefully. Answered before the shutdown begins.
     DaemonShutdown = "daemon/shutdown" (DaemonShutdownParams) -> DaemonShutdownResponse;
+    /// Creates a session in a working directory with the client's environment.
+    SessionCreate = "session/create" (SessionCreateParams) -> SessionInfo;
+    /// Lists stored sessions, newest activity first, optionally for one working directory.
+    SessionList = "session/list" (SessionListParams) -> SessionListResponse;
+    /// Returns a session's metadata, tools and queue.
+    SessionGet = "session/get" (SessionIdParams) -> SessionGetResponse;
+    /// Reads stored entries, of the current branch or the whole tree, a page at a time.
+    SessionRead = "session/read" (SessionReadParams) -> SessionReadResponse;
+    /// Subscribes this connection to a session's events: returns a snapshot and the durable
+    /// events after `afterSeq`, atomically with the subscription (no gap, no duplicate).
+    SessionAttach = "session/attach" (SessionAttachParams) -> SessionAttachResponse;
+    /// Unsubscribes this connection from a session's events.
+    SessionDetach = "session/detach" (SessionIdParams) -> EmptyResponse;
+    /// Starts a run with a user message. Returns at once; progress comes as events. Fails
+    /// with `busy` while a run is active (use `session/steer` or `session/followUp`).
+    SessionPrompt = "session/prompt" (SessionMessageParams) -> EmptyResponse;
+    /// Queues a message delivered after the running tools finish (remaining calls skipped).
+    SessionSteer = "session/steer" (SessionMessageParams) -> EmptyResponse;
+    /// Queues a message delivered when the agent would otherwise stop.
+    SessionFollowUp = "session/followUp" (SessionMessageParams) -> EmptyResponse;
+    /// Aborts the active run (stream and tools) and returns once the session is idle.
+    SessionAbort = "session/abort" (SessionIdParams) -> EmptyResponse;
+    /// Switches the session's model (recorded as a `model_change` entry).
+    SessionSetModel = "session/setModel" (SessionSetModelParams) -> SessionSetModelResponse;
+    /// Sets the thinking level (clamped to the model; recorded as an entry).
+    SessionSetThinking = "session/setThinking" (SessionSetThinkingParams) -> SessionSetThinkingResponse;
+    /// Names the session (a `session_info` entry).
+    SessionSetName = "session/setName" (SessionSetNameParams) -> EmptyResponse;
+    /// Labels an entry, or clears its label.
+    SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
+    /// Creates a new session holding the history before a user message (pi's fork).
+    SessionFork = "session/fork" (SessionEntryParams) -> SessionForkResponse;
+    /// Moves the leaf: the conversation continues from another point of the tree.
+    SessionNavigate = "session/navigate" (SessionEntryParams) -> SessionNavigateResponse;
+    /// Deletes a session and everything it stored.
+    SessionDelete = "session/delete" (SessionIdParams) -> EmptyResponse;
+    /// Message counts, tokens and cost of the current context.
+    SessionStats = "session/stats" (SessionIdParams) -> SessionStatsResponse;
+    /// Imports a pi session file (JSONL v1-v3) as a new session.
+    SessionImport = "session/import" (SessionImportParams) -> SessionInfo;
+    /// Exports a session as pi's JSONL v3 or as a self-contained HTML page.
+    SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
+    /// Lists the models the daemon knows, with whether a key is configured.
+    ModelList = "model/list" (ModelListParams) -> ModelListResponse;
 }
 
 crate::notification_table! {
     /// Sent by the daemon right before it closes a connection on its own initiative, with the
     /// reason. Best effort: a connection closed for being too slow may not receive it.
     ConnectionClosing = "connection/closing" (DaemonToClient, ConnectionClosingParams);
+    /// An event of an attached session.
+    SessionEventNotification = "session/event" (DaemonToClient, SessionEventParams);
 }

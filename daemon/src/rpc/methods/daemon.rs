@@ -25,8 +25,10 @@ pub async fn status(
         socket_path: text(&state.paths.socket_path()),
         websocket_url: state.websocket_url().map(str::to_owned),
         connections: state.connection_count(),
-        // The daemon hosts no sessions yet; the session registry reports here once it exists.
-        sessions: SessionCounts::default(),
+        sessions: SessionCounts {
+            loaded: state.sessions.loaded_count(),
+            stored: state.sessions.stored_count().await,
+        },
         database_schema_version: state.store.schema_version(),
         database_path: text(&state.paths.database_path()),
         config_dir: text(&state.paths.config_dir),

@@ -2,3 +2,5 @@
 //! [`crate::rpc::dispatch::RequestContext`] and return the typed response or an error object.
 
 pub mod daemon;
+pub mod model;
+pub mod session;

@@ -1,0 +1,295 @@
+//! `session/*` handlers: thin adapters from typed params to the session registry and actors.
+
+use pi_protocol::v1::{
+    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionCreateParams,
+    SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
+    SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
+    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateResponse,
+    SessionReadParams, SessionReadResponse, SessionSetModelParams, SessionSetModelResponse,
+    SessionSetNameParams, SessionSetThinkingParams, SessionSetThinkingResponse,
+    SessionStatsResponse,
+};
+use pi_protocol::{ErrorKind, ErrorObject};
+
+use crate::rpc::dispatch::RequestContext;
+use crate::session::{Command, pi_format};
+
+/// `session/create`.
+pub async fn create(
+    context: &RequestContext,
+    params: SessionCreateParams,
+) -> Result<SessionInfo, ErrorObject> {
+    context.state.sessions.create(params).await
+}
+
+/// `session/list`.
+pub async fn list(
+    context: &RequestContext,
+    params: SessionListParams,
+) -> Result<SessionListResponse, ErrorObject> {
+    context.state.sessions.list(params).await
+}
+
+/// `session/get`.
+pub async fn get(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<SessionGetResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Get { reply })
+        .await
+}
+
+/// `session/read`.
+pub async fn read(
+    context: &RequestContext,
+    params: SessionReadParams,
+) -> Result<SessionReadResponse, ErrorObject> {
+    context.state.sessions.read(params).await
+}
+
+/// `session/attach`.
+pub async fn attach(
+    context: &RequestContext,
+    params: SessionAttachParams,
+) -> Result<SessionAttachResponse, ErrorObject> {
+    let connection = &context.connection;
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Attach {
+            connection: connection.clone(),
+            after_seq: params.after_seq,
+            reply,
+        })
+        .await
+}
+
+/// `session/detach`.
+pub async fn detach(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    let connection_id = context.connection.id();
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Detach {
+            connection_id: connection_id.to_owned(),
+            reply,
+        })
+        .await
+}
+
+/// `session/prompt`.
+pub async fn prompt(
+    context: &RequestContext,
+    params: SessionMessageParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Prompt {
+            text: params.text.clone(),
+            images: params.images.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/steer` (`steering`) and `session/followUp`.
+pub async fn enqueue(
+    context: &RequestContext,
+    params: SessionMessageParams,
+    steering: bool,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Enqueue {
+            steering,
+            text: params.text.clone(),
+            images: params.images.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/abort`.
+pub async fn abort(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Abort { reply })
+        .await
+}
+
+/// `session/setModel`.
+pub async fn set_model(
+    context: &RequestContext,
+    params: SessionSetModelParams,
+) -> Result<SessionSetModelResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetModel {
+            spec: params.model.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/setThinking`.
+pub async fn set_thinking(
+    context: &RequestContext,
+    params: SessionSetThinkingParams,
+) -> Result<SessionSetThinkingResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetThinking {
+            level: params.level.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/setName`.
+pub async fn set_name(
+    context: &RequestContext,
+    params: SessionSetNameParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetName {
+            name: params.name.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/label`.
+pub async fn label(
+    context: &RequestContext,
+    params: SessionLabelParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Label {
+            entry_id: params.entry_id.clone(),
+            label: params.label.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/fork`.
+pub async fn fork(
+    context: &RequestContext,
+    params: SessionEntryParams,
+) -> Result<SessionForkResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .fork(&params.session_id, &params.entry_id)
+        .await
+}
+
+/// `session/navigate`.
+pub async fn navigate(
+    context: &RequestContext,
+    params: SessionEntryParams,
+) -> Result<SessionNavigateResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Navigate {
+            entry_id: params.entry_id.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/delete`.
+pub async fn delete(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context.state.sessions.delete(&params.session_id).await
+}
+
+/// `session/stats`.
+pub async fn stats(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<SessionStatsResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Stats { reply })
+        .await
+}
+
+/// `session/import`.
+pub async fn import(
+    context: &RequestContext,
+    params: SessionImportParams,
+) -> Result<SessionInfo, ErrorObject> {
+    if !std::path::Path::new(&params.path).is_absolute() {
+        return Err(ErrorObject::new(
+            ErrorKind::InvalidParams,
+            format!("path must be absolute, and {:?} is not", params.path),
+        )
+        .with_field("path"));
+    }
+    context.state.sessions.import(&params.path).await
+}
+
+/// `session/export`.
+pub async fn export(
+    context: &RequestContext,
+    params: SessionExportParams,
+) -> Result<SessionExportResponse, ErrorObject> {
+    let sessions = &context.state.sessions;
+    let content = match params.format {
+        ExportFormat::Jsonl => {
+            let (row, all) = sessions.all_entries(&params.session_id).await?;
+            pi_format::export_jsonl(&row, &all)?
+        }
+        ExportFormat::Html => {
+            let (row, branch) = sessions.branch_entries(&params.session_id).await?;
+            crate::session::html::export_html(&row, &branch)
+        }
+    };
+    let Some(path) = params.path else {
+        return Ok(SessionExportResponse {
+            content: Some(content),
+            path: None,
+        });
+    };
+    if !std::path::Path::new(&path).is_absolute() {
+        return Err(ErrorObject::new(
+            ErrorKind::InvalidParams,
+            format!("path must be absolute, and {path:?} is not"),
+        )
+        .with_field("path"));
+    }
+    tokio::fs::write(&path, content).await.map_err(|error| {
+        ErrorObject::new(
+            ErrorKind::InvalidParams,
+            format!("cannot write {path}: {error}"),
+        )
+        .with_field("path")
+    })?;
+    Ok(SessionExportResponse {
+        content: None,
+        path: Some(path),
+    })
+}

@@ -1,0 +1,129 @@
+//! Conversions between internal types (pi-agent, pi-llm) and wire types (pi-protocol).
+//!
+//! Both sides use pi's JSON shapes, so most conversions transcode through serde. Converting
+//! agent events is explicit: wire events drop what pi repeats needlessly (the cumulative
+//! partial message) and add what clients need (entry ids).
+
+use pi_agent::{AgentEvent, AgentMessage, ToolOutput};
+use pi_protocol::v1::SessionEvent;
+use pi_protocol::v1::message::{self as wire_message, ToolResult};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// Why a value could not be converted (a bug: both sides share one JSON shape).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot convert {what}: {message}")]
+pub struct WireError {
+    what: &'static str,
+    message: String,
+}
+
+impl WireError {
+    /// A conversion failure of `what`.
+    pub fn new(what: &'static str, message: impl std::fmt::Display) -> Self {
+        tracing::error!(what, %message, "wire conversion failed");
+        WireError {
+            what,
+            message: message.to_string(),
+        }
+    }
+}
+
+/// Converts between two types with the same JSON shape.
+pub fn transcode<From: Serialize, To: DeserializeOwned>(
+    what: &'static str,
+    value: &From,
+) -> Result<To, WireError> {
+    let json = serde_json::to_value(value).map_err(|error| WireError::new(what, error))?;
+    serde_json::from_value(json).map_err(|error| WireError::new(what, error))
+}
+
+/// An internal message as a wire message.
+pub fn message_to_wire(message: &AgentMessage) -> Result<wire_message::AgentMessage, WireError> {
+    transcode("message", message)
+}
+
+/// A wire message as an internal message.
+pub fn message_from_wire(message: &wire_message::AgentMessage) -> Result<AgentMessage, WireError> {
+    transcode("message", message)
+}
+
+fn tool_result(output: &ToolOutput) -> Result<ToolResult, WireError> {
+    Ok(ToolResult {
+        content: transcode("tool result content", &output.content)?,
+        details: output.details.clone(),
+    })
+}
+
+/// An agent event as a session event. `entry_id` is the stored entry of a `message_end`.
+pub fn event_to_wire(
+    event: &AgentEvent,
+    entry_id: Option<String>,
+) -> Result<SessionEvent, WireError> {
+    Ok(match event {
+        AgentEvent::AgentStart => SessionEvent::AgentStart,
+        AgentEvent::AgentEnd { messages } => SessionEvent::AgentEnd {
+            message_count: messages.len() as u32,
+        },
+        AgentEvent::TurnStart => SessionEvent::TurnStart,
+        AgentEvent::TurnEnd {
+            message,
+            tool_results,
+        } => SessionEvent::TurnEnd {
+            message: transcode("assistant message", message)?,
+            tool_results: transcode("tool results", tool_results)?,
+        },
+        AgentEvent::MessageStart { message } => SessionEvent::MessageStart {
+            message: message_to_wire(message)?,
+        },
+        AgentEvent::MessageUpdate { event } => SessionEvent::MessageUpdate {
+            assistant_message_event: transcode("stream event", event)?,
+        },
+        AgentEvent::MessageEnd { message } => SessionEvent::MessageEnd {
+            message: message_to_wire(message)?,
+            entry_id,
+        },
+        AgentEvent::ToolExecutionStart {
+            tool_call_id,
+            tool_name,
+            args,
+        } => SessionEvent::ToolExecutionStart {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: args.clone(),
+        },
+        AgentEvent::ToolExecutionUpdate {
+            tool_call_id,
+            tool_name,
+            args,
+            partial_result,
+        } => SessionEvent::ToolExecutionUpdate {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            args: args.clone(),
+            partial_result: tool_result(partial_result)?,
+        },
+        AgentEvent::ToolExecutionEnd {
+            tool_call_id,
+            tool_name,
+            result,
+        } => SessionEvent::ToolExecutionEnd {
+            tool_call_id: tool_call_id.clone(),
+            tool_name: tool_name.clone(),
+            result: tool_result(result)?,
+            is_error: result.is_error,
+        },
+        AgentEvent::QueueUpdate {
+            steering,
+            follow_up,
+        } => SessionEvent::QueueUpdate {
+            steering: steering.clone(),
+            follow_up: follow_up.clone(),
+        },
+    })
+}
+
+/// A tool output as a wire tool result.
+pub fn tool_output_to_wire(output: &ToolOutput) -> Result<ToolResult, WireError> {
+    tool_result(output)
+}

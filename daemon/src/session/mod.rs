@@ -1,0 +1,706 @@
+//! Sessions: the registry of loaded session actors, and operations that work on stored
+//! sessions without loading them (create, list, read, fork, delete, import, export).
+//!
+//! Sessions load lazily on the first command that needs their actor and unload after
+//! `idle_unload` with no subscribers and no run.
+//!
+//! Architecture invariant: at most one actor per session. Loads are serialized by the registry;
+//! an unloading actor leaves the map before it refuses further commands, and callers whose
+//! command was refused retry against a freshly loaded actor.
+
+pub mod actor;
+pub mod entries;
+pub mod html;
+pub mod pi_format;
+pub mod prompt;
+pub mod recovery;
+pub mod services;
+pub mod stats;
+pub mod time;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pi_llm::{Model, ThinkingLevel};
+use pi_protocol::v1::message::{AgentMessage as WireMessage, UserContent};
+use pi_protocol::v1::{
+    EmptyResponse, EntryRecord, ModelInfo, ModelRef, ReadScope, SessionCreateParams, SessionEntry,
+    SessionForkResponse, SessionInfo, SessionListParams, SessionListResponse, SessionReadParams,
+    SessionReadResponse, SessionStatus,
+};
+use pi_protocol::{ErrorKind, ErrorObject};
+
+pub use actor::{Command, Reply, SessionHandle};
+pub use services::{ModelService, SessionServices, SessionSettings, ToolEnvironment, ToolFactory};
+
+use crate::session::actor::SessionActor;
+use crate::session::entries::{EntryBase, EntryIds};
+use crate::store::{NewEntry, SessionRow, Store};
+
+/// Loaded sessions by id. A sync mutex, never held across await.
+pub type SessionMap = Mutex<HashMap<String, SessionHandle>>;
+
+/// How long closing all sessions may take at shutdown.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// The registry of sessions.
+#[derive(Debug)]
+pub struct SessionRegistry {
+    store: Store,
+    services: SessionServices,
+    sessions: Arc<SessionMap>,
+    // Held while an actor is being loaded, so one session never gets two actors.
+    loading: tokio::sync::Mutex<()>,
+    next_generation: AtomicU64,
+}
+
+impl SessionRegistry {
+    /// A registry over `store`.
+    pub fn new(store: Store, services: SessionServices) -> Self {
+        SessionRegistry {
+            store,
+            services,
+            sessions: Arc::new(Mutex::new(HashMap::new())),
+            loading: tokio::sync::Mutex::new(()),
+            next_generation: AtomicU64::new(1),
+        }
+    }
+
+    /// The services sessions use.
+    pub fn services(&self) -> &SessionServices {
+        &self.services
+    }
+
+    /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
+    pub async fn recover_interrupted(&self) -> Result<usize, ErrorObject> {
+        recovery::recover_interrupted(&self.store).await
+    }
+
+    /// Sessions with a live actor.
+    pub fn loaded_count(&self) -> u32 {
+        self.sessions
+            .lock()
+            .map(|map| map.values().filter(|handle| !handle.is_closed()).count() as u32)
+            .unwrap_or(0)
+    }
+
+    /// Creates a session.
+    pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, ErrorObject> {
+        let cwd = std::path::Path::new(&params.cwd);
+        if !cwd.is_absolute() || !cwd.is_dir() {
+            return Err(ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!(
+                    "cwd must be an absolute path to an existing directory, and {:?} is not",
+                    params.cwd
+                ),
+            )
+            .with_field("cwd"));
+        }
+        let models = &self.services.models;
+        let (model, level) = match &params.model {
+            Some(spec) => {
+                let (model, level) = models.resolve(spec).map_err(|message| {
+                    ErrorObject::new(ErrorKind::NotFound, message).with_field("model")
+                })?;
+                (Some(model), level)
+            }
+            None => (models.default_model(), None),
+        };
+        let requested = match (&params.thinking, level) {
+            (Some(text), _) => text.parse::<ThinkingLevel>().map_err(|error| {
+                ErrorObject::new(ErrorKind::InvalidParams, error.to_string()).with_field("thinking")
+            })?,
+            (None, Some(level)) => level,
+            (None, None) => self.services.settings.default_thinking,
+        };
+        let thinking = model.as_ref().map_or(requested, |model| {
+            services::clamp_thinking(model, requested)
+        });
+        let tools = params
+            .tools
+            .clone()
+            .unwrap_or_else(|| self.services.tools.default_names());
+        let now = now_millis();
+        let mut row = SessionRow {
+            id: new_uuid(),
+            cwd: params.cwd.clone(),
+            env: params.env.clone(),
+            name: params
+                .name
+                .as_ref()
+                .map(|name| name.trim().to_owned())
+                .filter(|name| !name.is_empty()),
+            parent_session_id: None,
+            created_at: now,
+            updated_at: now,
+            leaf_id: None,
+            model: model
+                .as_ref()
+                .map(|model| (model.provider.clone(), model.id.clone())),
+            thinking_level: thinking.as_str().to_owned(),
+            tools,
+            message_count: 0,
+            first_message: None,
+            last_seq: 0,
+            running: false,
+        };
+        self.services
+            .tools
+            .tools(&tool_environment(&row), &row.tools)
+            .map_err(|message| {
+                ErrorObject::new(ErrorKind::InvalidParams, message).with_field("tools")
+            })?;
+
+        let mut ids = EntryIds::default();
+        let mut new_entries: Vec<SessionEntry> = Vec::new();
+        let mut parent = None;
+        let mut push = |make: &dyn Fn(EntryBase) -> SessionEntry| {
+            let base = EntryBase::new(&mut ids, parent.clone(), now);
+            parent = Some(base.id.clone());
+            new_entries.push(make(base));
+        };
+        push(&|b| SessionEntry::ThinkingLevelChange {
+            id: b.id,
+            parent_id: b.parent_id,
+            timestamp: b.timestamp,
+            thinking_level: thinking.as_str().to_owned(),
+        });
+        if let Some(model) = &model {
+            push(&|b| SessionEntry::ModelChange {
+                id: b.id,
+                parent_id: b.parent_id,
+                timestamp: b.timestamp,
+                provider: model.provider.clone(),
+                model_id: model.id.clone(),
+            });
+        }
+        if let Some(name) = row.name.clone() {
+            push(&|b| SessionEntry::SessionInfo {
+                id: b.id,
+                parent_id: b.parent_id,
+                timestamp: b.timestamp,
+                name: Some(name.clone()),
+            });
+        }
+        let stored = stored_entries(&new_entries, 1)?;
+        row.leaf_id = stored.last().map(|entry| entry.id.clone());
+        row.last_seq = stored.len() as u64;
+        self.store
+            .insert_session_with_entries(&row, &stored)
+            .await
+            .map_err(internal)?;
+        tracing::info!(session = row.id, cwd = row.cwd, "session created");
+        Ok(info(&row, false, row.last_seq))
+    }
+
+    /// Sends a command to a session's actor, loading it if needed, retrying once if the actor
+    /// stopped meanwhile.
+    pub async fn call<T>(
+        &self,
+        id: &str,
+        make: impl Fn(Reply<T>) -> Command,
+    ) -> Result<T, ErrorObject> {
+        for _ in 0..3 {
+            let handle = self.handle(id).await?;
+            match handle.call(&make).await {
+                Ok(result) => return result,
+                Err(actor::Gone) => continue,
+            }
+        }
+        Err(ErrorObject::new(
+            ErrorKind::Internal,
+            format!("session {id} keeps stopping; the daemon log has details"),
+        ))
+    }
+
+    async fn handle(&self, id: &str) -> Result<SessionHandle, ErrorObject> {
+        if let Some(handle) = self.loaded(id) {
+            return Ok(handle);
+        }
+        let _loading = self.loading.lock().await;
+        if let Some(handle) = self.loaded(id) {
+            return Ok(handle);
+        }
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let handle = SessionActor::spawn(
+            self.store.clone(),
+            self.services.clone(),
+            self.sessions.clone(),
+            generation,
+            row,
+        )
+        .await?;
+        if let Ok(mut map) = self.sessions.lock() {
+            map.insert(id.to_owned(), handle.clone());
+        }
+        Ok(handle)
+    }
+
+    fn loaded(&self, id: &str) -> Option<SessionHandle> {
+        let map = self.sessions.lock().ok()?;
+        map.get(id).filter(|handle| !handle.is_closed()).cloned()
+    }
+
+    /// A page of sessions, newest activity first.
+    pub async fn list(
+        &self,
+        params: SessionListParams,
+    ) -> Result<SessionListResponse, ErrorObject> {
+        let limit = params.limit.unwrap_or(50).clamp(1, 500);
+        let cursor = params
+            .cursor
+            .as_deref()
+            .map(parse_list_cursor)
+            .transpose()?;
+        let mut rows = self
+            .store
+            .list_sessions(params.cwd.as_deref(), cursor.as_ref(), limit + 1)
+            .await
+            .map_err(internal)?;
+        let next_cursor = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last()
+                .map(|row| format!("{}:{}", row.updated_at, row.id))
+        } else {
+            None
+        };
+        let sessions = rows
+            .iter()
+            .map(|row| info(row, row.running, row.last_seq))
+            .collect();
+        Ok(SessionListResponse {
+            sessions,
+            next_cursor,
+        })
+    }
+
+    /// Metadata of a stored session (loaded or not).
+    pub async fn stored_info(&self, id: &str) -> Result<SessionInfo, ErrorObject> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        Ok(info(&row, row.running, row.last_seq))
+    }
+
+    /// A page of stored entries.
+    pub async fn read(
+        &self,
+        params: SessionReadParams,
+    ) -> Result<SessionReadResponse, ErrorObject> {
+        let row = self
+            .store
+            .session(&params.session_id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(&params.session_id))?;
+        let limit = params.limit.unwrap_or(200).clamp(1, 1000) as usize;
+        let cursor: i64 = match &params.cursor {
+            None => -1,
+            Some(text) => text.parse().map_err(|_| {
+                ErrorObject::new(
+                    ErrorKind::InvalidParams,
+                    format!("cursor {text:?} is not a cursor from a previous page"),
+                )
+                .with_field("cursor")
+            })?,
+        };
+        let (page, next_cursor) = match params.scope {
+            ReadScope::Branch => {
+                let branch = self
+                    .store
+                    .branch(&row.id, row.leaf_id.as_deref())
+                    .await
+                    .map_err(internal)?;
+                let start = (cursor + 1).max(0) as usize;
+                let end = (start + limit).min(branch.len());
+                let next = (end < branch.len()).then(|| (end as i64 - 1).to_string());
+                (
+                    branch
+                        .get(start..end)
+                        .map(<[_]>::to_vec)
+                        .unwrap_or_default(),
+                    next,
+                )
+            }
+            ReadScope::Tree => {
+                let mut entries = self
+                    .store
+                    .entries_by_ordinal(&row.id, cursor, limit as u32 + 1)
+                    .await
+                    .map_err(internal)?;
+                let next = if entries.len() > limit {
+                    entries.truncate(limit);
+                    entries.last().map(|entry| entry.ordinal.to_string())
+                } else {
+                    None
+                };
+                (entries, next)
+            }
+        };
+        let entries = page
+            .iter()
+            .map(|stored| {
+                Ok(EntryRecord {
+                    seq: stored.seq,
+                    entry: entries::parse_entry(stored).map_err(internal)?,
+                })
+            })
+            .collect::<Result<_, ErrorObject>>()?;
+        Ok(SessionReadResponse {
+            entries,
+            leaf_id: row.leaf_id,
+            next_cursor,
+        })
+    }
+
+    /// pi's fork: a new session with the branch up to the parent of a user message.
+    pub async fn fork(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<SessionForkResponse, ErrorObject> {
+        let source = self
+            .store
+            .session(session_id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(session_id))?;
+        let stored = self
+            .store
+            .entry(session_id, entry_id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| entry_not_found(entry_id))?;
+        let entry = entries::parse_entry(&stored).map_err(internal)?;
+        let SessionEntry::Message {
+            parent_id,
+            message: WireMessage::User(user),
+            ..
+        } = &entry
+        else {
+            let what = match &entry {
+                SessionEntry::Message {
+                    message: WireMessage::Assistant(_),
+                    ..
+                } => "an assistant message".to_owned(),
+                SessionEntry::Message {
+                    message: WireMessage::ToolResult(_),
+                    ..
+                } => "a tool result".to_owned(),
+                SessionEntry::Message { .. } => "not a user message".to_owned(),
+                other => format!("a {} entry", entries::entry_parts(other).2),
+            };
+            return Err(ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!("fork needs a user message, and {entry_id} is {what}"),
+            )
+            .with_field("entryId"));
+        };
+        let text = user_content_text(&user.content);
+        let path: Vec<SessionEntry> = self
+            .store
+            .branch(session_id, parent_id.as_deref())
+            .await
+            .map_err(internal)?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
+        let label_entries: Vec<SessionEntry> = self
+            .store
+            .entries_of_kind(session_id, "label")
+            .await
+            .map_err(internal)?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
+        let copied = pi_format::copy_without_labels(
+            &path,
+            pi_format::resolve_labels(&label_entries),
+            now_millis(),
+        );
+        let mut row = SessionRow {
+            id: new_uuid(),
+            name: None,
+            parent_session_id: Some(source.id.clone()),
+            created_at: now_millis(),
+            updated_at: now_millis(),
+            leaf_id: None,
+            message_count: 0,
+            first_message: None,
+            last_seq: 0,
+            running: false,
+            ..source
+        };
+        pi_format::summarize_into_row(&copied, &mut row);
+        let stored = stored_entries(&copied, 1)?;
+        self.store
+            .insert_session_with_entries(&row, &stored)
+            .await
+            .map_err(internal)?;
+        Ok(SessionForkResponse {
+            session: info(&row, false, row.last_seq),
+            text,
+        })
+    }
+
+    /// Deletes a session (stopping its run first).
+    pub async fn delete(&self, id: &str) -> Result<EmptyResponse, ErrorObject> {
+        if let Some(handle) = self.loaded(id) {
+            let _ = handle
+                .call(|reply| Command::Close {
+                    deleted: true,
+                    reply,
+                })
+                .await;
+        }
+        if !self.store.delete_session(id).await.map_err(internal)? {
+            return Err(session_not_found(id));
+        }
+        tracing::info!(session = id, "session deleted");
+        Ok(EmptyResponse {})
+    }
+
+    /// Imports a pi session file as a new session.
+    pub async fn import(&self, path: &str) -> Result<SessionInfo, ErrorObject> {
+        let (row, entries) = pi_format::import_file(std::path::Path::new(path), &self.services)?;
+        let stored = stored_entries(&entries, 1)?;
+        self.store
+            .insert_session_with_entries(&row, &stored)
+            .await
+            .map_err(internal)?;
+        tracing::info!(session = row.id, path, "session imported");
+        Ok(info(&row, false, row.last_seq))
+    }
+
+    /// Every entry of a session in creation order, for export.
+    pub async fn all_entries(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        let mut all = Vec::new();
+        let mut after = -1;
+        loop {
+            let page = self
+                .store
+                .entries_by_ordinal(id, after, 1000)
+                .await
+                .map_err(internal)?;
+            let Some(last) = page.last() else { break };
+            after = last.ordinal;
+            for stored in &page {
+                all.push(entries::parse_entry(stored).map_err(internal)?);
+            }
+        }
+        Ok((row, all))
+    }
+
+    /// The current branch of a session, root first, for export.
+    pub async fn branch_entries(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        let branch = self
+            .store
+            .branch(id, row.leaf_id.as_deref())
+            .await
+            .map_err(internal)?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(internal)?;
+        Ok((row, branch))
+    }
+
+    /// Number of stored sessions.
+    pub async fn stored_count(&self) -> u64 {
+        self.store.session_count().await.unwrap_or(0)
+    }
+
+    /// Stops every actor (aborting runs, saving state), within a bound.
+    pub async fn shutdown(&self) {
+        let handles: Vec<SessionHandle> = self
+            .sessions
+            .lock()
+            .map(|map| map.values().cloned().collect())
+            .unwrap_or_default();
+        let closing = handles.iter().map(|handle| {
+            handle.call(|reply| Command::Close {
+                deleted: false,
+                reply,
+            })
+        });
+        if tokio::time::timeout(SHUTDOWN_TIMEOUT, futures_util::future::join_all(closing))
+            .await
+            .is_err()
+        {
+            tracing::warn!("some sessions did not stop in time");
+        }
+    }
+}
+
+/// Converts entries to stored form, announcing them with seqs from `first_seq`.
+fn stored_entries(new: &[SessionEntry], first_seq: u64) -> Result<Vec<NewEntry>, ErrorObject> {
+    new.iter()
+        .enumerate()
+        .map(|(offset, entry)| {
+            entries::new_entry(entry, first_seq + offset as u64).map_err(internal)
+        })
+        .collect()
+}
+
+fn parse_list_cursor(text: &str) -> Result<(i64, String), ErrorObject> {
+    text.split_once(':')
+        .and_then(|(updated, id)| Some((updated.parse().ok()?, id.to_owned())))
+        .ok_or_else(|| {
+            ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!("cursor {text:?} is not a cursor from a previous page"),
+            )
+            .with_field("cursor")
+        })
+}
+
+/// Session metadata as sent on the wire.
+pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
+    SessionInfo {
+        id: row.id.clone(),
+        cwd: row.cwd.clone(),
+        name: row.name.clone(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        model: row.model.as_ref().map(|(provider, id)| ModelRef {
+            provider: provider.clone(),
+            id: id.clone(),
+        }),
+        thinking_level: row.thinking_level.clone(),
+        leaf_id: row.leaf_id.clone(),
+        message_count: row.message_count,
+        first_message: row.first_message.clone(),
+        parent_session_id: row.parent_session_id.clone(),
+        status: if running {
+            SessionStatus::Running
+        } else {
+            SessionStatus::Idle
+        },
+        last_seq: seq,
+    }
+}
+
+/// A model as sent on the wire.
+pub fn model_info(model: &Model, has_key: bool) -> ModelInfo {
+    ModelInfo {
+        provider: model.provider.clone(),
+        id: model.id.clone(),
+        name: model.name.clone(),
+        api: model.api.clone(),
+        context_window: model.context_window,
+        max_tokens: model.max_tokens,
+        reasoning: model.reasoning,
+        images: model.accepts_images(),
+        input_cost: model.cost.input,
+        output_cost: model.cost.output,
+        has_key,
+    }
+}
+
+/// Where a session's tools run.
+pub fn tool_environment(row: &SessionRow) -> ToolEnvironment {
+    ToolEnvironment {
+        session_id: row.id.clone(),
+        cwd: row.cwd.clone().into(),
+        env: row
+            .env
+            .clone()
+            .unwrap_or_else(|| std::env::vars().collect::<BTreeMap<_, _>>()),
+    }
+}
+
+/// The text blocks of user content, joined by newlines.
+pub fn user_content_text(content: &[UserContent]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            UserContent::Text(text) => Some(text.text.as_str()),
+            UserContent::Image(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// An internal failure as an RPC error; the detail goes to the log, not the client.
+pub fn internal(error: impl std::fmt::Display) -> ErrorObject {
+    tracing::error!(%error, "internal error");
+    ErrorObject::new(ErrorKind::Internal, format!("internal error: {error}"))
+}
+
+/// The session does not exist.
+pub fn session_not_found(id: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorKind::NotFound,
+        format!("session {id} does not exist; `session/list` shows the stored sessions"),
+    )
+    .with_field("sessionId")
+}
+
+/// The entry does not exist.
+pub fn entry_not_found(id: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorKind::NotFound,
+        format!("entry {id} does not exist in this session"),
+    )
+    .with_field("entryId")
+}
+
+/// Now, as Unix milliseconds.
+pub fn now_millis() -> i64 {
+    crate::state::unix_millis()
+}
+
+/// A random UUID v4.
+pub fn new_uuid() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or(0);
+        bytes = nanos.to_le_bytes();
+    }
+    bytes[6] = (bytes[6] & 0x0f) | 0x40;
+    bytes[8] = (bytes[8] & 0x3f) | 0x80;
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[0..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..32]
+    )
+}

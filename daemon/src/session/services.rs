@@ -1,0 +1,116 @@
+//! What sessions need from the rest of the daemon, as traits: models (resolution, keys, the
+//! provider that streams them) and tools (per-session tool sets). The daemon wires the real
+//! implementations (pi-llm's registry, pi-tools); tests wire the faux provider and test tools.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_agent::{QueueMode, Tool, ToolExecution};
+use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
+
+/// Models: resolution, availability, keys, and the provider router that streams them.
+pub trait ModelService: Send + Sync {
+    /// Streams any known model (routes by `model.api`).
+    fn provider(&self) -> Arc<dyn Provider>;
+    /// Resolves `provider/id`, an id, or a search term, with an optional `:level` suffix.
+    /// The error is a sentence naming the closest matches.
+    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String>;
+    /// The model with exactly this provider and id.
+    fn find(&self, provider: &str, id: &str) -> Option<Model>;
+    /// The model new sessions use when none is asked for.
+    fn default_model(&self) -> Option<Model>;
+    /// The key for `model`'s provider (`None` for servers that need none). The error says which
+    /// environment variable or file to set.
+    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String>;
+    /// Every known model and whether its provider has a key.
+    fn list(&self) -> Vec<(Model, bool)>;
+}
+
+/// Where and how a session's tools run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ToolEnvironment {
+    /// The session id.
+    pub session_id: String,
+    /// Absolute working directory.
+    pub cwd: PathBuf,
+    /// The client's environment (or the daemon's).
+    pub env: BTreeMap<String, String>,
+}
+
+/// Builds a session's tools.
+pub trait ToolFactory: Send + Sync {
+    /// The tools named `names` for a session; an unknown name is an error naming it.
+    fn tools(
+        &self,
+        environment: &ToolEnvironment,
+        names: &[String],
+    ) -> Result<Vec<Arc<dyn Tool>>, String>;
+    /// The tools a session gets when none are named.
+    fn default_names(&self) -> Vec<String>;
+}
+
+/// Per-session behaviour the daemon configures.
+#[derive(Clone, Debug)]
+pub struct SessionSettings {
+    /// A session with no subscribers and no run unloads after this long.
+    pub idle_unload: Duration,
+    /// Thinking level of new sessions.
+    pub default_thinking: ThinkingLevel,
+    /// How tool calls of one message run.
+    pub tool_execution: ToolExecution,
+    /// Steering delivery.
+    pub steering_mode: QueueMode,
+    /// Follow-up delivery.
+    pub follow_up_mode: QueueMode,
+    /// Most durable events `session/attach` replays before answering `resync_required`.
+    pub replay_limit: u32,
+}
+
+impl Default for SessionSettings {
+    fn default() -> Self {
+        SessionSettings {
+            idle_unload: Duration::from_secs(600),
+            default_thinking: ThinkingLevel::Medium,
+            tool_execution: ToolExecution::default(),
+            steering_mode: QueueMode::OneAtATime,
+            follow_up_mode: QueueMode::OneAtATime,
+            replay_limit: 5000,
+        }
+    }
+}
+
+/// Everything a session needs from the daemon.
+#[derive(Clone)]
+pub struct SessionServices {
+    /// Models.
+    pub models: Arc<dyn ModelService>,
+    /// Tools.
+    pub tools: Arc<dyn ToolFactory>,
+    /// Behaviour.
+    pub settings: SessionSettings,
+}
+
+impl std::fmt::Debug for SessionServices {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionServices")
+            .field("settings", &self.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Clamps a thinking level to what `model` supports: `off` for models without reasoning;
+/// `xhigh` only where the model supports it, else `high`.
+pub fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
+    if !model.reasoning {
+        return ThinkingLevel::Off;
+    }
+    let supports_xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
+        .iter()
+        .any(|tag| model.id.contains(tag));
+    match level {
+        ThinkingLevel::Xhigh if !supports_xhigh => ThinkingLevel::High,
+        other => other,
+    }
+}

@@ -1,0 +1,220 @@
+//! Session rows: create, read, list (newest activity first, cursor-paged), update, delete, and
+//! crash recovery of runs that were active when the daemon died.
+
+use std::collections::BTreeMap;
+
+use sqlx::Row as _;
+
+use crate::store::{Store, StoreError};
+
+/// A session's stored metadata.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SessionRow {
+    /// UUID.
+    pub id: String,
+    /// Absolute working directory.
+    pub cwd: String,
+    /// The client's environment for tools; `None` = the daemon's.
+    pub env: Option<BTreeMap<String, String>>,
+    /// Display name.
+    pub name: Option<String>,
+    /// Fork source.
+    pub parent_session_id: Option<String>,
+    /// Unix ms.
+    pub created_at: i64,
+    /// Unix ms.
+    pub updated_at: i64,
+    /// The leaf entry.
+    pub leaf_id: Option<String>,
+    /// Current model (provider, id).
+    pub model: Option<(String, String)>,
+    /// Current thinking level name.
+    pub thinking_level: String,
+    /// Active tool names.
+    pub tools: Vec<String>,
+    /// Message entries.
+    pub message_count: u64,
+    /// First user text.
+    pub first_message: Option<String>,
+    /// Highest delivered event seq.
+    pub last_seq: u64,
+    /// A run is active.
+    pub running: bool,
+}
+
+/// A page position in the session list: `(updated_at, id)` of the last row seen.
+pub type ListCursor = (i64, String);
+
+macro_rules! session_columns {
+    () => {
+        "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
+         thinking_level, tools, message_count, first_message, last_seq, running"
+    };
+}
+
+impl Store {
+    /// Inserts a new session.
+    pub async fn insert_session(&self, row: &SessionRow) -> Result<(), StoreError> {
+        let mut connection = self.pool.acquire().await?;
+        insert_session(&mut connection, row).await
+    }
+
+    /// The session with `id`.
+    pub async fn session(&self, id: &str) -> Result<Option<SessionRow>, StoreError> {
+        let row = sqlx::query(concat!(
+            "SELECT ",
+            session_columns!(),
+            " FROM sessions WHERE id = ?1"
+        ))
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| session_from_row(&row)).transpose()
+    }
+
+    /// One page of sessions, newest activity first, optionally only for `cwd`.
+    pub async fn list_sessions(
+        &self,
+        cwd: Option<&str>,
+        cursor: Option<&ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<SessionRow>, StoreError> {
+        let (after_updated, after_id) = match cursor {
+            Some((updated, id)) => (Some(*updated), Some(id.as_str())),
+            None => (None, None),
+        };
+        let rows = sqlx::query(concat!(
+            "SELECT ",
+            session_columns!(),
+            " FROM sessions WHERE (?1 IS NULL OR cwd = ?1) \
+              AND (?2 IS NULL OR updated_at < ?2 OR (updated_at = ?2 AND id < ?3)) \
+              ORDER BY updated_at DESC, id DESC LIMIT ?4"
+        ))
+        .bind(cwd)
+        .bind(after_updated)
+        .bind(after_id)
+        .bind(i64::from(limit))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(session_from_row).collect()
+    }
+
+    /// Number of stored sessions.
+    pub async fn session_count(&self) -> Result<u64, StoreError> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(count.max(0) as u64)
+    }
+
+    /// Saves the mutable metadata of a session (everything but id, cwd, env, creation).
+    pub async fn update_session(&self, row: &SessionRow) -> Result<(), StoreError> {
+        let mut connection = self.pool.acquire().await?;
+        update_session(&mut connection, row).await
+    }
+
+    /// Deletes a session and its entries; `false` when it did not exist.
+    pub async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
+        let result = sqlx::query("DELETE FROM sessions WHERE id = ?1")
+            .bind(id)
+            .execute(&self.pool)
+            .await?;
+        Ok(result.rows_affected() > 0)
+    }
+
+    /// Sessions whose run was active when the daemon stopped without closing it.
+    pub async fn interrupted_sessions(&self) -> Result<Vec<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT id FROM sessions WHERE running = 1")
+                .fetch_all(&self.pool)
+                .await?,
+        )
+    }
+}
+
+pub(crate) async fn insert_session(
+    connection: &mut sqlx::SqliteConnection,
+    row: &SessionRow,
+) -> Result<(), StoreError> {
+    sqlx::query(concat!(
+        "INSERT INTO sessions (",
+        session_columns!(),
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+    ))
+    .bind(&row.id)
+    .bind(&row.cwd)
+    .bind(
+        row.env
+            .as_ref()
+            .map(|env| serde_json::to_string(env).unwrap_or_default()),
+    )
+    .bind(&row.name)
+    .bind(&row.parent_session_id)
+    .bind(row.created_at)
+    .bind(row.updated_at)
+    .bind(&row.leaf_id)
+    .bind(row.model.as_ref().map(|(provider, _)| provider.as_str()))
+    .bind(row.model.as_ref().map(|(_, id)| id.as_str()))
+    .bind(&row.thinking_level)
+    .bind(serde_json::to_string(&row.tools).unwrap_or_else(|_| "[]".to_owned()))
+    .bind(row.message_count as i64)
+    .bind(&row.first_message)
+    .bind(row.last_seq as i64)
+    .bind(row.running)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+pub(crate) async fn update_session(
+    connection: &mut sqlx::SqliteConnection,
+    row: &SessionRow,
+) -> Result<(), StoreError> {
+    sqlx::query(
+        "UPDATE sessions SET name = ?2, updated_at = ?3, leaf_id = ?4, model_provider = ?5, model_id = ?6, \
+         thinking_level = ?7, tools = ?8, message_count = ?9, first_message = ?10, last_seq = ?11, running = ?12 \
+         WHERE id = ?1",
+    )
+    .bind(&row.id)
+    .bind(&row.name)
+    .bind(row.updated_at)
+    .bind(&row.leaf_id)
+    .bind(row.model.as_ref().map(|(provider, _)| provider.as_str()))
+    .bind(row.model.as_ref().map(|(_, id)| id.as_str()))
+    .bind(&row.thinking_level)
+    .bind(serde_json::to_string(&row.tools).unwrap_or_else(|_| "[]".to_owned()))
+    .bind(row.message_count as i64)
+    .bind(&row.first_message)
+    .bind(row.last_seq as i64)
+    .bind(row.running)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreError> {
+    let env: Option<String> = row.try_get("env")?;
+    let tools: String = row.try_get("tools")?;
+    let provider: Option<String> = row.try_get("model_provider")?;
+    let model_id: Option<String> = row.try_get("model_id")?;
+    Ok(SessionRow {
+        id: row.try_get("id")?,
+        cwd: row.try_get("cwd")?,
+        env: env
+            .map(|text| serde_json::from_str(&text))
+            .transpose()
+            .map_err(StoreError::corrupt("sessions.env"))?,
+        name: row.try_get("name")?,
+        parent_session_id: row.try_get("parent_session_id")?,
+        created_at: row.try_get("created_at")?,
+        updated_at: row.try_get("updated_at")?,
+        leaf_id: row.try_get("leaf_id")?,
+        model: provider.zip(model_id),
+        thinking_level: row.try_get("thinking_level")?,
+        tools: serde_json::from_str(&tools).map_err(StoreError::corrupt("sessions.tools"))?,
+        message_count: row.try_get::<i64, _>("message_count")?.max(0) as u64,
+        first_message: row.try_get("first_message")?,
+        last_seq: row.try_get::<i64, _>("last_seq")?.max(0) as u64,
+        running: row.try_get("running")?,
+    })
+}

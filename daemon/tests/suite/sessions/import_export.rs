@@ -1,0 +1,377 @@
+//! pi session files: import (v1, v2, v3 with branches, compaction, labels), continue, export.
+
+use std::path::{Path, PathBuf};
+
+use pi_llm::Message;
+use pi_llm::faux::FauxReply;
+use pi_protocol::ErrorKind;
+use pi_protocol::v1::*;
+use serde_json::Value;
+
+use super::harness::{TestDaemon, run_events};
+
+fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/pi")
+        .join(name)
+}
+
+async fn import(client: &pi_client::Client, name: &str) -> SessionInfo {
+    client
+        .call::<SessionImport>(&SessionImportParams {
+            path: fixture(name).display().to_string(),
+        })
+        .await
+        .unwrap()
+}
+
+async fn branch_ids(client: &pi_client::Client, session_id: &str) -> Vec<String> {
+    let read = client
+        .call::<SessionRead>(&SessionReadParams {
+            session_id: session_id.to_owned(),
+            scope: ReadScope::Branch,
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    read.entries
+        .iter()
+        .map(|record| {
+            serde_json::to_value(&record.entry).unwrap()["id"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect()
+}
+
+/// pi writes JavaScript numbers (`0`), we write `0.0` for floats: compare numbers by value.
+fn numbers_as_f64(value: Value) -> Value {
+    match value {
+        Value::Number(number) => serde_json::json!(number.as_f64().unwrap()),
+        Value::Array(items) => Value::Array(items.into_iter().map(numbers_as_f64).collect()),
+        Value::Object(map) => Value::Object(
+            map.into_iter()
+                .map(|(k, v)| (k, numbers_as_f64(v)))
+                .collect(),
+        ),
+        other => other,
+    }
+}
+
+/// What the model saw, one short description per message.
+fn seen(messages: &[Message]) -> Vec<String> {
+    messages
+        .iter()
+        .map(|message| match message {
+            Message::User(user) => {
+                let text: String = user
+                    .content
+                    .iter()
+                    .filter_map(|c| match c {
+                        pi_llm::UserContent::Text(t) => Some(t.text.clone()),
+                        pi_llm::UserContent::Image(_) => None,
+                    })
+                    .collect();
+                format!("user:{}", text.lines().last().unwrap_or_default())
+            }
+            Message::Assistant(assistant) => format!("assistant:{}", assistant.text()),
+            Message::ToolResult(result) => format!("toolResult:{}", result.tool_call_id),
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_v3_file_with_branches_imports_continues_and_exports_back() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = import(&client, "v3-branches.jsonl").await;
+    assert_eq!(session.cwd, "/home/u/proj");
+    assert_eq!(session.name.as_deref(), Some("Files tour"));
+    assert_eq!(session.message_count, 8);
+    assert_eq!(session.first_message.as_deref(), Some("List the files"));
+    assert_eq!(
+        session.leaf_id.as_deref(),
+        Some("b0000004"),
+        "pi's leaf: the last entry"
+    );
+    assert_eq!(
+        session.model,
+        Some(ModelRef {
+            provider: "anthropic".into(),
+            id: "claude-sonnet-4-5".into()
+        })
+    );
+    assert_eq!(
+        branch_ids(&client, &session.id).await,
+        [
+            "a0000001", "a0000002", "a0000003", "a0000004", "a0000005", "a0000006", "b0000001",
+            "b0000002", "b0000003", "b0000004"
+        ]
+    );
+
+    // Continue it (on the faux model) and check the model's context.
+    let id = session.id.clone();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionSetModel>(&SessionSetModelParams {
+            session_id: id.clone(),
+            model: "faux-1".into(),
+        })
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("continued"));
+    client
+        .call::<SessionPrompt>(&SessionMessageParams {
+            session_id: id.clone(),
+            text: "and now?".into(),
+            images: vec![],
+        })
+        .await
+        .unwrap();
+    run_events(&mut events, &id).await;
+    assert_eq!(
+        seen(&daemon.faux.requests()[0].context.messages),
+        [
+            "user:List the files",
+            "assistant:",
+            "toolResult:toolu_1",
+            "assistant:There are two entries.",
+            "user:Alternative question",
+            "assistant:Alternative answer",
+            "user:</summary>",
+            "user:and now?",
+        ]
+    );
+
+    // The other branch holds the compaction: summary, kept entry, then what follows.
+    client
+        .call::<SessionNavigate>(&SessionEntryParams {
+            session_id: id.clone(),
+            entry_id: "a000000a".into(),
+        })
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("on the compacted branch"));
+    client
+        .call::<SessionPrompt>(&SessionMessageParams {
+            session_id: id.clone(),
+            text: "more".into(),
+            images: vec![],
+        })
+        .await
+        .unwrap();
+    run_events(&mut events, &id).await;
+    let context = &daemon.faux.requests()[1].context.messages;
+    assert_eq!(
+        seen(context),
+        [
+            "user:</summary>",
+            "assistant:There are two entries.",
+            "user:Now read README",
+            "assistant:It says hello.",
+            "user:more"
+        ]
+    );
+    let Message::User(summary) = &context[0] else {
+        unreachable!()
+    };
+    let pi_llm::UserContent::Text(summary) = &summary.content[0] else {
+        unreachable!()
+    };
+    assert!(
+        summary
+            .text
+            .contains("compacted into the following summary")
+            && summary.text.contains("The user listed files.")
+    );
+
+    // Export: every original entry line comes back unchanged, then the new ones.
+    let exported = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: id.clone(),
+            format: ExportFormat::Jsonl,
+            path: None,
+        })
+        .await
+        .unwrap()
+        .content
+        .unwrap();
+    let original: Vec<Value> = std::fs::read_to_string(fixture("v3-branches.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|l| numbers_as_f64(serde_json::from_str(l).unwrap()))
+        .collect();
+    let exported: Vec<Value> = exported
+        .lines()
+        .map(|l| numbers_as_f64(serde_json::from_str(l).unwrap()))
+        .collect();
+    assert_eq!(exported[0]["type"], "session");
+    assert_eq!(exported[0]["version"], 3.0);
+    assert_eq!(exported[0]["cwd"], "/home/u/proj");
+    assert_eq!(&exported[1..original.len()], &original[1..]);
+    assert!(exported.len() > original.len());
+
+    // Re-importing the export gives the same tree.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("export.jsonl");
+    client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: id.clone(),
+            format: ExportFormat::Jsonl,
+            path: Some(path.display().to_string()),
+        })
+        .await
+        .unwrap();
+    let again = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: path.display().to_string(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(again.message_count, session.message_count + 4);
+}
+
+#[tokio::test]
+async fn v1_and_v2_files_are_migrated() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+
+    let v1 = import(&client, "v1-linear.jsonl").await;
+    assert_eq!(v1.message_count, 4, "the corrupt line is skipped");
+    let ids = branch_ids(&client, &v1.id).await;
+    assert_eq!(ids.len(), 5, "ids and parent links were assigned");
+    assert!(
+        ids.iter()
+            .all(|id| id.len() == 8 && id.chars().all(|c| c.is_ascii_hexdigit()))
+    );
+    let exported = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: v1.id.clone(),
+            format: ExportFormat::Jsonl,
+            path: None,
+        })
+        .await
+        .unwrap()
+        .content
+        .unwrap();
+    let compaction: Value = exported
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "compaction")
+        .unwrap();
+    assert_eq!(
+        compaction["firstKeptEntryId"],
+        ids[1].as_str(),
+        "firstKeptEntryIndex 1 became an id"
+    );
+    assert!(compaction.get("firstKeptEntryIndex").is_none());
+
+    let v2 = import(&client, "v2-hook-message.jsonl").await;
+    let id = v2.id.clone();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionSetModel>(&SessionSetModelParams {
+            session_id: id.clone(),
+            model: "faux-1".into(),
+        })
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("fine"));
+    client
+        .call::<SessionPrompt>(&SessionMessageParams {
+            session_id: id.clone(),
+            text: "next".into(),
+            images: vec![],
+        })
+        .await
+        .unwrap();
+    run_events(&mut events, &id).await;
+    assert_eq!(
+        seen(&daemon.faux.requests()[0].context.messages),
+        [
+            "user:hi",
+            "user:Remember the tests",
+            "assistant:ok",
+            "user:next"
+        ]
+    );
+}
+
+#[tokio::test]
+async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
+    let daemon = TestDaemon::start().await;
+    let (client, _events) = daemon.client().await;
+    let dir = tempfile::tempdir().unwrap();
+    let not_pi = dir.path().join("notes.jsonl");
+    std::fs::write(&not_pi, "{\"hello\":1}\n").unwrap();
+    let error = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: not_pi.display().to_string(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(error.rpc_kind(), Some(ErrorKind::InvalidParams));
+    assert!(
+        error
+            .to_string()
+            .contains("is not a pi session file: its first line is not a session header"),
+        "{error}"
+    );
+    let missing = dir.path().join("missing.jsonl");
+    let error = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: missing.display().to_string(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .starts_with(&format!("cannot read {}", missing.display())),
+        "{error}"
+    );
+    let error = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: "relative.jsonl".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("path must be absolute"),
+        "{error}"
+    );
+
+    let session = import(&client, "v3-branches.jsonl").await;
+    let html = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: session.id.clone(),
+            format: ExportFormat::Html,
+            path: None,
+        })
+        .await
+        .unwrap()
+        .content
+        .unwrap();
+    assert!(html.starts_with("<!DOCTYPE html>"));
+    assert!(html.contains("<title>Files tour</title>"));
+    assert!(html.contains("Alternative answer"));
+    assert!(html.contains("README.md\nsrc/"));
+    assert!(
+        !html.contains("<script") && !html.contains("http://") && !html.contains("https://"),
+        "no scripts or external resources"
+    );
+}

@@ -1,0 +1,8 @@
+//! Sessions through the protocol, on an in-process daemon with the faux provider.
+
+mod basics;
+mod harness;
+mod import_export;
+mod multi_client;
+mod runs;
+mod tree;

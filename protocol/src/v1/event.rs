@@ -1,0 +1,133 @@
+//! Session events: the `session/event` notification. The vocabulary is pi's (`agent_start`,
+//! `message_update`, `tool_execution_end`, ...) plus the daemon's own (`queue_update`,
+//! `entry_added`, `leaf_changed`, `session_error`).
+//!
+//! Every event has a per-session, strictly increasing `seq`. Durable events (`message_end` of
+//! stored messages and `entry_added`) are backed by stored entries and are replayed by
+//! `session/attach {afterSeq}`; the others are live only.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::v1::entry::SessionEntry;
+use crate::v1::message::{
+    AgentMessage, AssistantMessage, AssistantMessageEvent, ToolResult, ToolResultMessage,
+};
+use crate::v1::session::SessionInfo;
+
+/// Params of the `session/event` notification.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEventParams {
+    /// The session.
+    pub session_id: String,
+    /// Per-session sequence number, strictly increasing.
+    pub seq: u64,
+    /// The event.
+    pub event: SessionEvent,
+}
+
+/// One session event, tagged by `type`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(
+    tag = "type",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum SessionEvent {
+    /// A run began.
+    AgentStart,
+    /// A run ended. Unlike pi's `agent_end`, the run's messages are not repeated: each was
+    /// announced by its `message_end`; `messageCount` says how many there were.
+    AgentEnd {
+        /// Messages the run produced, prompts included.
+        message_count: u32,
+    },
+    /// A turn began.
+    TurnStart,
+    /// A turn ended.
+    TurnEnd {
+        /// The turn's assistant message.
+        message: AssistantMessage,
+        /// Its tool results.
+        tool_results: Vec<ToolResultMessage>,
+    },
+    /// A message began (for the assistant: the empty partial).
+    MessageStart {
+        /// The message.
+        message: AgentMessage,
+    },
+    /// The streaming assistant message changed.
+    MessageUpdate {
+        /// The delta.
+        assistant_message_event: AssistantMessageEvent,
+    },
+    /// A message is complete. Durable when `entryId` is set (stored before it was sent).
+    MessageEnd {
+        /// The final message.
+        message: AgentMessage,
+        /// The entry that stores it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        entry_id: Option<String>,
+    },
+    /// A tool call began (raw arguments).
+    ToolExecutionStart {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// Raw arguments.
+        args: Value,
+    },
+    /// A tool reported its result so far (replaces the previous update).
+    ToolExecutionUpdate {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// Raw arguments.
+        args: Value,
+        /// The result so far.
+        partial_result: ToolResult,
+    },
+    /// A tool call finished.
+    ToolExecutionEnd {
+        /// Call id.
+        tool_call_id: String,
+        /// Tool name.
+        tool_name: String,
+        /// The result.
+        result: ToolResult,
+        /// The call failed.
+        is_error: bool,
+    },
+    /// The steering or follow-up queue changed.
+    QueueUpdate {
+        /// Queued steering messages (texts).
+        steering: Vec<String>,
+        /// Queued follow-ups (texts).
+        follow_up: Vec<String>,
+    },
+    /// A non-message entry was stored (model or thinking change, label, name, summaries).
+    /// Durable.
+    EntryAdded {
+        /// The entry.
+        entry: SessionEntry,
+    },
+    /// The leaf moved (navigation); the context now ends at `leafId`.
+    LeafChanged {
+        /// The new leaf; `null` for an empty branch.
+        leaf_id: Option<String>,
+    },
+    /// Session metadata changed (name, model, thinking level, status).
+    SessionUpdated {
+        /// The new metadata.
+        info: SessionInfo,
+    },
+    /// The session's run failed inside the daemon (a bug); the session carries on.
+    SessionError {
+        /// What happened.
+        message: String,
+    },
+}

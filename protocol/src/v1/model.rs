@@ -1,0 +1,59 @@
+//! `model/*`: the models the daemon can use.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Params of `model/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelListParams {
+    /// Only models whose provider has a key configured.
+    #[serde(default)]
+    pub available_only: bool,
+}
+
+/// Response of `model/list`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelListResponse {
+    /// Models, by provider then id.
+    pub models: Vec<ModelInfo>,
+}
+
+/// A model and whether it can be used.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelInfo {
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// Wire format.
+    pub api: String,
+    /// Context window in tokens.
+    pub context_window: u64,
+    /// Max output tokens.
+    pub max_tokens: u64,
+    /// Supports thinking.
+    pub reasoning: bool,
+    /// Accepts images.
+    pub images: bool,
+    /// USD per million input tokens.
+    pub input_cost: f64,
+    /// USD per million output tokens.
+    pub output_cost: f64,
+    /// A key (or no-auth server) is configured for its provider.
+    pub has_key: bool,
+}
+
+/// A model reference: `provider` and `id`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ModelRef {
+    /// Provider id.
+    pub provider: String,
+    /// Model id.
+    pub id: String,
+}

@@ -1,0 +1,428 @@
+//! `session/*`: creating, listing, reading, attaching to and driving agent sessions.
+
+use std::collections::BTreeMap;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::v1::entry::EntryRecord;
+use crate::v1::event::SessionEventParams;
+use crate::v1::message::{AssistantMessage, ImageContent, ToolResult};
+use crate::v1::model::{ModelInfo, ModelRef};
+
+/// What a session is, without its history.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionInfo {
+    /// Session id (UUID).
+    pub id: String,
+    /// Absolute working directory of its tools.
+    pub cwd: String,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Creation time, Unix ms.
+    pub created_at: i64,
+    /// Last activity, Unix ms.
+    pub updated_at: i64,
+    /// The current model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<ModelRef>,
+    /// The current thinking level.
+    pub thinking_level: String,
+    /// The leaf entry; the current branch ends here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// Message entries in the session (all branches).
+    pub message_count: u64,
+    /// First user message text, for pickers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_message: Option<String>,
+    /// The session this one was forked from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    /// `idle` or `running`.
+    pub status: SessionStatus,
+    /// The newest event sequence number.
+    pub last_seq: u64,
+}
+
+/// Whether a run is active.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStatus {
+    /// No run.
+    Idle,
+    /// A run is active.
+    Running,
+}
+
+/// Params of `session/create`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCreateParams {
+    /// Absolute working directory; tools run here.
+    pub cwd: String,
+    /// Environment of the session's tools (the client's environment). Absent: the daemon's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub env: Option<BTreeMap<String, String>>,
+    /// Model: `provider/id`, an id, or a search term, with optional `:level`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    /// Thinking level (`off`...`xhigh`); clamped to the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+    /// Active tool names; absent: the default set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<String>>,
+    /// Display name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// Params naming a session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionIdParams {
+    /// The session.
+    pub session_id: String,
+}
+
+/// An empty response.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+pub struct EmptyResponse {}
+
+/// Params of `session/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListParams {
+    /// Only sessions with this working directory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// Page size (default 50, at most 500).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// `nextCursor` of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// Response of `session/list`: newest activity first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionListResponse {
+    /// One page of sessions.
+    pub sessions: Vec<SessionInfo>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Response of `session/get`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionGetResponse {
+    /// Metadata.
+    pub info: SessionInfo,
+    /// Active tool names.
+    pub tools: Vec<String>,
+    /// Queued messages.
+    pub queue: QueueState,
+    /// Clients attached right now.
+    pub attached_clients: u32,
+}
+
+/// Queued steering and follow-up messages.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct QueueState {
+    /// Steering messages (texts).
+    pub steering: Vec<String>,
+    /// Follow-up messages (texts).
+    pub follow_up: Vec<String>,
+}
+
+/// Which entries `session/read` returns.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ReadScope {
+    /// The current branch, root to leaf.
+    #[default]
+    Branch,
+    /// Every entry, in creation order.
+    Tree,
+}
+
+/// Params of `session/read`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReadParams {
+    /// The session.
+    pub session_id: String,
+    /// Branch (default) or whole tree.
+    #[serde(default)]
+    pub scope: ReadScope,
+    /// Page size (default 200, at most 1000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// `nextCursor` of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// Response of `session/read`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionReadResponse {
+    /// One page of entries.
+    pub entries: Vec<EntryRecord>,
+    /// The leaf when the page was read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// Pass as `cursor` for the next page; absent on the last page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// Params of `session/attach`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAttachParams {
+    /// The session.
+    pub session_id: String,
+    /// The last `seq` this client saw; durable events after it are replayed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub after_seq: Option<u64>,
+}
+
+/// Response of `session/attach`: a snapshot, the replay, and from then on live events.
+/// Nothing is missed or repeated between `replay` and the first live event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionAttachResponse {
+    /// The state right now.
+    pub snapshot: SessionSnapshot,
+    /// Durable events after `afterSeq`, in order (empty without `afterSeq`).
+    pub replay: Vec<SessionEventParams>,
+}
+
+/// The live state of a session.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSnapshot {
+    /// Metadata (its `lastSeq` is the seq this snapshot reflects).
+    pub info: SessionInfo,
+    /// The assistant message being streamed, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub streaming_message: Option<AssistantMessage>,
+    /// Tool calls running now.
+    pub running_tools: Vec<RunningTool>,
+    /// Queued messages.
+    pub queue: QueueState,
+    /// Clients attached, this one included.
+    pub attached_clients: u32,
+}
+
+/// A tool call in progress.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RunningTool {
+    /// Call id.
+    pub tool_call_id: String,
+    /// Tool name.
+    pub tool_name: String,
+    /// Raw arguments.
+    pub args: serde_json::Value,
+    /// The latest partial result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub partial_result: Option<ToolResult>,
+}
+
+/// Params of `session/prompt`, `session/steer` and `session/followUp`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionMessageParams {
+    /// The session.
+    pub session_id: String,
+    /// The message text.
+    pub text: String,
+    /// Attached images.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub images: Vec<ImageContent>,
+}
+
+/// Params of `session/setModel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetModelParams {
+    /// The session.
+    pub session_id: String,
+    /// `provider/id`, an id, or a search term, with optional `:level`.
+    pub model: String,
+}
+
+/// Response of `session/setModel`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetModelResponse {
+    /// The model now in use.
+    pub model: ModelInfo,
+    /// The thinking level after clamping to the model.
+    pub thinking_level: String,
+}
+
+/// Params of `session/setThinking`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetThinkingParams {
+    /// The session.
+    pub session_id: String,
+    /// `off`, `minimal`, `low`, `medium`, `high` or `xhigh`.
+    pub level: String,
+}
+
+/// Response of `session/setThinking`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetThinkingResponse {
+    /// The level in effect (clamped to the model).
+    pub level: String,
+}
+
+/// Params of `session/setName`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetNameParams {
+    /// The session.
+    pub session_id: String,
+    /// The new name (trimmed; must not be empty).
+    pub name: String,
+}
+
+/// Params of `session/label`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionLabelParams {
+    /// The session.
+    pub session_id: String,
+    /// The entry to label.
+    pub entry_id: String,
+    /// The label; absent or empty clears it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+}
+
+/// Params of `session/fork` and `session/navigate`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionEntryParams {
+    /// The session.
+    pub session_id: String,
+    /// The entry.
+    pub entry_id: String,
+}
+
+/// Response of `session/fork`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionForkResponse {
+    /// The new session (history up to the parent of the chosen message).
+    pub session: SessionInfo,
+    /// The chosen message's text, to edit and send again.
+    pub text: String,
+}
+
+/// Response of `session/navigate`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionNavigateResponse {
+    /// The new leaf.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leaf_id: Option<String>,
+    /// When navigating to a user message: its text, to edit and send again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+}
+
+/// Response of `session/stats` (pi's `SessionStats`, over the current context).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionStatsResponse {
+    /// The session.
+    pub session_id: String,
+    /// User messages.
+    pub user_messages: u64,
+    /// Assistant messages.
+    pub assistant_messages: u64,
+    /// Tool calls.
+    pub tool_calls: u64,
+    /// Tool results.
+    pub tool_results: u64,
+    /// All messages.
+    pub total_messages: u64,
+    /// Token sums.
+    pub tokens: TokenTotals,
+    /// Cost sum, USD.
+    pub cost: f64,
+}
+
+/// Token sums.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TokenTotals {
+    /// Input.
+    pub input: u64,
+    /// Output.
+    pub output: u64,
+    /// Cache reads.
+    pub cache_read: u64,
+    /// Cache writes.
+    pub cache_write: u64,
+    /// Sum of the four.
+    pub total: u64,
+}
+
+/// Params of `session/import`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionImportParams {
+    /// Absolute path of a pi session file (JSONL, versions 1 to 3).
+    pub path: String,
+}
+
+/// Format of `session/export`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ExportFormat {
+    /// pi's session file (JSONL v3), which pi can open.
+    #[default]
+    Jsonl,
+    /// A self-contained HTML page.
+    Html,
+}
+
+/// Params of `session/export`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionExportParams {
+    /// The session.
+    pub session_id: String,
+    /// JSONL (default) or HTML.
+    #[serde(default)]
+    pub format: ExportFormat,
+    /// Absolute path to write; absent: the content is returned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+/// Response of `session/export`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionExportResponse {
+    /// The exported text, when no path was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+    /// The file written, when a path was given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
