@@ -16,6 +16,7 @@ pub mod schema_export;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod testing;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -241,26 +241,52 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
     match event {
         StreamEvent::Start => {}
         StreamEvent::TextStart { content_index } => {
-            put(content, *content_index, AssistantContent::Text(TextContent::default()));
+            put(
+                content,
+                *content_index,
+                AssistantContent::Text(TextContent::default()),
+            );
         }
-        StreamEvent::TextDelta { content_index, delta } => {
+        StreamEvent::TextDelta {
+            content_index,
+            delta,
+        } => {
             if let Some(AssistantContent::Text(text)) = content.get_mut(*content_index) {
                 text.text.push_str(delta);
             }
         }
-        StreamEvent::TextEnd { content_index, content: full, signature } => {
-            let block = TextContent { text: full.clone(), text_signature: signature.clone() };
+        StreamEvent::TextEnd {
+            content_index,
+            content: full,
+            signature,
+        } => {
+            let block = TextContent {
+                text: full.clone(),
+                text_signature: signature.clone(),
+            };
             put(content, *content_index, AssistantContent::Text(block));
         }
         StreamEvent::ThinkingStart { content_index } => {
-            put(content, *content_index, AssistantContent::Thinking(ThinkingContent::default()));
+            put(
+                content,
+                *content_index,
+                AssistantContent::Thinking(ThinkingContent::default()),
+            );
         }
-        StreamEvent::ThinkingDelta { content_index, delta } => {
+        StreamEvent::ThinkingDelta {
+            content_index,
+            delta,
+        } => {
             if let Some(AssistantContent::Thinking(thinking)) = content.get_mut(*content_index) {
                 thinking.thinking.push_str(delta);
             }
         }
-        StreamEvent::ThinkingEnd { content_index, content: full, signature, redacted } => {
+        StreamEvent::ThinkingEnd {
+            content_index,
+            content: full,
+            signature,
+            redacted,
+        } => {
             let block = ThinkingContent {
                 thinking: full.clone(),
                 thinking_signature: signature.clone(),
@@ -268,7 +294,11 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
             };
             put(content, *content_index, AssistantContent::Thinking(block));
         }
-        StreamEvent::ToolcallStart { content_index, id, tool_name } => {
+        StreamEvent::ToolcallStart {
+            content_index,
+            id,
+            tool_name,
+        } => {
             let call = ToolCall {
                 id: id.clone(),
                 name: tool_name.clone(),
@@ -277,13 +307,24 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
             };
             put(content, *content_index, AssistantContent::ToolCall(call));
         }
-        StreamEvent::ToolcallDelta { content_index, arguments, .. } => {
+        StreamEvent::ToolcallDelta {
+            content_index,
+            arguments,
+            ..
+        } => {
             if let Some(AssistantContent::ToolCall(call)) = content.get_mut(*content_index) {
                 call.arguments = arguments.clone();
             }
         }
-        StreamEvent::ToolcallEnd { content_index, tool_call } => {
-            put(content, *content_index, AssistantContent::ToolCall(tool_call.clone()));
+        StreamEvent::ToolcallEnd {
+            content_index,
+            tool_call,
+        } => {
+            put(
+                content,
+                *content_index,
+                AssistantContent::ToolCall(tool_call.clone()),
+            );
         }
         StreamEvent::Done { message, .. } => *partial = message.clone(),
         StreamEvent::Error { error, .. } => *partial = error.clone(),

@@ -7,13 +7,12 @@ use std::time::Duration;
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use pi_client::{Client, Endpoint, Notifications};
 use pi_daemon::config::Config;
-use pi_daemon::session::{
-    ModelService, SessionServices, SessionSettings, ToolEnvironment, ToolFactory,
-};
+use pi_daemon::session::{SessionServices, SessionSettings};
 use pi_daemon::state::DaemonState;
 use pi_daemon::store::Store;
-use pi_llm::faux::{FauxProvider, faux_model};
-use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
+use pi_daemon::testing::{FauxModels, StaticTools};
+use pi_llm::Provider;
+use pi_llm::faux::FauxProvider;
 use pi_protocol::v1::{
     ClientCapabilities, SessionCreate, SessionCreateParams, SessionEventParams, SessionInfo,
     Supervisor,
@@ -21,91 +20,6 @@ use pi_protocol::v1::{
 use serde_json::{Value, json};
 use tempfile::TempDir;
 use tokio::sync::Semaphore;
-
-/// Models: `faux/faux-1` (reasoning) and `faux/faux-2` (no reasoning), both on the faux provider.
-pub struct FauxModels {
-    pub faux: FauxProvider,
-    pub provider: Option<Arc<dyn Provider>>,
-}
-
-pub fn second_model() -> Model {
-    Model {
-        id: "faux-2".into(),
-        name: "Faux 2".into(),
-        reasoning: false,
-        ..faux_model()
-    }
-}
-
-impl ModelService for FauxModels {
-    fn provider(&self) -> Arc<dyn Provider> {
-        self.provider
-            .clone()
-            .unwrap_or_else(|| Arc::new(self.faux.clone()))
-    }
-    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
-        let (name, level) = match spec.split_once(':') {
-            Some((name, level)) => (
-                name,
-                Some(
-                    level
-                        .parse()
-                        .map_err(|e: pi_llm::model::UnknownThinkingLevel| e.to_string())?,
-                ),
-            ),
-            None => (spec, None),
-        };
-        [faux_model(), second_model()]
-            .into_iter()
-            .find(|model| name == model.id || name == format!("{}/{}", model.provider, model.id))
-            .map(|model| (model, level))
-            .ok_or_else(|| format!("no model matches {spec:?}; did you mean faux/faux-1?"))
-    }
-    fn find(&self, provider: &str, id: &str) -> Option<Model> {
-        [faux_model(), second_model()]
-            .into_iter()
-            .find(|m| m.provider == provider && m.id == id)
-    }
-    fn default_model(&self) -> Option<Model> {
-        Some(faux_model())
-    }
-    fn api_key(&self, _model: &Model) -> Result<Option<ApiKey>, String> {
-        Ok(None)
-    }
-    fn list(&self) -> Vec<(Model, bool)> {
-        vec![(faux_model(), true), (second_model(), true)]
-    }
-}
-
-/// Hands every session the same test tools.
-pub struct TestTools {
-    pub tools: Vec<Arc<dyn Tool>>,
-}
-
-impl ToolFactory for TestTools {
-    fn tools(
-        &self,
-        _environment: &ToolEnvironment,
-        names: &[String],
-    ) -> Result<Vec<Arc<dyn Tool>>, String> {
-        names
-            .iter()
-            .map(|name| {
-                self.tools
-                    .iter()
-                    .find(|tool| tool.name() == name)
-                    .cloned()
-                    .ok_or_else(|| format!("unknown tool {name:?}"))
-            })
-            .collect()
-    }
-    fn default_names(&self) -> Vec<String> {
-        self.tools
-            .iter()
-            .map(|tool| tool.name().to_owned())
-            .collect()
-    }
-}
 
 /// `block {key}` waits until the test releases `key` (or the call is aborted).
 pub struct BlockTool {
@@ -222,7 +136,7 @@ impl TestDaemon {
                 faux: faux.clone(),
                 provider: options.provider,
             }),
-            tools: Arc::new(TestTools {
+            tools: Arc::new(StaticTools {
                 tools: vec![block.clone()],
             }),
             settings: options.settings,

@@ -1,0 +1,352 @@
+//! Session benchmarks on an in-process daemon (real socket, store and actors) with a
+//! zero-latency scripted model and a no-op tool:
+//!
+//! - daemon overhead per agent turn (prompt → events → stored entries), p50/p95;
+//! - 100 sessions each running 10 tool turns concurrently: wall and CPU time;
+//! - memory per idle loaded session, and for 1,000 stored sessions unloaded.
+//!
+//! Run: `cargo bench -p pi-daemon --bench sessions`. Prints a Markdown table and a JSON line.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::print_stdout,
+    reason = "bench binary"
+)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
+use pi_client::{Client, Endpoint, Notifications};
+use pi_daemon::config::Config;
+use pi_daemon::session::{SessionServices, SessionSettings};
+use pi_daemon::state::DaemonState;
+use pi_daemon::store::Store;
+use pi_daemon::testing::{FauxModels, StaticTools};
+use pi_llm::faux::FauxProvider;
+use pi_llm::{
+    AssistantMessage, AssistantStream, Context, DoneReason, Message, Model, Provider, StopReason,
+    StreamEvent, StreamOptions, ToolCall,
+};
+use pi_protocol::v1::*;
+use serde_json::{Value, json};
+
+/// Answers with a `noop` tool call until the context holds `turns` tool results, then text.
+struct TurnsProvider {
+    turns: usize,
+}
+
+impl Provider for TurnsProvider {
+    fn stream(&self, model: &Model, context: &Context, _options: StreamOptions) -> AssistantStream {
+        let (sender, stream) = AssistantStream::channel(model);
+        let mut message = stream.partial().clone();
+        let results = context
+            .messages
+            .iter()
+            .rev()
+            .take_while(|m| !matches!(m, Message::User(_)))
+            .filter(|m| matches!(m, Message::ToolResult(_)))
+            .count();
+        let done_with_tools = results >= self.turns;
+        tokio::spawn(async move {
+            sender.send(StreamEvent::Start).await;
+            if done_with_tools {
+                message
+                    .content
+                    .push(pi_llm::AssistantContent::Text(pi_llm::TextContent {
+                        text: "done".into(),
+                        text_signature: None,
+                    }));
+                message.stop_reason = StopReason::Stop;
+                sender
+                    .send(StreamEvent::TextStart { content_index: 0 })
+                    .await;
+                sender
+                    .send(StreamEvent::TextDelta {
+                        content_index: 0,
+                        delta: "done".into(),
+                    })
+                    .await;
+                sender
+                    .send(StreamEvent::TextEnd {
+                        content_index: 0,
+                        content: "done".into(),
+                        signature: None,
+                    })
+                    .await;
+                sender
+                    .send(StreamEvent::Done {
+                        reason: DoneReason::Stop,
+                        message,
+                    })
+                    .await;
+            } else {
+                let call = ToolCall {
+                    id: format!("call-{results}"),
+                    name: "noop".into(),
+                    arguments: json!({}),
+                    thought_signature: None,
+                };
+                message
+                    .content
+                    .push(pi_llm::AssistantContent::ToolCall(call.clone()));
+                message.stop_reason = StopReason::ToolUse;
+                sender
+                    .send(StreamEvent::ToolcallStart {
+                        content_index: 0,
+                        id: call.id.clone(),
+                        tool_name: "noop".into(),
+                    })
+                    .await;
+                sender
+                    .send(StreamEvent::ToolcallEnd {
+                        content_index: 0,
+                        tool_call: call,
+                    })
+                    .await;
+                sender
+                    .send(StreamEvent::Done {
+                        reason: DoneReason::ToolUse,
+                        message: AssistantMessage { ..message },
+                    })
+                    .await;
+            }
+        });
+        stream
+    }
+}
+
+struct NoopTool {
+    schema: Value,
+}
+
+impl Tool for NoopTool {
+    fn name(&self) -> &str {
+        "noop"
+    }
+    fn label(&self) -> &str {
+        "No-op"
+    }
+    fn description(&self) -> &str {
+        "Does nothing"
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn execute(self: Arc<Self>, _invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async { ToolOutput::text("ok") })
+    }
+}
+
+struct Bench {
+    state: Arc<DaemonState>,
+    _home: tempfile::TempDir,
+}
+
+async fn start(turns: usize) -> Bench {
+    let home = tempfile::Builder::new()
+        .prefix("pi-bench-sessions-")
+        .tempdir()
+        .unwrap();
+    let paths = pi_test_support::daemon::paths_for(home.path());
+    pi_daemon::lifecycle::prepare_directories(&paths).unwrap();
+    let store = Store::open(&paths.database_path()).await.unwrap();
+    let services = SessionServices {
+        models: Arc::new(FauxModels {
+            faux: FauxProvider::new(),
+            provider: Some(Arc::new(TurnsProvider { turns })),
+        }),
+        tools: Arc::new(StaticTools {
+            tools: vec![Arc::new(NoopTool {
+                schema: json!({"type": "object", "properties": {}}),
+            })],
+        }),
+        settings: SessionSettings {
+            idle_unload: Duration::from_secs(3600),
+            ..SessionSettings::default()
+        },
+    };
+    let mut config = Config::default();
+    config.websocket.enabled = false;
+    let state = Arc::new(DaemonState::new(
+        paths,
+        config,
+        store,
+        Supervisor::Manual,
+        services,
+    ));
+    tokio::spawn(pi_daemon::serve_state(state.clone()));
+    let bench = Bench { state, _home: home };
+    while bench.try_client().await.is_none() {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    bench
+}
+
+impl Bench {
+    async fn try_client(&self) -> Option<(Client, Notifications)> {
+        Client::connect(
+            &Endpoint::Unix(self.state.paths.socket_path()),
+            pi_client::client_info("bench", "0"),
+            ClientCapabilities::default(),
+        )
+        .await
+        .ok()
+    }
+
+    async fn session(&self, client: &Client) -> String {
+        let cwd = self._home.path().display().to_string();
+        client
+            .call::<SessionCreate>(&SessionCreateParams {
+                cwd,
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .id
+    }
+}
+
+async fn until_agent_end(notifications: &mut Notifications, session_id: &str) {
+    loop {
+        let notification = notifications.next().await.unwrap();
+        let Some(params) = notification.params else {
+            continue;
+        };
+        if params["sessionId"] == session_id && params["event"]["type"] == "agent_end" {
+            return;
+        }
+    }
+}
+
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
+    let fields: Vec<&str> = stat
+        .rsplit(')')
+        .next()
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
+    ticks / 100.0
+}
+
+fn rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status
+        .lines()
+        .find(|l| l.starts_with("VmRSS:"))
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    sorted[((sorted.len() as f64 - 1.0) * p).round() as usize].as_secs_f64() * 1000.0
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        // 1. Overhead per turn: prompts of one tool turn plus a final text turn.
+        let bench = start(1).await;
+        let (client, mut notifications) = bench.try_client().await.unwrap();
+        let session = bench.session(&client).await;
+        client.call::<SessionAttach>(&SessionAttachParams { session_id: session.clone(), after_seq: None }).await.unwrap();
+        let mut per_turn = Vec::new();
+        for index in 0..320 {
+            let started = Instant::now();
+            client.call::<SessionPrompt>(&SessionMessageParams { session_id: session.clone(), text: format!("prompt {index}"), images: vec![] }).await.unwrap();
+            until_agent_end(&mut notifications, &session).await;
+            if index >= 20 {
+                per_turn.push(started.elapsed() / 2);
+            }
+        }
+        per_turn.sort();
+
+        // 2. 100 sessions × 10 tool turns, concurrently.
+        let bench = start(10).await;
+        let mut sessions = Vec::new();
+        for _ in 0..100 {
+            let (client, notifications) = bench.try_client().await.unwrap();
+            let id = bench.session(&client).await;
+            client.call::<SessionAttach>(&SessionAttachParams { session_id: id.clone(), after_seq: None }).await.unwrap();
+            sessions.push((client, notifications, id));
+        }
+        let cpu_before = cpu_seconds();
+        let started = Instant::now();
+        let runs = sessions.into_iter().map(|(client, mut notifications, id)| {
+            tokio::spawn(async move {
+                client.call::<SessionPrompt>(&SessionMessageParams { session_id: id.clone(), text: "go".into(), images: vec![] }).await.unwrap();
+                until_agent_end(&mut notifications, &id).await;
+            })
+        });
+        for run in futures_join(runs.collect()).await {
+            run.unwrap();
+        }
+        let concurrent_wall = started.elapsed();
+        let concurrent_cpu = cpu_seconds() - cpu_before;
+
+        // 3. Memory: 1,000 stored sessions, then all of them loaded and idle.
+        let bench = start(1).await;
+        let (client, _n) = bench.try_client().await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rss_start = rss_kib();
+        let mut ids = Vec::new();
+        for _ in 0..1000 {
+            ids.push(bench.session(&client).await);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rss_stored = rss_kib();
+        for id in &ids {
+            client.call::<SessionGet>(&SessionIdParams { session_id: id.clone() }).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let rss_loaded = rss_kib();
+        let loaded = bench.state.sessions.loaded_count();
+        let database_bytes = std::fs::metadata(bench.state.paths.database_path()).map(|m| m.len()).unwrap_or(0)
+            + std::fs::metadata(bench.state.paths.database_path().with_extension("db-wal")).map(|m| m.len()).unwrap_or(0);
+
+        let p50 = percentile(&per_turn, 0.5);
+        let p95 = percentile(&per_turn, 0.95);
+        let per_idle_session_kib = (rss_loaded.saturating_sub(rss_stored)) as f64 / f64::from(loaded.max(1));
+        println!("| measure | value | target |");
+        println!("|---|---|---|");
+        println!("| daemon overhead per agent turn, p50 ({} prompts × 2 turns) | {:.3} ms | < 1 ms |", per_turn.len(), p50);
+        println!("| daemon overhead per agent turn, p95 | {:.3} ms | |", p95);
+        println!("| 100 sessions × 10 tool turns concurrently: wall | {:.0} ms | |", concurrent_wall.as_secs_f64() * 1000.0);
+        println!("| 100 sessions × 10 tool turns concurrently: CPU (user+sys) | {:.2} s | |", concurrent_cpu);
+        println!("| memory per idle loaded session ({loaded} loaded) | {per_idle_session_kib:.1} KB | < 200 KB |");
+        println!("| memory for 1,000 stored sessions, unloaded (daemon RSS growth) | {:.1} MB | |", rss_stored.saturating_sub(rss_start) as f64 / 1024.0);
+        println!("| database size with 1,000 sessions | {:.1} MB | |", database_bytes as f64 / 1_048_576.0);
+        println!(
+            "{}",
+            json!({
+                "bench": "sessions", "turnP50Ms": p50, "turnP95Ms": p95,
+                "concurrentWallMs": concurrent_wall.as_secs_f64() * 1000.0, "concurrentCpuS": concurrent_cpu,
+                "idleSessionKiB": per_idle_session_kib, "storedRssGrowthKiB": rss_stored.saturating_sub(rss_start),
+                "databaseBytes": database_bytes,
+            })
+        );
+    });
+}
+
+async fn futures_join<T>(
+    handles: Vec<tokio::task::JoinHandle<T>>,
+) -> Vec<Result<T, tokio::task::JoinError>> {
+    let mut out = Vec::with_capacity(handles.len());
+    for handle in handles {
+        out.push(handle.await);
+    }
+    out
+}
