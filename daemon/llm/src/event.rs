@@ -109,8 +109,11 @@ pub enum StreamEvent {
         content_index: usize,
         /// The raw JSON fragment.
         delta: String,
-        /// The arguments parsed so far (best effort; `{}` when nothing parses yet).
-        arguments: Value,
+        /// The arguments parsed so far (best effort), when they were re-parsed for this delta.
+        /// Large arguments are re-parsed only as they grow by a quarter, so a long argument
+        /// stream stays linear; absent means "unchanged since the last one".
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
     },
     /// A tool call ended.
     ToolcallEnd {
@@ -312,7 +315,9 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
             arguments,
             ..
         } => {
-            if let Some(AssistantContent::ToolCall(call)) = content.get_mut(*content_index) {
+            if let (Some(arguments), Some(AssistantContent::ToolCall(call))) =
+                (arguments, content.get_mut(*content_index))
+            {
                 call.arguments = arguments.clone();
             }
         }
@@ -357,7 +362,7 @@ mod tests {
         let event = StreamEvent::ToolcallDelta {
             content_index: 2,
             delta: "{\"a".into(),
-            arguments: json!({}),
+            arguments: Some(json!({})),
         };
         assert_eq!(
             serde_json::to_value(&event).unwrap(),

@@ -325,7 +325,7 @@ async fn play(
                     StreamEvent::ToolcallDelta {
                         content_index: index,
                         delta: json,
-                        arguments: call.arguments.clone(),
+                        arguments: Some(call.arguments.clone()),
                     },
                     StreamEvent::ToolcallEnd {
                         content_index: index,

@@ -13,15 +13,27 @@
 //! never fails after returning its stream: every failure becomes the final `Error` event with
 //! the partial message (stop reason `error` or `aborted`).
 
+pub mod assemble;
+pub mod completions_compat;
 pub mod event;
+pub mod failure;
 pub mod faux;
+pub mod http;
 pub mod model;
+pub mod partial_json;
 pub mod provider;
+pub mod providers;
+pub mod retry;
+pub mod sse;
+pub mod transform;
 pub mod types;
 
 pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender, apply_event};
+pub use failure::{Failure, FailureKind, is_context_overflow};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use provider::{ApiKey, Context, Provider, StreamOptions, ToolDefinition};
+pub use providers::ProviderRouter;
+pub use retry::{RetryDecision, RetryPolicy};
 pub use types::{
     AssistantContent, AssistantMessage, Cost, ImageContent, Message, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,

@@ -160,6 +160,10 @@ pub struct AssistantMessage {
     pub error_message: Option<String>,
     /// Unix milliseconds.
     pub timestamp: i64,
+    /// Why the request failed, when it did and the failure is known (live responses only: not
+    /// serialized, so stored and exported messages carry pi's `errorMessage` alone).
+    #[serde(skip)]
+    pub failure: Option<crate::failure::Failure>,
 }
 
 /// `{role:"toolResult", toolCallId, toolName, content, details?, isError, timestamp}`.

@@ -339,8 +339,10 @@ pub enum AssistantMessageEvent {
         content_index: usize,
         /// Raw JSON fragment.
         delta: String,
-        /// Arguments parsed so far.
-        arguments: Value,
+        /// Arguments parsed so far, when re-parsed for this delta (large arguments are re-parsed
+        /// only as they grow by a quarter); absent means unchanged since the last delta.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        arguments: Option<Value>,
     },
     /// Tool call ended.
     ToolcallEnd {

@@ -1,0 +1,339 @@
+//! The transport every provider shares: one pooled HTTPS client (reqwest + rustls), sending a
+//! prepared request, turning an HTTP error into a classified failure, and feeding the response
+//! body through the SSE parser into a provider's [`Decoder`].
+//!
+//! Guarantees: exactly one terminal event per request (via the [`Assembler`]); cancellation
+//! ends the HTTP exchange promptly at any point (connecting, waiting for headers, streaming)
+//! with an `aborted` error; secrets travel only in headers marked sensitive and never appear
+//! in logs or error text (errors are stripped of URLs, bodies of error responses are reduced
+//! to the provider's error message).
+
+use std::future::Future;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use serde_json::Value;
+use tokio_util::sync::CancellationToken;
+
+use crate::assemble::Assembler;
+use crate::event::{AssistantStream, DoneReason};
+use crate::failure::{Failure, FailureKind, retry_after_from_headers, retry_delay_from_body};
+use crate::model::Model;
+use crate::sse::{SseEvent, SseParser};
+
+/// The most of an error response body we read.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// A request ready to send.
+pub struct HttpRequest {
+    /// Full URL (never carries a secret: keys go in headers).
+    pub url: String,
+    /// Headers; those named in `secret_headers` are marked sensitive.
+    pub headers: Vec<(String, String)>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+/// Header names whose values are secrets.
+const SECRET_HEADERS: [&str; 3] = ["authorization", "x-api-key", "x-goog-api-key"];
+
+impl std::fmt::Debug for HttpRequest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<&str> = self.headers.iter().map(|(name, _)| name.as_str()).collect();
+        f.debug_struct("HttpRequest")
+            .field("url", &self.url)
+            .field("headers", &names)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What a decoder wants after one SSE event.
+#[derive(Debug)]
+pub enum Step {
+    /// Keep reading.
+    Continue,
+    /// The response is complete.
+    Done(DoneReason),
+    /// The response failed (an in-stream error event, a malformed chunk).
+    Fail {
+        /// The message for `errorMessage`.
+        message: String,
+        /// Its class.
+        failure: Failure,
+    },
+}
+
+/// One wire format's stream decoding.
+pub trait Decoder: Send + 'static {
+    /// Handles one SSE event, driving the assembler.
+    fn on_event(
+        &mut self,
+        event: SseEvent,
+        out: &mut Assembler,
+    ) -> impl Future<Output = Step> + Send;
+
+    /// The body ended without [`Step::Done`]. Formats whose end marker is optional finish
+    /// here; the default treats the response as cut short.
+    fn on_end(&mut self, out: &Assembler) -> Step {
+        let _ = out;
+        stream_cut()
+    }
+}
+
+/// The step for a body that ended before the response completed.
+pub fn stream_cut() -> Step {
+    Step::Fail {
+        message: "the stream ended before the response completed".to_owned(),
+        failure: Failure::new(FailureKind::StreamCut),
+    }
+}
+
+/// Starts a streaming request and returns its stream at once.
+pub fn spawn_stream<D: Decoder>(
+    model: &Model,
+    request: Result<HttpRequest, String>,
+    cancel: CancellationToken,
+    decoder: D,
+) -> AssistantStream {
+    let (sender, stream) = AssistantStream::channel(model);
+    let assembler = Assembler::new(sender, model, stream.partial().timestamp);
+    tokio::spawn(async move {
+        match request {
+            Ok(request) => run(request, cancel, assembler, decoder).await,
+            Err(message) => {
+                assembler
+                    .fail(message, Failure::new(FailureKind::InvalidRequest))
+                    .await
+            }
+        }
+    });
+    stream
+}
+
+/// The process-wide client (connection pooling across sessions).
+fn client() -> Result<&'static reqwest::Client, String> {
+    static CLIENT: OnceLock<Result<reqwest::Client, String>> = OnceLock::new();
+    CLIENT
+        .get_or_init(|| {
+            // Another part of the process may have installed a provider already; either way
+            // one is installed afterwards.
+            let _ = rustls::crypto::ring::default_provider().install_default();
+            reqwest::Client::builder()
+                .connect_timeout(Duration::from_secs(30))
+                .read_timeout(Duration::from_secs(300))
+                .build()
+                .map_err(|error| format!("could not set up the HTTPS client: {error}"))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+async fn run<D: Decoder>(
+    request: HttpRequest,
+    cancel: CancellationToken,
+    assembler: Assembler,
+    decoder: D,
+) {
+    if cancel.is_cancelled() {
+        return assembler.abort().await;
+    }
+    let response = tokio::select! {
+        biased;
+        () = cancel.cancelled() => return assembler.abort().await,
+        response = send(request) => response,
+    };
+    let response = match response {
+        Ok(response) => response,
+        Err((message, failure)) => return assembler.fail(message, failure).await,
+    };
+    let status = response.status();
+    tracing::debug!(status = status.as_u16(), "provider responded");
+    if !status.is_success() {
+        let retry_after = retry_after_from_headers(response.headers());
+        let body = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return assembler.abort().await,
+            body = read_limited(response) => body,
+        };
+        let retry_after = retry_after.or_else(|| retry_delay_from_body(&body));
+        let message = error_text(status.as_u16(), status.canonical_reason(), &body);
+        let failure = Failure::from_http(status.as_u16(), &message, retry_after);
+        return assembler.fail(message, failure).await;
+    }
+    stream_body(response, cancel, assembler, decoder).await;
+}
+
+async fn send(request: HttpRequest) -> Result<reqwest::Response, (String, Failure)> {
+    let client = client().map_err(|message| (message, Failure::new(FailureKind::Other)))?;
+    let mut headers = HeaderMap::new();
+    for (name, value) in &request.headers {
+        let invalid = |what: &str| {
+            let message = format!("invalid HTTP header {what} for {name:?}");
+            (message, Failure::new(FailureKind::InvalidRequest))
+        };
+        let header_name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| invalid("name"))?;
+        let mut header_value = HeaderValue::from_str(value).map_err(|_| invalid("value"))?;
+        if SECRET_HEADERS.contains(&header_name.as_str()) {
+            header_value.set_sensitive(true);
+        }
+        headers.insert(header_name, header_value);
+    }
+    let body = serde_json::to_vec(&request.body).map_err(|error| {
+        let message = format!("could not encode the request: {error}");
+        (message, Failure::new(FailureKind::InvalidRequest))
+    })?;
+    client
+        .post(&request.url)
+        .headers(headers)
+        .body(body)
+        .send()
+        .await
+        .map_err(|error| {
+            let failure = Failure::new(FailureKind::Connection);
+            (format!("connection error: {}", describe(error)), failure)
+        })
+}
+
+async fn stream_body<D: Decoder>(
+    mut response: reqwest::Response,
+    cancel: CancellationToken,
+    mut assembler: Assembler,
+    mut decoder: D,
+) {
+    assembler.start().await;
+    let mut parser = SseParser::new();
+    let mut events = Vec::new();
+    loop {
+        if assembler.consumer_gone() {
+            return;
+        }
+        let chunk = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return assembler.abort().await,
+            chunk = response.chunk() => chunk,
+        };
+        let chunk = match chunk {
+            Ok(Some(chunk)) => chunk,
+            Ok(None) => break,
+            Err(error) => {
+                let message = format!(
+                    "the stream ended before the response completed: {}",
+                    describe(error)
+                );
+                return assembler
+                    .fail(message, Failure::new(FailureKind::StreamCut))
+                    .await;
+            }
+        };
+        parser.feed(&chunk, &mut events);
+        for event in events.drain(..) {
+            match decoder.on_event(event, &mut assembler).await {
+                Step::Continue => {}
+                Step::Done(reason) => return assembler.finish(reason).await,
+                Step::Fail { message, failure } => return assembler.fail(message, failure).await,
+            }
+        }
+    }
+    parser.finish();
+    match decoder.on_end(&assembler) {
+        Step::Done(reason) => assembler.finish(reason).await,
+        Step::Fail { message, failure } => assembler.fail(message, failure).await,
+        Step::Continue => match stream_cut() {
+            Step::Fail { message, failure } => assembler.fail(message, failure).await,
+            Step::Continue | Step::Done(_) => {}
+        },
+    }
+}
+
+/// Reads at most [`ERROR_BODY_LIMIT`] bytes of a body, lossily as text.
+async fn read_limited(mut response: reqwest::Response) -> String {
+    let mut body = Vec::new();
+    while let Ok(Some(chunk)) = response.chunk().await {
+        body.extend_from_slice(&chunk);
+        if body.len() >= ERROR_BODY_LIMIT {
+            body.truncate(ERROR_BODY_LIMIT);
+            break;
+        }
+    }
+    String::from_utf8_lossy(&body).into_owned()
+}
+
+/// `429 Too Many Requests: <the provider's message>`: the status first (pi's retry patterns
+/// match on it), then the most specific message the body holds.
+pub fn error_text(status: u16, reason: Option<&str>, body: &str) -> String {
+    let detail = error_message_of_body(body);
+    let head = match reason {
+        Some(reason) => format!("{status} {reason}"),
+        None => status.to_string(),
+    };
+    match detail {
+        Some(detail) if !detail.is_empty() => format!("{head}: {detail}"),
+        _ if body.trim().is_empty() => format!("{head} (no body)"),
+        _ => format!("{head}: {}", truncate(body.trim(), 500)),
+    }
+}
+
+/// The message inside a provider error body: `error.message` (Anthropic, OpenAI, Google),
+/// `message`, or `error` as a string.
+pub fn error_message_of_body(body: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(body.trim()).ok()?;
+    // Google sometimes wraps the error in a one-element array.
+    let value = match value {
+        Value::Array(mut items) if !items.is_empty() => items.swap_remove(0),
+        other => other,
+    };
+    let text = value
+        .pointer("/error/message")
+        .or_else(|| value.get("message"))
+        .or_else(|| value.get("error").filter(|error| error.is_string()))
+        .or_else(|| value.get("detail"))?;
+    Some(match text {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    })
+}
+
+fn truncate(text: &str, max: usize) -> &str {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => &text[..at],
+        None => text,
+    }
+}
+
+/// A reqwest error without its URL, with its causes.
+fn describe(error: reqwest::Error) -> String {
+    let error = error.without_url();
+    let mut text = error.to_string();
+    let mut source = std::error::Error::source(&error);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn error_texts_lead_with_the_status_and_the_provider_message() {
+        let anthropic = r#"{"type":"error","error":{"type":"rate_limit_error","message":"Number of requests exceeded"}}"#;
+        assert_eq!(
+            error_text(429, Some("Too Many Requests"), anthropic),
+            "429 Too Many Requests: Number of requests exceeded"
+        );
+        assert_eq!(error_text(413, None, ""), "413 (no body)");
+        assert_eq!(
+            error_text(500, Some("Internal Server Error"), "oops"),
+            "500 Internal Server Error: oops"
+        );
+        let google = r#"[{"error":{"code":429,"message":"Resource exhausted","status":"RESOURCE_EXHAUSTED"}}]"#;
+        assert_eq!(
+            error_message_of_body(google).as_deref(),
+            Some("Resource exhausted")
+        );
+    }
+}

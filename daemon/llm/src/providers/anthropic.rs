@@ -1,0 +1,386 @@
+//! `anthropic-messages`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`, SSE).
+//!
+//! Request: system prompt as a cached text block, consecutive tool results grouped into one
+//! user message of `tool_result` blocks, signed thinking sent back with its signature
+//! (unsigned thinking as text, redacted thinking as `redacted_thinking`), `cache_control` on
+//! the system block and the last user message, thinking as a budget (with the
+//! interleaved-thinking beta) or adaptive with an effort for the 4.6 models.
+//! Stream: `message_start`, `content_block_start|delta|stop` (text, thinking, signature,
+//! `input_json_delta`), `message_delta` (stop reason, usage), `message_stop`, `ping`, `error`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{base_max_tokens, header_list, parse_event_json};
+use crate::assemble::Assembler;
+use crate::event::{AssistantStream, DoneReason};
+use crate::failure::{Failure, FailureKind};
+use crate::http::{Decoder, HttpRequest, Step, spawn_stream};
+use crate::model::{Model, ThinkingLevel};
+use crate::provider::{Context, Provider, StreamOptions};
+use crate::sse::SseEvent;
+use crate::transform::{anthropic_tool_id, transform_messages};
+use crate::types::{AssistantContent, Message, UserContent};
+
+/// The Anthropic Messages wire format.
+#[derive(Debug, Default)]
+pub struct AnthropicProvider;
+
+const API_VERSION: &str = "2023-06-01";
+const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
+
+impl Provider for AnthropicProvider {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        let request = build_request(model, context, &options);
+        spawn_stream(
+            model,
+            request,
+            options.cancel.clone(),
+            AnthropicDecoder::default(),
+        )
+    }
+}
+
+/// Whether the model thinks adaptively with an effort instead of a token budget.
+fn is_adaptive(model: &Model) -> bool {
+    ["opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"]
+        .iter()
+        .any(|tag| model.id.contains(tag))
+}
+
+/// The request for `model`.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    let mut max_tokens = base_max_tokens(model, options);
+    let mut betas = Vec::new();
+    let level = if model.reasoning {
+        options.thinking
+    } else {
+        ThinkingLevel::Off
+    };
+    match level {
+        ThinkingLevel::Off => {}
+        level if is_adaptive(model) => {
+            let effort = match level {
+                ThinkingLevel::Off | ThinkingLevel::Minimal | ThinkingLevel::Low => "low",
+                ThinkingLevel::Medium => "medium",
+                ThinkingLevel::High => "high",
+                ThinkingLevel::Xhigh if model.id.contains("opus") => "max",
+                ThinkingLevel::Xhigh => "high",
+            };
+            body.insert("thinking".into(), json!({"type": "adaptive"}));
+            body.insert("output_config".into(), json!({"effort": effort}));
+        }
+        level => {
+            let mut budget: u64 = match level {
+                ThinkingLevel::Off | ThinkingLevel::Minimal => 1024,
+                ThinkingLevel::Low => 2048,
+                ThinkingLevel::Medium => 8192,
+                ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
+            };
+            max_tokens = (max_tokens + budget).min(model.max_tokens.max(1));
+            if budget + 1024 > max_tokens {
+                budget = max_tokens.saturating_sub(1024).max(1024);
+            }
+            body.insert(
+                "thinking".into(),
+                json!({"type": "enabled", "budget_tokens": budget}),
+            );
+            betas.push(INTERLEAVED_THINKING_BETA);
+        }
+    }
+    body.insert("max_tokens".into(), json!(max_tokens));
+    body.insert("stream".into(), json!(true));
+    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        body.insert(
+            "system".into(),
+            json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
+        );
+    }
+    let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
+    body.insert("messages".into(), Value::Array(convert_messages(&messages)));
+    if !context.tools.is_empty() {
+        let tools: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({"name": tool.name, "description": tool.description,
+                       "input_schema": tool.parameters})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+
+    let mut headers = header_list(model);
+    headers.push(("content-type".into(), "application/json".into()));
+    headers.push(("accept".into(), "text/event-stream".into()));
+    headers.push(("anthropic-version".into(), API_VERSION.into()));
+    if !betas.is_empty() {
+        headers.push(("anthropic-beta".into(), betas.join(",")));
+    }
+    if let Some(key) = &options.api_key {
+        headers.push(("x-api-key".into(), key.expose().to_owned()));
+    }
+    Ok(HttpRequest {
+        url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
+        headers,
+        body: Value::Object(body),
+    })
+}
+
+fn convert_messages(messages: &[Message]) -> Vec<Value> {
+    let mut out: Vec<Value> = Vec::with_capacity(messages.len());
+    for message in messages {
+        match message {
+            Message::User(user) => {
+                let blocks = user_blocks(&user.content);
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "user", "content": blocks}));
+                }
+            }
+            Message::Assistant(assistant) => {
+                let blocks: Vec<Value> = assistant
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        AssistantContent::Text(text) if text.text.trim().is_empty() => None,
+                        AssistantContent::Text(text) => {
+                            Some(json!({"type": "text", "text": text.text}))
+                        }
+                        AssistantContent::Thinking(thinking) if thinking.redacted => {
+                            let data = thinking.thinking_signature.clone().unwrap_or_default();
+                            Some(json!({"type": "redacted_thinking", "data": data}))
+                        }
+                        AssistantContent::Thinking(thinking) => {
+                            match &thinking.thinking_signature {
+                                Some(signature) if !signature.is_empty() => Some(json!({
+                                "type": "thinking", "thinking": thinking.thinking,
+                                "signature": signature})),
+                                _ if thinking.thinking.trim().is_empty() => None,
+                                _ => Some(json!({"type": "text", "text": thinking.thinking})),
+                            }
+                        }
+                        AssistantContent::ToolCall(call) => {
+                            let input = if call.arguments.is_object() {
+                                call.arguments.clone()
+                            } else {
+                                json!({})
+                            };
+                            Some(json!({"type": "tool_use", "id": call.id, "name": call.name,
+                                        "input": input}))
+                        }
+                    })
+                    .collect();
+                if !blocks.is_empty() {
+                    out.push(json!({"role": "assistant", "content": blocks}));
+                }
+            }
+            Message::ToolResult(result) => {
+                let mut content = user_blocks(&result.content);
+                if content.is_empty() {
+                    content.push(json!({"type": "text", "text": "(no output)"}));
+                }
+                let block = json!({"type": "tool_result", "tool_use_id": result.tool_call_id,
+                                   "content": content, "is_error": result.is_error});
+                // Consecutive results share one user message, right after the tool calls.
+                match out.last_mut() {
+                    Some(last) if is_tool_result_message(last) => {
+                        if let Some(Value::Array(blocks)) = last.get_mut("content") {
+                            blocks.push(block);
+                        }
+                    }
+                    _ => out.push(json!({"role": "user", "content": [block]})),
+                }
+            }
+        }
+    }
+    // Cache the conversation up to the last user message.
+    if let Some(last_user) = out.iter_mut().rev().find(|m| m["role"] == "user")
+        && let Some(Value::Array(blocks)) = last_user.get_mut("content")
+        && let Some(Value::Object(block)) = blocks.last_mut()
+    {
+        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+    }
+    out
+}
+
+fn is_tool_result_message(message: &Value) -> bool {
+    message["role"] == "user"
+        && message["content"]
+            .as_array()
+            .and_then(|blocks| blocks.first())
+            .is_some_and(|block| block["type"] == "tool_result")
+}
+
+fn user_blocks(content: &[UserContent]) -> Vec<Value> {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            UserContent::Text(text) if text.text.is_empty() => None,
+            UserContent::Text(text) => Some(json!({"type": "text", "text": text.text})),
+            UserContent::Image(image) => Some(json!({"type": "image", "source": {
+                "type": "base64", "media_type": image.mime_type, "data": image.data}})),
+        })
+        .collect()
+}
+
+/// Stream state: Anthropic's block indexes mapped to ours, and the stop reason.
+#[derive(Debug, Default)]
+pub struct AnthropicDecoder {
+    blocks: HashMap<u64, usize>,
+    stop_reason: Option<String>,
+}
+
+impl Decoder for AnthropicDecoder {
+    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+        let data = match parse_event_json(&event.data) {
+            Ok(data) => data,
+            Err(step) => return step,
+        };
+        let kind = data["type"].as_str().unwrap_or(event.event.as_str());
+        match kind {
+            "message_start" => {
+                read_usage(&data["message"]["usage"], out);
+            }
+            "content_block_start" => {
+                let wire_index = data["index"].as_u64().unwrap_or(0);
+                let block = &data["content_block"];
+                let index = match block["type"].as_str().unwrap_or_default() {
+                    "thinking" => out.open_thinking().await,
+                    "redacted_thinking" => {
+                        let index = out.open_thinking().await;
+                        out.set_redacted(
+                            index,
+                            block["data"].as_str().unwrap_or_default().to_owned(),
+                        );
+                        index
+                    }
+                    "tool_use" => {
+                        let id = block["id"].as_str().unwrap_or_default().to_owned();
+                        let name = block["name"].as_str().unwrap_or_default().to_owned();
+                        out.open_tool_call(id, name).await
+                    }
+                    _ => {
+                        let index = out.open_text().await;
+                        if let Some(text) = block["text"].as_str() {
+                            out.text_delta(index, text).await;
+                        }
+                        index
+                    }
+                };
+                self.blocks.insert(wire_index, index);
+            }
+            "content_block_delta" => {
+                let Some(&index) = data["index"].as_u64().and_then(|i| self.blocks.get(&i)) else {
+                    return Step::Continue;
+                };
+                let delta = &data["delta"];
+                match delta["type"].as_str().unwrap_or_default() {
+                    "text_delta" => {
+                        out.text_delta(index, delta["text"].as_str().unwrap_or_default())
+                            .await
+                    }
+                    "thinking_delta" => {
+                        out.thinking_delta(index, delta["thinking"].as_str().unwrap_or_default())
+                            .await
+                    }
+                    "signature_delta" => out.thinking_signature_delta(
+                        index,
+                        delta["signature"].as_str().unwrap_or_default(),
+                    ),
+                    "input_json_delta" => {
+                        out.tool_args_delta(
+                            index,
+                            delta["partial_json"].as_str().unwrap_or_default(),
+                        )
+                        .await
+                    }
+                    _ => {}
+                }
+            }
+            "content_block_stop" => {
+                if let Some(&index) = data["index"].as_u64().and_then(|i| self.blocks.get(&i)) {
+                    out.close(index).await;
+                }
+            }
+            "message_delta" => {
+                if let Some(reason) = data["delta"]["stop_reason"].as_str() {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                read_usage(&data["usage"], out);
+            }
+            "message_stop" => return self.finish(),
+            "error" => {
+                let error_type = data["error"]["type"].as_str().unwrap_or("error");
+                let message = data["error"]["message"].as_str().unwrap_or("unknown error");
+                let kind = match error_type {
+                    "overloaded_error" => FailureKind::Overloaded,
+                    "rate_limit_error" => FailureKind::RateLimited,
+                    "api_error" | "timeout_error" => FailureKind::ServerError,
+                    "authentication_error" | "permission_error" => FailureKind::Auth,
+                    "request_too_large" => FailureKind::ContextOverflow,
+                    "invalid_request_error" => FailureKind::InvalidRequest,
+                    _ => FailureKind::Other,
+                };
+                let text = format!("{error_type}: {message}");
+                let kind = if crate::failure::classify_error_message(&text)
+                    == FailureKind::ContextOverflow
+                {
+                    FailureKind::ContextOverflow
+                } else {
+                    kind
+                };
+                return Step::Fail {
+                    message: text,
+                    failure: Failure::new(kind),
+                };
+            }
+            // `ping` and event types added after this was written.
+            _ => {}
+        }
+        Step::Continue
+    }
+}
+
+impl AnthropicDecoder {
+    fn finish(&self) -> Step {
+        match self.stop_reason.as_deref() {
+            Some("max_tokens") => Step::Done(DoneReason::Length),
+            Some("tool_use") => Step::Done(DoneReason::ToolUse),
+            Some("refusal") => Step::Fail {
+                message: "The model refused to respond (stop reason: refusal)".into(),
+                failure: Failure::new(FailureKind::Other),
+            },
+            Some("model_context_window_exceeded") => Step::Fail {
+                message:
+                    "model_context_window_exceeded: the conversation exceeds the context window"
+                        .into(),
+                failure: Failure::new(FailureKind::ContextOverflow),
+            },
+            // `end_turn`, `pause_turn`, `stop_sequence`, or none.
+            _ => Step::Done(DoneReason::Stop),
+        }
+    }
+}
+
+fn read_usage(usage: &Value, out: &mut Assembler) {
+    let usage_out = out.usage_mut();
+    if let Some(input) = usage["input_tokens"].as_u64() {
+        usage_out.input = input;
+    }
+    if let Some(output) = usage["output_tokens"].as_u64() {
+        usage_out.output = output;
+    }
+    if let Some(read) = usage["cache_read_input_tokens"].as_u64() {
+        usage_out.cache_read = read;
+    }
+    if let Some(write) = usage["cache_creation_input_tokens"].as_u64() {
+        usage_out.cache_write = write;
+    }
+}

@@ -1,0 +1,134 @@
+//! The wire formats, one module each, and [`ProviderRouter`], which streams any model by its
+//! `api`.
+//!
+//! Every provider builds its request with the shared helpers here, sends it through
+//! [`crate::http`], and decodes the SSE stream into the [`crate::assemble::Assembler`].
+
+pub mod anthropic;
+pub mod google;
+pub mod openai_completions;
+pub mod openai_responses;
+
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use crate::event::AssistantStream;
+use crate::failure::{Failure, FailureKind};
+use crate::http::Step;
+use crate::model::Model;
+use crate::provider::{Context, Provider, StreamOptions};
+
+/// API names of the built-in wire formats.
+pub const ANTHROPIC_MESSAGES: &str = "anthropic-messages";
+/// OpenAI Chat Completions and compatible servers.
+pub const OPENAI_COMPLETIONS: &str = "openai-completions";
+/// OpenAI Responses.
+pub const OPENAI_RESPONSES: &str = "openai-responses";
+/// Google Gemini (Generative Language API).
+pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+
+/// Streams any model through the provider registered for its `api`.
+#[derive(Clone)]
+pub struct ProviderRouter {
+    extra: Vec<(String, Arc<dyn Provider>)>,
+}
+
+impl std::fmt::Debug for ProviderRouter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let apis: Vec<&str> = self.extra.iter().map(|(api, _)| api.as_str()).collect();
+        f.debug_struct("ProviderRouter")
+            .field("extra", &apis)
+            .finish()
+    }
+}
+
+impl Default for ProviderRouter {
+    fn default() -> Self {
+        ProviderRouter::new()
+    }
+}
+
+impl ProviderRouter {
+    /// The four built-in wire formats.
+    pub fn new() -> Self {
+        ProviderRouter { extra: Vec::new() }
+    }
+
+    /// Adds (or overrides) the provider for `api` (e.g. `faux` in tests).
+    pub fn with(mut self, api: impl Into<String>, provider: Arc<dyn Provider>) -> Self {
+        self.extra.push((api.into(), provider));
+        self
+    }
+}
+
+impl Provider for ProviderRouter {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        if let Some((_, provider)) = self.extra.iter().rev().find(|(api, _)| *api == model.api) {
+            return provider.stream(model, context, options);
+        }
+        match model.api.as_str() {
+            ANTHROPIC_MESSAGES => anthropic::AnthropicProvider.stream(model, context, options),
+            OPENAI_COMPLETIONS => {
+                openai_completions::OpenAiCompletionsProvider.stream(model, context, options)
+            }
+            OPENAI_RESPONSES => {
+                openai_responses::OpenAiResponsesProvider.stream(model, context, options)
+            }
+            GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
+            other => {
+                let message = format!(
+                    "model {}/{} uses the API {other:?}, which this daemon does not implement; \
+                     use one of {ANTHROPIC_MESSAGES}, {OPENAI_COMPLETIONS}, {OPENAI_RESPONSES}, \
+                     {GOOGLE_GENERATIVE_AI}",
+                    model.provider, model.id
+                );
+                crate::http::spawn_stream(model, Err(message), options.cancel, NeverDecoder)
+            }
+        }
+    }
+}
+
+/// The decoder of a request that is never sent.
+struct NeverDecoder;
+
+impl crate::http::Decoder for NeverDecoder {
+    async fn on_event(
+        &mut self,
+        _event: crate::sse::SseEvent,
+        _out: &mut crate::assemble::Assembler,
+    ) -> Step {
+        Step::Continue
+    }
+}
+
+/// pi's base output cap: the caller's value, else `min(model.maxTokens, 32000)`.
+pub(crate) fn base_max_tokens(model: &Model, options: &StreamOptions) -> u64 {
+    options
+        .max_tokens
+        .unwrap_or_else(|| model.max_tokens.min(32_000))
+        .max(1)
+}
+
+/// The model's configured extra headers.
+pub(crate) fn header_list(model: &Model) -> Vec<(String, String)> {
+    model
+        .headers
+        .iter()
+        .map(|(name, value)| (name.to_ascii_lowercase(), value.clone()))
+        .collect()
+}
+
+/// Parses one event's JSON data; a malformed chunk fails the response as a cut stream (the
+/// next attempt may well succeed).
+pub(crate) fn parse_event_json(data: &str) -> Result<Value, Step> {
+    serde_json::from_str(data).map_err(|error| Step::Fail {
+        message: format!("the provider sent a malformed stream chunk ({error})"),
+        failure: Failure::new(FailureKind::StreamCut),
+    })
+}
+
+/// `data:<mime>;base64,<data>` for formats that take images as URLs.
+pub(crate) fn data_url(mime_type: &str, data: &str) -> String {
+    format!("data:{mime_type};base64,{data}")
+}

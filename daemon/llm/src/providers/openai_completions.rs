@@ -1,0 +1,439 @@
+//! `openai-completions`: OpenAI Chat Completions (`POST {baseUrl}/chat/completions`, SSE) and
+//! every server that speaks it (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, Groq, Cerebras,
+//! xAI, Mistral, DeepSeek), with per-server differences in [`CompletionsCompat`].
+//!
+//! Request: system prompt as `system` (or `developer` for reasoning models where supported),
+//! assistant tool calls as `tool_calls`, results as `tool` messages (images from results follow
+//! as a user message), `stream_options.include_usage`, `reasoning_effort` or the server's own
+//! thinking switch. Stream: `chat.completion.chunk`s whose `choices[0].delta` carries
+//! `content`, `reasoning_content` (or `reasoning`, `reasoning_text`) and `tool_calls`
+//! fragments, a `finish_reason`, an optional usage chunk with no choices, then `[DONE]`.
+
+use std::collections::HashMap;
+
+use serde_json::{Map, Value, json};
+
+use super::{base_max_tokens, data_url, header_list, parse_event_json};
+use crate::assemble::Assembler;
+use crate::event::{AssistantStream, DoneReason};
+use crate::failure::{Failure, FailureKind};
+use crate::http::{Decoder, HttpRequest, Step, spawn_stream, stream_cut};
+use crate::model::{Model, ThinkingLevel};
+use crate::provider::{Context, Provider, StreamOptions};
+use crate::sse::SseEvent;
+use crate::transform::transform_messages;
+use crate::types::{AssistantContent, Message, UserContent};
+
+pub use crate::completions_compat::{CompletionsCompat, ThinkingFormat};
+
+/// The Chat Completions wire format.
+#[derive(Debug, Default)]
+pub struct OpenAiCompletionsProvider;
+
+impl Provider for OpenAiCompletionsProvider {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        let request = build_request(model, context, &options);
+        spawn_stream(
+            model,
+            request,
+            options.cancel.clone(),
+            CompletionsDecoder::default(),
+        )
+    }
+}
+
+/// OpenAI's tool-call id rule: the part before a Responses `|fc_` suffix, safe characters, at
+/// most 40 of them.
+fn openai_tool_id(id: &str) -> String {
+    let id = id.split('|').next().unwrap_or(id);
+    id.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect()
+}
+
+/// Mistral's rule: exactly nine alphanumeric characters.
+fn mistral_tool_id(id: &str) -> String {
+    let mut out: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
+    if out.len() > 9 {
+        out = out[out.len() - 9..].to_owned();
+    }
+    while out.len() < 9 {
+        out.push('0');
+    }
+    out
+}
+
+/// The request for `model`.
+pub fn build_request(
+    model: &Model,
+    context: &Context,
+    options: &StreamOptions,
+) -> Result<HttpRequest, String> {
+    let compat = CompletionsCompat::for_model(model);
+    let id_rule = if compat.mistral_tool_ids {
+        mistral_tool_id
+    } else {
+        openai_tool_id
+    };
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    let mut messages = Vec::new();
+    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        let role = if model.reasoning && compat.supports_developer_role {
+            "developer"
+        } else {
+            "system"
+        };
+        messages.push(json!({"role": role, "content": system}));
+    }
+    let transformed = transform_messages(&context.messages, model, Some(id_rule));
+    convert_messages(&transformed, &compat, &mut messages);
+    body.insert("messages".into(), Value::Array(messages));
+    body.insert("stream".into(), json!(true));
+    if compat.supports_usage_in_streaming {
+        body.insert("stream_options".into(), json!({"include_usage": true}));
+    }
+    if compat.supports_store {
+        body.insert("store".into(), json!(false));
+    }
+    body.insert(
+        compat.max_tokens_field.into(),
+        json!(base_max_tokens(model, options)),
+    );
+    if !context.tools.is_empty() {
+        let tools: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|tool| {
+                let mut function = json!({"name": tool.name, "description": tool.description,
+                                          "parameters": tool.parameters});
+                if compat.supports_strict_mode {
+                    function["strict"] = json!(false);
+                }
+                json!({"type": "function", "function": function})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
+    if model.reasoning {
+        let level = options.thinking;
+        match compat.thinking_format {
+            ThinkingFormat::OpenAi => {
+                if level != ThinkingLevel::Off && compat.supports_reasoning_effort {
+                    body.insert(
+                        "reasoning_effort".into(),
+                        json!(compat.reasoning_effort(level)),
+                    );
+                }
+            }
+            ThinkingFormat::Zai | ThinkingFormat::Qwen => {
+                body.insert("enable_thinking".into(), json!(level != ThinkingLevel::Off));
+            }
+            ThinkingFormat::QwenChatTemplate => {
+                body.insert(
+                    "chat_template_kwargs".into(),
+                    json!({"enable_thinking": level != ThinkingLevel::Off}),
+                );
+            }
+        }
+    }
+
+    let mut headers = header_list(model);
+    headers.push(("content-type".into(), "application/json".into()));
+    headers.push(("accept".into(), "text/event-stream".into()));
+    if let Some(key) = &options.api_key {
+        headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
+    }
+    Ok(HttpRequest {
+        url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
+        headers,
+        body: Value::Object(body),
+    })
+}
+
+fn convert_messages(messages: &[Message], compat: &CompletionsCompat, out: &mut Vec<Value>) {
+    // Images returned by tools, sent as one user message after the run of tool messages.
+    let mut tool_images: Vec<Value> = Vec::new();
+    for (position, message) in messages.iter().enumerate() {
+        match message {
+            Message::User(user) => {
+                let only_text = user
+                    .content
+                    .iter()
+                    .all(|b| matches!(b, UserContent::Text(_)));
+                let content = if only_text {
+                    Value::String(joined_text(&user.content))
+                } else {
+                    Value::Array(user.content.iter().map(content_part).collect())
+                };
+                out.push(json!({"role": "user", "content": content}));
+            }
+            Message::Assistant(assistant) => {
+                let mut text = String::new();
+                let mut tool_calls = Vec::new();
+                for block in &assistant.content {
+                    match block {
+                        AssistantContent::Text(block) => text.push_str(&block.text),
+                        AssistantContent::Thinking(thinking)
+                            if compat.requires_thinking_as_text =>
+                        {
+                            text.push_str(&thinking.thinking);
+                            text.push_str("\n\n");
+                        }
+                        AssistantContent::Thinking(_) => {}
+                        AssistantContent::ToolCall(call) => tool_calls.push(json!({
+                            "id": call.id, "type": "function",
+                            "function": {"name": call.name, "arguments": call.arguments.to_string()}
+                        })),
+                    }
+                }
+                if text.trim().is_empty() && tool_calls.is_empty() {
+                    continue;
+                }
+                let mut message = json!({"role": "assistant",
+                    "content": if text.trim().is_empty() { Value::Null } else { Value::String(text) }});
+                if !tool_calls.is_empty() {
+                    message["tool_calls"] = Value::Array(tool_calls);
+                }
+                out.push(message);
+            }
+            Message::ToolResult(result) => {
+                let images: Vec<Value> = result
+                    .content
+                    .iter()
+                    .filter(|b| matches!(b, UserContent::Image(_)))
+                    .map(content_part)
+                    .collect();
+                let mut text = joined_text(&result.content);
+                if text.is_empty() && !images.is_empty() {
+                    text = "(see attached image)".into();
+                }
+                let mut message = json!({"role": "tool", "tool_call_id": result.tool_call_id,
+                                         "content": text});
+                if compat.requires_tool_result_name {
+                    message["name"] = json!(result.tool_name);
+                }
+                out.push(message);
+                tool_images.extend(images);
+                let next_is_tool =
+                    matches!(messages.get(position + 1), Some(Message::ToolResult(_)));
+                if !next_is_tool {
+                    if !tool_images.is_empty() {
+                        let mut parts = vec![
+                            json!({"type": "text", "text": "Attached image(s) from tool result:"}),
+                        ];
+                        parts.append(&mut tool_images);
+                        out.push(json!({"role": "user", "content": parts}));
+                    } else if compat.requires_assistant_after_tool_result
+                        && matches!(messages.get(position + 1), Some(Message::User(_)))
+                    {
+                        out.push(json!({"role": "assistant", "content": "I have processed the tool results."}));
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn joined_text(content: &[UserContent]) -> String {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|block| match block {
+            UserContent::Text(text) => Some(text.text.as_str()),
+            UserContent::Image(_) => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
+fn content_part(block: &UserContent) -> Value {
+    match block {
+        UserContent::Text(text) => json!({"type": "text", "text": text.text}),
+        UserContent::Image(image) => json!({"type": "image_url",
+            "image_url": {"url": data_url(&image.mime_type, &image.data)}}),
+    }
+}
+
+/// Stream state.
+#[derive(Debug, Default)]
+pub struct CompletionsDecoder {
+    /// The open text or thinking block, closed when the other kind starts.
+    current: Option<(Kind, usize)>,
+    /// The server's tool-call index → our content index.
+    tool_calls: HashMap<u64, usize>,
+    finish_reason: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    Text,
+    Thinking,
+}
+
+impl Decoder for CompletionsDecoder {
+    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+        let data = event.data.trim();
+        if data == "[DONE]" {
+            return self.done(out);
+        }
+        let chunk = match parse_event_json(data) {
+            Ok(chunk) => chunk,
+            Err(step) => return step,
+        };
+        if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+            return stream_error(error);
+        }
+        if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
+            read_usage(usage, out);
+        }
+        let Some(choice) = chunk["choices"]
+            .as_array()
+            .and_then(|choices| choices.first())
+        else {
+            return Step::Continue;
+        };
+        let delta = &choice["delta"];
+        let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
+            .iter()
+            .find_map(|field| delta[field].as_str().filter(|s| !s.is_empty()));
+        if let Some(reasoning) = reasoning {
+            let index = self.block(Kind::Thinking, out).await;
+            out.thinking_delta(index, reasoning).await;
+        }
+        if let Some(content) = delta["content"].as_str().filter(|s| !s.is_empty()) {
+            let index = self.block(Kind::Text, out).await;
+            out.text_delta(index, content).await;
+        }
+        if let Some(calls) = delta["tool_calls"].as_array() {
+            for call in calls {
+                self.tool_call_fragment(call, out).await;
+            }
+        }
+        if let Some(reason) = choice["finish_reason"].as_str() {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        Step::Continue
+    }
+
+    fn on_end(&mut self, out: &Assembler) -> Step {
+        // Some servers end without `[DONE]` once they sent a finish reason.
+        match self.finish_reason {
+            Some(_) => self.done(out),
+            None => stream_cut(),
+        }
+    }
+}
+
+impl CompletionsDecoder {
+    /// The index of the open block of `kind`, opening it (and closing the other) if needed.
+    async fn block(&mut self, kind: Kind, out: &mut Assembler) -> usize {
+        match self.current {
+            Some((open_kind, index)) if open_kind == kind => index,
+            previous => {
+                if let Some((_, index)) = previous {
+                    out.close(index).await;
+                }
+                let index = match kind {
+                    Kind::Text => out.open_text().await,
+                    Kind::Thinking => out.open_thinking().await,
+                };
+                self.current = Some((kind, index));
+                index
+            }
+        }
+    }
+
+    async fn tool_call_fragment(&mut self, call: &Value, out: &mut Assembler) {
+        let wire_index = call["index"]
+            .as_u64()
+            .unwrap_or(self.tool_calls.len() as u64);
+        let index = match self.tool_calls.get(&wire_index) {
+            Some(&index) => index,
+            None => {
+                if let Some((_, open)) = self.current.take() {
+                    out.close(open).await;
+                }
+                let id = call["id"]
+                    .as_str()
+                    .filter(|id| !id.is_empty())
+                    .map(str::to_owned)
+                    .unwrap_or_else(|| format!("call_{}_{wire_index}", out.message().timestamp));
+                let name = call["function"]["name"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned();
+                let index = out.open_tool_call(id, name).await;
+                self.tool_calls.insert(wire_index, index);
+                index
+            }
+        };
+        if let Some(arguments) = call["function"]["arguments"].as_str() {
+            out.tool_args_delta(index, arguments).await;
+        }
+    }
+
+    fn done(&self, out: &Assembler) -> Step {
+        match self.finish_reason.as_deref() {
+            Some("length") => Step::Done(DoneReason::Length),
+            Some("content_filter") => Step::Fail {
+                message: "The response was blocked by the provider's content filter".into(),
+                failure: Failure::new(FailureKind::Other),
+            },
+            _ if out.has_tool_calls() => Step::Done(DoneReason::ToolUse),
+            // `stop`, `end`, or none.
+            _ => Step::Done(DoneReason::Stop),
+        }
+    }
+}
+
+fn stream_error(error: &Value) -> Step {
+    let message = error["message"]
+        .as_str()
+        .map(str::to_owned)
+        .unwrap_or_else(|| error.to_string());
+    let status = error["code"]
+        .as_u64()
+        .or_else(|| error["status"].as_u64())
+        .and_then(|code| u16::try_from(code).ok());
+    let failure = match status {
+        Some(status) => Failure::from_http(status, &message, None),
+        None => Failure::new(crate::failure::classify_error_message(&message)),
+    };
+    let message = match status {
+        Some(status) => format!("{status}: {message}"),
+        None => message,
+    };
+    Step::Fail { message, failure }
+}
+
+fn read_usage(usage: &Value, out: &mut Assembler) {
+    let prompt = usage["prompt_tokens"].as_u64().unwrap_or(0);
+    let cached = usage["prompt_tokens_details"]["cached_tokens"]
+        .as_u64()
+        .or_else(|| usage["prompt_cache_hit_tokens"].as_u64())
+        .unwrap_or(0);
+    let usage_out = out.usage_mut();
+    usage_out.input = prompt.saturating_sub(cached);
+    usage_out.cache_read = cached;
+    usage_out.output = usage["completion_tokens"].as_u64().unwrap_or(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tool_ids_follow_the_server_rules() {
+        assert_eq!(openai_tool_id("call_abc|fc_123"), "call_abc");
+        assert_eq!(openai_tool_id(&"x".repeat(50)).len(), 40);
+        assert_eq!(mistral_tool_id("toolu_01ABCdefGHIjk"), "CdefGHIjk");
+        assert_eq!(mistral_tool_id("a1"), "a10000000");
+    }
+}
