@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -83,10 +84,13 @@ pub trait Decoder: Send + 'static {
 
 /// The step for a body that ended before the response completed.
 pub fn stream_cut() -> Step {
-    Step::Fail {
-        message: "the stream ended before the response completed".to_owned(),
-        failure: Failure::new(FailureKind::StreamCut),
-    }
+    let (message, failure) = cut_failure();
+    Step::Fail { message, failure }
+}
+
+fn cut_failure() -> (String, Failure) {
+    let message = "the stream ended before the response completed".to_owned();
+    (message, Failure::new(FailureKind::StreamCut))
 }
 
 /// Starts a streaming request and returns its stream at once.
@@ -195,8 +199,43 @@ async fn send(request: HttpRequest) -> Result<reqwest::Response, (String, Failur
         })
 }
 
+/// Where response bytes come from: the network, or recorded chunks (replay).
+trait ChunkSource: Send {
+    /// The next chunk; `Ok(None)` at the end; `Err` with a description when the connection
+    /// failed.
+    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Bytes>, String>> + Send;
+}
+
+impl ChunkSource for reqwest::Response {
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>, String> {
+        self.chunk().await.map_err(describe)
+    }
+}
+
+impl ChunkSource for std::vec::IntoIter<Bytes> {
+    async fn next_chunk(&mut self) -> Result<Option<Bytes>, String> {
+        Ok(self.next())
+    }
+}
+
+/// Decodes recorded response bytes, split into `chunks` as they would arrive, exactly as a
+/// live response would be decoded: for tests (any split yields the same events) and for
+/// measuring decoding throughput.
+pub fn replay<D: Decoder>(
+    model: &Model,
+    chunks: Vec<Bytes>,
+    timestamp: i64,
+    decoder: D,
+) -> AssistantStream {
+    let (sender, stream) = AssistantStream::channel(model);
+    let assembler = Assembler::new(sender, model, timestamp);
+    let cancel = CancellationToken::new();
+    tokio::spawn(stream_body(chunks.into_iter(), cancel, assembler, decoder));
+    stream
+}
+
 async fn stream_body<D: Decoder>(
-    mut response: reqwest::Response,
+    mut source: impl ChunkSource,
     cancel: CancellationToken,
     mut assembler: Assembler,
     mut decoder: D,
@@ -211,19 +250,14 @@ async fn stream_body<D: Decoder>(
         let chunk = tokio::select! {
             biased;
             () = cancel.cancelled() => return assembler.abort().await,
-            chunk = response.chunk() => chunk,
+            chunk = source.next_chunk() => chunk,
         };
         let chunk = match chunk {
             Ok(Some(chunk)) => chunk,
             Ok(None) => break,
             Err(error) => {
-                let message = format!(
-                    "the stream ended before the response completed: {}",
-                    describe(error)
-                );
-                return assembler
-                    .fail(message, Failure::new(FailureKind::StreamCut))
-                    .await;
+                let message = format!("the stream ended before the response completed: {error}");
+                return assembler.fail(message, Failure::new(FailureKind::StreamCut)).await;
             }
         };
         parser.feed(&chunk, &mut events);
@@ -239,10 +273,10 @@ async fn stream_body<D: Decoder>(
     match decoder.on_end(&assembler) {
         Step::Done(reason) => assembler.finish(reason).await,
         Step::Fail { message, failure } => assembler.fail(message, failure).await,
-        Step::Continue => match stream_cut() {
-            Step::Fail { message, failure } => assembler.fail(message, failure).await,
-            Step::Continue | Step::Done(_) => {}
-        },
+        Step::Continue => {
+            let (message, failure) = cut_failure();
+            assembler.fail(message, failure).await
+        }
     }
 }
 

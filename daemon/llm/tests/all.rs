@@ -1,0 +1,3 @@
+//! pi-llm's integration tests: one binary (see `suite/`).
+
+mod suite;
