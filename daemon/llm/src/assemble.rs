@@ -34,6 +34,9 @@ pub struct Assembler {
     message: AssistantMessage,
     blocks: Vec<Block>,
     consumer_gone: bool,
+    // Secrets of the request (keys, tokens), scrubbed from any error text: some providers
+    // echo the key they rejected.
+    secrets: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -66,7 +69,15 @@ impl Assembler {
             },
             blocks: Vec::new(),
             consumer_gone: false,
+            secrets: Vec::new(),
         }
+    }
+
+    /// Registers secrets to scrub from error messages (values shorter than 8 characters are
+    /// ignored: scrubbing them would mangle ordinary words).
+    pub fn redact(&mut self, secrets: impl IntoIterator<Item = String>) {
+        self.secrets
+            .extend(secrets.into_iter().filter(|secret| secret.len() >= 8));
     }
 
     /// Whether the consumer dropped the stream (stop reading the response).
@@ -339,6 +350,12 @@ impl Assembler {
                 (block, self.message.content.get_mut(index))
             {
                 call.arguments = parse_arguments(raw);
+            }
+        }
+        let mut error_message = error_message;
+        for secret in &self.secrets {
+            if error_message.contains(secret.as_str()) {
+                error_message = error_message.replace(secret.as_str(), "***");
             }
         }
         self.message.error_message = Some(error_message);

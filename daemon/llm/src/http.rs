@@ -136,9 +136,16 @@ fn client() -> Result<&'static reqwest::Client, String> {
 async fn run<D: Decoder>(
     request: HttpRequest,
     cancel: CancellationToken,
-    assembler: Assembler,
+    mut assembler: Assembler,
     decoder: D,
 ) {
+    assembler.redact(
+        request
+            .headers
+            .iter()
+            .filter(|(name, _)| SECRET_HEADERS.contains(&name.as_str()))
+            .map(|(_, value)| value.strip_prefix("Bearer ").unwrap_or(value).to_owned()),
+    );
     if cancel.is_cancelled() {
         return assembler.abort().await;
     }
@@ -257,7 +264,9 @@ async fn stream_body<D: Decoder>(
             Ok(None) => break,
             Err(error) => {
                 let message = format!("the stream ended before the response completed: {error}");
-                return assembler.fail(message, Failure::new(FailureKind::StreamCut)).await;
+                return assembler
+                    .fail(message, Failure::new(FailureKind::StreamCut))
+                    .await;
             }
         };
         parser.feed(&chunk, &mut events);

@@ -27,7 +27,12 @@ pub fn test_model(api: &str) -> Model {
         base_url: "http://127.0.0.1:9".into(),
         reasoning: true,
         input: vec![InputKind::Text, InputKind::Image],
-        cost: ModelCost { input: 3.0, output: 15.0, cache_read: 0.3, cache_write: 3.75 },
+        cost: ModelCost {
+            input: 3.0,
+            output: 15.0,
+            cache_read: 0.3,
+            cache_write: 3.75,
+        },
         context_window: 200_000,
         max_tokens: 64_000,
         headers: Default::default(),
@@ -38,12 +43,18 @@ async fn decode(api: &str, chunks: Vec<Bytes>) -> Vec<StreamEvent> {
     let model = test_model(api);
     let mut stream = match api {
         "anthropic-messages" => replay(&model, chunks, 7, anthropic::AnthropicDecoder::default()),
-        "openai-completions" => {
-            replay(&model, chunks, 7, openai_completions::CompletionsDecoder::default())
-        }
-        "openai-responses" => {
-            replay(&model, chunks, 7, openai_responses::ResponsesDecoder::default())
-        }
+        "openai-completions" => replay(
+            &model,
+            chunks,
+            7,
+            openai_completions::CompletionsDecoder::default(),
+        ),
+        "openai-responses" => replay(
+            &model,
+            chunks,
+            7,
+            openai_responses::ResponsesDecoder::default(),
+        ),
         "google-generative-ai" => replay(&model, chunks, 7, google::GoogleDecoder::default()),
         other => panic!("no decoder for {other}"),
     };
@@ -70,7 +81,10 @@ fn split(body: &str, mut points: Vec<usize>) -> Vec<Bytes> {
 }
 
 fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
 }
 
 #[test]
