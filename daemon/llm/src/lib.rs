@@ -8,17 +8,28 @@
 //! - `provider`: the request [`Context`], [`StreamOptions`] and the [`Provider`] trait every
 //!   wire format implements.
 //! - `faux`: an in-process scripted provider for unit tests.
+//! - `catalog` (+ `catalog_data`): built-in providers and models.
+//! - `compat`: quirks of OpenAI-compatible servers, configured and detected.
+//! - `thinking`: thinking levels a model offers and clamping.
 //!
 //! Architecture invariant: pi-llm knows nothing of sessions, storage or transports. A provider
 //! never fails after returning its stream: every failure becomes the final `Error` event with
 //! the partial message (stop reason `error` or `aborted`).
 
+pub mod catalog;
+mod catalog_data;
+pub mod compat;
 pub mod event;
 pub mod faux;
 pub mod model;
 pub mod provider;
+pub mod thinking;
 pub mod types;
 
+pub use catalog::{PROVIDERS, ProviderInfo, builtin_models};
+pub use compat::{
+    MaxTokensField, OpenAiCompletionsCompat, ResolvedCompat, RoutingPreferences, ThinkingFormat,
+};
 pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender, apply_event};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use provider::{ApiKey, Context, Provider, StreamOptions, ToolDefinition};

@@ -1,0 +1,5 @@
+//! One module per concern.
+
+mod catalog;
+mod compat;
+mod thinking;
