@@ -135,3 +135,16 @@ fn reasoning_effort_uses_the_map() {
         Some("minimal")
     );
 }
+
+#[test]
+fn models_without_compat_keep_their_json_shape() {
+    let json = serde_json::json!({
+        "id": "m", "name": "M", "api": "openai-completions", "provider": "p",
+        "baseUrl": "http://h", "reasoning": false, "input": ["text"],
+        "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0},
+        "contextWindow": 1000, "maxTokens": 100
+    });
+    let model: Model = serde_json::from_value(json.clone()).unwrap();
+    assert_eq!(model.compat, None);
+    assert_eq!(serde_json::to_value(&model).unwrap(), json);
+}
