@@ -97,6 +97,7 @@ fn main() {
         context_window: 200_000,
         max_tokens: 64_000,
         headers: Default::default(),
+        compat: None,
     };
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

@@ -206,6 +206,7 @@ pub fn faux_model() -> Model {
         context_window: 200_000,
         max_tokens: 32_000,
         headers: Default::default(),
+        compat: None,
     }
 }
 

@@ -6,6 +6,8 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
+use crate::compat::OpenAiCompletionsCompat;
+
 /// Input modalities a model accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -58,6 +60,11 @@ pub struct Model {
     /// Extra HTTP headers sent with every request.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub headers: BTreeMap<String, String>,
+    /// Quirks of an `openai-completions` server as configured (pi's `compat`); `None` means
+    /// detect them from the provider and base URL. Providers use
+    /// [`Model::resolved_compat`](crate::compat), never this field directly.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub compat: Option<OpenAiCompletionsCompat>,
 }
 
 /// How much the model should think. `Off` omits reasoning from the request.

@@ -1,6 +1,6 @@
 //! `openai-completions`: OpenAI Chat Completions (`POST {baseUrl}/chat/completions`, SSE) and
 //! every server that speaks it (Ollama, llama.cpp, vLLM, LM Studio, OpenRouter, Groq, Cerebras,
-//! xAI, Mistral, DeepSeek), with per-server differences in [`CompletionsCompat`].
+//! xAI, Mistral, DeepSeek), with per-server differences from [`ResolvedCompat`].
 //!
 //! Request: system prompt as `system` (or `developer` for reasoning models where supported),
 //! assistant tool calls as `tool_calls`, results as `tool` messages (images from results follow
@@ -24,7 +24,7 @@ use crate::sse::SseEvent;
 use crate::transform::transform_messages;
 use crate::types::{AssistantContent, Message, UserContent};
 
-pub use crate::completions_compat::{CompletionsCompat, ThinkingFormat};
+use crate::compat::{MaxTokensField, ResolvedCompat, ThinkingFormat};
 
 /// The Chat Completions wire format.
 #[derive(Debug, Default)]
@@ -76,8 +76,8 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
-    let compat = CompletionsCompat::for_model(model);
-    let id_rule = if compat.mistral_tool_ids {
+    let compat = model.resolved_compat();
+    let id_rule = if compat.requires_mistral_tool_ids {
         mistral_tool_id
     } else {
         openai_tool_id
@@ -103,10 +103,25 @@ pub fn build_request(
     if compat.supports_store {
         body.insert("store".into(), json!(false));
     }
+    let max_tokens_field = match compat.max_tokens_field {
+        MaxTokensField::MaxCompletionTokens => "max_completion_tokens",
+        MaxTokensField::MaxTokens => "max_tokens",
+    };
     body.insert(
-        compat.max_tokens_field.into(),
+        max_tokens_field.into(),
         json!(base_max_tokens(model, options)),
     );
+    let routing = &compat.open_router_routing;
+    if routing.only.is_some() || routing.order.is_some() {
+        let mut provider = Map::new();
+        if let Some(only) = &routing.only {
+            provider.insert("only".into(), json!(only));
+        }
+        if let Some(order) = &routing.order {
+            provider.insert("order".into(), json!(order));
+        }
+        body.insert("provider".into(), Value::Object(provider));
+    }
     if !context.tools.is_empty() {
         let tools: Vec<Value> = context
             .tools
@@ -124,23 +139,38 @@ pub fn build_request(
     }
     if model.reasoning {
         let level = options.thinking;
+        let on = level != ThinkingLevel::Off;
+        let effort = compat
+            .reasoning_effort(level)
+            .filter(|_| compat.supports_reasoning_effort);
         match compat.thinking_format {
-            ThinkingFormat::OpenAi => {
-                if level != ThinkingLevel::Off && compat.supports_reasoning_effort {
-                    body.insert(
-                        "reasoning_effort".into(),
-                        json!(compat.reasoning_effort(level)),
-                    );
+            ThinkingFormat::Openai => {
+                if let Some(effort) = effort {
+                    body.insert("reasoning_effort".into(), json!(effort));
                 }
             }
+            ThinkingFormat::Openrouter => {
+                let reasoning = match effort {
+                    Some(effort) => json!({"effort": effort}),
+                    None => json!({"enabled": false}),
+                };
+                body.insert("reasoning".into(), reasoning);
+            }
             ThinkingFormat::Zai | ThinkingFormat::Qwen => {
-                body.insert("enable_thinking".into(), json!(level != ThinkingLevel::Off));
+                body.insert("enable_thinking".into(), json!(on));
             }
             ThinkingFormat::QwenChatTemplate => {
                 body.insert(
                     "chat_template_kwargs".into(),
-                    json!({"enable_thinking": level != ThinkingLevel::Off}),
+                    json!({"enable_thinking": on}),
                 );
+            }
+            ThinkingFormat::Deepseek => {
+                let kind = if on { "enabled" } else { "disabled" };
+                body.insert("thinking".into(), json!({"type": kind}));
+                if let Some(effort) = effort {
+                    body.insert("reasoning_effort".into(), json!(effort));
+                }
             }
         }
     }
@@ -158,7 +188,7 @@ pub fn build_request(
     })
 }
 
-fn convert_messages(messages: &[Message], compat: &CompletionsCompat, out: &mut Vec<Value>) {
+fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec<Value>) {
     // Images returned by tools, sent as one user message after the run of tool messages.
     let mut tool_images: Vec<Value> = Vec::new();
     for (position, message) in messages.iter().enumerate() {
@@ -177,6 +207,7 @@ fn convert_messages(messages: &[Message], compat: &CompletionsCompat, out: &mut 
             }
             Message::Assistant(assistant) => {
                 let mut text = String::new();
+                let mut reasoning = String::new();
                 let mut tool_calls = Vec::new();
                 for block in &assistant.content {
                     match block {
@@ -187,7 +218,9 @@ fn convert_messages(messages: &[Message], compat: &CompletionsCompat, out: &mut 
                             text.push_str(&thinking.thinking);
                             text.push_str("\n\n");
                         }
-                        AssistantContent::Thinking(_) => {}
+                        AssistantContent::Thinking(thinking) => {
+                            reasoning.push_str(&thinking.thinking)
+                        }
                         AssistantContent::ToolCall(call) => tool_calls.push(json!({
                             "id": call.id, "type": "function",
                             "function": {"name": call.name, "arguments": call.arguments.to_string()}
@@ -201,6 +234,9 @@ fn convert_messages(messages: &[Message], compat: &CompletionsCompat, out: &mut 
                     "content": if text.trim().is_empty() { Value::Null } else { Value::String(text) }});
                 if !tool_calls.is_empty() {
                     message["tool_calls"] = Value::Array(tool_calls);
+                }
+                if compat.requires_reasoning_content_on_assistant_messages {
+                    message["reasoning_content"] = json!(reasoning);
                 }
                 out.push(message);
             }

@@ -1,6 +1,14 @@
-//! Test modules of pi-llm.
+//! One module per concern; `world.rs` builds registries from temp files and a fake
+//! environment; `bodies.rs` holds recorded-style SSE bodies per wire format.
 
-#![allow(clippy::unwrap_used, reason = "tests fail loudly")]
-
+mod auth;
 mod bodies;
+mod catalog;
+mod compat;
+mod keys;
+mod models_json;
+mod resolution;
+mod secrets;
 mod split_streams;
+mod thinking;
+mod world;

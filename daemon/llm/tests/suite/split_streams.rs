@@ -36,6 +36,7 @@ pub fn test_model(api: &str) -> Model {
         context_window: 200_000,
         max_tokens: 64_000,
         headers: Default::default(),
+        compat: None,
     }
 }
 
