@@ -12,6 +12,7 @@
 )]
 
 pub mod daemon;
+pub mod model_server;
 pub mod raw;
 
 use std::path::PathBuf;
