@@ -11,6 +11,7 @@ pub mod config;
 pub mod interim;
 pub mod lifecycle;
 pub mod logging;
+pub mod model;
 pub mod rpc;
 pub mod schema_export;
 pub mod session;
@@ -72,7 +73,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
     let services = session::SessionServices {
-        models: std::sync::Arc::new(interim::NoModels),
+        models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(interim::NoTools),
         settings: session::SessionSettings::default(),
     };

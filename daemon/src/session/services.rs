@@ -100,17 +100,5 @@ impl std::fmt::Debug for SessionServices {
     }
 }
 
-/// Clamps a thinking level to what `model` supports: `off` for models without reasoning;
-/// `xhigh` only where the model supports it, else `high`.
-pub fn clamp_thinking(model: &Model, level: ThinkingLevel) -> ThinkingLevel {
-    if !model.reasoning {
-        return ThinkingLevel::Off;
-    }
-    let supports_xhigh = ["gpt-5.2", "gpt-5.3", "gpt-5.4", "opus-4-6", "opus-4.6"]
-        .iter()
-        .any(|tag| model.id.contains(tag));
-    match level {
-        ThinkingLevel::Xhigh if !supports_xhigh => ThinkingLevel::High,
-        other => other,
-    }
-}
+/// Clamps a thinking level to what `model` supports (pi's rule, from pi-llm).
+pub use pi_llm::thinking::clamp as clamp_thinking;
