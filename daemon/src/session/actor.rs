@@ -415,7 +415,14 @@ impl SessionActor {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(super::prompt::system_prompt(&self.row.cwd, &self.tools)),
+            system_prompt: Some(super::prompt::system_prompt(
+                &self.row.cwd,
+                &self.tools,
+                super::prompt::PromptOverrides {
+                    custom: self.row.system_prompt.as_deref(),
+                    append: self.row.append_system_prompt.as_deref(),
+                },
+            )),
             tools: self.tools.clone(),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),

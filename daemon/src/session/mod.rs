@@ -146,6 +146,8 @@ impl SessionRegistry {
             first_message: None,
             last_seq: 0,
             running: false,
+            system_prompt: params.system_prompt.clone(),
+            append_system_prompt: params.append_system_prompt.clone(),
         };
         self.services
             .tools
