@@ -4,8 +4,13 @@
 //! codes documented in `docs/cli.md` (0 ok, 1 failed, 2 usage, 3 daemon unreachable or
 //! incompatible, 130 interrupted).
 
+mod attachments;
 mod commands;
+mod daemon_client;
 mod error;
+mod model_scope;
+mod output;
+mod pi_events;
 
 use std::process::ExitCode;
 
@@ -23,6 +28,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Send prompts and print the reply (pi's print and JSON modes)
+    Run(commands::run::RunArgs),
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -41,6 +48,7 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
+            Command::Run(args) => commands::run::run(args).await,
             Command::Daemon(command) => commands::daemon::run(command).await,
         }
     });

@@ -15,7 +15,7 @@ use pi_protocol::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::commands::print_json;
+use crate::output::print_json;
 use crate::error::{CliError, EXIT_UNREACHABLE};
 
 /// Daemon lifecycle subcommands.

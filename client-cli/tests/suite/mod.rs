@@ -1,4 +1,6 @@
 mod daemon;
+mod run;
+mod world;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
