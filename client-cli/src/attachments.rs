@@ -6,6 +6,7 @@
 //! (recognised by their first bytes, not their names). Empty files are skipped; a missing file
 //! is an error. Unlike pi, images are sent as they are, not resized.
 
+use std::io::{IsTerminal as _, Read as _};
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
@@ -83,6 +84,20 @@ pub fn first_messages(
         .into_iter()
         .map(|text| (text, images.take().unwrap_or_default()))
         .collect()
+}
+
+/// Piped stdin, trimmed; `None` on a terminal or when empty.
+pub fn read_piped_stdin() -> Result<Option<String>, CliError> {
+    let mut stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Ok(None);
+    }
+    let mut text = String::new();
+    stdin
+        .read_to_string(&mut text)
+        .map_err(|error| CliError::failed(format!("cannot read stdin: {error}")))?;
+    let text = text.trim();
+    Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
 /// `~`, `~/rest`, absolute, or relative to `cwd`.

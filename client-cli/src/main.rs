@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::drive::Delivery;
 use crate::error::CliError;
 
 /// Drive the pi daemon from the command line
@@ -30,6 +31,26 @@ struct Cli {
 enum Command {
     /// Send prompts and print the reply (pi's print and JSON modes)
     Run(commands::run::RunArgs),
+    /// List sessions
+    Sessions(commands::sessions::SessionsArgs),
+    /// Show, rename, delete, fork, label, export or import a session
+    #[command(subcommand)]
+    Session(commands::sessions::SessionCommand),
+    /// Start a run in a session and return at once
+    Send(commands::drive::MessageArgs),
+    /// Queue a message for after the running tools of a session
+    Steer(commands::drive::MessageArgs),
+    /// Queue a message for when a session's agent would stop
+    FollowUp(commands::drive::MessageArgs),
+    /// Abort a session's run; return once it is idle
+    Abort {
+        /// Session id or unique prefix
+        id: String,
+    },
+    /// Follow a session's events live
+    Watch(commands::watch::WatchArgs),
+    /// List the models the daemon knows, with whether their provider has a key
+    Models(commands::models::ModelsArgs),
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -49,6 +70,14 @@ fn main() -> ExitCode {
     let result = runtime.block_on(async {
         match cli.command {
             Command::Run(args) => commands::run::run(args).await,
+            Command::Sessions(args) => commands::sessions::list(args).await,
+            Command::Session(command) => commands::sessions::run(command).await,
+            Command::Send(args) => commands::drive::send(args, Delivery::Prompt).await,
+            Command::Steer(args) => commands::drive::send(args, Delivery::Steer).await,
+            Command::FollowUp(args) => commands::drive::send(args, Delivery::FollowUp).await,
+            Command::Abort { id } => commands::drive::abort(&id).await,
+            Command::Watch(args) => commands::watch::run(args).await,
+            Command::Models(args) => commands::models::run(args).await,
             Command::Daemon(command) => commands::daemon::run(command).await,
         }
     });

@@ -1,4 +1,8 @@
 //! One module per `pictl` command group.
 
 pub mod daemon;
+pub mod drive;
+pub mod models;
 pub mod run;
+pub mod sessions;
+pub mod watch;

@@ -11,7 +11,6 @@
 //! Ctrl+C aborts the run (the session stays consistent) and exits 130, a second Ctrl+C exits
 //! at once.
 
-use std::io::{IsTerminal as _, Read as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -109,7 +108,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         args.inputs.iter().cloned().partition(|input| input.starts_with('@'));
     let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
     let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
-    let stdin = read_piped_stdin()?;
+    let stdin = attachments::read_piped_stdin()?;
     let prompts = attachments::first_messages(stdin, attachments, &messages);
     if prompts.is_empty() {
         return Err(CliError::usage("nothing to send: give a message, an @file or piped input")
@@ -423,20 +422,6 @@ fn run_error(message: &AssistantMessage) -> CliError {
             .clone()
             .unwrap_or_else(|| format!("Request {reason}")),
     )
-}
-
-/// Piped stdin, trimmed; `None` on a terminal or when empty.
-fn read_piped_stdin() -> Result<Option<String>, CliError> {
-    let mut stdin = std::io::stdin();
-    if stdin.is_terminal() {
-        return Ok(None);
-    }
-    let mut text = String::new();
-    stdin
-        .read_to_string(&mut text)
-        .map_err(|error| CliError::failed(format!("cannot read stdin: {error}")))?;
-    let text = text.trim();
-    Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
 /// pi's `--system-prompt` value: the content of an existing file, or the text itself.

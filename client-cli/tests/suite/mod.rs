@@ -1,5 +1,7 @@
 mod daemon;
+mod drive;
 mod run;
+mod sessions;
 mod world;
 
 use std::path::{Path, PathBuf};

@@ -122,7 +122,7 @@ pub fn redact(text: &str, paths: &[(&Path, &str)]) -> String {
         (r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", "[TIME]"),
         (r"\d{4}-\d{2}-\d{2}", "[DATE]"),
         (
-            r#""(timestamp|createdAt|updatedAt|startedAt|since)":\d+"#,
+            r#""(timestamp|createdAt|updatedAt|startedAt|since|lastSeq)":\d+"#,
             r#""$1":0"#,
         ),
         (
