@@ -100,6 +100,9 @@ pub async fn dispatch(
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }
+        v1::UsageStats::NAME => {
+            call::<v1::UsageStats, _>(params, |p| methods::usage::stats(context, p)).await
+        }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,
             "this connection is already initialized; send `initialize` once per connection",

@@ -10,9 +10,11 @@
 
 mod entries;
 mod sessions;
+mod usage;
 
 pub use entries::{NewEntry, StoredEntry};
 pub use sessions::{ListCursor, SessionRow};
+pub use usage::UsageRow;
 
 use std::path::Path;
 use std::str::FromStr as _;

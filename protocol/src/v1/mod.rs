@@ -13,6 +13,7 @@ pub mod initialize;
 pub mod message;
 pub mod model;
 pub mod session;
+pub mod usage;
 
 pub use connection::*;
 pub use daemon::*;
@@ -21,6 +22,7 @@ pub use event::*;
 pub use initialize::*;
 pub use model::*;
 pub use session::*;
+pub use usage::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -74,6 +76,8 @@ crate::method_table! {
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Tokens and cost of stored assistant messages, by model and by UTC day.
+    UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
 }
 
 crate::notification_table! {
