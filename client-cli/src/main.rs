@@ -51,6 +51,8 @@ enum Command {
     Watch(commands::watch::WatchArgs),
     /// List the models the daemon knows, with whether their provider has a key
     Models(commands::models::ModelsArgs),
+    /// Show tokens and cost by model and by day
+    Stats(commands::stats::StatsArgs),
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -78,6 +80,7 @@ fn main() -> ExitCode {
             Command::Abort { id } => commands::drive::abort(&id).await,
             Command::Watch(args) => commands::watch::run(args).await,
             Command::Models(args) => commands::models::run(args).await,
+            Command::Stats(args) => commands::stats::run(args).await,
             Command::Daemon(command) => commands::daemon::run(command).await,
         }
     });

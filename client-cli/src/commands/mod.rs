@@ -5,4 +5,5 @@ pub mod drive;
 pub mod models;
 pub mod run;
 pub mod sessions;
+pub mod stats;
 pub mod watch;

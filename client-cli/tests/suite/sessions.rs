@@ -127,3 +127,26 @@ async fn models_lists_key_status() {
     let available = ok(&world, &["models", "--available", "--json"]).await;
     assert!(available.lines().all(|line| line.contains("\"hasKey\":true")));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_sums_tokens_and_cost_by_model_and_day() {
+    let world = World::start().await;
+    let usage = pi_test_support::model_server::ScriptUsage {
+        input: 1000,
+        output: 200,
+        cache_read: 300,
+        cache_write: 0,
+        reasoning: 0,
+    };
+    world.server.push(Turn::reply().text("One.").usage(usage));
+    world.server.push(Turn::reply().text("Two.").usage(usage));
+    assert_exit(&world.pictl(&["run", "--model", MODEL, "a", "b"]).await, 0);
+    let json = ok(&world, &["stats", "--json"]).await;
+    insta::assert_snapshot!("stats_json", world.redact(&json));
+    let table = ok(&world, &["stats"]).await;
+    insta::assert_snapshot!("stats_table", world.redact(&table));
+    let future = ok(&world, &["stats", "--since", "2999-01-01", "--json"]).await;
+    assert!(future.contains("\"messages\":0"), "{future}");
+    let bad = world.pictl(&["stats", "--since", "yesterday"]).await;
+    assert_exit(&bad, 2);
+}
