@@ -94,6 +94,9 @@ mod tests {
             input_cost: 0.0,
             output_cost: 0.0,
             has_key: true,
+            base_url: None,
+            cache_read_cost: None,
+            cache_write_cost: None,
         }
     }
 

@@ -628,6 +628,9 @@ pub fn model_info(model: &Model, has_key: bool) -> ModelInfo {
         input_cost: model.cost.input,
         output_cost: model.cost.output,
         has_key,
+        base_url: Some(model.base_url.clone()),
+        cache_read_cost: Some(model.cost.cache_read),
+        cache_write_cost: Some(model.cost.cache_write),
     }
 }
 
