@@ -4,7 +4,7 @@
 //! session id or a unique prefix of one, as pi's `--session` does.
 
 use pi_client::autostart::{self, Connected, StartOptions};
-use pi_client::{Client, ClientError, Paths};
+use pi_client::{Client, Paths};
 use pi_protocol::ErrorKind;
 use pi_protocol::v1::{
     ClientInfo, SessionGet, SessionIdParams, SessionInfo, SessionList, SessionListParams,
@@ -111,9 +111,4 @@ pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::Pat
         )));
     }
     Ok(path)
-}
-
-/// Whether an error means the named object does not exist.
-pub fn is_not_found(error: &ClientError) -> bool {
-    error.rpc_kind() == Some(ErrorKind::NotFound)
 }

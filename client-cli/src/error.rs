@@ -72,11 +72,6 @@ impl CliError {
         self
     }
 
-    /// The failure's class.
-    pub fn class(&self) -> ErrorClass {
-        self.class
-    }
-
     /// The message, without hints.
     pub fn message(&self) -> &str {
         &self.message

@@ -11,6 +11,7 @@ mod error;
 mod model_scope;
 mod output;
 mod pi_events;
+mod rpc;
 
 use std::process::ExitCode;
 
@@ -53,6 +54,8 @@ enum Command {
     Models(commands::models::ModelsArgs),
     /// Show tokens and cost by model and by day
     Stats(commands::stats::StatsArgs),
+    /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
+    Rpc(rpc::RpcArgs),
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -81,6 +84,7 @@ fn main() -> ExitCode {
             Command::Watch(args) => commands::watch::run(args).await,
             Command::Models(args) => commands::models::run(args).await,
             Command::Stats(args) => commands::stats::run(args).await,
+            Command::Rpc(args) => rpc::run(args).await,
             Command::Daemon(command) => commands::daemon::run(command).await,
         }
     });

@@ -37,9 +37,9 @@ use crate::pi_events::{PartialMode, PiEvents, assistant_texts};
 /// Thinking levels, as pi names them.
 pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/// Options of `pictl run`.
+/// Session and model options shared by `pictl run` and `pictl rpc` (pi's flags).
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub struct SessionOptions {
     /// Provider of --model (or, alone, use that provider's first model)
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
@@ -79,6 +79,13 @@ pub struct RunArgs {
     /// Working directory of a new session, and where -c looks (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+}
+
+/// Options of `pictl run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub options: SessionOptions,
     /// Print every event as a JSON line (pi's JSON mode), after a header line
     #[arg(long)]
     pub json: bool,
@@ -103,7 +110,7 @@ enum RunEnd {
 
 /// Runs `pictl run`.
 pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
-    let cwd = daemon_client::working_directory(args.cwd.as_deref())?;
+    let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
     let (files, messages): (Vec<String>, Vec<String>) =
         args.inputs.iter().cloned().partition(|input| input.starts_with('@'));
     let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
@@ -114,17 +121,11 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         return Err(CliError::usage("nothing to send: give a message, an @file or piped input")
             .with_hint("pictl run \"explain this repository\""));
     }
-    let system_prompt = args.system_prompt.as_deref().map(text_or_file).transpose()?;
-    let append_system_prompt = args
-        .append_system_prompt
-        .as_deref()
-        .map(text_or_file)
-        .transpose()?;
 
     let connected = daemon_client::connect().await?;
     let client = connected.client;
     let mut notifications = connected.notifications;
-    let session = open_session(&client, &args, &cwd, system_prompt, append_system_prompt).await?;
+    let session = open_session(&client, &args.options, &cwd).await?;
     let attached = client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: session.id.clone(),
@@ -188,7 +189,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
-    if args.no_session {
+    if args.options.no_session {
         let _ = client
             .call::<SessionDelete>(&SessionIdParams {
                 session_id: session.id.clone(),
@@ -273,14 +274,18 @@ async fn run_prompt(
     }
 }
 
-/// The session the run uses: new, continued, or named.
-async fn open_session(
+/// The session a run or a bridge uses: new, continued, or named.
+pub async fn open_session(
     client: &Client,
-    args: &RunArgs,
+    args: &SessionOptions,
     cwd: &std::path::Path,
-    system_prompt: Option<String>,
-    append_system_prompt: Option<String>,
 ) -> Result<SessionInfo, CliError> {
+    let system_prompt = args.system_prompt.as_deref().map(text_or_file).transpose()?;
+    let append_system_prompt = args
+        .append_system_prompt
+        .as_deref()
+        .map(text_or_file)
+        .transpose()?;
     let cwd_text = cwd.display().to_string();
     let existing = if let Some(id) = &args.session {
         Some(find_session(client, id).await?)
@@ -343,7 +348,7 @@ async fn open_session(
 /// The model spec to ask for (and a thinking level from a `--models` pattern).
 async fn model_spec(
     client: &Client,
-    args: &RunArgs,
+    args: &SessionOptions,
 ) -> Result<(Option<String>, Option<String>), CliError> {
     match (&args.provider, &args.model) {
         (Some(provider), Some(model)) => {

@@ -1,5 +1,6 @@
 mod daemon;
 mod drive;
+mod rpc;
 mod run;
 mod sessions;
 mod world;
