@@ -15,14 +15,14 @@ mod rpc;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 use crate::commands::drive::Delivery;
 use crate::error::CliError;
 
 /// Drive the pi daemon from the command line
 #[derive(Debug, Parser)]
-#[command(name = "pictl", version, about, long_about = None)]
+#[command(name = "pictl", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -56,6 +56,18 @@ enum Command {
     Stats(commands::stats::StatsArgs),
     /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
     Rpc(rpc::RpcArgs),
+    /// Print a shell completion script
+    Completions {
+        /// The shell
+        shell: commands::assets::CompletionShell,
+    },
+    /// Write completion scripts and man pages into a directory (packaging)
+    #[command(hide = true)]
+    GenerateAssets {
+        /// The directory (`packaging/` in the repository)
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -63,6 +75,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Command::Completions { shell } => {
+            return commands::assets::completions(Cli::command(), *shell);
+        }
+        Command::GenerateAssets { out } => {
+            return commands::assets::generate(Cli::command(), out)
+                .unwrap_or_else(CliError::report);
+        }
+        _ => {}
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -85,6 +107,7 @@ fn main() -> ExitCode {
             Command::Models(args) => commands::models::run(args).await,
             Command::Stats(args) => commands::stats::run(args).await,
             Command::Rpc(args) => rpc::run(args).await,
+            Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
         }
     });

@@ -1,5 +1,6 @@
 //! One module per `pictl` command group.
 
+pub mod assets;
 pub mod daemon;
 pub mod drive;
 pub mod models;

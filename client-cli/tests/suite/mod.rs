@@ -1,3 +1,4 @@
+mod cli;
 mod daemon;
 mod drive;
 mod rpc;
