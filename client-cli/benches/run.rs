@@ -102,7 +102,13 @@ fn main() {
             server.push(Turn::reply().text("Hello."));
             timed(
                 Command::new(&bin)
-                    .args(["-p", "--model", "scripted/scripted-model", "--offline", "say hello"])
+                    .args([
+                        "-p",
+                        "--model",
+                        "scripted/scripted-model",
+                        "--offline",
+                        "say hello",
+                    ])
                     .current_dir(workdir.path())
                     .env("PI_CODING_AGENT_DIR", agent_dir.path())
                     .env("PI_SKIP_VERSION_CHECK", "1"),
@@ -117,7 +123,9 @@ fn main() {
 
     println!("| measure | value | target |");
     println!("|---|---|---|");
-    println!("| warm `pictl run` one-reply prompt, whole process, p50 ({RUNS} runs) | {p50:.2} ms | < 30 ms |");
+    println!(
+        "| warm `pictl run` one-reply prompt, whole process, p50 ({RUNS} runs) | {p50:.2} ms | < 30 ms |"
+    );
     println!("| warm `pictl run`, p95 | {p95:.2} ms | |");
     println!("| warm `pictl run`, min | {min:.2} ms | |");
     if let Some((pi_p50, pi_p95)) = pi {

@@ -145,7 +145,9 @@ mod tests {
         let root = dir.path().display();
         assert_eq!(
             attachments.text,
-            format!("<file name=\"{root}/a.txt\">\nalpha\n</file>\n<file name=\"{root}/pic.bin\"></file>\n")
+            format!(
+                "<file name=\"{root}/a.txt\">\nalpha\n</file>\n<file name=\"{root}/pic.bin\"></file>\n"
+            )
         );
         assert_eq!(attachments.images.len(), 1);
         assert_eq!(attachments.images[0].mime_type, "image/png");

@@ -42,7 +42,10 @@ pub async fn connect() -> Result<Connected, CliError> {
 }
 
 /// Every stored session, newest activity first, optionally of one working directory.
-pub async fn all_sessions(client: &Client, cwd: Option<&str>) -> Result<Vec<SessionInfo>, CliError> {
+pub async fn all_sessions(
+    client: &Client,
+    cwd: Option<&str>,
+) -> Result<Vec<SessionInfo>, CliError> {
     let mut sessions = Vec::new();
     let mut cursor = None;
     loop {

@@ -202,10 +202,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 
 /// Shortens `text` to one line of at most `max` characters, ending in `…` when cut.
 pub fn one_line(text: &str, max: usize) -> String {
-    let flat: String = text
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ");
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() <= max {
         return flat;
     }

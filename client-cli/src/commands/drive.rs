@@ -52,10 +52,15 @@ pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, Cli
     let messages = attachments::first_messages(
         stdin,
         attachments,
-        &[text].into_iter().filter(|text| !text.is_empty()).collect::<Vec<_>>(),
+        &[text]
+            .into_iter()
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>(),
     );
     let Some((text, images)) = messages.into_iter().next() else {
-        return Err(CliError::usage("nothing to send: give a message, an @file or piped input"));
+        return Err(CliError::usage(
+            "nothing to send: give a message, an @file or piped input",
+        ));
     };
     let client = daemon_client::connect().await?.client;
     let session = find_session(&client, &args.id).await?;

@@ -82,9 +82,9 @@ pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
 
 /// `200K`, `1M`, `32000` as pi's `--list-models` writes token counts.
 fn tokens(count: u64) -> String {
-    if count >= 1_000_000 && count % 1_000_000 == 0 {
+    if count >= 1_000_000 && count.is_multiple_of(1_000_000) {
         format!("{}M", count / 1_000_000)
-    } else if count >= 1000 && count % 1000 == 0 {
+    } else if count >= 1000 && count.is_multiple_of(1000) {
         format!("{}K", count / 1000)
     } else {
         count.to_string()

@@ -16,6 +16,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use pi_client::{Client, Notifications};
+use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::message::{AgentMessage, AssistantMessage, ImageContent, StopReason};
 use pi_protocol::v1::{
     ModelList, ModelListParams, SessionAbort, SessionAttach, SessionAttachParams, SessionCreate,
@@ -23,7 +24,6 @@ use pi_protocol::v1::{
     SessionInfo, SessionMessageParams, SessionPrompt, SessionSetModel, SessionSetModelParams,
     SessionSetThinking, SessionSetThinkingParams,
 };
-use pi_protocol::NotificationMethod as _;
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
@@ -111,15 +111,20 @@ enum RunEnd {
 /// Runs `pictl run`.
 pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
-    let (files, messages): (Vec<String>, Vec<String>) =
-        args.inputs.iter().cloned().partition(|input| input.starts_with('@'));
+    let (files, messages): (Vec<String>, Vec<String>) = args
+        .inputs
+        .iter()
+        .cloned()
+        .partition(|input| input.starts_with('@'));
     let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
     let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
     let stdin = attachments::read_piped_stdin()?;
     let prompts = attachments::first_messages(stdin, attachments, &messages);
     if prompts.is_empty() {
-        return Err(CliError::usage("nothing to send: give a message, an @file or piped input")
-            .with_hint("pictl run \"explain this repository\""));
+        return Err(
+            CliError::usage("nothing to send: give a message, an @file or piped input")
+                .with_hint("pictl run \"explain this repository\""),
+        );
     }
 
     let connected = daemon_client::connect().await?;
@@ -280,7 +285,11 @@ pub async fn open_session(
     args: &SessionOptions,
     cwd: &std::path::Path,
 ) -> Result<SessionInfo, CliError> {
-    let system_prompt = args.system_prompt.as_deref().map(text_or_file).transpose()?;
+    let system_prompt = args
+        .system_prompt
+        .as_deref()
+        .map(text_or_file)
+        .transpose()?;
     let append_system_prompt = args
         .append_system_prompt
         .as_deref()
@@ -290,7 +299,10 @@ pub async fn open_session(
     let existing = if let Some(id) = &args.session {
         Some(find_session(client, id).await?)
     } else if args.continue_session {
-        all_sessions(client, Some(&cwd_text)).await?.into_iter().next()
+        all_sessions(client, Some(&cwd_text))
+            .await?
+            .into_iter()
+            .next()
     } else {
         None
     };
@@ -416,10 +428,7 @@ fn model_error(error: pi_client::ClientError) -> CliError {
 fn run_error(message: &AssistantMessage) -> CliError {
     let reason = match message.stop_reason {
         StopReason::Aborted => "aborted",
-        StopReason::Error
-        | StopReason::Stop
-        | StopReason::Length
-        | StopReason::ToolUse => "error",
+        StopReason::Error | StopReason::Stop | StopReason::Length | StopReason::ToolUse => "error",
     };
     CliError::failed(
         message

@@ -220,7 +220,10 @@ pub async fn run(command: SessionCommand) -> Result<ExitCode, CliError> {
             let path = std::path::absolute(&file)
                 .map_err(|error| CliError::failed(format!("bad path: {error}")))?;
             if !path.is_file() {
-                return Err(CliError::failed(format!("File not found: {}", path.display())));
+                return Err(CliError::failed(format!(
+                    "File not found: {}",
+                    path.display()
+                )));
             }
             let imported = client
                 .call::<SessionImport>(&SessionImportParams {
@@ -348,9 +351,10 @@ fn transcript_line(entry: &SessionEntry, style: Style) -> Option<String> {
             id,
             style.dim(&format!("name {}", name.as_deref().unwrap_or_default())),
         ),
-        SessionEntry::Compaction { id, summary, .. } => {
-            (id, style.dim(&format!("compaction: {}", one_line(summary, 100))))
-        }
+        SessionEntry::Compaction { id, summary, .. } => (
+            id,
+            style.dim(&format!("compaction: {}", one_line(summary, 100))),
+        ),
         SessionEntry::BranchSummary { id, summary, .. } => (
             id,
             style.dim(&format!("branch summary: {}", one_line(summary, 100))),

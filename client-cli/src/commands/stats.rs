@@ -25,16 +25,28 @@ pub struct StatsArgs {
 pub async fn run(args: StatsArgs) -> Result<ExitCode, CliError> {
     let since = args.since.as_deref().map(parse_since).transpose()?;
     let client = daemon_client::connect().await?.client;
-    let stats = client.call::<UsageStats>(&UsageStatsParams { since }).await?;
+    let stats = client
+        .call::<UsageStats>(&UsageStatsParams { since })
+        .await?;
     if args.json {
         print_json(&serde_json::to_value(&stats).unwrap_or_default());
         return Ok(ExitCode::SUCCESS);
     }
     let style = Style::stdout();
-    let columns = ["MESSAGES", "INPUT", "OUTPUT", "CACHE-READ", "CACHE-WRITE", "COST"];
+    let columns = [
+        "MESSAGES",
+        "INPUT",
+        "OUTPUT",
+        "CACHE-READ",
+        "CACHE-WRITE",
+        "COST",
+    ];
     let mut by_model = Table::new(&[&["MODEL"], &columns[..]].concat());
     for model in &stats.by_model {
-        by_model.row(row(format!("{}/{}", model.provider, model.model), &model.usage));
+        by_model.row(row(
+            format!("{}/{}", model.provider, model.model),
+            &model.usage,
+        ));
     }
     by_model.row(row("total".to_owned(), &stats.total));
     let mut by_day = Table::new(&[&["DAY"], &columns[..]].concat());

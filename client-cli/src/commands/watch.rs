@@ -10,7 +10,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use pi_protocol::NotificationMethod as _;
-use pi_protocol::v1::message::{AgentMessage, AssistantContent, AssistantMessageEvent, UserContent};
+use pi_protocol::v1::message::{
+    AgentMessage, AssistantContent, AssistantMessageEvent, UserContent,
+};
 use pi_protocol::v1::{
     SessionAttach, SessionAttachParams, SessionEvent, SessionEventNotification, SessionEventParams,
 };
@@ -50,7 +52,9 @@ pub async fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
             let resync = error.rpc_kind() == Some(pi_protocol::ErrorKind::ResyncRequired);
             let cli = CliError::from(error);
             if resync {
-                cli.with_hint("watch without --after-seq, and read the history with `pictl session show`")
+                cli.with_hint(
+                    "watch without --after-seq, and read the history with `pictl session show`",
+                )
             } else {
                 cli
             }
@@ -139,7 +143,10 @@ impl HumanPrinter {
                 } else {
                     self.style.green("ok")
                 };
-                self.line(&format!("<- {tool_name} {status}: {}", one_line(&text, 120)));
+                self.line(&format!(
+                    "<- {tool_name} {status}: {}",
+                    one_line(&text, 120)
+                ));
             }
             SessionEvent::SessionError { message } => {
                 self.line(&self.style.red(&format!("session error: {message}")));
@@ -161,7 +168,10 @@ impl HumanPrinter {
     fn message_end(&mut self, message: &AgentMessage) {
         match message {
             AgentMessage::User(user) => {
-                self.line(&format!("> {}", one_line(&content_text(&user.content), 200)));
+                self.line(&format!(
+                    "> {}",
+                    one_line(&content_text(&user.content), 200)
+                ));
             }
             AgentMessage::Assistant(assistant) => {
                 // Streamed text was printed as it came; a replayed message prints whole.

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use pi_client::{Client, ClientError};
 use pi_protocol::ErrorKind;
-use pi_protocol::v1::message::{AgentMessage, AssistantContent, ImageContent, StopReason, UserContent};
+use pi_protocol::v1::message::{
+    AgentMessage, AssistantContent, ImageContent, StopReason, UserContent,
+};
 use pi_protocol::v1::{
     ExportFormat, ModelInfo, ModelList, ModelListParams, ReadScope, SessionAbort, SessionCreate,
     SessionCreateParams, SessionEntry, SessionEntryParams, SessionExport, SessionExportParams,
@@ -52,13 +54,34 @@ pub struct Outcome {
 
 /// Commands pi has that depend on daemon work not merged yet, with what is missing.
 const NOT_SUPPORTED: &[(&str, &str)] = &[
-    ("compact", "manual compaction (`session/compact`) is not supported by this daemon yet"),
-    ("set_auto_compaction", "auto-compaction is not supported by this daemon yet"),
-    ("set_auto_retry", "the auto-retry setting is not supported by this daemon yet"),
-    ("abort_retry", "auto-retry is not supported by this daemon yet"),
-    ("bash", "user shell commands (`session/bash`) are not supported by this daemon yet"),
-    ("abort_bash", "user shell commands (`session/bash`) are not supported by this daemon yet"),
-    ("get_commands", "prompt templates and skills are not supported by this daemon yet"),
+    (
+        "compact",
+        "manual compaction (`session/compact`) is not supported by this daemon yet",
+    ),
+    (
+        "set_auto_compaction",
+        "auto-compaction is not supported by this daemon yet",
+    ),
+    (
+        "set_auto_retry",
+        "the auto-retry setting is not supported by this daemon yet",
+    ),
+    (
+        "abort_retry",
+        "auto-retry is not supported by this daemon yet",
+    ),
+    (
+        "bash",
+        "user shell commands (`session/bash`) are not supported by this daemon yet",
+    ),
+    (
+        "abort_bash",
+        "user shell commands (`session/bash`) are not supported by this daemon yet",
+    ),
+    (
+        "get_commands",
+        "prompt templates and skills are not supported by this daemon yet",
+    ),
     (
         "set_steering_mode",
         "changing the steering mode is not supported by this daemon yet (it delivers one message at a time)",
@@ -100,7 +123,10 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
         }
         "follow_up" => {
             let params = message_params(&session_id, command)?;
-            client.call::<SessionFollowUp>(&params).await.map_err(text)?;
+            client
+                .call::<SessionFollowUp>(&params)
+                .await
+                .map_err(text)?;
             Ok((None, None))
         }
         "abort" => {
@@ -128,7 +154,9 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
             Ok((Some(json!({"cancelled": false})), Some(created)))
         }
         "get_state" => get_state(bridge).await.map(|data| (Some(data), None)),
-        "set_model" => set_model(bridge, command).await.map(|data| (Some(data), None)),
+        "set_model" => set_model(bridge, command)
+            .await
+            .map(|data| (Some(data), None)),
         "cycle_model" => cycle_model(bridge).await.map(|data| (Some(data), None)),
         "get_available_models" => {
             let models = available_models(client).await?;
@@ -190,9 +218,14 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
             Ok((Some(json!({ "messages": messages })), None))
         }
         "get_last_assistant_text" => {
-            let entries = branch(client, &session_id).await.map_err(|e| e.message().to_owned())?;
+            let entries = branch(client, &session_id)
+                .await
+                .map_err(|e| e.message().to_owned())?;
             let text = last_assistant_text(&entries);
-            Ok((Some(text.map_or_else(|| json!({}), |text| json!({ "text": text }))), None))
+            Ok((
+                Some(text.map_or_else(|| json!({}), |text| json!({ "text": text }))),
+                None,
+            ))
         }
         "set_session_name" => {
             let name = string_field(command, "name")?;
@@ -206,7 +239,9 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
             Ok((None, None))
         }
         "get_messages" => {
-            let entries = branch(client, &session_id).await.map_err(|e| e.message().to_owned())?;
+            let entries = branch(client, &session_id)
+                .await
+                .map_err(|e| e.message().to_owned())?;
             let messages = context_messages(&entries);
             Ok((Some(json!({ "messages": messages })), None))
         }
@@ -227,9 +262,11 @@ async fn prompt(bridge: &Bridge, command: &Value) -> Result<(), String> {
                 Some("steer") => client.call::<SessionSteer>(&params).await.map(drop),
                 Some("followUp") => client.call::<SessionFollowUp>(&params).await.map(drop),
                 _ => {
-                    return Err("Agent is already processing. Specify streamingBehavior ('steer' \
+                    return Err(
+                        "Agent is already processing. Specify streamingBehavior ('steer' \
                                 or 'followUp') to queue the message."
-                        .to_owned());
+                            .to_owned(),
+                    );
                 }
             }
             .map_err(text)
@@ -247,7 +284,9 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
         .await
         .map_err(text)?;
     let info = &details.info;
-    let entries = branch(client, &info.id).await.map_err(|e| e.message().to_owned())?;
+    let entries = branch(client, &info.id)
+        .await
+        .map_err(|e| e.message().to_owned())?;
     let mut state = json!({
         "thinkingLevel": info.thinking_level,
         "isStreaming": bridge.streaming,
@@ -368,7 +407,10 @@ async fn cycle_thinking(bridge: &Bridge) -> Result<Value, String> {
         return Ok(Value::Null);
     }
     let current = details.info.thinking_level.clone();
-    let start = ORDER.iter().position(|level| *level == current).unwrap_or(0);
+    let start = ORDER
+        .iter()
+        .position(|level| *level == current)
+        .unwrap_or(0);
     // The daemon clamps a level the model lacks (xhigh) to the nearest one; a clamp back to
     // where we were means "skip it".
     for step in 1..ORDER.len() {
@@ -517,8 +559,9 @@ fn message_params(session_id: &str, command: &Value) -> Result<SessionMessagePar
     let text = string_field(command, "message")?;
     let images: Vec<ImageContent> = match command.get("images") {
         None | Some(Value::Null) => Vec::new(),
-        Some(images) => serde_json::from_value(images.clone())
-            .map_err(|error| format!("images: {error}"))?,
+        Some(images) => {
+            serde_json::from_value(images.clone()).map_err(|error| format!("images: {error}"))?
+        }
     };
     Ok(SessionMessageParams {
         session_id: session_id.to_owned(),

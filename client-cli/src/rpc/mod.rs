@@ -138,7 +138,8 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                         state.prompts_in_flight += 1;
                     }
                     let bridge = state.bridge.clone();
-                    tasks.spawn(async move { (is_prompt, commands::handle(bridge, command).await) });
+                    tasks
+                        .spawn(async move { (is_prompt, commands::handle(bridge, command).await) });
                 }
             }
         }
@@ -208,7 +209,9 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
         }
     };
     for session_id in ephemeral {
-        let _ = client.call::<SessionDelete>(&SessionIdParams { session_id }).await;
+        let _ = client
+            .call::<SessionDelete>(&SessionIdParams { session_id })
+            .await;
     }
     drop(lines_tx);
     let _ = writer.await;

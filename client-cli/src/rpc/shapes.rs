@@ -64,7 +64,9 @@ pub fn pi_model(model: &ModelInfo) -> Value {
 /// custom messages and branch summaries in order; after the newest compaction, its summary
 /// first, then the kept entries from `firstKeptEntryId`, then what followed.
 pub fn context_messages(branch: &[SessionEntry]) -> Vec<AgentMessage> {
-    let compaction = branch.iter().rposition(|entry| matches!(entry, SessionEntry::Compaction { .. }));
+    let compaction = branch
+        .iter()
+        .rposition(|entry| matches!(entry, SessionEntry::Compaction { .. }));
     let mut messages = Vec::new();
     let push = |entry: &SessionEntry, messages: &mut Vec<AgentMessage>| match entry {
         SessionEntry::Message { message, .. } => messages.push(message.clone()),

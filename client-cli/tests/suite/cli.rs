@@ -60,7 +60,11 @@ fn usage_errors_exit_2_and_an_unreachable_daemon_exits_3() {
     let output = home.pictl(&["run", "--thinking", "huge", "hi"]);
     assert_eq!(output.status.code(), Some(2));
     let output = home.pictl(&["rpc", "@file.txt"]);
-    assert_eq!(output.status.code(), Some(2), "rpc takes no @file or message");
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "rpc takes no @file or message"
+    );
 
     // A daemon that cannot start (bad configuration): exit 3, with what to do.
     std::fs::create_dir_all(home.path().join("config")).unwrap();
@@ -68,7 +72,10 @@ fn usage_errors_exit_2_and_an_unreachable_daemon_exits_3() {
     let output = home.pictl(&["sessions"]);
     assert_eq!(output.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.starts_with("pictl: error: the daemon exited during startup"), "{stderr}");
+    assert!(
+        stderr.starts_with("pictl: error: the daemon exited during startup"),
+        "{stderr}"
+    );
     assert!(
         stderr.ends_with(
             "hint: start the daemon with `pictl daemon start` (or its service: `systemctl --user \

@@ -48,7 +48,9 @@ async fn send_steer_follow_up_and_abort_drive_a_session() {
         .server
         .push(Turn::reply().text("Working on it").hold_after(3, &gate));
     world.server.push(Turn::reply().text("Follow-up done."));
-    let sent = world.pictl(&["send", &session.id, "start", "working"]).await;
+    let sent = world
+        .pictl(&["send", &session.id, "start", "working"])
+        .await;
     assert_exit(&sent, 0);
     assert_eq!(stdout(&sent), "");
     gate.reached().await;
@@ -72,7 +74,12 @@ async fn send_steer_follow_up_and_abort_drive_a_session() {
         .filter(|event| kind(event) == "message_end")
         .map(|event| serde_json::to_value(&event.event).unwrap())
         .filter(|event| event["message"]["role"] == "user")
-        .map(|event| event["message"]["content"][0]["text"].as_str().unwrap().to_owned())
+        .map(|event| {
+            event["message"]["content"][0]["text"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     assert_eq!(user_texts, ["start working", "and then?"]);
 
@@ -118,11 +125,13 @@ async fn watch_shows_another_clients_run_live() {
     let mut lines = BufReader::new(watcher.stdout.take().unwrap()).lines();
     until_attached(&client, &session.id, 1).await;
 
-    world.server.push(
-        Turn::reply()
-            .text("Reading it.")
-            .tool_call("call_1", "read", serde_json::json!({"path": "a.txt"})),
-    );
+    world
+        .server
+        .push(Turn::reply().text("Reading it.").tool_call(
+            "call_1",
+            "read",
+            serde_json::json!({"path": "a.txt"}),
+        ));
     world.server.push(Turn::reply().text("All done."));
     client
         .call::<pi_protocol::v1::SessionPrompt>(&pi_protocol::v1::SessionMessageParams {

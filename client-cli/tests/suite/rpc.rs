@@ -106,13 +106,20 @@ async fn start_rpc(daemon: &TempDaemon, cwd: &std::path::Path, args: &[&str]) ->
 /// `scripted-mini` (no reasoning).
 async fn two_model_daemon(server: &ModelServer) -> TempDaemon {
     let mut models = server.models_json("anthropic-messages");
-    let list = models["providers"]["scripted"]["models"].as_array_mut().unwrap();
-    list.push(json!({"id": "scripted-mini", "name": "Scripted mini", "reasoning": false,
-                     "contextWindow": 100000, "maxTokens": 8000}));
+    let list = models["providers"]["scripted"]["models"]
+        .as_array_mut()
+        .unwrap();
+    list.push(
+        json!({"id": "scripted-mini", "name": "Scripted mini", "reasoning": false,
+                     "contextWindow": 100000, "maxTokens": 8000}),
+    );
     TempDaemon::start_with_files(
         &workspace_binary("pid"),
         "",
-        &[(".pi/agent/models.json", serde_json::to_string(&models).unwrap())],
+        &[(
+            ".pi/agent/models.json",
+            serde_json::to_string(&models).unwrap(),
+        )],
     )
     .await
 }
@@ -131,7 +138,13 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let mut rpc = start_rpc(
         &daemon,
         workdir.path(),
-        &["--ready", "--model", "scripted/scripted-model", "--models", "scripted/*"],
+        &[
+            "--ready",
+            "--model",
+            "scripted/scripted-model",
+            "--models",
+            "scripted/*",
+        ],
     )
     .await;
 
@@ -144,14 +157,25 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let state = rpc.call(json!({"id": "s1", "type": "get_state"})).await;
     assert_eq!(state["data"]["model"]["id"], "scripted-model");
     assert_eq!(state["data"]["sessionId"], first_session.as_str());
-    let models = rpc.call(json!({"id": "m1", "type": "get_available_models"})).await;
+    let models = rpc
+        .call(json!({"id": "m1", "type": "get_available_models"}))
+        .await;
     assert_eq!(models["data"]["models"].as_array().unwrap().len(), 2);
     let cycled = rpc.call(json!({"id": "m2", "type": "cycle_model"})).await;
     assert_eq!(cycled["data"]["model"]["id"], "scripted-mini");
     assert_eq!(cycled["data"]["isScoped"], true);
-    assert_eq!(cycled["data"]["thinkingLevel"], "off", "no reasoning: clamped");
-    let none = rpc.call(json!({"id": "t0", "type": "cycle_thinking_level"})).await;
-    assert_eq!(none["data"], Value::Null, "a model without reasoning has no levels");
+    assert_eq!(
+        cycled["data"]["thinkingLevel"], "off",
+        "no reasoning: clamped"
+    );
+    let none = rpc
+        .call(json!({"id": "t0", "type": "cycle_thinking_level"}))
+        .await;
+    assert_eq!(
+        none["data"],
+        Value::Null,
+        "a model without reasoning has no levels"
+    );
     let set = rpc
         .call(json!({"id": "m3", "type": "set_model", "provider": "scripted", "modelId": "scripted-model"}))
         .await;
@@ -162,8 +186,13 @@ async fn every_pi_rpc_command_through_the_bridge() {
     assert_eq!(missing["error"], "Model not found: scripted/nope");
     rpc.call(json!({"id": "t1", "type": "set_thinking_level", "level": "high"}))
         .await;
-    let cycled = rpc.call(json!({"id": "t2", "type": "cycle_thinking_level"})).await;
-    assert_eq!(cycled["data"]["level"], "off", "xhigh is skipped for this model");
+    let cycled = rpc
+        .call(json!({"id": "t2", "type": "cycle_thinking_level"}))
+        .await;
+    assert_eq!(
+        cycled["data"]["level"], "off",
+        "xhigh is skipped for this model"
+    );
 
     // A prompt: the response first, then pi's events; U+2028 survives the framing.
     server.push(Turn::reply().text("Hi\u{2028}there."));
@@ -181,10 +210,18 @@ async fn every_pi_rpc_command_through_the_bridge() {
         }
     }
     let ended = events.last().unwrap();
-    assert_eq!(ended["messages"][0]["content"][0]["text"], "hello\u{2028}world");
-    assert_eq!(ended["messages"][1]["content"][0]["text"], "Hi\u{2028}there.");
+    assert_eq!(
+        ended["messages"][0]["content"][0]["text"],
+        "hello\u{2028}world"
+    );
+    assert_eq!(
+        ended["messages"][1]["content"][0]["text"],
+        "Hi\u{2028}there."
+    );
 
-    let text = rpc.call(json!({"id": "q1", "type": "get_last_assistant_text"})).await;
+    let text = rpc
+        .call(json!({"id": "q1", "type": "get_last_assistant_text"}))
+        .await;
     assert_eq!(text["data"]["text"], "Hi\u{2028}there.");
     let messages = rpc.call(json!({"id": "q2", "type": "get_messages"})).await;
     let roles: Vec<&str> = messages["data"]["messages"]
@@ -194,9 +231,13 @@ async fn every_pi_rpc_command_through_the_bridge() {
         .map(|message| message["role"].as_str().unwrap())
         .collect();
     assert_eq!(roles, ["user", "assistant"]);
-    let stats = rpc.call(json!({"id": "q3", "type": "get_session_stats"})).await;
+    let stats = rpc
+        .call(json!({"id": "q3", "type": "get_session_stats"}))
+        .await;
     assert_eq!(stats["data"]["userMessages"], 1);
-    let forks = rpc.call(json!({"id": "q4", "type": "get_fork_messages"})).await;
+    let forks = rpc
+        .call(json!({"id": "q4", "type": "get_fork_messages"}))
+        .await;
     let first_user_entry = forks["data"]["messages"][0]["entryId"]
         .as_str()
         .unwrap()
@@ -223,8 +264,10 @@ async fn every_pi_rpc_command_through_the_bridge() {
         busy["error"],
         "Agent is already processing. Specify streamingBehavior ('steer' or 'followUp') to queue the message."
     );
-    rpc.call(json!({"id": "r3", "type": "prompt", "message": "steered", "streamingBehavior": "steer"}))
-        .await;
+    rpc.call(
+        json!({"id": "r3", "type": "prompt", "message": "steered", "streamingBehavior": "steer"}),
+    )
+    .await;
     rpc.call(json!({"id": "r4", "type": "follow_up", "message": "followed"}))
         .await;
     let state = rpc.call(json!({"id": "r5", "type": "get_state"})).await;
@@ -259,12 +302,7 @@ async fn every_pi_rpc_command_through_the_bridge() {
         .rev()
         .find(|event| event["type"] == "agent_end")
         .unwrap();
-    let last = end["messages"]
-        .as_array()
-        .unwrap()
-        .last()
-        .unwrap()
-        .clone();
+    let last = end["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["stopReason"], "aborted");
 
     // Export, fork, switch, new session.
@@ -279,7 +317,10 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let forked = rpc
         .call(json!({"id": "f1", "type": "fork", "entryId": first_user_entry}))
         .await;
-    assert_eq!(forked["data"], json!({"text": "hello\u{2028}world", "cancelled": false}));
+    assert_eq!(
+        forked["data"],
+        json!({"text": "hello\u{2028}world", "cancelled": false})
+    );
     let state = rpc.call(json!({"id": "f2", "type": "get_state"})).await;
     assert_ne!(state["data"]["sessionId"], first_session.as_str());
     assert_eq!(state["data"]["messageCount"], 0);
@@ -312,7 +353,10 @@ async fn every_pi_rpc_command_through_the_bridge() {
         let answer = rpc.call(json!({"id": id, "type": kind})).await;
         assert_eq!(answer["success"], false);
         assert!(
-            answer["error"].as_str().unwrap().starts_with("Not supported: "),
+            answer["error"]
+                .as_str()
+                .unwrap()
+                .starts_with("Not supported: "),
             "{answer}"
         );
     }

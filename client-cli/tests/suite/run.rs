@@ -54,11 +54,13 @@ async fn print_mode_prints_the_final_text_blocks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_mode_prints_a_header_and_pi_shaped_events() {
     let world = World::start().await;
-    world.server.push(
-        Turn::reply()
-            .text("Let me look.")
-            .tool_call("call_1", "read", serde_json::json!({"path": "README.md"})),
-    );
+    world
+        .server
+        .push(Turn::reply().text("Let me look.").tool_call(
+            "call_1",
+            "read",
+            serde_json::json!({"path": "README.md"}),
+        ));
     world.server.push(Turn::reply().text("Done."));
     let output = world
         .pictl(&["run", "--json", "--model", super::world::MODEL, "look"])
@@ -146,7 +148,10 @@ async fn piped_stdin_goes_before_the_first_message_and_each_message_is_a_prompt(
     assert_exit(&output, 0);
     assert_eq!(stdout(&output), "Two.\n", "only the final reply is printed");
     assert_eq!(request_user_texts(&world, 0), ["piped text\n\nfirst"]);
-    assert_eq!(request_user_texts(&world, 1), ["piped text\n\nfirst", "second"]);
+    assert_eq!(
+        request_user_texts(&world, 1),
+        ["piped text\n\nfirst", "second"]
+    );
     world.server.assert_done(2);
 }
 
@@ -221,7 +226,9 @@ async fn usage_and_model_errors_say_what_to_do() {
     assert_exit(&nothing, 2);
     insta::assert_snapshot!("run_nothing_to_send", stderr(&nothing));
 
-    let unknown = world.pictl(&["run", "--model", "scripted-modl", "hi"]).await;
+    let unknown = world
+        .pictl(&["run", "--model", "scripted-modl", "hi"])
+        .await;
     assert_exit(&unknown, 1);
     let message = stderr(&unknown);
     assert!(
@@ -255,7 +262,13 @@ async fn continue_and_no_session_choose_the_session() {
     assert_eq!(request_user_texts(&world, 1), ["one", "two"], "continued");
 
     let ephemeral = world
-        .pictl(&["run", "--no-session", "--model", super::world::MODEL, "three"])
+        .pictl(&[
+            "run",
+            "--no-session",
+            "--model",
+            super::world::MODEL,
+            "three",
+        ])
         .await;
     assert_exit(&ephemeral, 0);
     assert_eq!(request_user_texts(&world, 2), ["three"], "a new session");
@@ -305,20 +318,17 @@ async fn ctrl_c_aborts_the_run_and_exits_130() {
             .delta_chars(4)
             .hold_after(4, &gate),
     );
-    let mut child = world
+    let child = world
         .command(&["run", "--model", super::world::MODEL, "long task"])
         .spawn()
         .unwrap();
     gate.reached().await;
     let pid = rustix::process::Pid::from_raw(child.id().unwrap() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::INT).unwrap();
-    let output = tokio::time::timeout(
-        std::time::Duration::from_secs(20),
-        child.wait_with_output(),
-    )
-    .await
-    .expect("pictl exits after Ctrl+C")
-    .unwrap();
+    let output = tokio::time::timeout(std::time::Duration::from_secs(20), child.wait_with_output())
+        .await
+        .expect("pictl exits after Ctrl+C")
+        .unwrap();
     assert_exit(&output, 130);
     assert_eq!(
         stderr(&output),

@@ -37,14 +37,23 @@ async fn sessions_lists_as_a_table_or_json_lines() {
     let elsewhere = tempfile::tempdir().unwrap();
     let other = elsewhere.path().display().to_string();
     assert_eq!(ok(&world, &["sessions", "--cwd", &other]).await, "");
-    assert_eq!(ok(&world, &["sessions", "--all", "--json"]).await.lines().count(), 1);
+    assert_eq!(
+        ok(&world, &["sessions", "--all", "--json"])
+            .await
+            .lines()
+            .count(),
+        1
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn show_rename_label_and_rm() {
     let (world, id) = world_with_session().await;
     let prefix = &id[..8];
-    assert_eq!(ok(&world, &["session", "rename", prefix, "answers"]).await, "");
+    assert_eq!(
+        ok(&world, &["session", "rename", prefix, "answers"]).await,
+        ""
+    );
 
     let shown = ok(&world, &["session", "show", &id, "--json"]).await;
     let value: serde_json::Value = serde_json::from_str(&shown).unwrap();
@@ -59,7 +68,11 @@ async fn show_rename_label_and_rm() {
         .unwrap()
         .to_owned();
     assert_eq!(
-        ok(&world, &["session", "label", prefix, &user_entry, "question"]).await,
+        ok(
+            &world,
+            &["session", "label", prefix, &user_entry, "question"]
+        )
+        .await,
         ""
     );
 
@@ -90,16 +103,30 @@ async fn fork_export_and_import() {
 
     let exported = ok(&world, &["session", "export", &id]).await;
     insta::assert_snapshot!("session_export_jsonl", world.redact(&exported));
-    assert_eq!(exported.lines().next().map(|line| line.contains("\"type\":\"session\"")), Some(true));
+    assert_eq!(
+        exported
+            .lines()
+            .next()
+            .map(|line| line.contains("\"type\":\"session\"")),
+        Some(true)
+    );
 
     let file = world.workdir.path().join("export.jsonl");
     assert_eq!(
-        ok(&world, &["session", "export", &id, "--jsonl", "-o", "export.jsonl"]).await,
+        ok(
+            &world,
+            &["session", "export", &id, "--jsonl", "-o", "export.jsonl"]
+        )
+        .await,
         ""
     );
     assert_eq!(std::fs::read_to_string(&file).unwrap(), exported);
     assert_eq!(
-        ok(&world, &["session", "export", &id, "--html", "-o", "page.html"]).await,
+        ok(
+            &world,
+            &["session", "export", &id, "--html", "-o", "page.html"]
+        )
+        .await,
         ""
     );
     let html = std::fs::read_to_string(world.workdir.path().join("page.html")).unwrap();
@@ -107,7 +134,11 @@ async fn fork_export_and_import() {
 
     let imported = ok(&world, &["session", "import", "export.jsonl"]).await;
     let imported_id = imported.trim();
-    assert_eq!(imported_id.len(), 36, "prints the new session's id: {imported}");
+    assert_eq!(
+        imported_id.len(),
+        36,
+        "prints the new session's id: {imported}"
+    );
     let json = ok(&world, &["session", "import", "export.jsonl", "--json"]).await;
     insta::assert_snapshot!("session_import_json", world.redact(&json));
     assert_eq!(
@@ -125,7 +156,11 @@ async fn models_lists_key_status() {
     let json = ok(&world, &["models", "scripted", "--json"]).await;
     insta::assert_snapshot!("models_json", world.redact(&json));
     let available = ok(&world, &["models", "--available", "--json"]).await;
-    assert!(available.lines().all(|line| line.contains("\"hasKey\":true")));
+    assert!(
+        available
+            .lines()
+            .all(|line| line.contains("\"hasKey\":true"))
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

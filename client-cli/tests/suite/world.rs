@@ -26,8 +26,8 @@ impl World {
     /// A daemon whose provider `scripted` speaks Anthropic's API to a fresh model server.
     pub async fn start() -> World {
         let server = ModelServer::start().await;
-        let models = serde_json::to_string_pretty(&server.models_json("anthropic-messages"))
-            .unwrap();
+        let models =
+            serde_json::to_string_pretty(&server.models_json("anthropic-messages")).unwrap();
         let daemon = TempDaemon::start_with_files(
             &workspace_binary("pid"),
             "",
@@ -103,7 +103,13 @@ impl World {
 
     /// Replaces what varies between runs (ids, times, temp paths) in `text`.
     pub fn redact(&self, text: &str) -> String {
-        redact(text, &[(self.workdir.path(), "[CWD]"), (self.daemon.home.path(), "[HOME]")])
+        redact(
+            text,
+            &[
+                (self.workdir.path(), "[CWD]"),
+                (self.daemon.home.path(), "[HOME]"),
+            ],
+        )
     }
 }
 
@@ -153,9 +159,7 @@ pub fn stderr(output: &Output) -> String {
 pub fn json_lines(output: &Output) -> Vec<serde_json::Value> {
     stdout(output)
         .lines()
-        .map(|line| {
-            serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
-        })
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}")))
         .collect()
 }
 

@@ -26,11 +26,15 @@ pub struct UsageRow {
     pub cost: f64,
 }
 
+/// One grouped row as SQLite returns it: provider, model, day, count, the four token sums,
+/// cost.
+type RawUsageRow = (String, String, String, i64, i64, i64, i64, i64, f64);
+
 impl Store {
     /// Usage of every stored assistant message at or after `since` (Unix ms), per model and
     /// day, ordered by day, provider, model.
     pub async fn usage(&self, since: Option<i64>) -> Result<Vec<UsageRow>, StoreError> {
-        let rows: Vec<(String, String, String, i64, i64, i64, i64, i64, f64)> = sqlx::query_as(
+        let rows: Vec<RawUsageRow> = sqlx::query_as(
             "SELECT COALESCE(json_extract(body, '$.message.provider'), '') AS provider, \
                     COALESCE(json_extract(body, '$.message.model'), '') AS model, \
                     strftime('%Y-%m-%d', json_extract(body, '$.message.timestamp') / 1000, 'unixepoch') AS day, \

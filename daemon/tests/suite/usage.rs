@@ -13,7 +13,11 @@ fn session_file(dir: &std::path::Path) -> String {
                "totalTokens": input + output + cache_read,
                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": cost}})
     };
-    let assistant = |id: &str, parent: &str, model: &str, timestamp: i64, usage: serde_json::Value| {
+    let assistant = |id: &str,
+                     parent: &str,
+                     model: &str,
+                     timestamp: i64,
+                     usage: serde_json::Value| {
         json!({"type": "message", "id": id, "parentId": parent, "timestamp": "2026-03-15T10:00:00.000Z",
                "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
                            "api": "anthropic-messages", "provider": "anthropic", "model": model,
@@ -29,10 +33,28 @@ fn session_file(dir: &std::path::Path) -> String {
         json!({"type": "session", "version": 3, "id": "3f0c6a2e-0000-4000-8000-0000000000aa",
                "timestamp": "2026-03-15T10:00:00.000Z", "cwd": "/tmp"}),
         user("b0000001", None, day1),
-        assistant("b0000002", "b0000001", "claude-sonnet-4-5", day1 + 1, usage(100, 20, 0, 0.5)),
+        assistant(
+            "b0000002",
+            "b0000001",
+            "claude-sonnet-4-5",
+            day1 + 1,
+            usage(100, 20, 0, 0.5),
+        ),
         user("b0000003", Some("b0000002"), day2),
-        assistant("b0000004", "b0000003", "claude-sonnet-4-5", day2 + 1, usage(10, 2, 50, 0.25)),
-        assistant("b0000005", "b0000004", "claude-opus-4-6", day2 + 2, usage(1, 1, 0, 2.0)),
+        assistant(
+            "b0000004",
+            "b0000003",
+            "claude-sonnet-4-5",
+            day2 + 1,
+            usage(10, 2, 50, 0.25),
+        ),
+        assistant(
+            "b0000005",
+            "b0000004",
+            "claude-opus-4-6",
+            day2 + 2,
+            usage(1, 1, 0, 2.0),
+        ),
     ];
     let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
     let path = dir.join("usage.jsonl");
@@ -58,7 +80,10 @@ async fn usage_sums_assistant_messages_by_model_and_day() {
     insta::assert_json_snapshot!("usage_stats_all", all);
     assert_eq!(all["total"]["messages"], 3);
     assert_eq!(all["total"]["tokens"]["total"], 184);
-    assert_eq!(all["byModel"][0]["model"], "claude-opus-4-6", "costliest first");
+    assert_eq!(
+        all["byModel"][0]["model"], "claude-opus-4-6",
+        "costliest first"
+    );
     assert_eq!(all["byDay"][0]["day"], "2026-03-15");
 
     let since = client
