@@ -61,7 +61,9 @@ impl ModelService for RegistryModels {
     }
 
     fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
-        self.registry.resolve(spec).map_err(|error| error.to_string())
+        self.registry
+            .resolve(spec)
+            .map_err(|error| error.to_string())
     }
 
     fn find(&self, provider: &str, id: &str) -> Option<Model> {
