@@ -11,22 +11,25 @@
 //! Architecture invariant: a panic in a run ends that run with a `session_error` event; the
 //! actor and the daemon carry on.
 
+mod compaction;
+
 use std::sync::Arc;
 
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
 use pi_llm::{AssistantMessage, Model, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
-    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
-    SessionEventNotification, SessionEventParams, SessionGetResponse, SessionInfo,
-    SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SessionSnapshot,
-    SessionStatsResponse,
+    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionCompactResponse,
+    SessionEntry, SessionEvent, SessionEventNotification, SessionEventParams, SessionGetResponse,
+    SessionInfo, SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse,
+    SessionSnapshot, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::compaction::Instructions;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
@@ -125,8 +128,17 @@ pub enum Command {
     Navigate {
         /// Target entry.
         entry_id: String,
-        /// Answer.
+        /// Summarize the branch left behind, with these instructions.
+        summary: Option<Instructions>,
+        /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
+    },
+    /// Compact now (aborting an active run first).
+    Compact {
+        /// Focus of the summary.
+        instructions: Option<String>,
+        /// Answered when the compaction has ended.
+        reply: Reply<SessionCompactResponse>,
     },
     /// Counts over the context.
     Stats {
@@ -200,6 +212,18 @@ pub struct SessionActor {
     seq: u64,
     subscribers: Vec<ConnectionHandle>,
     run: Option<ActiveRun>,
+    // Invariant: a compaction or branch summary; never set while `run` is.
+    job: Option<compaction::ActiveJob>,
+    // A manual compaction waiting for the run it aborted.
+    pending_compaction: Option<compaction::PendingCompaction>,
+    // Set when an overflow was compacted and retried; cleared by a prompt or a run that ends
+    // without error, so a second overflow in a row is reported instead of compacted again.
+    overflow_recovery_attempted: bool,
+    // Invariant: `context[..compacted_prefix]` predates the latest compaction on the branch
+    // (its summary and the kept messages); such messages never trigger a compaction. pi
+    // compares timestamps instead, which cannot order a message and a compaction made in the
+    // same millisecond.
+    compacted_prefix: usize,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -253,6 +277,7 @@ impl SessionActor {
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
+            compacted_prefix: context.compacted_prefix,
             context: context.messages,
             model,
             thinking,
@@ -260,6 +285,9 @@ impl SessionActor {
             queues,
             subscribers: Vec::new(),
             run: None,
+            job: None,
+            pending_compaction: None,
+            overflow_recovery_attempted: false,
             commands,
             closing: None,
             store,
@@ -277,13 +305,14 @@ impl SessionActor {
         tracing::debug!("loaded");
         loop {
             if self.run.is_none()
+                && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
             {
                 self.finish(deleted).await;
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none() && self.prune_subscribers() == 0;
+            let idle = self.run.is_none() && self.job.is_none() && self.prune_subscribers() == 0;
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
                 biased;
@@ -291,6 +320,9 @@ impl SessionActor {
                     Some(event) => self.on_agent_event(event).await,
                     None => self.on_run_finished().await,
                 },
+                outcome = compaction::next_job_outcome(&mut self.job) => {
+                    self.on_job_finished(outcome).await
+                }
                 command = self.commands.recv() => match command {
                     Some(command) => self.handle(command).await,
                     None => return,
@@ -339,15 +371,7 @@ impl SessionActor {
             } => {
                 let _ = reply.send(self.enqueue(steering, text, images));
             }
-            Command::Abort { reply } => match &mut self.run {
-                Some(run) => {
-                    run.cancel.cancel();
-                    run.abort_waiters.push(reply);
-                }
-                None => {
-                    let _ = reply.send(Ok(EmptyResponse {}));
-                }
-            },
+            Command::Abort { reply } => self.abort(reply),
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
             }
@@ -364,9 +388,15 @@ impl SessionActor {
             } => {
                 let _ = reply.send(self.label(&entry_id, label).await);
             }
-            Command::Navigate { entry_id, reply } => {
-                let _ = reply.send(self.navigate(&entry_id).await);
-            }
+            Command::Navigate {
+                entry_id,
+                summary,
+                reply,
+            } => self.navigate(&entry_id, summary, reply).await,
+            Command::Compact {
+                instructions,
+                reply,
+            } => self.compact(instructions, reply).await,
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
             }
@@ -374,6 +404,7 @@ impl SessionActor {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
+                self.cancel_job();
                 self.closing = Some((deleted, reply));
             }
         }
@@ -393,12 +424,30 @@ impl SessionActor {
                  `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.job.is_some() || self.pending_compaction.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is compacting or summarizing; wait for `compaction_end`, queue a \
+                 message with `session/followUp`, or stop it with `session/abort`",
+            ));
+        }
         if self.closing.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::ShuttingDown,
                 "the session is closing",
             ));
         }
+        self.model_and_key()?;
+        let message = user_message(text, images)?;
+        self.overflow_recovery_attempted = false;
+        if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
+            self.start_run(prompts).await?;
+        }
+        Ok(EmptyResponse {})
+    }
+
+    /// The session's model and its key; the error says what to configure.
+    fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
@@ -410,7 +459,12 @@ impl SessionActor {
             .models
             .api_key(&model)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
-        let message = user_message(text, images)?;
+        Ok((model, api_key))
+    }
+
+    /// Starts a run with `prompts` (none: continue from the context, as a retry does).
+    async fn start_run(&mut self, prompts: Vec<AgentMessage>) -> Result<(), ErrorObject> {
+        let (model, api_key) = self.model_and_key()?;
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
@@ -436,9 +490,7 @@ impl SessionActor {
         };
         let context = self.context.clone();
         let task =
-            tokio::spawn(
-                async move { pi_agent::run(&config, &handles, context, vec![message]).await },
-            );
+            tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });
         self.run = Some(ActiveRun {
             cancel,
             events,
@@ -447,7 +499,7 @@ impl SessionActor {
             running_tools: Vec::new(),
             abort_waiters: Vec::new(),
         });
-        Ok(EmptyResponse {})
+        Ok(())
     }
 
     fn enqueue(
@@ -628,12 +680,16 @@ impl SessionActor {
 
     async fn on_run_finished(&mut self) {
         let Some(run) = self.run.take() else { return };
+        let mut last_assistant = None;
         match run.task.await {
-            Ok(outcome) => tracing::debug!(
-                aborted = outcome.aborted(),
-                failed = outcome.failed(),
-                "run finished"
-            ),
+            Ok(outcome) => {
+                tracing::debug!(
+                    aborted = outcome.aborted(),
+                    failed = outcome.failed(),
+                    "run finished"
+                );
+                last_assistant = outcome.last_assistant;
+            }
             Err(error) => {
                 tracing::error!(%error, "the run panicked");
                 self.broadcast(SessionEvent::SessionError {
@@ -649,6 +705,7 @@ impl SessionActor {
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
         }
+        self.after_run(last_assistant).await;
     }
 
     // ----- subscribers -----
@@ -771,7 +828,11 @@ impl SessionActor {
     // ----- metadata -----
 
     fn info(&self) -> SessionInfo {
-        info(&self.row, self.run.is_some(), self.seq)
+        info(
+            &self.row,
+            self.run.is_some() || self.job.is_some(),
+            self.seq,
+        )
     }
 
     fn queue_state(&self) -> QueueState {
@@ -893,8 +954,49 @@ impl SessionActor {
         Ok(EmptyResponse {})
     }
 
-    async fn navigate(&mut self, entry_id: &str) -> Result<SessionNavigateResponse, ErrorObject> {
-        if self.run.is_some() {
+    /// `session/navigate`: moves the leaf, after summarizing the branch left behind when
+    /// `summary` asks for it (answered when the summary is stored).
+    async fn navigate(
+        &mut self,
+        entry_id: &str,
+        summary: Option<Instructions>,
+        reply: Reply<SessionNavigateResponse>,
+    ) {
+        let (leaf_id, text) = match self.navigation_target(entry_id).await {
+            Ok(target) => target,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
+        let reply = match summary {
+            Some(instructions) if leaf_id != self.row.leaf_id && self.row.leaf_id.is_some() => {
+                let started = self
+                    .start_branch_summary(
+                        leaf_id.clone(),
+                        entry_id,
+                        text.clone(),
+                        instructions,
+                        reply,
+                    )
+                    .await;
+                match started {
+                    // Nothing is abandoned: a plain move.
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            Some(_) | None => reply,
+        };
+        let _ = reply.send(self.move_leaf(leaf_id, text).await);
+    }
+
+    /// Where navigating to `entry_id` puts the leaf, and the text handed back for editing.
+    async fn navigation_target(
+        &mut self,
+        entry_id: &str,
+    ) -> Result<(Option<String>, Option<String>), ErrorObject> {
+        if self.run.is_some() || self.job.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
                 "the session is running; abort it before moving in the tree",
@@ -908,7 +1010,7 @@ impl SessionActor {
             .ok_or_else(|| super::entry_not_found(entry_id))?;
         let entry = entries::parse_entry(&stored).map_err(super::internal)?;
         // A user or custom message: continue from its parent, and hand its text back to edit.
-        let (leaf_id, text) = match &entry {
+        Ok(match &entry {
             SessionEntry::Message {
                 parent_id,
                 message: pi_protocol::v1::message::AgentMessage::User(user),
@@ -921,18 +1023,16 @@ impl SessionActor {
                 parent_id, content, ..
             } => (parent_id.clone(), Some(super::user_content_text(content))),
             _ => (Some(stored.id.clone()), None),
-        };
+        })
+    }
+
+    /// Moves the leaf (persisted) and rebuilds the context.
+    async fn move_leaf(
+        &mut self,
+        leaf_id: Option<String>,
+        text: Option<String>,
+    ) -> Result<SessionNavigateResponse, ErrorObject> {
         if leaf_id != self.row.leaf_id {
-            let branch: Vec<SessionEntry> = self
-                .store
-                .branch(&self.row.id, leaf_id.as_deref())
-                .await
-                .map_err(super::internal)?
-                .iter()
-                .map(entries::parse_entry)
-                .collect::<Result<_, _>>()
-                .map_err(super::internal)?;
-            let context = entries::build_context(&branch).map_err(super::internal)?;
             let mut row = self.row.clone();
             row.leaf_id = leaf_id.clone();
             row.updated_at = now_millis();
@@ -941,12 +1041,17 @@ impl SessionActor {
                 .await
                 .map_err(super::internal)?;
             self.row = row;
-            self.context = context.messages;
+            self.reload_context().await?;
             self.broadcast(SessionEvent::LeafChanged {
                 leaf_id: leaf_id.clone(),
             });
         }
-        Ok(SessionNavigateResponse { leaf_id, text })
+        Ok(SessionNavigateResponse {
+            leaf_id,
+            text,
+            summary_entry_id: None,
+            aborted: false,
+        })
     }
 
     // ----- lifecycle -----

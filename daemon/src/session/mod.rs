@@ -16,6 +16,7 @@ pub mod prompt;
 pub mod recovery;
 pub mod services;
 pub mod stats;
+pub mod summarize;
 pub mod time;
 
 use std::collections::{BTreeMap, HashMap};

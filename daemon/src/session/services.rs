@@ -10,6 +10,8 @@ use std::time::Duration;
 use pi_agent::{QueueMode, Tool, ToolExecution};
 use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
 
+use crate::compaction::{BranchSummarySettings, CompactionSettings};
+
 /// Models: resolution, availability, keys, and the provider router that streams them.
 pub trait ModelService: Send + Sync {
     /// Streams any known model (routes by `model.api`).
@@ -66,6 +68,10 @@ pub struct SessionSettings {
     pub follow_up_mode: QueueMode,
     /// Most durable events `session/attach` replays before answering `resync_required`.
     pub replay_limit: u32,
+    /// pi's `compaction` settings.
+    pub compaction: CompactionSettings,
+    /// pi's `branchSummary` settings.
+    pub branch_summary: BranchSummarySettings,
 }
 
 impl Default for SessionSettings {
@@ -77,6 +83,8 @@ impl Default for SessionSettings {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             replay_limit: 5000,
+            compaction: CompactionSettings::default(),
+            branch_summary: BranchSummarySettings::default(),
         }
     }
 }
