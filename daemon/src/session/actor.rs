@@ -11,7 +11,9 @@
 //! Architecture invariant: a panic in a run ends that run with a `session_error` event; the
 //! actor and the daemon carry on.
 
+mod branch_summary;
 mod compaction;
+mod job;
 
 use std::sync::Arc;
 
@@ -213,9 +215,9 @@ pub struct SessionActor {
     subscribers: Vec<ConnectionHandle>,
     run: Option<ActiveRun>,
     // Invariant: a compaction or branch summary; never set while `run` is.
-    job: Option<compaction::ActiveJob>,
+    job: Option<job::ActiveJob>,
     // A manual compaction waiting for the run it aborted.
-    pending_compaction: Option<compaction::PendingCompaction>,
+    pending_compaction: Option<job::PendingCompaction>,
     // Set when an overflow was compacted and retried; cleared by a prompt or a run that ends
     // without error, so a second overflow in a row is reported instead of compacted again.
     overflow_recovery_attempted: bool,
@@ -320,7 +322,7 @@ impl SessionActor {
                     Some(event) => self.on_agent_event(event).await,
                     None => self.on_run_finished().await,
                 },
-                outcome = compaction::next_job_outcome(&mut self.job) => {
+                outcome = job::next_job_outcome(&mut self.job) => {
                     self.on_job_finished(outcome).await
                 }
                 command = self.commands.recv() => match command {

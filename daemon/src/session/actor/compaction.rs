@@ -1,91 +1,32 @@
-//! The session actor's compactions and branch summaries (pi's `_checkCompaction`,
-//! `_runAutoCompaction`, `compact` and `navigateTree`): deciding when to compact, running the
-//! summary as a job next to the actor (so attach, abort and queries keep being served), and
+//! The session actor's compactions (pi's `_checkCompaction`, `_runAutoCompaction` and
+//! `compact`): deciding when to compact, starting the summary as a job (see `job.rs`), and
 //! applying its outcome: the entry, the rebuilt context, the events and what runs next.
 //!
 //! Events, in order: `compaction_start {reason}`; on success `entry_added` (the `compaction`
 //! entry, durable) then `compaction_end {reason, result, aborted: false, willRetry}`; on failure
 //! or abort `compaction_end` with `errorMessage` or `aborted: true`.
 //!
-//! Invariant: at most one job, never at the same time as a run.
 //! Invariant: an overflow is retried once per user prompt; a second overflow ends with an
 //! error event and no further compaction.
 
 use pi_agent::AgentMessage;
 use pi_llm::{AssistantMessage, StopReason};
-use pi_protocol::v1::{
-    CompactionReason, EmptyResponse, SessionCompactResponse, SessionEntry, SessionEvent,
-    SessionNavigateResponse,
-};
+use pi_protocol::v1::{CompactionReason, SessionCompactResponse, SessionEntry, SessionEvent};
 use pi_protocol::{ErrorKind, ErrorObject};
-use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use super::job::{ActiveJob, AfterCompaction, JobKind, JobOutcome, PendingCompaction};
 use super::{Reply, SessionActor};
 use crate::compaction::{
-    BranchSummary, CompactionResult, Instructions, calculate_context_tokens,
-    estimate_context_tokens, should_compact,
+    CompactionResult, calculate_context_tokens, estimate_context_tokens, should_compact,
 };
 use crate::rpc::wire;
-use crate::session::entries::{self, EntryBase};
+use crate::session::entries::EntryBase;
 use crate::session::now_millis;
-use crate::session::summarize::{SummaryError, SummaryModel, abandoned_entries};
+use crate::session::summarize::{SummaryError, SummaryModel};
 
 /// What pi says when an overflow comes back after one compact-and-retry.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
-
-/// A compaction or branch summary running next to the actor.
-pub(super) struct ActiveJob {
-    // Cancelling aborts the summary's model calls; the task then ends with `Aborted`.
-    cancel: CancellationToken,
-    // The job; the actor awaits it in its loop.
-    pub(super) task: JoinHandle<JobOutcome>,
-    kind: JobKind,
-    // `session/abort` callers, answered when the job has ended.
-    abort_waiters: Vec<Reply<EmptyResponse>>,
-}
-
-/// What a job produced.
-pub(super) enum JobOutcome {
-    /// A compaction's result.
-    Compaction(Result<CompactionResult, SummaryError>),
-    /// A branch summary's result.
-    BranchSummary(Result<BranchSummary, SummaryError>),
-}
-
-enum JobKind {
-    Compaction {
-        reason: CompactionReason,
-        then: AfterCompaction,
-        // `session/compact`'s caller, for manual compactions.
-        reply: Option<Reply<SessionCompactResponse>>,
-    },
-    BranchSummary {
-        // The leaf the summary is written under (`None`: the root).
-        new_leaf: Option<String>,
-        // The text handed back for editing.
-        text: Option<String>,
-        reply: Reply<SessionNavigateResponse>,
-    },
-}
-
-/// What happens once a compaction has ended.
-pub(super) enum AfterCompaction {
-    /// Nothing (manual compaction).
-    Nothing,
-    /// Retry the turn that overflowed (on success only).
-    Retry,
-    /// Deliver queued steering or follow-up messages (threshold compaction after a run).
-    ContinueQueued,
-    /// Start the run of a prompt that waited for this compaction (pre-prompt check).
-    Prompt(Vec<AgentMessage>),
-}
-
-/// A manual compaction waiting for the run it aborted to end.
-pub(super) struct PendingCompaction {
-    instructions: Option<String>,
-    reply: Reply<SessionCompactResponse>,
-}
 
 /// A compaction a check asks for.
 pub(super) struct Trigger {
@@ -94,33 +35,6 @@ pub(super) struct Trigger {
 }
 
 impl SessionActor {
-    /// `session/abort`: cancels the run, the job, and a manual compaction waiting for the run;
-    /// `reply` is answered once the session is idle.
-    pub(super) fn abort(&mut self, reply: Reply<EmptyResponse>) {
-        if let Some(pending) = self.pending_compaction.take() {
-            let _ = pending.reply.send(Ok(SessionCompactResponse {
-                result: None,
-                aborted: true,
-            }));
-        }
-        if let Some(run) = &mut self.run {
-            run.cancel.cancel();
-            run.abort_waiters.push(reply);
-        } else if let Some(job) = &mut self.job {
-            job.cancel.cancel();
-            job.abort_waiters.push(reply);
-        } else {
-            let _ = reply.send(Ok(EmptyResponse {}));
-        }
-    }
-
-    /// Cancels a running job (the session is closing).
-    pub(super) fn cancel_job(&mut self) {
-        if let Some(job) = &self.job {
-            job.cancel.cancel();
-        }
-    }
-
     /// `session/compact`: compacts now, aborting an active run first.
     pub(super) async fn compact(
         &mut self,
@@ -356,7 +270,7 @@ impl SessionActor {
     }
 
     /// The session's model and key, for summaries.
-    fn summary_model(&self) -> Result<SummaryModel, ErrorObject> {
+    pub(super) fn summary_model(&self) -> Result<SummaryModel, ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
@@ -376,65 +290,9 @@ impl SessionActor {
         })
     }
 
-    /// Applies what a job produced.
-    pub(super) async fn on_job_finished(
-        &mut self,
-        outcome: Result<JobOutcome, tokio::task::JoinError>,
-    ) {
-        let Some(job) = self.job.take() else { return };
-        match (job.kind, outcome) {
-            (
-                JobKind::Compaction {
-                    reason,
-                    then,
-                    reply,
-                },
-                Ok(JobOutcome::Compaction(result)),
-            ) => self.finish_compaction(reason, then, reply, result).await,
-            (
-                JobKind::BranchSummary {
-                    new_leaf,
-                    text,
-                    reply,
-                },
-                Ok(JobOutcome::BranchSummary(result)),
-            ) => {
-                let answer = self.finish_branch_summary(new_leaf, text, result).await;
-                let _ = reply.send(answer);
-            }
-            (kind, outcome) => {
-                let message = match outcome {
-                    Err(error) => format!("the summary task failed: {error}"),
-                    Ok(_) => "the summary task returned the wrong outcome".to_owned(),
-                };
-                tracing::error!(%message, "summary job failed");
-                let error = crate::session::internal(&message);
-                match kind {
-                    JobKind::Compaction {
-                        reason,
-                        then,
-                        reply,
-                    } => {
-                        self.finish_compaction(
-                            reason,
-                            then,
-                            reply,
-                            Err(SummaryError::Failed(message)),
-                        )
-                        .await
-                    }
-                    JobKind::BranchSummary { reply, .. } => {
-                        let _ = reply.send(Err(error));
-                    }
-                }
-            }
-        }
-        for waiter in job.abort_waiters {
-            let _ = waiter.send(Ok(EmptyResponse {}));
-        }
-    }
-
-    async fn finish_compaction(
+    /// Stores a compaction's result, reports `compaction_end`, answers `session/compact` and
+    /// does what follows (retry, queued messages, a waiting prompt) unless it was aborted.
+    pub(super) async fn finish_compaction(
         &mut self,
         reason: CompactionReason,
         then: AfterCompaction,
@@ -519,35 +377,8 @@ impl SessionActor {
         Ok(())
     }
 
-    /// Commits `entry` as the new leaf, announces it, and rebuilds the context.
-    async fn append_and_reload(&mut self, entry: SessionEntry) -> Result<String, ErrorObject> {
-        let row = self.row.clone();
-        let committed = self.commit_entries(row, vec![entry.clone()]).await?;
-        let Some((id, seq)) = committed.into_iter().next() else {
-            return Err(crate::session::internal("no entry was committed"));
-        };
-        self.broadcast_with_seq(SessionEvent::EntryAdded { entry }, Some(seq));
-        self.reload_context().await?;
-        Ok(id)
-    }
-
-    /// Rebuilds the context from the stored branch.
-    pub(super) async fn reload_context(&mut self) -> Result<(), ErrorObject> {
-        let branch: Vec<SessionEntry> = self
-            .store
-            .branch(&self.row.id, self.row.leaf_id.as_deref())
-            .await
-            .map_err(crate::session::internal)?
-            .iter()
-            .map(entries::parse_entry)
-            .collect::<Result<_, _>>()
-            .map_err(crate::session::internal)?;
-        let context = entries::build_context(&branch).map_err(crate::session::internal)?;
-        self.context = context.messages;
-        self.compacted_prefix = context.compacted_prefix;
-        Ok(())
-    }
-
+    /// What follows a compaction: the retry of an overflowed turn (on success), queued
+    /// messages after a threshold compaction, or the prompt that waited for it.
     async fn continue_after_compaction(&mut self, then: AfterCompaction, succeeded: bool) {
         let prompts = match then {
             AfterCompaction::Nothing => return,
@@ -584,129 +415,5 @@ impl SessionActor {
                 message: error.message,
             });
         }
-    }
-
-    /// `session/navigate` with a summary: summarizes the branch being left in a job; the
-    /// leaf moves when the summary is stored. `Ok(None)` when nothing is abandoned (a plain
-    /// move follows).
-    pub(super) async fn start_branch_summary(
-        &mut self,
-        new_leaf: Option<String>,
-        target_id: &str,
-        text: Option<String>,
-        instructions: Instructions,
-        reply: Reply<SessionNavigateResponse>,
-    ) -> Option<Reply<SessionNavigateResponse>> {
-        let prepared = async {
-            let old_branch = self
-                .store
-                .branch(&self.row.id, self.row.leaf_id.as_deref())
-                .await
-                .map_err(crate::session::internal)?;
-            let target_branch = self
-                .store
-                .branch(&self.row.id, Some(target_id))
-                .await
-                .map_err(crate::session::internal)?;
-            abandoned_entries(&old_branch, &target_branch).map_err(crate::session::internal)
-        };
-        let abandoned = match prepared.await {
-            Ok(abandoned) => abandoned,
-            Err(error) => {
-                let _ = reply.send(Err(error));
-                return None;
-            }
-        };
-        if abandoned.is_empty() {
-            return Some(reply);
-        }
-        let summary_model = match self.summary_model() {
-            Ok(model) => model,
-            Err(error) => {
-                let _ = reply.send(Err(error));
-                return None;
-            }
-        };
-        let settings = self.services.settings.branch_summary;
-        let cancel = CancellationToken::new();
-        let task_cancel = cancel.clone();
-        let task = tokio::spawn(async move {
-            JobOutcome::BranchSummary(
-                summary_model
-                    .summarize_branch(abandoned, settings, instructions, task_cancel)
-                    .await,
-            )
-        });
-        self.job = Some(ActiveJob {
-            cancel,
-            task,
-            kind: JobKind::BranchSummary {
-                new_leaf,
-                text,
-                reply,
-            },
-            abort_waiters: Vec::new(),
-        });
-        None
-    }
-
-    /// Stores the `branch_summary` entry under the new leaf (pi: `fromId` is that leaf, or
-    /// `root`) and moves the leaf to it.
-    async fn finish_branch_summary(
-        &mut self,
-        new_leaf: Option<String>,
-        text: Option<String>,
-        result: Result<BranchSummary, SummaryError>,
-    ) -> Result<SessionNavigateResponse, ErrorObject> {
-        let summary = match result {
-            Ok(summary) => summary,
-            Err(SummaryError::Aborted) => {
-                return Ok(SessionNavigateResponse {
-                    leaf_id: self.row.leaf_id.clone(),
-                    text: None,
-                    summary_entry_id: None,
-                    aborted: true,
-                });
-            }
-            Err(error @ (SummaryError::Failed(_) | SummaryError::Nothing(_))) => {
-                return Err(ErrorObject::new(
-                    ErrorKind::ProviderError,
-                    error.to_string(),
-                ));
-            }
-            Err(error @ SummaryError::Corrupt(_)) => {
-                return Err(crate::session::internal(error));
-            }
-        };
-        let base = EntryBase::new(&mut self.entry_ids, new_leaf.clone(), now_millis());
-        let entry = SessionEntry::BranchSummary {
-            id: base.id,
-            parent_id: base.parent_id,
-            timestamp: base.timestamp,
-            from_id: new_leaf.unwrap_or_else(|| "root".to_owned()),
-            summary: summary.summary,
-            details: Some(summary.details.to_details()),
-            from_hook: Some(false),
-        };
-        let id = self.append_and_reload(entry).await?;
-        self.broadcast(SessionEvent::LeafChanged {
-            leaf_id: Some(id.clone()),
-        });
-        Ok(SessionNavigateResponse {
-            leaf_id: Some(id.clone()),
-            text,
-            summary_entry_id: Some(id),
-            aborted: false,
-        })
-    }
-}
-
-/// Waits for the job's outcome; pending forever without a job.
-pub(super) async fn next_job_outcome(
-    job: &mut Option<ActiveJob>,
-) -> Result<JobOutcome, tokio::task::JoinError> {
-    match job {
-        Some(job) => (&mut job.task).await,
-        None => std::future::pending().await,
     }
 }
