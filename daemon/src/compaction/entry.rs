@@ -2,6 +2,8 @@
 //! conversation. The session converts its stored entries into these once; every function in
 //! this module tree works on slices of them, root first.
 
+use std::borrow::Cow;
+
 use pi_agent::AgentMessage;
 use pi_agent::message::{BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 
@@ -52,14 +54,21 @@ impl BranchEntry {
     /// The message this entry gives the model, as pi's compaction `getMessageFromEntry`:
     /// messages, custom messages, branch summaries and compaction summaries.
     pub fn message(&self) -> Option<AgentMessage> {
+        self.message_ref().map(Cow::into_owned)
+    }
+
+    /// [`BranchEntry::message`], borrowed where the entry holds the message itself.
+    pub fn message_ref(&self) -> Option<Cow<'_, AgentMessage>> {
         match &self.kind {
-            BranchEntryKind::Message(message) => Some(message.clone()),
-            BranchEntryKind::CustomMessage(custom) => Some(AgentMessage::Custom(custom.clone())),
+            BranchEntryKind::Message(message) => Some(Cow::Borrowed(message)),
+            BranchEntryKind::CustomMessage(custom) => {
+                Some(Cow::Owned(AgentMessage::Custom(custom.clone())))
+            }
             BranchEntryKind::BranchSummary { message, .. } => {
-                Some(AgentMessage::BranchSummary(message.clone()))
+                Some(Cow::Owned(AgentMessage::BranchSummary(message.clone())))
             }
             BranchEntryKind::Compaction { message, .. } => {
-                Some(AgentMessage::CompactionSummary(message.clone()))
+                Some(Cow::Owned(AgentMessage::CompactionSummary(message.clone())))
             }
             BranchEntryKind::Other => None,
         }

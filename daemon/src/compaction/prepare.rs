@@ -12,7 +12,7 @@ use crate::compaction::files::{FileLists, FileOperations};
 use crate::compaction::prompt::{
     NO_PRIOR_HISTORY, SummaryRequest, history_request, turn_prefix_request,
 };
-use crate::compaction::tokens::estimate_context_tokens;
+use crate::compaction::tokens::{assistant_usage, calculate_context_tokens, estimate_tokens};
 
 /// What a compaction summarizes and keeps (pi's `CompactionPreparation`).
 #[derive(Clone, Debug, PartialEq)]
@@ -88,12 +88,7 @@ pub fn prepare_compaction(
     let window_start = previous_index.map_or(0, |index| index + 1);
     let window_end = entries.len();
 
-    let usage_messages: Vec<AgentMessage> = entries[previous_index.unwrap_or(0)..]
-        .iter()
-        .filter_map(BranchEntry::message)
-        .collect();
-    let tokens_before = estimate_context_tokens(&usage_messages).tokens;
-    drop(usage_messages);
+    let tokens_before = estimate_entries_tokens(&entries[previous_index.unwrap_or(0)..]);
 
     let cut = find_cut_point(
         entries,
@@ -149,6 +144,27 @@ pub fn prepare_compaction(
         file_ops,
         settings: *settings,
     })
+}
+
+/// `estimateContextTokens` over the messages of `entries`, without copying them: the last
+/// successful assistant usage plus estimates of every message after it.
+fn estimate_entries_tokens(entries: &[BranchEntry]) -> u64 {
+    let last_usage = entries.iter().enumerate().rev().find_map(|(index, entry)| {
+        entry
+            .as_message()
+            .and_then(assistant_usage)
+            .map(|usage| (index, usage))
+    });
+    let (trailing_from, usage_tokens) = match last_usage {
+        Some((index, usage)) => (index + 1, calculate_context_tokens(usage)),
+        None => (0, 0),
+    };
+    let trailing: u64 = entries[trailing_from..]
+        .iter()
+        .filter_map(BranchEntry::message_ref)
+        .map(|message| estimate_tokens(&message))
+        .sum();
+    usage_tokens + trailing
 }
 
 impl CompactionPreparation {

@@ -4,10 +4,9 @@
 //! updating, and the instructions with the structured Markdown format.
 
 use pi_agent::AgentMessage;
-use pi_agent::message::convert_to_llm;
 use pi_llm::{Context, Message, UserContent, UserMessage};
 
-use crate::compaction::serialize::serialize_conversation;
+use crate::compaction::serialize::write_agent_conversation;
 
 /// The system prompt of every summarization request.
 pub const SUMMARIZATION_SYSTEM_PROMPT: &str = "You are a context summarization assistant. Your task is to read a conversation between a user and an AI coding assistant, then produce a structured summary following the exact format specified.
@@ -249,10 +248,8 @@ pub fn branch_request(messages: &[AgentMessage], instructions: &Instructions) ->
 
 /// `<conversation>\n{transcript}\n</conversation>\n\n`.
 fn conversation_block(messages: &[AgentMessage]) -> String {
-    let transcript = serialize_conversation(&convert_to_llm(messages));
-    let mut block = String::with_capacity(transcript.len() + 64);
-    block.push_str("<conversation>\n");
-    block.push_str(&transcript);
+    let mut block = String::from("<conversation>\n");
+    write_agent_conversation(&mut block, messages);
     block.push_str("\n</conversation>\n\n");
     block
 }
