@@ -380,6 +380,9 @@ impl SessionActor {
     /// What follows a compaction: the retry of an overflowed turn (on success), queued
     /// messages after a threshold compaction, or the prompt that waited for it.
     async fn continue_after_compaction(&mut self, then: AfterCompaction, succeeded: bool) {
+        if self.closing.is_some() {
+            return;
+        }
         let prompts = match then {
             AfterCompaction::Nothing => return,
             AfterCompaction::Retry if succeeded => {

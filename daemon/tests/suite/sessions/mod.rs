@@ -1,9 +1,7 @@
 //! Sessions through the protocol, on an in-process daemon with the faux provider.
 
 mod basics;
-mod branch_summary;
 mod compaction;
-mod compaction_overflow;
 mod harness;
 mod import_export;
 mod multi_client;

@@ -14,8 +14,8 @@ use pi_protocol::v1::*;
 use pi_test_support::model_server::{ModelServer, Turn};
 use serde_json::Value;
 
-use super::compaction::{Session, compaction_end, seen, sized, summary_prompt};
-use super::harness::{Options, events_until, kind};
+use super::support::{Session, compaction_end, seen, sized, summary_prompt};
+use crate::suite::sessions::harness::{Options, events_until, kind};
 
 const OVERFLOW: &str = "prompt is too long: 213456 tokens > 200000 maximum";
 

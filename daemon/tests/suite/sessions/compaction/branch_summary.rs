@@ -5,8 +5,8 @@ use pi_llm::faux::{FauxGate, FauxReply};
 use pi_protocol::v1::*;
 use serde_json::json;
 
-use super::compaction::{Session, compacting_options, seen, summary_prompt};
-use super::harness::{events_until, kind};
+use super::support::{Session, compacting_options, seen, summary_prompt};
+use crate::suite::sessions::harness::{events_until, kind};
 
 async fn two_turns(session: &mut Session) {
     session
