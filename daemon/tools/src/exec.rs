@@ -145,6 +145,8 @@ pub async fn run(
     tokio::pin!(sleep_until_deadline);
     let mut buffer = vec![0u8; READ_BUFFER];
     let mut last_progress = Instant::now();
+    // Output arrived since the last progress report.
+    let mut unreported = false;
     let mut pipe_open = true;
     let end = loop {
         tokio::select! {
@@ -164,10 +166,17 @@ pub async fn run(
                     continue;
                 }
                 window.push(&buffer[..count]).await?;
+                unreported = true;
                 if last_progress.elapsed() >= PROGRESS_INTERVAL {
                     last_progress = Instant::now();
+                    unreported = false;
                     on_progress(window.snapshot());
                 }
+            }
+            () = tokio::time::sleep_until((last_progress + PROGRESS_INTERVAL).into()), if unreported => {
+                last_progress = Instant::now();
+                unreported = false;
+                on_progress(window.snapshot());
             }
             status = child.wait() => {
                 let status = status?;

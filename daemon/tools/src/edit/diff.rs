@@ -53,7 +53,18 @@ enum Run {
 
 /// Diffs `old` against `old` with `replacements` (sorted, disjoint) applied.
 pub fn diff(old: &str, replacements: &[Replacement], path: &str) -> EditDiff {
-    let runs = runs(old, replacements);
+    let mut runs = runs(old, replacements);
+    // The empty "line" after a final newline is not shown as context (as in pi, whose diff
+    // works on newline-terminated lines); it still counts for the line-number width.
+    if old.ends_with('\n')
+        && let Some(Run::Equal { count, end, .. }) = runs.last_mut()
+    {
+        *count -= 1;
+        *end = end.saturating_sub(1);
+        if *count == 0 {
+            runs.pop();
+        }
+    }
     let old_total = memchr::memchr_iter(b'\n', old.as_bytes()).count() + 1;
     let delta: isize = runs
         .iter()
