@@ -5,15 +5,19 @@
 //! `path-line- text` for context, one block per match, lines capped at 500 characters, the
 //! whole output capped at 50 KB, and pi's notices.
 //!
+//! The matcher adds an inner-literal line search (see [`matcher`]).
+//!
 //! Files are reported in path order, lines in file order. When the match limit stops the
 //! search early, which matches were found first depends on thread timing, as with ripgrep.
+
+mod matcher;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
-use grep_regex::{RegexMatcher, RegexMatcherBuilder};
+use grep_regex::RegexMatcherBuilder;
 use grep_searcher::{BinaryDetection, Searcher, SearcherBuilder, Sink, SinkContext, SinkMatch};
 use ignore::{WalkBuilder, WalkState};
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
@@ -25,6 +29,7 @@ use crate::ToolContext;
 use crate::paths::relative_display;
 use crate::support::{blocking, object_schema, parse_args, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, Limits, format_size, truncate_head};
+use matcher::LineMatcher;
 
 const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
 const DEFAULT_LIMIT: i64 = 100;
@@ -114,13 +119,17 @@ fn grep(context: &ToolContext, args: &GrepArgs, cancel: &CancellationToken) -> T
     let Ok(metadata) = std::fs::metadata(&root) else {
         return ToolOutput::error(format!("Path not found: {}", root.display()));
     };
+    let (ignore_case, literal) = (
+        args.ignore_case.unwrap_or(false),
+        args.literal.unwrap_or(false),
+    );
     let matcher = match RegexMatcherBuilder::new()
-        .case_insensitive(args.ignore_case.unwrap_or(false))
-        .fixed_strings(args.literal.unwrap_or(false))
+        .case_insensitive(ignore_case)
+        .fixed_strings(literal)
         .line_terminator(Some(b'\n'))
         .build(&args.pattern)
     {
-        Ok(matcher) => matcher,
+        Ok(regex) => LineMatcher::new(regex, &args.pattern, !ignore_case && !literal),
         Err(error) => return ToolOutput::error(error.to_string()),
     };
     let context_lines = whole(args.context).unwrap_or(0).max(0) as u64;
@@ -160,7 +169,7 @@ fn grep(context: &ToolContext, args: &GrepArgs, cancel: &CancellationToken) -> T
 /// What every worker shares.
 #[derive(Clone)]
 struct Search {
-    matcher: RegexMatcher,
+    matcher: LineMatcher,
     context_lines: u64,
     limit: usize,
     // Matches found by all workers.
