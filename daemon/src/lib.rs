@@ -17,6 +17,7 @@ pub mod session;
 pub mod state;
 pub mod store;
 pub mod testing;
+pub mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -73,7 +74,9 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
     let services = session::SessionServices {
         models: std::sync::Arc::new(interim::NoModels),
-        tools: std::sync::Arc::new(interim::NoTools),
+        tools: std::sync::Arc::new(tools::BuiltinTools::new(pi_tools::Artifacts::new(
+            paths.artifacts_dir(),
+        ))),
         settings: session::SessionSettings::default(),
     };
     let state = Arc::new(DaemonState::new(

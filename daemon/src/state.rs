@@ -7,6 +7,7 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pi_paths::Paths;
 use pi_protocol::v1::Supervisor;
+use pi_tools::Artifacts;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
@@ -24,6 +25,8 @@ pub struct DaemonState {
     pub store: Store,
     /// Agent sessions.
     pub sessions: SessionRegistry,
+    /// Stored tool output (`<data dir>/artifacts`), read by `artifact/read`.
+    pub artifacts: Artifacts,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -48,10 +51,12 @@ impl DaemonState {
         supervisor: Supervisor,
         services: SessionServices,
     ) -> Self {
+        let artifacts = Artifacts::new(paths.artifacts_dir());
         DaemonState {
             paths,
             config,
             sessions: SessionRegistry::new(store.clone(), services),
+            artifacts,
             store,
             supervisor,
             shutdown: CancellationToken::new(),
