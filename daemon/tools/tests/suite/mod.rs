@@ -3,6 +3,7 @@
 
 mod bash;
 mod concurrency;
+mod docs;
 mod edit;
 mod find;
 mod grep;
