@@ -135,12 +135,18 @@ async fn long_output_is_tail_truncated_and_kept_whole_as_an_artifact() {
 async fn output_over_50_kb_is_cut_by_bytes() {
     let session = Session::new();
     let output = session
-        .call("bash", json!({"command": "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done"}))
+        .call(
+            "bash",
+            json!({"command": "for i in $(seq 1 1000); do printf '%0100d\\n' $i; done"}),
+        )
         .await;
     let shown = text(&output);
     let notice = super::redact(shown.rsplit("\n\n").next().unwrap(), &session.root());
     // 507 lines of 101 bytes (the last one empty) fit in 51,200 bytes.
-    assert_eq!(notice, "[Showing lines 495-1001 of 1001 (50.0KB limit). Full output: artifact://bash-<id>]");
+    assert_eq!(
+        notice,
+        "[Showing lines 495-1001 of 1001 (50.0KB limit). Full output: artifact://bash-<id>]"
+    );
     assert_eq!(output.details["truncation"]["truncatedBy"], "bytes");
     assert!(shown.starts_with(&format!("{:0100}\n", 495)));
 }

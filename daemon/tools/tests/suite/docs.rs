@@ -13,7 +13,11 @@ fn tools_md_matches_the_tools() {
     let mut generated = String::new();
     for name in pi_tools::ALL_TOOLS {
         let tool = pi_tools::create_tool(name, &session.context).unwrap();
-        let default = if pi_tools::DEFAULT_TOOLS.contains(&name) { "default" } else { "by name" };
+        let default = if pi_tools::DEFAULT_TOOLS.contains(&name) {
+            "default"
+        } else {
+            "by name"
+        };
         generated.push_str(&format!(
             "### `{}` — {} ({default})\n\n{}\n\n```json\n{}\n```\n\n",
             tool.name(),
@@ -24,10 +28,17 @@ fn tools_md_matches_the_tools() {
     }
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/tools.md");
     let doc = std::fs::read_to_string(&path).unwrap();
-    let start = doc.find(BEGIN).expect("docs/tools.md has the generated-section marker") + BEGIN.len();
+    let start = doc
+        .find(BEGIN)
+        .expect("docs/tools.md has the generated-section marker")
+        + BEGIN.len();
     let end = doc.find(END).expect("docs/tools.md has the end marker");
     if std::env::var_os("PI_UPDATE_DOCS").is_some() {
-        std::fs::write(&path, format!("{}{generated}{}", &doc[..start], &doc[end..])).unwrap();
+        std::fs::write(
+            &path,
+            format!("{}{generated}{}", &doc[..start], &doc[end..]),
+        )
+        .unwrap();
         return;
     }
     assert!(
