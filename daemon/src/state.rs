@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use crate::config::Config;
 use crate::session::{SessionRegistry, SessionServices};
 use crate::store::Store;
+use crate::tools::UserShells;
 
 /// Daemon-wide state, shared behind an `Arc`.
 #[derive(Debug)]
@@ -27,6 +28,8 @@ pub struct DaemonState {
     pub sessions: SessionRegistry,
     /// Stored tool output (`<data dir>/artifacts`), read by `artifact/read`.
     pub artifacts: Artifacts,
+    /// Running `session/bash` commands, for `session/abort`.
+    pub user_shells: UserShells,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -57,6 +60,7 @@ impl DaemonState {
             config,
             sessions: SessionRegistry::new(store.clone(), services),
             artifacts,
+            user_shells: UserShells::default(),
             store,
             supervisor,
             shutdown: CancellationToken::new(),

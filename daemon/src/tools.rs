@@ -5,7 +5,8 @@
 //! every session's `write` and `edit`; artifacts live under `<data dir>/artifacts/<session>/`
 //! and go with their session.
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use pi_agent::Tool;
 use pi_agent::message::BashExecutionMessage;
@@ -74,9 +75,74 @@ impl ToolFactory for BuiltinTools {
     }
 }
 
+/// The user shell commands running now: at most one per session, as pi runs one `!cmd` at a
+/// time. `session/abort` cancels a session's command.
+#[derive(Debug, Default)]
+pub struct UserShells {
+    // Session id → the running command's cancel token. Entries are added by `start` and
+    // removed when the returned guard drops. A sync mutex, never held across `.await`.
+    running: Mutex<HashMap<String, CancellationToken>>,
+}
+
+/// A session's running user shell command; dropping it unregisters the command.
+#[derive(Debug)]
+pub struct UserShellGuard<'a> {
+    shells: &'a UserShells,
+    session_id: String,
+    /// Fires on `session/abort` or when `parent` (the daemon's shutdown) fires.
+    pub cancel: CancellationToken,
+}
+
+impl UserShells {
+    /// Registers a command of `session_id`; `None` if one is already running.
+    pub fn start(
+        &self,
+        session_id: &str,
+        parent: &CancellationToken,
+    ) -> Option<UserShellGuard<'_>> {
+        let mut running = self
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if running.contains_key(session_id) {
+            return None;
+        }
+        let cancel = parent.child_token();
+        running.insert(session_id.to_owned(), cancel.clone());
+        Some(UserShellGuard {
+            shells: self,
+            session_id: session_id.to_owned(),
+            cancel,
+        })
+    }
+
+    /// Kills the running command of `session_id`, if any.
+    pub fn abort(&self, session_id: &str) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(cancel) = running.get(session_id) {
+            cancel.cancel();
+        }
+    }
+}
+
+impl Drop for UserShellGuard<'_> {
+    fn drop(&mut self) {
+        let mut running = self
+            .shells
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        running.remove(&self.session_id);
+    }
+}
+
 /// Runs a user shell command (`!cmd`) in the session's cwd and environment with sanitized,
 /// tail-truncated output (the full output kept as an artifact), and returns the
-/// `bashExecution` message to record. `cancel` kills the command's process group.
+/// `bashExecution` message to record. `cancel` kills the command's process group (the message
+/// then says `cancelled`).
 pub async fn user_bash(
     environment: &ToolEnvironment,
     artifacts: &Artifacts,

@@ -122,6 +122,7 @@ pub async fn abort(
     context: &RequestContext,
     params: SessionIdParams,
 ) -> Result<EmptyResponse, ErrorObject> {
+    context.state.user_shells.abort(&params.session_id);
     context
         .state
         .sessions
@@ -294,24 +295,35 @@ pub async fn export(
     })
 }
 
-/// `session/bash`: runs the command outside the actor (the session stays responsive), then
-/// has the actor record the `bashExecution` message.
+/// `session/bash`: runs the command outside the actor (the session stays responsive; one
+/// command per session at a time; `session/abort` kills it), then has the actor record the
+/// `bashExecution` message.
 pub async fn bash(
     context: &RequestContext,
     params: SessionBashParams,
 ) -> Result<SessionBashResponse, ErrorObject> {
     let state = &context.state;
     let environment = state.sessions.environment(&params.session_id).await?;
-    let cancel = state.shutdown.child_token();
+    let running = state
+        .user_shells
+        .start(&params.session_id, &state.shutdown)
+        .ok_or_else(|| {
+            ErrorObject::new(
+                ErrorKind::Busy,
+                "a shell command of this session is still running; wait for it or stop it with \
+                 `session/abort`",
+            )
+        })?;
     let message = crate::tools::user_bash(
         &environment,
         &state.artifacts,
         &params.command,
         params.exclude_from_context,
-        &cancel,
+        &running.cancel,
     )
     .await
     .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?;
+    drop(running);
     let entry_id = state
         .sessions
         .call(&params.session_id, |reply| Command::RecordBash {

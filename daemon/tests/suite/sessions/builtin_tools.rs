@@ -330,3 +330,47 @@ async fn the_model_uses_the_builtin_tools_in_the_sessions_cwd() {
         ]
     );
 }
+
+#[tokio::test]
+async fn one_command_runs_at_a_time_and_session_abort_kills_it() {
+    let (daemon, client, _notifications, session) = start().await;
+    let long = {
+        let (client, session) = (client.clone(), session.clone());
+        tokio::spawn(async move { bash(&client, &session, "touch started; sleep 30", false).await })
+    };
+    let started = daemon.home.path().join("work/started");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the command did not start"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    let busy = client
+        .call::<SessionBash>(&SessionBashParams {
+            session_id: session.id.clone(),
+            command: "echo second".into(),
+            exclude_from_context: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(busy.rpc_kind(), Some(ErrorKind::Busy));
+    client
+        .call::<SessionAbort>(&SessionIdParams {
+            session_id: session.id.clone(),
+        })
+        .await
+        .unwrap();
+    let result = long.await.unwrap();
+    assert_eq!((result.cancelled, result.exit_code), (true, None));
+    assert!(
+        result.entry_id.is_some(),
+        "a killed command is recorded too"
+    );
+    // The next command runs.
+    assert_eq!(
+        bash(&client, &session, "echo next", false).await.output,
+        "next\n"
+    );
+}
