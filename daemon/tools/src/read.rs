@@ -46,6 +46,9 @@ enum ReadError {
     /// The model should list the directory instead.
     #[error("Cannot read {0}: it is a directory. Use the ls tool to list its contents.")]
     Directory(String),
+    /// Devices, FIFOs and sockets could block or never end; the model should use bash.
+    #[error("Cannot read {0}: it is not a regular file. Use bash to inspect it.")]
+    Special(String),
     /// The model should inspect the file with shell tools.
     #[error(
         "Cannot read {path}: it is a binary file ({kind}, {size}). Use bash to inspect it, e.g. `file '{path}'`, `xxd '{path}' | head -50` or `strings '{path}' | head -50`."
@@ -120,6 +123,9 @@ fn read(context: &ToolContext, args: &ReadArgs) -> Result<ToolOutput, ReadError>
         std::fs::metadata(&path).map_err(|e| ReadError::Fs(fs_error(&e, "access", &path)))?;
     if metadata.is_dir() {
         return Err(ReadError::Directory(path.display().to_string()));
+    }
+    if !metadata.is_file() {
+        return Err(ReadError::Special(path.display().to_string()));
     }
     let mut file = File::open(&path).map_err(|e| ReadError::Fs(fs_error(&e, "open", &path)))?;
     let mut head = vec![0u8; 8192];

@@ -61,6 +61,7 @@ async fn text_files_read_with_pis_limits_and_notices() {
         ("directory", json!({"path": "sub"})),
         ("binary with a NUL byte", json!({"path": "binary.bin"})),
         ("known binary signature", json!({"path": "doc.pdf"})),
+        ("a device", json!({"path": "/dev/null"})),
         (
             "unknown artifact",
             json!({"path": "artifact://bash-0000000000000000"}),
