@@ -39,10 +39,7 @@ async fn commands_report_output_and_exit_codes_like_pi() {
             "a timeout that is not reached",
             json!({"command": "echo quick", "timeout": 30}),
         ),
-        (
-            "timeout",
-            json!({"command": "echo started; sleep 30", "timeout": 0.5}),
-        ),
+        ("timeout", json!({"command": "sleep 30", "timeout": 0.5})),
     ];
     insta::assert_snapshot!(table(&session, "bash", &cases).await);
 }
@@ -170,8 +167,10 @@ async fn a_huge_last_line_keeps_its_end() {
     assert_eq!(output.details["truncation"]["lastLinePartial"], true);
 }
 
-/// Starts a command whose child and grandchild record their pids; returns them once known.
-const TREE: &str = "sh -c 'sleep 300 & echo $! > grandchild.pid; wait' & echo $! > child.pid; wait";
+/// A command that prints, then starts a child and a grandchild that record their pids and
+/// wait. Output written before the kill is always in the result: the pipe is drained after it.
+const TREE: &str =
+    "echo started; sh -c 'sleep 300 & echo $! > grandchild.pid; wait' & echo $! > child.pid; wait";
 
 async fn recorded_pids(cwd: &Path) -> Vec<i32> {
     let read = |name: &str| {
@@ -227,7 +226,7 @@ async fn a_timeout_kills_the_whole_process_tree() {
     assert!(output.is_error);
     assert_eq!(
         text(&output),
-        "(no output)\n\nCommand timed out after 3 seconds"
+        "started\n\n\nCommand timed out after 3 seconds"
     );
     assert_all_dead(&pids).await;
 }
@@ -249,7 +248,7 @@ async fn an_abort_kills_the_whole_process_tree() {
     };
     let (output, pids) = tokio::join!(call, abort);
     assert!(output.is_error);
-    assert_eq!(text(&output), "(no output)\n\nCommand aborted");
+    assert_eq!(text(&output), "started\n\n\nCommand aborted");
     assert_all_dead(&pids).await;
 }
 
