@@ -97,6 +97,12 @@ pub async fn dispatch(
         v1::SessionExport::NAME => {
             call::<v1::SessionExport, _>(params, |p| session::export(context, p)).await
         }
+        v1::SessionBash::NAME => {
+            call::<v1::SessionBash, _>(params, |p| session::bash(context, p)).await
+        }
+        v1::ArtifactRead::NAME => {
+            call::<v1::ArtifactRead, _>(params, |p| methods::artifact::read(context, p)).await
+        }
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }

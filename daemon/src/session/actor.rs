@@ -13,6 +13,7 @@
 
 use std::sync::Arc;
 
+use pi_agent::message::BashExecutionMessage;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
 use pi_llm::{AssistantMessage, Model, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
@@ -133,6 +134,14 @@ pub enum Command {
         /// Answer.
         reply: Reply<SessionStatsResponse>,
     },
+    /// Record a user shell command (`session/bash`); deferred to the end of an active run, as
+    /// in pi.
+    RecordBash {
+        /// The `bashExecution` message.
+        message: BashExecutionMessage,
+        /// Answer: the entry id, or `None` when deferred.
+        reply: Reply<Option<String>>,
+    },
     /// Stop: abort any run, persist, exit.
     Close {
         /// Why (subscribers are told when the session is deleted).
@@ -200,6 +209,8 @@ pub struct SessionActor {
     seq: u64,
     subscribers: Vec<ConnectionHandle>,
     run: Option<ActiveRun>,
+    // User shell commands that finished during a run; stored when the run ends.
+    pending_bash: Vec<AgentMessage>,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -260,6 +271,7 @@ impl SessionActor {
             queues,
             subscribers: Vec::new(),
             run: None,
+            pending_bash: Vec::new(),
             commands,
             closing: None,
             store,
@@ -369,6 +381,15 @@ impl SessionActor {
             }
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
+            }
+            Command::RecordBash { message, reply } => {
+                let message = AgentMessage::BashExecution(message);
+                if self.run.is_some() {
+                    self.pending_bash.push(message);
+                    let _ = reply.send(Ok(None));
+                } else {
+                    let _ = reply.send(self.record_message(message).await.map(Some));
+                }
             }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {
@@ -646,9 +667,27 @@ impl SessionActor {
         if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot record the end of a run");
         }
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = self.record_message(message).await {
+                tracing::error!(error = error.message, "cannot record a user shell command");
+            }
+        }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
         }
+    }
+
+    /// Stores a message outside a run and announces it like a run's completed message.
+    async fn record_message(&mut self, message: AgentMessage) -> Result<String, ErrorObject> {
+        let (entry_id, seq) = self.store_message(&message).await?;
+        let event = AgentEvent::MessageEnd { message };
+        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+            Ok(event) => self.broadcast_with_seq(event, Some(seq)),
+            Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(entry_id)
     }
 
     // ----- subscribers -----

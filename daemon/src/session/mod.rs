@@ -470,8 +470,20 @@ impl SessionRegistry {
         if !self.store.delete_session(id).await.map_err(internal)? {
             return Err(session_not_found(id));
         }
+        self.services.tools.delete_session(id);
         tracing::info!(session = id, "session deleted");
         Ok(EmptyResponse {})
+    }
+
+    /// Where a stored session's tools (and user shell commands) run.
+    pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, ErrorObject> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        Ok(tool_environment(&row))
     }
 
     /// Imports a pi session file as a new session.

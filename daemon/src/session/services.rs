@@ -49,6 +49,8 @@ pub trait ToolFactory: Send + Sync {
     ) -> Result<Vec<Arc<dyn Tool>>, String>;
     /// The tools a session gets when none are named.
     fn default_names(&self) -> Vec<String>;
+    /// Forgets what tools stored for a session that was deleted (its artifacts).
+    fn delete_session(&self, _session_id: &str) {}
 }
 
 /// Per-session behaviour the daemon configures.

@@ -5,6 +5,7 @@
 //! that old clients can ignore. Regenerate `protocol/schema/` and update `docs/protocol.md` in
 //! the same commit.
 
+pub mod artifact;
 pub mod connection;
 pub mod daemon;
 pub mod entry;
@@ -14,6 +15,7 @@ pub mod message;
 pub mod model;
 pub mod session;
 
+pub use artifact::*;
 pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
@@ -72,6 +74,12 @@ crate::method_table! {
     SessionImport = "session/import" (SessionImportParams) -> SessionInfo;
     /// Exports a session as pi's JSONL v3 or as a self-contained HTML page.
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
+    /// Runs a user shell command (pi's `!cmd`/`!!cmd`) in the session's cwd and environment
+    /// and records it as a `bashExecution` message; answers when the command ends.
+    SessionBash = "session/bash" (SessionBashParams) -> SessionBashResponse;
+    /// Reads a byte range of a session's artifact (`artifact://ID`, e.g. the full output of a
+    /// truncated bash command).
+    ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
 }

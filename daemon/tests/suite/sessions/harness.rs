@@ -98,6 +98,17 @@ pub struct Options {
     pub settings: SessionSettings,
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
+    pub tools: TestTools,
+}
+
+/// Which tools sessions get.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TestTools {
+    /// Only `block`.
+    #[default]
+    Block,
+    /// The daemon's built-in tools (pi-tools), as in `pid`.
+    Builtin,
 }
 
 impl Default for Options {
@@ -108,6 +119,7 @@ impl Default for Options {
             settings: SessionSettings::default(),
             config,
             provider: None,
+            tools: TestTools::Block,
         }
     }
 }
@@ -136,9 +148,14 @@ impl TestDaemon {
                 faux: faux.clone(),
                 provider: options.provider,
             }),
-            tools: Arc::new(StaticTools {
-                tools: vec![block.clone()],
-            }),
+            tools: match options.tools {
+                TestTools::Block => Arc::new(StaticTools {
+                    tools: vec![block.clone()],
+                }),
+                TestTools::Builtin => Arc::new(pi_daemon::tools::BuiltinTools::new(
+                    pi_tools::Artifacts::new(paths.artifacts_dir()),
+                )),
+            },
             settings: options.settings,
         };
         let state = Arc::new(DaemonState::new(
