@@ -7,6 +7,7 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
+pub mod coding;
 pub mod config;
 pub mod interim;
 pub mod lifecycle;
