@@ -76,7 +76,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(interim::NoTools),
-        settings: session::SessionSettings::default(),
+        settings: session::SessionSettings {
+            resources: coding::ResourceRoots::from_paths(&paths),
+            ..session::SessionSettings::default()
+        },
     };
     let state = Arc::new(DaemonState::new(
         paths.clone(),

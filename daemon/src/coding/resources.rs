@@ -156,6 +156,20 @@ pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
     }
 }
 
+/// [`load`] on a blocking thread (it reads files); diagnostics are logged at debug level
+/// (clients see them in `session/get`).
+pub async fn load_in_background(roots: ResourceRoots, cwd: PathBuf) -> Resources {
+    let loaded = tokio::task::spawn_blocking(move || load(&roots, &cwd)).await;
+    let resources = loaded.unwrap_or_else(|error| {
+        tracing::error!(%error, "loading resources panicked; using none");
+        Resources::default()
+    });
+    for problem in &resources.diagnostics {
+        tracing::debug!(%problem, "resource problem");
+    }
+    resources
+}
+
 impl Resources {
     /// The system prompt for these resources with `tools`, in `cwd`, on `date` (`YYYY-MM-DD`).
     pub fn system_prompt(&self, tools: &[ToolSummary], cwd: &str, date: &str) -> String {

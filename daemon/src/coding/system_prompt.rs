@@ -59,6 +59,17 @@ const BUILTIN_ONE_LINERS: &[(&str, &str)] = &[
     ("ls", "List directory contents"),
 ];
 
+/// The prompt's view of a session's tools.
+pub fn tool_summaries(tools: &[std::sync::Arc<dyn pi_agent::Tool>]) -> Vec<ToolSummary> {
+    tools
+        .iter()
+        .map(|tool| ToolSummary {
+            name: tool.name().to_owned(),
+            description: tool.description().to_owned(),
+        })
+        .collect()
+}
+
 /// Builds the system prompt.
 pub fn build(input: &SystemPromptInput<'_>) -> String {
     let has = |name: &str| input.tools.iter().any(|tool| tool.name == name);

@@ -4,3 +4,4 @@
 pub mod daemon;
 pub mod model;
 pub mod session;
+pub mod settings;
