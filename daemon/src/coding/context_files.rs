@@ -119,7 +119,14 @@ mod tests {
 
     #[test]
     fn walk_up_order() {
-        let cases: &[(&[(&str, &str)], &[&str], &str, &[&str])] = &[
+        /// Files, global dirs, cwd, expected context files.
+        type Case<'a> = (
+            &'a [(&'a str, &'a str)],
+            &'a [&'a str],
+            &'a str,
+            &'a [&'a str],
+        );
+        let cases: &[Case<'_>] = &[
             // Nothing anywhere.
             (&[], &["agent"], "p", &[]),
             // Root of the tree first, then down to cwd; global first of all.

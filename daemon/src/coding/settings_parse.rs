@@ -319,7 +319,7 @@ impl LayerReader<'_> {
             }
             let expanded = crate::coding::expand_home(raw.trim(), self.home);
             entries.push(PathEntry {
-                path: self.base_dir.join(expanded),
+                path: crate::coding::normalize_lexically(&self.base_dir.join(expanded)),
                 exclude,
             });
         }

@@ -79,8 +79,19 @@ pub fn project_skill_dirs(cwd: &Path) -> Vec<PathBuf> {
     dirs
 }
 
-/// Loads skills from `sources`.
-pub fn load_skills(sources: &SkillSources, diagnostics: &mut Vec<Diagnostic>) -> Vec<Skill> {
+/// Loads skills from `sources`. A file reached twice is reported once.
+pub fn load_skills(sources: &SkillSources, all_diagnostics: &mut Vec<Diagnostic>) -> Vec<Skill> {
+    let mut diagnostics = Vec::new();
+    let skills = load_skills_reporting(sources, &mut diagnostics);
+    for diagnostic in diagnostics {
+        if !all_diagnostics.contains(&diagnostic) {
+            all_diagnostics.push(diagnostic);
+        }
+    }
+    skills
+}
+
+fn load_skills_reporting(sources: &SkillSources, diagnostics: &mut Vec<Diagnostic>) -> Vec<Skill> {
     let excluded: Vec<&Path> = sources
         .entries
         .iter()

@@ -98,6 +98,8 @@ pub struct Options {
     pub settings: SessionSettings,
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
+    /// Tools sessions get besides `block`.
+    pub extra_tools: Vec<Arc<dyn Tool>>,
 }
 
 impl Default for Options {
@@ -108,6 +110,7 @@ impl Default for Options {
             settings: SessionSettings::default(),
             config,
             provider: None,
+            extra_tools: Vec::new(),
         }
     }
 }
@@ -137,7 +140,9 @@ impl TestDaemon {
                 provider: options.provider,
             }),
             tools: Arc::new(StaticTools {
-                tools: vec![block.clone()],
+                tools: std::iter::once(block.clone() as Arc<dyn Tool>)
+                    .chain(options.extra_tools)
+                    .collect(),
             }),
             settings: options.settings,
         };
