@@ -53,6 +53,13 @@ pub struct SkillSources {
     pub explicit: Vec<PathBuf>,
 }
 
+/// Which level of a scan a directory is: root-level `*.md` files are skills, deeper ones not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum ScanLevel {
+    Root,
+    Nested,
+}
+
 /// What `/skill:name args` became.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SkillExpansion {
@@ -104,7 +111,7 @@ fn load_skills_reporting(sources: &SkillSources, diagnostics: &mut Vec<Diagnosti
     }
     for dir in &sources.dirs {
         if dir.is_dir() {
-            scan(dir, true, &mut found, diagnostics);
+            scan(dir, ScanLevel::Root, &mut found, diagnostics);
         }
     }
     for path in &sources.explicit {
@@ -148,7 +155,7 @@ fn load_skills_reporting(sources: &SkillSources, diagnostics: &mut Vec<Diagnosti
 
 fn load_path(path: &Path, found: &mut Vec<Skill>, diagnostics: &mut Vec<Diagnostic>) {
     if path.is_dir() {
-        scan(path, true, found, diagnostics);
+        scan(path, ScanLevel::Root, found, diagnostics);
     } else if path.is_file() && path.extension().is_some_and(|ext| ext == "md") {
         found.extend(load_skill_file(path, diagnostics));
     } else if path.exists() {
@@ -161,7 +168,7 @@ fn load_path(path: &Path, found: &mut Vec<Skill>, diagnostics: &mut Vec<Diagnost
     }
 }
 
-fn scan(dir: &Path, root: bool, found: &mut Vec<Skill>, diagnostics: &mut Vec<Diagnostic>) {
+fn scan(dir: &Path, level: ScanLevel, found: &mut Vec<Skill>, diagnostics: &mut Vec<Diagnostic>) {
     let skill_file = dir.join("SKILL.md");
     if skill_file.is_file() {
         found.extend(load_skill_file(&skill_file, diagnostics));
@@ -190,8 +197,8 @@ fn scan(dir: &Path, root: bool, found: &mut Vec<Skill>, diagnostics: &mut Vec<Di
         }
         // `is_dir` / `is_file` follow symlinks; broken ones are neither and are skipped.
         if path.is_dir() {
-            scan(&path, false, found, diagnostics);
-        } else if root && path.is_file() && name.ends_with(".md") {
+            scan(&path, ScanLevel::Nested, found, diagnostics);
+        } else if level == ScanLevel::Root && path.is_file() && name.ends_with(".md") {
             found.extend(load_skill_file(&path, diagnostics));
         }
     }

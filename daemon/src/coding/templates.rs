@@ -59,7 +59,8 @@ pub fn load_templates(
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Vec<PromptTemplate> {
     let mut found = Vec::new();
-    let mut load = |path: &Path, source: TemplateSource, must_exist: bool| {
+    // Settings entries and explicit paths must exist; default directories may be missing.
+    let mut load = |path: &Path, source: TemplateSource| {
         if path.is_dir() {
             let mut files: Vec<PathBuf> = match std::fs::read_dir(path) {
                 Ok(entries) => entries.filter_map(|e| e.ok().map(|e| e.path())).collect(),
@@ -79,7 +80,7 @@ pub fn load_templates(
             }
         } else if path.is_file() && path.extension().is_some_and(|ext| ext == "md") {
             found.extend(load_template_file(path, source, diagnostics));
-        } else if must_exist {
+        } else if source == TemplateSource::Path {
             diagnostics.push(Diagnostic::warning(
                 path,
                 "is not a markdown file or a directory; it is ignored",
@@ -87,16 +88,16 @@ pub fn load_templates(
         }
     };
     for entry in sources.entries.iter().filter(|entry| !entry.exclude) {
-        load(&entry.path, TemplateSource::Path, true);
+        load(&entry.path, TemplateSource::Path);
     }
     if let Some(dir) = &sources.project_dir {
-        load(dir, TemplateSource::Project, false);
+        load(dir, TemplateSource::Project);
     }
     for dir in &sources.user_dirs {
-        load(dir, TemplateSource::User, false);
+        load(dir, TemplateSource::User);
     }
     for path in &sources.explicit {
-        load(path, TemplateSource::Path, true);
+        load(path, TemplateSource::Path);
     }
     let mut winners: HashMap<String, PathBuf> = HashMap::new();
     let mut templates = Vec::new();
