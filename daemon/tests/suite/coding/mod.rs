@@ -2,6 +2,7 @@
 //! and pi migration through a `PI_HOME` holding pi's `.pi/agent`.
 
 mod pi_home;
+mod resources;
 mod settings;
 mod skills;
 mod system_prompt;
