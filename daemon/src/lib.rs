@@ -7,6 +7,7 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
+pub mod coding;
 pub mod config;
 pub mod lifecycle;
 pub mod logging;
@@ -77,7 +78,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         tools: std::sync::Arc::new(tools::BuiltinTools::new(pi_tools::Artifacts::new(
             paths.artifacts_dir(),
         ))),
-        settings: session::SessionSettings::default(),
+        settings: session::SessionSettings {
+            resources: coding::ResourceRoots::from_paths(&paths),
+            ..session::SessionSettings::default()
+        },
     };
     let state = Arc::new(DaemonState::new(
         paths.clone(),

@@ -106,6 +106,15 @@ pub async fn dispatch(
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }
+        v1::SettingsGet::NAME => {
+            call::<v1::SettingsGet, _>(params, |p| methods::settings::get(context, p)).await
+        }
+        v1::SettingsSetDefault::NAME => {
+            call::<v1::SettingsSetDefault, _>(params, |p| {
+                methods::settings::set_default(context, p)
+            })
+            .await
+        }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,
             "this connection is already initialized; send `initialize` once per connection",

@@ -28,6 +28,7 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::coding::Resources;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
@@ -204,6 +205,9 @@ pub struct SessionActor {
     model: Option<Model>,
     thinking: ThinkingLevel,
     tools: Vec<Arc<dyn Tool>>,
+    // Settings, context files, skills and templates of the session's cwd; reloaded before
+    // each run so edits apply to the next prompt.
+    resources: Resources,
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
@@ -256,11 +260,13 @@ impl SessionActor {
             generation,
             commands: sender,
         };
-        let settings = &services.settings;
-        let queues = Arc::new(MessageQueues::new(
-            settings.steering_mode,
-            settings.follow_up_mode,
-        ));
+        let resources = crate::coding::resources::load_in_background(
+            services.settings.resources.clone(),
+            std::path::PathBuf::from(&row.cwd),
+        )
+        .await;
+        let (steering_mode, follow_up_mode) = queue_modes(&services, &resources);
+        let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
@@ -268,6 +274,7 @@ impl SessionActor {
             model,
             thinking,
             tools,
+            resources,
             queues,
             subscribers: Vec::new(),
             run: None,
@@ -431,12 +438,19 @@ impl SessionActor {
             .models
             .api_key(&model)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
-        let message = user_message(text, images)?;
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
+        self.queues.set_modes(steering_mode, follow_up_mode);
+        let message = user_message(self.expand_input(text), images)?;
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(super::prompt::system_prompt(&self.row.cwd, &self.tools)),
+            system_prompt: Some(self.system_prompt()),
             tools: self.tools.clone(),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
@@ -477,7 +491,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<EmptyResponse, ErrorObject> {
-        let message = user_message(text, images)?;
+        let message = user_message(self.expand_input(text), images)?;
         if steering {
             self.queues.push_steering(message);
         } else {
@@ -831,7 +845,31 @@ impl SessionActor {
                 .collect(),
             queue: self.queue_state(),
             attached_clients: self.prune_subscribers(),
+            system_prompt: Some(self.system_prompt()),
+            resource_diagnostics: self
+                .resources
+                .diagnostics
+                .iter()
+                .map(wire::settings::diagnostic)
+                .collect(),
         }
+    }
+
+    /// The system prompt of the next run: today's date, the session's tools and resources.
+    fn system_prompt(&self) -> String {
+        let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
+        let today = super::time::iso_from_millis(now_millis());
+        let date = today.get(..10).unwrap_or_default();
+        self.resources.system_prompt(&tools, &self.row.cwd, date)
+    }
+
+    /// `/skill:name args` and `/template args` expanded (pi expands before sending).
+    fn expand_input(&self, text: String) -> String {
+        let (expanded, problem) = self.resources.expand_input(&text);
+        if let Some(problem) = problem {
+            tracing::warn!(%problem, "skill expansion failed");
+        }
+        expanded
     }
 
     async fn set_model(&mut self, spec: &str) -> Result<SessionSetModelResponse, ErrorObject> {
@@ -1104,4 +1142,20 @@ fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage,
     let images: Vec<pi_llm::ImageContent> =
         transcode("images", &images).map_err(super::internal)?;
     Ok(AgentMessage::user(text, images, now_millis()))
+}
+
+/// Queue modes: the settings files', else the daemon's.
+fn queue_modes(
+    services: &SessionServices,
+    resources: &Resources,
+) -> (pi_agent::QueueMode, pi_agent::QueueMode) {
+    let settings = &resources.settings;
+    (
+        settings
+            .steering_mode
+            .unwrap_or(services.settings.steering_mode),
+        settings
+            .follow_up_mode
+            .unwrap_or(services.settings.follow_up_mode),
+    )
 }

@@ -68,6 +68,9 @@ pub struct SessionSettings {
     pub follow_up_mode: QueueMode,
     /// Most durable events `session/attach` replays before answering `resync_required`.
     pub replay_limit: u32,
+    /// Where settings, context files, skills and prompt templates are read from. Settings
+    /// files override `default_thinking` and the queue modes above.
+    pub resources: crate::coding::ResourceRoots,
 }
 
 impl Default for SessionSettings {
@@ -79,6 +82,7 @@ impl Default for SessionSettings {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             replay_limit: 5000,
+            resources: crate::coding::ResourceRoots::default(),
         }
     }
 }

@@ -14,6 +14,7 @@ pub mod initialize;
 pub mod message;
 pub mod model;
 pub mod session;
+pub mod settings;
 
 pub use artifact::*;
 pub use connection::*;
@@ -23,6 +24,7 @@ pub use event::*;
 pub use initialize::*;
 pub use model::*;
 pub use session::*;
+pub use settings::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -82,6 +84,12 @@ crate::method_table! {
     ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Returns the effective settings (pi's `settings.json` layers) for a working directory,
+    /// with the problems found in the files.
+    SettingsGet = "settings/get" (SettingsGetParams) -> SettingsGetResponse;
+    /// Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
+    /// project's), atomically, and returns the new effective global settings.
+    SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
 }
 
 crate::notification_table! {

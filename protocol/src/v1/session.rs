@@ -130,6 +130,14 @@ pub struct SessionGetResponse {
     pub queue: QueueState,
     /// Clients attached right now.
     pub attached_clients: u32,
+    /// The system prompt the next run uses: built from the session's tools, working
+    /// directory, context files, skills and custom or appended prompt, dated today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Problems found in the session's settings files, context files, skills and prompt
+    /// templates (the offending items are skipped or used as the message says).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
 }
 
 /// Queued steering and follow-up messages.

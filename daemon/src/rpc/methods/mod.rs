@@ -5,3 +5,4 @@ pub mod artifact;
 pub mod daemon;
 pub mod model;
 pub mod session;
+pub mod settings;

@@ -99,12 +99,14 @@ pub struct Options {
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
     pub tools: TestTools,
+    /// Tools sessions get besides `block` (with [`TestTools::Block`]).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
 }
 
 /// Which tools sessions get.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum TestTools {
-    /// Only `block`.
+    /// `block`, plus `Options::extra_tools`.
     #[default]
     Block,
     /// The daemon's built-in tools (pi-tools), as in `pid`.
@@ -120,6 +122,7 @@ impl Default for Options {
             config,
             provider: None,
             tools: TestTools::Block,
+            extra_tools: Vec::new(),
         }
     }
 }
@@ -150,7 +153,9 @@ impl TestDaemon {
             }),
             tools: match options.tools {
                 TestTools::Block => Arc::new(StaticTools {
-                    tools: vec![block.clone()],
+                    tools: std::iter::once(block.clone() as Arc<dyn Tool>)
+                        .chain(options.extra_tools)
+                        .collect(),
                 }),
                 TestTools::Builtin => Arc::new(pi_daemon::tools::BuiltinTools::new(
                     pi_tools::Artifacts::new(paths.artifacts_dir()),

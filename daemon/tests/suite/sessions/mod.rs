@@ -2,7 +2,7 @@
 
 mod basics;
 mod builtin_tools;
-mod harness;
+pub(crate) mod harness;
 mod import_export;
 mod multi_client;
 mod runs;
