@@ -67,6 +67,9 @@ pub async fn dispatch(
         v1::SessionAbort::NAME => {
             call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
         }
+        v1::SessionAbortRetry::NAME => {
+            call::<v1::SessionAbortRetry, _>(params, |p| session::abort_retry(context, p)).await
+        }
         v1::SessionSetModel::NAME => {
             call::<v1::SessionSetModel, _>(params, |p| session::set_model(context, p)).await
         }

@@ -15,7 +15,7 @@ use std::sync::Arc;
 
 use pi_agent::message::BashExecutionMessage;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
-use pi_llm::{AssistantMessage, Model, ThinkingLevel};
+use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
     EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
@@ -32,6 +32,7 @@ use crate::coding::Resources;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
@@ -88,8 +89,13 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
-    /// Abort the run; answered once idle.
+    /// Abort the run (and any pending retry); answered once idle.
     Abort {
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// Cancel a pending automatic retry.
+    AbortRetry {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
@@ -215,6 +221,8 @@ pub struct SessionActor {
     run: Option<ActiveRun>,
     // User shell commands that finished during a run; stored when the run ends.
     pending_bash: Vec<AgentMessage>,
+    // Automatic retries of transient provider failures.
+    retry: AutoRetry,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -279,6 +287,7 @@ impl SessionActor {
             subscribers: Vec::new(),
             run: None,
             pending_bash: Vec::new(),
+            retry: AutoRetry::default(),
             commands,
             closing: None,
             store,
@@ -302,7 +311,9 @@ impl SessionActor {
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none() && self.prune_subscribers() == 0;
+            let idle =
+                self.run.is_none() && !self.retry.is_pending() && self.prune_subscribers() == 0;
+            let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
                 biased;
@@ -314,6 +325,10 @@ impl SessionActor {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
+                () = sleep_until_due(retry_due), if retry_due.is_some() => {
+                    self.retry.start_due();
+                    self.start_retry().await;
+                }
                 _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
                     if self.unload().await {
                         return;
@@ -364,9 +379,14 @@ impl SessionActor {
                     run.abort_waiters.push(reply);
                 }
                 None => {
+                    self.cancel_retry();
                     let _ = reply.send(Ok(EmptyResponse {}));
                 }
             },
+            Command::AbortRetry { reply } => {
+                self.cancel_retry();
+                let _ = reply.send(Ok(EmptyResponse {}));
+            }
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
             }
@@ -402,6 +422,7 @@ impl SessionActor {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
+                self.cancel_retry();
                 self.closing = Some((deleted, reply));
             }
         }
@@ -421,12 +442,33 @@ impl SessionActor {
                  `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.retry.is_pending() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is waiting to retry a failed request; cancel the retry with \
+                 `session/abortRetry` (or `session/abort`) first",
+            ));
+        }
         if self.closing.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::ShuttingDown,
                 "the session is closing",
             ));
         }
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let message = user_message(self.expand_input(text), images)?;
+        self.start_run(vec![message]).await
+    }
+
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
@@ -438,14 +480,8 @@ impl SessionActor {
             .models
             .api_key(&model)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
-        self.resources = crate::coding::resources::load_in_background(
-            self.services.settings.resources.clone(),
-            std::path::PathBuf::from(&self.row.cwd),
-        )
-        .await;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
-        let message = user_message(self.expand_input(text), images)?;
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
@@ -471,9 +507,7 @@ impl SessionActor {
         };
         let context = self.context.clone();
         let task =
-            tokio::spawn(
-                async move { pi_agent::run(&config, &handles, context, vec![message]).await },
-            );
+            tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });
         self.run = Some(ActiveRun {
             cancel,
             events,
@@ -508,6 +542,7 @@ impl SessionActor {
     async fn on_agent_event(&mut self, event: AgentEvent) {
         let mut entry_id = None;
         let mut stored_seq = None;
+        let mut retry_end = None;
         match &event {
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
@@ -524,6 +559,14 @@ impl SessionActor {
             AgentEvent::MessageEnd { message } => {
                 if let Some(run) = &mut self.run {
                     run.streaming = None;
+                }
+                if let AgentMessage::Assistant(assistant) = message
+                    && !matches!(
+                        assistant.stop_reason,
+                        StopReason::Error | StopReason::Aborted
+                    )
+                {
+                    retry_end = self.retry.on_assistant_success();
                 }
                 match self.store_message(message).await {
                     Ok((id, seq)) => {
@@ -580,6 +623,9 @@ impl SessionActor {
         match wire::event_to_wire(&event, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+        if let Some(event) = retry_end {
+            self.broadcast(event);
         }
     }
 
@@ -663,12 +709,16 @@ impl SessionActor {
 
     async fn on_run_finished(&mut self) {
         let Some(run) = self.run.take() else { return };
+        let mut last_assistant = None;
         match run.task.await {
-            Ok(outcome) => tracing::debug!(
-                aborted = outcome.aborted(),
-                failed = outcome.failed(),
-                "run finished"
-            ),
+            Ok(outcome) => {
+                tracing::debug!(
+                    aborted = outcome.aborted(),
+                    failed = outcome.failed(),
+                    "run finished"
+                );
+                last_assistant = outcome.last_assistant;
+            }
             Err(error) => {
                 tracing::error!(%error, "the run panicked");
                 self.broadcast(SessionEvent::SessionError {
@@ -686,8 +736,49 @@ impl SessionActor {
                 tracing::error!(error = error.message, "cannot record a user shell command");
             }
         }
+        // A run the user aborted, or a closing session, is never retried.
+        let wants_stop = !run.abort_waiters.is_empty() || self.closing.is_some();
+        let retry_settings = self.resources.settings.retry;
+        let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
+        let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        match self.retry.after_run(last, &retry_settings, context_window) {
+            AfterRun::Idle => {}
+            AfterRun::Scheduled(event) => {
+                // The failed reply stays in the tree, but the retry continues without it.
+                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                {
+                    self.context.pop();
+                }
+                self.broadcast(event);
+            }
+            AfterRun::GaveUp(event) => self.broadcast(event),
+        }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
+        }
+    }
+
+    /// Starts the pending retry: continues the run from the context.
+    async fn start_retry(&mut self) {
+        if let Err(error) = self.start_run(Vec::new()).await {
+            let attempt = self.retry.cancel();
+            self.broadcast(SessionEvent::SessionError {
+                message: format!("cannot retry: {}", error.message),
+            });
+            if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
+                self.broadcast(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(error.message),
+                });
+            }
+        }
+    }
+
+    /// Cancels a pending retry, announcing it.
+    fn cancel_retry(&mut self) {
+        if let Some(event) = self.retry.cancel() {
+            self.broadcast(event);
         }
     }
 
@@ -1076,6 +1167,14 @@ impl Drop for SessionActor {
         {
             sessions.remove(&self.row.id);
         }
+    }
+}
+
+/// Resolves at `due` (never, without one).
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
     }
 }
 

@@ -13,6 +13,7 @@ pub mod entries;
 pub mod html;
 pub mod pi_format;
 pub mod recovery;
+pub mod retry;
 pub mod services;
 pub mod stats;
 pub mod time;

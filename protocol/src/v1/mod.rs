@@ -56,6 +56,10 @@ crate::method_table! {
     SessionFollowUp = "session/followUp" (SessionMessageParams) -> EmptyResponse;
     /// Aborts the active run (stream and tools) and returns once the session is idle.
     SessionAbort = "session/abort" (SessionIdParams) -> EmptyResponse;
+    /// Cancels a pending automatic retry (the wait before it); the session becomes idle and
+    /// `auto_retry_end {success: false, finalError: "Retry cancelled"}` is sent. A no-op when no
+    /// retry is pending.
+    SessionAbortRetry = "session/abortRetry" (SessionIdParams) -> EmptyResponse;
     /// Switches the session's model (recorded as a `model_change` entry).
     SessionSetModel = "session/setModel" (SessionSetModelParams) -> SessionSetModelResponse;
     /// Sets the thinking level (clamped to the model; recorded as an entry).

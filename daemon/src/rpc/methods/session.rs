@@ -130,6 +130,18 @@ pub async fn abort(
         .await
 }
 
+/// `session/abortRetry`.
+pub async fn abort_retry(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::AbortRetry { reply })
+        .await
+}
+
 /// `session/setModel`.
 pub async fn set_model(
     context: &RequestContext,
