@@ -41,7 +41,8 @@ pub use tokens::{
     should_compact,
 };
 
-/// pi's `compaction` settings (`settings.json`). Manual compaction ignores `enabled`.
+/// pi's `compaction` settings (`settings.json`, read by `crate::coding`). Manual compaction
+/// ignores `enabled`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct CompactionSettings {
     /// Compact automatically (after a run over the threshold, or on a context overflow).

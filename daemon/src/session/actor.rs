@@ -17,8 +17,9 @@ mod job;
 
 use std::sync::Arc;
 
+use pi_agent::message::BashExecutionMessage;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
-use pi_llm::{AssistantMessage, Model, ThinkingLevel};
+use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
     EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionCompactResponse,
@@ -31,10 +32,12 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::coding::Resources;
 use crate::compaction::Instructions;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
@@ -91,8 +94,13 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
-    /// Abort the run; answered once idle.
+    /// Abort the run (and any pending retry); answered once idle.
     Abort {
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// Cancel a pending automatic retry.
+    AbortRetry {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
@@ -146,6 +154,14 @@ pub enum Command {
     Stats {
         /// Answer.
         reply: Reply<SessionStatsResponse>,
+    },
+    /// Record a user shell command (`session/bash`); deferred to the end of an active run, as
+    /// in pi.
+    RecordBash {
+        /// The `bashExecution` message.
+        message: BashExecutionMessage,
+        /// Answer: the entry id, or `None` when deferred.
+        reply: Reply<Option<String>>,
     },
     /// Stop: abort any run, persist, exit.
     Close {
@@ -209,6 +225,9 @@ pub struct SessionActor {
     model: Option<Model>,
     thinking: ThinkingLevel,
     tools: Vec<Arc<dyn Tool>>,
+    // Settings, context files, skills and templates of the session's cwd; reloaded before
+    // each run so edits apply to the next prompt.
+    resources: Resources,
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
@@ -226,6 +245,10 @@ pub struct SessionActor {
     // compares timestamps instead, which cannot order a message and a compaction made in the
     // same millisecond.
     compacted_prefix: usize,
+    // User shell commands that finished during a run; stored when the run ends.
+    pending_bash: Vec<AgentMessage>,
+    // Automatic retries of transient provider failures.
+    retry: AutoRetry,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -271,11 +294,13 @@ impl SessionActor {
             generation,
             commands: sender,
         };
-        let settings = &services.settings;
-        let queues = Arc::new(MessageQueues::new(
-            settings.steering_mode,
-            settings.follow_up_mode,
-        ));
+        let resources = crate::coding::resources::load_in_background(
+            services.settings.resources.clone(),
+            std::path::PathBuf::from(&row.cwd),
+        )
+        .await;
+        let (steering_mode, follow_up_mode) = queue_modes(&services, &resources);
+        let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
@@ -284,12 +309,15 @@ impl SessionActor {
             model,
             thinking,
             tools,
+            resources,
             queues,
             subscribers: Vec::new(),
             run: None,
             job: None,
             pending_compaction: None,
             overflow_recovery_attempted: false,
+            pending_bash: Vec::new(),
+            retry: AutoRetry::default(),
             commands,
             closing: None,
             store,
@@ -314,7 +342,11 @@ impl SessionActor {
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none() && self.job.is_none() && self.prune_subscribers() == 0;
+            let idle = self.run.is_none()
+                && self.job.is_none()
+                && !self.retry.is_pending()
+                && self.prune_subscribers() == 0;
+            let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
                 biased;
@@ -329,6 +361,10 @@ impl SessionActor {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
+                () = sleep_until_due(retry_due), if retry_due.is_some() => {
+                    self.retry.start_due();
+                    self.start_retry().await;
+                }
                 _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
                     if self.unload().await {
                         return;
@@ -374,6 +410,10 @@ impl SessionActor {
                 let _ = reply.send(self.enqueue(steering, text, images));
             }
             Command::Abort { reply } => self.abort(reply),
+            Command::AbortRetry { reply } => {
+                self.cancel_retry();
+                let _ = reply.send(Ok(EmptyResponse {}));
+            }
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
             }
@@ -402,11 +442,21 @@ impl SessionActor {
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
             }
+            Command::RecordBash { message, reply } => {
+                let message = AgentMessage::BashExecution(message);
+                if self.run.is_some() {
+                    self.pending_bash.push(message);
+                    let _ = reply.send(Ok(None));
+                } else {
+                    let _ = reply.send(self.record_message(message).await.map(Some));
+                }
+            }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
                 self.cancel_job();
+                self.cancel_retry();
                 self.closing = Some((deleted, reply));
             }
         }
@@ -433,6 +483,13 @@ impl SessionActor {
                  message with `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.retry.is_pending() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is waiting to retry a failed request; cancel the retry with \
+                 `session/abortRetry` (or `session/abort`) first",
+            ));
+        }
         if self.closing.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::ShuttingDown,
@@ -440,7 +497,12 @@ impl SessionActor {
             ));
         }
         self.model_and_key()?;
-        let message = user_message(text, images)?;
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let message = user_message(self.expand_input(text), images)?;
         self.overflow_recovery_attempted = false;
         if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
             self.start_run(prompts).await?;
@@ -464,14 +526,19 @@ impl SessionActor {
         Ok((model, api_key))
     }
 
-    /// Starts a run with `prompts` (none: continue from the context, as a retry does).
-    async fn start_run(&mut self, prompts: Vec<AgentMessage>) -> Result<(), ErrorObject> {
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
         let (model, api_key) = self.model_and_key()?;
+        let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
+        self.queues.set_modes(steering_mode, follow_up_mode);
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(super::prompt::system_prompt(&self.row.cwd, &self.tools)),
+            system_prompt: Some(self.system_prompt()),
             tools: self.tools.clone(),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
@@ -501,7 +568,7 @@ impl SessionActor {
             running_tools: Vec::new(),
             abort_waiters: Vec::new(),
         });
-        Ok(())
+        Ok(EmptyResponse {})
     }
 
     fn enqueue(
@@ -510,7 +577,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<EmptyResponse, ErrorObject> {
-        let message = user_message(text, images)?;
+        let message = user_message(self.expand_input(text), images)?;
         if steering {
             self.queues.push_steering(message);
         } else {
@@ -527,6 +594,7 @@ impl SessionActor {
     async fn on_agent_event(&mut self, event: AgentEvent) {
         let mut entry_id = None;
         let mut stored_seq = None;
+        let mut retry_end = None;
         match &event {
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
@@ -543,6 +611,14 @@ impl SessionActor {
             AgentEvent::MessageEnd { message } => {
                 if let Some(run) = &mut self.run {
                     run.streaming = None;
+                }
+                if let AgentMessage::Assistant(assistant) = message
+                    && !matches!(
+                        assistant.stop_reason,
+                        StopReason::Error | StopReason::Aborted
+                    )
+                {
+                    retry_end = self.retry.on_assistant_success();
                 }
                 match self.store_message(message).await {
                     Ok((id, seq)) => {
@@ -599,6 +675,9 @@ impl SessionActor {
         match wire::event_to_wire(&event, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+        if let Some(event) = retry_end {
+            self.broadcast(event);
         }
     }
 
@@ -704,10 +783,74 @@ impl SessionActor {
         if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot record the end of a run");
         }
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = self.record_message(message).await {
+                tracing::error!(error = error.message, "cannot record a user shell command");
+            }
+        }
+        // A run the user aborted, or a closing session, is never retried.
+        let wants_stop = !run.abort_waiters.is_empty() || self.closing.is_some();
+        let retry_settings = self.resources.settings.retry;
+        let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
+        let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        let mut retry_scheduled = false;
+        match self.retry.after_run(last, &retry_settings, context_window) {
+            AfterRun::Idle => {}
+            AfterRun::Scheduled(event) => {
+                retry_scheduled = true;
+                // The failed reply stays in the tree, but the retry continues without it.
+                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                {
+                    self.context.pop();
+                }
+                self.broadcast(event);
+            }
+            AfterRun::GaveUp(event) => self.broadcast(event),
+        }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
         }
-        self.after_run(last_assistant).await;
+        // pi checks for compaction after every run, unless a retry was scheduled for it.
+        if !retry_scheduled {
+            self.after_run(last_assistant).await;
+        }
+    }
+
+    /// Starts the pending retry: continues the run from the context.
+    async fn start_retry(&mut self) {
+        if let Err(error) = self.start_run(Vec::new()).await {
+            let attempt = self.retry.cancel();
+            self.broadcast(SessionEvent::SessionError {
+                message: format!("cannot retry: {}", error.message),
+            });
+            if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
+                self.broadcast(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(error.message),
+                });
+            }
+        }
+    }
+
+    /// Cancels a pending retry, announcing it.
+    fn cancel_retry(&mut self) {
+        if let Some(event) = self.retry.cancel() {
+            self.broadcast(event);
+        }
+    }
+
+    /// Stores a message outside a run and announces it like a run's completed message.
+    async fn record_message(&mut self, message: AgentMessage) -> Result<String, ErrorObject> {
+        let (entry_id, seq) = self.store_message(&message).await?;
+        let event = AgentEvent::MessageEnd { message };
+        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+            Ok(event) => self.broadcast_with_seq(event, Some(seq)),
+            Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(entry_id)
     }
 
     // ----- subscribers -----
@@ -855,7 +998,31 @@ impl SessionActor {
                 .collect(),
             queue: self.queue_state(),
             attached_clients: self.prune_subscribers(),
+            system_prompt: Some(self.system_prompt()),
+            resource_diagnostics: self
+                .resources
+                .diagnostics
+                .iter()
+                .map(wire::settings::diagnostic)
+                .collect(),
         }
+    }
+
+    /// The system prompt of the next run: today's date, the session's tools and resources.
+    fn system_prompt(&self) -> String {
+        let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
+        let today = super::time::iso_from_millis(now_millis());
+        let date = today.get(..10).unwrap_or_default();
+        self.resources.system_prompt(&tools, &self.row.cwd, date)
+    }
+
+    /// `/skill:name args` and `/template args` expanded (pi expands before sending).
+    fn expand_input(&self, text: String) -> String {
+        let (expanded, problem) = self.resources.expand_input(&text);
+        if let Some(problem) = problem {
+            tracing::warn!(%problem, "skill expansion failed");
+        }
+        expanded
     }
 
     async fn set_model(&mut self, spec: &str) -> Result<SessionSetModelResponse, ErrorObject> {
@@ -1109,6 +1276,14 @@ impl Drop for SessionActor {
     }
 }
 
+/// Resolves at `due` (never, without one).
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn next_run_event(run: &mut Option<ActiveRun>) -> Option<AgentEvent> {
     match run {
         Some(run) => run.events.recv().await,
@@ -1172,4 +1347,20 @@ fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage,
     let images: Vec<pi_llm::ImageContent> =
         transcode("images", &images).map_err(super::internal)?;
     Ok(AgentMessage::user(text, images, now_millis()))
+}
+
+/// Queue modes: the settings files', else the daemon's.
+fn queue_modes(
+    services: &SessionServices,
+    resources: &Resources,
+) -> (pi_agent::QueueMode, pi_agent::QueueMode) {
+    let settings = &resources.settings;
+    (
+        settings
+            .steering_mode
+            .unwrap_or(services.settings.steering_mode),
+        settings
+            .follow_up_mode
+            .unwrap_or(services.settings.follow_up_mode),
+    )
 }

@@ -10,8 +10,6 @@ use std::time::Duration;
 use pi_agent::{QueueMode, Tool, ToolExecution};
 use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
 
-use crate::compaction::{BranchSummarySettings, CompactionSettings};
-
 /// Models: resolution, availability, keys, and the provider router that streams them.
 pub trait ModelService: Send + Sync {
     /// Streams any known model (routes by `model.api`).
@@ -51,6 +49,8 @@ pub trait ToolFactory: Send + Sync {
     ) -> Result<Vec<Arc<dyn Tool>>, String>;
     /// The tools a session gets when none are named.
     fn default_names(&self) -> Vec<String>;
+    /// Forgets what tools stored for a session that was deleted (its artifacts).
+    fn delete_session(&self, _session_id: &str) {}
 }
 
 /// Per-session behaviour the daemon configures.
@@ -68,10 +68,9 @@ pub struct SessionSettings {
     pub follow_up_mode: QueueMode,
     /// Most durable events `session/attach` replays before answering `resync_required`.
     pub replay_limit: u32,
-    /// pi's `compaction` settings.
-    pub compaction: CompactionSettings,
-    /// pi's `branchSummary` settings.
-    pub branch_summary: BranchSummarySettings,
+    /// Where settings, context files, skills and prompt templates are read from. Settings
+    /// files override `default_thinking` and the queue modes above.
+    pub resources: crate::coding::ResourceRoots,
 }
 
 impl Default for SessionSettings {
@@ -83,8 +82,7 @@ impl Default for SessionSettings {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             replay_limit: 5000,
-            compaction: CompactionSettings::default(),
-            branch_summary: BranchSummarySettings::default(),
+            resources: crate::coding::ResourceRoots::default(),
         }
     }
 }

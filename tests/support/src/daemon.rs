@@ -34,6 +34,16 @@ impl TempDaemon {
 
     /// Like [`TempDaemon::start`], writing `config_toml` to `config.toml` first.
     pub async fn start_with_config(binary: &Path, config_toml: &str) -> TempDaemon {
+        TempDaemon::start_with_files(binary, config_toml, &[]).await
+    }
+
+    /// Like [`TempDaemon::start_with_config`], also writing `files` (paths relative to
+    /// `PI_HOME`, e.g. `.pi/agent/models.json`) first.
+    pub async fn start_with_files(
+        binary: &Path,
+        config_toml: &str,
+        files: &[(&str, String)],
+    ) -> TempDaemon {
         let home = tempfile::Builder::new()
             .prefix("pi-test-")
             .tempdir()
@@ -41,6 +51,11 @@ impl TempDaemon {
         let paths = paths_for(home.path());
         std::fs::create_dir_all(&paths.config_dir).unwrap();
         std::fs::write(paths.config_file(), config_toml).unwrap();
+        for (relative, contents) in files {
+            let path = home.path().join(relative);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, contents).unwrap();
+        }
         let mut daemon = TempDaemon {
             stderr_path: home.path().join("pid.stderr"),
             home,

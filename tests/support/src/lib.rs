@@ -12,6 +12,7 @@
 )]
 
 pub mod daemon;
+pub mod events;
 pub mod model_server;
 pub mod raw;
 

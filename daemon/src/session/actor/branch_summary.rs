@@ -8,7 +8,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::job::{ActiveJob, JobKind, JobOutcome};
 use super::{Reply, SessionActor};
-use crate::compaction::{BranchSummary, Instructions};
+use crate::compaction::{BranchSummary, BranchSummarySettings, Instructions};
 use crate::session::entries::EntryBase;
 use crate::session::now_millis;
 use crate::session::summarize::{SummaryError, abandoned_entries};
@@ -55,7 +55,9 @@ impl SessionActor {
                 return None;
             }
         };
-        let settings = self.services.settings.branch_summary;
+        let settings = BranchSummarySettings {
+            reserve_tokens: self.resources.settings.branch_summary.reserve_tokens,
+        };
         let cancel = CancellationToken::new();
         let task_cancel = cancel.clone();
         let task = tokio::spawn(async move {

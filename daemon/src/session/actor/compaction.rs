@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 use super::job::{ActiveJob, AfterCompaction, JobKind, JobOutcome, PendingCompaction};
 use super::{Reply, SessionActor};
 use crate::compaction::{
-    CompactionResult, calculate_context_tokens, estimate_context_tokens, should_compact,
+    CompactionResult, CompactionSettings, calculate_context_tokens, estimate_context_tokens,
+    should_compact,
 };
 use crate::rpc::wire;
 use crate::session::entries::EntryBase;
@@ -146,7 +147,7 @@ impl SessionActor {
         assistant: &AssistantMessage,
         skip_aborted: bool,
     ) -> Option<Trigger> {
-        let settings = self.services.settings.compaction;
+        let settings = self.compaction_settings();
         if !settings.enabled || (skip_aborted && assistant.stop_reason == StopReason::Aborted) {
             return None;
         }
@@ -222,7 +223,7 @@ impl SessionActor {
                 return;
             }
         };
-        let settings = self.services.settings.compaction;
+        let settings = self.compaction_settings();
         let cancel = CancellationToken::new();
         let task_cancel = cancel.clone();
         let task = tokio::spawn(async move {
@@ -267,6 +268,16 @@ impl SessionActor {
             let _ = reply.send(Err(error));
         }
         self.continue_after_compaction(then, false).await;
+    }
+
+    /// pi's `compaction` settings of the session's working directory (`settings.json`).
+    pub(super) fn compaction_settings(&self) -> CompactionSettings {
+        let settings = &self.resources.settings.compaction;
+        CompactionSettings {
+            enabled: settings.enabled,
+            reserve_tokens: settings.reserve_tokens,
+            keep_recent_tokens: settings.keep_recent_tokens,
+        }
     }
 
     /// The session's model and key, for summaries.

@@ -82,8 +82,8 @@ pub(super) struct PendingCompaction {
 }
 
 impl SessionActor {
-    /// `session/abort`: cancels the run, the job, and a manual compaction waiting for the run;
-    /// `reply` is answered once the session is idle.
+    /// `session/abort`: cancels the run, the job, a manual compaction waiting for the run and
+    /// a pending automatic retry; `reply` is answered once the session is idle.
     pub(super) fn abort(&mut self, reply: Reply<EmptyResponse>) {
         if let Some(pending) = self.pending_compaction.take() {
             let _ = pending.reply.send(Ok(SessionCompactResponse {
@@ -98,6 +98,7 @@ impl SessionActor {
             job.cancel.cancel();
             job.abort_waiters.push(reply);
         } else {
+            self.cancel_retry();
             let _ = reply.send(Ok(EmptyResponse {}));
         }
     }

@@ -1,8 +1,9 @@
 //! Sessions through the protocol, on an in-process daemon with the faux provider.
 
 mod basics;
+mod builtin_tools;
 mod compaction;
-mod harness;
+pub(crate) mod harness;
 mod import_export;
 mod multi_client;
 mod runs;

@@ -197,6 +197,27 @@ impl ModelServer {
         format!("{}{suffix}", self.url())
     }
 
+    /// A pi `models.json` declaring provider `scripted` with model `scripted-model` (reasoning,
+    /// text and image input, a 200k window, Sonnet-like prices) served by this server through
+    /// `api`, with key `scripted-key`. Write it to `PI_HOME/.pi/agent/models.json` (pi's
+    /// place) or the daemon's config dir, and resolve the model as `scripted/scripted-model`.
+    pub fn models_json(&self, api: &str) -> Value {
+        serde_json::json!({"providers": {"scripted": {
+            "baseUrl": self.base_url(api),
+            "api": api,
+            "apiKey": "scripted-key",
+            "models": [{
+                "id": "scripted-model",
+                "name": "Scripted model",
+                "reasoning": true,
+                "input": ["text", "image"],
+                "contextWindow": 200000,
+                "maxTokens": 32000,
+                "cost": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75}
+            }]
+        }}})
+    }
+
     /// Queues a turn; each request takes the oldest queued turn, whatever its route.
     pub fn push(&self, turn: impl Into<Turn>) {
         self.shared.lock().turns.push_back(turn.into());

@@ -5,7 +5,8 @@ use pi_llm::faux::{FauxGate, FauxReply};
 use pi_protocol::v1::*;
 use serde_json::json;
 
-use super::support::{Session, compacting_options, seen, summary_prompt};
+use super::support::{KEEP_LAST_TURN, Session, seen, summary_prompt};
+use crate::suite::sessions::harness::Options;
 use crate::suite::sessions::harness::{events_until, kind};
 
 async fn two_turns(session: &mut Session) {
@@ -33,7 +34,7 @@ fn navigate(session: &Session, entry_id: &str) -> SessionNavigateParams {
 
 #[tokio::test]
 async fn navigating_away_summarizes_the_abandoned_branch() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     two_turns(&mut session).await;
     let a1 = session.entry_id("A1").await;
     let u2 = session.entry_id("U2").await;
@@ -101,7 +102,7 @@ async fn navigating_away_summarizes_the_abandoned_branch() {
 
 #[tokio::test]
 async fn aborting_a_branch_summary_leaves_the_leaf_in_place() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     two_turns(&mut session).await;
     let info = |session: &Session| {
         let client = session.client.clone();

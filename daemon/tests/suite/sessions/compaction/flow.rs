@@ -8,11 +8,12 @@ use pi_protocol::v1::*;
 use serde_json::json;
 
 use super::support::*;
+use crate::suite::sessions::harness::Options;
 use crate::suite::sessions::harness::kind;
 
 #[tokio::test]
 async fn manual_compaction_aborts_the_active_run_first() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;
@@ -59,7 +60,7 @@ async fn manual_compaction_aborts_the_active_run_first() {
 
 #[tokio::test]
 async fn a_follow_up_queued_during_a_threshold_compaction_runs_after_it() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;
@@ -96,7 +97,7 @@ async fn a_follow_up_queued_during_a_threshold_compaction_runs_after_it() {
 
 #[tokio::test]
 async fn compaction_details_list_the_files_the_summarized_turns_touched() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     let faux = &session.daemon.faux;
     faux.push(
         FauxReply::tool_call("read", json!({"path": "src/lib.rs"})).then_tool_call(
@@ -137,7 +138,7 @@ async fn compaction_details_list_the_files_the_summarized_turns_touched() {
 
 #[tokio::test]
 async fn a_failed_threshold_compaction_is_reported_and_retried_before_the_next_prompt() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;

@@ -6,11 +6,12 @@ use pi_protocol::v1::message::AgentMessage;
 use pi_protocol::v1::*;
 
 use super::support::*;
+use crate::suite::sessions::harness::Options;
 use crate::suite::sessions::harness::{events_until, kind};
 
 #[tokio::test]
 async fn manual_compaction_follows_the_instructions_and_refuses_to_repeat() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     let id = session.id.clone();
     let compact = |instructions: Option<&str>| SessionCompactParams {
         session_id: id.clone(),
@@ -96,7 +97,7 @@ async fn manual_compaction_follows_the_instructions_and_refuses_to_repeat() {
 
 #[tokio::test]
 async fn abort_stops_a_running_compaction_and_stores_nothing() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;

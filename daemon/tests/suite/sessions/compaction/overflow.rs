@@ -5,8 +5,7 @@
 
 use std::sync::Arc;
 
-use pi_daemon::compaction::CompactionSettings;
-use pi_daemon::session::{ModelService, SessionSettings};
+use pi_daemon::session::ModelService;
 use pi_llm::faux::FauxReply;
 use pi_llm::{ApiKey, InputKind, Model, ModelCost, Provider, ProviderRouter, ThinkingLevel};
 use pi_protocol::v1::message::{AgentMessage, StopReason};
@@ -20,19 +19,7 @@ use crate::suite::sessions::harness::{Options, events_until, kind};
 const OVERFLOW: &str = "prompt is too long: 213456 tokens > 200000 maximum";
 
 /// Keeps about 40 tokens: the last 50-token user message.
-fn options() -> Options {
-    Options {
-        settings: SessionSettings {
-            compaction: CompactionSettings {
-                enabled: true,
-                reserve_tokens: 16_384,
-                keep_recent_tokens: 40,
-            },
-            ..SessionSettings::default()
-        },
-        ..Options::default()
-    }
-}
+const KEEP_LAST_PROMPT: u64 = 40;
 
 /// Reads events until the `n`th event of type `until`.
 async fn events_until_nth(session: &mut Session, until: &str, n: usize) -> Vec<SessionEventParams> {
@@ -58,7 +45,7 @@ fn failed_assistants(branch: &[SessionEntry]) -> usize {
 
 #[tokio::test]
 async fn an_overflow_compacts_and_retries_the_turn_without_the_failed_message() {
-    let mut session = Session::start(options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_PROMPT).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;
@@ -127,7 +114,7 @@ async fn an_overflow_compacts_and_retries_the_turn_without_the_failed_message() 
 
 #[tokio::test]
 async fn a_second_overflow_ends_with_an_error_and_no_loop() {
-    let mut session = Session::start(options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_PROMPT).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;
@@ -263,12 +250,14 @@ async fn overflow_recovery_over_the_anthropic_wire_format() {
         headers: Default::default(),
         compat: None,
     };
-    let mut options = options();
-    options.models = Some(Arc::new(ServerModels {
-        model,
-        router: Arc::new(ProviderRouter::new()),
-    }));
-    let mut session = Session::start(options).await;
+    let options = Options {
+        models: Some(Arc::new(ServerModels {
+            model,
+            router: Arc::new(ProviderRouter::new()),
+        })),
+        ..Options::default()
+    };
+    let mut session = Session::start(options, KEEP_LAST_PROMPT).await;
     server.push(Turn::reply().text(sized("A1")));
     session.prompt(&sized("U1")).await;
     events_until_nth(&mut session, "agent_end", 1).await;

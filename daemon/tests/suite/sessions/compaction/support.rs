@@ -1,29 +1,15 @@
 //! Helpers for the compaction tests: a session with an attached client, sized messages,
 //! usage past the threshold, and readers for recorded requests and events.
 
-use pi_daemon::compaction::CompactionSettings;
 use pi_daemon::compaction::prompt::SUMMARIZATION_SYSTEM_PROMPT;
-use pi_daemon::session::SessionSettings;
 use pi_llm::faux::{FauxReply, FauxRequest};
 use pi_llm::{Message, Usage, UserContent};
 use pi_protocol::v1::*;
 
 use crate::suite::sessions::harness::{Options, TestDaemon, events_until, kind, run_events};
 
-/// Keeps about 60 tokens: with 50-token messages, the last user message and its answer.
-pub fn compacting_options() -> Options {
-    Options {
-        settings: SessionSettings {
-            compaction: CompactionSettings {
-                enabled: true,
-                reserve_tokens: 16_384,
-                keep_recent_tokens: 60,
-            },
-            ..SessionSettings::default()
-        },
-        ..Options::default()
-    }
-}
+/// With 50-token messages, keeping about 60 tokens keeps the last user message and its answer.
+pub const KEEP_LAST_TURN: u64 = 60;
 
 /// A 200-character text (50 estimated tokens) starting with `label`.
 pub fn sized(label: &str) -> String {
@@ -48,8 +34,17 @@ pub struct Session {
 }
 
 impl Session {
-    pub async fn start(options: Options) -> Session {
+    /// A session whose working directory's `.pi/settings.json` sets pi's
+    /// `compaction.keepRecentTokens` (the other compaction settings keep pi's defaults).
+    pub async fn start(options: Options, keep_recent_tokens: u64) -> Session {
         let daemon = TestDaemon::start_with(options).await;
+        let project = daemon.home.path().join(".pi");
+        std::fs::create_dir_all(&project).unwrap();
+        std::fs::write(
+            project.join("settings.json"),
+            serde_json::json!({"compaction": {"keepRecentTokens": keep_recent_tokens}}).to_string(),
+        )
+        .unwrap();
         let (client, events) = daemon.client().await;
         let id = daemon.create_session(&client).await.id;
         client

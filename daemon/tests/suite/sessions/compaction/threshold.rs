@@ -6,11 +6,12 @@ use pi_llm::{Message, ThinkingLevel};
 use pi_protocol::v1::*;
 
 use super::support::*;
+use crate::suite::sessions::harness::Options;
 use crate::suite::sessions::harness::kind;
 
 #[tokio::test]
 async fn threshold_compaction_keeps_the_recent_turn_and_summarizes_the_rest() {
-    let mut session = Session::start(compacting_options()).await;
+    let mut session = Session::start(Options::default(), KEEP_LAST_TURN).await;
     session
         .converse(&sized("U1"), FauxReply::text(sized("A1")))
         .await;

@@ -135,7 +135,7 @@ async fn assert_done_reports_call_count_and_unused_turns() {
 #[tokio::test]
 async fn unknown_route_is_a_404_and_a_violation() {
     let server = ModelServer::start().await;
-    let response = reqwest::Client::new()
+    let response = super::http_client()
         .post(format!("{}/v1/complete", server.url()))
         .json(&json!({}))
         .send()

@@ -126,7 +126,7 @@ async fn request_shape_problems_are_reported() {
             {"role": "user", "content": [{"type": "text", "text": "before"}, {"type": "tool_result", "tool_use_id": ""}]},
         ],
     });
-    let response = reqwest::Client::new()
+    let response = super::http_client()
         .post(format!(
             "{}/v1/messages",
             server.base_url("anthropic-messages")
@@ -138,7 +138,7 @@ async fn request_shape_problems_are_reported() {
     let (_, error) = read_pieces(response).await;
     assert!(error.is_none());
     // Gemini without ?alt=sse.
-    let response = reqwest::Client::new()
+    let response = super::http_client()
         .post(format!(
             "{}/models/{MODEL}:streamGenerateContent",
             server.base_url("google-generative-ai")

@@ -20,10 +20,17 @@ const APIS: [&str; 4] = [
 /// The model every request asks for.
 const MODEL: &str = "scripted-model";
 
+/// A plain HTTP client. The workspace builds reqwest with rustls but no built-in crypto
+/// provider (pi-llm installs ring when it builds its client), so install ring here too.
+pub fn http_client() -> reqwest::Client {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    reqwest::Client::new()
+}
+
 /// Posts `body` to `api`'s route with the headers a production client sends, resolving the
 /// route from `base_url` exactly as a client does from `Model.base_url`.
 async fn post(server: &ModelServer, api: &str, body: &Value) -> reqwest::Response {
-    let client = reqwest::Client::new();
+    let client = http_client();
     let base_url = server.base_url(api);
     let request = match api {
         "anthropic-messages" => client
