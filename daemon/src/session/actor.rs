@@ -475,10 +475,11 @@ impl SessionActor {
                 "the session has no model; choose one with `session/setModel` (see `model/list`)",
             )
         })?;
+        let environment = super::tool_environment(&self.row);
         let api_key = self
             .services
             .models
-            .api_key(&model)
+            .api_key_in(&model, &environment.env)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
