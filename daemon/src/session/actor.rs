@@ -518,10 +518,11 @@ impl SessionActor {
                 "the session has no model; choose one with `session/setModel` (see `model/list`)",
             )
         })?;
+        let environment = super::tool_environment(&self.row);
         let api_key = self
             .services
             .models
-            .api_key(&model)
+            .api_key_in(&model, &environment.env)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
         Ok((model, api_key))
     }

@@ -24,6 +24,17 @@ pub trait ModelService: Send + Sync {
     /// The key for `model`'s provider (`None` for servers that need none). The error says which
     /// environment variable or file to set.
     fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String>;
+    /// The key for `model`'s provider as seen from a session whose environment is `env` (the
+    /// client's): a provider variable set there beats the daemon's own environment and
+    /// `models.json`, while `auth.json` keeps precedence (pi's order).
+    fn api_key_in(
+        &self,
+        model: &Model,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Option<ApiKey>, String> {
+        let _ = env;
+        self.api_key(model)
+    }
     /// Every known model and whether its provider has a key.
     fn list(&self) -> Vec<(Model, bool)>;
 }

@@ -280,19 +280,9 @@ impl SessionActor {
         }
     }
 
-    /// The session's model and key, for summaries.
+    /// The session's model and key (as its runs see them), for summaries.
     pub(super) fn summary_model(&self) -> Result<SummaryModel, ErrorObject> {
-        let model = self.model.clone().ok_or_else(|| {
-            ErrorObject::new(
-                ErrorKind::InvalidParams,
-                "the session has no model; choose one with `session/setModel` (see `model/list`)",
-            )
-        })?;
-        let api_key = self
-            .services
-            .models
-            .api_key(&model)
-            .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
+        let (model, api_key) = self.model_and_key()?;
         Ok(SummaryModel {
             provider: self.services.models.provider(),
             model,

@@ -3,4 +3,5 @@
 
 mod crash;
 mod harness;
+mod keys;
 mod retry;
