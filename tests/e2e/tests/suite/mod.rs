@@ -5,3 +5,4 @@ mod crash;
 mod harness;
 mod keys;
 mod retry;
+mod tree;
