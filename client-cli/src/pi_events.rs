@@ -121,6 +121,14 @@ impl PiEvents {
                 "result": result,
                 "isError": is_error,
             }),
+            // Same shapes as pi's (0.73: `compaction_start|end` with `reason`, including
+            // `manual`; `auto_retry_start|end`).
+            SessionEvent::AutoRetryStart { .. }
+            | SessionEvent::AutoRetryEnd { .. }
+            | SessionEvent::CompactionStart { .. }
+            | SessionEvent::CompactionEnd { .. } => {
+                serde_json::to_value(event).unwrap_or(Value::Null)
+            }
             SessionEvent::QueueUpdate { .. }
             | SessionEvent::EntryAdded { .. }
             | SessionEvent::LeafChanged { .. }

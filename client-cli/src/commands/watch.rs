@@ -151,6 +151,26 @@ impl HumanPrinter {
             SessionEvent::SessionError { message } => {
                 self.line(&self.style.red(&format!("session error: {message}")));
             }
+            SessionEvent::AutoRetryStart {
+                attempt,
+                max_attempts,
+                delay_ms,
+                error_message,
+            } => self.line(&self.style.dim(&format!(
+                "retry {attempt}/{max_attempts} in {delay_ms} ms: {}",
+                one_line(error_message, 120)
+            ))),
+            SessionEvent::CompactionStart { reason } => {
+                self.line(
+                    &self
+                        .style
+                        .dim(&format!("compacting ({reason:?})").to_lowercase()),
+                );
+            }
+            SessionEvent::CompactionEnd {
+                error_message: Some(error),
+                ..
+            } => self.line(&self.style.red(&format!("compaction failed: {error}"))),
             SessionEvent::AgentStart
             | SessionEvent::AgentEnd { .. }
             | SessionEvent::TurnStart
@@ -159,6 +179,8 @@ impl HumanPrinter {
             | SessionEvent::MessageUpdate { .. }
             | SessionEvent::ToolExecutionUpdate { .. }
             | SessionEvent::QueueUpdate { .. }
+            | SessionEvent::AutoRetryEnd { .. }
+            | SessionEvent::CompactionEnd { .. }
             | SessionEvent::EntryAdded { .. }
             | SessionEvent::LeafChanged { .. }
             | SessionEvent::SessionUpdated { .. } => {}

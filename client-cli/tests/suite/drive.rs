@@ -120,6 +120,7 @@ async fn watch_shows_another_clients_run_live() {
     let world = World::start().await;
     let (client, _events) = world.client().await;
     let session = world.session(&client).await;
+    std::fs::write(world.workdir.path().join("a.txt"), "alpha\n").unwrap();
 
     let mut watcher = world.command(&["watch", &session.id]).spawn().unwrap();
     let mut lines = BufReader::new(watcher.stdout.take().unwrap()).lines();
@@ -153,7 +154,7 @@ async fn watch_shows_another_clients_run_live() {
             break;
         }
     }
-    insta::assert_snapshot!("watch_human", seen.join("\n"));
+    insta::assert_snapshot!("watch_human", world.redact(&seen.join("\n")));
 
     // Ctrl+C ends the watch with 130.
     let pid = rustix::process::Pid::from_raw(watcher.id().unwrap() as i32).unwrap();

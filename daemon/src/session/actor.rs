@@ -11,25 +11,33 @@
 //! Architecture invariant: a panic in a run ends that run with a `session_error` event; the
 //! actor and the daemon carry on.
 
+mod branch_summary;
+mod compaction;
+mod job;
+
 use std::sync::Arc;
 
+use pi_agent::message::BashExecutionMessage;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
-use pi_llm::{AssistantMessage, Model, ThinkingLevel};
+use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
-    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
-    SessionEventNotification, SessionEventParams, SessionGetResponse, SessionInfo,
-    SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SessionSnapshot,
-    SessionStatsResponse,
+    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionCompactResponse,
+    SessionEntry, SessionEvent, SessionEventNotification, SessionEventParams, SessionGetResponse,
+    SessionInfo, SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse,
+    SessionSnapshot, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::coding::Resources;
+use crate::compaction::Instructions;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
@@ -86,8 +94,13 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
-    /// Abort the run; answered once idle.
+    /// Abort the run (and any pending retry); answered once idle.
     Abort {
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// Cancel a pending automatic retry.
+    AbortRetry {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
@@ -125,13 +138,30 @@ pub enum Command {
     Navigate {
         /// Target entry.
         entry_id: String,
-        /// Answer.
+        /// Summarize the branch left behind, with these instructions.
+        summary: Option<Instructions>,
+        /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
+    },
+    /// Compact now (aborting an active run first).
+    Compact {
+        /// Focus of the summary.
+        instructions: Option<String>,
+        /// Answered when the compaction has ended.
+        reply: Reply<SessionCompactResponse>,
     },
     /// Counts over the context.
     Stats {
         /// Answer.
         reply: Reply<SessionStatsResponse>,
+    },
+    /// Record a user shell command (`session/bash`); deferred to the end of an active run, as
+    /// in pi.
+    RecordBash {
+        /// The `bashExecution` message.
+        message: BashExecutionMessage,
+        /// Answer: the entry id, or `None` when deferred.
+        reply: Reply<Option<String>>,
     },
     /// Stop: abort any run, persist, exit.
     Close {
@@ -195,11 +225,30 @@ pub struct SessionActor {
     model: Option<Model>,
     thinking: ThinkingLevel,
     tools: Vec<Arc<dyn Tool>>,
+    // Settings, context files, skills and templates of the session's cwd; reloaded before
+    // each run so edits apply to the next prompt.
+    resources: Resources,
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
     subscribers: Vec<ConnectionHandle>,
     run: Option<ActiveRun>,
+    // Invariant: a compaction or branch summary; never set while `run` is.
+    job: Option<job::ActiveJob>,
+    // A manual compaction waiting for the run it aborted.
+    pending_compaction: Option<job::PendingCompaction>,
+    // Set when an overflow was compacted and retried; cleared by a prompt or a run that ends
+    // without error, so a second overflow in a row is reported instead of compacted again.
+    overflow_recovery_attempted: bool,
+    // Invariant: `context[..compacted_prefix]` predates the latest compaction on the branch
+    // (its summary and the kept messages); such messages never trigger a compaction. pi
+    // compares timestamps instead, which cannot order a message and a compaction made in the
+    // same millisecond.
+    compacted_prefix: usize,
+    // User shell commands that finished during a run; stored when the run ends.
+    pending_bash: Vec<AgentMessage>,
+    // Automatic retries of transient provider failures.
+    retry: AutoRetry,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -245,21 +294,30 @@ impl SessionActor {
             generation,
             commands: sender,
         };
-        let settings = &services.settings;
-        let queues = Arc::new(MessageQueues::new(
-            settings.steering_mode,
-            settings.follow_up_mode,
-        ));
+        let resources = crate::coding::resources::load_in_background(
+            services.settings.resources.clone(),
+            std::path::PathBuf::from(&row.cwd),
+        )
+        .await;
+        let (steering_mode, follow_up_mode) = queue_modes(&services, &resources);
+        let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
+            compacted_prefix: context.compacted_prefix,
             context: context.messages,
             model,
             thinking,
             tools,
+            resources,
             queues,
             subscribers: Vec::new(),
             run: None,
+            job: None,
+            pending_compaction: None,
+            overflow_recovery_attempted: false,
+            pending_bash: Vec::new(),
+            retry: AutoRetry::default(),
             commands,
             closing: None,
             store,
@@ -277,13 +335,18 @@ impl SessionActor {
         tracing::debug!("loaded");
         loop {
             if self.run.is_none()
+                && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
             {
                 self.finish(deleted).await;
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none() && self.prune_subscribers() == 0;
+            let idle = self.run.is_none()
+                && self.job.is_none()
+                && !self.retry.is_pending()
+                && self.prune_subscribers() == 0;
+            let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
                 biased;
@@ -291,10 +354,17 @@ impl SessionActor {
                     Some(event) => self.on_agent_event(event).await,
                     None => self.on_run_finished().await,
                 },
+                outcome = job::next_job_outcome(&mut self.job) => {
+                    self.on_job_finished(outcome).await
+                }
                 command = self.commands.recv() => match command {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
+                () = sleep_until_due(retry_due), if retry_due.is_some() => {
+                    self.retry.start_due();
+                    self.start_retry().await;
+                }
                 _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
                     if self.unload().await {
                         return;
@@ -339,15 +409,11 @@ impl SessionActor {
             } => {
                 let _ = reply.send(self.enqueue(steering, text, images));
             }
-            Command::Abort { reply } => match &mut self.run {
-                Some(run) => {
-                    run.cancel.cancel();
-                    run.abort_waiters.push(reply);
-                }
-                None => {
-                    let _ = reply.send(Ok(EmptyResponse {}));
-                }
-            },
+            Command::Abort { reply } => self.abort(reply),
+            Command::AbortRetry { reply } => {
+                self.cancel_retry();
+                let _ = reply.send(Ok(EmptyResponse {}));
+            }
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
             }
@@ -364,16 +430,33 @@ impl SessionActor {
             } => {
                 let _ = reply.send(self.label(&entry_id, label).await);
             }
-            Command::Navigate { entry_id, reply } => {
-                let _ = reply.send(self.navigate(&entry_id).await);
-            }
+            Command::Navigate {
+                entry_id,
+                summary,
+                reply,
+            } => self.navigate(&entry_id, summary, reply).await,
+            Command::Compact {
+                instructions,
+                reply,
+            } => self.compact(instructions, reply).await,
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
+            }
+            Command::RecordBash { message, reply } => {
+                let message = AgentMessage::BashExecution(message);
+                if self.run.is_some() {
+                    self.pending_bash.push(message);
+                    let _ = reply.send(Ok(None));
+                } else {
+                    let _ = reply.send(self.record_message(message).await.map(Some));
+                }
             }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
+                self.cancel_job();
+                self.cancel_retry();
                 self.closing = Some((deleted, reply));
             }
         }
@@ -393,36 +476,70 @@ impl SessionActor {
                  `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.job.is_some() || self.pending_compaction.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is compacting or summarizing; wait for `compaction_end`, queue a \
+                 message with `session/followUp`, or stop it with `session/abort`",
+            ));
+        }
+        if self.retry.is_pending() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is waiting to retry a failed request; cancel the retry with \
+                 `session/abortRetry` (or `session/abort`) first",
+            ));
+        }
         if self.closing.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::ShuttingDown,
                 "the session is closing",
             ));
         }
+        self.model_and_key()?;
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let message = user_message(self.expand_input(text), images)?;
+        self.overflow_recovery_attempted = false;
+        if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
+            self.start_run(prompts).await?;
+        }
+        Ok(EmptyResponse {})
+    }
+
+    /// The session's model and its key; the error says what to configure.
+    fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
                 "the session has no model; choose one with `session/setModel` (see `model/list`)",
             )
         })?;
+        let environment = super::tool_environment(&self.row);
         let api_key = self
             .services
             .models
-            .api_key(&model)
+            .api_key_in(&model, &environment.env)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
-        let message = user_message(text, images)?;
+        Ok((model, api_key))
+    }
+
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
+        let (model, api_key) = self.model_and_key()?;
+        let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
+        self.queues.set_modes(steering_mode, follow_up_mode);
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(super::prompt::system_prompt(
-                &self.row.cwd,
-                &self.tools,
-                super::prompt::PromptOverrides {
-                    custom: self.row.system_prompt.as_deref(),
-                    append: self.row.append_system_prompt.as_deref(),
-                },
-            )),
+            system_prompt: Some(self.system_prompt()),
             tools: self.tools.clone(),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
@@ -443,9 +560,7 @@ impl SessionActor {
         };
         let context = self.context.clone();
         let task =
-            tokio::spawn(
-                async move { pi_agent::run(&config, &handles, context, vec![message]).await },
-            );
+            tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });
         self.run = Some(ActiveRun {
             cancel,
             events,
@@ -463,7 +578,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<EmptyResponse, ErrorObject> {
-        let message = user_message(text, images)?;
+        let message = user_message(self.expand_input(text), images)?;
         if steering {
             self.queues.push_steering(message);
         } else {
@@ -480,6 +595,7 @@ impl SessionActor {
     async fn on_agent_event(&mut self, event: AgentEvent) {
         let mut entry_id = None;
         let mut stored_seq = None;
+        let mut retry_end = None;
         match &event {
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
@@ -496,6 +612,14 @@ impl SessionActor {
             AgentEvent::MessageEnd { message } => {
                 if let Some(run) = &mut self.run {
                     run.streaming = None;
+                }
+                if let AgentMessage::Assistant(assistant) = message
+                    && !matches!(
+                        assistant.stop_reason,
+                        StopReason::Error | StopReason::Aborted
+                    )
+                {
+                    retry_end = self.retry.on_assistant_success();
                 }
                 match self.store_message(message).await {
                     Ok((id, seq)) => {
@@ -552,6 +676,9 @@ impl SessionActor {
         match wire::event_to_wire(&event, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+        if let Some(event) = retry_end {
+            self.broadcast(event);
         }
     }
 
@@ -635,12 +762,16 @@ impl SessionActor {
 
     async fn on_run_finished(&mut self) {
         let Some(run) = self.run.take() else { return };
+        let mut last_assistant = None;
         match run.task.await {
-            Ok(outcome) => tracing::debug!(
-                aborted = outcome.aborted(),
-                failed = outcome.failed(),
-                "run finished"
-            ),
+            Ok(outcome) => {
+                tracing::debug!(
+                    aborted = outcome.aborted(),
+                    failed = outcome.failed(),
+                    "run finished"
+                );
+                last_assistant = outcome.last_assistant;
+            }
             Err(error) => {
                 tracing::error!(%error, "the run panicked");
                 self.broadcast(SessionEvent::SessionError {
@@ -653,9 +784,74 @@ impl SessionActor {
         if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot record the end of a run");
         }
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = self.record_message(message).await {
+                tracing::error!(error = error.message, "cannot record a user shell command");
+            }
+        }
+        // A run the user aborted, or a closing session, is never retried.
+        let wants_stop = !run.abort_waiters.is_empty() || self.closing.is_some();
+        let retry_settings = self.resources.settings.retry;
+        let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
+        let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        let mut retry_scheduled = false;
+        match self.retry.after_run(last, &retry_settings, context_window) {
+            AfterRun::Idle => {}
+            AfterRun::Scheduled(event) => {
+                retry_scheduled = true;
+                // The failed reply stays in the tree, but the retry continues without it.
+                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                {
+                    self.context.pop();
+                }
+                self.broadcast(event);
+            }
+            AfterRun::GaveUp(event) => self.broadcast(event),
+        }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
         }
+        // pi checks for compaction after every run, unless a retry was scheduled for it.
+        if !retry_scheduled {
+            self.after_run(last_assistant).await;
+        }
+    }
+
+    /// Starts the pending retry: continues the run from the context.
+    async fn start_retry(&mut self) {
+        if let Err(error) = self.start_run(Vec::new()).await {
+            let attempt = self.retry.cancel();
+            self.broadcast(SessionEvent::SessionError {
+                message: format!("cannot retry: {}", error.message),
+            });
+            if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
+                self.broadcast(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(error.message),
+                });
+            }
+        }
+    }
+
+    /// Cancels a pending retry, announcing it.
+    fn cancel_retry(&mut self) {
+        if let Some(event) = self.retry.cancel() {
+            self.broadcast(event);
+        }
+    }
+
+    /// Stores a message outside a run and announces it like a run's completed message.
+    async fn record_message(&mut self, message: AgentMessage) -> Result<String, ErrorObject> {
+        let (entry_id, seq) = self.store_message(&message).await?;
+        let event = AgentEvent::MessageEnd { message };
+        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+            Ok(event) => self.broadcast_with_seq(event, Some(seq)),
+            Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(entry_id)
     }
 
     // ----- subscribers -----
@@ -778,7 +974,11 @@ impl SessionActor {
     // ----- metadata -----
 
     fn info(&self) -> SessionInfo {
-        info(&self.row, self.run.is_some(), self.seq)
+        info(
+            &self.row,
+            self.run.is_some() || self.job.is_some(),
+            self.seq,
+        )
     }
 
     fn queue_state(&self) -> QueueState {
@@ -799,7 +999,51 @@ impl SessionActor {
                 .collect(),
             queue: self.queue_state(),
             attached_clients: self.prune_subscribers(),
+            system_prompt: Some(self.system_prompt()),
+            resource_diagnostics: self
+                .resources
+                .diagnostics
+                .iter()
+                .map(wire::settings::diagnostic)
+                .collect(),
         }
+    }
+
+    /// The system prompt of the next run: today's date, the session's tools and resources.
+    /// The session's own `systemPrompt` / `appendSystemPrompt` (from `session/create`, pi's
+    /// `--system-prompt` and `--append-system-prompt`) win over `SYSTEM.md` and
+    /// `APPEND_SYSTEM.md`, as pi's flags do.
+    fn system_prompt(&self) -> String {
+        let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
+        let today = super::time::iso_from_millis(now_millis());
+        let date = today.get(..10).unwrap_or_default();
+        let resources = &self.resources;
+        crate::coding::system_prompt::build(&crate::coding::system_prompt::SystemPromptInput {
+            tools: &tools,
+            cwd: &self.row.cwd,
+            date,
+            context_files: &resources.context_files,
+            skills: &resources.skills,
+            custom_prompt: self
+                .row
+                .system_prompt
+                .as_deref()
+                .or(resources.custom_prompt.as_deref()),
+            append_prompt: self
+                .row
+                .append_system_prompt
+                .as_deref()
+                .or(resources.append_prompt.as_deref()),
+        })
+    }
+
+    /// `/skill:name args` and `/template args` expanded (pi expands before sending).
+    fn expand_input(&self, text: String) -> String {
+        let (expanded, problem) = self.resources.expand_input(&text);
+        if let Some(problem) = problem {
+            tracing::warn!(%problem, "skill expansion failed");
+        }
+        expanded
     }
 
     async fn set_model(&mut self, spec: &str) -> Result<SessionSetModelResponse, ErrorObject> {
@@ -900,8 +1144,49 @@ impl SessionActor {
         Ok(EmptyResponse {})
     }
 
-    async fn navigate(&mut self, entry_id: &str) -> Result<SessionNavigateResponse, ErrorObject> {
-        if self.run.is_some() {
+    /// `session/navigate`: moves the leaf, after summarizing the branch left behind when
+    /// `summary` asks for it (answered when the summary is stored).
+    async fn navigate(
+        &mut self,
+        entry_id: &str,
+        summary: Option<Instructions>,
+        reply: Reply<SessionNavigateResponse>,
+    ) {
+        let (leaf_id, text) = match self.navigation_target(entry_id).await {
+            Ok(target) => target,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
+        let reply = match summary {
+            Some(instructions) if leaf_id != self.row.leaf_id && self.row.leaf_id.is_some() => {
+                let started = self
+                    .start_branch_summary(
+                        leaf_id.clone(),
+                        entry_id,
+                        text.clone(),
+                        instructions,
+                        reply,
+                    )
+                    .await;
+                match started {
+                    // Nothing is abandoned: a plain move.
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            Some(_) | None => reply,
+        };
+        let _ = reply.send(self.move_leaf(leaf_id, text).await);
+    }
+
+    /// Where navigating to `entry_id` puts the leaf, and the text handed back for editing.
+    async fn navigation_target(
+        &mut self,
+        entry_id: &str,
+    ) -> Result<(Option<String>, Option<String>), ErrorObject> {
+        if self.run.is_some() || self.job.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
                 "the session is running; abort it before moving in the tree",
@@ -915,7 +1200,7 @@ impl SessionActor {
             .ok_or_else(|| super::entry_not_found(entry_id))?;
         let entry = entries::parse_entry(&stored).map_err(super::internal)?;
         // A user or custom message: continue from its parent, and hand its text back to edit.
-        let (leaf_id, text) = match &entry {
+        Ok(match &entry {
             SessionEntry::Message {
                 parent_id,
                 message: pi_protocol::v1::message::AgentMessage::User(user),
@@ -928,18 +1213,16 @@ impl SessionActor {
                 parent_id, content, ..
             } => (parent_id.clone(), Some(super::user_content_text(content))),
             _ => (Some(stored.id.clone()), None),
-        };
+        })
+    }
+
+    /// Moves the leaf (persisted) and rebuilds the context.
+    async fn move_leaf(
+        &mut self,
+        leaf_id: Option<String>,
+        text: Option<String>,
+    ) -> Result<SessionNavigateResponse, ErrorObject> {
         if leaf_id != self.row.leaf_id {
-            let branch: Vec<SessionEntry> = self
-                .store
-                .branch(&self.row.id, leaf_id.as_deref())
-                .await
-                .map_err(super::internal)?
-                .iter()
-                .map(entries::parse_entry)
-                .collect::<Result<_, _>>()
-                .map_err(super::internal)?;
-            let context = entries::build_context(&branch).map_err(super::internal)?;
             let mut row = self.row.clone();
             row.leaf_id = leaf_id.clone();
             row.updated_at = now_millis();
@@ -948,12 +1231,17 @@ impl SessionActor {
                 .await
                 .map_err(super::internal)?;
             self.row = row;
-            self.context = context.messages;
+            self.reload_context().await?;
             self.broadcast(SessionEvent::LeafChanged {
                 leaf_id: leaf_id.clone(),
             });
         }
-        Ok(SessionNavigateResponse { leaf_id, text })
+        Ok(SessionNavigateResponse {
+            leaf_id,
+            text,
+            summary_entry_id: None,
+            aborted: false,
+        })
     }
 
     // ----- lifecycle -----
@@ -1006,6 +1294,14 @@ impl Drop for SessionActor {
         {
             sessions.remove(&self.row.id);
         }
+    }
+}
+
+/// Resolves at `due` (never, without one).
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -1072,4 +1368,20 @@ fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage,
     let images: Vec<pi_llm::ImageContent> =
         transcode("images", &images).map_err(super::internal)?;
     Ok(AgentMessage::user(text, images, now_millis()))
+}
+
+/// Queue modes: the settings files', else the daemon's.
+fn queue_modes(
+    services: &SessionServices,
+    resources: &Resources,
+) -> (pi_agent::QueueMode, pi_agent::QueueMode) {
+    let settings = &resources.settings;
+    (
+        settings
+            .steering_mode
+            .unwrap_or(services.settings.steering_mode),
+        settings
+            .follow_up_mode
+            .unwrap_or(services.settings.follow_up_mode),
+    )
 }

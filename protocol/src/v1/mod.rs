@@ -5,6 +5,7 @@
 //! that old clients can ignore. Regenerate `protocol/schema/` and update `docs/protocol.md` in
 //! the same commit.
 
+pub mod artifact;
 pub mod connection;
 pub mod daemon;
 pub mod entry;
@@ -13,8 +14,10 @@ pub mod initialize;
 pub mod message;
 pub mod model;
 pub mod session;
+pub mod settings;
 pub mod usage;
 
+pub use artifact::*;
 pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
@@ -22,6 +25,7 @@ pub use event::*;
 pub use initialize::*;
 pub use model::*;
 pub use session::*;
+pub use settings::*;
 pub use usage::*;
 
 crate::method_table! {
@@ -52,8 +56,13 @@ crate::method_table! {
     SessionSteer = "session/steer" (SessionMessageParams) -> EmptyResponse;
     /// Queues a message delivered when the agent would otherwise stop.
     SessionFollowUp = "session/followUp" (SessionMessageParams) -> EmptyResponse;
-    /// Aborts the active run (stream and tools) and returns once the session is idle.
+    /// Aborts the active run (stream and tools), compaction or branch summary, and returns
+    /// once the session is idle.
     SessionAbort = "session/abort" (SessionIdParams) -> EmptyResponse;
+    /// Cancels a pending automatic retry (the wait before it); the session becomes idle and
+    /// `auto_retry_end {success: false, finalError: "Retry cancelled"}` is sent. A no-op when no
+    /// retry is pending.
+    SessionAbortRetry = "session/abortRetry" (SessionIdParams) -> EmptyResponse;
     /// Switches the session's model (recorded as a `model_change` entry).
     SessionSetModel = "session/setModel" (SessionSetModelParams) -> SessionSetModelResponse;
     /// Sets the thinking level (clamped to the model; recorded as an entry).
@@ -64,8 +73,12 @@ crate::method_table! {
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).
     SessionFork = "session/fork" (SessionEntryParams) -> SessionForkResponse;
-    /// Moves the leaf: the conversation continues from another point of the tree.
-    SessionNavigate = "session/navigate" (SessionEntryParams) -> SessionNavigateResponse;
+    /// Moves the leaf: the conversation continues from another point of the tree. With
+    /// `summarize`, the branch left behind is summarized first (a `branch_summary` entry).
+    SessionNavigate = "session/navigate" (SessionNavigateParams) -> SessionNavigateResponse;
+    /// Compacts the context now: summarizes the history before the recent messages (a
+    /// `compaction` entry). Aborts an active run first; answered when done.
+    SessionCompact = "session/compact" (SessionCompactParams) -> SessionCompactResponse;
     /// Deletes a session and everything it stored.
     SessionDelete = "session/delete" (SessionIdParams) -> EmptyResponse;
     /// Message counts, tokens and cost of the current context.
@@ -74,8 +87,20 @@ crate::method_table! {
     SessionImport = "session/import" (SessionImportParams) -> SessionInfo;
     /// Exports a session as pi's JSONL v3 or as a self-contained HTML page.
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
+    /// Runs a user shell command (pi's `!cmd`/`!!cmd`) in the session's cwd and environment
+    /// and records it as a `bashExecution` message; answers when the command ends.
+    SessionBash = "session/bash" (SessionBashParams) -> SessionBashResponse;
+    /// Reads a byte range of a session's artifact (`artifact://ID`, e.g. the full output of a
+    /// truncated bash command).
+    ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Returns the effective settings (pi's `settings.json` layers) for a working directory,
+    /// with the problems found in the files.
+    SettingsGet = "settings/get" (SettingsGetParams) -> SettingsGetResponse;
+    /// Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
+    /// project's), atomically, and returns the new effective global settings.
+    SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
     /// Tokens and cost of stored assistant messages, by model and by UTC day.
     UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
 }

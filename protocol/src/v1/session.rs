@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::v1::entry::EntryRecord;
-use crate::v1::event::SessionEventParams;
+use crate::v1::event::{CompactionResult, SessionEventParams};
 use crate::v1::message::{AssistantMessage, ImageContent, ToolResult};
 use crate::v1::model::{ModelInfo, ModelRef};
 
@@ -138,6 +138,14 @@ pub struct SessionGetResponse {
     pub queue: QueueState,
     /// Clients attached right now.
     pub attached_clients: u32,
+    /// The system prompt the next run uses: built from the session's tools, working
+    /// directory, context files, skills and custom or appended prompt, dated today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Problems found in the session's settings files, context files, skills and prompt
+    /// templates (the offending items are skipped or used as the message says).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
 }
 
 /// Queued steering and follow-up messages.
@@ -340,16 +348,64 @@ pub struct SessionForkResponse {
     pub text: String,
 }
 
+/// Params of `session/navigate`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionNavigateParams {
+    /// The session.
+    pub session_id: String,
+    /// The entry to continue from.
+    pub entry_id: String,
+    /// Summarize the branch being left (a `branch_summary` entry at the new position).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summarize: bool,
+    /// Extra instructions for the summary (`Additional focus: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Use `instructions` instead of pi's summary instructions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_instructions: bool,
+}
+
 /// Response of `session/navigate`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNavigateResponse {
-    /// The new leaf.
+    /// The new leaf (the summary entry when one was written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_id: Option<String>,
     /// When navigating to a user message: its text, to edit and send again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The `branch_summary` entry written for the branch left behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_entry_id: Option<String>,
+    /// The summary was aborted (`session/abort`); the leaf did not move.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
+}
+
+/// Params of `session/compact`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactParams {
+    /// The session.
+    pub session_id: String,
+    /// What the summary should focus on (`Additional focus: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Response of `session/compact`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactResponse {
+    /// What was stored; absent when aborted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<CompactionResult>,
+    /// The compaction was aborted (`session/abort`); nothing was stored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
 }
 
 /// Response of `session/stats` (pi's `SessionStats`, over the current context).
@@ -433,4 +489,40 @@ pub struct SessionExportResponse {
     /// The file written, when a path was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+}
+
+/// Params of `session/bash`: a user shell command (pi's `!cmd`; `!!cmd` sets
+/// `excludeFromContext`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBashParams {
+    /// The session.
+    pub session_id: String,
+    /// The command line, run by the session's shell in its cwd and environment.
+    pub command: String,
+    /// Record the command and its output, but never send them to the model (`!!cmd`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_from_context: bool,
+}
+
+/// Response of `session/bash`: what was recorded as a `bashExecution` message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBashResponse {
+    /// Sanitized, tail-truncated output (2000 lines / 50 KB).
+    pub output: String,
+    /// Exit code; absent when the command was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Killed before it exited (daemon shutdown).
+    pub cancelled: bool,
+    /// `output` was truncated; the full output is `fullOutputPath`.
+    pub truncated: bool,
+    /// `artifact://ID` of the full output, readable with `artifact/read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// The entry storing the message; absent while a run is active (the message is stored
+    /// when the run ends, as in pi).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
 }

@@ -1,16 +1,18 @@
 //! `session/*` handlers: thin adapters from typed params to the session registry and actors.
 
 use pi_protocol::v1::{
-    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionCreateParams,
+    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionBashParams,
+    SessionBashResponse, SessionCompactParams, SessionCompactResponse, SessionCreateParams,
     SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
     SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
-    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateResponse,
-    SessionReadParams, SessionReadResponse, SessionSetModelParams, SessionSetModelResponse,
-    SessionSetNameParams, SessionSetThinkingParams, SessionSetThinkingResponse,
-    SessionStatsResponse,
+    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateParams,
+    SessionNavigateResponse, SessionReadParams, SessionReadResponse, SessionSetModelParams,
+    SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
+    SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
+use crate::compaction::Instructions;
 use crate::rpc::dispatch::RequestContext;
 use crate::session::{Command, pi_format};
 
@@ -122,10 +124,23 @@ pub async fn abort(
     context: &RequestContext,
     params: SessionIdParams,
 ) -> Result<EmptyResponse, ErrorObject> {
+    context.state.user_shells.abort(&params.session_id);
     context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Abort { reply })
+        .await
+}
+
+/// `session/abortRetry`.
+pub async fn abort_retry(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::AbortRetry { reply })
         .await
 }
 
@@ -205,13 +220,34 @@ pub async fn fork(
 /// `session/navigate`.
 pub async fn navigate(
     context: &RequestContext,
-    params: SessionEntryParams,
+    params: SessionNavigateParams,
 ) -> Result<SessionNavigateResponse, ErrorObject> {
+    let summary = params.summarize.then(|| match params.instructions.clone() {
+        None => Instructions::Default,
+        Some(text) if params.replace_instructions => Instructions::Replace(text),
+        Some(text) => Instructions::Focus(text),
+    });
     context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Navigate {
             entry_id: params.entry_id.clone(),
+            summary: summary.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/compact`.
+pub async fn compact(
+    context: &RequestContext,
+    params: SessionCompactParams,
+) -> Result<SessionCompactResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Compact {
+            instructions: params.instructions.clone(),
             reply,
         })
         .await
@@ -291,5 +327,51 @@ pub async fn export(
     Ok(SessionExportResponse {
         content: None,
         path: Some(path),
+    })
+}
+
+/// `session/bash`: runs the command outside the actor (the session stays responsive; one
+/// command per session at a time; `session/abort` kills it), then has the actor record the
+/// `bashExecution` message.
+pub async fn bash(
+    context: &RequestContext,
+    params: SessionBashParams,
+) -> Result<SessionBashResponse, ErrorObject> {
+    let state = &context.state;
+    let environment = state.sessions.environment(&params.session_id).await?;
+    let running = state
+        .user_shells
+        .start(&params.session_id, &state.shutdown)
+        .ok_or_else(|| {
+            ErrorObject::new(
+                ErrorKind::Busy,
+                "a shell command of this session is still running; wait for it or stop it with \
+                 `session/abort`",
+            )
+        })?;
+    let message = crate::tools::user_bash(
+        &environment,
+        &state.artifacts,
+        &params.command,
+        params.exclude_from_context,
+        &running.cancel,
+    )
+    .await
+    .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?;
+    drop(running);
+    let entry_id = state
+        .sessions
+        .call(&params.session_id, |reply| Command::RecordBash {
+            message: message.clone(),
+            reply,
+        })
+        .await?;
+    Ok(SessionBashResponse {
+        output: message.output,
+        exit_code: message.exit_code,
+        cancelled: message.cancelled,
+        truncated: message.truncated,
+        full_output_path: message.full_output_path,
+        entry_id,
     })
 }

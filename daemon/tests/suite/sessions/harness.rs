@@ -7,7 +7,7 @@ use std::time::Duration;
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use pi_client::{Client, Endpoint, Notifications};
 use pi_daemon::config::Config;
-use pi_daemon::session::{SessionServices, SessionSettings};
+use pi_daemon::session::{ModelService, SessionServices, SessionSettings};
 use pi_daemon::state::DaemonState;
 use pi_daemon::store::Store;
 use pi_daemon::testing::{FauxModels, StaticTools};
@@ -98,6 +98,21 @@ pub struct Options {
     pub settings: SessionSettings,
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
+    /// Replaces the faux models (e.g. models served by the scripted model server).
+    pub models: Option<Arc<dyn ModelService>>,
+    pub tools: TestTools,
+    /// Tools sessions get besides `block` (with [`TestTools::Block`]).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+/// Which tools sessions get.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TestTools {
+    /// `block`, plus `Options::extra_tools`.
+    #[default]
+    Block,
+    /// The daemon's built-in tools (pi-tools), as in `pid`.
+    Builtin,
 }
 
 impl Default for Options {
@@ -108,6 +123,9 @@ impl Default for Options {
             settings: SessionSettings::default(),
             config,
             provider: None,
+            models: None,
+            tools: TestTools::Block,
+            extra_tools: Vec::new(),
         }
     }
 }
@@ -132,13 +150,22 @@ impl TestDaemon {
         let store = Store::open(&paths.database_path()).await.unwrap();
         let block = BlockTool::new();
         let services = SessionServices {
-            models: Arc::new(FauxModels {
-                faux: faux.clone(),
-                provider: options.provider,
+            models: options.models.unwrap_or_else(|| {
+                Arc::new(FauxModels {
+                    faux: faux.clone(),
+                    provider: options.provider,
+                })
             }),
-            tools: Arc::new(StaticTools {
-                tools: vec![block.clone()],
-            }),
+            tools: match options.tools {
+                TestTools::Block => Arc::new(StaticTools {
+                    tools: std::iter::once(block.clone() as Arc<dyn Tool>)
+                        .chain(options.extra_tools)
+                        .collect(),
+                }),
+                TestTools::Builtin => Arc::new(pi_daemon::tools::BuiltinTools::new(
+                    pi_tools::Artifacts::new(paths.artifacts_dir()),
+                )),
+            },
             settings: options.settings,
         };
         let state = Arc::new(DaemonState::new(

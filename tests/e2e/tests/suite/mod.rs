@@ -3,3 +3,6 @@
 
 mod crash;
 mod harness;
+mod keys;
+mod retry;
+mod tree;
