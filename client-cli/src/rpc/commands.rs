@@ -3,8 +3,8 @@
 //! A handler gets the bridge's current state ([`Bridge`]) and one parsed command, and returns
 //! the response line and, for `new_session`, `switch_session` and `fork`, the session to
 //! switch to. Errors always carry the command's `id` and name (pi reports most of them as an
-//! id-less `parse` error). Commands whose daemon side is not built yet answer `success:false`
-//! naming what is missing.
+//! id-less `parse` error). A command the daemon cannot serve yet (`get_commands`) answers
+//! `success:false` naming what is missing.
 
 use std::path::PathBuf;
 
@@ -14,12 +14,14 @@ use pi_protocol::v1::message::{
     AgentMessage, AssistantContent, ImageContent, StopReason, UserContent,
 };
 use pi_protocol::v1::{
-    ExportFormat, ModelInfo, ModelList, ModelListParams, ReadScope, SessionAbort, SessionCreate,
-    SessionCreateParams, SessionEntry, SessionEntryParams, SessionExport, SessionExportParams,
-    SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionImport, SessionImportParams,
-    SessionInfo, SessionMessageParams, SessionPrompt, SessionRead, SessionReadParams,
-    SessionSetModel, SessionSetModelParams, SessionSetName, SessionSetNameParams,
-    SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
+    ExportFormat, ModelInfo, ModelList, ModelListParams, ReadScope, SessionAbort,
+    SessionAbortRetry, SessionBash, SessionBashParams, SessionCompact, SessionCompactParams,
+    SessionCreate, SessionCreateParams, SessionEntry, SessionEntryParams, SessionExport,
+    SessionExportParams, SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionImport,
+    SessionImportParams, SessionInfo, SessionMessageParams, SessionPrompt, SessionRead,
+    SessionReadParams, SessionSetModel, SessionSetModelParams, SessionSetName,
+    SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
+    SettingsGet, SettingsGetParams, SettingsSetDefault, SettingsSetDefaultParams,
 };
 use serde_json::{Value, json};
 
@@ -41,6 +43,8 @@ pub struct Bridge {
     pub scope: Vec<String>,
     /// Whether a run is active (from the event stream).
     pub streaming: bool,
+    /// Whether a compaction is running (from the event stream).
+    pub compacting: bool,
 }
 
 /// A command's answer.
@@ -52,45 +56,11 @@ pub struct Outcome {
     pub switch_to: Option<SessionInfo>,
 }
 
-/// Commands pi has that depend on daemon work not merged yet, with what is missing.
-const NOT_SUPPORTED: &[(&str, &str)] = &[
-    (
-        "compact",
-        "manual compaction (`session/compact`) is not supported by this daemon yet",
-    ),
-    (
-        "set_auto_compaction",
-        "auto-compaction is not supported by this daemon yet",
-    ),
-    (
-        "set_auto_retry",
-        "the auto-retry setting is not supported by this daemon yet",
-    ),
-    (
-        "abort_retry",
-        "auto-retry is not supported by this daemon yet",
-    ),
-    (
-        "bash",
-        "user shell commands (`session/bash`) are not supported by this daemon yet",
-    ),
-    (
-        "abort_bash",
-        "user shell commands (`session/bash`) are not supported by this daemon yet",
-    ),
-    (
-        "get_commands",
-        "prompt templates and skills are not supported by this daemon yet",
-    ),
-    (
-        "set_steering_mode",
-        "changing the steering mode is not supported by this daemon yet (it delivers one message at a time)",
-    ),
-    (
-        "set_follow_up_mode",
-        "changing the follow-up mode is not supported by this daemon yet (it delivers one message at a time)",
-    ),
-];
+/// Commands pi has that the daemon cannot serve yet, with what is missing.
+const NOT_SUPPORTED: &[(&str, &str)] = &[(
+    "get_commands",
+    "the daemon does not list prompt templates and skills to clients yet (they expand in prompts)",
+)];
 
 /// Handles one command.
 pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
@@ -245,6 +215,71 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
             let messages = context_messages(&entries);
             Ok((Some(json!({ "messages": messages })), None))
         }
+        "compact" => {
+            let compacted = client
+                .call::<SessionCompact>(&SessionCompactParams {
+                    session_id,
+                    instructions: command["customInstructions"].as_str().map(str::to_owned),
+                })
+                .await
+                .map_err(text)?;
+            match compacted.result {
+                Some(result) => Ok((Some(serde_json::to_value(result).unwrap_or_default()), None)),
+                None => Err("Compaction cancelled".to_owned()),
+            }
+        }
+        "abort_retry" => {
+            client
+                .call::<SessionAbortRetry>(&SessionIdParams { session_id })
+                .await
+                .map_err(text)?;
+            Ok((None, None))
+        }
+        "bash" => {
+            let ran = client
+                .call::<SessionBash>(&SessionBashParams {
+                    session_id,
+                    command: string_field(command, "command")?,
+                    exclude_from_context: false,
+                })
+                .await
+                .map_err(text)?;
+            let mut data = serde_json::to_value(ran).unwrap_or_default();
+            if let Some(object) = data.as_object_mut() {
+                object.remove("entryId");
+            }
+            Ok((Some(data), None))
+        }
+        // The daemon kills a session's shell command with `session/abort` (which also aborts a
+        // run in progress).
+        "abort_bash" => {
+            client
+                .call::<SessionAbort>(&SessionIdParams { session_id })
+                .await
+                .map_err(text)?;
+            Ok((None, None))
+        }
+        // pi writes these to the global settings, and so does the bridge.
+        "set_auto_compaction" => {
+            let enabled = bool_field(command, "enabled")?;
+            set_default(client, json!({"compaction": {"enabled": enabled}})).await
+        }
+        "set_auto_retry" => {
+            let enabled = bool_field(command, "enabled")?;
+            set_default(client, json!({"retry": {"enabled": enabled}})).await
+        }
+        "set_steering_mode" => {
+            let mode = queue_mode(command)?;
+            set_default(client, json!({ "steeringMode": mode })).await
+        }
+        "set_follow_up_mode" => {
+            let mode = queue_mode(command)?;
+            set_default(client, json!({ "followUpMode": mode })).await
+        }
+        "clone" => {
+            let cloned = clone_session(client, &session_id).await?;
+            Ok((Some(json!({"cancelled": false})), Some(cloned)))
+        }
         other => match NOT_SUPPORTED.iter().find(|(name, _)| *name == other) {
             Some((_, why)) => Err(format!("Not supported: {why}")),
             None => Err(format!("Unknown command: {other}")),
@@ -287,14 +322,21 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
     let entries = branch(client, &info.id)
         .await
         .map_err(|e| e.message().to_owned())?;
+    let settings = client
+        .call::<SettingsGet>(&SettingsGetParams {
+            cwd: Some(info.cwd.clone()),
+        })
+        .await
+        .map_err(text)?
+        .settings;
     let mut state = json!({
         "thinkingLevel": info.thinking_level,
         "isStreaming": bridge.streaming,
-        "isCompacting": false,
-        "steeringMode": "one-at-a-time",
-        "followUpMode": "one-at-a-time",
+        "isCompacting": bridge.compacting,
+        "steeringMode": settings.steering_mode,
+        "followUpMode": settings.follow_up_mode,
         "sessionId": info.id,
-        "autoCompactionEnabled": false,
+        "autoCompactionEnabled": settings.compaction.enabled,
         "messageCount": context_messages(&entries).len(),
         "pendingMessageCount": details.queue.steering.len() + details.queue.follow_up.len(),
     });
@@ -568,6 +610,63 @@ fn message_params(session_id: &str, command: &Value) -> Result<SessionMessagePar
         text,
         images,
     })
+}
+
+/// Writes global defaults (`settings/setDefault`).
+async fn set_default(client: &Client, values: Value) -> Handled {
+    client
+        .call::<SettingsSetDefault>(&SettingsSetDefaultParams {
+            values: values.as_object().cloned().unwrap_or_default(),
+            unset: Vec::new(),
+        })
+        .await
+        .map_err(text)?;
+    Ok((None, None))
+}
+
+/// pi's `clone`: a copy of the whole session (export, then import as a new session; ids and
+/// timestamps are kept, the leaf is the last entry).
+async fn clone_session(client: &Client, session_id: &str) -> Result<SessionInfo, String> {
+    let file = tempfile_path(session_id);
+    client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: session_id.to_owned(),
+            format: ExportFormat::Jsonl,
+            path: Some(file.display().to_string()),
+        })
+        .await
+        .map_err(text)?;
+    let imported = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: file.display().to_string(),
+        })
+        .await
+        .map_err(text);
+    let _ = std::fs::remove_file(&file);
+    imported
+}
+
+fn tempfile_path(session_id: &str) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "pictl-clone-{session_id}-{}.jsonl",
+        std::process::id()
+    ))
+}
+
+fn queue_mode(command: &Value) -> Result<String, String> {
+    let mode = string_field(command, "mode")?;
+    match mode.as_str() {
+        "all" | "one-at-a-time" => Ok(mode),
+        _ => Err(format!(
+            "mode must be \"all\" or \"one-at-a-time\", not {mode:?}"
+        )),
+    }
+}
+
+fn bool_field(command: &Value, field: &str) -> Result<bool, String> {
+    command[field]
+        .as_bool()
+        .ok_or_else(|| format!("missing boolean field `{field}`"))
 }
 
 fn string_field(command: &Value, field: &str) -> Result<String, String> {

@@ -6,9 +6,10 @@
 //! object per line: responses, and the session's events in pi's exact shapes (the cumulative
 //! partial included in `message_update`, `agent_end.messages` rebuilt). stderr is free-form.
 //!
-//! Differences from pi, all compatible: every response echoes the command's `id` (pi drops it
-//! in most errors); a failed `prompt` gets one failure response instead of pi's success-then-
-//! failure; `--ready` writes `{"type":"ready",...}` once the session is attached (pi writes
+//! Differences from pi, all compatible: commands run one at a time in arrival order (`bash`
+//! beside them), so responses come in request order; every response echoes the command's `id`
+//! (pi drops it in most errors); a failed `prompt` gets one failure response instead of pi's
+//! success-then-failure; `--ready` writes `{"type":"ready",...}` once the session is attached (pi writes
 //! nothing at startup). Events of a `prompt` are held until its response is written, so the
 //! response comes first, as in pi. When stdin ends, the bridge waits for the running commands
 //! and the active run, then exits 0; Ctrl+C exits 130. `--no-session` sessions (and those
@@ -83,6 +84,7 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
             cwd,
             scope: args.options.models.clone(),
             streaming: false,
+            compacting: false,
         },
         events: PiEvents::new(PartialMode::Full),
         held: Vec::new(),
@@ -122,8 +124,10 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
 
     let mut interrupts = signal(SignalKind::interrupt())
         .map_err(|error| CliError::failed(format!("cannot handle Ctrl+C: {error}")))?;
-    // One command runs at a time, in arrival order, so responses come in request order.
+    // One command runs at a time, in arrival order, so responses come in request order;
+    // `bash` runs beside them (it may take long, and `abort_bash` must reach it).
     let mut tasks: JoinSet<(bool, Outcome)> = JoinSet::new();
+    let mut background: JoinSet<Outcome> = JoinSet::new();
     let mut queue: VecDeque<Queued> = VecDeque::new();
     let mut stdin_open = true;
     let result = loop {
@@ -132,6 +136,10 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
         {
             match next {
                 Queued::Answer(response) => write(&response),
+                Queued::Command(command) if command["type"] == "bash" => {
+                    let bridge = state.bridge.clone();
+                    background.spawn(commands::handle(bridge, command));
+                }
                 Queued::Command(command) => {
                     let is_prompt = command["type"] == "prompt";
                     if is_prompt {
@@ -143,7 +151,12 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                 }
             }
         }
-        if !stdin_open && tasks.is_empty() && queue.is_empty() && !state.bridge.streaming {
+        if !stdin_open
+            && tasks.is_empty()
+            && background.is_empty()
+            && queue.is_empty()
+            && !state.bridge.streaming
+        {
             break Ok(ExitCode::SUCCESS);
         }
         // Biased, notifications first: an event the daemon sent before a response is written
@@ -205,6 +218,11 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                     state.switch(next).await?;
                 }
             },
+            Some(joined) = background.join_next(), if !background.is_empty() => {
+                if let Ok(outcome) = joined {
+                    write(&outcome.response);
+                }
+            },
             _ = interrupts.recv() => break Err(CliError::interrupted("interrupted")),
         }
     };
@@ -242,6 +260,8 @@ impl State {
         match event {
             SessionEvent::AgentStart => self.bridge.streaming = true,
             SessionEvent::AgentEnd { .. } => self.bridge.streaming = false,
+            SessionEvent::CompactionStart { .. } => self.bridge.compacting = true,
+            SessionEvent::CompactionEnd { .. } => self.bridge.compacting = false,
             SessionEvent::SessionError { message } => {
                 self.bridge.streaming = false;
                 crate::output::eprint_line(&format!("pictl rpc: session error: {message}"));
@@ -266,6 +286,7 @@ impl State {
         self.events
             .resume_partial(attached.snapshot.streaming_message);
         self.bridge.streaming = attached.snapshot.info.status == SessionStatus::Running;
+        self.bridge.compacting = false;
         self.bridge.session = attached.snapshot.info;
         Ok(())
     }

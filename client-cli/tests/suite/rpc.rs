@@ -305,6 +305,56 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let last = end["messages"].as_array().unwrap().last().unwrap().clone();
     assert_eq!(last["stopReason"], "aborted");
 
+    // Settings pi keeps globally, retries, user shell commands, compaction, clone.
+    rpc.call(json!({"id": "g1", "type": "set_auto_compaction", "enabled": false}))
+        .await;
+    rpc.call(json!({"id": "g2", "type": "set_auto_retry", "enabled": true}))
+        .await;
+    rpc.call(json!({"id": "g3", "type": "set_steering_mode", "mode": "all"}))
+        .await;
+    let bad_mode = rpc
+        .call(json!({"id": "g4", "type": "set_follow_up_mode", "mode": "sometimes"}))
+        .await;
+    assert_eq!(bad_mode["success"], false);
+    let state = rpc.call(json!({"id": "g5", "type": "get_state"})).await;
+    assert_eq!(state["data"]["autoCompactionEnabled"], false);
+    assert_eq!(state["data"]["steeringMode"], "all");
+    assert_eq!(state["data"]["isCompacting"], false);
+    rpc.call(json!({"id": "g6", "type": "abort_retry"})).await;
+    let bash = rpc
+        .call(json!({"id": "b1", "type": "bash", "command": "echo from-bash"}))
+        .await;
+    assert_eq!(bash["data"]["output"], "from-bash\n");
+    assert_eq!(bash["data"]["exitCode"], 0);
+    rpc.call(json!({"id": "b2", "type": "abort_bash"})).await;
+    server.push(Turn::reply().text("## Goal\nTalk.\n"));
+    let compacted = rpc
+        .call(json!({"id": "c1", "type": "compact", "customInstructions": "be brief"}))
+        .await;
+    assert!(
+        compacted["data"]["summary"]
+            .as_str()
+            .unwrap()
+            .contains("Talk."),
+        "{compacted}"
+    );
+    assert!(compacted["data"]["firstKeptEntryId"].is_string());
+    let compaction_events: Vec<&str> = rpc
+        .events
+        .iter()
+        .filter_map(|event| event["type"].as_str())
+        .filter(|kind| kind.starts_with("compaction_"))
+        .collect();
+    assert_eq!(compaction_events, ["compaction_start", "compaction_end"]);
+    let cloned = rpc.call(json!({"id": "k1", "type": "clone"})).await;
+    assert_eq!(cloned["data"]["cancelled"], false);
+    let state = rpc.call(json!({"id": "k2", "type": "get_state"})).await;
+    assert_ne!(state["data"]["sessionId"], first_session.as_str());
+    let back = rpc
+        .call(json!({"id": "k3", "type": "switch_session", "sessionPath": first_session}))
+        .await;
+    assert_eq!(back["success"], true);
+
     // Export, fork, switch, new session.
     let exported = rpc
         .call(json!({"id": "e1", "type": "export_html", "outputPath": "out.html"}))
@@ -335,31 +385,14 @@ async fn every_pi_rpc_command_through_the_bridge() {
     assert_eq!(created["data"]["cancelled"], false);
 
     // Commands the daemon cannot serve yet, unknown commands, bad lines; ids always echoed.
-    for (index, kind) in [
-        "compact",
-        "set_auto_compaction",
-        "set_auto_retry",
-        "abort_retry",
-        "bash",
-        "abort_bash",
-        "get_commands",
-        "set_steering_mode",
-        "set_follow_up_mode",
-    ]
-    .iter()
-    .enumerate()
-    {
-        let id = format!("u{index}");
-        let answer = rpc.call(json!({"id": id, "type": kind})).await;
-        assert_eq!(answer["success"], false);
-        assert!(
-            answer["error"]
-                .as_str()
-                .unwrap()
-                .starts_with("Not supported: "),
-            "{answer}"
-        );
-    }
+    let commands = rpc.call(json!({"id": "u1", "type": "get_commands"})).await;
+    assert!(
+        commands["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("Not supported: "),
+        "{commands}"
+    );
     let unknown = rpc.call(json!({"id": "x1", "type": "frobnicate"})).await;
     assert_eq!(unknown["error"], "Unknown command: frobnicate");
     rpc.send(json!({"type": "extension_ui_response", "id": "nobody", "value": "x"}))
@@ -400,7 +433,7 @@ async fn every_pi_rpc_command_through_the_bridge() {
         })
         .collect();
     insta::assert_snapshot!("rpc_responses", transcript.join("\n"));
-    server.assert_done(5);
+    server.assert_done(6);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
