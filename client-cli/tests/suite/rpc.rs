@@ -346,6 +346,13 @@ async fn every_pi_rpc_command_through_the_bridge() {
         .filter(|kind| kind.starts_with("compaction_"))
         .collect();
     assert_eq!(compaction_events, ["compaction_start", "compaction_end"]);
+    for event in rpc
+        .events
+        .iter()
+        .filter(|e| e["type"].as_str().unwrap().starts_with("compaction_"))
+    {
+        assert!(validator.is_valid(event), "not a pi event: {event}");
+    }
     let cloned = rpc.call(json!({"id": "k1", "type": "clone"})).await;
     assert_eq!(cloned["data"]["cancelled"], false);
     let state = rpc.call(json!({"id": "k2", "type": "get_state"})).await;
