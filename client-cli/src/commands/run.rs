@@ -13,6 +13,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Args;
 use pi_client::{Client, Notifications};
@@ -20,9 +21,9 @@ use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::message::{AgentMessage, AssistantMessage, ImageContent, StopReason};
 use pi_protocol::v1::{
     ModelList, ModelListParams, SessionAbort, SessionAttach, SessionAttachParams, SessionCreate,
-    SessionCreateParams, SessionDelete, SessionEvent, SessionEventNotification, SessionIdParams,
-    SessionInfo, SessionMessageParams, SessionPrompt, SessionSetModel, SessionSetModelParams,
-    SessionSetThinking, SessionSetThinkingParams,
+    SessionCreateParams, SessionDelete, SessionEvent, SessionEventNotification, SessionGet,
+    SessionIdParams, SessionInfo, SessionMessageParams, SessionPrompt, SessionSetModel,
+    SessionSetModelParams, SessionSetThinking, SessionSetThinkingParams, SessionStatus,
 };
 use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
@@ -233,8 +234,13 @@ async fn run_prompt(
         .await?;
     let mut last_assistant = None;
     let mut aborting = false;
+    // After a failed run wound down: an `auto_retry_start` already received means a retry
+    // follows; none means the run is over.
+    let mut retry_check = false;
     loop {
         tokio::select! {
+            // Biased: with `retry_check`, every event already received is read before deciding.
+            biased;
             notification = notifications.next() => {
                 let Some(notification) = notification else {
                     return Err(CliError::from(pi_client::ClientError::Disconnected {
@@ -259,10 +265,24 @@ async fn run_prompt(
                         last_assistant = Some(message);
                     }
                     SessionEvent::AgentEnd { .. } if aborting => return Ok(RunEnd::Interrupted),
+                    SessionEvent::AgentEnd { .. }
+                        if last_assistant
+                            .as_ref()
+                            .is_some_and(|m| m.stop_reason == StopReason::Error) =>
+                    {
+                        // The daemon decides on an automatic retry after `agent_end`; pi's
+                        // print mode waits for the retries, and so does this.
+                        wait_until_idle(client, session_id).await?;
+                        retry_check = true;
+                    }
                     SessionEvent::AgentEnd { .. } => return Ok(RunEnd::Finished(last_assistant)),
+                    SessionEvent::AutoRetryStart { .. } => retry_check = false,
                     SessionEvent::SessionError { message } => return Ok(RunEnd::Failed(message)),
                     _ => {}
                 }
+            }
+            () = std::future::ready(()), if retry_check => {
+                return Ok(RunEnd::Finished(last_assistant));
             }
             _ = interrupts.recv() => {
                 if aborting {
@@ -276,6 +296,23 @@ async fn run_prompt(
                 });
             }
         }
+    }
+}
+
+/// Waits until the session has no run (the daemon has decided whether to retry). Events sent
+/// before that decision are in the notification stream once this returns.
+async fn wait_until_idle(client: &Client, session_id: &str) -> Result<(), CliError> {
+    loop {
+        let details = client
+            .call::<SessionGet>(&SessionIdParams {
+                session_id: session_id.to_owned(),
+            })
+            .await?;
+        if details.info.status == SessionStatus::Idle {
+            return Ok(());
+        }
+        // Polling: a run that ends without a retry sends no event after `agent_end`.
+        tokio::time::sleep(Duration::from_millis(2)).await;
     }
 }
 

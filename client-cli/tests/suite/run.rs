@@ -220,6 +220,66 @@ async fn a_failed_run_exits_1_with_the_error_on_stderr() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_mode_waits_for_automatic_retries() {
+    let world = World::start_with_settings(
+        serde_json::json!({"retry": {"baseDelayMs": 1, "maxDelayMs": 5}}),
+    )
+    .await;
+    world.server.push(Turn::api_error(
+        529,
+        ScriptErrorKind::Overloaded,
+        "the scripted service is overloaded",
+    ));
+    world
+        .server
+        .push(Turn::reply().text("Worked the second time."));
+    let output = world
+        .pictl(&["run", "--json", "--model", super::world::MODEL, "try"])
+        .await;
+    assert_exit(&output, 0);
+    let lines = json_lines(&output);
+    let validator = pi_event_validator();
+    for line in &lines[1..] {
+        assert!(validator.is_valid(line), "not a pi event: {line}");
+    }
+    let kinds: Vec<&str> = lines[1..]
+        .iter()
+        .map(|line| line["type"].as_str().unwrap())
+        .filter(|kind| {
+            [
+                "agent_start",
+                "agent_end",
+                "auto_retry_start",
+                "auto_retry_end",
+            ]
+            .contains(kind)
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "agent_start",
+            "agent_end",
+            "auto_retry_start",
+            "agent_start",
+            "auto_retry_end",
+            "agent_end"
+        ]
+    );
+    world.server.push(Turn::api_error(
+        529,
+        ScriptErrorKind::Overloaded,
+        "the scripted service is overloaded",
+    ));
+    world.server.push(Turn::reply().text("Printed."));
+    let printed = world
+        .pictl(&["run", "--model", super::world::MODEL, "again"])
+        .await;
+    assert_exit(&printed, 0);
+    assert_eq!(stdout(&printed), "Printed.\n");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn usage_and_model_errors_say_what_to_do() {
     let world = World::start().await;
     let nothing = world.pictl(&["run"]).await;

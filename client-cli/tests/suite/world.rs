@@ -25,13 +25,21 @@ pub struct World {
 impl World {
     /// A daemon whose provider `scripted` speaks Anthropic's API to a fresh model server.
     pub async fn start() -> World {
+        World::start_with_settings(serde_json::json!({})).await
+    }
+
+    /// Like [`World::start`], with pi's `settings.json` (in `PI_HOME/.pi/agent/`).
+    pub async fn start_with_settings(settings: serde_json::Value) -> World {
         let server = ModelServer::start().await;
         let models =
             serde_json::to_string_pretty(&server.models_json("anthropic-messages")).unwrap();
         let daemon = TempDaemon::start_with_files(
             &workspace_binary("pid"),
             "",
-            &[(".pi/agent/models.json", models)],
+            &[
+                (".pi/agent/models.json", models),
+                (".pi/agent/settings.json", settings.to_string()),
+            ],
         )
         .await;
         let workdir = tempfile::Builder::new()
