@@ -11,7 +11,7 @@
 
 // mod abort;
 // mod cross_provider;
-// mod errors;
+mod errors;
 // mod leaks;
 // mod requests;
 // mod signatures;
