@@ -440,7 +440,11 @@ fn stream_error(error: &Value) -> Step {
         .and_then(|code| u16::try_from(code).ok());
     let failure = match status {
         Some(status) => Failure::from_http(status, &message, None),
-        None => Failure::new(crate::failure::classify_error_message(&message)),
+        None => Failure::new(super::openai_error_kind(
+            error["code"].as_str(),
+            error["type"].as_str(),
+            &message,
+        )),
     };
     let message = match status {
         Some(status) => format!("{status}: {message}"),

@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
-use crate::failure::{Failure, FailureKind, classify_error_message};
+use crate::failure::{Failure, FailureKind};
 use crate::http::{Decoder, HttpRequest, Step, spawn_stream};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
@@ -350,14 +350,9 @@ fn fail(code: Option<&str>, message: Option<&str>) -> Step {
         (Some(code), None) => code.to_owned(),
         (None, None) => "the response failed without a reason".to_owned(),
     };
-    let kind = match code {
-        Some("rate_limit_exceeded") => FailureKind::RateLimited,
-        Some("server_error" | "server_is_overloaded") => FailureKind::ServerError,
-        _ => classify_error_message(&message),
-    };
     Step::Fail {
+        failure: Failure::new(super::openai_error_kind(code, None, &message)),
         message,
-        failure: Failure::new(kind),
     }
 }
 
