@@ -14,13 +14,13 @@
 mod errors;
 // mod leaks;
 // mod requests;
-// mod signatures;
+mod signatures;
 mod streaming;
 
 use pi_llm::model::{InputKind, ModelCost};
 use pi_llm::{
     ApiKey, AssistantMessage, Context, Message, Model, Provider, ProviderRouter, StreamEvent,
-    StreamOptions,
+    StreamOptions, ToolCall, ToolResultMessage, UserContent,
 };
 use pi_test_support::model_server::{ModelServer, Turn};
 use serde_json::Value;
@@ -88,6 +88,44 @@ pub fn ask(text: &str) -> Context {
 /// A user message from JSON text.
 pub fn user(text: &str) -> Message {
     message(serde_json::json!({"role": "user", "content": text, "timestamp": 1}))
+}
+
+/// A successful result of `call` with `text`.
+pub fn tool_result(call: &ToolCall, text: &str) -> Message {
+    Message::ToolResult(ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: vec![UserContent::text(text)],
+        details: None,
+        is_error: false,
+        timestamp: 2,
+    })
+}
+
+/// Streams `first` for `ask("Lies a.")`, then continues the conversation (the reply, a result
+/// for each of its tool calls, another user message) with `next_model`, answered `ok`.
+/// Returns the first run and the body of the second request; the server saw exactly two.
+pub async fn continue_with(
+    server: &ModelServer,
+    first_model: &Model,
+    first: impl Into<Turn>,
+    next_model: &Model,
+) -> (Run, Value) {
+    server.push(first);
+    server.push(Turn::reply().text("ok"));
+    let mut context = ask("Lies a.");
+    let first = run(first_model, &context, options()).await;
+    context
+        .messages
+        .push(Message::Assistant(first.message.clone()));
+    for call in first.message.tool_calls() {
+        context.messages.push(tool_result(call, "Inhalt von a"));
+    }
+    context.messages.push(user("Und jetzt?"));
+    let second = run(next_model, &context, options()).await;
+    assert_eq!(second.message.text(), "ok", "{:?}", second.message);
+    server.assert_done(2);
+    (first, server.requests()[1].body.clone())
 }
 
 /// A message from pi's JSON.
