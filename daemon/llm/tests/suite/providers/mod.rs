@@ -13,7 +13,7 @@
 // mod cross_provider;
 mod errors;
 // mod leaks;
-// mod requests;
+mod requests;
 mod signatures;
 mod streaming;
 
