@@ -9,7 +9,7 @@
 //! `assert_done(n)`: exactly `n` requests, every scripted turn used, no request the real API
 //! would reject.
 
-// mod abort;
+mod abort;
 // mod cross_provider;
 mod errors;
 // mod leaks;
