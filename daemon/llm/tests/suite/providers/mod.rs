@@ -10,7 +10,7 @@
 //! would reject.
 
 mod abort;
-// mod cross_provider;
+mod cross_provider;
 mod errors;
 // mod leaks;
 mod requests;
