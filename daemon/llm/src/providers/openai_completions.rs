@@ -206,17 +206,18 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                 out.push(json!({"role": "user", "content": content}));
             }
             Message::Assistant(assistant) => {
-                let mut text = String::new();
+                // Text blocks (and thinking sent as text) stay apart: one string, separated
+                // by blank lines, so the model does not read them as one run-on sentence.
+                let mut texts: Vec<&str> = Vec::new();
                 let mut reasoning = String::new();
                 let mut tool_calls = Vec::new();
                 for block in &assistant.content {
                     match block {
-                        AssistantContent::Text(block) => text.push_str(&block.text),
+                        AssistantContent::Text(block) => texts.push(&block.text),
                         AssistantContent::Thinking(thinking)
                             if compat.requires_thinking_as_text =>
                         {
-                            text.push_str(&thinking.thinking);
-                            text.push_str("\n\n");
+                            texts.push(&thinking.thinking)
                         }
                         AssistantContent::Thinking(thinking) => {
                             reasoning.push_str(&thinking.thinking)
@@ -227,11 +228,13 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                         })),
                     }
                 }
-                if text.trim().is_empty() && tool_calls.is_empty() {
+                texts.retain(|text| !text.trim().is_empty());
+                let text = texts.join("\n\n");
+                if text.is_empty() && tool_calls.is_empty() {
                     continue;
                 }
                 let mut message = json!({"role": "assistant",
-                    "content": if text.trim().is_empty() { Value::Null } else { Value::String(text) }});
+                    "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
                 if !tool_calls.is_empty() {
                     message["tool_calls"] = Value::Array(tool_calls);
                 }
