@@ -12,7 +12,7 @@
 mod abort;
 mod cross_provider;
 mod errors;
-// mod leaks;
+mod leaks;
 mod requests;
 mod signatures;
 mod streaming;
