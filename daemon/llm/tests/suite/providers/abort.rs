@@ -16,9 +16,18 @@ use super::{APIS, ask, check_sequence, model, options};
 /// How long an abort may take before the test fails: far more than it ever needs.
 const PROMPTLY: Duration = Duration::from_secs(5);
 
-/// Streams a reply held after `hold_after` events; once the gate is reached (and, when
-/// `wait_for_text`, the first text delta arrived) cancels, and returns the terminal message.
-async fn check(api: &str, hold_after: usize, wait_for_text: bool) -> pi_llm::AssistantMessage {
+/// When a test cancels.
+#[derive(Clone, Copy, PartialEq)]
+enum CancelWhen {
+    /// Once the server holds the stream.
+    GateReached,
+    /// Once the server holds the stream and the first text delta arrived.
+    TextArrived,
+}
+
+/// Streams a reply held after `hold_after` events, cancels `when` asked, and returns the
+/// terminal message.
+async fn check(api: &str, hold_after: usize, when: CancelWhen) -> pi_llm::AssistantMessage {
     let server = ModelServer::start().await;
     let gate = Gate::new();
     server.push(
@@ -34,13 +43,18 @@ async fn check(api: &str, hold_after: usize, wait_for_text: bool) -> pi_llm::Ass
     let mut stream = ProviderRouter::new().stream(&model(&server, api), &ask("Hi"), options);
     let mut events = Vec::new();
     gate.reached().await;
-    while wait_for_text {
-        let event = stream.next().await.expect("the stream is held, not ended");
-        assert!(!event.is_terminal(), "{api}: ended before the abort: {event:?}");
-        let text = matches!(event, StreamEvent::TextDelta { .. });
-        events.push(event);
-        if text {
-            break;
+    if when == CancelWhen::TextArrived {
+        loop {
+            let event = stream.next().await.expect("the stream is held, not ended");
+            assert!(
+                !event.is_terminal(),
+                "{api}: ended before the abort: {event:?}"
+            );
+            let text = matches!(event, StreamEvent::TextDelta { .. });
+            events.push(event);
+            if text {
+                break;
+            }
         }
     }
     cancel.cancel();
@@ -58,7 +72,10 @@ async fn check(api: &str, hold_after: usize, wait_for_text: bool) -> pi_llm::Ass
     assert_eq!(*reason, ErrorReason::Aborted, "{api}");
     assert_eq!(message.stop_reason, StopReason::Aborted, "{api}");
     assert_eq!(message.failure.map(|f| f.kind), Some(FailureKind::Aborted));
-    assert_eq!(message.error_message.as_deref(), Some("Request was aborted"));
+    assert_eq!(
+        message.error_message.as_deref(),
+        Some("Request was aborted")
+    );
     server.assert_done(1);
     message
 }
@@ -67,19 +84,23 @@ async fn check(api: &str, hold_after: usize, wait_for_text: bool) -> pi_llm::Ass
 async fn aborting_mid_stream_keeps_what_arrived() {
     for api in APIS {
         // Enough events for the text to have started in every format.
-        let message = check(api, 6, true).await;
+        let message = check(api, 6, CancelWhen::TextArrived).await;
         let Some(AssistantContent::Text(text)) = message.content.first() else {
             panic!("{api}: the partial text is kept: {message:?}");
         };
         assert!(text.text.starts_with("Eins"), "{api}: {:?}", text.text);
-        assert!(text.text.len() < 50, "{api}: not the whole text: {:?}", text.text);
+        assert!(
+            text.text.len() < 50,
+            "{api}: not the whole text: {:?}",
+            text.text
+        );
     }
 }
 
 #[tokio::test]
 async fn aborting_before_the_first_event() {
     for api in APIS {
-        let message = check(api, 0, false).await;
+        let message = check(api, 0, CancelWhen::GateReached).await;
         assert!(message.content.is_empty(), "{api}: {message:?}");
     }
 }
@@ -90,7 +111,10 @@ async fn a_cancelled_request_is_never_sent() {
     for api in APIS {
         let cancel = CancellationToken::new();
         cancel.cancel();
-        let options = StreamOptions { cancel, ..options() };
+        let options = StreamOptions {
+            cancel,
+            ..options()
+        };
         let message = ProviderRouter::new()
             .stream(&model(&server, api), &ask("Hi"), options)
             .result()

@@ -25,7 +25,9 @@ async fn continue_across(from: &str, first: Reply, to: &str, to_id: Option<&str>
     let first = run(&first_model, &context, options()).await;
     let first_call = first.message.tool_calls().next().unwrap().clone();
     context.messages.push(Message::Assistant(first.message));
-    context.messages.push(tool_result(&first_call, "Inhalt von a"));
+    context
+        .messages
+        .push(tool_result(&first_call, "Inhalt von a"));
     context.messages.push(user("Und jetzt?"));
     let second = run(&next_model, &context, options()).await;
     assert_eq!(second.message.text(), "ok", "{from} → {to}");
@@ -55,11 +57,21 @@ async fn from_anthropic_to_every_other_format() {
         ("openai-responses", None),
         ("google-generative-ai", None),
     ] {
-        let conversation = continue_across("anthropic-messages", anthropic_reply(), to, to_id).await;
+        let conversation =
+            continue_across("anthropic-messages", anthropic_reply(), to, to_id).await;
         let text = conversation.to_string();
-        assert!(!text.contains("sig-anthropic"), "{to}: signature sent: {text}");
-        assert!(!text.contains("opaque"), "{to}: redacted thinking sent: {text}");
-        assert!(text.contains("Ich sollte beide Dateien lesen."), "{to}: {text}");
+        assert!(
+            !text.contains("sig-anthropic"),
+            "{to}: signature sent: {text}"
+        );
+        assert!(
+            !text.contains("opaque"),
+            "{to}: redacted thinking sent: {text}"
+        );
+        assert!(
+            text.contains("Ich sollte beide Dateien lesen."),
+            "{to}: {text}"
+        );
         assert!(text.contains("No result provided"), "{to}: {text}");
         insta::assert_json_snapshot!(format!("from_anthropic_to_{to}"), conversation);
     }
@@ -82,7 +94,8 @@ async fn from_responses_to_anthropic_and_chat_completions() {
     assert_eq!(anthropic[2]["content"][1]["is_error"], true);
     insta::assert_json_snapshot!("from_responses_to_anthropic", anthropic);
 
-    let completions = continue_across("openai-responses", reply(), "openai-completions", None).await;
+    let completions =
+        continue_across("openai-responses", reply(), "openai-completions", None).await;
     // Chat completions keeps the call id and drops the item id.
     assert_eq!(completions[2]["tool_calls"][1]["id"], "call_2");
     assert_eq!(completions[4]["tool_call_id"], "call_2");

@@ -6,18 +6,21 @@
 
 use std::time::Duration;
 
-use pi_llm::{
-    FailureKind, Model, RetryDecision, RetryPolicy, StopReason, is_context_overflow,
-};
+use pi_llm::{FailureKind, Model, RetryDecision, RetryPolicy, StopReason, is_context_overflow};
 use pi_test_support::model_server::{ModelServer, ScriptErrorKind, Turn};
 
 use super::{APIS, Run, ask, model, options, run, sections};
 
 /// The failures scripted for every format, by name.
 fn cases(api: &str) -> Vec<(&'static str, Turn)> {
-    let overloaded_status = if api == "anthropic-messages" { 529 } else { 503 };
+    let overloaded_status = if api == "anthropic-messages" {
+        529
+    } else {
+        503
+    };
     let partial = || Turn::reply().text("Ein Teil der Antwort, dann nichts mehr.");
-    let in_stream = |kind, message: &str| Turn::reply().text("So weit.").stream_error(kind, message);
+    let in_stream =
+        |kind, message: &str| Turn::reply().text("So weit.").stream_error(kind, message);
     vec![
         (
             "429 retry-after",
@@ -48,7 +51,10 @@ fn cases(api: &str) -> Vec<(&'static str, Turn)> {
             Turn::api_error(400, ScriptErrorKind::InvalidRequest, "tools.0: bad schema").into(),
         ),
         ("400 context overflow", Turn::context_overflow().into()),
-        ("500 plain text", Turn::http_error(500, "upstream broke".into()).into()),
+        (
+            "500 plain text",
+            Turn::http_error(500, "upstream broke".into()).into(),
+        ),
         ("disconnect", partial().disconnect_after(4).into()),
         ("truncate", partial().truncate_after(4).into()),
         ("malformed chunk", partial().malformed_after(4).into()),
@@ -70,7 +76,11 @@ fn cases(api: &str) -> Vec<(&'static str, Turn)> {
         ),
         (
             "in-stream auth",
-            in_stream(ScriptErrorKind::Authentication, "Incorrect API key provided.").into(),
+            in_stream(
+                ScriptErrorKind::Authentication,
+                "Incorrect API key provided.",
+            )
+            .into(),
         ),
         (
             "in-stream context overflow",
@@ -87,7 +97,9 @@ fn cases(api: &str) -> Vec<(&'static str, Turn)> {
 /// content kept, and the error message.
 fn describe(name: &str, run: &Run, model: &Model) -> String {
     let message = &run.message;
-    let failure = message.failure.expect("a failed stream carries its failure");
+    let failure = message
+        .failure
+        .expect("a failed stream carries its failure");
     let kept: Vec<&str> = message
         .content
         .iter()
@@ -161,8 +173,14 @@ async fn context_overflow_is_detected_from_the_message() {
         server.push(Turn::context_overflow());
         let model = model(&server, api);
         let run = run(&model, &ask("Hi"), options()).await;
-        assert_eq!(run.message.failure.unwrap().kind, FailureKind::ContextOverflow);
-        assert!(is_context_overflow(&run.message, Some(model.context_window)), "{api}");
+        assert_eq!(
+            run.message.failure.unwrap().kind,
+            FailureKind::ContextOverflow
+        );
+        assert!(
+            is_context_overflow(&run.message, Some(model.context_window)),
+            "{api}"
+        );
         // Stored messages lose the failure; the text alone still tells.
         let mut stored = run.message.clone();
         stored.failure = None;

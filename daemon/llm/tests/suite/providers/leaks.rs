@@ -57,18 +57,21 @@ async fn exercise() -> String {
         .port();
     for api in APIS {
         let model = model(&server, api);
-        server.push(Turn::reply().text("fine").tool_call("call_1", "read", json!({"p": 1})));
+        server.push(
+            Turn::reply()
+                .text("fine")
+                .tool_call("call_1", "read", json!({"p": 1})),
+        );
         server.push(Turn::http_error(
             401,
             json!({"error": {"type": "invalid_request_error", "code": "invalid_api_key",
                    "message": format!("Incorrect API key provided: {SENTINEL}.")}}),
         ));
         server.push(Turn::http_error(401, format!("bad key {SENTINEL}").into()));
-        server.push(
-            Turn::reply()
-                .text("so far")
-                .stream_error(ScriptErrorKind::Authentication, format!("key {SENTINEL} revoked")),
-        );
+        server.push(Turn::reply().text("so far").stream_error(
+            ScriptErrorKind::Authentication,
+            format!("key {SENTINEL} revoked"),
+        ));
         let mut errors = 0;
         for _ in 0..4 {
             let run = run(&model, &ask("Hi"), sentinel_options()).await;

@@ -149,7 +149,10 @@ pub async fn run(model: &Model, context: &Context, options: StreamOptions) -> Ru
     }
     let partial = stream.partial().clone();
     let message = check_sequence(&events);
-    assert_eq!(partial, message, "the stream's partial is the final message");
+    assert_eq!(
+        partial, message,
+        "the stream's partial is the final message"
+    );
     let mut run = Run { events, message };
     run.message.timestamp = 0;
     for event in &mut run.events {
@@ -184,7 +187,10 @@ fn check_sequence(events: &[StreamEvent]) -> AssistantMessage {
     let (last, body) = events.split_last().expect("a stream has a terminal event");
     for (position, event) in body.iter().enumerate() {
         let block = |index: usize, blocks: &[Open]| -> usize {
-            assert!(index < blocks.len(), "event {position}: block {index} not open");
+            assert!(
+                index < blocks.len(),
+                "event {position}: block {index} not open"
+            );
             index
         };
         match event {
@@ -227,7 +233,10 @@ fn check_sequence(events: &[StreamEvent]) -> AssistantMessage {
                 ..
             } => {
                 let index = block(*content_index, &blocks);
-                assert!(blocks[index] == Open::Text(content.clone()), "text end = deltas");
+                assert!(
+                    blocks[index] == Open::Text(content.clone()),
+                    "text end = deltas"
+                );
                 blocks[index] = Open::Closed;
             }
             StreamEvent::ThinkingEnd {

@@ -52,9 +52,11 @@ fn conversation(model: &Model) -> Context {
                  "arguments": {"path": "src/main.rs"}},
             ], "api": model.api, "provider": model.provider, "model": model.id,
                "usage": usage, "stopReason": "toolUse"})),
-            message(json!({"role": "toolResult", "toolCallId": call_id, "toolName": "read",
+            message(
+                json!({"role": "toolResult", "toolCallId": call_id, "toolName": "read",
                 "content": [{"type": "text", "text": "fn main() { println!(\"hi\"); }"}],
-                "isError": false, "timestamp": 3})),
+                "isError": false, "timestamp": 3}),
+            ),
             message(json!({"role": "user", "content": "Und jetzt auf Deutsch?", "timestamp": 4})),
         ],
         tools: vec![ToolDefinition {
@@ -90,13 +92,15 @@ async fn bodies_are_what_each_api_expects() {
             "google-generative-ai" => ("x-goog-api-key", KEY.to_owned()),
             _ => ("authorization", format!("Bearer {KEY}")),
         };
-        assert_eq!(request.header(key_header), Some(key_value.as_str()), "{api}");
+        assert_eq!(
+            request.header(key_header),
+            Some(key_value.as_str()),
+            "{api}"
+        );
         let mut headers: Vec<String> = request
             .headers
             .iter()
-            .filter(|(name, _)| {
-                ![key_header, "host", "content-length"].contains(&name.as_str())
-            })
+            .filter(|(name, _)| ![key_header, "host", "content-length"].contains(&name.as_str()))
             .map(|(name, value)| format!("{name}: {}", value.to_str().unwrap()))
             .collect();
         headers.sort();

@@ -69,7 +69,10 @@ async fn any_body_split_yields_the_same_events() {
         assert_eq!(whole.message.stop_reason, StopReason::ToolUse, "{api}");
         for piece_len in 1..=7 {
             let split = run_turn(api, tool_calls_reply().body_split_bytes(piece_len)).await;
-            assert_eq!(split.events, whole.events, "{api} in {piece_len}-byte pieces");
+            assert_eq!(
+                split.events, whole.events,
+                "{api} in {piece_len}-byte pieces"
+            );
         }
     }
 }
@@ -88,9 +91,18 @@ async fn usage_and_cost_follow_each_format_and_the_model_prices() {
         let run = run_turn(api, Turn::reply().text("ok").usage(usage)).await;
         let usage = run.message.usage;
         // Only Anthropic reports cache writes; every format reports the rest exactly.
-        let cache_write = if api == "anthropic-messages" { 4_000 } else { 0 };
+        let cache_write = if api == "anthropic-messages" {
+            4_000
+        } else {
+            0
+        };
         assert_eq!(
-            (usage.input, usage.output, usage.cache_read, usage.cache_write),
+            (
+                usage.input,
+                usage.output,
+                usage.cache_read,
+                usage.cache_write
+            ),
             (1_000, 500, 20_000, cache_write),
             "{api}"
         );
