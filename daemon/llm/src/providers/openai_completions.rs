@@ -9,8 +9,11 @@
 //! `content`, `reasoning_content` (or `reasoning`, `reasoning_text`) and `tool_calls`
 //! fragments, a `finish_reason`, an optional usage chunk with no choices, then `[DONE]`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use super::{base_max_tokens, data_url, header_list, parse_event_json};
@@ -316,11 +319,69 @@ enum Kind {
     Thinking,
 }
 
+/// A chunk of text or reasoning, the hot path (one per token), read straight from the event
+/// text: building a `serde_json::Value` for it was most of the decoding time. Chunks with an
+/// error, usage or tool-call fragments, or of any other shape, take the general path.
+#[derive(Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<TextChoice<'a>>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(default)]
+    usage: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<IgnoredAny>,
+}
+
 impl Decoder for CompletionsDecoder {
     async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
         let data = event.data.trim();
         if data == "[DONE]" {
             return self.done(out);
+        }
+        if let Ok(chunk) = serde_json::from_str::<TextChunk<'_>>(data)
+            && chunk.error.is_none()
+            && chunk.usage.is_none()
+        {
+            let choice = chunk.choices.first();
+            let delta = choice.and_then(|choice| choice.delta.as_ref());
+            if delta.is_none_or(|delta| delta.tool_calls.is_none()) {
+                if let Some(delta) = delta {
+                    let reasoning = [
+                        &delta.reasoning_content,
+                        &delta.reasoning,
+                        &delta.reasoning_text,
+                    ]
+                    .into_iter()
+                    .find_map(|field| field.as_deref().filter(|s| !s.is_empty()));
+                    self.text(reasoning, delta.content.as_deref(), out).await;
+                }
+                if let Some(reason) = choice.and_then(|choice| choice.finish_reason.as_deref()) {
+                    self.finish_reason = Some(reason.to_owned());
+                }
+                return Step::Continue;
+            }
         }
         let chunk = match parse_event_json(data) {
             Ok(chunk) => chunk,
@@ -342,14 +403,7 @@ impl Decoder for CompletionsDecoder {
         let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
             .iter()
             .find_map(|field| delta[field].as_str().filter(|s| !s.is_empty()));
-        if let Some(reasoning) = reasoning {
-            let index = self.block(Kind::Thinking, out).await;
-            out.thinking_delta(index, reasoning).await;
-        }
-        if let Some(content) = delta["content"].as_str().filter(|s| !s.is_empty()) {
-            let index = self.block(Kind::Text, out).await;
-            out.text_delta(index, content).await;
-        }
+        self.text(reasoning, delta["content"].as_str(), out).await;
         if let Some(calls) = delta["tool_calls"].as_array() {
             for call in calls {
                 self.tool_call_fragment(call, out).await;
@@ -371,6 +425,18 @@ impl Decoder for CompletionsDecoder {
 }
 
 impl CompletionsDecoder {
+    /// A delta's reasoning, then its content.
+    async fn text(&mut self, reasoning: Option<&str>, content: Option<&str>, out: &mut Assembler) {
+        if let Some(reasoning) = reasoning {
+            let index = self.block(Kind::Thinking, out).await;
+            out.thinking_delta(index, reasoning).await;
+        }
+        if let Some(content) = content.filter(|s| !s.is_empty()) {
+            let index = self.block(Kind::Text, out).await;
+            out.text_delta(index, content).await;
+        }
+    }
+
     /// The index of the open block of `kind`, opening it (and closing the other) if needed.
     async fn block(&mut self, kind: Kind, out: &mut Assembler) -> usize {
         match self.current {
