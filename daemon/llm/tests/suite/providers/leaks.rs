@@ -120,6 +120,11 @@ fn a_sentinel_key_never_leaks() {
         .with_ansi(false)
         .with_writer(logs.clone())
         .finish();
+    // tracing caches whether a callsite is enabled when it is first hit. With one registered
+    // dispatcher, a callsite first hit by another test's thread would be cached as disabled
+    // (that thread has no subscriber) and this test would miss its events; a second registered
+    // dispatcher, alive for the test, makes the cache ask every dispatcher instead.
+    let _second_dispatcher = tracing::Dispatch::new(tracing::subscriber::NoSubscriber::default());
     // A current-thread runtime inside the scoped subscriber: every task, the providers' and
     // the server's, logs to it.
     let printed = tracing::subscriber::with_default(subscriber, || {
