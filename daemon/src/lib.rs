@@ -22,6 +22,7 @@ pub mod state;
 pub mod store;
 pub mod testing;
 pub mod tools;
+pub mod ui;
 
 use std::sync::Arc;
 use std::time::Duration;

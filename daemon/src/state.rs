@@ -30,6 +30,8 @@ pub struct DaemonState {
     pub artifacts: Artifacts,
     /// Running `session/bash` commands, for `session/abort`.
     pub user_shells: UserShells,
+    /// Questions for the people watching sessions (`ui/*`).
+    pub ui: crate::ui::UiBroker,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -61,6 +63,7 @@ impl DaemonState {
             sessions: SessionRegistry::new(store.clone(), services),
             artifacts,
             user_shells: UserShells::default(),
+            ui: crate::ui::UiBroker::default(),
             store,
             supervisor,
             shutdown: CancellationToken::new(),

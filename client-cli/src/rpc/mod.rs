@@ -10,15 +10,18 @@
 //! beside them), so responses come in request order; every response echoes the command's `id`
 //! (pi drops it in most errors); a failed `prompt` gets one failure response instead of pi's
 //! success-then-failure; `--ready` writes `{"type":"ready",...}` once the session is attached (pi writes
-//! nothing at startup). Events of a `prompt` are held until its response is written, so the
+//! nothing at startup). Extension UI: the daemon's `ui/request`s for the session are written
+//! as `extension_ui_request` lines and `extension_ui_response` lines answer them (`ui.rs`).
+//! Events of a `prompt` are held until its response is written, so the
 //! response comes first, as in pi. When stdin ends, the bridge waits for the running commands
 //! and the active run, then exits 0; Ctrl+C exits 130. `--no-session` sessions (and those
 //! `new_session` creates from them) are deleted at exit.
 
 mod commands;
 mod shapes;
+mod ui;
 
-use std::collections::VecDeque;
+use std::collections::{HashSet, VecDeque};
 use std::process::ExitCode;
 
 use clap::Args;
@@ -26,6 +29,7 @@ use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::{
     SessionAttach, SessionAttachParams, SessionDelete, SessionDetach, SessionEvent,
     SessionEventNotification, SessionEventParams, SessionIdParams, SessionInfo, SessionStatus,
+    UiRequestNotification, UiRequestParams, UiRespond, UiRespondParams,
 };
 use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -130,6 +134,8 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
     let mut background: JoinSet<Outcome> = JoinSet::new();
     let mut queue: VecDeque<Queued> = VecDeque::new();
     let mut stdin_open = true;
+    // Extension UI requests already written (the daemon may send one twice around an attach).
+    let mut ui_shown: HashSet<String> = HashSet::new();
     let result = loop {
         while tasks.is_empty()
             && let Some(next) = queue.pop_front()
@@ -169,6 +175,16 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                         reason: client.closed().await,
                     }));
                 };
+                if notification.method == UiRequestNotification::NAME {
+                    let Some(params) = notification.params else { continue };
+                    let Ok(request) = serde_json::from_value::<UiRequestParams>(params) else { continue };
+                    if request.session_id == state.bridge.session.id
+                        && ui_shown.insert(request.request_id.clone())
+                    {
+                        write(&ui::request_line(&request));
+                    }
+                    continue;
+                }
                 if notification.method != SessionEventNotification::NAME {
                     continue;
                 }
@@ -192,8 +208,20 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                         "parse",
                         format!("Failed to parse command: {error}"),
                     ))),
-                    // The daemon raises no extension UI requests yet: nothing to answer.
-                    Ok(command) if command["type"] == "extension_ui_response" => {}
+                    Ok(command) if command["type"] == "extension_ui_response" => {
+                        // Answered beside the commands; an unknown or late id is ignored.
+                        if let Some(request_id) = command["id"].as_str() {
+                            let client = client.clone();
+                            let params = UiRespondParams {
+                                session_id: state.bridge.session.id.clone(),
+                                request_id: request_id.to_owned(),
+                                answer: ui::answer_of(&command),
+                            };
+                            tokio::spawn(async move {
+                                let _ = client.call::<UiRespond>(&params).await;
+                            });
+                        }
+                    }
                     Ok(command) => queue.push_back(Queued::Command(command)),
                 },
             },

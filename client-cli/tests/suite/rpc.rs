@@ -466,3 +466,59 @@ async fn no_session_deletes_its_sessions_at_exit() {
         .sessions;
     assert!(sessions.is_empty(), "{sessions:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extension_ui_round_trip() {
+    let server = ModelServer::start().await;
+    let daemon = two_model_daemon(&server).await;
+    let workdir = tempfile::tempdir().unwrap();
+    let mut rpc = start_rpc(
+        &daemon,
+        workdir.path(),
+        &["--ready", "--model", "scripted/scripted-model"],
+    )
+    .await;
+    let ready = rpc.next_line().await;
+    assert_eq!(ready["type"], "ready");
+    let session_id = ready["sessionId"].as_str().unwrap().to_owned();
+
+    // Another client (a script, an editor) asks whoever watches the session.
+    let (asker, _events) = daemon.client().await;
+    let question = tokio::spawn({
+        let session_id = session_id.clone();
+        async move {
+            asker
+                .call::<pi_protocol::v1::UiAsk>(&pi_protocol::v1::UiAskParams {
+                    session_id,
+                    request: pi_protocol::v1::UiRequest::Select {
+                        title: "Deploy where?".into(),
+                        options: vec!["staging".into(), "production".into()],
+                    },
+                    timeout_ms: None,
+                })
+                .await
+        }
+    });
+    let request = rpc.next_line().await;
+    assert_eq!(request["type"], "extension_ui_request");
+    assert_eq!(request["method"], "select");
+    assert_eq!(request["title"], "Deploy where?");
+    assert_eq!(request["options"], json!(["staging", "production"]));
+    let id = request["id"].as_str().unwrap().to_owned();
+
+    // An unknown id is ignored, as pi does; the real answer goes back to the asker.
+    rpc.send(json!({"type": "extension_ui_response", "id": "ui-unknown", "value": "nowhere"}))
+        .await;
+    rpc.send(json!({"type": "extension_ui_response", "id": id, "value": "staging"}))
+        .await;
+    let answered = question.await.unwrap().unwrap();
+    assert_eq!(answered.request_id, id);
+    assert_eq!(answered.answer.value.as_deref(), Some("staging"));
+
+    // Commands keep working around it.
+    let state = rpc.call(json!({"id": "s", "type": "get_state"})).await;
+    assert_eq!(state["success"], true);
+    drop(rpc.stdin.take());
+    assert_eq!(rpc.child.wait().await.unwrap().code(), Some(0));
+    server.assert_done(0);
+}

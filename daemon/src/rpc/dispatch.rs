@@ -124,6 +124,10 @@ pub async fn dispatch(
             })
             .await
         }
+        v1::UiAsk::NAME => call::<v1::UiAsk, _>(params, |p| methods::ui::ask(context, p)).await,
+        v1::UiRespond::NAME => {
+            call::<v1::UiRespond, _>(params, |p| methods::ui::respond(context, p)).await
+        }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,
             "this connection is already initialized; send `initialize` once per connection",

@@ -163,6 +163,15 @@ pub enum Command {
         /// Answer: the entry id, or `None` when deferred.
         reply: Reply<Option<String>>,
     },
+    /// Send a notification that is not a session event (`ui/*`) to every subscriber.
+    Notify {
+        /// The notification's method.
+        method: &'static str,
+        /// The whole serialized notification.
+        text: String,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     /// Stop: abort any run, persist, exit.
     Close {
         /// Why (subscribers are told when the session is deleted).
@@ -450,6 +459,18 @@ impl SessionActor {
                 } else {
                     let _ = reply.send(self.record_message(message).await.map(Some));
                 }
+            }
+            Command::Notify {
+                method,
+                text,
+                reply,
+            } => {
+                self.subscribers.retain(|subscriber| {
+                    subscriber
+                        .send_notification_text(method, text.clone())
+                        .is_ok()
+                });
+                let _ = reply.send(Ok(EmptyResponse {}));
             }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {

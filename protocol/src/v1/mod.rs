@@ -15,6 +15,7 @@ pub mod message;
 pub mod model;
 pub mod session;
 pub mod settings;
+pub mod ui;
 pub mod usage;
 
 pub use artifact::*;
@@ -26,6 +27,7 @@ pub use initialize::*;
 pub use model::*;
 pub use session::*;
 pub use settings::*;
+pub use ui::*;
 pub use usage::*;
 
 crate::method_table! {
@@ -103,9 +105,19 @@ crate::method_table! {
     SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
     /// Tokens and cost of stored assistant messages, by model and by UTC day.
     UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
+    /// Asks the clients attached to a session a question (select, confirm, input, editor)
+    /// and waits for the first answer (or the timeout: a cancelled answer).
+    UiAsk = "ui/ask" (UiAskParams) -> UiAskResponse;
+    /// Answers a `ui/request`; the first answer wins.
+    UiRespond = "ui/respond" (UiRespondParams) -> UiRespondResponse;
 }
 
 crate::notification_table! {
+    /// A question for the people watching a session (see `ui/ask`); re-sent to clients that
+    /// attach while it is pending.
+    UiRequestNotification = "ui/request" (DaemonToClient, UiRequestParams);
+    /// A `ui/request` was answered (by anyone), timed out or was withdrawn: close its dialog.
+    UiResolvedNotification = "ui/resolved" (DaemonToClient, UiResolvedParams);
     /// Sent by the daemon right before it closes a connection on its own initiative, with the
     /// reason. Best effort: a connection closed for being too slow may not receive it.
     ConnectionClosing = "connection/closing" (DaemonToClient, ConnectionClosingParams);

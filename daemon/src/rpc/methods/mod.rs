@@ -6,4 +6,5 @@ pub mod daemon;
 pub mod model;
 pub mod session;
 pub mod settings;
+pub mod ui;
 pub mod usage;

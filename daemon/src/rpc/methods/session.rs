@@ -58,7 +58,7 @@ pub async fn attach(
     params: SessionAttachParams,
 ) -> Result<SessionAttachResponse, ErrorObject> {
     let connection = &context.connection;
-    context
+    let attached = context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Attach {
@@ -66,7 +66,12 @@ pub async fn attach(
             after_seq: params.after_seq,
             reply,
         })
-        .await
+        .await?;
+    context
+        .state
+        .ui
+        .resend_pending(&params.session_id, connection);
+    Ok(attached)
 }
 
 /// `session/detach`.

@@ -8,3 +8,4 @@ mod import_export;
 mod multi_client;
 mod runs;
 mod tree;
+mod ui;

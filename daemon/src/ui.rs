@@ -1,0 +1,195 @@
+//! The UI broker: questions for the people watching a session (`ui/ask`), broadcast to every
+//! attached client (`ui/request`), answered by the first `ui/respond`, closed everywhere by
+//! `ui/resolved`.
+//!
+//! Invariants: a request is pending from its broadcast until it is answered, times out, or its
+//! asker goes away (the asking request's future is dropped when its connection closes) — in
+//! each case it leaves the table exactly once and `ui/resolved` is broadcast. Pending requests
+//! are re-sent to clients that attach to their session.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use pi_protocol::v1::{
+    UiAnswer, UiAskParams, UiAskResponse, UiRequestNotification, UiRequestParams,
+    UiResolvedNotification, UiResolvedParams, UiRespondParams, UiRespondResponse,
+};
+use pi_protocol::{ErrorObject, NotificationMethod};
+use serde::Serialize;
+use tokio::sync::oneshot;
+
+use crate::rpc::connection::ConnectionHandle;
+use crate::session::actor::Command;
+use crate::state::DaemonState;
+
+/// Pending questions of every session.
+#[derive(Debug, Default)]
+pub struct UiBroker {
+    // A sync mutex, never held across an await. Request id → pending request.
+    pending: Mutex<HashMap<String, Pending>>,
+    next_id: AtomicU64,
+}
+
+#[derive(Debug)]
+struct Pending {
+    params: UiRequestParams,
+    // Dropped (unanswered) when the request times out or its asker goes away.
+    answer: oneshot::Sender<UiAnswer>,
+}
+
+impl UiBroker {
+    /// Asks the clients attached to `params.session_id` and waits for the first answer, the
+    /// timeout (a cancelled answer), or the caller's cancellation (the future is dropped).
+    pub async fn ask(
+        state: &Arc<DaemonState>,
+        params: UiAskParams,
+    ) -> Result<UiAskResponse, ErrorObject> {
+        let broker = &state.ui;
+        let request_id = format!("ui-{}", broker.next_id.fetch_add(1, Ordering::Relaxed) + 1);
+        let request = UiRequestParams {
+            session_id: params.session_id.clone(),
+            request_id: request_id.clone(),
+            request: params.request,
+        };
+        let (sender, receiver) = oneshot::channel();
+        broker.table().insert(
+            request_id.clone(),
+            Pending {
+                params: request.clone(),
+                answer: sender,
+            },
+        );
+        // From here on, leaving early (error, timeout, dropped future) withdraws the request.
+        let withdraw = Withdraw {
+            state: state.clone(),
+            session_id: params.session_id.clone(),
+            request_id: request_id.clone(),
+        };
+        broadcast::<UiRequestNotification>(state, &params.session_id, &request).await?;
+        let answer = match params.timeout_ms {
+            Some(ms) => tokio::time::timeout(Duration::from_millis(ms), receiver)
+                .await
+                .ok()
+                .and_then(Result::ok),
+            None => receiver.await.ok(),
+        };
+        // Answered: `respond` already removed it, so this is a no-op; otherwise it withdraws.
+        drop(withdraw);
+        Ok(UiAskResponse {
+            request_id,
+            answer: answer.unwrap_or_else(cancelled),
+        })
+    }
+
+    /// Answers a pending request; `accepted: false` when it was answered already or is gone.
+    pub async fn respond(
+        state: &Arc<DaemonState>,
+        params: UiRespondParams,
+    ) -> Result<UiRespondResponse, ErrorObject> {
+        let pending = {
+            let mut table = state.ui.table();
+            match table.get(&params.request_id) {
+                Some(pending) if pending.params.session_id == params.session_id => {
+                    table.remove(&params.request_id)
+                }
+                Some(_) | None => None,
+            }
+        };
+        let Some(pending) = pending else {
+            return Ok(UiRespondResponse { accepted: false });
+        };
+        let _ = pending.answer.send(params.answer.clone());
+        let resolved = UiResolvedParams {
+            session_id: params.session_id.clone(),
+            request_id: params.request_id,
+            answer: params.answer,
+        };
+        // The answer is recorded whatever happens to the broadcast.
+        let _ = broadcast::<UiResolvedNotification>(state, &params.session_id, &resolved).await;
+        Ok(UiRespondResponse { accepted: true })
+    }
+
+    /// Sends the requests pending for `session_id` to one (newly attached) connection.
+    pub fn resend_pending(&self, session_id: &str, connection: &ConnectionHandle) {
+        let pending: Vec<UiRequestParams> = self
+            .table()
+            .values()
+            .filter(|pending| pending.params.session_id == session_id)
+            .map(|pending| pending.params.clone())
+            .collect();
+        for params in pending {
+            let _ = connection.notify::<UiRequestNotification>(&params);
+        }
+    }
+
+    /// How many requests are pending (for status and tests).
+    pub fn pending_count(&self) -> usize {
+        self.table().len()
+    }
+
+    fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
+        self.pending.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Withdraws a request on drop unless it was answered: removes it and tells the watchers.
+struct Withdraw {
+    state: Arc<DaemonState>,
+    session_id: String,
+    request_id: String,
+}
+
+impl Drop for Withdraw {
+    fn drop(&mut self) {
+        if self.state.ui.table().remove(&self.request_id).is_none() {
+            return;
+        }
+        let state = self.state.clone();
+        let resolved = UiResolvedParams {
+            session_id: self.session_id.clone(),
+            request_id: self.request_id.clone(),
+            answer: cancelled(),
+        };
+        // Drop cannot await: announce from a task (a runtime always exists here, the request
+        // ran on it).
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                let _ = broadcast::<UiResolvedNotification>(
+                    &state,
+                    &resolved.session_id.clone(),
+                    &resolved,
+                )
+                .await;
+            });
+        }
+    }
+}
+
+fn cancelled() -> UiAnswer {
+    UiAnswer {
+        cancelled: true,
+        ..UiAnswer::default()
+    }
+}
+
+/// Sends notification `N` to every client attached to `session_id` (through its actor).
+async fn broadcast<N: NotificationMethod>(
+    state: &Arc<DaemonState>,
+    session_id: &str,
+    params: &impl Serialize,
+) -> Result<(), ErrorObject> {
+    let notification = pi_protocol::Notification::new(N::NAME, serde_json::to_value(params).ok());
+    let text = serde_json::to_string(&notification)
+        .map_err(|error| crate::session::internal(error.to_string()))?;
+    state
+        .sessions
+        .call(session_id, |reply| Command::Notify {
+            method: N::NAME,
+            text: text.clone(),
+            reply,
+        })
+        .await
+        .map(|_| ())
+}
