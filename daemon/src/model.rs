@@ -75,6 +75,21 @@ impl ModelService for RegistryModels {
         self.registry.default_model()
     }
 
+    fn default_model_in(&self, env: &BTreeMap<String, String>) -> Option<Model> {
+        self.registry.default_model().or_else(|| {
+            // No key the daemon can see: the first provider, in pi's preference order, whose
+            // variable the client set.
+            pi_llm::PROVIDERS
+                .iter()
+                .filter(|info| {
+                    info.env_vars
+                        .iter()
+                        .any(|name| env.get(*name).is_some_and(|value| !value.is_empty()))
+                })
+                .find_map(|info| self.registry.find(info.id, info.default_model))
+        })
+    }
+
     fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String> {
         self.api_key_in(model, &BTreeMap::new())
     }

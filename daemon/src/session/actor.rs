@@ -534,10 +534,16 @@ impl SessionActor {
     /// The session's model and its key; the error says what to configure.
     fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
-            ErrorObject::new(
-                ErrorKind::InvalidParams,
-                "the session has no model; choose one with `session/setModel` (see `model/list`)",
-            )
+            let message = if self.services.models.default_model().is_none() {
+                "no model is available: no provider has an API key. Set ANTHROPIC_API_KEY, \
+                 OPENAI_API_KEY, GEMINI_API_KEY (or another provider's variable, see \
+                 `pictl models`), or add the key to auth.json in the daemon's config directory \
+                 or pi's ~/.pi/agent; then start a new session or choose a model with \
+                 `session/setModel`"
+            } else {
+                "the session has no model; choose one with `session/setModel` (see `model/list`)"
+            };
+            ErrorObject::new(ErrorKind::InvalidParams, message)
         })?;
         let environment = super::tool_environment(&self.row);
         let api_key = self

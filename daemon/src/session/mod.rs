@@ -115,11 +115,14 @@ impl SessionRegistry {
                 })?;
                 (Some(model), level)
             }
-            None => (
-                settings_default_model(models.as_ref(), &settings)
-                    .or_else(|| models.default_model()),
-                None,
-            ),
+            None => {
+                let client_env = params.env.clone().unwrap_or_default();
+                (
+                    settings_default_model(models.as_ref(), &settings)
+                        .or_else(|| models.default_model_in(&client_env)),
+                    None,
+                )
+            }
         };
         let requested = match (&params.thinking, level) {
             (Some(text), _) => text.parse::<ThinkingLevel>().map_err(|error| {

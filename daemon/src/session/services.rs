@@ -21,6 +21,12 @@ pub trait ModelService: Send + Sync {
     fn find(&self, provider: &str, id: &str) -> Option<Model>;
     /// The model new sessions use when none is asked for.
     fn default_model(&self) -> Option<Model>;
+    /// The default model for a session whose environment is `env` (the client's): a provider
+    /// key set only there counts too.
+    fn default_model_in(&self, env: &BTreeMap<String, String>) -> Option<Model> {
+        let _ = env;
+        self.default_model()
+    }
     /// The key for `model`'s provider (`None` for servers that need none). The error says which
     /// environment variable or file to set.
     fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String>;

@@ -45,6 +45,40 @@ async fn the_key_in_the_clients_environment_is_used() {
     assert!(message.contains("ANTHROPIC_API_KEY"), "{message}");
     assert!(message.contains("auth.json"), "{message}");
 
+    // No model named and no key anywhere: the error says what to set.
+    let no_model = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.clone(),
+            env: Some(BTreeMap::new()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    assert!(no_model.model.is_none());
+    let message = client
+        .call::<SessionPrompt>(&prompt(&no_model.id, "hi"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        message.contains("no provider has an API key") && message.contains("ANTHROPIC_API_KEY"),
+        "{message}"
+    );
+
+    // The client's key alone is enough to pick a default model.
+    let defaulted = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.clone(),
+            env: Some(BTreeMap::from([(
+                "ANTHROPIC_API_KEY".to_owned(),
+                "sk-ant-from-the-client".to_owned(),
+            )])),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(defaulted.model.unwrap().provider, "anthropic");
+
     let with_key = client
         .call::<SessionCreate>(&SessionCreateParams {
             cwd,
