@@ -100,6 +100,12 @@ pub async fn dispatch(
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }
+        v1::SessionSetDraft::NAME => {
+            call::<v1::SessionSetDraft, _>(params, |p| session::set_draft(context, p)).await
+        }
+        v1::HistorySearch::NAME => {
+            call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
+        }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,
             "this connection is already initialized; send `initialize` once per connection",

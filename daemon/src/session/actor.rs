@@ -30,6 +30,7 @@ use tokio_util::sync::CancellationToken;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::presence::Presence;
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
@@ -128,6 +129,15 @@ pub enum Command {
         /// Answer.
         reply: Reply<SessionNavigateResponse>,
     },
+    /// Record a subscriber's editor draft and tell the others.
+    SetDraft {
+        /// The connection id.
+        connection_id: String,
+        /// The draft (empty clears).
+        text: String,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     /// Counts over the context.
     Stats {
         /// Answer.
@@ -199,6 +209,8 @@ pub struct SessionActor {
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
     subscribers: Vec<ConnectionHandle>,
+    // Drafts of the subscribers, for `session/presence`.
+    presence: Presence,
     run: Option<ActiveRun>,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
@@ -259,6 +271,7 @@ impl SessionActor {
             tools,
             queues,
             subscribers: Vec::new(),
+            presence: Presence::default(),
             run: None,
             commands,
             closing: None,
@@ -295,6 +308,9 @@ impl SessionActor {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
+                _ = any_closed(&self.subscribers), if !self.subscribers.is_empty() => {
+                    self.prune_subscribers();
+                },
                 _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
                     if self.unload().await {
                         return;
@@ -319,7 +335,29 @@ impl SessionActor {
             } => {
                 self.subscribers
                     .retain(|subscriber| subscriber.id() != connection_id);
+                self.presence.retain(&self.subscribers);
+                self.presence.announce(&self.row.id, &self.subscribers);
                 let _ = reply.send(Ok(EmptyResponse {}));
+            }
+            Command::SetDraft {
+                connection_id,
+                text,
+                reply,
+            } => {
+                if self
+                    .subscribers
+                    .iter()
+                    .any(|subscriber| subscriber.id() == connection_id)
+                {
+                    self.presence.set_draft(&connection_id, text);
+                    self.presence.announce(&self.row.id, &self.subscribers);
+                    let _ = reply.send(Ok(EmptyResponse {}));
+                } else {
+                    let _ = reply.send(Err(ErrorObject::new(
+                        ErrorKind::InvalidParams,
+                        "this connection is not attached to the session; call `session/attach` first",
+                    )));
+                }
             }
             Command::Get { reply } => {
                 let _ = reply.send(Ok(self.get()));
@@ -329,7 +367,11 @@ impl SessionActor {
                 images,
                 reply,
             } => {
-                let _ = reply.send(self.prompt(text, images).await);
+                let result = self.prompt(text.clone(), images).await;
+                if result.is_ok() {
+                    self.record_history(&text).await;
+                }
+                let _ = reply.send(result);
             }
             Command::Enqueue {
                 steering,
@@ -337,7 +379,11 @@ impl SessionActor {
                 images,
                 reply,
             } => {
-                let _ = reply.send(self.enqueue(steering, text, images));
+                let result = self.enqueue(steering, text.clone(), images);
+                if result.is_ok() {
+                    self.record_history(&text).await;
+                }
+                let _ = reply.send(result);
             }
             Command::Abort { reply } => match &mut self.run {
                 Some(run) => {
@@ -651,6 +697,17 @@ impl SessionActor {
         }
     }
 
+    /// Remembers a sent message in the prompt history; a failure only loses the entry.
+    async fn record_history(&self, text: &str) {
+        if let Err(error) = self
+            .store
+            .record_prompt(text, &self.row.cwd, now_millis())
+            .await
+        {
+            tracing::warn!(%error, "cannot record the prompt in the history");
+        }
+    }
+
     // ----- subscribers -----
 
     async fn attach(
@@ -677,7 +734,9 @@ impl SessionActor {
             running_tools: run.map(|run| run.running_tools.clone()).unwrap_or_default(),
             queue: self.queue_state(),
             attached_clients,
+            clients: self.presence.clients(&self.subscribers),
         };
+        self.presence.announce(&self.row.id, &self.subscribers);
         Ok(SessionAttachResponse { snapshot, replay })
     }
 
@@ -761,10 +820,16 @@ impl SessionActor {
         });
     }
 
-    /// Drops subscribers whose connection has closed; returns how many remain.
+    /// Drops subscribers whose connection has closed (telling the others when any left);
+    /// returns how many remain.
     fn prune_subscribers(&mut self) -> u32 {
+        let before = self.subscribers.len();
         self.subscribers
             .retain(|subscriber| !subscriber.is_closed());
+        if self.subscribers.len() != before {
+            self.presence.retain(&self.subscribers);
+            self.presence.announce(&self.row.id, &self.subscribers);
+        }
         self.subscribers.len() as u32
     }
 
@@ -988,6 +1053,15 @@ impl SessionActor {
             tracing::error!(%error, "cannot save the session");
         }
     }
+}
+
+/// Completes when any of the subscribers' connections has ended.
+async fn any_closed(subscribers: &[ConnectionHandle]) {
+    let closed: Vec<_> = subscribers
+        .iter()
+        .map(|subscriber| Box::pin(subscriber.closed()))
+        .collect();
+    futures_util::future::select_all(closed).await;
 }
 
 impl Drop for SessionActor {

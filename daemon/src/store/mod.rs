@@ -9,9 +9,11 @@
 //! (`docs/decisions/0003-sqlite-durability.md`).
 
 mod entries;
+mod history;
 mod sessions;
 
 pub use entries::{NewEntry, StoredEntry};
+pub use history::HistoryRow;
 pub use sessions::{ListCursor, SessionRow};
 
 use std::path::Path;

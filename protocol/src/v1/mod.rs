@@ -9,17 +9,21 @@ pub mod connection;
 pub mod daemon;
 pub mod entry;
 pub mod event;
+pub mod history;
 pub mod initialize;
 pub mod message;
 pub mod model;
+pub mod presence;
 pub mod session;
 
 pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
 pub use event::*;
+pub use history::*;
 pub use initialize::*;
 pub use model::*;
+pub use presence::*;
 pub use session::*;
 
 crate::method_table! {
@@ -74,6 +78,10 @@ crate::method_table! {
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Reports this client's editor draft to the other clients attached to the session.
+    SessionSetDraft = "session/setDraft" (SessionSetDraftParams) -> EmptyResponse;
+    /// Searches the prompt history shared by all clients, newest first.
+    HistorySearch = "history/search" (HistorySearchParams) -> HistorySearchResponse;
 }
 
 crate::notification_table! {
@@ -82,4 +90,6 @@ crate::notification_table! {
     ConnectionClosing = "connection/closing" (DaemonToClient, ConnectionClosingParams);
     /// An event of an attached session.
     SessionEventNotification = "session/event" (DaemonToClient, SessionEventParams);
+    /// The clients attached to a session and their drafts changed.
+    SessionPresence = "session/presence" (DaemonToClient, SessionPresenceParams);
 }

@@ -9,6 +9,7 @@ use crate::v1::entry::EntryRecord;
 use crate::v1::event::SessionEventParams;
 use crate::v1::message::{AssistantMessage, ImageContent, ToolResult};
 use crate::v1::model::{ModelInfo, ModelRef};
+use crate::v1::presence::AttachedClient;
 
 /// What a session is, without its history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -221,6 +222,9 @@ pub struct SessionSnapshot {
     pub queue: QueueState,
     /// Clients attached, this one included.
     pub attached_clients: u32,
+    /// The attached clients with their drafts, this one included (see `session/presence`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<AttachedClient>,
 }
 
 /// A tool call in progress.

@@ -2,5 +2,6 @@
 //! [`crate::rpc::dispatch::RequestContext`] and return the typed response or an error object.
 
 pub mod daemon;
+pub mod history;
 pub mod model;
 pub mod session;

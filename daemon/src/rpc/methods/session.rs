@@ -5,9 +5,9 @@ use pi_protocol::v1::{
     SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
     SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
     SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateResponse,
-    SessionReadParams, SessionReadResponse, SessionSetModelParams, SessionSetModelResponse,
-    SessionSetNameParams, SessionSetThinkingParams, SessionSetThinkingResponse,
-    SessionStatsResponse,
+    SessionReadParams, SessionReadResponse, SessionSetDraftParams, SessionSetModelParams,
+    SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
+    SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -78,6 +78,23 @@ pub async fn detach(
         .sessions
         .call(&params.session_id, |reply| Command::Detach {
             connection_id: connection_id.to_owned(),
+            reply,
+        })
+        .await
+}
+
+/// `session/setDraft`.
+pub async fn set_draft(
+    context: &RequestContext,
+    params: SessionSetDraftParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    let connection_id = context.connection.id();
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetDraft {
+            connection_id: connection_id.to_owned(),
+            text: params.text.clone(),
             reply,
         })
         .await

@@ -4,5 +4,6 @@ mod basics;
 mod harness;
 mod import_export;
 mod multi_client;
+mod presence;
 mod runs;
 mod tree;
