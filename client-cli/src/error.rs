@@ -6,6 +6,8 @@ use pi_client::ClientError;
 
 /// Exit code: the command failed.
 pub const EXIT_FAILED: u8 = 1;
+/// Exit code: the command line is wrong.
+pub const EXIT_USAGE: u8 = 2;
 /// Exit code: the daemon cannot be reached or speaks another protocol.
 pub const EXIT_UNREACHABLE: u8 = 3;
 
@@ -21,6 +23,14 @@ impl CliError {
     pub fn failed(message: impl Into<String>) -> Self {
         CliError {
             exit_code: EXIT_FAILED,
+            message: message.into(),
+        }
+    }
+
+    /// A usage error (exit 2).
+    pub fn usage(message: impl Into<String>) -> Self {
+        CliError {
+            exit_code: EXIT_USAGE,
             message: message.into(),
         }
     }

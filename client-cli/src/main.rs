@@ -18,7 +18,9 @@ use crate::error::CliError;
 #[command(name = "pictl", version, about, long_about = None)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    interactive: commands::attach::InteractiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -26,6 +28,8 @@ enum Command {
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
+    /// Open the TUI on a session (no ID: pick one of this directory's recent sessions)
+    Attach(commands::attach::AttachArgs),
 }
 
 fn main() -> ExitCode {
@@ -41,7 +45,9 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         match cli.command {
-            Command::Daemon(command) => commands::daemon::run(command).await,
+            Some(Command::Daemon(command)) => commands::daemon::run(command).await,
+            Some(Command::Attach(args)) => commands::attach::attach(args).await,
+            None => commands::attach::interactive(cli.interactive).await,
         }
     });
     match result {

@@ -1,5 +1,6 @@
 //! One module per `pictl` command group.
 
+pub mod attach;
 pub mod daemon;
 
 /// Prints one JSON object as a line on stdout.
