@@ -186,6 +186,13 @@ pub fn render_completion(state: &State, frame: &mut Frame<'_>, area: Rect, botto
         height: rows,
     };
     let first = (completion.selected + 1).saturating_sub(rows as usize);
+    let column = completion
+        .items
+        .iter()
+        .map(|(shown, _, _)| shown.width())
+        .max()
+        .unwrap_or(0)
+        .min(width as usize / 2);
     let lines: Vec<Line<'static>> = completion
         .items
         .iter()
@@ -199,10 +206,11 @@ pub fn render_completion(state: &State, frame: &mut Frame<'_>, area: Rect, botto
             } else {
                 Style::default()
             };
-            let shown = truncate(shown, width as usize / 2);
-            let detail_room = (width as usize).saturating_sub(shown.width() + 4);
+            let shown = truncate(shown, column);
+            let pad = column.saturating_sub(shown.width());
+            let detail_room = (width as usize).saturating_sub(column + 4);
             Line::from(vec![
-                Span::styled(format!(" {shown} "), style),
+                Span::styled(format!(" {shown}{} ", " ".repeat(pad)), style),
                 Span::styled(
                     format!(" {}", truncate(detail, detail_room)),
                     Style::default().add_modifier(Modifier::DIM),
@@ -210,7 +218,11 @@ pub fn render_completion(state: &State, frame: &mut Frame<'_>, area: Rect, botto
             ])
         })
         .collect();
-    frame.render_widget(Clear, popup);
+    let cleared = Rect {
+        width: area.width,
+        ..popup
+    };
+    frame.render_widget(Clear, cleared);
     frame.render_widget(Paragraph::new(lines), popup);
 }
 
@@ -265,11 +277,15 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     ]
 }
 
+fn trim_zero(text: String) -> String {
+    text.strip_suffix(".0").map(str::to_owned).unwrap_or(text)
+}
+
 /// `1234` → `1.2k`, `1234567` → `1.2M`.
 pub fn compact_number(number: u64) -> String {
     match number {
         0..1_000 => number.to_string(),
-        1_000..1_000_000 => format!("{:.1}k", number as f64 / 1_000.0),
-        _ => format!("{:.1}M", number as f64 / 1_000_000.0),
+        1_000..1_000_000 => trim_zero(format!("{:.1}", number as f64 / 1_000.0)) + "k",
+        _ => trim_zero(format!("{:.1}", number as f64 / 1_000_000.0)) + "M",
     }
 }

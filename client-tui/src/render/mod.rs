@@ -72,5 +72,5 @@ pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
     chrome::render_editor(state, frame, editor_area);
     frame.render_widget(Paragraph::new(footer), footer_area);
     chrome::render_completion(state, frame, transcript_area, status_area.y);
-    dialogs::render_overlay(state, frame, transcript_area.union(status_area));
+    dialogs::render_overlay(state, frame, area);
 }

@@ -52,6 +52,33 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
         ..state.view
     };
     let items = state.transcript.items();
+    if items.is_empty() && state.transcript.streaming().is_none() && state.session.is_some() {
+        let dim = Style::default().add_modifier(Modifier::DIM);
+        let welcome = vec![
+            Line::from(Span::styled(
+                "pi".to_owned(),
+                Style::default().add_modifier(Modifier::BOLD),
+            )),
+            Line::from(Span::styled(
+                "enter send · shift+enter newline · / commands · @ files".to_owned(),
+                dim,
+            )),
+            Line::from(Span::styled(
+                "ctrl+r history · ctrl+l model · /hotkeys all keys · ctrl+d detach".to_owned(),
+                dim,
+            )),
+        ];
+        let top = area.y + area.height.saturating_sub(welcome.len() as u16 + 1);
+        frame.render_widget(
+            Paragraph::new(welcome),
+            Rect {
+                y: top,
+                height: area.y + area.height - top,
+                ..area
+            },
+        );
+        return;
+    }
     let wanted = height + state.view.scroll_from_bottom;
 
     // Lines from the bottom up, as (chunk, line index) so only visible lines get cloned.

@@ -55,7 +55,10 @@ pub fn wrap(
     for (text, style, is_space) in pieces {
         let text_width = text.width();
         if is_space {
-            if line_has_text && used + text_width <= limit {
+            // Leading spaces of the first line are indentation (code, diffs): keep them.
+            // Spaces where a line was wrapped are dropped.
+            let leading = !line_has_text && lines.is_empty();
+            if (line_has_text || leading) && used + text_width <= limit {
                 current.push(Span::styled(text, style));
                 used += text_width;
             } else if line_has_text {

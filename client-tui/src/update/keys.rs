@@ -27,7 +27,10 @@ pub(super) fn on_key(state: &mut State, event: KeyEvent, now_ms: u64, effects: &
     let before = state.editor.text();
     match state.keymap.action(&event) {
         Some(action) => on_action(state, action, now_ms, effects),
-        None => edit_key(state, event),
+        None => {
+            state.status = None;
+            edit_key(state, event);
+        }
     }
     after_edit(state, &before, effects);
 }
@@ -332,12 +335,14 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
     }
     let selector = match overlay {
         Overlay::Select(selector) => selector,
-        Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. } => {
+        Overlay::Hotkeys | Overlay::Info { .. } => {
             if matches!(event.code, KeyCode::Enter | KeyCode::Char('q')) {
                 state.overlay = None;
             }
             return;
         }
+        // Only Esc leaves a dialog that is still loading.
+        Overlay::Loading { .. } => return,
     };
     match event.code {
         KeyCode::Up => selector.move_by(-1),

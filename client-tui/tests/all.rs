@@ -1,0 +1,3 @@
+//! pi-tui's integration tests: one binary, modules under `suite/`.
+
+mod suite;
