@@ -1,55 +1,10 @@
-//! Interim model and tool services used until the real ones are wired: no models and no tools.
-//! Sessions can be created, read, imported and exported; prompting explains that no model is
-//! configured.
+//! The interim tool service used until the built-in tools are wired: no tools.
 
 use std::sync::Arc;
 
 use pi_agent::Tool;
-use pi_llm::{ApiKey, AssistantStream, Context, Model, Provider, StreamOptions, ThinkingLevel};
 
-use crate::session::{ModelService, ToolEnvironment, ToolFactory};
-
-/// Knows no models.
-#[derive(Debug, Default)]
-pub struct NoModels;
-
-impl ModelService for NoModels {
-    fn provider(&self) -> Arc<dyn Provider> {
-        Arc::new(NoProvider)
-    }
-    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
-        Err(format!(
-            "no model matches {spec:?}: this daemon has no model providers configured"
-        ))
-    }
-    fn find(&self, _provider: &str, _id: &str) -> Option<Model> {
-        None
-    }
-    fn default_model(&self) -> Option<Model> {
-        None
-    }
-    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String> {
-        Err(format!("no key is configured for {}", model.provider))
-    }
-    fn list(&self) -> Vec<(Model, bool)> {
-        Vec::new()
-    }
-}
-
-#[derive(Debug)]
-struct NoProvider;
-
-impl Provider for NoProvider {
-    fn stream(
-        &self,
-        model: &Model,
-        _context: &Context,
-        _options: StreamOptions,
-    ) -> AssistantStream {
-        // Dropping the sender ends the stream with an error event.
-        AssistantStream::channel(model).1
-    }
-}
+use crate::session::{ToolEnvironment, ToolFactory};
 
 /// Offers no tools.
 #[derive(Debug, Default)]
