@@ -49,7 +49,7 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
         Action::Interrupt => {
             if state.running {
                 effects.push(Effect::Request(Request::Abort));
-                state.status = Some("Aborting…".to_owned());
+                state.status = Some(super::session::ABORTING.to_owned());
             } else {
                 state.view.scroll_from_bottom = 0;
                 state.status = None;

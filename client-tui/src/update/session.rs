@@ -9,6 +9,9 @@ use crate::input::Attachment;
 use crate::state::{Connection, State, UsageTotals};
 use crate::transcript::{NoticeLevel, ToolStatus};
 
+/// The status shown between Esc and the end of the run.
+pub(super) const ABORTING: &str = "Aborting…";
+
 pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &mut Vec<Effect>) {
     let Attachment {
         connection_id,
@@ -106,6 +109,9 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         SessionEvent::AgentStart => state.running = true,
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
+            if state.status.as_deref() == Some(ABORTING) {
+                state.status = None;
+            }
             state.transcript.stop_streaming();
             state.transcript.fail_unfinished_tools();
         }

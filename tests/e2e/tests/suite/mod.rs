@@ -3,3 +3,4 @@
 
 mod crash;
 mod harness;
+mod tui;
