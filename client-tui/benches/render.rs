@@ -7,11 +7,7 @@
 //! Run: `cargo bench -p pi-tui --bench render`. Prints a Markdown table for
 //! `docs/benchmarks.md`.
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::print_stdout,
-    reason = "bench binary"
-)]
+#![allow(clippy::unwrap_used, clippy::print_stdout, reason = "bench binary")]
 
 use std::io;
 use std::time::{Duration, Instant};
@@ -60,7 +56,9 @@ fn session_entries() -> Vec<EntryRecord> {
     while messages.len() < MESSAGES {
         n += 1;
         messages.push(AgentMessage::User(UserMessage {
-            content: vec![text(&format!("Question {n}: why does the parser panic on bad input?"))],
+            content: vec![text(&format!(
+                "Question {n}: why does the parser panic on bad input?"
+            ))],
             timestamp: 0,
         }));
         messages.push(assistant(vec![
@@ -128,7 +126,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
     };
     pi_tui::update(
         &mut state,
-        Input::Attached(Attachment {
+        Input::Attached(Box::new(Attachment {
             connection_id: "c1".into(),
             response: SessionAttachResponse {
                 snapshot: SessionSnapshot {
@@ -142,7 +140,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
                 replay: Vec::new(),
             },
             history: Some(entries),
-        }),
+        })),
     );
     pi_tui::update(&mut state, Input::Resize(WIDTH, HEIGHT));
     state
@@ -191,7 +189,9 @@ fn main() {
     .unwrap();
 
     let cold = Instant::now();
-    terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+    terminal
+        .draw(|frame| pi_tui::render(&state, frame))
+        .unwrap();
     let cold = cold.elapsed();
 
     // A reply streaming: each sample applies one delta and draws.
@@ -223,7 +223,9 @@ fn main() {
                 },
             ),
         );
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         streaming.push(sample.elapsed());
     }
 
@@ -239,7 +241,9 @@ fn main() {
                 now_ms: n as u64,
             },
         );
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         keystrokes.push(sample.elapsed());
     }
 
@@ -254,20 +258,26 @@ fn main() {
                 now_ms: 10_000 + n as u64,
             },
         );
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         scrolling.push(sample.elapsed());
     }
 
     // Jump to the top: every item laid out once.
     state.view.scroll_from_bottom = usize::MAX / 2;
     let to_top = Instant::now();
-    terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+    terminal
+        .draw(|frame| pi_tui::render(&state, frame))
+        .unwrap();
     let to_top = to_top.elapsed();
     // Steady frames at the top, layouts cached.
     let mut at_top = Vec::with_capacity(RUNS);
     for _ in 0..RUNS {
         let sample = Instant::now();
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         at_top.push(sample.elapsed());
     }
 
@@ -275,7 +285,9 @@ fn main() {
     let keystrokes = stats(keystrokes);
     let scrolling = stats(scrolling);
     let at_top = stats(at_top);
-    println!("TUI render benchmark: {MESSAGES} messages ({items} transcript items), {WIDTH}x{HEIGHT}, {RUNS} samples each\n");
+    println!(
+        "TUI render benchmark: {MESSAGES} messages ({items} transcript items), {WIDTH}x{HEIGHT}, {RUNS} samples each\n"
+    );
     println!("| measure | p50 | p99 | max | target |");
     println!("|---|---|---|---|---|");
     println!(
@@ -305,7 +317,16 @@ fn main() {
     println!();
     println!("| one-off | time |");
     println!("|---|---|");
-    println!("| build the transcript from {MESSAGES} entries (attach) | {} |", ms(load));
-    println!("| first frame (cold layout cache, first code block loads the grammars) | {} |", ms(cold));
-    println!("| jump to the top (lay out all {items} items) | {} |", ms(to_top));
+    println!(
+        "| build the transcript from {MESSAGES} entries (attach) | {} |",
+        ms(load)
+    );
+    println!(
+        "| first frame (cold layout cache, first code block loads the grammars) | {} |",
+        ms(cold)
+    );
+    println!(
+        "| jump to the top (lay out all {items} items) | {} |",
+        ms(to_top)
+    );
 }

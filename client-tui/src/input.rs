@@ -25,7 +25,7 @@ pub enum Input {
     /// A timer tick (animations); ms since start.
     Tick(u64),
     /// Attached (first time, after a reconnect, or to another session).
-    Attached(Attachment),
+    Attached(Box<Attachment>),
     /// A session event.
     Event(SessionEventParams),
     /// Who is attached and what they type.

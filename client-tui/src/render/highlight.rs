@@ -101,9 +101,10 @@ fn scope_style(scope: Scope) -> Option<Style> {
         return Some(Style::default().add_modifier(Modifier::DIM | Modifier::ITALIC));
     } else if starts("string") {
         Color::Green
-    } else if starts("constant.numeric") || starts("constant.language") {
-        Color::Yellow
-    } else if starts("constant.character") {
+    } else if starts("constant.numeric")
+        || starts("constant.language")
+        || starts("constant.character")
+    {
         Color::Yellow
     } else if starts("keyword.operator") {
         return None;

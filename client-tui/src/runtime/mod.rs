@@ -190,7 +190,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
     shell.forward(connected.notifications);
     let mut effects = update(&mut state, Input::Resize(size.width, size.height));
     if let Some(attachment) = first_attachment {
-        effects.extend(update(&mut state, Input::Attached(attachment)));
+        effects.extend(update(&mut state, Input::Attached(Box::new(attachment))));
     }
     shell.perform(&mut state, effects).await;
     draw(&mut guard, &state)?;
@@ -292,6 +292,9 @@ fn notification_input(notification: Notification) -> Option<Input> {
     }
 }
 
+/// A notification of connection `generation`, or `None` when that connection ended.
+type Forwarded = (u64, Option<Notification>);
+
 /// The shell's own state: the connection and its channels, timers.
 struct Shell {
     options: AttachOptions,
@@ -301,8 +304,8 @@ struct Shell {
     generation: u64,
     // Sent by one forwarding task per connection (`None` when it ends); received by the loop.
     notifications: (
-        mpsc::UnboundedSender<(u64, Option<Notification>)>,
-        mpsc::UnboundedReceiver<(u64, Option<Notification>)>,
+        mpsc::UnboundedSender<Forwarded>,
+        mpsc::UnboundedReceiver<Forwarded>,
     ),
     // Sent by request tasks and the file lister; received by the loop.
     inputs: (mpsc::UnboundedSender<Input>, mpsc::UnboundedReceiver<Input>),
@@ -402,7 +405,7 @@ impl Shell {
                 if let Some(draft) = (!state.editor.is_empty()).then(|| state.editor.text()) {
                     self.pending_draft = Some(draft);
                 }
-                Some(Input::Attached(attachment))
+                Some(Input::Attached(Box::new(attachment)))
             }
             Err(_) => retry(self),
         }
@@ -437,7 +440,7 @@ impl Shell {
                     let result = self.switch(state, target).await;
                     match result {
                         Ok(attachment) => {
-                            queue.extend(update(state, Input::Attached(attachment)));
+                            queue.extend(update(state, Input::Attached(Box::new(attachment))));
                         }
                         Err(error) => queue.extend(update(
                             state,

@@ -247,12 +247,14 @@ fn edit_key(state: &mut State, event: KeyEvent) {
         KeyCode::Home => editor.home(),
         KeyCode::End => editor.end(),
         KeyCode::Up => {
-            if !editor.up() {
+            let moved = editor.up();
+            if !moved {
                 history_step(state, 1);
             }
         }
         KeyCode::Down => {
-            if !editor.down() {
+            let moved = editor.down();
+            if !moved {
                 history_step(state, -1);
             }
         }

@@ -34,7 +34,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 state.spinner = state.spinner.wrapping_add(1);
             }
         }
-        Input::Attached(attachment) => session::on_attached(state, attachment, &mut effects),
+        Input::Attached(attachment) => session::on_attached(state, *attachment, &mut effects),
         Input::Event(event) => session::on_event(state, event, &mut effects),
         Input::Presence(presence) => {
             if state

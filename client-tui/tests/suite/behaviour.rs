@@ -238,7 +238,7 @@ fn a_reconnect_replays_after_the_durable_cursor_without_repeats() {
     snapshot_info.leaf_id = Some("e3".into());
     let final_reply =
         AgentMessage::Assistant(assistant(vec![reply_text("full reply")], StopReason::Stop));
-    harness.send(Input::Attached(Attachment {
+    harness.send(Input::Attached(Box::new(Attachment {
         connection_id: "c9".into(),
         response: SessionAttachResponse {
             snapshot: SessionSnapshot {
@@ -269,7 +269,7 @@ fn a_reconnect_replays_after_the_durable_cursor_without_repeats() {
             ],
         },
         history: None,
-    }));
+    })));
     assert_eq!(harness.state.connection, Connection::Live);
     assert!(harness.state.transcript.streaming().is_none());
     assert_eq!(
@@ -305,7 +305,7 @@ fn a_replay_that_ends_on_another_leaf_asks_for_a_full_reload() {
     harness.take_effects();
     let mut snapshot_info = info(5);
     snapshot_info.leaf_id = Some("e1".into());
-    harness.send(Input::Attached(Attachment {
+    harness.send(Input::Attached(Box::new(Attachment {
         connection_id: ME.into(),
         response: SessionAttachResponse {
             snapshot: SessionSnapshot {
@@ -319,7 +319,7 @@ fn a_replay_that_ends_on_another_leaf_asks_for_a_full_reload() {
             replay: Vec::new(),
         },
         history: None,
-    }));
+    })));
     assert!(
         harness
             .take_effects()

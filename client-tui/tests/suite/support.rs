@@ -253,7 +253,7 @@ impl Harness {
             name: "pi-tui".to_owned(),
             draft: String::new(),
         };
-        self.send(Input::Attached(Attachment {
+        self.send(Input::Attached(Box::new(Attachment {
             connection_id: ME.to_owned(),
             response: SessionAttachResponse {
                 snapshot: SessionSnapshot {
@@ -267,7 +267,7 @@ impl Harness {
                 replay: Vec::new(),
             },
             history: Some(entries),
-        }));
+        })));
     }
 
     pub fn send(&mut self, input: Input) -> &mut Harness {
