@@ -46,6 +46,10 @@ pub enum Action {
     PageUp,
     /// Scroll the transcript down a page.
     PageDown,
+    /// Scroll the transcript up a line.
+    ScrollUp,
+    /// Scroll the transcript down a line.
+    ScrollDown,
     /// Open the session tree.
     Tree,
     /// Start a new session.
@@ -89,6 +93,8 @@ pub const ACTIONS: &[(Action, &str, &str)] = &[
     ),
     (Action::PageUp, "pageUp", "Scroll up"),
     (Action::PageDown, "pageDown", "Scroll down"),
+    (Action::ScrollUp, "scrollUp", "Scroll up a line"),
+    (Action::ScrollDown, "scrollDown", "Scroll down a line"),
     (Action::Tree, "tree", "Session tree"),
     (Action::NewSession, "newSession", "New session"),
     (Action::Resume, "resume", "Resume a session"),
@@ -250,6 +256,8 @@ impl Default for Keymap {
             (Action::HistorySearch, &["ctrl+r"]),
             (Action::PageUp, &["pageUp"]),
             (Action::PageDown, &["pageDown"]),
+            (Action::ScrollUp, &["shift+up"]),
+            (Action::ScrollDown, &["shift+down"]),
             (Action::Tree, &[]),
             (Action::NewSession, &[]),
             (Action::Resume, &[]),

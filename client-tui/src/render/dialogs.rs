@@ -70,7 +70,15 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             footer.to_owned(),
             Style::default().add_modifier(Modifier::DIM),
         ));
-    frame.render_widget(Clear, dialog);
+    // Clear the dialog's rows edge to edge, so the transcript does not show beside it.
+    frame.render_widget(
+        Clear,
+        Rect {
+            x: area.x,
+            width: area.width,
+            ..dialog
+        },
+    );
     frame.render_widget(Paragraph::new(lines).block(block), dialog);
 }
 
@@ -132,8 +140,8 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         }
         let keys = keys.join(", ");
         lines.push(Line::from(vec![
-            Span::styled(format!("{keys:<18} "), Style::default().fg(Color::Cyan)),
-            Span::raw(truncate(description, width.saturating_sub(19))),
+            Span::styled(format!("{keys:<20} "), Style::default().fg(Color::Cyan)),
+            Span::raw(truncate(description, width.saturating_sub(21))),
         ]));
     }
     lines.push(Line::from(Span::styled(

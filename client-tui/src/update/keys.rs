@@ -120,6 +120,8 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
         Action::HistorySearch => commands::open_history_search(state, effects),
         Action::PageUp => scroll(state, page(state) as isize),
         Action::PageDown => scroll(state, -(page(state) as isize)),
+        Action::ScrollUp => scroll(state, 1),
+        Action::ScrollDown => scroll(state, -1),
         Action::Tree => commands::run(state, "/tree", effects),
         Action::NewSession => commands::run(state, "/new", effects),
         Action::Resume => commands::run(state, "/resume", effects),
@@ -131,8 +133,13 @@ fn page(state: &State) -> usize {
 }
 
 fn scroll(state: &mut State, lines: isize) {
-    state.view.scroll_from_bottom =
-        (state.view.scroll_from_bottom as isize + lines).max(0) as usize;
+    // Clamped to what the last frame could show (derived layout data, not I/O), so scrolling
+    // back down after overshooting the top takes effect at once.
+    let current = state
+        .view
+        .scroll_from_bottom
+        .min(crate::render::max_scroll());
+    state.view.scroll_from_bottom = (current as isize + lines).max(0) as usize;
 }
 
 fn cycle_model(state: &mut State, direction: isize, effects: &mut Vec<Effect>) {

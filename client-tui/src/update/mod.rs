@@ -47,6 +47,8 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         }
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
+            // Who else is attached is unknown until the next snapshot.
+            state.clients.clear();
         }
         Input::ReconnectFailed { attempt } => {
             if let Connection::Reconnecting { attempt: shown, .. } = &mut state.connection {
