@@ -96,3 +96,56 @@ pub fn read_image(cwd: &Path, path: &str) -> Result<Option<ImageContent>, String
         mime_type: mime_type.to_owned(),
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cwd_branch_files_and_images_are_read_from_the_directory() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::create_dir_all(root.join(".git")).unwrap();
+        std::fs::write(root.join(".git/HEAD"), "ref: refs/heads/feature/tui\n").unwrap();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        std::fs::create_dir_all(root.join("src/deep")).unwrap();
+        std::fs::create_dir_all(root.join("target")).unwrap();
+        std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
+        std::fs::write(root.join("src/deep/mod.rs"), "").unwrap();
+        std::fs::write(root.join("target/junk.o"), "").unwrap();
+        std::fs::write(root.join("shot.png"), [0x89, b'P', b'N', b'G']).unwrap();
+
+        assert_eq!(display_cwd(&root.join("src"), Some(root)), "~/src");
+        assert_eq!(display_cwd(root, Some(root)), "~");
+        assert_eq!(display_cwd(root, None), root.display().to_string());
+        assert_eq!(
+            git_branch(&root.join("src/deep")).as_deref(),
+            Some("feature/tui")
+        );
+        assert_eq!(
+            list_files(root),
+            ["shot.png", "src/deep/mod.rs", "src/main.rs"]
+        );
+
+        let image = read_image(root, "shot.png").unwrap().unwrap();
+        assert_eq!(image.mime_type, "image/png");
+        assert_eq!(image.data, "iVBORw==");
+        assert_eq!(read_image(root, "missing.png"), Ok(None));
+    }
+
+    #[test]
+    fn a_worktree_names_its_branch_through_the_gitdir_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let git_dir = dir.path().join("main/.git/worktrees/wt");
+        std::fs::create_dir_all(&git_dir).unwrap();
+        std::fs::write(git_dir.join("HEAD"), "0123456789abcdef\n").unwrap();
+        let worktree = dir.path().join("wt");
+        std::fs::create_dir_all(&worktree).unwrap();
+        std::fs::write(
+            worktree.join(".git"),
+            format!("gitdir: {}\n", git_dir.display()),
+        )
+        .unwrap();
+        assert_eq!(git_branch(&worktree).as_deref(), Some("0123456"));
+    }
+}

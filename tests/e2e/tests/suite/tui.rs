@@ -254,9 +254,17 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     let screen_b = tmux.capture("b");
     assert_eq!(transcript(&screen_a), transcript(&screen_b));
 
-    // Ctrl+D on an empty editor detaches; the session stays.
+    // Ctrl+D on an empty editor detaches; the session stays, and `pictl attach` without an
+    // id offers it in the picker.
     tmux.send("a", &["C-d"]);
     tmux.wait_for("a", "pictl to exit", |screen| {
         !screen.contains("Type a message")
     });
+    tmux.wait_for_text("b", "Type a message");
+    tmux.start("c", &work, &env, &[pictl, "attach".into()]);
+    tmux.wait_for_text("c", "Attach to a session");
+    tmux.wait_for_text("c", "explain the lexer");
+    tmux.send("c", &["Enter"]);
+    let screen = tmux.wait_for_text("c", "Back after the restart.");
+    assert!(screen.contains("› explain the lexer"), "{screen}");
 }
