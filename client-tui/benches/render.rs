@@ -229,6 +229,59 @@ fn main() {
         streaming.push(sample.elapsed());
     }
 
+    // A long reply: ~100,000 characters streamed so far, then more deltas.
+    let paragraph = "The parser walks the token stream and builds the tree; each `node` keeps its span so errors point at the source. ".repeat(4) + "\n\n";
+    let mut long_text = String::new();
+    while long_text.len() < 100_000 {
+        long_text.push_str(&paragraph);
+    }
+    seq += 1;
+    pi_tui::update(
+        &mut state,
+        event(
+            seq,
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta {
+                    content_index: 0,
+                    delta: long_text,
+                },
+            },
+        ),
+    );
+    let mut long_streaming = Vec::with_capacity(RUNS);
+    for _ in 0..RUNS {
+        seq += 1;
+        let sample = Instant::now();
+        pi_tui::update(
+            &mut state,
+            event(
+                seq,
+                SessionEvent::MessageUpdate {
+                    assistant_message_event: AssistantMessageEvent::TextDelta {
+                        content_index: 0,
+                        delta: "more words ".into(),
+                    },
+                },
+            ),
+        );
+        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        long_streaming.push(sample.elapsed());
+    }
+    seq += 1;
+    pi_tui::update(
+        &mut state,
+        event(
+            seq,
+            SessionEvent::MessageEnd {
+                message: assistant(vec![AssistantContent::Text(TextContent {
+                    text: "done".into(),
+                    text_signature: None,
+                })]),
+                entry_id: Some("final".into()),
+            },
+        ),
+    );
+
     // Keystrokes in the editor, each to its updated frame.
     let mut keystrokes = Vec::with_capacity(RUNS);
     for n in 0..RUNS {
@@ -282,6 +335,7 @@ fn main() {
     }
 
     let streaming = stats(streaming);
+    let long_streaming = stats(long_streaming);
     let keystrokes = stats(keystrokes);
     let scrolling = stats(scrolling);
     let at_top = stats(at_top);
@@ -295,6 +349,12 @@ fn main() {
         ms(streaming.p50),
         ms(streaming.p99),
         ms(streaming.max)
+    );
+    println!(
+        "| frame while streaming a 100,000-character reply | {} | {} | {} | < 16 ms |",
+        ms(long_streaming.p50),
+        ms(long_streaming.p99),
+        ms(long_streaming.max)
     );
     println!(
         "| keystroke to updated frame | {} | {} | {} | < 16 ms |",
