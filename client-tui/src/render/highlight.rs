@@ -17,6 +17,12 @@ fn syntaxes() -> &'static SyntaxSet {
     SYNTAXES.get_or_init(SyntaxSet::load_defaults_newlines)
 }
 
+/// Loads the grammars now (they otherwise load on the first code block drawn); call from a
+/// background thread at startup so the first frame with code does not stall.
+pub fn warm_up() {
+    syntaxes();
+}
+
 /// Finds a grammar by fence token (`rust`, `rs`, `py`, `sh`, ...).
 fn find_syntax(language: &str) -> Option<&'static SyntaxReference> {
     let language = language.trim().split([',', ' ']).next().unwrap_or_default();

@@ -18,6 +18,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 
 pub use chrome::compact_number;
+pub use highlight::warm_up;
 pub use markdown::render_markdown;
 pub use transcript::max_scroll;
 

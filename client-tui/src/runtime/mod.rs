@@ -28,6 +28,7 @@ use pi_protocol::v1::{
     SessionSetDraftParams,
 };
 use pi_protocol::{Notification, NotificationMethod as _};
+use tokio::signal::unix::{SignalKind, signal};
 use tokio::sync::mpsc;
 
 use crate::effect::{Effect, SwitchTo};
@@ -172,6 +173,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         state.overlay = Some(Overlay::Select(selector));
     }
 
+    // Syntax grammars take a few milliseconds to load: do it off the first frame's path.
+    tokio::task::spawn_blocking(crate::render::warm_up);
     let mut guard = terminal::TerminalGuard::enter().context("preparing the terminal")?;
     let size = guard.terminal.size()?;
     let mut shell = Shell {
@@ -197,6 +200,9 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
 
     let mut terminal_events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
+    // SIGTERM and SIGHUP end the TUI like a detach, restoring the terminal on the way out.
+    let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
+    let mut hangup = signal(SignalKind::hangup()).context("handling SIGHUP")?;
     while !state.exiting {
         let reconnect_in = shell
             .reconnect_at
@@ -224,6 +230,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                 }
             },
             Some(input) = shell.inputs.1.recv() => Some(input),
+            _ = terminate.recv() => break,
+            _ = hangup.recv() => break,
             _ = tick.tick() => state.running.then(|| Input::Tick(shell.now_ms())),
             _ = tokio::time::sleep(reconnect_in.unwrap_or(Duration::ZERO)), if reconnect_in.is_some() => {
                 shell.reconnect(&mut state).await
