@@ -264,7 +264,9 @@ fn main() {
                 },
             ),
         );
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         long_streaming.push(sample.elapsed());
     }
     seq += 1;

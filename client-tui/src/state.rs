@@ -62,6 +62,9 @@ pub struct ViewOptions {
     pub expand_tools: bool,
     /// Lines scrolled up from the bottom; 0 follows new output.
     pub scroll_from_bottom: usize,
+    /// Bumped by every scroll the user makes; the renderer holds a scrolled-up view in place
+    /// only while it is unchanged.
+    pub scroll_serial: u64,
 }
 
 /// Prompt history navigation (↑/↓).

@@ -20,7 +20,7 @@ use ratatui::widgets::Paragraph;
 pub use chrome::compact_number;
 pub use highlight::warm_up;
 pub use markdown::render_markdown;
-pub use transcript::max_scroll;
+pub use transcript::shown_scroll;
 
 /// Draws the state into the frame.
 pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {

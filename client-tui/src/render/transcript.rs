@@ -26,6 +26,20 @@ pub struct LayoutCache {
     items: Vec<Option<CachedItem>>,
     /// The largest useful scroll offset seen by the last frame (for clamping scrolls).
     pub max_scroll: usize,
+    // The line at the top of the last frame, while scrolled up.
+    anchor: Option<Anchor>,
+    // (the state's scroll offset, the offset the last frame showed): they differ while an
+    // anchor holds the view in place as output arrives.
+    shown_scroll: (usize, usize),
+}
+
+/// The item line at the top of the viewport, and the scroll offset that showed it.
+#[derive(Clone, Copy, Debug)]
+struct Anchor {
+    item: usize,
+    line: usize,
+    // The state's scroll offset and scroll serial when the anchor was set.
+    requested: (usize, u64),
 }
 
 #[derive(Clone, Debug)]
@@ -49,6 +63,7 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     }
     let view = ViewOptions {
         scroll_from_bottom: 0,
+        scroll_serial: 0,
         ..state.view
     };
     let items = state.transcript.items();
@@ -79,16 +94,25 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
         );
         return;
     }
-    let wanted = height + state.view.scroll_from_bottom;
+    let requested = state.view.scroll_from_bottom;
 
     // Lines from the bottom up, as (chunk, line index) so only visible lines get cloned.
     let streaming = state
         .transcript
         .streaming()
         .map(|message| streaming_lines(message, width, view, state.spinner));
-    let (window, more_below, max_scroll) = CACHE.with(|cache| {
+    let (window, more_below) = CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         cache.items.resize(items.len(), None);
+        // Reading scrolled up while output arrives: keep the same line at the top. The anchor
+        // holds while the user has not scrolled since the frame that set it.
+        let anchor = cache.anchor.filter(|anchor| {
+            requested > 0
+                && anchor.requested == (requested, state.view.scroll_serial)
+                && anchor.item < items.len()
+        });
+        let mut wanted = height + requested;
+        let mut anchored_scroll = None;
         let mut chunks: Vec<(Option<usize>, usize)> = Vec::new();
         let mut collected = 0;
         if let Some(lines) = &streaming {
@@ -96,7 +120,8 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             collected += lines.len();
         }
         let mut index = items.len();
-        while collected < wanted && index > 0 {
+        while index > 0 && (collected < wanted || anchor.is_some_and(|anchor| index > anchor.item))
+        {
             index -= 1;
             let item = &items[index];
             let running_tool = matches!(
@@ -123,6 +148,14 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
                 .map_or(0, |cached| cached.lines.len());
             chunks.push((Some(index), len));
             collected += len;
+            if let Some(anchor) = anchor
+                && anchor.item == index
+            {
+                let below_anchor = collected - anchor.line.min(len);
+                let scroll = below_anchor.saturating_sub(height);
+                anchored_scroll = Some(scroll);
+                wanted = height + scroll;
+            }
         }
         let reached_top = index == 0;
         let max_scroll = if reached_top {
@@ -130,10 +163,11 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
         } else {
             usize::MAX
         };
-        let scroll = state.view.scroll_from_bottom.min(max_scroll);
+        let scroll = anchored_scroll.unwrap_or(requested).min(max_scroll);
         // Skip `scroll` lines from the bottom, then take `height` lines.
         let mut window: Vec<Line<'static>> = Vec::with_capacity(height);
         let mut skip = scroll;
+        let mut top_line = None;
         for (chunk, len) in &chunks {
             let lines: &[Line<'static>] = match chunk {
                 None => streaming.as_deref().unwrap_or_default(),
@@ -148,15 +182,26 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             for line in lines[start..end].iter().rev() {
                 window.push(line.clone());
             }
+            if start < end {
+                top_line = Some((*chunk, start));
+            }
             if window.len() >= height {
                 break;
             }
         }
         window.reverse();
         cache.max_scroll = max_scroll;
-        (window, scroll, max_scroll)
+        cache.anchor = match top_line {
+            Some((Some(item), line)) if scroll > 0 => Some(Anchor {
+                item,
+                line,
+                requested: (requested, state.view.scroll_serial),
+            }),
+            _ => None,
+        };
+        cache.shown_scroll = (requested, scroll);
+        (window, scroll)
     });
-    let _ = max_scroll;
     // Short transcripts sit at the bottom, next to the editor.
     let top = area.y + (height - window.len().min(height)) as u16;
     let draw_area = Rect {
@@ -184,8 +229,18 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     }
 }
 
-/// The largest scroll offset the last frame allowed (`usize::MAX` when it did not reach the
-/// top of the transcript).
-pub fn max_scroll() -> usize {
-    CACHE.with(|cache| cache.borrow().max_scroll)
+/// Where scrolling from `requested` really starts: the offset the last frame showed (an
+/// anchored view shows more lines below than requested), clamped to the largest offset it
+/// allowed.
+pub fn shown_scroll(requested: usize) -> usize {
+    CACHE.with(|cache| {
+        let cache = cache.borrow();
+        let (last_requested, shown) = cache.shown_scroll;
+        let current = if last_requested == requested {
+            shown
+        } else {
+            requested
+        };
+        current.min(cache.max_scroll)
+    })
 }

@@ -52,6 +52,7 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                 state.status = Some(super::session::ABORTING.to_owned());
             } else {
                 state.view.scroll_from_bottom = 0;
+                state.view.scroll_serial += 1;
                 state.status = None;
             }
         }
@@ -133,13 +134,11 @@ fn page(state: &State) -> usize {
 }
 
 fn scroll(state: &mut State, lines: isize) {
-    // Clamped to what the last frame could show (derived layout data, not I/O), so scrolling
-    // back down after overshooting the top takes effect at once.
-    let current = state
-        .view
-        .scroll_from_bottom
-        .min(crate::render::max_scroll());
+    // From what the last frame showed (derived layout data, not I/O): clamped at the top,
+    // and held in place by the anchor while output arrived.
+    let current = crate::render::shown_scroll(state.view.scroll_from_bottom);
     state.view.scroll_from_bottom = (current as isize + lines).max(0) as usize;
+    state.view.scroll_serial += 1;
 }
 
 fn cycle_model(state: &mut State, direction: isize, effects: &mut Vec<Effect>) {

@@ -401,3 +401,29 @@ fn editing_sends_drafts_for_the_other_clients() {
         ]
     );
 }
+
+#[test]
+fn a_scrolled_up_view_stays_put_while_output_arrives_and_esc_follows_again() {
+    let messages: Vec<AgentMessage> = (1..=40).map(|n| user(&format!("message {n}"))).collect();
+    let mut harness = Harness::attached(history(messages));
+    harness.screen(50, 14);
+    harness.send(key(KeyCode::PageUp));
+    let before = harness.screen(50, 14);
+    let top = |screen: &str| screen.lines().take(4).collect::<Vec<_>>().join("\n");
+    for n in 41..=43 {
+        harness.send(event(
+            n,
+            SessionEvent::MessageEnd {
+                message: user(&format!("message {n}")),
+                entry_id: Some(format!("e{n}")),
+            },
+        ));
+        let after = harness.screen(50, 14);
+        assert_eq!(top(&after), top(&before), "{after}");
+    }
+    // Scrolling continues from where the view is, and Esc follows the bottom again.
+    harness.send(key(KeyCode::PageDown));
+    assert_ne!(top(&harness.screen(50, 14)), top(&before));
+    harness.send(key(KeyCode::Esc));
+    assert!(harness.screen(50, 14).contains("› message 43"));
+}
