@@ -43,6 +43,15 @@ pub enum Request {
     FollowUp(Message),
     /// `session/abort`.
     Abort,
+    /// `session/abortRetry`.
+    AbortRetry,
+    /// `session/bash` (`!cmd`; `!!cmd` keeps it out of the model's context).
+    Bash {
+        /// The command line.
+        command: String,
+        /// `!!`: recorded, never sent to the model.
+        exclude_from_context: bool,
+    },
     /// `session/setModel`.
     SetModel(String),
     /// `session/setThinking`.
@@ -67,6 +76,8 @@ pub enum Request {
     Stats,
     /// `model/list`.
     ListModels,
+    /// `session/get`, for the session's own slash commands (templates, skills).
+    ListCommands,
     /// `session/list` for this working directory.
     ListSessions,
     /// `session/read` of the whole tree.

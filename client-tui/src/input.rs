@@ -5,7 +5,7 @@ use crossterm::event::KeyEvent;
 use pi_protocol::v1::{
     EntryRecord, HistoryEntry, ModelInfo, SessionAttachResponse, SessionEventParams,
     SessionForkResponse, SessionInfo, SessionNavigateResponse, SessionPresenceParams,
-    SessionStatsResponse,
+    SessionStatsResponse, SlashCommand,
 };
 
 /// One input.
@@ -63,6 +63,8 @@ pub struct Attachment {
 pub enum Reply {
     /// `model/list`.
     Models(Vec<ModelInfo>),
+    /// The session's own slash commands (`session/get`).
+    Commands(Vec<SlashCommand>),
     /// `session/list` for the picker.
     Sessions(Vec<SessionInfo>),
     /// `session/read` of the whole tree, for `/tree` and `/fork`.
@@ -89,6 +91,8 @@ pub enum Reply {
     Forked(SessionForkResponse),
     /// A request succeeded; show this sentence.
     Done(String),
+    /// A `!command` finished (its output arrives as a `bashExecution` message).
+    BashFinished,
     /// A request failed.
     Failed {
         /// What was attempted (`set the model`).

@@ -3,7 +3,7 @@
 //! reads it.
 
 use pi_protocol::v1::message::StopReason;
-use pi_protocol::v1::{AttachedClient, ModelInfo, QueueState, SessionInfo};
+use pi_protocol::v1::{AttachedClient, ModelInfo, QueueState, SessionInfo, SlashCommand};
 
 use crate::editor::Editor;
 use crate::keymap::Keymap;
@@ -95,12 +95,18 @@ pub struct State {
     pub connection: Connection,
     /// A run is active.
     pub running: bool,
+    /// An automatic retry is waiting for its turn (Esc cancels it).
+    pub retry_pending: bool,
+    /// A `!command` is running.
+    pub bash_running: bool,
     /// Messages queued in the daemon, not yet delivered.
     pub queue: QueueState,
     /// Every client attached to the session (this one included), with drafts.
     pub clients: Vec<AttachedClient>,
     /// Models the daemon knows.
     pub models: Vec<ModelInfo>,
+    /// The session's own slash commands (prompt templates, skills).
+    pub session_commands: Vec<SlashCommand>,
     /// Token and cost sums.
     pub usage: UsageTotals,
     /// View toggles and scrolling.
@@ -140,9 +146,12 @@ impl State {
             editor: Editor::default(),
             connection: Connection::Connecting,
             running: false,
+            retry_pending: false,
+            bash_running: false,
             queue: QueueState::default(),
             clients: Vec::new(),
             models: Vec::new(),
+            session_commands: Vec::new(),
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

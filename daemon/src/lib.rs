@@ -7,8 +7,8 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
+pub mod coding;
 pub mod config;
-pub mod interim;
 pub mod lifecycle;
 pub mod logging;
 pub mod model;
@@ -18,6 +18,7 @@ pub mod session;
 pub mod state;
 pub mod store;
 pub mod testing;
+pub mod tools;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -74,8 +75,13 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
-        tools: std::sync::Arc::new(interim::NoTools),
-        settings: session::SessionSettings::default(),
+        tools: std::sync::Arc::new(tools::BuiltinTools::new(pi_tools::Artifacts::new(
+            paths.artifacts_dir(),
+        ))),
+        settings: session::SessionSettings {
+            resources: coding::ResourceRoots::from_paths(&paths),
+            ..session::SessionSettings::default()
+        },
     };
     let state = Arc::new(DaemonState::new(
         paths.clone(),

@@ -7,11 +7,12 @@
 //! with no configuration and ours can override it. Problems with those files are logged as
 //! warnings naming file and field at start; the built-ins keep working.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pi_llm::{
-    ApiKey, Model, ModelRegistry, ProcessEnvironment, Provider, ProviderRouter, RegistryConfig,
-    ThinkingLevel,
+    ApiKey, KeySource, Model, ModelRegistry, ProcessEnvironment, Provider, ProviderRouter,
+    RegistryConfig, ThinkingLevel,
 };
 use pi_paths::Paths;
 
@@ -75,17 +76,44 @@ impl ModelService for RegistryModels {
     }
 
     fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String> {
+        self.api_key_in(model, &BTreeMap::new())
+    }
+
+    fn api_key_in(
+        &self,
+        model: &Model,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Option<ApiKey>, String> {
         // A `!command` key runs a process (up to 10 s, once): keep other tasks running.
-        let lookup = || self.registry.api_key(model);
+        let lookup = || self.registry.resolve_key(&model.provider);
         let result = match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
             Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(lookup),
             _ => lookup(),
         };
+        let session_variable = || {
+            let info = pi_llm::catalog::provider(&model.provider)?;
+            info.env_vars
+                .iter()
+                .find_map(|name| env.get(*name).filter(|value| !value.is_empty()))
+                .map(ApiKey::new)
+        };
         match result {
-            Ok(key) => Ok(Some(key)),
-            // Local servers declared in models.json need no key.
-            Err(_) if is_keyless(model) => Ok(None),
-            Err(error) => Err(error.to_string()),
+            // Files and runtime keys win over any environment.
+            Ok(resolved)
+                if !matches!(
+                    resolved.source,
+                    KeySource::Environment(_) | KeySource::ModelsJson(_)
+                ) =>
+            {
+                Ok(Some(resolved.key))
+            }
+            Ok(resolved) => Ok(Some(session_variable().unwrap_or(resolved.key))),
+            Err(error) => match session_variable() {
+                Some(key) => Ok(Some(key)),
+                // Local servers of custom providers need no key.
+                None if is_keyless(model) => Ok(None),
+                None => Err(error.to_string()),
+            },
         }
     }
 
@@ -94,9 +122,13 @@ impl ModelService for RegistryModels {
     }
 }
 
-/// A model served from this machine (Ollama, llama.cpp, vLLM, LM Studio, a test server)
-/// with no key configured: requests go out without one.
+/// A custom provider's model served from this machine (Ollama, llama.cpp, vLLM, LM Studio)
+/// with no key configured: requests go out without one. Built-in providers rerouted to a
+/// local proxy still need their key.
 fn is_keyless(model: &Model) -> bool {
+    if pi_llm::catalog::provider(&model.provider).is_some() {
+        return false;
+    }
     let url = model.base_url.to_ascii_lowercase();
     let authority = url.split("://").nth(1).unwrap_or(&url);
     let authority = authority.split('/').next().unwrap_or_default();

@@ -7,11 +7,13 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pi_paths::Paths;
 use pi_protocol::v1::Supervisor;
+use pi_tools::Artifacts;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::session::{SessionRegistry, SessionServices};
 use crate::store::Store;
+use crate::tools::UserShells;
 
 /// Daemon-wide state, shared behind an `Arc`.
 #[derive(Debug)]
@@ -24,6 +26,10 @@ pub struct DaemonState {
     pub store: Store,
     /// Agent sessions.
     pub sessions: SessionRegistry,
+    /// Stored tool output (`<data dir>/artifacts`), read by `artifact/read`.
+    pub artifacts: Artifacts,
+    /// Running `session/bash` commands, for `session/abort`.
+    pub user_shells: UserShells,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -48,10 +54,13 @@ impl DaemonState {
         supervisor: Supervisor,
         services: SessionServices,
     ) -> Self {
+        let artifacts = Artifacts::new(paths.artifacts_dir());
         DaemonState {
             paths,
             config,
             sessions: SessionRegistry::new(store.clone(), services),
+            artifacts,
+            user_shells: UserShells::default(),
             store,
             supervisor,
             shutdown: CancellationToken::new(),

@@ -8,12 +8,13 @@ use pi_client::{Client, ClientError};
 use pi_protocol::ErrorKind;
 use pi_protocol::v1::{
     ExportFormat, HistorySearch, HistorySearchParams, ModelList, ModelListParams, ReadScope,
-    SessionAbort, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
-    SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp, SessionFork,
-    SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams, SessionList, SessionListParams,
-    SessionMessageParams, SessionNavigate, SessionPrompt, SessionRead, SessionReadParams,
-    SessionSetModel, SessionSetModelParams, SessionSetName, SessionSetNameParams,
-    SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
+    SessionAbort, SessionAbortRetry, SessionAttach, SessionAttachParams, SessionBash,
+    SessionBashParams, SessionCreate, SessionCreateParams, SessionEntryParams, SessionExport,
+    SessionExportParams, SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionInfo,
+    SessionLabel, SessionLabelParams, SessionList, SessionListParams, SessionMessageParams,
+    SessionNavigate, SessionPrompt, SessionRead, SessionReadParams, SessionSetModel,
+    SessionSetModelParams, SessionSetName, SessionSetNameParams, SessionSetThinking,
+    SessionSetThinkingParams, SessionStats, SessionSteer,
 };
 
 use super::world::read_image;
@@ -138,6 +139,25 @@ pub async fn perform(
         Request::FollowUp(message) => {
             send_message(&client, session_id, &cwd, MessageKind::FollowUp, message).await
         }
+        Request::AbortRetry => client
+            .call::<SessionAbortRetry>(&id())
+            .await
+            .err()
+            .and_then(|e| failed("cancel the retry", e)),
+        Request::Bash {
+            command,
+            exclude_from_context,
+        } => match client
+            .call::<SessionBash>(&SessionBashParams {
+                session_id: session_id.clone(),
+                command,
+                exclude_from_context,
+            })
+            .await
+        {
+            Ok(_) => Some(Reply::BashFinished),
+            Err(error) => failed("run the command", error),
+        },
         Request::Abort => client
             .call::<SessionAbort>(&id())
             .await
@@ -243,6 +263,10 @@ pub async fn perform(
         Request::ListModels => match client.call::<ModelList>(&ModelListParams::default()).await {
             Ok(list) => Some(Reply::Models(list.models)),
             Err(error) => failed("list models", error),
+        },
+        Request::ListCommands => match client.call::<SessionGet>(&id()).await {
+            Ok(session) => Some(Reply::Commands(session.commands)),
+            Err(error) => failed("list the session's commands", error),
         },
         Request::ListSessions => match recent_sessions(&client, &cwd).await {
             Ok(sessions) => Some(Reply::Sessions(sessions)),

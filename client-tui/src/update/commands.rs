@@ -217,25 +217,35 @@ pub(super) fn refresh_completion(state: &mut State) {
     let on_first_token = state.editor.cursor().0 == 0 && start == 0;
     state.completion = if on_first_token && token.starts_with('/') {
         let query = &token[1..];
-        let names: Vec<String> = COMMANDS
+        // Built-ins first, then the session's templates and skills.
+        let mut rows: Vec<(String, String, String)> = COMMANDS
             .iter()
-            .map(|(name, _, _)| (*name).to_owned())
+            .map(|(name, args, description)| {
+                (
+                    format!("/{name} {args}").trim_end().to_owned(),
+                    (*description).to_owned(),
+                    format!("/{name} "),
+                )
+            })
             .collect();
-        let items: Vec<(String, String, String)> = if query.is_empty() {
-            (0..COMMANDS.len()).collect::<Vec<_>>()
-        } else {
-            fuzzy_filter(query, names.iter().map(String::as_str))
-        }
-        .into_iter()
-        .map(|index| {
-            let (name, args, description) = COMMANDS[index];
+        rows.extend(state.session_commands.iter().map(|command| {
             (
-                format!("/{name} {args}").trim_end().to_owned(),
-                description.to_owned(),
-                format!("/{name} "),
+                format!("/{}", command.name),
+                command.description.clone(),
+                format!("/{} ", command.name),
             )
-        })
-        .collect();
+        }));
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|(_, _, replacement)| replacement.trim().trim_start_matches('/'))
+            .collect();
+        let order: Vec<usize> = if query.is_empty() {
+            (0..rows.len()).collect()
+        } else {
+            fuzzy_filter(query, names.iter().copied())
+        };
+        let items: Vec<(String, String, String)> =
+            order.into_iter().map(|index| rows[index].clone()).collect();
         (!items.is_empty()).then_some(Completion {
             kind: CompletionKind::Command,
             items,

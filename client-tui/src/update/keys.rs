@@ -47,9 +47,11 @@ pub(super) fn after_edit(state: &mut State, before: &str, effects: &mut Vec<Effe
 fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) {
     match action {
         Action::Interrupt => {
-            if state.running {
+            if state.running || state.bash_running {
                 effects.push(Effect::Request(Request::Abort));
                 state.status = Some(super::session::ABORTING.to_owned());
+            } else if state.retry_pending {
+                effects.push(Effect::Request(Request::AbortRetry));
             } else {
                 state.view.scroll_from_bottom = 0;
                 state.view.scroll_serial += 1;
@@ -189,15 +191,27 @@ fn submit(state: &mut State, how: SubmitAs, effects: &mut Vec<Effect>) {
         state.status = Some("Not connected; the message stays in the editor.".to_owned());
         return;
     }
+    if let Some(command) = trimmed.strip_prefix('!') {
+        let (command, exclude_from_context) = match command.strip_prefix('!') {
+            Some(command) => (command.trim(), true),
+            None => (command.trim(), false),
+        };
+        if !command.is_empty() {
+            remember(state, trimmed);
+            state.bash_running = true;
+            state.status = Some(format!("Running `{command}`… (esc to stop)"));
+            effects.push(Effect::Request(Request::Bash {
+                command: command.to_owned(),
+                exclude_from_context,
+            }));
+            return;
+        }
+    }
     let message = Message {
         text: trimmed.to_owned(),
         image_paths: image_paths(trimmed),
     };
-    state.history.entries.retain(|entry| entry != trimmed);
-    state.history.entries.insert(0, trimmed.to_owned());
-    state.history.position = None;
-    state.editor = Editor::default();
-    state.view.scroll_from_bottom = 0;
+    remember(state, trimmed);
     state.status = None;
     let request = match (state.running, how) {
         (false, _) => Request::Prompt(message),
@@ -205,6 +219,15 @@ fn submit(state: &mut State, how: SubmitAs, effects: &mut Vec<Effect>) {
         (true, SubmitAs::FollowUp) => Request::FollowUp(message),
     };
     effects.push(Effect::Request(request));
+}
+
+/// Puts a sent text at the front of the history and clears the editor.
+fn remember(state: &mut State, text: &str) {
+    state.history.entries.retain(|entry| entry != text);
+    state.history.entries.insert(0, text.to_owned());
+    state.history.position = None;
+    state.editor = Editor::default();
+    state.view.scroll_from_bottom = 0;
 }
 
 /// Words that name image files (`@shot.png`, `./a.jpg`); the runtime reads them.

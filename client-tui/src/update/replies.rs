@@ -21,6 +21,10 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 commands::open_model_selector(state, "", effects);
             }
         }
+        Reply::Commands(commands) => {
+            state.session_commands = commands;
+            commands::refresh_completion(state);
+        }
         Reply::Sessions(sessions) => {
             if !waiting_for(state, SelectorKind::Session) {
                 return;
@@ -143,7 +147,12 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
         }
         Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
+        Reply::BashFinished => {
+            state.bash_running = false;
+            state.status = None;
+        }
         Reply::Failed { action, message } => {
+            state.bash_running = false;
             if matches!(state.overlay, Some(Overlay::Loading { .. })) {
                 state.overlay = None;
             }

@@ -84,6 +84,7 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
     if state.files.is_empty() {
         effects.push(Effect::ListFiles);
     }
+    effects.push(Effect::Request(Request::ListCommands));
     if state.history.entries.is_empty() {
         effects.push(Effect::Request(Request::SearchHistory(String::new())));
     }
@@ -106,7 +107,10 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         session.last_seq = session.last_seq.max(seq);
     }
     match params.event {
-        SessionEvent::AgentStart => state.running = true,
+        SessionEvent::AgentStart => {
+            state.running = true;
+            state.retry_pending = false;
+        }
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
             if state.status.as_deref() == Some(ABORTING) {
@@ -203,6 +207,35 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             state.session = Some(info);
             if let Some(session) = &mut state.session {
                 session.last_seq = last_seq;
+            }
+        }
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+        } => {
+            state.retry_pending = true;
+            state.transcript.notice(
+                NoticeLevel::Warning,
+                format!(
+                    "↻ Retrying in {:.1}s (attempt {attempt} of {max_attempts}): {error_message}",
+                    delay_ms as f64 / 1000.0
+                ),
+            );
+        }
+        SessionEvent::AutoRetryEnd {
+            success,
+            attempt,
+            final_error,
+        } => {
+            state.retry_pending = false;
+            if !success {
+                let reason = final_error.unwrap_or_else(|| "no reply".to_owned());
+                state.transcript.notice(
+                    NoticeLevel::Error,
+                    format!("Gave up retrying after attempt {attempt}: {reason}"),
+                );
             }
         }
         SessionEvent::SessionError { message } => {

@@ -427,3 +427,38 @@ fn a_scrolled_up_view_stays_put_while_output_arrives_and_esc_follows_again() {
     harness.send(key(KeyCode::Esc));
     assert!(harness.screen(50, 14).contains("› message 43"));
 }
+
+#[test]
+fn bang_commands_run_in_the_session_shell_and_esc_cancels_a_pending_retry() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("!ls -la");
+    harness.send(key(KeyCode::Enter));
+    harness.type_text("!!git status");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::BashFinished));
+    harness.send(event(
+        1,
+        SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "overloaded".into(),
+        },
+    ));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::Bash {
+                command: "ls -la".into(),
+                exclude_from_context: false,
+            }),
+            Effect::Request(Request::Bash {
+                command: "git status".into(),
+                exclude_from_context: true,
+            }),
+            Effect::Request(Request::AbortRetry),
+        ]
+    );
+}

@@ -415,3 +415,68 @@ fn footer_counts_tokens_cost_and_context() {
     harness.state.session.as_mut().unwrap().name = Some("parser fix".into());
     assert_snapshot!(harness.screen(80, 8));
 }
+
+#[test]
+fn retries_and_user_shell_commands() {
+    let mut harness = Harness::attached(history(vec![user("go")]));
+    harness.send(event(
+        2,
+        SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "529 overloaded".into(),
+        },
+    ));
+    harness.send(event(
+        3,
+        SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt: 3,
+            final_error: Some("529 overloaded".into()),
+        },
+    ));
+    harness.type_text("!cargo fmt --check");
+    harness.send(key(KeyCode::Enter));
+    let running = harness.screen(64, 14);
+    harness.send(Input::Reply(Reply::BashFinished));
+    harness.send(event(
+        4,
+        SessionEvent::MessageEnd {
+            message: AgentMessage::BashExecution(BashExecutionMessage {
+                command: "cargo fmt --check".into(),
+                output: "Diff in src/lib.rs at line 3".into(),
+                exit_code: Some(1),
+                cancelled: false,
+                truncated: false,
+                full_output_path: None,
+                exclude_from_context: false,
+                timestamp: 0,
+            }),
+            entry_id: Some("e2".into()),
+        },
+    ));
+    assert_snapshot!(format!(
+        "{running}\n\n=== finished ===\n\n{}",
+        harness.screen(64, 14)
+    ));
+}
+
+#[test]
+fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::Commands(vec![
+        SlashCommand {
+            name: "review".into(),
+            description: "Review a file carefully (user)".into(),
+            source: "template".into(),
+        },
+        SlashCommand {
+            name: "skill:pdf".into(),
+            description: "Work with PDF files".into(),
+            source: "skill".into(),
+        },
+    ])));
+    harness.type_text("/re");
+    assert_snapshot!(harness.screen(70, 12));
+}

@@ -15,7 +15,7 @@ pub struct RetryPolicy {
     /// Delay before the first retry; doubled for each further one (pi: 2 s).
     pub base_delay: Duration,
     /// The longest wait accepted, from backoff or from a server's `Retry-After` (pi: 60 s).
-    /// A server asking for more fails the request at once.
+    /// A server asking for more fails the request at once. Zero means no limit.
     pub max_delay: Duration,
 }
 
@@ -65,6 +65,8 @@ impl RetryPolicy {
                 return RetryDecision::DelayTooLong(asked);
             }
             Some(asked) => asked,
+            // A zero cap means no cap.
+            None if self.max_delay.is_zero() => backoff,
             None => backoff.min(self.max_delay),
         };
         RetryDecision::RetryAfter { attempt, delay }

@@ -67,6 +67,9 @@ pub async fn dispatch(
         v1::SessionAbort::NAME => {
             call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
         }
+        v1::SessionAbortRetry::NAME => {
+            call::<v1::SessionAbortRetry, _>(params, |p| session::abort_retry(context, p)).await
+        }
         v1::SessionSetModel::NAME => {
             call::<v1::SessionSetModel, _>(params, |p| session::set_model(context, p)).await
         }
@@ -97,6 +100,12 @@ pub async fn dispatch(
         v1::SessionExport::NAME => {
             call::<v1::SessionExport, _>(params, |p| session::export(context, p)).await
         }
+        v1::SessionBash::NAME => {
+            call::<v1::SessionBash, _>(params, |p| session::bash(context, p)).await
+        }
+        v1::ArtifactRead::NAME => {
+            call::<v1::ArtifactRead, _>(params, |p| methods::artifact::read(context, p)).await
+        }
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
         }
@@ -105,6 +114,15 @@ pub async fn dispatch(
         }
         v1::HistorySearch::NAME => {
             call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
+        }
+        v1::SettingsGet::NAME => {
+            call::<v1::SettingsGet, _>(params, |p| methods::settings::get(context, p)).await
+        }
+        v1::SettingsSetDefault::NAME => {
+            call::<v1::SettingsSetDefault, _>(params, |p| {
+                methods::settings::set_default(context, p)
+            })
+            .await
         }
         v1::Initialize::NAME => Err(ErrorObject::new(
             ErrorKind::AlreadyInitialized,

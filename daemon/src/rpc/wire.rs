@@ -4,6 +4,8 @@
 //! agent events is explicit: wire events drop what pi repeats needlessly (the cumulative
 //! partial message) and add what clients need (entry ids).
 
+pub mod settings;
+
 use pi_agent::{AgentEvent, AgentMessage, ToolOutput};
 use pi_protocol::v1::SessionEvent;
 use pi_protocol::v1::message::{self as wire_message, ToolResult};

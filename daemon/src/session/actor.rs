@@ -13,24 +13,27 @@
 
 use std::sync::Arc;
 
+use pi_agent::message::BashExecutionMessage;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
-use pi_llm::{AssistantMessage, Model, ThinkingLevel};
+use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
     EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
     SessionEventNotification, SessionEventParams, SessionGetResponse, SessionInfo,
     SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SessionSnapshot,
-    SessionStatsResponse,
+    SessionStatsResponse, SlashCommand,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
+use crate::coding::Resources;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
+use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
@@ -87,8 +90,13 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
-    /// Abort the run; answered once idle.
+    /// Abort the run (and any pending retry); answered once idle.
     Abort {
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// Cancel a pending automatic retry.
+    AbortRetry {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
@@ -142,6 +150,14 @@ pub enum Command {
     Stats {
         /// Answer.
         reply: Reply<SessionStatsResponse>,
+    },
+    /// Record a user shell command (`session/bash`); deferred to the end of an active run, as
+    /// in pi.
+    RecordBash {
+        /// The `bashExecution` message.
+        message: BashExecutionMessage,
+        /// Answer: the entry id, or `None` when deferred.
+        reply: Reply<Option<String>>,
     },
     /// Stop: abort any run, persist, exit.
     Close {
@@ -205,6 +221,9 @@ pub struct SessionActor {
     model: Option<Model>,
     thinking: ThinkingLevel,
     tools: Vec<Arc<dyn Tool>>,
+    // Settings, context files, skills and templates of the session's cwd; reloaded before
+    // each run so edits apply to the next prompt.
+    resources: Resources,
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
@@ -212,6 +231,10 @@ pub struct SessionActor {
     // Drafts of the subscribers, for `session/presence`.
     presence: Presence,
     run: Option<ActiveRun>,
+    // User shell commands that finished during a run; stored when the run ends.
+    pending_bash: Vec<AgentMessage>,
+    // Automatic retries of transient provider failures.
+    retry: AutoRetry,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
 }
@@ -257,11 +280,13 @@ impl SessionActor {
             generation,
             commands: sender,
         };
-        let settings = &services.settings;
-        let queues = Arc::new(MessageQueues::new(
-            settings.steering_mode,
-            settings.follow_up_mode,
-        ));
+        let resources = crate::coding::resources::load_in_background(
+            services.settings.resources.clone(),
+            std::path::PathBuf::from(&row.cwd),
+        )
+        .await;
+        let (steering_mode, follow_up_mode) = queue_modes(&services, &resources);
+        let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
@@ -269,10 +294,13 @@ impl SessionActor {
             model,
             thinking,
             tools,
+            resources,
             queues,
             subscribers: Vec::new(),
             presence: Presence::default(),
             run: None,
+            pending_bash: Vec::new(),
+            retry: AutoRetry::default(),
             commands,
             closing: None,
             store,
@@ -296,7 +324,9 @@ impl SessionActor {
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none() && self.prune_subscribers() == 0;
+            let idle =
+                self.run.is_none() && !self.retry.is_pending() && self.prune_subscribers() == 0;
+            let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
                 biased;
@@ -311,6 +341,10 @@ impl SessionActor {
                 _ = any_closed(&self.subscribers), if !self.subscribers.is_empty() => {
                     self.prune_subscribers();
                 },
+                () = sleep_until_due(retry_due), if retry_due.is_some() => {
+                    self.retry.start_due();
+                    self.start_retry().await;
+                }
                 _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
                     if self.unload().await {
                         return;
@@ -391,9 +425,14 @@ impl SessionActor {
                     run.abort_waiters.push(reply);
                 }
                 None => {
+                    self.cancel_retry();
                     let _ = reply.send(Ok(EmptyResponse {}));
                 }
             },
+            Command::AbortRetry { reply } => {
+                self.cancel_retry();
+                let _ = reply.send(Ok(EmptyResponse {}));
+            }
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
             }
@@ -416,10 +455,20 @@ impl SessionActor {
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
             }
+            Command::RecordBash { message, reply } => {
+                let message = AgentMessage::BashExecution(message);
+                if self.run.is_some() {
+                    self.pending_bash.push(message);
+                    let _ = reply.send(Ok(None));
+                } else {
+                    let _ = reply.send(self.record_message(message).await.map(Some));
+                }
+            }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
+                self.cancel_retry();
                 self.closing = Some((deleted, reply));
             }
         }
@@ -439,29 +488,52 @@ impl SessionActor {
                  `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.retry.is_pending() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is waiting to retry a failed request; cancel the retry with \
+                 `session/abortRetry` (or `session/abort`) first",
+            ));
+        }
         if self.closing.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::ShuttingDown,
                 "the session is closing",
             ));
         }
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let message = user_message(self.expand_input(text), images)?;
+        self.start_run(vec![message]).await
+    }
+
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
                 "the session has no model; choose one with `session/setModel` (see `model/list`)",
             )
         })?;
+        let environment = super::tool_environment(&self.row);
         let api_key = self
             .services
             .models
-            .api_key(&model)
+            .api_key_in(&model, &environment.env)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
-        let message = user_message(text, images)?;
+        let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
+        self.queues.set_modes(steering_mode, follow_up_mode);
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(super::prompt::system_prompt(&self.row.cwd, &self.tools)),
+            system_prompt: Some(self.system_prompt()),
             tools: self.tools.clone(),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
@@ -482,9 +554,7 @@ impl SessionActor {
         };
         let context = self.context.clone();
         let task =
-            tokio::spawn(
-                async move { pi_agent::run(&config, &handles, context, vec![message]).await },
-            );
+            tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });
         self.run = Some(ActiveRun {
             cancel,
             events,
@@ -502,7 +572,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<EmptyResponse, ErrorObject> {
-        let message = user_message(text, images)?;
+        let message = user_message(self.expand_input(text), images)?;
         if steering {
             self.queues.push_steering(message);
         } else {
@@ -519,6 +589,7 @@ impl SessionActor {
     async fn on_agent_event(&mut self, event: AgentEvent) {
         let mut entry_id = None;
         let mut stored_seq = None;
+        let mut retry_end = None;
         match &event {
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
@@ -535,6 +606,14 @@ impl SessionActor {
             AgentEvent::MessageEnd { message } => {
                 if let Some(run) = &mut self.run {
                     run.streaming = None;
+                }
+                if let AgentMessage::Assistant(assistant) = message
+                    && !matches!(
+                        assistant.stop_reason,
+                        StopReason::Error | StopReason::Aborted
+                    )
+                {
+                    retry_end = self.retry.on_assistant_success();
                 }
                 match self.store_message(message).await {
                     Ok((id, seq)) => {
@@ -591,6 +670,9 @@ impl SessionActor {
         match wire::event_to_wire(&event, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+        if let Some(event) = retry_end {
+            self.broadcast(event);
         }
     }
 
@@ -674,12 +756,16 @@ impl SessionActor {
 
     async fn on_run_finished(&mut self) {
         let Some(run) = self.run.take() else { return };
+        let mut last_assistant = None;
         match run.task.await {
-            Ok(outcome) => tracing::debug!(
-                aborted = outcome.aborted(),
-                failed = outcome.failed(),
-                "run finished"
-            ),
+            Ok(outcome) => {
+                tracing::debug!(
+                    aborted = outcome.aborted(),
+                    failed = outcome.failed(),
+                    "run finished"
+                );
+                last_assistant = outcome.last_assistant;
+            }
             Err(error) => {
                 tracing::error!(%error, "the run panicked");
                 self.broadcast(SessionEvent::SessionError {
@@ -691,6 +777,28 @@ impl SessionActor {
         self.row.last_seq = self.seq;
         if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot record the end of a run");
+        }
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = self.record_message(message).await {
+                tracing::error!(error = error.message, "cannot record a user shell command");
+            }
+        }
+        // A run the user aborted, or a closing session, is never retried.
+        let wants_stop = !run.abort_waiters.is_empty() || self.closing.is_some();
+        let retry_settings = self.resources.settings.retry;
+        let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
+        let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        match self.retry.after_run(last, &retry_settings, context_window) {
+            AfterRun::Idle => {}
+            AfterRun::Scheduled(event) => {
+                // The failed reply stays in the tree, but the retry continues without it.
+                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                {
+                    self.context.pop();
+                }
+                self.broadcast(event);
+            }
+            AfterRun::GaveUp(event) => self.broadcast(event),
         }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
@@ -706,6 +814,43 @@ impl SessionActor {
         {
             tracing::warn!(%error, "cannot record the prompt in the history");
         }
+    }
+
+    /// Starts the pending retry: continues the run from the context.
+    async fn start_retry(&mut self) {
+        if let Err(error) = self.start_run(Vec::new()).await {
+            let attempt = self.retry.cancel();
+            self.broadcast(SessionEvent::SessionError {
+                message: format!("cannot retry: {}", error.message),
+            });
+            if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
+                self.broadcast(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(error.message),
+                });
+            }
+        }
+    }
+
+    /// Cancels a pending retry, announcing it.
+    fn cancel_retry(&mut self) {
+        if let Some(event) = self.retry.cancel() {
+            self.broadcast(event);
+        }
+    }
+
+    /// Stores a message outside a run and announces it like a run's completed message.
+    async fn record_message(&mut self, message: AgentMessage) -> Result<String, ErrorObject> {
+        let (entry_id, seq) = self.store_message(&message).await?;
+        let event = AgentEvent::MessageEnd { message };
+        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+            Ok(event) => self.broadcast_with_seq(event, Some(seq)),
+            Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(entry_id)
     }
 
     // ----- subscribers -----
@@ -857,7 +1002,56 @@ impl SessionActor {
                 .collect(),
             queue: self.queue_state(),
             attached_clients: self.prune_subscribers(),
+            system_prompt: Some(self.system_prompt()),
+            resource_diagnostics: self
+                .resources
+                .diagnostics
+                .iter()
+                .map(wire::settings::diagnostic)
+                .collect(),
+            commands: self.slash_commands(),
         }
+    }
+
+    /// The session's prompt templates and (when enabled) skills as slash commands.
+    fn slash_commands(&self) -> Vec<SlashCommand> {
+        let templates = self
+            .resources
+            .templates
+            .iter()
+            .map(|template| SlashCommand {
+                name: template.name.clone(),
+                description: template.description.clone(),
+                source: "template".to_owned(),
+            });
+        let skills = self
+            .resources
+            .skills
+            .iter()
+            .filter(|_| self.resources.settings.enable_skill_commands)
+            .map(|skill| SlashCommand {
+                name: format!("skill:{}", skill.name),
+                description: skill.description.clone(),
+                source: "skill".to_owned(),
+            });
+        templates.chain(skills).collect()
+    }
+
+    /// The system prompt of the next run: today's date, the session's tools and resources.
+    fn system_prompt(&self) -> String {
+        let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
+        let today = super::time::iso_from_millis(now_millis());
+        let date = today.get(..10).unwrap_or_default();
+        self.resources.system_prompt(&tools, &self.row.cwd, date)
+    }
+
+    /// `/skill:name args` and `/template args` expanded (pi expands before sending).
+    fn expand_input(&self, text: String) -> String {
+        let (expanded, problem) = self.resources.expand_input(&text);
+        if let Some(problem) = problem {
+            tracing::warn!(%problem, "skill expansion failed");
+        }
+        expanded
     }
 
     async fn set_model(&mut self, spec: &str) -> Result<SessionSetModelResponse, ErrorObject> {
@@ -1076,6 +1270,14 @@ impl Drop for SessionActor {
     }
 }
 
+/// Resolves at `due` (never, without one).
+async fn sleep_until_due(due: Option<tokio::time::Instant>) {
+    match due {
+        Some(due) => tokio::time::sleep_until(due).await,
+        None => std::future::pending().await,
+    }
+}
+
 async fn next_run_event(run: &mut Option<ActiveRun>) -> Option<AgentEvent> {
     match run {
         Some(run) => run.events.recv().await,
@@ -1139,4 +1341,20 @@ fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage,
     let images: Vec<pi_llm::ImageContent> =
         transcode("images", &images).map_err(super::internal)?;
     Ok(AgentMessage::user(text, images, now_millis()))
+}
+
+/// Queue modes: the settings files', else the daemon's.
+fn queue_modes(
+    services: &SessionServices,
+    resources: &Resources,
+) -> (pi_agent::QueueMode, pi_agent::QueueMode) {
+    let settings = &resources.settings;
+    (
+        settings
+            .steering_mode
+            .unwrap_or(services.settings.steering_mode),
+        settings
+            .follow_up_mode
+            .unwrap_or(services.settings.follow_up_mode),
+    )
 }

@@ -13,8 +13,8 @@ pub mod entries;
 pub mod html;
 pub mod pi_format;
 pub mod presence;
-pub mod prompt;
 pub mod recovery;
+pub mod retry;
 pub mod services;
 pub mod stats;
 pub mod time;
@@ -101,6 +101,13 @@ impl SessionRegistry {
             .with_field("cwd"));
         }
         let models = &self.services.models;
+        // The settings files' defaults apply when the caller names no model or level.
+        let roots = self.services.settings.resources.clone();
+        let settings_cwd = cwd.to_path_buf();
+        let (settings, _) =
+            tokio::task::spawn_blocking(move || roots.load_settings(Some(&settings_cwd)))
+                .await
+                .map_err(internal)?;
         let (model, level) = match &params.model {
             Some(spec) => {
                 let (model, level) = models.resolve(spec).map_err(|message| {
@@ -108,14 +115,20 @@ impl SessionRegistry {
                 })?;
                 (Some(model), level)
             }
-            None => (models.default_model(), None),
+            None => (
+                settings_default_model(models.as_ref(), &settings)
+                    .or_else(|| models.default_model()),
+                None,
+            ),
         };
         let requested = match (&params.thinking, level) {
             (Some(text), _) => text.parse::<ThinkingLevel>().map_err(|error| {
                 ErrorObject::new(ErrorKind::InvalidParams, error.to_string()).with_field("thinking")
             })?,
             (None, Some(level)) => level,
-            (None, None) => self.services.settings.default_thinking,
+            (None, None) => settings
+                .default_thinking_level
+                .unwrap_or(self.services.settings.default_thinking),
         };
         let thinking = model.as_ref().map_or(requested, |model| {
             services::clamp_thinking(model, requested)
@@ -471,8 +484,20 @@ impl SessionRegistry {
         if !self.store.delete_session(id).await.map_err(internal)? {
             return Err(session_not_found(id));
         }
+        self.services.tools.delete_session(id);
         tracing::info!(session = id, "session deleted");
         Ok(EmptyResponse {})
+    }
+
+    /// Where a stored session's tools (and user shell commands) run.
+    pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, ErrorObject> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(internal)?
+            .ok_or_else(|| session_not_found(id))?;
+        Ok(tool_environment(&row))
     }
 
     /// Imports a pi session file as a new session.
@@ -630,6 +655,18 @@ pub fn model_info(model: &Model, has_key: bool) -> ModelInfo {
     }
 }
 
+/// The model the settings name (`defaultProvider` + `defaultModel`, pi's rule; or
+/// `defaultModel` alone, resolved like `session/create`'s `model`), if it exists.
+fn settings_default_model(
+    models: &dyn ModelService,
+    settings: &crate::coding::Settings,
+) -> Option<Model> {
+    let id = settings.default_model.as_deref()?;
+    match settings.default_provider.as_deref() {
+        Some(provider) => models.find(provider, id),
+        None => models.resolve(id).ok().map(|(model, _)| model),
+    }
+}
 /// Where a session's tools run.
 pub fn tool_environment(row: &SessionRow) -> ToolEnvironment {
     ToolEnvironment {

@@ -24,6 +24,17 @@ pub trait ModelService: Send + Sync {
     /// The key for `model`'s provider (`None` for servers that need none). The error says which
     /// environment variable or file to set.
     fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String>;
+    /// The key for `model`'s provider as seen from a session whose environment is `env` (the
+    /// client's): a provider variable set there beats the daemon's own environment and
+    /// `models.json`, while `auth.json` keeps precedence (pi's order).
+    fn api_key_in(
+        &self,
+        model: &Model,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Option<ApiKey>, String> {
+        let _ = env;
+        self.api_key(model)
+    }
     /// Every known model and whether its provider has a key.
     fn list(&self) -> Vec<(Model, bool)>;
 }
@@ -49,6 +60,8 @@ pub trait ToolFactory: Send + Sync {
     ) -> Result<Vec<Arc<dyn Tool>>, String>;
     /// The tools a session gets when none are named.
     fn default_names(&self) -> Vec<String>;
+    /// Forgets what tools stored for a session that was deleted (its artifacts).
+    fn delete_session(&self, _session_id: &str) {}
 }
 
 /// Per-session behaviour the daemon configures.
@@ -66,6 +79,9 @@ pub struct SessionSettings {
     pub follow_up_mode: QueueMode,
     /// Most durable events `session/attach` replays before answering `resync_required`.
     pub replay_limit: u32,
+    /// Where settings, context files, skills and prompt templates are read from. Settings
+    /// files override `default_thinking` and the queue modes above.
+    pub resources: crate::coding::ResourceRoots,
 }
 
 impl Default for SessionSettings {
@@ -77,6 +93,7 @@ impl Default for SessionSettings {
             steering_mode: QueueMode::OneAtATime,
             follow_up_mode: QueueMode::OneAtATime,
             replay_limit: 5000,
+            resources: crate::coding::ResourceRoots::default(),
         }
     }
 }

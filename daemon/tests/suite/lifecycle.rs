@@ -179,7 +179,11 @@ async fn another_users_connection_is_refused() {
         Some(rustix::fs::Gid::from_raw(nobody)),
     )
     .unwrap();
-    let mut child = tokio::process::Command::new(pid_binary())
+    // Run a copy inside that home: the checkout's own path may not be traversable by `nobody`
+    // (a clone under a 0700 temp directory, say).
+    let binary = home.path().join("pid");
+    std::fs::copy(pid_binary(), &binary).unwrap();
+    let mut child = tokio::process::Command::new(&binary)
         .env("PI_HOME", home.path())
         .uid(nobody)
         .gid(nobody)

@@ -1,4 +1,5 @@
 mod bad_input;
+mod coding;
 mod handshake;
 mod lifecycle;
 mod migrations;

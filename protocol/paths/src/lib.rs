@@ -145,6 +145,11 @@ impl Paths {
         self.data_dir.join("pi.db")
     }
 
+    /// Stored tool output, one subdirectory per session.
+    pub fn artifacts_dir(&self) -> PathBuf {
+        self.data_dir.join("artifacts")
+    }
+
     /// The daemon configuration file.
     pub fn config_file(&self) -> PathBuf {
         self.config_dir.join("config.toml")

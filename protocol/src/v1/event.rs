@@ -125,6 +125,30 @@ pub enum SessionEvent {
         /// The new metadata.
         info: SessionInfo,
     },
+    /// A run failed with a transient provider error and will be retried after `delayMs`
+    /// (pi's `auto_retry_start`). The failed message stays in the tree but is never sent to
+    /// the model again. Not durable.
+    AutoRetryStart {
+        /// Which retry this is, from 1.
+        attempt: u32,
+        /// Retries allowed.
+        max_attempts: u32,
+        /// Wait before the retry, in milliseconds (backoff or the server's `Retry-After`).
+        delay_ms: u64,
+        /// The error being retried.
+        error_message: String,
+    },
+    /// Retrying ended (pi's `auto_retry_end`): a retry succeeded, the retries ran out, or they
+    /// were cancelled (`session/abortRetry`, `session/abort`). Not durable.
+    AutoRetryEnd {
+        /// A retry produced a successful reply.
+        success: bool,
+        /// The last attempt made.
+        attempt: u32,
+        /// Why retrying stopped, when it failed (`Retry cancelled` when cancelled).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        final_error: Option<String>,
+    },
     /// The session's run failed inside the daemon (a bug); the session carries on.
     SessionError {
         /// What happened.

@@ -5,6 +5,7 @@
 //! that old clients can ignore. Regenerate `protocol/schema/` and update `docs/protocol.md` in
 //! the same commit.
 
+pub mod artifact;
 pub mod connection;
 pub mod daemon;
 pub mod entry;
@@ -15,7 +16,9 @@ pub mod message;
 pub mod model;
 pub mod presence;
 pub mod session;
+pub mod settings;
 
+pub use artifact::*;
 pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
@@ -25,6 +28,7 @@ pub use initialize::*;
 pub use model::*;
 pub use presence::*;
 pub use session::*;
+pub use settings::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -56,6 +60,10 @@ crate::method_table! {
     SessionFollowUp = "session/followUp" (SessionMessageParams) -> EmptyResponse;
     /// Aborts the active run (stream and tools) and returns once the session is idle.
     SessionAbort = "session/abort" (SessionIdParams) -> EmptyResponse;
+    /// Cancels a pending automatic retry (the wait before it); the session becomes idle and
+    /// `auto_retry_end {success: false, finalError: "Retry cancelled"}` is sent. A no-op when no
+    /// retry is pending.
+    SessionAbortRetry = "session/abortRetry" (SessionIdParams) -> EmptyResponse;
     /// Switches the session's model (recorded as a `model_change` entry).
     SessionSetModel = "session/setModel" (SessionSetModelParams) -> SessionSetModelResponse;
     /// Sets the thinking level (clamped to the model; recorded as an entry).
@@ -76,12 +84,24 @@ crate::method_table! {
     SessionImport = "session/import" (SessionImportParams) -> SessionInfo;
     /// Exports a session as pi's JSONL v3 or as a self-contained HTML page.
     SessionExport = "session/export" (SessionExportParams) -> SessionExportResponse;
+    /// Runs a user shell command (pi's `!cmd`/`!!cmd`) in the session's cwd and environment
+    /// and records it as a `bashExecution` message; answers when the command ends.
+    SessionBash = "session/bash" (SessionBashParams) -> SessionBashResponse;
+    /// Reads a byte range of a session's artifact (`artifact://ID`, e.g. the full output of a
+    /// truncated bash command).
+    ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
     /// Reports this client's editor draft to the other clients attached to the session.
     SessionSetDraft = "session/setDraft" (SessionSetDraftParams) -> EmptyResponse;
     /// Searches the prompt history shared by all clients, newest first.
     HistorySearch = "history/search" (HistorySearchParams) -> HistorySearchResponse;
+    /// Returns the effective settings (pi's `settings.json` layers) for a working directory,
+    /// with the problems found in the files.
+    SettingsGet = "settings/get" (SettingsGetParams) -> SettingsGetResponse;
+    /// Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
+    /// project's), atomically, and returns the new effective global settings.
+    SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
 }
 
 crate::notification_table! {

@@ -131,6 +131,31 @@ pub struct SessionGetResponse {
     pub queue: QueueState,
     /// Clients attached right now.
     pub attached_clients: u32,
+    /// The system prompt the next run uses: built from the session's tools, working
+    /// directory, context files, skills and custom or appended prompt, dated today.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Problems found in the session's settings files, context files, skills and prompt
+    /// templates (the offending items are skipped or used as the message says).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub resource_diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
+    /// Slash commands the session offers besides a client's built-ins: its prompt templates
+    /// (`/name`) and, unless `enableSkillCommands` is off, its skills (`/skill:name`). Send
+    /// them as message text; the daemon expands them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<SlashCommand>,
+}
+
+/// A slash command a session offers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommand {
+    /// The name after the slash (`review`, `skill:pdf`).
+    pub name: String,
+    /// What it does, as pi shows it.
+    pub description: String,
+    /// `template` or `skill`.
+    pub source: String,
 }
 
 /// Queued steering and follow-up messages.
@@ -429,4 +454,40 @@ pub struct SessionExportResponse {
     /// The file written, when a path was given.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+}
+
+/// Params of `session/bash`: a user shell command (pi's `!cmd`; `!!cmd` sets
+/// `excludeFromContext`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBashParams {
+    /// The session.
+    pub session_id: String,
+    /// The command line, run by the session's shell in its cwd and environment.
+    pub command: String,
+    /// Record the command and its output, but never send them to the model (`!!cmd`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exclude_from_context: bool,
+}
+
+/// Response of `session/bash`: what was recorded as a `bashExecution` message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBashResponse {
+    /// Sanitized, tail-truncated output (2000 lines / 50 KB).
+    pub output: String,
+    /// Exit code; absent when the command was killed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Killed before it exited (daemon shutdown).
+    pub cancelled: bool,
+    /// `output` was truncated; the full output is `fullOutputPath`.
+    pub truncated: bool,
+    /// `artifact://ID` of the full output, readable with `artifact/read`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_output_path: Option<String>,
+    /// The entry storing the message; absent while a run is active (the message is stored
+    /// when the run ends, as in pi).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub entry_id: Option<String>,
 }

@@ -10,6 +10,20 @@ use pi_protocol::v1::ClientCapabilities;
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
+/// Environment variables the daemon reads provider keys from; removed from its environment.
+pub const PROVIDER_KEY_VARIABLES: [&str; 10] = [
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_OAUTH_TOKEN",
+    "OPENAI_API_KEY",
+    "GEMINI_API_KEY",
+    "OPENROUTER_API_KEY",
+    "GROQ_API_KEY",
+    "XAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "CEREBRAS_API_KEY",
+];
+
 /// How long a fixture waits for the daemon to become ready or to exit.
 pub const FIXTURE_TIMEOUT: Duration = Duration::from_secs(20);
 
@@ -149,6 +163,10 @@ impl TempDaemon {
             .env_remove("PI_LOG_FORMAT")
             .stdin(Stdio::null())
             .kill_on_drop(true);
+        // Keys of the machine running the tests must not leak into them.
+        for name in PROVIDER_KEY_VARIABLES {
+            command.env_remove(name);
+        }
         command
     }
 

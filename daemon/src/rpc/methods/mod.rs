@@ -1,7 +1,9 @@
 //! Method handlers, one module per protocol resource. Handlers take typed params and a
 //! [`crate::rpc::dispatch::RequestContext`] and return the typed response or an error object.
 
+pub mod artifact;
 pub mod daemon;
 pub mod history;
 pub mod model;
 pub mod session;
+pub mod settings;

@@ -1,13 +1,13 @@
 //! `session/*` handlers: thin adapters from typed params to the session registry and actors.
 
 use pi_protocol::v1::{
-    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionCreateParams,
-    SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
-    SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
-    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateResponse,
-    SessionReadParams, SessionReadResponse, SessionSetDraftParams, SessionSetModelParams,
-    SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
-    SessionSetThinkingResponse, SessionStatsResponse,
+    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionBashParams,
+    SessionBashResponse, SessionCreateParams, SessionEntryParams, SessionExportParams,
+    SessionExportResponse, SessionForkResponse, SessionGetResponse, SessionIdParams,
+    SessionImportParams, SessionInfo, SessionLabelParams, SessionListParams, SessionListResponse,
+    SessionMessageParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
+    SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
+    SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -139,10 +139,23 @@ pub async fn abort(
     context: &RequestContext,
     params: SessionIdParams,
 ) -> Result<EmptyResponse, ErrorObject> {
+    context.state.user_shells.abort(&params.session_id);
     context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Abort { reply })
+        .await
+}
+
+/// `session/abortRetry`.
+pub async fn abort_retry(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::AbortRetry { reply })
         .await
 }
 
@@ -308,5 +321,51 @@ pub async fn export(
     Ok(SessionExportResponse {
         content: None,
         path: Some(path),
+    })
+}
+
+/// `session/bash`: runs the command outside the actor (the session stays responsive; one
+/// command per session at a time; `session/abort` kills it), then has the actor record the
+/// `bashExecution` message.
+pub async fn bash(
+    context: &RequestContext,
+    params: SessionBashParams,
+) -> Result<SessionBashResponse, ErrorObject> {
+    let state = &context.state;
+    let environment = state.sessions.environment(&params.session_id).await?;
+    let running = state
+        .user_shells
+        .start(&params.session_id, &state.shutdown)
+        .ok_or_else(|| {
+            ErrorObject::new(
+                ErrorKind::Busy,
+                "a shell command of this session is still running; wait for it or stop it with \
+                 `session/abort`",
+            )
+        })?;
+    let message = crate::tools::user_bash(
+        &environment,
+        &state.artifacts,
+        &params.command,
+        params.exclude_from_context,
+        &running.cancel,
+    )
+    .await
+    .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?;
+    drop(running);
+    let entry_id = state
+        .sessions
+        .call(&params.session_id, |reply| Command::RecordBash {
+            message: message.clone(),
+            reply,
+        })
+        .await?;
+    Ok(SessionBashResponse {
+        output: message.output,
+        exit_code: message.exit_code,
+        cancelled: message.cancelled,
+        truncated: message.truncated,
+        full_output_path: message.full_output_path,
+        entry_id,
     })
 }

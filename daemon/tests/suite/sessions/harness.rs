@@ -98,6 +98,19 @@ pub struct Options {
     pub settings: SessionSettings,
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
+    pub tools: TestTools,
+    /// Tools sessions get besides `block` (with [`TestTools::Block`]).
+    pub extra_tools: Vec<Arc<dyn Tool>>,
+}
+
+/// Which tools sessions get.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TestTools {
+    /// `block`, plus `Options::extra_tools`.
+    #[default]
+    Block,
+    /// The daemon's built-in tools (pi-tools), as in `pid`.
+    Builtin,
 }
 
 impl Default for Options {
@@ -108,6 +121,8 @@ impl Default for Options {
             settings: SessionSettings::default(),
             config,
             provider: None,
+            tools: TestTools::Block,
+            extra_tools: Vec::new(),
         }
     }
 }
@@ -136,9 +151,16 @@ impl TestDaemon {
                 faux: faux.clone(),
                 provider: options.provider,
             }),
-            tools: Arc::new(StaticTools {
-                tools: vec![block.clone()],
-            }),
+            tools: match options.tools {
+                TestTools::Block => Arc::new(StaticTools {
+                    tools: std::iter::once(block.clone() as Arc<dyn Tool>)
+                        .chain(options.extra_tools)
+                        .collect(),
+                }),
+                TestTools::Builtin => Arc::new(pi_daemon::tools::BuiltinTools::new(
+                    pi_tools::Artifacts::new(paths.artifacts_dir()),
+                )),
+            },
             settings: options.settings,
         };
         let state = Arc::new(DaemonState::new(

@@ -1,7 +1,8 @@
 //! Sessions through the protocol, on an in-process daemon with the faux provider.
 
 mod basics;
-mod harness;
+mod builtin_tools;
+pub(crate) mod harness;
 mod import_export;
 mod multi_client;
 mod presence;

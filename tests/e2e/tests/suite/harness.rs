@@ -22,14 +22,16 @@ pub struct World {
 impl World {
     /// A daemon whose provider `scripted` speaks `api` to a fresh model server.
     pub async fn start(api: &str) -> World {
+        World::start_with(api, &[]).await
+    }
+
+    /// Like [`World::start`], with more files in `PI_HOME` (e.g. `.pi/agent/settings.json`).
+    pub async fn start_with(api: &str, files: &[(&str, String)]) -> World {
         let server = ModelServer::start().await;
         let models = serde_json::to_string_pretty(&server.models_json(api)).unwrap();
-        let daemon = TempDaemon::start_with_files(
-            &workspace_binary("pid"),
-            "",
-            &[(".pi/agent/models.json", models)],
-        )
-        .await;
+        let mut all = vec![(".pi/agent/models.json", models)];
+        all.extend(files.iter().cloned());
+        let daemon = TempDaemon::start_with_files(&workspace_binary("pid"), "", &all).await;
         World { server, daemon }
     }
 

@@ -3,4 +3,6 @@
 
 mod crash;
 mod harness;
+mod keys;
+mod retry;
 mod tui;

@@ -1,0 +1,217 @@
+//! Loads everything a session's prompt is built from, for one working directory: settings,
+//! context files, `SYSTEM.md` / `APPEND_SYSTEM.md` (or the `systemPrompt` /
+//! `appendSystemPrompt` settings, which override them), skills and prompt templates.
+//!
+//! Global resources come from two directories: pi's agent dir (`~/.pi/agent`, read when it
+//! exists, so pi users need no setup) and our config dir. Ours takes precedence where only one
+//! can apply (settings keys, `SYSTEM.md`, a skill or template name); both apply where pi would
+//! use several (context files: pi's first, then ours).
+//!
+//! Architecture invariant: loading never fails and never writes. Every problem is a
+//! [`Diagnostic`] in [`Resources::diagnostics`].
+
+use std::path::{Path, PathBuf};
+
+use pi_paths::Paths;
+
+use crate::coding::context_files::{self, ContextFile};
+use crate::coding::settings::{Settings, SettingsFiles, TextOrFile};
+use crate::coding::skills::{self, Skill, SkillExpansion, SkillSources};
+use crate::coding::system_prompt::{self, SystemPromptInput, ToolSummary};
+use crate::coding::templates::{self, PromptTemplate, TemplateSources};
+use crate::coding::{Diagnostic, settings_parse};
+
+/// The global directories resources are read from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceRoots {
+    /// pi's agent directory; read when it exists.
+    pub pi_agent_dir: Option<PathBuf>,
+    /// Our config directory.
+    pub config_dir: Option<PathBuf>,
+    /// The user's home: `~` in settings paths, and `~/.agents/skills`.
+    pub home: Option<PathBuf>,
+}
+
+/// The loaded resources of one working directory.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Resources {
+    /// Effective settings.
+    pub settings: Settings,
+    /// Context files, in prompt order.
+    pub context_files: Vec<ContextFile>,
+    /// Skills, in precedence order.
+    pub skills: Vec<Skill>,
+    /// Prompt templates, in precedence order.
+    pub templates: Vec<PromptTemplate>,
+    /// Replaces the default prompt body.
+    pub custom_prompt: Option<String>,
+    /// Appended to the prompt body.
+    pub append_prompt: Option<String>,
+    /// Everything that was wrong, in discovery order.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ResourceRoots {
+    /// The daemon's roots: pi's agent dir, our config dir, and the home that holds `.pi/agent`
+    /// (none when `PI_CODING_AGENT_DIR` moved the agent dir elsewhere).
+    pub fn from_paths(paths: &Paths) -> Self {
+        let home = paths
+            .pi_agent_dir
+            .ends_with(".pi/agent")
+            .then(|| paths.pi_agent_dir.parent().and_then(Path::parent))
+            .flatten()
+            .map(Path::to_path_buf);
+        ResourceRoots {
+            pi_agent_dir: Some(paths.pi_agent_dir.clone()),
+            config_dir: Some(paths.config_dir.clone()),
+            home,
+        }
+    }
+
+    /// The global directories, lowest precedence first (pi's, then ours).
+    pub fn global_dirs(&self) -> Vec<PathBuf> {
+        self.pi_agent_dir
+            .iter()
+            .chain(&self.config_dir)
+            .cloned()
+            .collect()
+    }
+
+    /// The settings files for `cwd` (only the global ones without a cwd).
+    pub fn settings_files(&self, cwd: Option<&Path>) -> SettingsFiles {
+        SettingsFiles::new(
+            self.pi_agent_dir.as_deref(),
+            self.config_dir.as_deref(),
+            cwd,
+        )
+    }
+
+    /// The file `settings/setDefault` writes: ours.
+    pub fn writable_settings_file(&self) -> Option<PathBuf> {
+        self.config_dir
+            .as_ref()
+            .map(|dir| dir.join("settings.json"))
+    }
+
+    /// Effective settings for `cwd` (or the global layers only) and their diagnostics.
+    pub fn load_settings(&self, cwd: Option<&Path>) -> (Settings, Vec<Diagnostic>) {
+        settings_parse::load_settings(&self.settings_files(cwd), self.home.as_deref())
+    }
+}
+
+/// Loads the resources of `cwd`.
+pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
+    let (settings, mut diagnostics) = roots.load_settings(Some(cwd));
+    let global_lowest_first = roots.global_dirs();
+    let global_highest_first: Vec<PathBuf> = global_lowest_first.iter().rev().cloned().collect();
+
+    let context_files =
+        context_files::load_context_files(&global_lowest_first, cwd, &mut diagnostics);
+    let mut prompt_text = |setting: &Option<TextOrFile>, file_name: &str| match setting {
+        Some(value) => resolve_text_or_file(value, roots.home.as_deref(), &mut diagnostics),
+        None => {
+            context_files::load_prompt_file(file_name, cwd, &global_highest_first, &mut diagnostics)
+        }
+    };
+    let custom_prompt = prompt_text(&settings.system_prompt, "SYSTEM.md");
+    let append_prompt = prompt_text(&settings.append_system_prompt, "APPEND_SYSTEM.md");
+
+    let mut skill_sources = SkillSources {
+        entries: settings.skills.clone(),
+        ..SkillSources::default()
+    };
+    if settings.discover_skills {
+        skill_sources.dirs = skills::project_skill_dirs(cwd);
+        skill_sources
+            .dirs
+            .extend(global_highest_first.iter().map(|dir| dir.join("skills")));
+        skill_sources.dirs.extend(
+            roots
+                .home
+                .iter()
+                .map(|home| home.join(".agents").join("skills")),
+        );
+    }
+    let skills = skills::load_skills(&skill_sources, &mut diagnostics);
+
+    let template_sources = TemplateSources {
+        entries: settings.prompts.clone(),
+        project_dir: Some(cwd.join(".pi").join("prompts")),
+        user_dirs: global_highest_first
+            .iter()
+            .map(|dir| dir.join("prompts"))
+            .collect(),
+        explicit: Vec::new(),
+    };
+    let templates = templates::load_templates(&template_sources, &mut diagnostics);
+
+    Resources {
+        settings,
+        context_files,
+        skills,
+        templates,
+        custom_prompt,
+        append_prompt,
+        diagnostics,
+    }
+}
+
+/// [`load`] on a blocking thread (it reads files); diagnostics are logged at debug level
+/// (clients see them in `session/get`).
+pub async fn load_in_background(roots: ResourceRoots, cwd: PathBuf) -> Resources {
+    let loaded = tokio::task::spawn_blocking(move || load(&roots, &cwd)).await;
+    let resources = loaded.unwrap_or_else(|error| {
+        tracing::error!(%error, "loading resources panicked; using none");
+        Resources::default()
+    });
+    for problem in &resources.diagnostics {
+        tracing::debug!(%problem, "resource problem");
+    }
+    resources
+}
+
+impl Resources {
+    /// The system prompt for these resources with `tools`, in `cwd`, on `date` (`YYYY-MM-DD`).
+    pub fn system_prompt(&self, tools: &[ToolSummary], cwd: &str, date: &str) -> String {
+        system_prompt::build(&SystemPromptInput {
+            tools,
+            cwd,
+            date,
+            context_files: &self.context_files,
+            skills: &self.skills,
+            custom_prompt: self.custom_prompt.as_deref(),
+            append_prompt: self.append_prompt.as_deref(),
+        })
+    }
+
+    /// What a user message becomes: `/skill:name args` expanded, else `/template args`
+    /// expanded, else the text unchanged. A skill file that cannot be read leaves the text
+    /// unchanged and returns the diagnostic.
+    pub fn expand_input(&self, text: &str) -> (String, Option<Diagnostic>) {
+        match skills::expand(text, &self.skills) {
+            SkillExpansion::Expanded(message) => return (message, None),
+            SkillExpansion::ReadFailed(diagnostic) => return (text.to_owned(), Some(diagnostic)),
+            SkillExpansion::NotACommand | SkillExpansion::Unknown => {}
+        }
+        match templates::expand(text, &self.templates) {
+            Some(expanded) => (expanded, None),
+            None => (text.to_owned(), None),
+        }
+    }
+}
+
+/// The content of the file the value names (`~` expanded, relative to its settings file), or
+/// the value itself when it names no file.
+fn resolve_text_or_file(
+    value: &TextOrFile,
+    home: Option<&Path>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Option<String> {
+    let candidate = value
+        .base_dir
+        .join(crate::coding::expand_home(value.value.trim(), home));
+    if !value.value.contains('\n') && candidate.is_file() {
+        return context_files::read_text(&candidate, diagnostics);
+    }
+    Some(value.value.clone())
+}

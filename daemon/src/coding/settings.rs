@@ -1,0 +1,288 @@
+//! The effective settings of one working directory: pi's `settings.json` layers (pi's global
+//! `<pi_agent_dir>/settings.json`, then ours `<config_dir>/settings.json`, then the project's
+//! `<cwd>/.pi/settings.json`; later layers win key by key, nested objects merge one level) over
+//! pi's defaults.
+//!
+//! Keys that something in the daemon reads are typed here; pi's other keys are accepted and
+//! ignored (see [`crate::coding::settings_parse`]). `systemPrompt` and `appendSystemPrompt` are
+//! our additions, the settings form of pi's `--system-prompt` / `--append-system-prompt`.
+//!
+//! Invariant: `skills` and `prompts` entries are not replaced by later layers; they accumulate,
+//! project entries first, each resolved against the directory of the file that names it (pi
+//! resolves both scopes' entries the same way).
+
+use std::path::{Path, PathBuf};
+
+use pi_agent::QueueMode;
+use pi_llm::ThinkingLevel;
+
+/// Effective settings, with pi's defaults for what no layer sets.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Settings {
+    /// `defaultProvider`: provider of the model new sessions use.
+    pub default_provider: Option<String>,
+    /// `defaultModel`: model id new sessions use (with `default_provider`, or resolved alone).
+    pub default_model: Option<String>,
+    /// `defaultThinkingLevel`; unset means the daemon's default (pi's `medium`).
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// `steeringMode`; unset means the daemon's default (pi's `one-at-a-time`).
+    pub steering_mode: Option<QueueMode>,
+    /// `followUpMode`; unset means the daemon's default (pi's `one-at-a-time`).
+    pub follow_up_mode: Option<QueueMode>,
+    /// `compaction.*`.
+    pub compaction: CompactionSettings,
+    /// `branchSummary.*`.
+    pub branch_summary: BranchSummarySettings,
+    /// `retry.*`.
+    pub retry: RetrySettings,
+    /// `shellPath`: the shell the bash tool runs.
+    pub shell_path: Option<String>,
+    /// `shellCommandPrefix`: text prepended to every bash command.
+    pub shell_command_prefix: Option<String>,
+    /// Whether the default skill directories are scanned (false with pi's legacy
+    /// `skills: {enabled: false}`); explicit entries load regardless.
+    pub discover_skills: bool,
+    /// `skills`: extra skill files or directories (project entries first).
+    pub skills: Vec<PathEntry>,
+    /// `enableSkillCommands`: clients offer `/skill:name` completions.
+    pub enable_skill_commands: bool,
+    /// `prompts`: extra prompt template files or directories (project entries first).
+    pub prompts: Vec<PathEntry>,
+    /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
+    pub system_prompt: Option<TextOrFile>,
+    /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
+    pub append_system_prompt: Option<TextOrFile>,
+}
+
+/// `compaction.*` (pi §5.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CompactionSettings {
+    /// Automatic compaction on or off (manual compaction is always allowed).
+    pub enabled: bool,
+    /// Headroom kept for the response; compaction triggers at `contextWindow - reserveTokens`.
+    pub reserve_tokens: u64,
+    /// Approximate recent tokens kept verbatim.
+    pub keep_recent_tokens: u64,
+}
+
+/// `branchSummary.*` (pi §5.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BranchSummarySettings {
+    /// Budget for the summarized branch is `contextWindow - reserveTokens`.
+    pub reserve_tokens: u64,
+    /// Do not ask whether to summarize a branch.
+    pub skip_prompt: bool,
+}
+
+/// `retry.*` (pi §6.9).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RetrySettings {
+    /// Automatic retries of transient provider errors.
+    pub enabled: bool,
+    /// Retries before giving up.
+    pub max_retries: u32,
+    /// First delay; doubled per attempt.
+    pub base_delay_ms: u64,
+    /// Longest server-requested delay honoured; 0 disables the cap.
+    pub max_delay_ms: u64,
+}
+
+/// A `skills` / `prompts` entry, resolved to an absolute path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PathEntry {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// `-path` or `!path`: leave this path (and everything under it) out.
+    pub exclude: bool,
+}
+
+/// A value that is text, or names a file whose content is the text (pi's CLI rule: an
+/// existing path means its content).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TextOrFile {
+    /// The value as written.
+    pub value: String,
+    /// The directory of the settings file it came from (relative paths resolve here).
+    pub base_dir: PathBuf,
+}
+
+/// One settings file's values: what it sets and nothing else.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SettingsLayer {
+    /// `defaultProvider`.
+    pub default_provider: Option<String>,
+    /// `defaultModel`.
+    pub default_model: Option<String>,
+    /// `defaultThinkingLevel`.
+    pub default_thinking_level: Option<ThinkingLevel>,
+    /// `steeringMode` (or legacy `queueMode`).
+    pub steering_mode: Option<QueueMode>,
+    /// `followUpMode`.
+    pub follow_up_mode: Option<QueueMode>,
+    /// `compaction.enabled`.
+    pub compaction_enabled: Option<bool>,
+    /// `compaction.reserveTokens`.
+    pub compaction_reserve_tokens: Option<u64>,
+    /// `compaction.keepRecentTokens`.
+    pub compaction_keep_recent_tokens: Option<u64>,
+    /// `branchSummary.reserveTokens`.
+    pub branch_summary_reserve_tokens: Option<u64>,
+    /// `branchSummary.skipPrompt`.
+    pub branch_summary_skip_prompt: Option<bool>,
+    /// `retry.enabled`.
+    pub retry_enabled: Option<bool>,
+    /// `retry.maxRetries`.
+    pub retry_max_retries: Option<u32>,
+    /// `retry.baseDelayMs`.
+    pub retry_base_delay_ms: Option<u64>,
+    /// `retry.maxDelayMs`.
+    pub retry_max_delay_ms: Option<u64>,
+    /// `shellPath`.
+    pub shell_path: Option<String>,
+    /// `shellCommandPrefix`.
+    pub shell_command_prefix: Option<String>,
+    /// Legacy `skills.enabled`.
+    pub discover_skills: Option<bool>,
+    /// `skills` (or legacy `skills.customDirectories`).
+    pub skills: Vec<PathEntry>,
+    /// `enableSkillCommands` (or legacy `skills.enableSkillCommands`).
+    pub enable_skill_commands: Option<bool>,
+    /// `prompts`.
+    pub prompts: Vec<PathEntry>,
+    /// `systemPrompt`.
+    pub system_prompt: Option<TextOrFile>,
+    /// `appendSystemPrompt`.
+    pub append_system_prompt: Option<TextOrFile>,
+}
+
+/// Which settings files apply, lowest precedence first.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingsFiles {
+    /// Global files, lowest precedence first (pi's, then ours).
+    pub global: Vec<PathBuf>,
+    /// The project file (`<cwd>/.pi/settings.json`), when there is a cwd.
+    pub project: Option<PathBuf>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            default_provider: None,
+            default_model: None,
+            default_thinking_level: None,
+            steering_mode: None,
+            follow_up_mode: None,
+            compaction: CompactionSettings {
+                enabled: true,
+                reserve_tokens: 16_384,
+                keep_recent_tokens: 20_000,
+            },
+            branch_summary: BranchSummarySettings {
+                reserve_tokens: 16_384,
+                skip_prompt: false,
+            },
+            retry: RetrySettings {
+                enabled: true,
+                max_retries: 3,
+                base_delay_ms: 2_000,
+                max_delay_ms: 60_000,
+            },
+            shell_path: None,
+            shell_command_prefix: None,
+            discover_skills: true,
+            skills: Vec::new(),
+            enable_skill_commands: true,
+            prompts: Vec::new(),
+            system_prompt: None,
+            append_system_prompt: None,
+        }
+    }
+}
+
+impl Settings {
+    /// Merges `global` layers (lowest precedence first) and the `project` layer over the
+    /// defaults.
+    pub fn merge(global: &[SettingsLayer], project: Option<&SettingsLayer>) -> Settings {
+        let mut settings = Settings::default();
+        for layer in global.iter().chain(project) {
+            settings.apply(layer);
+        }
+        // Entries accumulate instead: project first, then global files, ours before pi's.
+        settings.skills = project
+            .into_iter()
+            .chain(global.iter().rev())
+            .flat_map(|layer| layer.skills.iter().cloned())
+            .collect();
+        settings.prompts = project
+            .into_iter()
+            .chain(global.iter().rev())
+            .flat_map(|layer| layer.prompts.iter().cloned())
+            .collect();
+        settings
+    }
+
+    fn apply(&mut self, layer: &SettingsLayer) {
+        fn set<T: Clone>(target: &mut T, value: &Option<T>) {
+            if let Some(value) = value {
+                *target = value.clone();
+            }
+        }
+        fn set_option<T: Clone>(target: &mut Option<T>, value: &Option<T>) {
+            if value.is_some() {
+                target.clone_from(value);
+            }
+        }
+        set_option(&mut self.default_provider, &layer.default_provider);
+        set_option(&mut self.default_model, &layer.default_model);
+        set_option(
+            &mut self.default_thinking_level,
+            &layer.default_thinking_level,
+        );
+        set_option(&mut self.steering_mode, &layer.steering_mode);
+        set_option(&mut self.follow_up_mode, &layer.follow_up_mode);
+        set(&mut self.compaction.enabled, &layer.compaction_enabled);
+        set(
+            &mut self.compaction.reserve_tokens,
+            &layer.compaction_reserve_tokens,
+        );
+        set(
+            &mut self.compaction.keep_recent_tokens,
+            &layer.compaction_keep_recent_tokens,
+        );
+        set(
+            &mut self.branch_summary.reserve_tokens,
+            &layer.branch_summary_reserve_tokens,
+        );
+        set(
+            &mut self.branch_summary.skip_prompt,
+            &layer.branch_summary_skip_prompt,
+        );
+        set(&mut self.retry.enabled, &layer.retry_enabled);
+        set(&mut self.retry.max_retries, &layer.retry_max_retries);
+        set(&mut self.retry.base_delay_ms, &layer.retry_base_delay_ms);
+        set(&mut self.retry.max_delay_ms, &layer.retry_max_delay_ms);
+        set_option(&mut self.shell_path, &layer.shell_path);
+        set_option(&mut self.shell_command_prefix, &layer.shell_command_prefix);
+        set(&mut self.discover_skills, &layer.discover_skills);
+        set(
+            &mut self.enable_skill_commands,
+            &layer.enable_skill_commands,
+        );
+        set_option(&mut self.system_prompt, &layer.system_prompt);
+        set_option(&mut self.append_system_prompt, &layer.append_system_prompt);
+    }
+}
+
+impl SettingsFiles {
+    /// The files for `cwd` (or only the global ones) given pi's agent dir and our config dir.
+    pub fn new(pi_agent_dir: Option<&Path>, config_dir: Option<&Path>, cwd: Option<&Path>) -> Self {
+        SettingsFiles {
+            global: pi_agent_dir
+                .into_iter()
+                .chain(config_dir)
+                .map(|dir| dir.join("settings.json"))
+                .collect(),
+            project: cwd.map(|cwd| cwd.join(".pi").join("settings.json")),
+        }
+    }
+}

@@ -1,0 +1,354 @@
+//! Reads one `settings.json` into a [`SettingsLayer`], reporting every problem as a
+//! [`Diagnostic`] naming the file and the key, and loads the layers of a working directory.
+//!
+//! Rules: a file that is not JSON, or not an object, is ignored as a whole (pi treats it as
+//! `{}`); a key with a bad value is ignored (the layers below it apply); an unknown key is
+//! reported and ignored; pi's keys that the daemon does not use are accepted silently. pi's
+//! legacy forms are migrated on read: `queueMode` → `steeringMode`, and the `skills` object
+//! `{enabled, enableSkillCommands, customDirectories}`.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::{Map, Value};
+
+use crate::coding::Diagnostic;
+use crate::coding::settings::{PathEntry, Settings, SettingsFiles, SettingsLayer, TextOrFile};
+
+/// pi's keys the daemon accepts but does not use (TUI, packages, themes, transports).
+const IGNORED_PI_KEYS: &[&str] = &[
+    "thinkingBudgets",
+    "hideThinkingBlock",
+    "transport",
+    "websockets",
+    "theme",
+    "quietStartup",
+    "collapseChangelog",
+    "npmCommand",
+    "packages",
+    "extensions",
+    "themes",
+    "terminal",
+    "images",
+    "enabledModels",
+    "doubleEscapeAction",
+    "treeFilterMode",
+    "editorPaddingX",
+    "autocompleteMaxVisible",
+    "showHardwareCursor",
+    "markdown",
+    "lastChangelogVersion",
+];
+
+/// Reads the layers named by `files`: a missing file is an empty layer, an unreadable one a
+/// diagnostic. `home` expands `~` in path values.
+pub fn load_settings(files: &SettingsFiles, home: Option<&Path>) -> (Settings, Vec<Diagnostic>) {
+    let mut diagnostics = Vec::new();
+    let global: Vec<SettingsLayer> = files
+        .global
+        .iter()
+        .map(|path| read_layer(path, home, &mut diagnostics))
+        .collect();
+    let project = files
+        .project
+        .as_ref()
+        .map(|path| read_layer(path, home, &mut diagnostics));
+    (Settings::merge(&global, project.as_ref()), diagnostics)
+}
+
+/// Reads one file as a layer (empty when missing).
+pub fn read_layer(
+    path: &Path,
+    home: Option<&Path>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> SettingsLayer {
+    match std::fs::read_to_string(path) {
+        Ok(text) => parse_layer(path, &text, home, diagnostics),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => SettingsLayer::default(),
+        Err(error) => {
+            diagnostics.push(Diagnostic::warning(
+                path,
+                format!("cannot be read ({error}); the file is ignored"),
+            ));
+            SettingsLayer::default()
+        }
+    }
+}
+
+/// Parses the text of the settings file at `path`.
+pub fn parse_layer(
+    path: &Path,
+    text: &str,
+    home: Option<&Path>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> SettingsLayer {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(error) => {
+            diagnostics.push(Diagnostic::warning(
+                path,
+                format!("is not valid JSON ({error}); the file is ignored"),
+            ));
+            return SettingsLayer::default();
+        }
+    };
+    let Value::Object(object) = value else {
+        diagnostics.push(Diagnostic::warning(
+            path,
+            format!(
+                "must be a JSON object, not {}; the file is ignored",
+                kind(&value)
+            ),
+        ));
+        return SettingsLayer::default();
+    };
+    let base_dir = path.parent().unwrap_or(path).to_path_buf();
+    let mut reader = LayerReader {
+        path,
+        base_dir,
+        home,
+        diagnostics,
+    };
+    reader.layer(&object)
+}
+
+struct LayerReader<'a> {
+    path: &'a Path,
+    base_dir: PathBuf,
+    home: Option<&'a Path>,
+    diagnostics: &'a mut Vec<Diagnostic>,
+}
+
+impl LayerReader<'_> {
+    fn layer(&mut self, object: &Map<String, Value>) -> SettingsLayer {
+        let mut layer = SettingsLayer::default();
+        for (key, value) in object {
+            match key.as_str() {
+                "defaultProvider" => layer.default_provider = self.string(key, value),
+                "defaultModel" => layer.default_model = self.string(key, value),
+                "defaultThinkingLevel" => {
+                    layer.default_thinking_level = self.string(key, value).and_then(|text| {
+                        text.parse()
+                            .map_err(|_| {
+                                self.bad(key, "off, minimal, low, medium, high or xhigh", value)
+                            })
+                            .ok()
+                    });
+                }
+                "steeringMode" | "queueMode" => {
+                    if key == "queueMode" && object.contains_key("steeringMode") {
+                        continue;
+                    }
+                    layer.steering_mode = self.queue_mode(key, value);
+                }
+                "followUpMode" => layer.follow_up_mode = self.queue_mode(key, value),
+                "compaction" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("compaction.{sub}");
+                        match sub.as_str() {
+                            "enabled" => layer.compaction_enabled = self.boolean(&dotted, value),
+                            "reserveTokens" => {
+                                layer.compaction_reserve_tokens = self.integer(&dotted, value);
+                            }
+                            "keepRecentTokens" => {
+                                layer.compaction_keep_recent_tokens = self.integer(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "branchSummary" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("branchSummary.{sub}");
+                        match sub.as_str() {
+                            "reserveTokens" => {
+                                layer.branch_summary_reserve_tokens = self.integer(&dotted, value);
+                            }
+                            "skipPrompt" => {
+                                layer.branch_summary_skip_prompt = self.boolean(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "retry" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("retry.{sub}");
+                        match sub.as_str() {
+                            "enabled" => layer.retry_enabled = self.boolean(&dotted, value),
+                            "maxRetries" => {
+                                layer.retry_max_retries = self
+                                    .integer(&dotted, value)
+                                    .and_then(|n| u32::try_from(n).ok());
+                            }
+                            "baseDelayMs" => {
+                                layer.retry_base_delay_ms = self.integer(&dotted, value)
+                            }
+                            "maxDelayMs" => layer.retry_max_delay_ms = self.integer(&dotted, value),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "shellPath" => layer.shell_path = self.string(key, value),
+                "shellCommandPrefix" => layer.shell_command_prefix = self.string(key, value),
+                "skills" if value.is_object() => {
+                    // pi's legacy form.
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("skills.{sub}");
+                        match sub.as_str() {
+                            "enabled" => layer.discover_skills = self.boolean(&dotted, value),
+                            "enableSkillCommands" => {
+                                layer.enable_skill_commands = self.boolean(&dotted, value);
+                            }
+                            "customDirectories" => layer.skills = self.paths(&dotted, value),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "skills" => layer.skills = self.paths(key, value),
+                "enableSkillCommands" => layer.enable_skill_commands = self.boolean(key, value),
+                "prompts" => layer.prompts = self.paths(key, value),
+                "systemPrompt" => layer.system_prompt = self.text_or_file(key, value),
+                "appendSystemPrompt" => layer.append_system_prompt = self.text_or_file(key, value),
+                other if IGNORED_PI_KEYS.contains(&other) => {}
+                _ => self.unknown(key),
+            }
+        }
+        layer
+    }
+
+    fn bad(&mut self, key: &str, expected: &str, value: &Value) {
+        self.diagnostics.push(Diagnostic::key_warning(
+            self.path,
+            key,
+            format!(
+                "expected {expected}, found {}; the value is ignored",
+                shown(value)
+            ),
+        ));
+    }
+
+    fn unknown(&mut self, key: &str) {
+        self.diagnostics.push(Diagnostic::key_warning(
+            self.path,
+            key,
+            "unknown key; it is ignored",
+        ));
+    }
+
+    fn string(&mut self, key: &str, value: &Value) -> Option<String> {
+        match value {
+            Value::String(text) => Some(text.clone()),
+            _ => {
+                self.bad(key, "a string", value);
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, key: &str, value: &Value) -> Option<bool> {
+        match value {
+            Value::Bool(flag) => Some(*flag),
+            _ => {
+                self.bad(key, "true or false", value);
+                None
+            }
+        }
+    }
+
+    fn integer(&mut self, key: &str, value: &Value) -> Option<u64> {
+        match value.as_u64() {
+            Some(number) if number <= u64::from(u32::MAX) => Some(number),
+            _ => {
+                self.bad(key, "a non-negative integer", value);
+                None
+            }
+        }
+    }
+
+    fn queue_mode(&mut self, key: &str, value: &Value) -> Option<pi_agent::QueueMode> {
+        match value.as_str() {
+            Some("all") => Some(pi_agent::QueueMode::All),
+            Some("one-at-a-time") => Some(pi_agent::QueueMode::OneAtATime),
+            _ => {
+                self.bad(key, "\"all\" or \"one-at-a-time\"", value);
+                None
+            }
+        }
+    }
+
+    fn object<'v>(&mut self, key: &str, value: &'v Value) -> Vec<(&'v String, &'v Value)> {
+        match value {
+            Value::Object(object) => object.iter().collect(),
+            _ => {
+                self.bad(key, "an object", value);
+                Vec::new()
+            }
+        }
+    }
+
+    fn text_or_file(&mut self, key: &str, value: &Value) -> Option<TextOrFile> {
+        self.string(key, value).map(|value| TextOrFile {
+            value,
+            base_dir: self.base_dir.clone(),
+        })
+    }
+
+    fn paths(&mut self, key: &str, value: &Value) -> Vec<PathEntry> {
+        let Value::Array(items) = value else {
+            self.bad(key, "an array of paths", value);
+            return Vec::new();
+        };
+        let mut entries = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let item_key = format!("{key}[{index}]");
+            let Some(text) = self.string(&item_key, item) else {
+                continue;
+            };
+            let (exclude, raw) = match text.chars().next() {
+                Some('!' | '-') => (true, &text[1..]),
+                Some('+') => (false, &text[1..]),
+                _ => (false, text.as_str()),
+            };
+            if raw.contains(['*', '?', '[']) {
+                self.diagnostics.push(Diagnostic::key_warning(
+                    self.path,
+                    item_key,
+                    format!("glob patterns are not supported yet ({text:?}); the entry is ignored"),
+                ));
+                continue;
+            }
+            let expanded = crate::coding::expand_home(raw.trim(), self.home);
+            entries.push(PathEntry {
+                path: crate::coding::normalize_lexically(&self.base_dir.join(expanded)),
+                exclude,
+            });
+        }
+        entries
+    }
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A short rendering of a bad value for a diagnostic (never long: settings hold no secrets,
+/// but a pasted file might be large).
+fn shown(value: &Value) -> String {
+    match value {
+        Value::Array(_) | Value::Object(_) => kind(value).to_owned(),
+        Value::Null | Value::Bool(_) | Value::Number(_) | Value::String(_) => {
+            let text = value.to_string();
+            match text.char_indices().nth(40) {
+                Some((at, _)) => format!("{}…", &text[..at]),
+                None => text,
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+//! `settings/get` and `settings/setDefault`: thin adapters over the coding layer's settings
+//! loading and writing.
+
+use std::path::PathBuf;
+
+use pi_protocol::v1::{SettingsGetParams, SettingsGetResponse, SettingsSetDefaultParams};
+use pi_protocol::{ErrorKind, ErrorObject};
+
+use crate::coding::settings_write::{self, SettingsWriteError};
+use crate::rpc::dispatch::RequestContext;
+use crate::rpc::wire::settings::{SettingsFallbacks, diagnostic, effective_settings};
+
+/// `settings/get`.
+pub async fn get(
+    context: &RequestContext,
+    params: SettingsGetParams,
+) -> Result<SettingsGetResponse, ErrorObject> {
+    let cwd = match params.cwd {
+        Some(cwd) if std::path::Path::new(&cwd).is_absolute() => Some(PathBuf::from(cwd)),
+        Some(cwd) => {
+            return Err(ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!("cwd must be an absolute path, and {cwd:?} is not"),
+            )
+            .with_field("cwd"));
+        }
+        None => None,
+    };
+    Ok(respond(context, cwd).await)
+}
+
+/// `settings/setDefault`.
+pub async fn set_default(
+    context: &RequestContext,
+    params: SettingsSetDefaultParams,
+) -> Result<SettingsGetResponse, ErrorObject> {
+    let roots = &context.state.sessions.services().settings.resources;
+    let Some(path) = roots.writable_settings_file() else {
+        return Err(ErrorObject::new(
+            ErrorKind::Internal,
+            "this daemon has no config directory to write settings to",
+        ));
+    };
+    let written = tokio::task::spawn_blocking(move || {
+        settings_write::set_defaults(&path, &params.values, &params.unset)
+    })
+    .await
+    .map_err(|error| ErrorObject::new(ErrorKind::Internal, error.to_string()))?;
+    match written {
+        Ok(()) => Ok(respond(context, None).await),
+        Err(error @ SettingsWriteError::Invalid(_)) => {
+            Err(ErrorObject::new(ErrorKind::InvalidParams, error.to_string()).with_field("values"))
+        }
+        Err(
+            error @ (SettingsWriteError::ExistingInvalid { .. } | SettingsWriteError::Io { .. }),
+        ) => {
+            tracing::warn!(%error, "settings/setDefault failed");
+            Err(ErrorObject::new(ErrorKind::Internal, error.to_string()))
+        }
+    }
+}
+
+async fn respond(context: &RequestContext, cwd: Option<PathBuf>) -> SettingsGetResponse {
+    let session_settings = &context.state.sessions.services().settings;
+    let roots = session_settings.resources.clone();
+    let files = roots.settings_files(cwd.as_deref());
+    let writable_file = roots
+        .writable_settings_file()
+        .map(|path| path.display().to_string())
+        .unwrap_or_default();
+    let loaded = tokio::task::spawn_blocking(move || roots.load_settings(cwd.as_deref())).await;
+    let (settings, diagnostics) = loaded.unwrap_or_default();
+    let fallbacks = SettingsFallbacks {
+        thinking: session_settings.default_thinking,
+        steering_mode: session_settings.steering_mode,
+        follow_up_mode: session_settings.follow_up_mode,
+    };
+    SettingsGetResponse {
+        settings: effective_settings(&settings, fallbacks),
+        files: files
+            .global
+            .iter()
+            .chain(&files.project)
+            .map(|path| path.display().to_string())
+            .collect(),
+        writable_file,
+        diagnostics: diagnostics.iter().map(diagnostic).collect(),
+    }
+}

@@ -1,0 +1,91 @@
+//! Conversions from the coding layer's settings and diagnostics to `settings/*` wire types.
+
+use pi_agent::QueueMode;
+use pi_llm::ThinkingLevel;
+use pi_protocol::v1::{
+    BranchSummarySettings, CompactionSettings, EffectiveSettings, ResourceDiagnostic,
+    ResourceDiagnosticKind, RetrySettings,
+};
+
+use crate::coding::settings::PathEntry;
+use crate::coding::{Diagnostic, DiagnosticKind, Settings};
+
+/// The daemon's fallbacks for what no settings file sets.
+#[derive(Clone, Copy, Debug)]
+pub struct SettingsFallbacks {
+    /// Thinking level of new sessions.
+    pub thinking: ThinkingLevel,
+    /// Steering delivery.
+    pub steering_mode: QueueMode,
+    /// Follow-up delivery.
+    pub follow_up_mode: QueueMode,
+}
+
+/// The wire form of effective settings.
+pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> EffectiveSettings {
+    let mode = |mode: QueueMode| match mode {
+        QueueMode::All => "all".to_owned(),
+        QueueMode::OneAtATime => "one-at-a-time".to_owned(),
+    };
+    let entries = |entries: &[PathEntry]| {
+        entries
+            .iter()
+            .map(|entry| {
+                let prefix = if entry.exclude { "-" } else { "" };
+                format!("{prefix}{}", entry.path.display())
+            })
+            .collect()
+    };
+    EffectiveSettings {
+        default_provider: settings.default_provider.clone(),
+        default_model: settings.default_model.clone(),
+        default_thinking_level: settings
+            .default_thinking_level
+            .unwrap_or(fallbacks.thinking)
+            .as_str()
+            .to_owned(),
+        steering_mode: mode(settings.steering_mode.unwrap_or(fallbacks.steering_mode)),
+        follow_up_mode: mode(settings.follow_up_mode.unwrap_or(fallbacks.follow_up_mode)),
+        compaction: CompactionSettings {
+            enabled: settings.compaction.enabled,
+            reserve_tokens: settings.compaction.reserve_tokens,
+            keep_recent_tokens: settings.compaction.keep_recent_tokens,
+        },
+        branch_summary: BranchSummarySettings {
+            reserve_tokens: settings.branch_summary.reserve_tokens,
+            skip_prompt: settings.branch_summary.skip_prompt,
+        },
+        retry: RetrySettings {
+            enabled: settings.retry.enabled,
+            max_retries: settings.retry.max_retries,
+            base_delay_ms: settings.retry.base_delay_ms,
+            max_delay_ms: settings.retry.max_delay_ms,
+        },
+        shell_path: settings.shell_path.clone(),
+        shell_command_prefix: settings.shell_command_prefix.clone(),
+        skills: entries(&settings.skills),
+        enable_skill_commands: settings.enable_skill_commands,
+        prompts: entries(&settings.prompts),
+        system_prompt: settings
+            .system_prompt
+            .as_ref()
+            .map(|text| text.value.clone()),
+        append_system_prompt: settings
+            .append_system_prompt
+            .as_ref()
+            .map(|text| text.value.clone()),
+    }
+}
+
+/// The wire form of a diagnostic.
+pub fn diagnostic(diagnostic: &Diagnostic) -> ResourceDiagnostic {
+    ResourceDiagnostic {
+        kind: match diagnostic.kind {
+            DiagnosticKind::Warning => ResourceDiagnosticKind::Warning,
+            DiagnosticKind::Collision => ResourceDiagnosticKind::Collision,
+        },
+        path: diagnostic.path.display().to_string(),
+        key: diagnostic.key.clone(),
+        message: diagnostic.message.clone(),
+    }
+}

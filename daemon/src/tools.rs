@@ -1,0 +1,187 @@
+//! The built-in tools (pi-tools) as the sessions' [`ToolFactory`], and user shell commands
+//! (`session/bash`, pi's `!cmd`) through the same executor.
+//!
+//! Architecture invariant: one [`BuiltinTools`] per daemon, so one [`PathLocks`] shared by
+//! every session's `write` and `edit`; artifacts live under `<data dir>/artifacts/<session>/`
+//! and go with their session.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use pi_agent::Tool;
+use pi_agent::message::BashExecutionMessage;
+use pi_tools::exec::{self, ExecEnd, ExecPlace, ExecRequest, OutputStyle, ShellConfig};
+use pi_tools::{Artifacts, DEFAULT_TOOLS, PathLocks, ToolContext};
+use tokio_util::sync::CancellationToken;
+
+use crate::session::{ToolEnvironment, ToolFactory};
+
+/// Builds sessions' tools from pi-tools with the daemon's shared locks and artifact store.
+#[derive(Clone, Debug)]
+pub struct BuiltinTools {
+    // The daemon's one set of per-path mutation locks; every session's tools clone it.
+    locks: PathLocks,
+    artifacts: Artifacts,
+    shell: ShellConfig,
+}
+
+impl BuiltinTools {
+    /// The factory over `artifacts`, with fresh locks (create one per daemon).
+    pub fn new(artifacts: Artifacts) -> BuiltinTools {
+        BuiltinTools {
+            locks: PathLocks::new(),
+            artifacts,
+            shell: ShellConfig::default(),
+        }
+    }
+
+    fn context(&self, environment: &ToolEnvironment) -> Result<Arc<ToolContext>, String> {
+        let artifacts = self
+            .artifacts
+            .session(&environment.session_id)
+            .map_err(|error| error.to_string())?;
+        Ok(Arc::new(ToolContext {
+            session_id: environment.session_id.clone(),
+            cwd: environment.cwd.clone(),
+            env: environment.env.clone(),
+            shell: self.shell.clone(),
+            artifacts,
+            locks: self.locks.clone(),
+        }))
+    }
+}
+
+impl ToolFactory for BuiltinTools {
+    fn tools(
+        &self,
+        environment: &ToolEnvironment,
+        names: &[String],
+    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+        let context = self.context(environment)?;
+        pi_tools::create_tools(names, &context).map_err(|error| error.to_string())
+    }
+
+    fn default_names(&self) -> Vec<String> {
+        DEFAULT_TOOLS
+            .iter()
+            .map(|name| (*name).to_owned())
+            .collect()
+    }
+
+    fn delete_session(&self, session_id: &str) {
+        if let Err(error) = self.artifacts.delete_session(session_id) {
+            tracing::warn!(session = session_id, %error, "cannot delete the session's artifacts");
+        }
+    }
+}
+
+/// The user shell commands running now: at most one per session, as pi runs one `!cmd` at a
+/// time. `session/abort` cancels a session's command.
+#[derive(Debug, Default)]
+pub struct UserShells {
+    // Session id → the running command's cancel token. Entries are added by `start` and
+    // removed when the returned guard drops. A sync mutex, never held across `.await`.
+    running: Mutex<HashMap<String, CancellationToken>>,
+}
+
+/// A session's running user shell command; dropping it unregisters the command.
+#[derive(Debug)]
+pub struct UserShellGuard<'a> {
+    shells: &'a UserShells,
+    session_id: String,
+    /// Fires on `session/abort` or when `parent` (the daemon's shutdown) fires.
+    pub cancel: CancellationToken,
+}
+
+impl UserShells {
+    /// Registers a command of `session_id`; `None` if one is already running.
+    pub fn start(
+        &self,
+        session_id: &str,
+        parent: &CancellationToken,
+    ) -> Option<UserShellGuard<'_>> {
+        let mut running = self
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if running.contains_key(session_id) {
+            return None;
+        }
+        let cancel = parent.child_token();
+        running.insert(session_id.to_owned(), cancel.clone());
+        Some(UserShellGuard {
+            shells: self,
+            session_id: session_id.to_owned(),
+            cancel,
+        })
+    }
+
+    /// Kills the running command of `session_id`, if any.
+    pub fn abort(&self, session_id: &str) {
+        let running = self
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Some(cancel) = running.get(session_id) {
+            cancel.cancel();
+        }
+    }
+}
+
+impl Drop for UserShellGuard<'_> {
+    fn drop(&mut self) {
+        let mut running = self
+            .shells
+            .running
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        running.remove(&self.session_id);
+    }
+}
+
+/// Runs a user shell command (`!cmd`) in the session's cwd and environment with sanitized,
+/// tail-truncated output (the full output kept as an artifact), and returns the
+/// `bashExecution` message to record. `cancel` kills the command's process group (the message
+/// then says `cancelled`).
+pub async fn user_bash(
+    environment: &ToolEnvironment,
+    artifacts: &Artifacts,
+    command: &str,
+    exclude_from_context: bool,
+    cancel: &CancellationToken,
+) -> Result<BashExecutionMessage, String> {
+    let session_artifacts = artifacts
+        .session(&environment.session_id)
+        .map_err(|error| error.to_string())?;
+    let shell = ShellConfig::default();
+    let place = ExecPlace {
+        cwd: &environment.cwd,
+        env: &environment.env,
+        shell: &shell,
+        artifacts: &session_artifacts,
+    };
+    let request = ExecRequest {
+        command: command.to_owned(),
+        timeout: None,
+        style: OutputStyle::Sanitized,
+    };
+    let result = exec::run(place, &request, cancel, &mut |_| {})
+        .await
+        .map_err(|error| error.to_string())?;
+    let (exit_code, cancelled) = match result.end {
+        ExecEnd::Exited(code) => (Some(code), false),
+        ExecEnd::Signaled => (None, false),
+        ExecEnd::TimedOut | ExecEnd::Aborted => (None, true),
+    };
+    let truncation = &result.output.truncation;
+    Ok(BashExecutionMessage {
+        command: command.to_owned(),
+        output: truncation.content.clone(),
+        exit_code,
+        cancelled,
+        truncated: truncation.truncated,
+        full_output_path: result.output.artifact_reference(),
+        exclude_from_context,
+        timestamp: crate::state::unix_millis(),
+    })
+}

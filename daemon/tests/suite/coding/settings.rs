@@ -1,0 +1,269 @@
+//! Settings layering (pi's global < ours < project), diagnostics naming file and key, and
+//! `settings/setDefault`'s writes.
+
+use pi_daemon::coding::settings_write::set_defaults;
+use pi_daemon::coding::{ResourceRoots, Settings};
+use serde_json::{Map, Value, json};
+
+use super::Tree;
+
+/// Files under `pi/` (pi's agent dir), `ours/` (our config dir) and `project/` (the cwd).
+fn load(tree: &Tree) -> (Settings, String) {
+    let roots = ResourceRoots {
+        pi_agent_dir: Some(tree.path("pi")),
+        config_dir: Some(tree.path("ours")),
+        home: Some(tree.path("home")),
+    };
+    let (settings, diagnostics) = roots.load_settings(Some(&tree.path("project")));
+    let diagnostics: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+    (settings, tree.redact(&diagnostics.join("\n")))
+}
+
+/// The settings the daemon reads, one line.
+fn render(tree: &Tree, settings: &Settings) -> String {
+    let paths = |entries: &[pi_daemon::coding::settings::PathEntry]| {
+        entries
+            .iter()
+            .map(|entry| {
+                let sign = if entry.exclude { "-" } else { "" };
+                tree.redact(&format!("{sign}{}", entry.path.display()))
+            })
+            .collect::<Vec<_>>()
+            .join(",")
+    };
+    let mode = |mode: Option<pi_agent::QueueMode>| match mode {
+        None => "-",
+        Some(pi_agent::QueueMode::All) => "all",
+        Some(pi_agent::QueueMode::OneAtATime) => "one",
+    };
+    format!(
+        "model={}/{} thinking={} steer={} follow={} compaction={}/{}/{} branch={}/{} \
+         retry={}/{}/{}/{} shell={} skills=[{}] prompts=[{}] discover={} commands={} system={}",
+        settings.default_provider.as_deref().unwrap_or("-"),
+        settings.default_model.as_deref().unwrap_or("-"),
+        settings
+            .default_thinking_level
+            .map_or("-", |level| level.as_str()),
+        mode(settings.steering_mode),
+        mode(settings.follow_up_mode),
+        settings.compaction.enabled,
+        settings.compaction.reserve_tokens,
+        settings.compaction.keep_recent_tokens,
+        settings.branch_summary.reserve_tokens,
+        settings.branch_summary.skip_prompt,
+        settings.retry.enabled,
+        settings.retry.max_retries,
+        settings.retry.base_delay_ms,
+        settings.retry.max_delay_ms,
+        settings.shell_path.as_deref().unwrap_or("-"),
+        paths(&settings.skills),
+        paths(&settings.prompts),
+        settings.discover_skills,
+        settings.enable_skill_commands,
+        settings
+            .system_prompt
+            .as_ref()
+            .map_or("-", |text| text.value.as_str()),
+    )
+}
+
+fn check(files: &[(&str, &str)], expect: &str) {
+    let tree = Tree::new(files);
+    let (settings, diagnostics) = load(&tree);
+    assert_eq!(diagnostics, "", "for {files:?}");
+    assert_eq!(render(&tree, &settings), expect, "for {files:?}");
+}
+
+#[test]
+fn layers_merge_project_over_ours_over_pi() {
+    let cases: &[(&[(&str, &str)], &str)] = &[
+        (
+            &[],
+            "model=-/- thinking=- steer=- follow=- compaction=true/16384/20000 branch=16384/false \
+             retry=true/3/2000/60000 shell=- skills=[] prompts=[] discover=true commands=true system=-",
+        ),
+        (
+            &[
+                (
+                    "pi/settings.json",
+                    r#"{"defaultProvider": "anthropic", "defaultModel": "a", "defaultThinkingLevel": "high"}"#,
+                ),
+                ("ours/settings.json", r#"{"defaultModel": "b"}"#),
+            ],
+            "model=anthropic/b thinking=high steer=- follow=- compaction=true/16384/20000 \
+             branch=16384/false retry=true/3/2000/60000 shell=- skills=[] prompts=[] discover=true \
+             commands=true system=-",
+        ),
+        (
+            // Nested objects merge one level; the project wins key by key.
+            &[
+                (
+                    "pi/settings.json",
+                    r#"{"compaction": {"enabled": false, "reserveTokens": 1000}, "retry": {"maxRetries": 9}}"#,
+                ),
+                (
+                    "ours/settings.json",
+                    r#"{"retry": {"baseDelayMs": 10}, "shellPath": "/bin/zsh"}"#,
+                ),
+                (
+                    "project/.pi/settings.json",
+                    r#"{"compaction": {"reserveTokens": 2000}, "retry": {"enabled": false}, "branchSummary": {"skipPrompt": true}}"#,
+                ),
+            ],
+            "model=-/- thinking=- steer=- follow=- compaction=false/2000/20000 branch=16384/true \
+             retry=false/9/10/60000 shell=/bin/zsh skills=[] prompts=[] discover=true commands=true \
+             system=-",
+        ),
+        (
+            // pi's legacy queueMode is steeringMode, unless steeringMode is there too.
+            &[
+                (
+                    "pi/settings.json",
+                    r#"{"queueMode": "all", "followUpMode": "all"}"#,
+                ),
+                (
+                    "project/.pi/settings.json",
+                    r#"{"queueMode": "all", "steeringMode": "one-at-a-time"}"#,
+                ),
+            ],
+            "model=-/- thinking=- steer=one follow=all compaction=true/16384/20000 branch=16384/false \
+             retry=true/3/2000/60000 shell=- skills=[] prompts=[] discover=true commands=true system=-",
+        ),
+        (
+            // Path entries accumulate (project first, then ours, then pi's), relative to their
+            // file, with ~ expanded; pi's legacy skills object still works.
+            &[
+                (
+                    "pi/settings.json",
+                    r#"{"skills": {"enabled": false, "customDirectories": ["legacy"], "enableSkillCommands": false}}"#,
+                ),
+                (
+                    "ours/settings.json",
+                    r#"{"skills": ["~/mine", "-skip"], "prompts": ["/abs/prompts"]}"#,
+                ),
+                (
+                    "project/.pi/settings.json",
+                    r#"{"skills": ["+local", "!../vendored"], "prompts": ["p"], "systemPrompt": "Be brief."}"#,
+                ),
+            ],
+            "model=-/- thinking=- steer=- follow=- compaction=true/16384/20000 branch=16384/false \
+             retry=true/3/2000/60000 shell=- skills=[<root>/project/.pi/local,-<root>/project/vendored,\
+             <root>/home/mine,-<root>/ours/skip,<root>/pi/legacy] prompts=[<root>/project/.pi/p,/abs/prompts] \
+             discover=false commands=false system=Be brief.",
+        ),
+        (
+            // pi's keys the daemon does not use are accepted silently.
+            &[(
+                "pi/settings.json",
+                r#"{"theme": "light", "packages": [], "terminal": {"showImages": false}, "enabledModels": ["a*"], "lastChangelogVersion": "0.58.3"}"#,
+            )],
+            "model=-/- thinking=- steer=- follow=- compaction=true/16384/20000 branch=16384/false \
+             retry=true/3/2000/60000 shell=- skills=[] prompts=[] discover=true commands=true system=-",
+        ),
+    ];
+    for (files, expect) in cases {
+        check(files, expect);
+    }
+}
+
+#[test]
+fn bad_files_and_keys_are_diagnostics_naming_file_and_key() {
+    let tree = Tree::new(&[
+        ("pi/settings.json", "{ not json"),
+        ("ours/settings.json", "[1, 2]"),
+        (
+            "project/.pi/settings.json",
+            r#"{
+                "defaultModel": 42,
+                "defaultThinkingLevel": "extreme",
+                "steeringMode": "some",
+                "compaction": {"enabled": "yes", "reserveTokens": -5, "keepRecent": 1},
+                "branchSummary": true,
+                "retry": {"maxRetries": 1.5, "maxDelayMs": 1000},
+                "skills": ["ok", 7, "src/**/SKILL.md"],
+                "prompts": "not-a-list",
+                "enableSkillCommands": "false",
+                "unknownKey": {"deep": true},
+                "defaultProvider": "still-read"
+            }"#,
+        ),
+    ]);
+    let (settings, diagnostics) = load(&tree);
+    // Good keys of a file with bad ones still apply.
+    assert_eq!(settings.default_provider.as_deref(), Some("still-read"));
+    assert_eq!(settings.retry.max_delay_ms, 1000);
+    assert_eq!(settings.skills.len(), 1);
+    insta::assert_snapshot!(diagnostics);
+}
+
+/// Runs `set_defaults` on a file holding `existing` (absent: no file) and shows the file
+/// afterwards, or the error (and that the file is unchanged).
+fn check_write(existing: Option<&str>, values: Value, unset: &[&str], expect: &str) {
+    let tree = Tree::new(&[]);
+    let path = tree.path("config/settings.json");
+    if let Some(existing) = existing {
+        tree.write("config/settings.json", existing);
+    }
+    let values: Map<String, Value> = serde_json::from_value(values).unwrap();
+    let unset: Vec<String> = unset.iter().map(|key| (*key).to_owned()).collect();
+    let actual = match set_defaults(&path, &values, &unset) {
+        Ok(()) => std::fs::read_to_string(&path).unwrap(),
+        Err(error) => {
+            let after = std::fs::read_to_string(&path).ok();
+            assert_eq!(
+                after.as_deref(),
+                existing,
+                "a refused change leaves the file"
+            );
+            format!("error: {}", tree.redact(&error.to_string()))
+        }
+    };
+    assert_eq!(actual.trim_end(), expect, "for {existing:?} and {values:?}");
+    let leftovers: Vec<_> = std::fs::read_dir(tree.path("config"))
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(leftovers.len() <= 1, "temporary files left: {leftovers:?}");
+}
+
+#[test]
+fn set_default_merges_validates_and_keeps_other_keys() {
+    check_write(
+        None,
+        json!({"defaultModel": "m", "retry": {"maxRetries": 5}}),
+        &[],
+        "{\n  \"defaultModel\": \"m\",\n  \"retry\": {\n    \"maxRetries\": 5\n  }\n}",
+    );
+    check_write(
+        Some(
+            r#"{"theme": "dark", "retry": {"enabled": false, "baseDelayMs": 1}, "defaultProvider": "x"}"#,
+        ),
+        json!({"retry": {"maxRetries": 5}, "steeringMode": "all"}),
+        &["defaultProvider", "retry.baseDelayMs", "never.there"],
+        "{\n  \"retry\": {\n    \"enabled\": false,\n    \"maxRetries\": 5\n  },\n  \"steeringMode\": \"all\",\n  \"theme\": \"dark\"\n}",
+    );
+    check_write(
+        Some(r#"{"retry": {"maxRetries": 1}}"#),
+        json!({}),
+        &["retry.maxRetries"],
+        "{}",
+    );
+    check_write(
+        Some(r#"{"theme": "dark"}"#),
+        json!({"retry": {"maxRetries": "many"}, "bogus": 1}),
+        &[],
+        "error: invalid settings: `bogus`: unknown key; it is ignored; `retry.maxRetries`: expected a \
+         non-negative integer, found \"many\"; the value is ignored",
+    );
+    check_write(
+        Some("{ broken"),
+        json!({"defaultModel": "m"}),
+        &[],
+        "error: <root>/config/settings.json is not a JSON object (key must be a string at line 1 \
+         column 3); fix or remove it first",
+    );
+}

@@ -1,0 +1,156 @@
+//! `bash {command, timeout?}`: runs a command through the session's shell (see [`crate::exec`])
+//! and reports its merged output with pi's tail truncation and notices. Output past the limits
+//! is kept whole as an artifact (`artifact://ID`). A non-zero exit, a timeout and an abort are
+//! errors that still carry the output.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::ToolContext;
+use crate::exec::{ExecEnd, ExecPlace, ExecRequest, OutputStyle, run};
+use crate::output::TailSnapshot;
+use crate::support::{object_schema, parse_args};
+use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
+
+const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved as an artifact (artifact://ID) that the read tool can open. Optionally provide a timeout in seconds.";
+
+/// The `bash` tool.
+pub struct BashTool {
+    context: Arc<ToolContext>,
+    schema: Value,
+}
+
+#[derive(Deserialize)]
+struct BashArgs {
+    command: String,
+    timeout: Option<f64>,
+}
+
+impl BashTool {
+    /// `bash` for the session of `context`.
+    pub fn new(context: Arc<ToolContext>) -> BashTool {
+        let schema = object_schema(
+            json!({
+                "command": {"type": "string", "description": "Bash command to execute"},
+                "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+            }),
+            &["command"],
+        );
+        BashTool { context, schema }
+    }
+}
+
+impl Tool for BashTool {
+    fn name(&self) -> &str {
+        "bash"
+    }
+    fn label(&self) -> &str {
+        "Bash"
+    }
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async move {
+            let args: BashArgs = match parse_args("bash", &invocation.arguments) {
+                Ok(args) => args,
+                Err(output) => return output,
+            };
+            let timeout_seconds = args
+                .timeout
+                .filter(|seconds| seconds.is_finite() && *seconds > 0.0);
+            let request = ExecRequest {
+                command: args.command,
+                timeout: timeout_seconds.map(Duration::from_secs_f64),
+                style: OutputStyle::Raw,
+            };
+            let context = &self.context;
+            let place = ExecPlace {
+                cwd: &context.cwd,
+                env: &context.env,
+                shell: &context.shell,
+                artifacts: &context.artifacts,
+            };
+            let progress = invocation.progress.clone();
+            let mut on_progress = move |snapshot: TailSnapshot| {
+                let (text, details) = render(&snapshot);
+                progress.update(ToolOutput::text(text).with_details(details));
+            };
+            let result = match run(place, &request, &invocation.cancel, &mut on_progress).await {
+                Ok(result) => result,
+                Err(error) => return ToolOutput::error(error.to_string()),
+            };
+            let (mut text, details) = render(&result.output);
+            let is_error = match result.end {
+                ExecEnd::Exited(0) | ExecEnd::Signaled => false,
+                ExecEnd::Exited(code) => {
+                    text.push_str(&format!("\n\nCommand exited with code {code}"));
+                    true
+                }
+                ExecEnd::TimedOut => {
+                    let seconds = timeout_seconds.unwrap_or_default();
+                    text.push_str(&format!("\n\nCommand timed out after {seconds} seconds"));
+                    true
+                }
+                ExecEnd::Aborted => {
+                    text.push_str("\n\nCommand aborted");
+                    true
+                }
+            };
+            ToolOutput {
+                content: vec![pi_llm::UserContent::text(text)],
+                details,
+                is_error,
+            }
+        })
+    }
+}
+
+/// The text and details pi shows for output `snapshot`: the tail (or `(no output)`), and when
+/// truncated a notice naming the artifact with the full output.
+pub(crate) fn render(snapshot: &TailSnapshot) -> (String, Value) {
+    let truncation = &snapshot.truncation;
+    let mut text = if truncation.content.is_empty() {
+        "(no output)".to_owned()
+    } else {
+        truncation.content.clone()
+    };
+    if !truncation.truncated {
+        return (text, json!({}));
+    }
+    let full = snapshot
+        .artifact_reference()
+        .unwrap_or_else(|| "(not stored)".to_owned());
+    let end = truncation.total_lines;
+    let start = end + 1 - truncation.output_lines.min(end);
+    let notice = if truncation.last_line_partial {
+        format!(
+            "[Showing last {} of line {end} (line is {}). Full output: {full}]",
+            format_size(truncation.output_bytes),
+            format_size(snapshot.last_line_bytes)
+        )
+    } else {
+        match truncation.truncated_by {
+            Some(TruncatedBy::Lines) | None => {
+                format!("[Showing lines {start}-{end} of {end}. Full output: {full}]")
+            }
+            Some(TruncatedBy::Bytes) => format!(
+                "[Showing lines {start}-{end} of {end} ({} limit). Full output: {full}]",
+                format_size(DEFAULT_MAX_BYTES as u64)
+            ),
+        }
+    };
+    text.push_str(&format!("\n\n{notice}"));
+    let details = json!({
+        "truncation": truncation.to_json(),
+        "fullOutputPath": snapshot.artifact_reference(),
+    });
+    (text, details)
+}

@@ -1,0 +1,164 @@
+//! Images for `read`: recognizing PNG, JPEG, GIF and WebP by their magic numbers, and fitting
+//! an image to what models accept (pi's `resizeImage`): at most 2000×2000 pixels and 4.5 MB
+//! of base64. Images within the limits are passed through byte for byte; larger ones are
+//! decoded (EXIF orientation applied), scaled, and re-encoded as the smaller of PNG and JPEG
+//! (quality 80), then at falling JPEG qualities and scales until they fit.
+
+use std::io::Cursor;
+
+use base64::Engine as _;
+use image::{DynamicImage, ImageDecoder as _, ImageReader, imageops::FilterType};
+
+/// Largest width or height sent to a model.
+pub const MAX_DIMENSION: u32 = 2000;
+/// Largest base64 payload sent to a model.
+pub const MAX_BASE64_BYTES: usize = 4_718_592;
+
+/// The image formats `read` returns as images.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ImageKind {
+    /// PNG.
+    Png,
+    /// JPEG.
+    Jpeg,
+    /// GIF.
+    Gif,
+    /// WebP.
+    Webp,
+}
+
+impl ImageKind {
+    /// The MIME type.
+    pub fn mime(self) -> &'static str {
+        match self {
+            ImageKind::Png => "image/png",
+            ImageKind::Jpeg => "image/jpeg",
+            ImageKind::Gif => "image/gif",
+            ImageKind::Webp => "image/webp",
+        }
+    }
+}
+
+/// An image ready for the model.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PreparedImage {
+    /// Base64 of the encoded image.
+    pub data: String,
+    /// Its MIME type.
+    pub mime: &'static str,
+    /// pi's dimension note when the image was scaled.
+    pub note: Option<String>,
+}
+
+/// The image could not be prepared.
+#[derive(Debug, thiserror::Error)]
+pub enum ImageError {
+    /// The file is not a decodable image of its kind; the model should treat it as binary.
+    #[error("cannot decode the image: {0}")]
+    Decode(#[from] image::ImageError),
+    /// Even the smallest encoding is over the size limit.
+    #[error("the image is too large to send even after downscaling")]
+    TooLarge,
+}
+
+/// The image kind of a file starting with `head`, if any.
+pub fn sniff(head: &[u8]) -> Option<ImageKind> {
+    if head.starts_with(b"\x89PNG\r\n\x1a\n") {
+        Some(ImageKind::Png)
+    } else if head.starts_with(&[0xff, 0xd8, 0xff]) {
+        Some(ImageKind::Jpeg)
+    } else if head.starts_with(b"GIF87a") || head.starts_with(b"GIF89a") {
+        Some(ImageKind::Gif)
+    } else if head.len() >= 12 && &head[0..4] == b"RIFF" && &head[8..12] == b"WEBP" {
+        Some(ImageKind::Webp)
+    } else {
+        None
+    }
+}
+
+/// Fits `bytes` (an image of `kind`) to the limits.
+pub fn prepare(bytes: &[u8], kind: ImageKind) -> Result<PreparedImage, ImageError> {
+    let format = match kind {
+        ImageKind::Png => image::ImageFormat::Png,
+        ImageKind::Jpeg => image::ImageFormat::Jpeg,
+        ImageKind::Gif => image::ImageFormat::Gif,
+        ImageKind::Webp => image::ImageFormat::WebP,
+    };
+    let reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let mut decoder = reader.into_decoder()?;
+    let (width, height) = decoder.dimensions();
+    let base64_len = bytes.len().div_ceil(3) * 4;
+    if width <= MAX_DIMENSION && height <= MAX_DIMENSION && base64_len <= MAX_BASE64_BYTES {
+        return Ok(PreparedImage {
+            data: base64::engine::general_purpose::STANDARD.encode(bytes),
+            mime: kind.mime(),
+            note: None,
+        });
+    }
+    let orientation = decoder.orientation()?;
+    let mut original = DynamicImage::from_decoder(decoder)?;
+    original.apply_orientation(orientation);
+    let (width, height) = (original.width(), original.height());
+    let fit = (MAX_DIMENSION as f64 / width as f64)
+        .min(MAX_DIMENSION as f64 / height as f64)
+        .min(1.0);
+    let scaled = |factor: f64| {
+        let target_width = ((width as f64 * fit * factor).round() as u32).max(1);
+        let target_height = ((height as f64 * fit * factor).round() as u32).max(1);
+        if (target_width, target_height) == (width, height) {
+            original.clone()
+        } else {
+            original.resize_exact(target_width, target_height, FilterType::CatmullRom)
+        }
+    };
+    let fitted = scaled(1.0);
+    let png = encode(&fitted, None)?;
+    let jpeg = encode(&fitted, Some(80))?;
+    let (best, mime) = if png.len() <= jpeg.len() {
+        (png, "image/png")
+    } else {
+        (jpeg, "image/jpeg")
+    };
+    let note = |image: &DynamicImage| {
+        format!(
+            "[Image: original {width}x{height}, displayed at {}x{}. Multiply coordinates by {:.2} to map to original image.]",
+            image.width(),
+            image.height(),
+            width as f64 / image.width() as f64
+        )
+    };
+    if best.len().div_ceil(3) * 4 <= MAX_BASE64_BYTES {
+        return Ok(PreparedImage {
+            data: base64::engine::general_purpose::STANDARD.encode(&best),
+            mime,
+            note: Some(note(&fitted)),
+        });
+    }
+    for factor in [1.0, 0.75, 0.5, 0.35, 0.25] {
+        let candidate = scaled(factor);
+        for quality in [85, 70, 55, 40] {
+            let encoded = encode(&candidate, Some(quality))?;
+            if encoded.len().div_ceil(3) * 4 <= MAX_BASE64_BYTES {
+                return Ok(PreparedImage {
+                    data: base64::engine::general_purpose::STANDARD.encode(&encoded),
+                    mime: "image/jpeg",
+                    note: Some(note(&candidate)),
+                });
+            }
+        }
+    }
+    Err(ImageError::TooLarge)
+}
+
+/// PNG (`quality` `None`) or JPEG at `quality`.
+fn encode(image: &DynamicImage, quality: Option<u8>) -> Result<Vec<u8>, ImageError> {
+    let mut out = Cursor::new(Vec::new());
+    match quality {
+        None => image.write_to(&mut out, image::ImageFormat::Png)?,
+        Some(quality) => {
+            let encoder = image::codecs::jpeg::JpegEncoder::new_with_quality(&mut out, quality);
+            image.to_rgb8().write_with_encoder(encoder)?;
+        }
+    }
+    Ok(out.into_inner())
+}

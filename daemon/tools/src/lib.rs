@@ -1,0 +1,114 @@
+//! pi-tools: the built-in coding tools with pi's semantics — `read`, `write`, `edit`, `bash`,
+//! `grep`, `find`, `ls` — plus what they share with the daemon: the process-spawn helper
+//! ([`spawn`]), the shell executor ([`exec`]), the daemon-wide per-path mutation lock
+//! ([`PathLocks`]) and session artifacts ([`Artifacts`]).
+//!
+//! A session's tools are built by [`create_tools`] from one [`ToolContext`]: the session's
+//! working directory, environment, shell, artifacts and the daemon's shared locks. Tools never
+//! use the daemon's own working directory or environment.
+//!
+//! Architecture invariant: failures are results (`is_error`) with the text the model reads,
+//! never panics; `write` and `edit` hold the target's [`PathLocks`] lock for their whole
+//! read-modify-write.
+
+pub mod artifacts;
+mod bash;
+mod edit;
+pub mod exec;
+mod find;
+mod grep;
+mod image;
+pub mod locks;
+mod ls;
+pub mod output;
+pub mod paths;
+mod read;
+pub mod spawn;
+mod support;
+pub mod truncate;
+mod write;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent::Tool;
+
+pub use artifacts::{ARTIFACT_SCHEME, ArtifactChunk, ArtifactError, Artifacts, SessionArtifacts};
+pub use bash::BashTool;
+pub use edit::EditTool;
+pub use exec::{ExecEnd, ExecError, ExecPlace, ExecRequest, ExecResult, OutputStyle, ShellConfig};
+pub use find::FindTool;
+pub use grep::GrepTool;
+pub use locks::{PathGuard, PathLocks};
+pub use ls::LsTool;
+pub use read::ReadTool;
+pub use write::WriteTool;
+
+/// pi's default tool set.
+pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
+/// Every built-in tool.
+pub const ALL_TOOLS: [&str; 7] = ["read", "bash", "edit", "write", "grep", "find", "ls"];
+
+/// Everything a session's tools need. Shared by all tools of one session.
+#[derive(Clone, Debug)]
+pub struct ToolContext {
+    /// The session (for logs).
+    pub session_id: String,
+    /// Absolute working directory; relative paths resolve against it.
+    pub cwd: PathBuf,
+    /// The session's environment; commands get exactly this, and `~` is its `HOME`.
+    pub env: BTreeMap<String, String>,
+    /// Which shell runs `bash`.
+    pub shell: ShellConfig,
+    /// Where large outputs are stored.
+    pub artifacts: SessionArtifacts,
+    /// The daemon-wide mutation locks.
+    pub locks: PathLocks,
+}
+
+impl ToolContext {
+    /// The session's home directory (`HOME` of its environment).
+    pub fn home(&self) -> Option<&Path> {
+        self.env
+            .get("HOME")
+            .filter(|home| !home.is_empty())
+            .map(Path::new)
+    }
+
+    /// Resolves a path argument (see [`paths::resolve`]).
+    pub fn resolve(&self, input: &str) -> PathBuf {
+        paths::resolve(input, &self.cwd, self.home())
+    }
+}
+
+/// A tool name that is not built in.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown tool {0:?}; the built-in tools are read, bash, edit, write, grep, find and ls")]
+pub struct UnknownTool(pub String);
+
+/// The tool named `name` for the session of `context`.
+pub fn create_tool(name: &str, context: &Arc<ToolContext>) -> Result<Arc<dyn Tool>, UnknownTool> {
+    let context = context.clone();
+    Ok(match name {
+        "read" => Arc::new(ReadTool::new(context)),
+        "bash" => Arc::new(BashTool::new(context)),
+        "edit" => Arc::new(EditTool::new(context)),
+        "write" => Arc::new(WriteTool::new(context)),
+        "grep" => Arc::new(GrepTool::new(context)),
+        "find" => Arc::new(FindTool::new(context)),
+        "ls" => Arc::new(LsTool::new(context)),
+        other => return Err(UnknownTool(other.to_owned())),
+    })
+}
+
+/// The tools named `names`, in that order.
+pub fn create_tools(
+    names: &[String],
+    context: &Arc<ToolContext>,
+) -> Result<Vec<Arc<dyn Tool>>, UnknownTool> {
+    names
+        .iter()
+        .map(|name| create_tool(name, context))
+        .collect()
+}

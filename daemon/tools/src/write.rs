@@ -1,0 +1,130 @@
+//! `write {path, content}`: creates parent directories and replaces the file atomically (a
+//! temporary file in the same directory, renamed over the target, permissions kept), under the
+//! path's mutation lock. Reports the UTF-8 byte count.
+//!
+//! Also [`write_atomically`], which `edit` uses too: readers see the old file or the new one,
+//! never a mix, and a symlink is written through (the link stays, its target changes).
+
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent::{ABORTED, Tool, ToolFuture, ToolInvocation, ToolOutput};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::ToolContext;
+use crate::support::{blocking_to_completion, fs_error, object_schema, parse_args};
+
+const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
+
+/// The `write` tool.
+pub struct WriteTool {
+    context: Arc<ToolContext>,
+    schema: Value,
+}
+
+#[derive(Deserialize)]
+struct WriteArgs {
+    path: String,
+    content: String,
+}
+
+impl WriteTool {
+    /// `write` for the session of `context`.
+    pub fn new(context: Arc<ToolContext>) -> WriteTool {
+        let schema = object_schema(
+            json!({
+                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+                "content": {"type": "string", "description": "Content to write to the file"},
+            }),
+            &["path", "content"],
+        );
+        WriteTool { context, schema }
+    }
+}
+
+impl Tool for WriteTool {
+    fn name(&self) -> &str {
+        "write"
+    }
+    fn label(&self) -> &str {
+        "Write"
+    }
+    fn description(&self) -> &str {
+        DESCRIPTION
+    }
+    fn parameters(&self) -> &Value {
+        &self.schema
+    }
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async move {
+            let args: WriteArgs = match parse_args("write", &invocation.arguments) {
+                Ok(args) => args,
+                Err(output) => return output,
+            };
+            let path = self.context.resolve(&args.path);
+            let guard = tokio::select! {
+                biased;
+                () = invocation.cancel.cancelled() => return ToolOutput::error(ABORTED),
+                guard = self.context.locks.lock(&path) => guard,
+            };
+            let work = move || {
+                let _guard = guard;
+                write(&path, &args)
+            };
+            match blocking_to_completion(work).await {
+                Ok(Ok(output)) | Ok(Err(output)) | Err(output) => output,
+            }
+        })
+    }
+}
+
+fn write(path: &Path, args: &WriteArgs) -> Result<ToolOutput, ToolOutput> {
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)
+            .map_err(|error| ToolOutput::error(fs_error(&error, "mkdir", parent)))?;
+    }
+    write_atomically(path, args.content.as_bytes())
+        .map_err(|error| ToolOutput::error(fs_error(&error, "open", path)))?;
+    Ok(ToolOutput::text(format!(
+        "Successfully wrote {} bytes to {}",
+        args.content.len(),
+        args.path
+    )))
+}
+
+/// Replaces the file at `path` (following symlinks) with `bytes` atomically, keeping the
+/// existing file's permissions.
+pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let target: PathBuf = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+    let Some((dir, name)) = target.parent().zip(target.file_name()) else {
+        return Err(std::io::Error::other("the path names no file"));
+    };
+    let permissions = std::fs::metadata(&target)
+        .ok()
+        .map(|metadata| metadata.permissions());
+    let mut random = [0u8; 6];
+    let _ = getrandom::fill(&mut random);
+    let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();
+    let temporary = dir.join(format!(".{}.pi-{suffix}.tmp", name.to_string_lossy()));
+    let result = (|| {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o666)
+            .open(&temporary)?;
+        file.write_all(bytes)?;
+        if let Some(permissions) = permissions {
+            file.set_permissions(permissions)?;
+        }
+        file.sync_all()?;
+        drop(file);
+        std::fs::rename(&temporary, &target)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&temporary);
+    }
+    result
+}

@@ -1,0 +1,148 @@
+//! `settings/*`: the effective pi-compatible settings (`settings.json` layers) of a working
+//! directory, and changing the global defaults.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Params of `settings/get`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsGetParams {
+    /// Absolute working directory whose project layer (`<cwd>/.pi/settings.json`) applies.
+    /// Absent: the global layers only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// Response of `settings/get`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsGetResponse {
+    /// The effective settings.
+    pub settings: EffectiveSettings,
+    /// The files consulted, lowest precedence first (whether or not they exist).
+    pub files: Vec<String>,
+    /// The file `settings/setDefault` writes.
+    pub writable_file: String,
+    /// Problems found in the files; the offending keys are ignored.
+    pub diagnostics: Vec<ResourceDiagnostic>,
+}
+
+/// Effective settings, in `settings.json`'s key names, with pi's defaults filled in.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectiveSettings {
+    /// Provider of the model new sessions use.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_provider: Option<String>,
+    /// Model new sessions use when `session/create` names none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_model: Option<String>,
+    /// Thinking level of new sessions (`off`...`xhigh`).
+    pub default_thinking_level: String,
+    /// `all` or `one-at-a-time`.
+    pub steering_mode: String,
+    /// `all` or `one-at-a-time`.
+    pub follow_up_mode: String,
+    /// Automatic compaction.
+    pub compaction: CompactionSettings,
+    /// Branch summaries.
+    pub branch_summary: BranchSummarySettings,
+    /// Automatic retries.
+    pub retry: RetrySettings,
+    /// The shell the bash tool runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_path: Option<String>,
+    /// Text prepended to every bash command.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub shell_command_prefix: Option<String>,
+    /// Extra skill paths, absolute; `-` or `!` in front excludes.
+    pub skills: Vec<String>,
+    /// Whether clients offer `/skill:name` commands.
+    pub enable_skill_commands: bool,
+    /// Extra prompt template paths, absolute; `-` or `!` in front excludes.
+    pub prompts: Vec<String>,
+    /// Replaces the default system prompt body (text, or a path to a file), as set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt body (text, or a path to a file), as set.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
+}
+
+/// `compaction`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionSettings {
+    /// Automatic compaction on or off.
+    pub enabled: bool,
+    /// Tokens kept free for the response.
+    pub reserve_tokens: u64,
+    /// Recent tokens kept verbatim.
+    pub keep_recent_tokens: u64,
+}
+
+/// `branchSummary`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummarySettings {
+    /// Tokens kept free when summarizing a branch.
+    pub reserve_tokens: u64,
+    /// Do not ask whether to summarize.
+    pub skip_prompt: bool,
+}
+
+/// `retry`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RetrySettings {
+    /// Automatic retries on or off.
+    pub enabled: bool,
+    /// Retries before giving up.
+    pub max_retries: u32,
+    /// First delay, doubled per attempt.
+    pub base_delay_ms: u64,
+    /// Longest server-requested delay honoured (0: no cap).
+    pub max_delay_ms: u64,
+}
+
+/// A problem in a settings file, skill, prompt template or context file.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceDiagnostic {
+    /// `warning`, or `collision` (two resources share a name; the first wins).
+    #[serde(rename = "type")]
+    pub kind: ResourceDiagnosticKind,
+    /// The file concerned.
+    pub path: String,
+    /// The settings key (dotted) or frontmatter field concerned.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// What is wrong and what the daemon did about it.
+    pub message: String,
+}
+
+/// Kinds of [`ResourceDiagnostic`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ResourceDiagnosticKind {
+    /// A bad file, key or value.
+    Warning,
+    /// A name already taken.
+    Collision,
+}
+
+/// Params of `settings/setDefault`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SettingsSetDefaultParams {
+    /// `settings.json` keys to set, with pi's names and value types (for example
+    /// `{"defaultModel": "claude-sonnet-4-5", "retry": {"maxRetries": 5}}`). Nested objects
+    /// merge one level into what the file has.
+    #[serde(default)]
+    pub values: Map<String, Value>,
+    /// Keys to remove: `retry`, or dotted `retry.maxRetries`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unset: Vec<String>,
+}
