@@ -1,7 +1,8 @@
 //! The real `pictl` TUI in tmux against the real daemon and the scripted model: type a
-//! prompt and see the streamed reply and a tool call; queue a steering message during a run;
-//! abort with Esc; attach a second TUI and see the same screen, drafts included; kill and
-//! restart the daemon and see both TUIs reconnect and carry on without repeats.
+//! prompt and see the streamed reply and a `read` tool call; queue a steering message while a
+//! `bash` tool runs; abort with Esc; attach a second TUI and see the same screen, drafts
+//! included; kill and restart the daemon and see both TUIs reconnect and carry on without
+//! repeats; detach, and pick the session again with `pictl attach`.
 //!
 //! tmux runs on a private socket in a temporary directory; screens are read with
 //! `capture-pane`, polled until a deadline.
@@ -11,7 +12,7 @@ use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use pi_protocol::v1::{SessionList, SessionListParams};
-use pi_test_support::model_server::{Gate, Turn};
+use pi_test_support::model_server::Turn;
 use pi_test_support::workspace_binary;
 
 use super::harness::{MODEL, World};
@@ -157,8 +158,13 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     env.push(("TERM".into(), "xterm-256color".into()));
     let pictl = workspace_binary("pictl").display().to_string();
 
-    // A prompt: the reply streams, with a tool call. (The daemon has no built-in tools yet,
-    // so the call fails as unknown and the model answers again.)
+    // A prompt: the reply streams, with a tool call that reads a file.
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(
+        work.join("src/lexer.rs"),
+        "fn lex() {}\nfn next() {}\nfn peek() {}\n",
+    )
+    .unwrap();
     world.server.push(
         Turn::reply()
             .text("Let me check the **lexer** first.")
@@ -179,27 +185,27 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     let screen = tmux.wait_for_text("a", "The lexer looks fine to me.");
     assert!(screen.contains("› explain the lexer"), "{screen}");
     assert!(screen.contains("Let me check the lexer first."), "{screen}");
-    assert!(screen.contains("read src/lexer.rs"), "{screen}");
+    assert!(screen.contains("● read src/lexer.rs"), "{screen}");
+    assert!(screen.contains("3 lines"), "{screen}");
 
-    // A run held mid-stream: Enter queues a steering message, Esc aborts.
-    let gate = Gate::new();
-    world.server.push(
-        Turn::reply()
-            .text("Working through the parser slowly")
-            .delta_chars(4)
-            .hold_after(4, &gate),
-    );
+    // A tool that runs until aborted: Enter queues a steering message, Esc aborts.
+    world
+        .server
+        .push(Turn::reply().text("Running the slow suite.").tool_call(
+            "t2",
+            "bash",
+            serde_json::json!({"command": "sleep 300"}),
+        ));
     tmux.type_text("a", "now the parser");
     tmux.send("a", &["Enter"]);
-    gate.reached().await;
-    tmux.wait_for_text("a", "Working… (esc to abort)");
+    tmux.wait_for("a", "the tool to run", |screen| {
+        screen.contains("bash $ sleep 300") && screen.contains("Working… (esc to abort)")
+    });
     tmux.type_text("a", "also check the tests");
     tmux.send("a", &["Enter"]);
     tmux.wait_for_text("a", "queued steer: also check the tests");
     tmux.send("a", &["Escape"]);
-    tmux.wait_for("a", "the run to end", |screen| {
-        !screen.contains("Working…") && screen.contains("⊘")
-    });
+    tmux.wait_for("a", "the run to end", |screen| !screen.contains("Working…"));
 
     // A second TUI on the same session sees the same transcript, and A's draft.
     let (client, _events) = world.client().await;
@@ -266,5 +272,6 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.wait_for_text("c", "explain the lexer");
     tmux.send("c", &["Enter"]);
     let screen = tmux.wait_for_text("c", "Back after the restart.");
-    assert!(screen.contains("› explain the lexer"), "{screen}");
+    assert!(screen.contains("› are you still there?"), "{screen}");
+    assert_eq!(transcript(&screen), transcript(&tmux.capture("b")));
 }
