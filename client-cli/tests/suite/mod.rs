@@ -1,3 +1,4 @@
+mod attach;
 mod daemon;
 
 use std::path::{Path, PathBuf};
