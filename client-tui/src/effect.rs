@@ -67,8 +67,15 @@ pub enum Request {
     },
     /// `session/fork`.
     Fork(String),
-    /// `session/navigate`.
-    Navigate(String),
+    /// `session/navigate`, optionally summarizing the branch left behind.
+    Navigate {
+        /// The entry to continue from.
+        entry_id: String,
+        /// Write a branch summary at the new position.
+        summarize: bool,
+    },
+    /// `session/compact` with optional focus instructions.
+    Compact(Option<String>),
     /// `session/export` to a file (absolute, or relative to the working directory); `None`:
     /// an HTML file named after the session.
     Export(Option<String>),

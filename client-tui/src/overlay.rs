@@ -19,6 +19,8 @@ pub enum SelectorKind {
     Session,
     /// An entry to move the leaf to (`/tree`).
     Tree,
+    /// Whether to summarize the branch being left (after choosing a tree entry).
+    TreeSummary,
     /// A user message to fork from (`/fork`).
     Fork,
     /// A prompt from history (Ctrl+R).

@@ -99,6 +99,8 @@ pub struct State {
     pub retry_pending: bool,
     /// A `!command` is running.
     pub bash_running: bool,
+    /// A compaction is running (Esc aborts it).
+    pub compacting: bool,
     /// Messages queued in the daemon, not yet delivered.
     pub queue: QueueState,
     /// Every client attached to the session (this one included), with drafts.
@@ -148,6 +150,7 @@ impl State {
             running: false,
             retry_pending: false,
             bash_running: false,
+            compacting: false,
             queue: QueueState::default(),
             clients: Vec::new(),
             models: Vec::new(),

@@ -2,12 +2,15 @@
 //!
 //! Layout: `lifecycle` (directories, instance lock, signals, shutdown), `config`
 //! (`config.toml`), `store` (SQLite via sqlx, the only place with SQL), `rpc` (transports,
-//! connection loop, dispatch, method handlers), `state` (what all connections share).
+//! connection loop, dispatch, method handlers), `state` (what all connections share),
+//! `session` (the session registry and actors), `compaction` (pi's compaction and branch
+//! summaries as pure functions).
 //!
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
 pub mod coding;
+pub mod compaction;
 pub mod config;
 pub mod lifecycle;
 pub mod logging;

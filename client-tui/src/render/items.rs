@@ -71,7 +71,10 @@ pub fn item_lines(
             summary,
             tokens_before,
         } => summary_lines(
-            &format!("Compacted ({tokens_before} tokens summarized)"),
+            &format!(
+                "Compacted ({} tokens summarized)",
+                super::chrome::compact_number(*tokens_before)
+            ),
             summary,
             width,
             view.expand_tools,
@@ -216,9 +219,16 @@ fn summary_lines(title: &str, summary: &str, width: usize, expanded: bool) -> Ve
                 }),
         );
     } else {
+        // The first line of prose: heading and list markers are dropped.
         let first = summary
             .lines()
-            .find(|line| !line.trim().is_empty())
+            .map(|line| {
+                line.trim()
+                    .trim_start_matches('#')
+                    .trim_start_matches(['-', '*'])
+                    .trim()
+            })
+            .find(|line| !line.is_empty())
             .unwrap_or_default();
         lines.push(Line::from(Span::styled(
             format!("  {}", truncate(first, width.saturating_sub(2))),

@@ -9,12 +9,12 @@ use pi_protocol::ErrorKind;
 use pi_protocol::v1::{
     ExportFormat, HistorySearch, HistorySearchParams, ModelList, ModelListParams, ReadScope,
     SessionAbort, SessionAbortRetry, SessionAttach, SessionAttachParams, SessionBash,
-    SessionBashParams, SessionCreate, SessionCreateParams, SessionEntryParams, SessionExport,
-    SessionExportParams, SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionInfo,
-    SessionLabel, SessionLabelParams, SessionList, SessionListParams, SessionMessageParams,
-    SessionNavigate, SessionPrompt, SessionRead, SessionReadParams, SessionSetModel,
-    SessionSetModelParams, SessionSetName, SessionSetNameParams, SessionSetThinking,
-    SessionSetThinkingParams, SessionStats, SessionSteer,
+    SessionBashParams, SessionCompact, SessionCompactParams, SessionCreate, SessionCreateParams,
+    SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp, SessionFork,
+    SessionGet, SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams, SessionList,
+    SessionListParams, SessionMessageParams, SessionNavigate, SessionNavigateParams, SessionPrompt,
+    SessionRead, SessionReadParams, SessionSetModel, SessionSetModelParams, SessionSetName,
+    SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
 };
 
 use super::world::read_image;
@@ -215,10 +215,16 @@ pub async fn perform(
             Ok(forked) => Some(Reply::Forked(forked)),
             Err(error) => failed("fork", error),
         },
-        Request::Navigate(entry_id) => match client
-            .call::<SessionNavigate>(&SessionEntryParams {
+        Request::Navigate {
+            entry_id,
+            summarize,
+        } => match client
+            .call::<SessionNavigate>(&SessionNavigateParams {
                 session_id: session_id.clone(),
                 entry_id,
+                summarize,
+                instructions: None,
+                replace_instructions: false,
             })
             .await
         {
@@ -256,6 +262,14 @@ pub async fn perform(
                 Err(error) => failed("export", error),
             }
         }
+        Request::Compact(instructions) => client
+            .call::<SessionCompact>(&SessionCompactParams {
+                session_id: session_id.clone(),
+                instructions,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("compact", e)),
         Request::Stats => match client.call::<SessionStats>(&id()).await {
             Ok(stats) => Some(Reply::Stats(stats)),
             Err(error) => failed("read the session stats", error),

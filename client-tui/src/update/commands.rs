@@ -6,7 +6,6 @@ use crate::overlay::{
     Completion, CompletionKind, Overlay, Selector, SelectorItem, SelectorKind, fuzzy_filter,
 };
 use crate::state::{State, THINKING_LEVELS};
-use crate::transcript::NoticeLevel;
 
 /// Built-in commands: name, arguments, description.
 pub const COMMANDS: &[(&str, &str, &str)] = &[
@@ -120,10 +119,10 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             })),
             None => state.status = Some("Nothing to label yet.".to_owned()),
         },
-        "compact" => state.transcript.notice(
-            NoticeLevel::Warning,
-            "/compact is not available yet: this daemon has no `session/compact`.",
-        ),
+        "compact" => {
+            let instructions = (!args.is_empty()).then(|| args.to_owned());
+            effects.push(Effect::Request(Request::Compact(instructions)));
+        }
         "export" => {
             let path = (!args.is_empty()).then(|| args.to_owned());
             effects.push(Effect::Request(Request::Export(path)));

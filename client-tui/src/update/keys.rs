@@ -5,7 +5,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 use crate::editor::Editor;
 use crate::effect::{Effect, Message, Request, SwitchTo};
 use crate::keymap::Action;
-use crate::overlay::{Overlay, SelectorKind};
+use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
 use crate::state::{Connection, State, THINKING_LEVELS};
 
 use super::commands;
@@ -47,7 +47,7 @@ pub(super) fn after_edit(state: &mut State, before: &str, effects: &mut Vec<Effe
 fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) {
     match action {
         Action::Interrupt => {
-            if state.running || state.bash_running {
+            if state.running || state.bash_running || state.compacting {
                 effects.push(Effect::Request(Request::Abort));
                 state.status = Some(super::session::ABORTING.to_owned());
             } else if state.retry_pending {
@@ -425,7 +425,31 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
                 effects.push(Effect::Switch(SwitchTo::Existing(value)));
             }
         }
-        SelectorKind::Tree => effects.push(Effect::Request(Request::Navigate(value))),
+        SelectorKind::Tree => {
+            let items = ["Continue without a summary", "Summarize the branch I leave"]
+                .iter()
+                .enumerate()
+                .map(|(index, label)| SelectorItem {
+                    label: (*label).to_owned(),
+                    detail: String::new(),
+                    value: format!("{index}{value}"),
+                    depth: 0,
+                    current: index == 0,
+                })
+                .collect();
+            state.overlay = Some(Overlay::Select(Selector::new(
+                SelectorKind::TreeSummary,
+                "Summarize the branch you leave?",
+                items,
+            )));
+        }
+        SelectorKind::TreeSummary => {
+            let summarize = value.starts_with('1');
+            effects.push(Effect::Request(Request::Navigate {
+                entry_id: value[1..].to_owned(),
+                summarize,
+            }));
+        }
         SelectorKind::Fork => effects.push(Effect::Request(Request::Fork(value))),
         SelectorKind::History => {
             let before = state.editor.text();

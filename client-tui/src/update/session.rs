@@ -2,7 +2,9 @@
 //! from a replay, and applying live events in `seq` order without repeats.
 
 use pi_protocol::v1::message::AgentMessage;
-use pi_protocol::v1::{SessionEntry, SessionEvent, SessionEventParams, SessionStatus};
+use pi_protocol::v1::{
+    CompactionReason, SessionEntry, SessionEvent, SessionEventParams, SessionStatus,
+};
 
 use crate::effect::{Effect, Request, SwitchTo};
 use crate::input::Attachment;
@@ -236,6 +238,30 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
                     NoticeLevel::Error,
                     format!("Gave up retrying after attempt {attempt}: {reason}"),
                 );
+            }
+        }
+        SessionEvent::CompactionStart { reason } => {
+            state.compacting = true;
+            state.status = Some(match reason {
+                CompactionReason::Manual => "Compacting the context… (esc to cancel)".to_owned(),
+                CompactionReason::Threshold | CompactionReason::Overflow => {
+                    "Compacting the context automatically… (esc to cancel)".to_owned()
+                }
+            });
+        }
+        SessionEvent::CompactionEnd {
+            aborted,
+            error_message,
+            ..
+        } => {
+            state.compacting = false;
+            state.status = None;
+            if aborted {
+                state
+                    .transcript
+                    .notice(NoticeLevel::Warning, "Compaction aborted.");
+            } else if let Some(message) = error_message {
+                state.transcript.notice(NoticeLevel::Error, message);
             }
         }
         SessionEvent::SessionError { message } => {

@@ -328,7 +328,7 @@ fn a_replay_that_ends_on_another_leaf_asks_for_a_full_reload() {
 }
 
 #[test]
-fn leaf_changes_reload_and_commands_that_need_the_daemon_are_honest() {
+fn leaf_changes_reload_and_compact_takes_instructions() {
     let mut harness = Harness::attached(history(vec![user("one")]));
     harness.take_effects();
     harness.send(event(2, SessionEvent::LeafChanged { leaf_id: None }));
@@ -338,11 +338,22 @@ fn leaf_changes_reload_and_commands_that_need_the_daemon_are_honest() {
     );
     harness.type_text("/compact keep the API notes");
     harness.send(key(KeyCode::Enter));
-    assert!(requests(harness.take_effects()).is_empty());
-    let last = harness.state.transcript.items().last().unwrap();
-    assert!(
-        matches!(&last.kind, ItemKind::Notice { text, .. } if text.contains("not available yet")),
-        "{last:?}"
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Compact(Some(
+            "keep the API notes".into()
+        )))]
+    );
+    harness.send(event(
+        3,
+        SessionEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        },
+    ));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Abort)]
     );
 }
 
@@ -372,11 +383,16 @@ fn selectors_choose_models_levels_and_tree_entries() {
         for_fork: false,
     }));
     harness.send(key(KeyCode::Up)).send(key(KeyCode::Enter));
+    // Then: summarize the branch being left?
+    harness.send(key(KeyCode::Down)).send(key(KeyCode::Enter));
     assert_eq!(
         requests(harness.take_effects()),
         [
             Effect::Request(Request::ReadTree { for_fork: false }),
-            Effect::Request(Request::Navigate("e1".into())),
+            Effect::Request(Request::Navigate {
+                entry_id: "e1".into(),
+                summarize: true,
+            }),
         ]
     );
 }

@@ -280,6 +280,63 @@ fn tree_view_with_a_branch_and_labels() {
 }
 
 #[test]
+fn compaction_in_progress_then_its_summary() {
+    let mut harness = Harness::attached(history(vec![user("a long session")]));
+    harness.send(event(
+        2,
+        SessionEvent::CompactionStart {
+            reason: CompactionReason::Threshold,
+        },
+    ));
+    let compacting = harness.screen(64, 10);
+    harness.send(event(
+        3,
+        SessionEvent::EntryAdded {
+            entry: SessionEntry::Compaction {
+                id: "c1".into(),
+                parent_id: Some("e1".into()),
+                timestamp: "2026-11-23T10:00:00.000Z".into(),
+                summary: "## Goal\nFix the parser.\n\n## Progress\n- lexer returns Result".into(),
+                first_kept_entry_id: "e1".into(),
+                tokens_before: 182_000,
+                details: None,
+                from_hook: None,
+            },
+        },
+    ));
+    harness.send(event(
+        4,
+        SessionEvent::CompactionEnd {
+            reason: CompactionReason::Threshold,
+            result: None,
+            aborted: false,
+            will_retry: false,
+            error_message: None,
+        },
+    ));
+    let done = harness.screen(64, 12);
+    harness.send(ctrl('o'));
+    assert_snapshot!(format!(
+        "{compacting}\n\n=== done ===\n\n{done}\n\n=== ctrl+o ===\n\n{}",
+        harness.screen(64, 16)
+    ));
+}
+
+#[test]
+fn tree_choice_asks_whether_to_summarize_the_branch_left() {
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: history(vec![user("first"), user("second")]),
+        leaf_id: Some("e2".into()),
+        for_fork: false,
+    }));
+    harness.send(key(KeyCode::Up)).send(key(KeyCode::Enter));
+    assert_snapshot!(harness.screen(64, 12));
+}
+
+#[test]
 fn errors_and_aborts() {
     let mut failed = assistant(vec![reply_text("Partial answer")], StopReason::Error);
     failed.error_message = Some("429 rate limited: retry after 20s".into());

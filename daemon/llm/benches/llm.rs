@@ -1,6 +1,7 @@
 //! pi-llm throughput: SSE parsing alone (MB/s), and decoding a whole Anthropic-format
-//! response into pi events (tokens/s), from memory. End-to-end numbers over HTTP from the
-//! scripted model server are measured by `e2e_tokens` in pi-e2e.
+//! response into pi events (tokens/s), from memory, consumed by a task on the runtime as the
+//! daemon consumes it. End-to-end numbers over HTTP from the scripted model server are
+//! measured by `benches/e2e.rs`.
 //!
 //! Run: `cargo bench -p pi-llm --bench llm`.
 
@@ -108,7 +109,8 @@ fn main() {
         (0..5)
             .map(|_| {
                 let pieces = pieces.clone();
-                runtime.block_on(async {
+                let model = model.clone();
+                let consume = runtime.spawn(async move {
                     let start = Instant::now();
                     let mut stream = replay(&model, pieces, 0, AnthropicDecoder::default());
                     let mut deltas = 0;
@@ -119,7 +121,8 @@ fn main() {
                     }
                     assert_eq!(deltas, TOKENS);
                     start.elapsed()
-                })
+                });
+                runtime.block_on(consume).unwrap()
             })
             .collect(),
     );

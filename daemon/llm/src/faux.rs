@@ -40,6 +40,8 @@ pub struct FauxRequest {
     pub context: Context,
     /// The requested thinking level.
     pub thinking: ThinkingLevel,
+    /// The requested output token cap.
+    pub max_tokens: Option<u64>,
 }
 
 /// One scripted reply.
@@ -218,6 +220,7 @@ impl Provider for FauxProvider {
                     model: model.id.clone(),
                     context: context.clone(),
                     thinking: options.thinking,
+                    max_tokens: options.max_tokens,
                 });
                 state.replies.pop_front()
             }

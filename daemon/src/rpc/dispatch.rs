@@ -88,6 +88,9 @@ pub async fn dispatch(
         v1::SessionNavigate::NAME => {
             call::<v1::SessionNavigate, _>(params, |p| session::navigate(context, p)).await
         }
+        v1::SessionCompact::NAME => {
+            call::<v1::SessionCompact, _>(params, |p| session::compact(context, p)).await
+        }
         v1::SessionDelete::NAME => {
             call::<v1::SessionDelete, _>(params, |p| session::delete(context, p)).await
         }

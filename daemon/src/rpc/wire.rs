@@ -8,6 +8,8 @@ pub mod settings;
 
 use pi_agent::{AgentEvent, AgentMessage, ToolOutput};
 use pi_protocol::v1::SessionEvent;
+
+use crate::compaction::CompactionResult;
 use pi_protocol::v1::message::{self as wire_message, ToolResult};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -128,4 +130,14 @@ pub fn event_to_wire(
 /// A tool output as a wire tool result.
 pub fn tool_output_to_wire(output: &ToolOutput) -> Result<ToolResult, WireError> {
     tool_result(output)
+}
+
+/// A compaction's result as pi's wire `CompactionResult`.
+pub fn compaction_result_to_wire(result: &CompactionResult) -> pi_protocol::v1::CompactionResult {
+    pi_protocol::v1::CompactionResult {
+        summary: result.summary.clone(),
+        first_kept_entry_id: result.first_kept_entry_id.clone(),
+        tokens_before: result.tokens_before,
+        details: Some(result.details.to_details()),
+    }
 }

@@ -11,6 +11,10 @@
 //! Architecture invariant: a panic in a run ends that run with a `session_error` event; the
 //! actor and the daemon carry on.
 
+mod branch_summary;
+mod compaction;
+mod job;
+
 use std::sync::Arc;
 
 use pi_agent::message::BashExecutionMessage;
@@ -18,10 +22,10 @@ use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, R
 use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
-    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
-    SessionEventNotification, SessionEventParams, SessionGetResponse, SessionInfo,
-    SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SessionSnapshot,
-    SessionStatsResponse, SlashCommand,
+    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionCompactResponse,
+    SessionEntry, SessionEvent, SessionEventNotification, SessionEventParams, SessionGetResponse,
+    SessionInfo, SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse,
+    SessionSnapshot, SessionStatsResponse, SlashCommand,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 use tokio::sync::{mpsc, oneshot};
@@ -29,6 +33,7 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
+use crate::compaction::Instructions;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
@@ -134,7 +139,9 @@ pub enum Command {
     Navigate {
         /// Target entry.
         entry_id: String,
-        /// Answer.
+        /// Summarize the branch left behind, with these instructions.
+        summary: Option<Instructions>,
+        /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
     },
     /// Record a subscriber's editor draft and tell the others.
@@ -145,6 +152,13 @@ pub enum Command {
         text: String,
         /// Answer.
         reply: Reply<EmptyResponse>,
+    },
+    /// Compact now (aborting an active run first).
+    Compact {
+        /// Focus of the summary.
+        instructions: Option<String>,
+        /// Answered when the compaction has ended.
+        reply: Reply<SessionCompactResponse>,
     },
     /// Counts over the context.
     Stats {
@@ -231,6 +245,18 @@ pub struct SessionActor {
     // Drafts of the subscribers, for `session/presence`.
     presence: Presence,
     run: Option<ActiveRun>,
+    // Invariant: a compaction or branch summary; never set while `run` is.
+    job: Option<job::ActiveJob>,
+    // A manual compaction waiting for the run it aborted.
+    pending_compaction: Option<job::PendingCompaction>,
+    // Set when an overflow was compacted and retried; cleared by a prompt or a run that ends
+    // without error, so a second overflow in a row is reported instead of compacted again.
+    overflow_recovery_attempted: bool,
+    // Invariant: `context[..compacted_prefix]` predates the latest compaction on the branch
+    // (its summary and the kept messages); such messages never trigger a compaction. pi
+    // compares timestamps instead, which cannot order a message and a compaction made in the
+    // same millisecond.
+    compacted_prefix: usize,
     // User shell commands that finished during a run; stored when the run ends.
     pending_bash: Vec<AgentMessage>,
     // Automatic retries of transient provider failures.
@@ -290,6 +316,7 @@ impl SessionActor {
         let actor = SessionActor {
             seq: row.last_seq,
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
+            compacted_prefix: context.compacted_prefix,
             context: context.messages,
             model,
             thinking,
@@ -299,6 +326,9 @@ impl SessionActor {
             subscribers: Vec::new(),
             presence: Presence::default(),
             run: None,
+            job: None,
+            pending_compaction: None,
+            overflow_recovery_attempted: false,
             pending_bash: Vec::new(),
             retry: AutoRetry::default(),
             commands,
@@ -318,14 +348,17 @@ impl SessionActor {
         tracing::debug!("loaded");
         loop {
             if self.run.is_none()
+                && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
             {
                 self.finish(deleted).await;
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle =
-                self.run.is_none() && !self.retry.is_pending() && self.prune_subscribers() == 0;
+            let idle = self.run.is_none()
+                && self.job.is_none()
+                && !self.retry.is_pending()
+                && self.prune_subscribers() == 0;
             let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let idle_timeout = self.services.settings.idle_unload;
             tokio::select! {
@@ -334,6 +367,9 @@ impl SessionActor {
                     Some(event) => self.on_agent_event(event).await,
                     None => self.on_run_finished().await,
                 },
+                outcome = job::next_job_outcome(&mut self.job) => {
+                    self.on_job_finished(outcome).await
+                }
                 command = self.commands.recv() => match command {
                     Some(command) => self.handle(command).await,
                     None => return,
@@ -419,16 +455,7 @@ impl SessionActor {
                 }
                 let _ = reply.send(result);
             }
-            Command::Abort { reply } => match &mut self.run {
-                Some(run) => {
-                    run.cancel.cancel();
-                    run.abort_waiters.push(reply);
-                }
-                None => {
-                    self.cancel_retry();
-                    let _ = reply.send(Ok(EmptyResponse {}));
-                }
-            },
+            Command::Abort { reply } => self.abort(reply),
             Command::AbortRetry { reply } => {
                 self.cancel_retry();
                 let _ = reply.send(Ok(EmptyResponse {}));
@@ -449,9 +476,15 @@ impl SessionActor {
             } => {
                 let _ = reply.send(self.label(&entry_id, label).await);
             }
-            Command::Navigate { entry_id, reply } => {
-                let _ = reply.send(self.navigate(&entry_id).await);
-            }
+            Command::Navigate {
+                entry_id,
+                summary,
+                reply,
+            } => self.navigate(&entry_id, summary, reply).await,
+            Command::Compact {
+                instructions,
+                reply,
+            } => self.compact(instructions, reply).await,
             Command::Stats { reply } => {
                 let _ = reply.send(Ok(super::stats::context_stats(&self.row.id, &self.context)));
             }
@@ -468,6 +501,7 @@ impl SessionActor {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();
                 }
+                self.cancel_job();
                 self.cancel_retry();
                 self.closing = Some((deleted, reply));
             }
@@ -488,6 +522,13 @@ impl SessionActor {
                  `session/followUp`, or stop it with `session/abort`",
             ));
         }
+        if self.job.is_some() || self.pending_compaction.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is compacting or summarizing; wait for `compaction_end`, queue a \
+                 message with `session/followUp`, or stop it with `session/abort`",
+            ));
+        }
         if self.retry.is_pending() {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
@@ -501,20 +542,22 @@ impl SessionActor {
                 "the session is closing",
             ));
         }
+        self.model_and_key()?;
         self.resources = crate::coding::resources::load_in_background(
             self.services.settings.resources.clone(),
             std::path::PathBuf::from(&self.row.cwd),
         )
         .await;
         let message = user_message(self.expand_input(text), images)?;
-        self.start_run(vec![message]).await
+        self.overflow_recovery_attempted = false;
+        if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
+            self.start_run(prompts).await?;
+        }
+        Ok(EmptyResponse {})
     }
 
-    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
-    async fn start_run(
-        &mut self,
-        prompts: Vec<AgentMessage>,
-    ) -> Result<EmptyResponse, ErrorObject> {
+    /// The session's model and its key; the error says what to configure.
+    fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
         let model = self.model.clone().ok_or_else(|| {
             ErrorObject::new(
                 ErrorKind::InvalidParams,
@@ -527,6 +570,15 @@ impl SessionActor {
             .models
             .api_key_in(&model, &environment.env)
             .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
+        Ok((model, api_key))
+    }
+
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
+        let (model, api_key) = self.model_and_key()?;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
         let config = RunConfig {
@@ -788,9 +840,11 @@ impl SessionActor {
         let retry_settings = self.resources.settings.retry;
         let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
         let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        let mut retry_scheduled = false;
         match self.retry.after_run(last, &retry_settings, context_window) {
             AfterRun::Idle => {}
             AfterRun::Scheduled(event) => {
+                retry_scheduled = true;
                 // The failed reply stays in the tree, but the retry continues without it.
                 if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
                 {
@@ -802,6 +856,10 @@ impl SessionActor {
         }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
+        }
+        // pi checks for compaction after every run, unless a retry was scheduled for it.
+        if !retry_scheduled {
+            self.after_run(last_assistant).await;
         }
     }
 
@@ -981,7 +1039,11 @@ impl SessionActor {
     // ----- metadata -----
 
     fn info(&self) -> SessionInfo {
-        info(&self.row, self.run.is_some(), self.seq)
+        info(
+            &self.row,
+            self.run.is_some() || self.job.is_some(),
+            self.seq,
+        )
     }
 
     fn queue_state(&self) -> QueueState {
@@ -1152,8 +1214,49 @@ impl SessionActor {
         Ok(EmptyResponse {})
     }
 
-    async fn navigate(&mut self, entry_id: &str) -> Result<SessionNavigateResponse, ErrorObject> {
-        if self.run.is_some() {
+    /// `session/navigate`: moves the leaf, after summarizing the branch left behind when
+    /// `summary` asks for it (answered when the summary is stored).
+    async fn navigate(
+        &mut self,
+        entry_id: &str,
+        summary: Option<Instructions>,
+        reply: Reply<SessionNavigateResponse>,
+    ) {
+        let (leaf_id, text) = match self.navigation_target(entry_id).await {
+            Ok(target) => target,
+            Err(error) => {
+                let _ = reply.send(Err(error));
+                return;
+            }
+        };
+        let reply = match summary {
+            Some(instructions) if leaf_id != self.row.leaf_id && self.row.leaf_id.is_some() => {
+                let started = self
+                    .start_branch_summary(
+                        leaf_id.clone(),
+                        entry_id,
+                        text.clone(),
+                        instructions,
+                        reply,
+                    )
+                    .await;
+                match started {
+                    // Nothing is abandoned: a plain move.
+                    Some(reply) => reply,
+                    None => return,
+                }
+            }
+            Some(_) | None => reply,
+        };
+        let _ = reply.send(self.move_leaf(leaf_id, text).await);
+    }
+
+    /// Where navigating to `entry_id` puts the leaf, and the text handed back for editing.
+    async fn navigation_target(
+        &mut self,
+        entry_id: &str,
+    ) -> Result<(Option<String>, Option<String>), ErrorObject> {
+        if self.run.is_some() || self.job.is_some() {
             return Err(ErrorObject::new(
                 ErrorKind::Busy,
                 "the session is running; abort it before moving in the tree",
@@ -1167,7 +1270,7 @@ impl SessionActor {
             .ok_or_else(|| super::entry_not_found(entry_id))?;
         let entry = entries::parse_entry(&stored).map_err(super::internal)?;
         // A user or custom message: continue from its parent, and hand its text back to edit.
-        let (leaf_id, text) = match &entry {
+        Ok(match &entry {
             SessionEntry::Message {
                 parent_id,
                 message: pi_protocol::v1::message::AgentMessage::User(user),
@@ -1180,18 +1283,16 @@ impl SessionActor {
                 parent_id, content, ..
             } => (parent_id.clone(), Some(super::user_content_text(content))),
             _ => (Some(stored.id.clone()), None),
-        };
+        })
+    }
+
+    /// Moves the leaf (persisted) and rebuilds the context.
+    async fn move_leaf(
+        &mut self,
+        leaf_id: Option<String>,
+        text: Option<String>,
+    ) -> Result<SessionNavigateResponse, ErrorObject> {
         if leaf_id != self.row.leaf_id {
-            let branch: Vec<SessionEntry> = self
-                .store
-                .branch(&self.row.id, leaf_id.as_deref())
-                .await
-                .map_err(super::internal)?
-                .iter()
-                .map(entries::parse_entry)
-                .collect::<Result<_, _>>()
-                .map_err(super::internal)?;
-            let context = entries::build_context(&branch).map_err(super::internal)?;
             let mut row = self.row.clone();
             row.leaf_id = leaf_id.clone();
             row.updated_at = now_millis();
@@ -1200,12 +1301,17 @@ impl SessionActor {
                 .await
                 .map_err(super::internal)?;
             self.row = row;
-            self.context = context.messages;
+            self.reload_context().await?;
             self.broadcast(SessionEvent::LeafChanged {
                 leaf_id: leaf_id.clone(),
             });
         }
-        Ok(SessionNavigateResponse { leaf_id, text })
+        Ok(SessionNavigateResponse {
+            leaf_id,
+            text,
+            summary_entry_id: None,
+            aborted: false,
+        })
     }
 
     // ----- lifecycle -----

@@ -8,6 +8,7 @@ use pi_agent::AgentMessage;
 use pi_agent::message::{BranchSummaryMessage, CompactionSummaryMessage, CustomMessage};
 use pi_protocol::v1::SessionEntry;
 
+use crate::compaction::{BranchEntry, BranchEntryKind, FileLists};
 use crate::rpc::wire::{WireError, message_from_wire, message_to_wire, transcode};
 use crate::session::time::{iso_from_millis, millis_from_iso};
 use crate::store::{NewEntry, StoredEntry};
@@ -132,6 +133,9 @@ pub struct BranchContext {
     pub thinking_level: Option<String>,
     /// The model last used or set on the branch (provider, id).
     pub model: Option<(String, String)>,
+    /// How many leading `messages` predate the latest compaction on the branch (its summary
+    /// and the kept messages); 0 without a compaction.
+    pub compacted_prefix: usize,
 }
 
 /// pi's `buildSessionContext` over a branch (root first): messages, custom messages and
@@ -193,6 +197,7 @@ pub fn build_context(branch: &[SessionEntry]) -> Result<BranchContext, WireError
     for entry in &branch[kept_from..compaction_index] {
         push_context_message(&mut context.messages, entry)?;
     }
+    context.compacted_prefix = context.messages.len();
     for entry in &branch[compaction_index + 1..] {
         push_context_message(&mut context.messages, entry)?;
     }
@@ -243,4 +248,71 @@ fn push_context_message(
         | SessionEntry::SessionInfo { .. } => {}
     }
     Ok(())
+}
+
+/// An entry as compaction sees it (`crate::compaction`): its id and what it gives the model.
+pub fn branch_entry(entry: &SessionEntry) -> Result<BranchEntry, WireError> {
+    let (id, _, _) = entry_parts(entry);
+    let kind = match entry {
+        SessionEntry::Message { message, .. } => {
+            BranchEntryKind::Message(message_from_wire(message)?)
+        }
+        SessionEntry::CustomMessage {
+            custom_type,
+            content,
+            display,
+            details,
+            timestamp,
+            ..
+        } => BranchEntryKind::CustomMessage(CustomMessage {
+            custom_type: custom_type.clone(),
+            content: transcode("custom message content", content)?,
+            display: *display,
+            details: details.clone(),
+            timestamp: millis_from_iso(timestamp).unwrap_or(0),
+        }),
+        SessionEntry::BranchSummary {
+            from_id,
+            summary,
+            details,
+            from_hook,
+            timestamp,
+            ..
+        } => BranchEntryKind::BranchSummary {
+            message: BranchSummaryMessage {
+                summary: summary.clone(),
+                from_id: from_id.clone(),
+                timestamp: millis_from_iso(timestamp).unwrap_or(0),
+            },
+            details: details.as_ref().map(FileLists::from_details),
+            from_hook: from_hook.unwrap_or(false),
+        },
+        SessionEntry::Compaction {
+            summary,
+            first_kept_entry_id,
+            tokens_before,
+            details,
+            from_hook,
+            timestamp,
+            ..
+        } => BranchEntryKind::Compaction {
+            message: CompactionSummaryMessage {
+                summary: summary.clone(),
+                tokens_before: *tokens_before,
+                timestamp: millis_from_iso(timestamp).unwrap_or(0),
+            },
+            first_kept_entry_id: first_kept_entry_id.clone(),
+            details: details.as_ref().map(FileLists::from_details),
+            from_hook: from_hook.unwrap_or(false),
+        },
+        SessionEntry::ThinkingLevelChange { .. }
+        | SessionEntry::ModelChange { .. }
+        | SessionEntry::Custom { .. }
+        | SessionEntry::Label { .. }
+        | SessionEntry::SessionInfo { .. } => BranchEntryKind::Other,
+    };
+    Ok(BranchEntry {
+        id: id.to_owned(),
+        kind,
+    })
 }

@@ -17,6 +17,7 @@ pub mod recovery;
 pub mod retry;
 pub mod services;
 pub mod stats;
+pub mod summarize;
 pub mod time;
 
 use std::collections::{BTreeMap, HashMap};

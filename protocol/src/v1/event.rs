@@ -1,6 +1,6 @@
 //! Session events: the `session/event` notification. The vocabulary is pi's (`agent_start`,
-//! `message_update`, `tool_execution_end`, ...) plus the daemon's own (`queue_update`,
-//! `entry_added`, `leaf_changed`, `session_error`).
+//! `message_update`, `tool_execution_end`, `compaction_start`, ...) plus the daemon's own
+//! (`queue_update`, `entry_added`, `leaf_changed`, `session_error`).
 //!
 //! Every event has a per-session, strictly increasing `seq`. Durable events (`message_end` of
 //! stored messages and `entry_added`) are backed by stored entries and are replayed by
@@ -154,4 +154,52 @@ pub enum SessionEvent {
         /// What happened.
         message: String,
     },
+    /// A compaction began (pi's `compaction_start`).
+    CompactionStart {
+        /// Why.
+        reason: CompactionReason,
+    },
+    /// A compaction ended (pi's `compaction_end`). On success the `compaction` entry was
+    /// stored (and announced by `entry_added`) before this event.
+    CompactionEnd {
+        /// Why it ran.
+        reason: CompactionReason,
+        /// What was stored; absent when it failed or was aborted.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        result: Option<CompactionResult>,
+        /// It was aborted (`session/abort`).
+        aborted: bool,
+        /// The failed turn is retried next (overflow recovery).
+        will_retry: bool,
+        /// Why it failed, e.g. `Auto-compaction failed: …`.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_message: Option<String>,
+    },
+}
+
+/// Why a compaction ran.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CompactionReason {
+    /// Asked for with `session/compact`.
+    Manual,
+    /// The context passed `contextWindow - reserveTokens` after a run or before a prompt.
+    Threshold,
+    /// The model rejected the context as too long; the turn is retried after compacting.
+    Overflow,
+}
+
+/// What a compaction stored (pi's `CompactionResult`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CompactionResult {
+    /// The summary that replaces the history before `firstKeptEntryId`.
+    pub summary: String,
+    /// The first entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// Context tokens before compacting.
+    pub tokens_before: u64,
+    /// `{readFiles, modifiedFiles}`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
 }

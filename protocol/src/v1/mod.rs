@@ -58,7 +58,8 @@ crate::method_table! {
     SessionSteer = "session/steer" (SessionMessageParams) -> EmptyResponse;
     /// Queues a message delivered when the agent would otherwise stop.
     SessionFollowUp = "session/followUp" (SessionMessageParams) -> EmptyResponse;
-    /// Aborts the active run (stream and tools) and returns once the session is idle.
+    /// Aborts the active run (stream and tools), compaction or branch summary, and returns
+    /// once the session is idle.
     SessionAbort = "session/abort" (SessionIdParams) -> EmptyResponse;
     /// Cancels a pending automatic retry (the wait before it); the session becomes idle and
     /// `auto_retry_end {success: false, finalError: "Retry cancelled"}` is sent. A no-op when no
@@ -74,8 +75,12 @@ crate::method_table! {
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).
     SessionFork = "session/fork" (SessionEntryParams) -> SessionForkResponse;
-    /// Moves the leaf: the conversation continues from another point of the tree.
-    SessionNavigate = "session/navigate" (SessionEntryParams) -> SessionNavigateResponse;
+    /// Moves the leaf: the conversation continues from another point of the tree. With
+    /// `summarize`, the branch left behind is summarized first (a `branch_summary` entry).
+    SessionNavigate = "session/navigate" (SessionNavigateParams) -> SessionNavigateResponse;
+    /// Compacts the context now: summarizes the history before the recent messages (a
+    /// `compaction` entry). Aborts an active run first; answered when done.
+    SessionCompact = "session/compact" (SessionCompactParams) -> SessionCompactResponse;
     /// Deletes a session and everything it stored.
     SessionDelete = "session/delete" (SessionIdParams) -> EmptyResponse;
     /// Message counts, tokens and cost of the current context.

@@ -6,7 +6,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::v1::entry::EntryRecord;
-use crate::v1::event::SessionEventParams;
+use crate::v1::event::{CompactionResult, SessionEventParams};
 use crate::v1::message::{AssistantMessage, ImageContent, ToolResult};
 use crate::v1::model::{ModelInfo, ModelRef};
 use crate::v1::presence::AttachedClient;
@@ -361,16 +361,64 @@ pub struct SessionForkResponse {
     pub text: String,
 }
 
+/// Params of `session/navigate`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionNavigateParams {
+    /// The session.
+    pub session_id: String,
+    /// The entry to continue from.
+    pub entry_id: String,
+    /// Summarize the branch being left (a `branch_summary` entry at the new position).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub summarize: bool,
+    /// Extra instructions for the summary (`Additional focus: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Use `instructions` instead of pi's summary instructions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub replace_instructions: bool,
+}
+
 /// Response of `session/navigate`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SessionNavigateResponse {
-    /// The new leaf.
+    /// The new leaf (the summary entry when one was written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub leaf_id: Option<String>,
     /// When navigating to a user message: its text, to edit and send again.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub text: Option<String>,
+    /// The `branch_summary` entry written for the branch left behind.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary_entry_id: Option<String>,
+    /// The summary was aborted (`session/abort`); the leaf did not move.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
+}
+
+/// Params of `session/compact`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactParams {
+    /// The session.
+    pub session_id: String,
+    /// What the summary should focus on (`Additional focus: …`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// Response of `session/compact`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionCompactResponse {
+    /// What was stored; absent when aborted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<CompactionResult>,
+    /// The compaction was aborted (`session/abort`); nothing was stored.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub aborted: bool,
 }
 
 /// Response of `session/stats` (pi's `SessionStats`, over the current context).

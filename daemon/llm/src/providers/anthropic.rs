@@ -8,8 +8,10 @@
 //! Stream: `message_start`, `content_block_start|delta|stop` (text, thinking, signature,
 //! `input_json_delta`), `message_delta` (stop reason, usage), `message_stop`, `ping`, `error`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{base_max_tokens, header_list, parse_event_json};
@@ -237,8 +239,39 @@ pub struct AnthropicDecoder {
     stop_reason: Option<String>,
 }
 
+/// `content_block_delta`, the event carrying nearly every byte of a response (one per
+/// token), read straight from the event text: building a `serde_json::Value` for it was most
+/// of the decoding time.
+#[derive(Deserialize)]
+struct BlockDelta<'a> {
+    index: u64,
+    #[serde(borrow)]
+    delta: DeltaFields<'a>,
+}
+
+#[derive(Deserialize)]
+struct DeltaFields<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    partial_json: Option<Cow<'a, str>>,
+}
+
 impl Decoder for AnthropicDecoder {
     async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+        // The hot path; anything unexpected takes the general path below.
+        if event.event == "content_block_delta"
+            && let Ok(delta) = serde_json::from_str::<BlockDelta<'_>>(&event.data)
+        {
+            self.on_delta(delta, out).await;
+            return Step::Continue;
+        }
         let data = match parse_event_json(&event.data) {
             Ok(data) => data,
             Err(step) => return step,
@@ -277,31 +310,8 @@ impl Decoder for AnthropicDecoder {
                 self.blocks.insert(wire_index, index);
             }
             "content_block_delta" => {
-                let Some(&index) = data["index"].as_u64().and_then(|i| self.blocks.get(&i)) else {
-                    return Step::Continue;
-                };
-                let delta = &data["delta"];
-                match delta["type"].as_str().unwrap_or_default() {
-                    "text_delta" => {
-                        out.text_delta(index, delta["text"].as_str().unwrap_or_default())
-                            .await
-                    }
-                    "thinking_delta" => {
-                        out.thinking_delta(index, delta["thinking"].as_str().unwrap_or_default())
-                            .await
-                    }
-                    "signature_delta" => out.thinking_signature_delta(
-                        index,
-                        delta["signature"].as_str().unwrap_or_default(),
-                    ),
-                    "input_json_delta" => {
-                        out.tool_args_delta(
-                            index,
-                            delta["partial_json"].as_str().unwrap_or_default(),
-                        )
-                        .await
-                    }
-                    _ => {}
+                if let Ok(delta) = BlockDelta::deserialize(&data) {
+                    self.on_delta(delta, out).await;
                 }
             }
             "content_block_stop" => {
@@ -349,6 +359,24 @@ impl Decoder for AnthropicDecoder {
 }
 
 impl AnthropicDecoder {
+    async fn on_delta(&mut self, block: BlockDelta<'_>, out: &mut Assembler) {
+        let Some(&index) = self.blocks.get(&block.index) else {
+            return;
+        };
+        let delta = block.delta;
+        let text = delta.text.as_deref().unwrap_or_default();
+        let thinking = delta.thinking.as_deref().unwrap_or_default();
+        let signature = delta.signature.as_deref().unwrap_or_default();
+        let partial_json = delta.partial_json.as_deref().unwrap_or_default();
+        match delta.kind.as_ref() {
+            "text_delta" => out.text_delta(index, text).await,
+            "thinking_delta" => out.thinking_delta(index, thinking).await,
+            "signature_delta" => out.thinking_signature_delta(index, signature),
+            "input_json_delta" => out.tool_args_delta(index, partial_json).await,
+            _ => {}
+        }
+    }
+
     fn finish(&self) -> Step {
         match self.stop_reason.as_deref() {
             Some("max_tokens") => Step::Done(DoneReason::Length),

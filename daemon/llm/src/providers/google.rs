@@ -8,6 +8,10 @@
 //! `thoughtSignature`) and whole `functionCall`s; `finishReason` and `usageMetadata` arrive on
 //! the last events; the body simply ends.
 
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use super::{base_max_tokens, header_list, parse_event_json};
@@ -225,8 +229,70 @@ pub struct GoogleDecoder {
     n_calls: usize,
 }
 
+/// A chunk of text and thought parts, the hot path (one per token), read straight from the
+/// event text: building a `serde_json::Value` for it was most of the decoding time. Chunks
+/// with an error, usage or a function call take the general path.
+#[derive(Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    candidates: Vec<TextCandidate<'a>>,
+    #[serde(rename = "usageMetadata", default)]
+    usage_metadata: Option<IgnoredAny>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TextCandidate<'a> {
+    #[serde(borrow, default)]
+    content: Option<TextParts<'a>>,
+    #[serde(rename = "finishReason", borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct TextParts<'a> {
+    #[serde(borrow, default)]
+    parts: Vec<TextPart<'a>>,
+}
+
+#[derive(Deserialize)]
+struct TextPart<'a> {
+    #[serde(borrow, default)]
+    text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    thought: Option<bool>,
+    #[serde(rename = "thoughtSignature", borrow, default)]
+    thought_signature: Option<Cow<'a, str>>,
+    #[serde(rename = "functionCall", default)]
+    function_call: Option<IgnoredAny>,
+}
+
 impl Decoder for GoogleDecoder {
     async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+        if let Ok(chunk) = serde_json::from_str::<TextChunk<'_>>(&event.data)
+            && chunk.error.is_none()
+            && chunk.usage_metadata.is_none()
+        {
+            let candidate = chunk.candidates.first();
+            let parts = candidate
+                .and_then(|candidate| candidate.content.as_ref())
+                .map(|content| content.parts.as_slice())
+                .unwrap_or_default();
+            if parts.iter().all(|part| part.function_call.is_none()) {
+                for part in parts {
+                    if let Some(text) = &part.text {
+                        let signature = part.thought_signature.as_deref().map(str::to_owned);
+                        let thought = part.thought.unwrap_or(false);
+                        self.text_part(text, thought, signature, out).await;
+                    }
+                }
+                if let Some(reason) = candidate.and_then(|c| c.finish_reason.as_deref()) {
+                    self.finish_reason = Some(reason.to_owned());
+                }
+                return Step::Continue;
+            }
+        }
         let chunk = match parse_event_json(&event.data) {
             Ok(chunk) => chunk,
             Err(step) => return step,
@@ -317,6 +383,17 @@ impl GoogleDecoder {
             return;
         };
         let thought = part["thought"].as_bool().unwrap_or(false);
+        self.text_part(text, thought, signature, out).await;
+    }
+
+    /// A text or thought part, appended to the open block of its kind.
+    async fn text_part(
+        &mut self,
+        text: &str,
+        thought: bool,
+        signature: Option<String>,
+        out: &mut Assembler,
+    ) {
         let index = match self.current {
             Some((is_thought, index)) if is_thought == thought => index,
             previous => {

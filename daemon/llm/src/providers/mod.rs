@@ -128,6 +128,28 @@ pub(crate) fn parse_event_json(data: &str) -> Result<Value, Step> {
     })
 }
 
+/// The class of an OpenAI-style in-stream error (chat completions `{"error": …}`, Responses
+/// `response.failed` and `error`), which carries no HTTP status: its string `code` and `type`
+/// say what happened, and the text decides when they say nothing known.
+pub(crate) fn openai_error_kind(
+    code: Option<&str>,
+    error_type: Option<&str>,
+    message: &str,
+) -> FailureKind {
+    let by_text = crate::failure::classify_error_message(message);
+    if by_text == FailureKind::ContextOverflow {
+        return by_text;
+    }
+    match (code.unwrap_or_default(), error_type.unwrap_or_default()) {
+        ("context_length_exceeded", _) => FailureKind::ContextOverflow,
+        ("rate_limit_exceeded", _) | (_, "rate_limit_error") => FailureKind::RateLimited,
+        ("server_is_overloaded", _) => FailureKind::Overloaded,
+        ("server_error", _) | (_, "server_error") => FailureKind::ServerError,
+        ("invalid_api_key", _) | (_, "authentication_error") => FailureKind::Auth,
+        _ => by_text,
+    }
+}
+
 /// `data:<mime>;base64,<data>` for formats that take images as URLs.
 pub(crate) fn data_url(mime_type: &str, data: &str) -> String {
     format!("data:{mime_type};base64,{data}")

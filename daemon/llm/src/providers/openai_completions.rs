@@ -9,8 +9,11 @@
 //! `content`, `reasoning_content` (or `reasoning`, `reasoning_text`) and `tool_calls`
 //! fragments, a `finish_reason`, an optional usage chunk with no choices, then `[DONE]`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Map, Value, json};
 
 use super::{base_max_tokens, data_url, header_list, parse_event_json};
@@ -206,17 +209,18 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                 out.push(json!({"role": "user", "content": content}));
             }
             Message::Assistant(assistant) => {
-                let mut text = String::new();
+                // Text blocks (and thinking sent as text) stay apart: one string, separated
+                // by blank lines, so the model does not read them as one run-on sentence.
+                let mut texts: Vec<&str> = Vec::new();
                 let mut reasoning = String::new();
                 let mut tool_calls = Vec::new();
                 for block in &assistant.content {
                     match block {
-                        AssistantContent::Text(block) => text.push_str(&block.text),
+                        AssistantContent::Text(block) => texts.push(&block.text),
                         AssistantContent::Thinking(thinking)
                             if compat.requires_thinking_as_text =>
                         {
-                            text.push_str(&thinking.thinking);
-                            text.push_str("\n\n");
+                            texts.push(&thinking.thinking)
                         }
                         AssistantContent::Thinking(thinking) => {
                             reasoning.push_str(&thinking.thinking)
@@ -227,11 +231,13 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                         })),
                     }
                 }
-                if text.trim().is_empty() && tool_calls.is_empty() {
+                texts.retain(|text| !text.trim().is_empty());
+                let text = texts.join("\n\n");
+                if text.is_empty() && tool_calls.is_empty() {
                     continue;
                 }
                 let mut message = json!({"role": "assistant",
-                    "content": if text.trim().is_empty() { Value::Null } else { Value::String(text) }});
+                    "content": if text.is_empty() { Value::Null } else { Value::String(text) }});
                 if !tool_calls.is_empty() {
                     message["tool_calls"] = Value::Array(tool_calls);
                 }
@@ -313,11 +319,69 @@ enum Kind {
     Thinking,
 }
 
+/// A chunk of text or reasoning, the hot path (one per token), read straight from the event
+/// text: building a `serde_json::Value` for it was most of the decoding time. Chunks with an
+/// error, usage or tool-call fragments, or of any other shape, take the general path.
+#[derive(Deserialize)]
+struct TextChunk<'a> {
+    #[serde(borrow, default)]
+    choices: Vec<TextChoice<'a>>,
+    #[serde(default)]
+    error: Option<IgnoredAny>,
+    #[serde(default)]
+    usage: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct TextChoice<'a> {
+    #[serde(borrow, default)]
+    delta: Option<TextDelta<'a>>,
+    #[serde(borrow, default)]
+    finish_reason: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct TextDelta<'a> {
+    #[serde(borrow, default)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_content: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    reasoning_text: Option<Cow<'a, str>>,
+    #[serde(default)]
+    tool_calls: Option<IgnoredAny>,
+}
+
 impl Decoder for CompletionsDecoder {
     async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
         let data = event.data.trim();
         if data == "[DONE]" {
             return self.done(out);
+        }
+        if let Ok(chunk) = serde_json::from_str::<TextChunk<'_>>(data)
+            && chunk.error.is_none()
+            && chunk.usage.is_none()
+        {
+            let choice = chunk.choices.first();
+            let delta = choice.and_then(|choice| choice.delta.as_ref());
+            if delta.is_none_or(|delta| delta.tool_calls.is_none()) {
+                if let Some(delta) = delta {
+                    let reasoning = [
+                        &delta.reasoning_content,
+                        &delta.reasoning,
+                        &delta.reasoning_text,
+                    ]
+                    .into_iter()
+                    .find_map(|field| field.as_deref().filter(|s| !s.is_empty()));
+                    self.text(reasoning, delta.content.as_deref(), out).await;
+                }
+                if let Some(reason) = choice.and_then(|choice| choice.finish_reason.as_deref()) {
+                    self.finish_reason = Some(reason.to_owned());
+                }
+                return Step::Continue;
+            }
         }
         let chunk = match parse_event_json(data) {
             Ok(chunk) => chunk,
@@ -339,14 +403,7 @@ impl Decoder for CompletionsDecoder {
         let reasoning = ["reasoning_content", "reasoning", "reasoning_text"]
             .iter()
             .find_map(|field| delta[field].as_str().filter(|s| !s.is_empty()));
-        if let Some(reasoning) = reasoning {
-            let index = self.block(Kind::Thinking, out).await;
-            out.thinking_delta(index, reasoning).await;
-        }
-        if let Some(content) = delta["content"].as_str().filter(|s| !s.is_empty()) {
-            let index = self.block(Kind::Text, out).await;
-            out.text_delta(index, content).await;
-        }
+        self.text(reasoning, delta["content"].as_str(), out).await;
         if let Some(calls) = delta["tool_calls"].as_array() {
             for call in calls {
                 self.tool_call_fragment(call, out).await;
@@ -368,6 +425,18 @@ impl Decoder for CompletionsDecoder {
 }
 
 impl CompletionsDecoder {
+    /// A delta's reasoning, then its content.
+    async fn text(&mut self, reasoning: Option<&str>, content: Option<&str>, out: &mut Assembler) {
+        if let Some(reasoning) = reasoning {
+            let index = self.block(Kind::Thinking, out).await;
+            out.thinking_delta(index, reasoning).await;
+        }
+        if let Some(content) = content.filter(|s| !s.is_empty()) {
+            let index = self.block(Kind::Text, out).await;
+            out.text_delta(index, content).await;
+        }
+    }
+
     /// The index of the open block of `kind`, opening it (and closing the other) if needed.
     async fn block(&mut self, kind: Kind, out: &mut Assembler) -> usize {
         match self.current {
@@ -440,7 +509,11 @@ fn stream_error(error: &Value) -> Step {
         .and_then(|code| u16::try_from(code).ok());
     let failure = match status {
         Some(status) => Failure::from_http(status, &message, None),
-        None => Failure::new(crate::failure::classify_error_message(&message)),
+        None => Failure::new(super::openai_error_kind(
+            error["code"].as_str(),
+            error["type"].as_str(),
+            &message,
+        )),
     };
     let message = match status {
         Some(status) => format!("{status}: {message}"),

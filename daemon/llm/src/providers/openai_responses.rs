@@ -10,14 +10,16 @@
 //! `function_call_arguments`), then `response.completed`, `response.incomplete` or
 //! `response.failed`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
-use crate::failure::{Failure, FailureKind, classify_error_message};
+use crate::failure::{Failure, FailureKind};
 use crate::http::{Decoder, HttpRequest, Step, spawn_stream};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
@@ -237,8 +239,27 @@ pub struct ResponsesDecoder {
     items: HashMap<u64, usize>,
 }
 
+/// A `*.delta` event, the hot path (one per token), read straight from the event text:
+/// building a `serde_json::Value` for it was most of the decoding time.
+#[derive(Deserialize)]
+struct DeltaEvent<'a> {
+    #[serde(rename = "type", borrow)]
+    kind: Cow<'a, str>,
+    #[serde(default)]
+    output_index: u64,
+    #[serde(borrow)]
+    delta: Cow<'a, str>,
+}
+
 impl Decoder for ResponsesDecoder {
     async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+        if event.event.ends_with(".delta")
+            && let Ok(event) = serde_json::from_str::<DeltaEvent<'_>>(&event.data)
+        {
+            self.delta(&event.kind, event.output_index, &event.delta, out)
+                .await;
+            return Step::Continue;
+        }
         let data = match parse_event_json(&event.data) {
             Ok(data) => data,
             Err(step) => return step,
@@ -275,23 +296,13 @@ impl Decoder for ResponsesDecoder {
                     out.thinking_delta(index, "\n\n").await;
                 }
             }
-            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
-                if let Some(&index) = self.items.get(&output_index) {
-                    out.thinking_delta(index, data["delta"].as_str().unwrap_or_default())
-                        .await;
-                }
-            }
-            "response.output_text.delta" | "response.refusal.delta" => {
-                if let Some(&index) = self.items.get(&output_index) {
-                    out.text_delta(index, data["delta"].as_str().unwrap_or_default())
-                        .await;
-                }
-            }
-            "response.function_call_arguments.delta" => {
-                if let Some(&index) = self.items.get(&output_index) {
-                    out.tool_args_delta(index, data["delta"].as_str().unwrap_or_default())
-                        .await;
-                }
+            "response.reasoning_summary_text.delta"
+            | "response.reasoning_text.delta"
+            | "response.output_text.delta"
+            | "response.refusal.delta"
+            | "response.function_call_arguments.delta" => {
+                let delta = data["delta"].as_str().unwrap_or_default();
+                self.delta(kind, output_index, delta, out).await;
             }
             "response.output_item.done" => {
                 let Some(&index) = self.items.get(&output_index) else {
@@ -343,6 +354,26 @@ impl Decoder for ResponsesDecoder {
     }
 }
 
+impl ResponsesDecoder {
+    /// Text of the item at `output_index`: reasoning, message text or a refusal, or argument
+    /// JSON; other deltas (audio, ...) are ignored.
+    async fn delta(&mut self, kind: &str, output_index: u64, delta: &str, out: &mut Assembler) {
+        let Some(&index) = self.items.get(&output_index) else {
+            return;
+        };
+        match kind {
+            "response.reasoning_summary_text.delta" | "response.reasoning_text.delta" => {
+                out.thinking_delta(index, delta).await
+            }
+            "response.output_text.delta" | "response.refusal.delta" => {
+                out.text_delta(index, delta).await
+            }
+            "response.function_call_arguments.delta" => out.tool_args_delta(index, delta).await,
+            _ => {}
+        }
+    }
+}
+
 fn fail(code: Option<&str>, message: Option<&str>) -> Step {
     let message = match (code, message) {
         (Some(code), Some(message)) => format!("{code}: {message}"),
@@ -350,14 +381,9 @@ fn fail(code: Option<&str>, message: Option<&str>) -> Step {
         (Some(code), None) => code.to_owned(),
         (None, None) => "the response failed without a reason".to_owned(),
     };
-    let kind = match code {
-        Some("rate_limit_exceeded") => FailureKind::RateLimited,
-        Some("server_error" | "server_is_overloaded") => FailureKind::ServerError,
-        _ => classify_error_message(&message),
-    };
     Step::Fail {
+        failure: Failure::new(super::openai_error_kind(code, None, &message)),
         message,
-        failure: Failure::new(kind),
     }
 }
 

@@ -1,5 +1,6 @@
 //! One module per concern; `world.rs` builds registries from temp files and a fake
-//! environment; `bodies.rs` holds recorded-style SSE bodies per wire format.
+//! environment; `bodies.rs` holds recorded-style SSE bodies per wire format; `providers/`
+//! runs the four wire formats against the scripted model server over HTTP.
 
 mod auth;
 mod bodies;
@@ -7,6 +8,7 @@ mod catalog;
 mod compat;
 mod keys;
 mod models_json;
+mod providers;
 mod resolution;
 mod secrets;
 mod split_streams;

@@ -122,3 +122,42 @@ proptest! {
         }
     }
 }
+
+/// `body` decoded through each decoder's general path: without the `event:` lines the hot
+/// path keys on (Anthropic, Responses), or with a field in every chunk that the hot path leaves
+/// to the general one (an empty `usage` / `usageMetadata`, which the final chunk overrides).
+fn general_path_body(api: &str, body: &str) -> String {
+    body.split_inclusive('\n')
+        .filter(|line| !line.starts_with("event:"))
+        .map(|line| {
+            let Some(data) = line.strip_prefix("data: ") else {
+                return line.to_owned();
+            };
+            let (json, end) = data.split_at(data.trim_end().len());
+            let Ok(mut chunk) = serde_json::from_str::<serde_json::Value>(json) else {
+                return line.to_owned();
+            };
+            let field = match api {
+                "openai-completions" => "usage",
+                "google-generative-ai" => "usageMetadata",
+                _ => return line.to_owned(),
+            };
+            if chunk.get(field).is_none_or(serde_json::Value::is_null) {
+                chunk[field] = serde_json::json!({});
+            }
+            format!("data: {chunk}{end}")
+        })
+        .collect()
+}
+
+#[test]
+fn the_hot_path_and_the_general_path_agree() {
+    let rt = runtime();
+    for (api, body) in FORMATS {
+        let general = general_path_body(api, body);
+        assert_ne!(general, body, "{api}: the body was changed");
+        let hot = rt.block_on(decode(api, split(body, vec![])));
+        let general = rt.block_on(decode(api, split(&general, vec![])));
+        assert_eq!(hot, general, "{api}");
+    }
+}

@@ -2,15 +2,17 @@
 
 use pi_protocol::v1::{
     EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionBashParams,
-    SessionBashResponse, SessionCreateParams, SessionEntryParams, SessionExportParams,
-    SessionExportResponse, SessionForkResponse, SessionGetResponse, SessionIdParams,
-    SessionImportParams, SessionInfo, SessionLabelParams, SessionListParams, SessionListResponse,
-    SessionMessageParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
-    SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
-    SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
+    SessionBashResponse, SessionCompactParams, SessionCompactResponse, SessionCreateParams,
+    SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
+    SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
+    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateParams,
+    SessionNavigateResponse, SessionReadParams, SessionReadResponse, SessionSetDraftParams,
+    SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
+    SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
+use crate::compaction::Instructions;
 use crate::rpc::dispatch::RequestContext;
 use crate::session::{Command, pi_format};
 
@@ -235,13 +237,34 @@ pub async fn fork(
 /// `session/navigate`.
 pub async fn navigate(
     context: &RequestContext,
-    params: SessionEntryParams,
+    params: SessionNavigateParams,
 ) -> Result<SessionNavigateResponse, ErrorObject> {
+    let summary = params.summarize.then(|| match params.instructions.clone() {
+        None => Instructions::Default,
+        Some(text) if params.replace_instructions => Instructions::Replace(text),
+        Some(text) => Instructions::Focus(text),
+    });
     context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Navigate {
             entry_id: params.entry_id.clone(),
+            summary: summary.clone(),
+            reply,
+        })
+        .await
+}
+
+/// `session/compact`.
+pub async fn compact(
+    context: &RequestContext,
+    params: SessionCompactParams,
+) -> Result<SessionCompactResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Compact {
+            instructions: params.instructions.clone(),
             reply,
         })
         .await

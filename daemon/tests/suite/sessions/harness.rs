@@ -7,7 +7,7 @@ use std::time::Duration;
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use pi_client::{Client, Endpoint, Notifications};
 use pi_daemon::config::Config;
-use pi_daemon::session::{SessionServices, SessionSettings};
+use pi_daemon::session::{ModelService, SessionServices, SessionSettings};
 use pi_daemon::state::DaemonState;
 use pi_daemon::store::Store;
 use pi_daemon::testing::{FauxModels, StaticTools};
@@ -98,6 +98,8 @@ pub struct Options {
     pub settings: SessionSettings,
     pub config: Config,
     pub provider: Option<Arc<dyn Provider>>,
+    /// Replaces the faux models (e.g. models served by the scripted model server).
+    pub models: Option<Arc<dyn ModelService>>,
     pub tools: TestTools,
     /// Tools sessions get besides `block` (with [`TestTools::Block`]).
     pub extra_tools: Vec<Arc<dyn Tool>>,
@@ -121,6 +123,7 @@ impl Default for Options {
             settings: SessionSettings::default(),
             config,
             provider: None,
+            models: None,
             tools: TestTools::Block,
             extra_tools: Vec::new(),
         }
@@ -147,9 +150,11 @@ impl TestDaemon {
         let store = Store::open(&paths.database_path()).await.unwrap();
         let block = BlockTool::new();
         let services = SessionServices {
-            models: Arc::new(FauxModels {
-                faux: faux.clone(),
-                provider: options.provider,
+            models: options.models.unwrap_or_else(|| {
+                Arc::new(FauxModels {
+                    faux: faux.clone(),
+                    provider: options.provider,
+                })
             }),
             tools: match options.tools {
                 TestTools::Block => Arc::new(StaticTools {

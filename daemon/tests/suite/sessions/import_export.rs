@@ -153,9 +153,10 @@ async fn a_v3_file_with_branches_imports_continues_and_exports_back() {
 
     // The other branch holds the compaction: summary, kept entry, then what follows.
     client
-        .call::<SessionNavigate>(&SessionEntryParams {
+        .call::<SessionNavigate>(&SessionNavigateParams {
             session_id: id.clone(),
             entry_id: "a000000a".into(),
+            ..SessionNavigateParams::default()
         })
         .await
         .unwrap();

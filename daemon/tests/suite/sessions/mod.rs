@@ -2,6 +2,7 @@
 
 mod basics;
 mod builtin_tools;
+mod compaction;
 pub(crate) mod harness;
 mod import_export;
 mod multi_client;

@@ -95,9 +95,10 @@ async fn navigating_to_a_user_message_branches_from_its_parent() {
 
     let two = user_entry(&client, &id, "two").await;
     let navigated = client
-        .call::<SessionNavigate>(&SessionEntryParams {
+        .call::<SessionNavigate>(&SessionNavigateParams {
             session_id: id.clone(),
             entry_id: two,
+            ..SessionNavigateParams::default()
         })
         .await
         .unwrap();

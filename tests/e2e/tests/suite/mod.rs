@@ -5,4 +5,5 @@ mod crash;
 mod harness;
 mod keys;
 mod retry;
+mod tree;
 mod tui;

@@ -1,0 +1,242 @@
+//! Every way a request fails, in every wire format, ends the stream with one `error` event whose
+//! [`Failure`](pi_llm::Failure) has the class the layers above act on: HTTP errors in each
+//! API's own shape (429 with its delay, overload, 5xx, 401, 400, context overflow), streams
+//! cut, truncated or malformed mid-way, in-stream error events, and a refused connection.
+//! The retry policy then decides from those failures.
+
+use std::time::Duration;
+
+use pi_llm::{FailureKind, Model, RetryDecision, RetryPolicy, StopReason, is_context_overflow};
+use pi_test_support::model_server::{ModelServer, ScriptErrorKind, Turn};
+
+use super::{APIS, Run, ask, model, options, run, sections};
+
+/// The failures scripted for every format, by name.
+fn cases(api: &str) -> Vec<(&'static str, Turn)> {
+    let overloaded_status = if api == "anthropic-messages" {
+        529
+    } else {
+        503
+    };
+    let partial = || Turn::reply().text("Ein Teil der Antwort, dann nichts mehr.");
+    let in_stream =
+        |kind, message: &str| Turn::reply().text("So weit.").stream_error(kind, message);
+    vec![
+        (
+            "429 retry-after",
+            Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+                .header("retry-after", "3")
+                .into(),
+        ),
+        (
+            "429 retry-after-ms",
+            Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+                .header("retry-after-ms", "1500")
+                .into(),
+        ),
+        (
+            "overloaded",
+            Turn::api_error(overloaded_status, ScriptErrorKind::Overloaded, "Overloaded").into(),
+        ),
+        (
+            "500",
+            Turn::api_error(500, ScriptErrorKind::Server, "Internal server error").into(),
+        ),
+        (
+            "401",
+            Turn::api_error(401, ScriptErrorKind::Authentication, "Invalid API key.").into(),
+        ),
+        (
+            "400 invalid",
+            Turn::api_error(400, ScriptErrorKind::InvalidRequest, "tools.0: bad schema").into(),
+        ),
+        ("400 context overflow", Turn::context_overflow().into()),
+        (
+            "500 plain text",
+            Turn::http_error(500, "upstream broke".into()).into(),
+        ),
+        ("disconnect", partial().disconnect_after(4).into()),
+        ("truncate", partial().truncate_after(4).into()),
+        ("malformed chunk", partial().malformed_after(4).into()),
+        (
+            "in-stream rate limit",
+            in_stream(ScriptErrorKind::RateLimit, "Too many requests, slow down.").into(),
+        ),
+        (
+            "in-stream overloaded",
+            in_stream(ScriptErrorKind::Overloaded, "The service is busy.").into(),
+        ),
+        (
+            "in-stream server error",
+            in_stream(
+                ScriptErrorKind::Server,
+                "The server had an error while processing your request.",
+            )
+            .into(),
+        ),
+        (
+            "in-stream auth",
+            in_stream(
+                ScriptErrorKind::Authentication,
+                "Incorrect API key provided.",
+            )
+            .into(),
+        ),
+        (
+            "in-stream context overflow",
+            in_stream(
+                ScriptErrorKind::ContextOverflow,
+                "prompt is too long: 213462 tokens > 200000 maximum",
+            )
+            .into(),
+        ),
+    ]
+}
+
+/// One line per failure: the stop reason, class, status, delay, overflow detection, the
+/// content kept, and the error message.
+fn describe(name: &str, run: &Run, model: &Model) -> String {
+    let message = &run.message;
+    let failure = message
+        .failure
+        .expect("a failed stream carries its failure");
+    let kept: Vec<&str> = message
+        .content
+        .iter()
+        .map(|block| match block {
+            pi_llm::AssistantContent::Text(_) => "text",
+            pi_llm::AssistantContent::Thinking(_) => "thinking",
+            pi_llm::AssistantContent::ToolCall(_) => "toolCall",
+        })
+        .collect();
+    format!(
+        "{name}: {:?} {:?} status={:?} retry_after={:?} overflow={} kept={kept:?}\n  {}",
+        message.stop_reason,
+        failure.kind,
+        failure.status,
+        failure.retry_after,
+        is_context_overflow(message, Some(model.context_window)),
+        message.error_message.as_deref().unwrap_or_default(),
+    )
+}
+
+#[tokio::test]
+async fn every_failure_is_classified() {
+    let mut parts = Vec::new();
+    for api in APIS {
+        let server = ModelServer::start().await;
+        let model = model(&server, api);
+        let cases = cases(api);
+        let n_cases = cases.len();
+        let mut lines = Vec::new();
+        for (name, turn) in cases {
+            server.push(turn);
+            let run = run(&model, &ask("Hi"), super::options()).await;
+            assert_eq!(run.message.stop_reason, StopReason::Error, "{api} {name}");
+            lines.push(describe(name, &run, &model));
+        }
+        server.assert_done(n_cases);
+        parts.push((api, lines.join("\n")));
+    }
+    insta::assert_snapshot!(sections(parts));
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_a_connection_failure() {
+    // A port that was free a moment ago and has no listener now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = ModelServer::start().await;
+    for api in APIS {
+        let mut model = model(&server, api);
+        model.base_url = model
+            .base_url
+            .replace(&server.url(), &format!("http://127.0.0.1:{port}"));
+        let run = run(&model, &ask("Hi"), options()).await;
+        let failure = run.message.failure.unwrap();
+        assert_eq!(failure.kind, FailureKind::Connection, "{api}");
+        assert!(failure.kind.is_retryable());
+        let error = run.message.error_message.unwrap();
+        assert!(error.starts_with("connection error: "), "{api}: {error}");
+        assert!(!error.contains("127.0.0.1"), "{api}: no URL in {error}");
+    }
+    server.assert_done(0);
+}
+
+#[tokio::test]
+async fn context_overflow_is_detected_from_the_message() {
+    for api in APIS {
+        let server = ModelServer::start().await;
+        server.push(Turn::context_overflow());
+        let model = model(&server, api);
+        let run = run(&model, &ask("Hi"), options()).await;
+        assert_eq!(
+            run.message.failure.unwrap().kind,
+            FailureKind::ContextOverflow
+        );
+        assert!(
+            is_context_overflow(&run.message, Some(model.context_window)),
+            "{api}"
+        );
+        // Stored messages lose the failure; the text alone still tells.
+        let mut stored = run.message.clone();
+        stored.failure = None;
+        assert!(is_context_overflow(&stored, None), "{api}: {stored:?}");
+        server.assert_done(1);
+    }
+}
+
+#[tokio::test]
+async fn the_retry_policy_honours_the_servers_delay() {
+    let check = |header: &'static str, value: &'static str, delay: Duration| async move {
+        for api in APIS {
+            let server = ModelServer::start().await;
+            server.push(
+                Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+                    .header(header, value),
+            );
+            let run = run(&model(&server, api), &ask("Hi"), options()).await;
+            server.assert_done(1);
+            let failure = RetryPolicy::failure_of(&run.message).unwrap();
+            assert_eq!(failure.kind, FailureKind::RateLimited, "{api}");
+            assert_eq!(failure.retry_after, Some(delay), "{api}");
+            let policy = RetryPolicy::default();
+            assert_eq!(
+                policy.decide(&failure, 0),
+                RetryDecision::RetryAfter { attempt: 1, delay },
+                "{api}"
+            );
+            // A longer wait than the policy accepts fails at once.
+            let impatient = RetryPolicy {
+                max_delay: delay / 2,
+                ..policy
+            };
+            assert_eq!(
+                impatient.decide(&failure, 0),
+                RetryDecision::DelayTooLong(delay),
+                "{api}"
+            );
+        }
+    };
+    check("retry-after", "3", Duration::from_secs(3)).await;
+    check("retry-after-ms", "250", Duration::from_millis(250)).await;
+}
+
+#[tokio::test]
+async fn failures_the_policy_does_not_retry() {
+    let server = ModelServer::start().await;
+    let model = model(&server, "anthropic-messages");
+    let policy = RetryPolicy::default();
+    let mut decisions = Vec::new();
+    for (name, turn) in cases("anthropic-messages") {
+        server.push(turn);
+        let run = run(&model, &ask("Hi"), options()).await;
+        let failure = RetryPolicy::failure_of(&run.message).unwrap();
+        decisions.push(format!("{name}: {:?}", policy.decide(&failure, 0)));
+    }
+    server.assert_done(decisions.len());
+    insta::assert_snapshot!(decisions.join("\n"));
+}
