@@ -86,7 +86,11 @@ impl Editor {
 
     /// Inserts text at the cursor (newlines split lines).
     pub fn insert(&mut self, text: &str) {
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        // Tabs become four spaces, as in pi's editor: a cell grid has no tab stops.
+        let text = text
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .replace('\t', "    ");
         let mut parts = text.split('\n');
         let first = parts.next().unwrap_or_default();
         let rest: Vec<&str> = parts.collect();
@@ -104,7 +108,10 @@ impl Editor {
 
     /// Inserts a paste: small ones as text, large ones as a marker.
     pub fn paste(&mut self, text: &str) {
-        let text = text.replace("\r\n", "\n").replace('\r', "\n");
+        let text = text
+            .replace("\r\n", "\n")
+            .replace('\r', "\n")
+            .replace('\t', "    ");
         let line_count = text.lines().count();
         if line_count > PASTE_MAX_LINES || text.chars().count() > PASTE_MAX_CHARS {
             self.pastes.push(text);
@@ -321,9 +328,9 @@ mod tests {
         editor.insert("look: ");
         let big: String = (1..=40).map(|n| format!("line {n}\n")).collect();
         editor.paste(&big);
-        editor.paste("small");
-        assert_eq!(editor.text(), "look: [paste #1 +40 lines]small");
-        assert_eq!(editor.take(), format!("look: {big}small"));
+        editor.paste("sm\tall");
+        assert_eq!(editor.text(), "look: [paste #1 +40 lines]sm    all");
+        assert_eq!(editor.take(), format!("look: {big}sm    all"));
         assert!(editor.is_empty());
     }
 
