@@ -333,7 +333,9 @@ fn main() {
                 now_ms: 7_000 + n as u64,
             },
         );
-        terminal.draw(|frame| pi_tui::render(&state, frame)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&state, frame))
+            .unwrap();
         completing.push(sample.elapsed());
     }
     assert!(state.completion.is_some(), "completion is showing");
