@@ -211,16 +211,22 @@ impl Transcript {
             SessionEntry::Message { id, message, .. } => {
                 self.push_message(message, Some(id.clone()));
             }
+            // Settings chosen before the first message are the session's setup, which the
+            // footer shows; later changes are worth a line in the conversation.
             SessionEntry::ThinkingLevelChange { thinking_level, .. } => {
-                self.notice(
-                    NoticeLevel::Info,
-                    format!("Thinking level: {thinking_level}"),
-                );
+                if self.has_conversation() {
+                    self.notice(
+                        NoticeLevel::Info,
+                        format!("Thinking level: {thinking_level}"),
+                    );
+                }
             }
             SessionEntry::ModelChange {
                 provider, model_id, ..
             } => {
-                self.notice(NoticeLevel::Info, format!("Model: {provider}/{model_id}"));
+                if self.has_conversation() {
+                    self.notice(NoticeLevel::Info, format!("Model: {provider}/{model_id}"));
+                }
             }
             SessionEntry::Compaction {
                 id,
@@ -472,6 +478,13 @@ impl Transcript {
             }
             _ => None,
         })
+    }
+
+    /// Whether anything but notices was added.
+    fn has_conversation(&self) -> bool {
+        self.items
+            .iter()
+            .any(|item| !matches!(item.kind, ItemKind::Notice { .. }))
     }
 
     fn ensure_tool(&mut self, call: &ToolCall) {

@@ -478,3 +478,28 @@ fn bang_commands_run_in_the_session_shell_and_esc_cancels_a_pending_retry() {
         ]
     );
 }
+
+#[test]
+fn setup_entries_before_the_first_message_stay_in_the_footer_later_changes_are_noted() {
+    let change = |id: &str, seq: u64, model: &str| EntryRecord {
+        seq,
+        entry: SessionEntry::ModelChange {
+            id: id.into(),
+            parent_id: None,
+            timestamp: "2026-11-23T10:00:00.000Z".into(),
+            provider: "anthropic".into(),
+            model_id: model.into(),
+        },
+    };
+    let mut entries = vec![change("m1", 1, "claude-sonnet-4-5")];
+    entries.push(entry("u1", Some("m1"), 2, user("hello")));
+    entries.push(change("m2", 3, "claude-opus-4-1"));
+    let harness = Harness::attached(entries);
+    assert_eq!(
+        item_texts(&harness),
+        [
+            "user: hello".to_owned(),
+            "Notice { level: Info, text: \"Model: anthropic/claude-opus-4-1\" }".to_owned(),
+        ]
+    );
+}
