@@ -35,6 +35,13 @@ pub enum Input {
         /// Why, when known.
         reason: Option<String>,
     },
+    /// Connected again without attaching: no session was attached, or it is gone.
+    Reconnected {
+        /// This connection's id.
+        connection_id: String,
+        /// Why the session could not be attached again, if it could not.
+        problem: Option<String>,
+    },
     /// Another reconnection attempt failed.
     ReconnectFailed {
         /// Attempts so far.

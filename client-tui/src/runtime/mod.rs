@@ -403,8 +403,13 @@ impl Shell {
         };
         self.client = client;
         self.forward(notifications);
+        let connection_id = self.client.initialize_response().connection_id.clone();
         let Some(session) = &state.session else {
-            return None;
+            self.reconnect_attempt = 0;
+            return Some(Input::Reconnected {
+                connection_id,
+                problem: None,
+            });
         };
         let session_id = session.id.clone();
         match daemon::attach_resume(&self.client, &session_id, state.durable_seq).await {
@@ -414,6 +419,14 @@ impl Shell {
                     self.pending_draft = Some(draft);
                 }
                 Some(Input::Attached(Box::new(attachment)))
+            }
+            // The session is gone (deleted while we were away): stop retrying and say so.
+            Err(error) if error.rpc_kind() == Some(pi_protocol::ErrorKind::NotFound) => {
+                self.reconnect_attempt = 0;
+                Some(Input::Reconnected {
+                    connection_id,
+                    problem: Some(error.to_string()),
+                })
             }
             Err(_) => retry(self),
         }

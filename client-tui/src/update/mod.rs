@@ -50,6 +50,21 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             // Who else is attached is unknown until the next snapshot.
             state.clients.clear();
         }
+        Input::Reconnected {
+            connection_id,
+            problem,
+        } => {
+            state.connection = Connection::Live;
+            state.environment.connection_id = connection_id;
+            if let Some(problem) = problem {
+                state.running = false;
+                state.transcript.stop_streaming();
+                state.transcript.notice(
+                    crate::transcript::NoticeLevel::Error,
+                    format!("Could not attach again: {problem}. Use /new or /resume."),
+                );
+            }
+        }
         Input::ReconnectFailed { attempt } => {
             if let Connection::Reconnecting { attempt: shown, .. } = &mut state.connection {
                 *shown = attempt;

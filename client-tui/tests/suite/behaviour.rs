@@ -503,3 +503,19 @@ fn setup_entries_before_the_first_message_stay_in_the_footer_later_changes_are_n
         ]
     );
 }
+
+#[test]
+fn reconnecting_to_a_deleted_session_stops_and_says_what_to_do() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    harness.send(Input::Disconnected { reason: None });
+    harness.send(Input::Reconnected {
+        connection_id: "c2".into(),
+        problem: Some("session 0b7e not found".into()),
+    });
+    assert_eq!(harness.state.connection, Connection::Live);
+    let last = harness.state.transcript.items().last().unwrap();
+    assert!(
+        matches!(&last.kind, ItemKind::Notice { text, .. } if text == "Could not attach again: session 0b7e not found. Use /new or /resume."),
+        "{last:?}"
+    );
+}
