@@ -43,6 +43,10 @@ pub enum Request {
     FollowUp(Message),
     /// `session/abort`.
     Abort,
+    /// `session/dequeue`: take the queued messages back into the editor.
+    Dequeue,
+    /// `session/dequeue`, then `session/abort` (Esc with messages queued: pi restores them).
+    DequeueAndAbort,
     /// `session/abortRetry`.
     AbortRetry,
     /// `session/bash` (`!cmd`; `!!cmd` keeps it out of the model's context).

@@ -3,7 +3,7 @@
 
 use crossterm::event::KeyEvent;
 use pi_protocol::v1::{
-    EntryRecord, HistoryEntry, ModelInfo, SessionAttachResponse, SessionEventParams,
+    EntryRecord, HistoryEntry, ModelInfo, QueueState, SessionAttachResponse, SessionEventParams,
     SessionForkResponse, SessionInfo, SessionNavigateResponse, SessionPresenceParams,
     SessionStatsResponse, SlashCommand,
 };
@@ -98,6 +98,8 @@ pub enum Reply {
     Forked(SessionForkResponse),
     /// A request succeeded; show this sentence.
     Done(String),
+    /// Queued messages taken back (`session/dequeue`).
+    Dequeued(QueueState),
     /// A `!command` finished (its output arrives as a `bashExecution` message).
     BashFinished,
     /// A request failed.

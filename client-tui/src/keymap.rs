@@ -82,7 +82,11 @@ pub const ACTIONS: &[(Action, &str, &str)] = &[
     (Action::ExpandTools, "expandTools", "Expand tool output"),
     (Action::ToggleThinking, "toggleThinking", "Show thinking"),
     (Action::FollowUp, "followUp", "Queue a follow-up"),
-    (Action::Dequeue, "dequeue", "Edit queued messages"),
+    (
+        Action::Dequeue,
+        "dequeue",
+        "Take queued messages back to edit",
+    ),
     (Action::NewLine, "newLine", "New line"),
     (Action::Submit, "submit", "Send (while running: steer)"),
     (Action::Tab, "tab", "Complete"),

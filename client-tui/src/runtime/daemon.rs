@@ -10,11 +10,12 @@ use pi_protocol::v1::{
     ExportFormat, HistorySearch, HistorySearchParams, ModelList, ModelListParams, ReadScope,
     SessionAbort, SessionAbortRetry, SessionAttach, SessionAttachParams, SessionBash,
     SessionBashParams, SessionCompact, SessionCompactParams, SessionCreate, SessionCreateParams,
-    SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp, SessionFork,
-    SessionGet, SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams, SessionList,
-    SessionListParams, SessionMessageParams, SessionNavigate, SessionNavigateParams, SessionPrompt,
-    SessionRead, SessionReadParams, SessionSetModel, SessionSetModelParams, SessionSetName,
-    SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
+    SessionDequeue, SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp,
+    SessionFork, SessionGet, SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams,
+    SessionList, SessionListParams, SessionMessageParams, SessionNavigate, SessionNavigateParams,
+    SessionPrompt, SessionRead, SessionReadParams, SessionSetModel, SessionSetModelParams,
+    SessionSetName, SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams,
+    SessionStats, SessionSteer,
 };
 
 use super::world::read_image;
@@ -138,6 +139,21 @@ pub async fn perform(
         }
         Request::FollowUp(message) => {
             send_message(&client, session_id, &cwd, MessageKind::FollowUp, message).await
+        }
+        Request::Dequeue => match client.call::<SessionDequeue>(&id()).await {
+            Ok(taken) => Some(Reply::Dequeued(taken)),
+            Err(error) => failed("take the queued messages back", error),
+        },
+        Request::DequeueAndAbort => {
+            // In this order, so a queued steering message cannot slip into the run first.
+            let taken = client.call::<SessionDequeue>(&id()).await;
+            if let Err(error) = client.call::<SessionAbort>(&id()).await {
+                return failed("abort", error);
+            }
+            match taken {
+                Ok(taken) => Some(Reply::Dequeued(taken)),
+                Err(error) => failed("take the queued messages back", error),
+            }
         }
         Request::AbortRetry => client
             .call::<SessionAbortRetry>(&id())

@@ -47,7 +47,11 @@ pub(super) fn after_edit(state: &mut State, before: &str, effects: &mut Vec<Effe
 fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) {
     match action {
         Action::Interrupt => {
-            if state.running || state.bash_running || state.compacting {
+            let queued = !state.queue.steering.is_empty() || !state.queue.follow_up.is_empty();
+            if state.running && queued {
+                effects.push(Effect::Request(Request::DequeueAndAbort));
+                state.status = Some(super::session::ABORTING.to_owned());
+            } else if state.running || state.bash_running || state.compacting {
                 effects.push(Effect::Request(Request::Abort));
                 state.status = Some(super::session::ABORTING.to_owned());
             } else if state.retry_pending {
@@ -107,12 +111,7 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                 state.editor.newline();
             }
         }
-        Action::Dequeue => {
-            state.status = Some(
-                "Taking queued messages back is not available yet: the daemon has no method for it."
-                    .to_owned(),
-            );
-        }
+        Action::Dequeue => effects.push(Effect::Request(Request::Dequeue)),
         Action::NewLine => state.editor.newline(),
         Action::Submit => submit(state, SubmitAs::Enter, effects),
         Action::Tab => {

@@ -147,6 +147,19 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
         }
         Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
+        Reply::Dequeued(queue) => {
+            // Queued texts first, in order, then whatever the editor held.
+            let mut texts: Vec<String> = queue.steering;
+            texts.extend(queue.follow_up);
+            if !texts.is_empty() {
+                let before = state.editor.text();
+                if !before.trim().is_empty() {
+                    texts.push(before.clone());
+                }
+                state.editor.set_text(&texts.join("\n\n"));
+                effects.push(Effect::Draft(state.editor.text()));
+            }
+        }
         Reply::BashFinished => {
             state.bash_running = false;
             state.status = None;

@@ -70,6 +70,38 @@ fn enter_prompts_when_idle_steers_when_running_and_alt_enter_follows_up() {
 }
 
 #[test]
+fn queued_messages_come_back_to_the_editor_with_alt_up_or_esc() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(event(1, SessionEvent::AgentStart));
+    harness.send(event(
+        2,
+        SessionEvent::QueueUpdate {
+            steering: vec!["steer one".into()],
+            follow_up: vec!["then this".into()],
+        },
+    ));
+    harness.take_effects();
+    harness.send(key_with(KeyCode::Up, KeyModifiers::ALT));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::Dequeue),
+            Effect::Request(Request::DequeueAndAbort),
+        ]
+    );
+    harness.type_text("draft");
+    harness.send(Input::Reply(Reply::Dequeued(QueueState {
+        steering: vec!["steer one".into()],
+        follow_up: vec!["then this".into()],
+    })));
+    assert_eq!(
+        harness.state.editor.text(),
+        "steer one\n\nthen this\n\ndraft"
+    );
+}
+
+#[test]
 fn alt_enter_inserts_a_newline_when_idle_and_images_are_found_by_path() {
     let mut harness = Harness::attached(Vec::new());
     harness.take_effects();

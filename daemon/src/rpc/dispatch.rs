@@ -67,6 +67,9 @@ pub async fn dispatch(
         v1::SessionAbort::NAME => {
             call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
         }
+        v1::SessionDequeue::NAME => {
+            call::<v1::SessionDequeue, _>(params, |p| session::dequeue(context, p)).await
+        }
         v1::SessionAbortRetry::NAME => {
             call::<v1::SessionAbortRetry, _>(params, |p| session::abort_retry(context, p)).await
         }

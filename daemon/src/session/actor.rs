@@ -144,6 +144,11 @@ pub enum Command {
         /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
     },
+    /// Take the queued messages back.
+    Dequeue {
+        /// Answer: the texts taken.
+        reply: Reply<QueueState>,
+    },
     /// Record a subscriber's editor draft and tell the others.
     SetDraft {
         /// The connection id.
@@ -456,6 +461,16 @@ impl SessionActor {
                 let _ = reply.send(result);
             }
             Command::Abort { reply } => self.abort(reply),
+            Command::Dequeue { reply } => {
+                let taken = self.queue_state();
+                if !self.queues.drain_all().is_empty() {
+                    self.broadcast(SessionEvent::QueueUpdate {
+                        steering: Vec::new(),
+                        follow_up: Vec::new(),
+                    });
+                }
+                let _ = reply.send(Ok(taken));
+            }
             Command::AbortRetry { reply } => {
                 self.cancel_retry();
                 let _ = reply.send(Ok(EmptyResponse {}));

@@ -99,6 +99,9 @@ crate::method_table! {
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
     /// Reports this client's editor draft to the other clients attached to the session.
     SessionSetDraft = "session/setDraft" (SessionSetDraftParams) -> EmptyResponse;
+    /// Takes every queued steering and follow-up message out of the queues (to edit them
+    /// again) and returns their texts.
+    SessionDequeue = "session/dequeue" (SessionIdParams) -> QueueState;
     /// Searches the prompt history shared by all clients, newest first.
     HistorySearch = "history/search" (HistorySearchParams) -> HistorySearchResponse;
     /// Returns the effective settings (pi's `settings.json` layers) for a working directory,

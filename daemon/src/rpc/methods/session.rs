@@ -1,14 +1,14 @@
 //! `session/*` handlers: thin adapters from typed params to the session registry and actors.
 
 use pi_protocol::v1::{
-    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionBashParams,
-    SessionBashResponse, SessionCompactParams, SessionCompactResponse, SessionCreateParams,
-    SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
-    SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
-    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateParams,
-    SessionNavigateResponse, SessionReadParams, SessionReadResponse, SessionSetDraftParams,
-    SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
-    SessionSetThinkingResponse, SessionStatsResponse,
+    EmptyResponse, ExportFormat, QueueState, SessionAttachParams, SessionAttachResponse,
+    SessionBashParams, SessionBashResponse, SessionCompactParams, SessionCompactResponse,
+    SessionCreateParams, SessionEntryParams, SessionExportParams, SessionExportResponse,
+    SessionForkResponse, SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo,
+    SessionLabelParams, SessionListParams, SessionListResponse, SessionMessageParams,
+    SessionNavigateParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
+    SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
+    SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -158,6 +158,18 @@ pub async fn abort_retry(
         .state
         .sessions
         .call(&params.session_id, |reply| Command::AbortRetry { reply })
+        .await
+}
+
+/// `session/dequeue`.
+pub async fn dequeue(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<QueueState, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Dequeue { reply })
         .await
 }
 

@@ -1,5 +1,6 @@
-//! Presence and prompt history: drafts travel to the other attached clients, leaving clients
-//! disappear from the list, and every sent message lands in the shared history.
+//! Presence, prompt history and dequeue: drafts travel to the other attached clients, leaving
+//! clients disappear from the list, every sent message lands in the shared history, and queued
+//! messages can be taken back before they are delivered.
 
 use std::time::Duration;
 
@@ -150,4 +151,70 @@ async fn sent_messages_are_searchable_in_the_shared_history() {
         ),
         ["refactor the parser"]
     );
+}
+
+#[tokio::test]
+async fn dequeue_takes_the_queued_messages_back_before_delivery() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    client
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap();
+    daemon.faux.push(
+        FauxReply::text("working").then_tool_call("block", serde_json::json!({"key": "held"})),
+    );
+    daemon.faux.push(FauxReply::text("done"));
+    let message = |text: &str| SessionMessageParams {
+        session_id: session.id.clone(),
+        text: text.into(),
+        images: vec![],
+    };
+    client
+        .call::<SessionPrompt>(&message("start"))
+        .await
+        .unwrap();
+    daemon.block.wait_started(1).await;
+    client
+        .call::<SessionSteer>(&message("change course"))
+        .await
+        .unwrap();
+    client
+        .call::<SessionFollowUp>(&message("and then this"))
+        .await
+        .unwrap();
+    let id = SessionIdParams {
+        session_id: session.id.clone(),
+    };
+    let taken = client.call::<SessionDequeue>(&id).await.unwrap();
+    assert_eq!(taken.steering, ["change course"]);
+    assert_eq!(taken.follow_up, ["and then this"]);
+    assert_eq!(
+        client.call::<SessionDequeue>(&id).await.unwrap(),
+        QueueState::default()
+    );
+    daemon.block.release("held");
+    let run = run_events(&mut events, &session.id).await;
+    let last_queue = run.iter().rev().find_map(|event| match &event.event {
+        SessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        } => Some((steering.len(), follow_up.len())),
+        _ => None,
+    });
+    assert_eq!(last_queue, Some((0, 0)));
+    let delivered_users = run
+        .iter()
+        .filter(|event| {
+            matches!(
+                &event.event,
+                SessionEvent::MessageEnd {
+                    message: message::AgentMessage::User(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(delivered_users, 1, "only the prompt was delivered");
 }

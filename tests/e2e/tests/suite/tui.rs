@@ -205,7 +205,22 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.send("a", &["Enter"]);
     tmux.wait_for_text("a", "queued steer: also check the tests");
     tmux.send("a", &["Escape"]);
-    tmux.wait_for("a", "the run to end", |screen| !screen.contains("Working…"));
+    // As in pi, Esc takes the queued message back into the editor before aborting.
+    let screen = tmux.wait_for("a", "the run to end", |screen| {
+        !screen.contains("Working…") && !screen.contains("queued steer")
+    });
+    let editor_line = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("──"))
+        .nth(1)
+        .unwrap_or_default();
+    assert_eq!(editor_line.trim_end(), "› also check the tests", "{screen}");
+    assert!(
+        !transcript(&screen).contains("also check the tests"),
+        "not delivered:\n{screen}"
+    );
+    tmux.send("a", &["C-u"]);
+    tmux.wait_for_text("a", "Type a message");
 
     // A second TUI on the same session sees the same transcript, and A's draft.
     let (client, _events) = world.client().await;
