@@ -289,4 +289,20 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     let screen = tmux.wait_for_text("c", "Back after the restart.");
     assert!(screen.contains("› are you still there?"), "{screen}");
     assert_eq!(transcript(&screen), transcript(&tmux.capture("b")));
+
+    // Ctrl+R searches the prompt history the daemon keeps for every client.
+    tmux.send("c", &["C-r"]);
+    tmux.wait_for_text("c", "Search prompt history");
+    tmux.type_text("c", "lex");
+    tmux.wait_for_text("c", "│  explain the lexer");
+    tmux.send("c", &["Enter"]);
+    let screen = tmux.wait_for("c", "the prompt in the editor", |screen| {
+        !screen.contains("Search prompt history")
+    });
+    let editor_line = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("──"))
+        .nth(1)
+        .unwrap_or_default();
+    assert_eq!(editor_line.trim_end(), "› explain the lexer", "{screen}");
 }
