@@ -20,6 +20,8 @@ pub enum Input {
     },
     /// Bracketed paste.
     Paste(String),
+    /// The mouse wheel turned: positive scrolls up (back in the transcript), in lines.
+    Wheel(isize),
     /// The terminal's size (columns, rows).
     Resize(u16, u16),
     /// A timer tick (animations); ms since start.

@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
-use crossterm::event::{Event as TerminalEvent, EventStream};
+use crossterm::event::{Event as TerminalEvent, EventStream, MouseEventKind};
 use futures_util::StreamExt as _;
 use pi_client::autostart::{self, StartOptions};
 use pi_client::{Client, Notifications, Paths};
@@ -73,6 +73,8 @@ pub struct AttachOptions {
 const MAX_BACKOFF: Duration = Duration::from_secs(2);
 /// Drafts are sent at most this often.
 const DRAFT_INTERVAL: Duration = Duration::from_millis(100);
+/// Lines one wheel step scrolls.
+const WHEEL_LINES: isize = 3;
 /// Animation tick while a run is active.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -352,7 +354,12 @@ impl Shell {
             }),
             TerminalEvent::Paste(text) => Some(Input::Paste(text)),
             TerminalEvent::Resize(width, height) => Some(Input::Resize(width, height)),
-            TerminalEvent::FocusGained | TerminalEvent::FocusLost | TerminalEvent::Mouse(_) => None,
+            TerminalEvent::Mouse(mouse) => match mouse.kind {
+                MouseEventKind::ScrollUp => Some(Input::Wheel(WHEEL_LINES)),
+                MouseEventKind::ScrollDown => Some(Input::Wheel(-WHEEL_LINES)),
+                _ => None,
+            },
+            TerminalEvent::FocusGained | TerminalEvent::FocusLost => None,
         }
     }
 

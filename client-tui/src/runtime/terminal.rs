@@ -6,8 +6,8 @@ use std::io::{self, Write as _};
 
 use base64::Engine as _;
 use crossterm::event::{
-    DisableBracketedPaste, EnableBracketedPaste, KeyboardEnhancementFlags,
-    PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
+    DisableBracketedPaste, DisableMouseCapture, EnableBracketedPaste, EnableMouseCapture,
+    KeyboardEnhancementFlags, PopKeyboardEnhancementFlags, PushKeyboardEnhancementFlags,
 };
 use crossterm::terminal::{
     EnterAlternateScreen, LeaveAlternateScreen, disable_raw_mode, enable_raw_mode,
@@ -29,7 +29,13 @@ impl TerminalGuard {
     pub fn enter() -> anyhow::Result<TerminalGuard> {
         enable_raw_mode()?;
         let mut stdout = io::stdout();
-        execute!(stdout, EnterAlternateScreen, EnableBracketedPaste)?;
+        // Mouse reporting gives the wheel to the transcript (hold Shift to select text).
+        execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )?;
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
         if enhanced_keys {
             execute!(
@@ -63,6 +69,7 @@ fn restore(enhanced_keys: bool) {
     }
     let _ = execute!(
         stdout,
+        DisableMouseCapture,
         DisableBracketedPaste,
         LeaveAlternateScreen,
         cursor::Show

@@ -130,6 +130,15 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
     }
 }
 
+/// The mouse wheel: scrolls the transcript, or moves through a dialog's list.
+pub(super) fn wheel(state: &mut State, lines: isize) {
+    match &mut state.overlay {
+        Some(Overlay::Select(selector)) => selector.move_by(-lines.signum()),
+        Some(Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. }) => {}
+        None => scroll(state, lines),
+    }
+}
+
 fn page(state: &State) -> usize {
     (state.size.1 as usize).saturating_sub(8).max(1)
 }

@@ -29,6 +29,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             }
         }
         Input::Resize(width, height) => state.size = (width, height),
+        Input::Wheel(lines) => keys::wheel(state, lines),
         Input::Tick(_) => {
             if state.running {
                 state.spinner = state.spinner.wrapping_add(1);

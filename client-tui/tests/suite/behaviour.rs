@@ -551,3 +551,21 @@ fn reconnecting_to_a_deleted_session_stops_and_says_what_to_do() {
         "{last:?}"
     );
 }
+
+#[test]
+fn the_wheel_scrolls_the_transcript_or_moves_through_a_list() {
+    let messages: Vec<AgentMessage> = (1..=30).map(|n| user(&format!("message {n}"))).collect();
+    let mut harness = Harness::attached(history(messages));
+    harness.screen(50, 14);
+    harness.send(Input::Wheel(3));
+    assert_eq!(harness.state.view.scroll_from_bottom, 3);
+    harness.send(Input::Wheel(-3)).send(Input::Wheel(-3));
+    assert_eq!(harness.state.view.scroll_from_bottom, 0);
+
+    harness.send(ctrl('l'));
+    harness.send(Input::Wheel(-3));
+    let Some(pi_tui::overlay::Overlay::Select(selector)) = &harness.state.overlay else {
+        panic!("the model selector is open");
+    };
+    assert_eq!(selector.selected().unwrap().value, "google/gemini-2.5-pro");
+}
