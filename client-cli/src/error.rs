@@ -1,60 +1,135 @@
-//! CLI errors: a kind that picks the exit code, a message, and a hint that says what to do.
+//! CLI errors: a kind that picks the exit code, a message, and hints that say what to do.
+//!
+//! Every failure `pictl` reports goes through [`CliError::report`]: `pictl: error: MESSAGE` on
+//! stderr, then one `hint: ...` line per hint, then the kind's exit code (`docs/cli.md`).
 
 use std::process::ExitCode;
 
 use pi_client::ClientError;
+use pi_protocol::ErrorKind;
 
-/// Exit code: the command failed.
+/// Exit code: the command (or the run it started) failed.
 pub const EXIT_FAILED: u8 = 1;
-/// Exit code: the command line is wrong.
+/// Exit code: usage error (unknown command or flag, bad value).
 pub const EXIT_USAGE: u8 = 2;
 /// Exit code: the daemon cannot be reached or speaks another protocol.
 pub const EXIT_UNREACHABLE: u8 = 3;
+/// Exit code: interrupted (Ctrl+C).
+pub const EXIT_INTERRUPTED: u8 = 130;
+
+/// What kind of failure; picks the exit code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorClass {
+    /// The command or its run failed (exit 1).
+    Failed,
+    /// The command line is wrong (exit 2).
+    Usage,
+    /// The daemon is unreachable or incompatible (exit 3).
+    Unreachable,
+    /// The user interrupted (exit 130).
+    Interrupted,
+}
 
 /// Why a command failed.
 #[derive(Debug)]
 pub struct CliError {
-    exit_code: u8,
+    class: ErrorClass,
     message: String,
+    hints: Vec<String>,
 }
 
 impl CliError {
     /// A failure of the command itself (exit 1).
     pub fn failed(message: impl Into<String>) -> Self {
         CliError {
-            exit_code: EXIT_FAILED,
+            class: ErrorClass::Failed,
             message: message.into(),
+            hints: Vec::new(),
         }
     }
 
-    /// A usage error (exit 2).
+    /// A bad command line (exit 2).
     pub fn usage(message: impl Into<String>) -> Self {
         CliError {
-            exit_code: EXIT_USAGE,
+            class: ErrorClass::Usage,
             message: message.into(),
+            hints: Vec::new(),
         }
     }
 
-    /// Prints `pictl: error: ...` to stderr and returns the exit code.
+    /// The user interrupted (exit 130).
+    pub fn interrupted(message: impl Into<String>) -> Self {
+        CliError {
+            class: ErrorClass::Interrupted,
+            message: message.into(),
+            hints: Vec::new(),
+        }
+    }
+
+    /// Adds a line saying what to do.
+    pub fn with_hint(mut self, hint: impl Into<String>) -> Self {
+        self.hints.push(hint.into());
+        self
+    }
+
+    /// The message, without hints.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+
+    /// The exit code of this failure.
+    pub fn exit_code(&self) -> u8 {
+        match self.class {
+            ErrorClass::Failed => EXIT_FAILED,
+            ErrorClass::Usage => EXIT_USAGE,
+            ErrorClass::Unreachable => EXIT_UNREACHABLE,
+            ErrorClass::Interrupted => EXIT_INTERRUPTED,
+        }
+    }
+
+    /// Prints `pictl: error: ...` and the hints to stderr and returns the exit code.
     pub fn report(self) -> ExitCode {
+        let mut text = format!("pictl: error: {}\n", self.message);
+        for hint in &self.hints {
+            text.push_str(&format!("hint: {hint}\n"));
+        }
         #[allow(clippy::print_stderr, reason = "user-facing error output")]
         {
-            eprintln!("pictl: error: {}", self.message);
+            eprint!("{text}");
         }
-        ExitCode::from(self.exit_code)
+        ExitCode::from(self.exit_code())
     }
 }
 
 impl From<ClientError> for CliError {
     fn from(error: ClientError) -> Self {
-        let exit_code = if error.is_unreachable() {
-            EXIT_UNREACHABLE
+        let class = if error.is_unreachable() {
+            ErrorClass::Unreachable
         } else {
-            EXIT_FAILED
+            ErrorClass::Failed
+        };
+        let hints = match (&error, error.rpc_kind()) {
+            (ClientError::Disconnected { .. }, _) => {
+                vec!["the daemon log (`pid.log` in the state directory) says why".to_owned()]
+            }
+            (_, Some(ErrorKind::Unauthorized)) => {
+                vec!["`pictl models` shows which models have a key".to_owned()]
+            }
+            (_, Some(ErrorKind::NotFound)) if error.to_string().contains("model") => {
+                vec!["`pictl models` lists the models the daemon knows".to_owned()]
+            }
+            _ => Vec::new(),
         };
         CliError {
-            exit_code,
+            class,
             message: error.to_string(),
+            hints,
         }
+    }
+}
+
+impl From<std::io::Error> for CliError {
+    fn from(error: std::io::Error) -> Self {
+        CliError::failed(error.to_string())
     }
 }

@@ -4,18 +4,25 @@
 //! codes documented in `docs/cli.md` (0 ok, 1 failed, 2 usage, 3 daemon unreachable or
 //! incompatible, 130 interrupted).
 
+mod attachments;
 mod commands;
+mod daemon_client;
 mod error;
+mod model_scope;
+mod output;
+mod pi_events;
+mod rpc;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
+use crate::commands::drive::Delivery;
 use crate::error::CliError;
 
 /// Drive the pi daemon from the command line
 #[derive(Debug, Parser)]
-#[command(name = "pictl", version, about, long_about = None)]
+#[command(name = "pictl", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
@@ -25,6 +32,44 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Send prompts and print the reply (pi's print and JSON modes)
+    Run(commands::run::RunArgs),
+    /// List sessions
+    Sessions(commands::sessions::SessionsArgs),
+    /// Show, rename, delete, fork, label, export or import a session
+    #[command(subcommand)]
+    Session(commands::sessions::SessionCommand),
+    /// Start a run in a session and return at once
+    Send(commands::drive::MessageArgs),
+    /// Queue a message for after the running tools of a session
+    Steer(commands::drive::MessageArgs),
+    /// Queue a message for when a session's agent would stop
+    FollowUp(commands::drive::MessageArgs),
+    /// Abort a session's run; return once it is idle
+    Abort {
+        /// Session id or unique prefix
+        id: String,
+    },
+    /// Follow a session's events live
+    Watch(commands::watch::WatchArgs),
+    /// List the models the daemon knows, with whether their provider has a key
+    Models(commands::models::ModelsArgs),
+    /// Show tokens and cost by model and by day
+    Stats(commands::stats::StatsArgs),
+    /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
+    Rpc(rpc::RpcArgs),
+    /// Print a shell completion script
+    Completions {
+        /// The shell
+        shell: commands::assets::CompletionShell,
+    },
+    /// Write completion scripts and man pages into a directory (packaging)
+    #[command(hide = true)]
+    GenerateAssets {
+        /// The directory (`packaging/` in the repository)
+        #[arg(long)]
+        out: std::path::PathBuf,
+    },
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
@@ -34,6 +79,16 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match &cli.command {
+        Some(Command::Completions { shell }) => {
+            return commands::assets::completions(Cli::command(), *shell);
+        }
+        Some(Command::GenerateAssets { out }) => {
+            return commands::assets::generate(Cli::command(), out)
+                .unwrap_or_else(CliError::report);
+        }
+        _ => {}
+    }
     let runtime = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -44,10 +99,25 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
-            Some(Command::Daemon(command)) => commands::daemon::run(command).await,
-            Some(Command::Attach(args)) => commands::attach::attach(args).await,
-            None => commands::attach::interactive(cli.interactive).await,
+        let Some(command) = cli.command else {
+            // No subcommand: the TUI on a new session (or `-c`, the latest one here).
+            return commands::attach::interactive(cli.interactive).await;
+        };
+        match command {
+            Command::Run(args) => commands::run::run(args).await,
+            Command::Sessions(args) => commands::sessions::list(args).await,
+            Command::Session(command) => commands::sessions::run(command).await,
+            Command::Send(args) => commands::drive::send(args, Delivery::Prompt).await,
+            Command::Steer(args) => commands::drive::send(args, Delivery::Steer).await,
+            Command::FollowUp(args) => commands::drive::send(args, Delivery::FollowUp).await,
+            Command::Abort { id } => commands::drive::abort(&id).await,
+            Command::Watch(args) => commands::watch::run(args).await,
+            Command::Models(args) => commands::models::run(args).await,
+            Command::Stats(args) => commands::stats::run(args).await,
+            Command::Rpc(args) => rpc::run(args).await,
+            Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
+            Command::Daemon(command) => commands::daemon::run(command).await,
+            Command::Attach(args) => commands::attach::attach(args).await,
         }
     });
     match result {

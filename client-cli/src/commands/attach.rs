@@ -5,15 +5,17 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_client::{ClientError, Paths};
+use pi_client::ClientError;
 use pi_tui::{AttachOptions, Target};
 
+use crate::daemon_client;
 use crate::error::CliError;
 
 /// `pictl attach` arguments.
 #[derive(Debug, Args)]
 pub struct AttachArgs {
-    /// The session to attach to; without it, pick among this directory's recent sessions
+    /// The session to attach to (id or unique prefix); without it, pick among this directory's
+    /// recent sessions
     pub session_id: Option<String>,
 }
 
@@ -33,8 +35,16 @@ pub struct InteractiveArgs {
 
 /// `pictl attach [ID]`.
 pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
+    require_terminal()?;
     let target = match args.session_id {
-        Some(id) => Target::Session(id),
+        Some(id) => {
+            let connected = daemon_client::connect().await?;
+            Target::Session(
+                daemon_client::find_session(&connected.client, &id)
+                    .await?
+                    .id,
+            )
+        }
         None => Target::Pick,
     };
     run_tui(target).await
@@ -53,13 +63,18 @@ pub async fn interactive(args: InteractiveArgs) -> Result<ExitCode, CliError> {
     run_tui(target).await
 }
 
-async fn run_tui(target: Target) -> Result<ExitCode, CliError> {
+fn require_terminal() -> Result<(), CliError> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(CliError::usage(
             "the TUI needs a terminal; use a subcommand for scripts (see `pictl --help`)",
         ));
     }
-    let paths = Paths::from_env().map_err(|error| CliError::failed(error.to_string()))?;
+    Ok(())
+}
+
+async fn run_tui(target: Target) -> Result<ExitCode, CliError> {
+    require_terminal()?;
+    let paths = daemon_client::paths()?;
     let cwd = std::env::current_dir()
         .map_err(|error| CliError::failed(format!("cannot read the working directory: {error}")))?;
     let options = AttachOptions {

@@ -15,8 +15,8 @@ use pi_protocol::v1::{
 };
 use serde_json::{Value, json};
 
-use crate::commands::print_json;
 use crate::error::{CliError, EXIT_UNREACHABLE};
+use crate::output::print_json;
 
 /// Daemon lifecycle subcommands.
 #[derive(Debug, Subcommand)]

@@ -1,12 +1,11 @@
 //! One module per `pictl` command group.
 
+pub mod assets;
 pub mod attach;
 pub mod daemon;
-
-/// Prints one JSON object as a line on stdout.
-pub fn print_json(value: &serde_json::Value) {
-    #[allow(clippy::print_stdout, reason = "the command's output")]
-    {
-        println!("{value}");
-    }
-}
+pub mod drive;
+pub mod models;
+pub mod run;
+pub mod sessions;
+pub mod stats;
+pub mod watch;

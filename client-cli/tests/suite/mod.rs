@@ -1,5 +1,11 @@
 mod attach;
+mod cli;
 mod daemon;
+mod drive;
+mod rpc;
+mod run;
+mod sessions;
+mod world;
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -51,6 +51,9 @@ pub fn models() -> Vec<ModelInfo> {
         input_cost: 3.0,
         output_cost: 15.0,
         has_key,
+        base_url: None,
+        cache_read_cost: None,
+        cache_write_cost: None,
     };
     vec![
         model("anthropic", "claude-opus-4-1", "Claude Opus 4.1", true),

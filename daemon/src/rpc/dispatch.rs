@@ -121,6 +121,9 @@ pub async fn dispatch(
         v1::HistorySearch::NAME => {
             call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
         }
+        v1::UsageStats::NAME => {
+            call::<v1::UsageStats, _>(params, |p| methods::usage::stats(context, p)).await
+        }
         v1::SettingsGet::NAME => {
             call::<v1::SettingsGet, _>(params, |p| methods::settings::get(context, p)).await
         }

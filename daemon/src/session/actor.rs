@@ -1115,11 +1115,31 @@ impl SessionActor {
     }
 
     /// The system prompt of the next run: today's date, the session's tools and resources.
+    /// The session's own `systemPrompt` / `appendSystemPrompt` (from `session/create`, pi's
+    /// `--system-prompt` and `--append-system-prompt`) win over `SYSTEM.md` and
+    /// `APPEND_SYSTEM.md`, as pi's flags do.
     fn system_prompt(&self) -> String {
         let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
         let today = super::time::iso_from_millis(now_millis());
         let date = today.get(..10).unwrap_or_default();
-        self.resources.system_prompt(&tools, &self.row.cwd, date)
+        let resources = &self.resources;
+        crate::coding::system_prompt::build(&crate::coding::system_prompt::SystemPromptInput {
+            tools: &tools,
+            cwd: &self.row.cwd,
+            date,
+            context_files: &resources.context_files,
+            skills: &resources.skills,
+            custom_prompt: self
+                .row
+                .system_prompt
+                .as_deref()
+                .or(resources.custom_prompt.as_deref()),
+            append_prompt: self
+                .row
+                .append_system_prompt
+                .as_deref()
+                .or(resources.append_prompt.as_deref()),
+        })
     }
 
     /// `/skill:name args` and `/template args` expanded (pi expands before sending).

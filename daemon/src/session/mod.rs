@@ -161,6 +161,8 @@ impl SessionRegistry {
             first_message: None,
             last_seq: 0,
             running: false,
+            system_prompt: params.system_prompt.clone(),
+            append_system_prompt: params.append_system_prompt.clone(),
         };
         self.services
             .tools
@@ -653,6 +655,9 @@ pub fn model_info(model: &Model, has_key: bool) -> ModelInfo {
         input_cost: model.cost.input,
         output_cost: model.cost.output,
         has_key,
+        base_url: Some(model.base_url.clone()),
+        cache_read_cost: Some(model.cost.cache_read),
+        cache_write_cost: Some(model.cost.cache_write),
     }
 }
 

@@ -107,6 +107,8 @@ pub fn import_file(
         first_message: None,
         last_seq: 0,
         running: false,
+        system_prompt: None,
+        append_system_prompt: None,
     };
     summarize_into_row(&parsed, &mut row);
     Ok((row, parsed))

@@ -11,10 +11,12 @@
 mod entries;
 mod history;
 mod sessions;
+mod usage;
 
 pub use entries::{NewEntry, StoredEntry};
 pub use history::HistoryRow;
 pub use sessions::{ListCursor, SessionRow};
+pub use usage::UsageRow;
 
 use std::path::Path;
 use std::str::FromStr as _;

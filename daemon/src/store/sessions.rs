@@ -40,6 +40,10 @@ pub struct SessionRow {
     pub last_seq: u64,
     /// A run is active.
     pub running: bool,
+    /// Replaces the default system prompt body (set at creation).
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt body (set at creation).
+    pub append_system_prompt: Option<String>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -48,7 +52,8 @@ pub type ListCursor = (i64, String);
 macro_rules! session_columns {
     () => {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
-         thinking_level, tools, message_count, first_message, last_seq, running"
+         thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
+         append_system_prompt"
     };
 }
 
@@ -139,7 +144,7 @@ pub(crate) async fn insert_session(
     sqlx::query(concat!(
         "INSERT INTO sessions (",
         session_columns!(),
-        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)"
+        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
     ))
     .bind(&row.id)
     .bind(&row.cwd)
@@ -161,6 +166,8 @@ pub(crate) async fn insert_session(
     .bind(&row.first_message)
     .bind(row.last_seq as i64)
     .bind(row.running)
+    .bind(&row.system_prompt)
+    .bind(&row.append_system_prompt)
     .execute(&mut *connection)
     .await?;
     Ok(())
@@ -216,5 +223,7 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         first_message: row.try_get("first_message")?,
         last_seq: row.try_get::<i64, _>("last_seq")?.max(0) as u64,
         running: row.try_get("running")?,
+        system_prompt: row.try_get("system_prompt")?,
+        append_system_prompt: row.try_get("append_system_prompt")?,
     })
 }

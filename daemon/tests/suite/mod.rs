@@ -4,6 +4,7 @@ mod handshake;
 mod lifecycle;
 mod migrations;
 mod sessions;
+mod usage;
 mod websocket;
 
 use std::path::Path;

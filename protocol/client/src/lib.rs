@@ -13,6 +13,7 @@
 pub mod autostart;
 mod client;
 mod error;
+pub mod partial;
 
 pub use client::{Client, Endpoint, Notifications};
 pub use error::ClientError;

@@ -17,6 +17,7 @@ pub mod model;
 pub mod presence;
 pub mod session;
 pub mod settings;
+pub mod usage;
 
 pub use artifact::*;
 pub use connection::*;
@@ -29,6 +30,7 @@ pub use model::*;
 pub use presence::*;
 pub use session::*;
 pub use settings::*;
+pub use usage::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -110,6 +112,8 @@ crate::method_table! {
     /// Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
     /// project's), atomically, and returns the new effective global settings.
     SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
+    /// Tokens and cost of stored assistant messages, by model and by UTC day.
+    UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
 }
 
 crate::notification_table! {

@@ -46,6 +46,15 @@ pub struct ModelInfo {
     pub output_cost: f64,
     /// A key (or no-auth server) is configured for its provider.
     pub has_key: bool,
+    /// The endpoint's base URL.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_url: Option<String>,
+    /// USD per million cache-read tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_read_cost: Option<f64>,
+    /// USD per million cache-write tokens.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cache_write_cost: Option<f64>,
 }
 
 /// A model reference: `provider` and `id`.

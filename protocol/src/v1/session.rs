@@ -79,6 +79,14 @@ pub struct SessionCreateParams {
     /// Display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// Replaces the default system prompt body for this session's runs (pi's
+    /// `--system-prompt`); the date and working directory still follow.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub system_prompt: Option<String>,
+    /// Appended to the system prompt body for this session's runs (pi's
+    /// `--append-system-prompt`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub append_system_prompt: Option<String>,
 }
 
 /// Params naming a session.

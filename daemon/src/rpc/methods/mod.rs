@@ -7,3 +7,4 @@ pub mod history;
 pub mod model;
 pub mod session;
 pub mod settings;
+pub mod usage;

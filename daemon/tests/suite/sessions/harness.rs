@@ -14,8 +14,7 @@ use pi_daemon::testing::{FauxModels, StaticTools};
 use pi_llm::Provider;
 use pi_llm::faux::FauxProvider;
 use pi_protocol::v1::{
-    ClientCapabilities, SessionCreate, SessionCreateParams, SessionEventParams, SessionInfo,
-    Supervisor,
+    ClientCapabilities, SessionCreate, SessionCreateParams, SessionInfo, Supervisor,
 };
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -228,54 +227,4 @@ impl Drop for TestDaemon {
     }
 }
 
-/// Reads session events for `session_id` until `predicate` matches one; returns them all.
-pub async fn events_until(
-    notifications: &mut Notifications,
-    session_id: &str,
-    predicate: impl Fn(&SessionEventParams) -> bool,
-) -> Vec<SessionEventParams> {
-    let mut seen = Vec::new();
-    loop {
-        let notification = tokio::time::timeout(Duration::from_secs(10), notifications.next())
-            .await
-            .unwrap_or_else(|_| {
-                panic!(
-                    "no matching event in time; saw {:?}",
-                    seen.iter().map(kind).collect::<Vec<_>>()
-                )
-            })
-            .expect("the connection is open");
-        if notification.method != "session/event" {
-            continue;
-        }
-        let params: SessionEventParams =
-            serde_json::from_value(notification.params.unwrap()).unwrap();
-        if params.session_id != session_id {
-            continue;
-        }
-        let done = predicate(&params);
-        seen.push(params);
-        if done {
-            return seen;
-        }
-    }
-}
-
-/// Reads events until `agent_end`.
-pub async fn run_events(
-    notifications: &mut Notifications,
-    session_id: &str,
-) -> Vec<SessionEventParams> {
-    events_until(notifications, session_id, |event| {
-        kind(event) == "agent_end"
-    })
-    .await
-}
-
-/// The event's `type`.
-pub fn kind(event: &SessionEventParams) -> String {
-    serde_json::to_value(&event.event).unwrap()["type"]
-        .as_str()
-        .unwrap()
-        .to_owned()
-}
+pub use pi_test_support::events::{events_until, kind, run_events};

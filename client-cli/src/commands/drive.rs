@@ -1,0 +1,90 @@
+//! `pictl send|steer|follow-up|abort ID ...`: drive a live session from the command line.
+//!
+//! `send` starts a run (`session/prompt`) and returns at once; `steer` and `follow-up` queue a
+//! message for the running session; `abort` stops the run and returns once the session is
+//! idle. Messages take the same `@file` arguments and piped stdin as `pictl run`. Nothing is
+//! printed on success; watch the session with `pictl watch ID`.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use pi_protocol::v1::{
+    SessionAbort, SessionFollowUp, SessionIdParams, SessionMessageParams, SessionPrompt,
+    SessionSteer,
+};
+
+use crate::attachments;
+use crate::daemon_client::{self, find_session};
+use crate::error::CliError;
+
+/// Which queue a message goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// Start a run.
+    Prompt,
+    /// After the running tools.
+    Steer,
+    /// When the agent would stop.
+    FollowUp,
+}
+
+/// Options of `send`, `steer` and `follow-up`.
+#[derive(Debug, Args)]
+pub struct MessageArgs {
+    /// Session id or unique prefix
+    pub id: String,
+    /// Files to attach (@path) and the message text (several words are joined by spaces)
+    #[arg(value_name = "@FILE|TEXT")]
+    pub inputs: Vec<String>,
+}
+
+/// Sends a message to a session.
+pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, CliError> {
+    let (files, words): (Vec<String>, Vec<String>) = args
+        .inputs
+        .iter()
+        .cloned()
+        .partition(|input| input.starts_with('@'));
+    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
+    let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
+    let stdin = attachments::read_piped_stdin()?;
+    let text = words.join(" ");
+    let messages = attachments::first_messages(
+        stdin,
+        attachments,
+        &[text]
+            .into_iter()
+            .filter(|text| !text.is_empty())
+            .collect::<Vec<_>>(),
+    );
+    let Some((text, images)) = messages.into_iter().next() else {
+        return Err(CliError::usage(
+            "nothing to send: give a message, an @file or piped input",
+        ));
+    };
+    let client = daemon_client::connect().await?.client;
+    let session = find_session(&client, &args.id).await?;
+    let params = SessionMessageParams {
+        session_id: session.id,
+        text,
+        images,
+    };
+    match delivery {
+        Delivery::Prompt => client.call::<SessionPrompt>(&params).await?,
+        Delivery::Steer => client.call::<SessionSteer>(&params).await?,
+        Delivery::FollowUp => client.call::<SessionFollowUp>(&params).await?,
+    };
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Aborts a session's run; returns once it is idle.
+pub async fn abort(id: &str) -> Result<ExitCode, CliError> {
+    let client = daemon_client::connect().await?.client;
+    let session = find_session(&client, id).await?;
+    client
+        .call::<SessionAbort>(&SessionIdParams {
+            session_id: session.id,
+        })
+        .await?;
+    Ok(ExitCode::SUCCESS)
+}

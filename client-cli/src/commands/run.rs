@@ -1,0 +1,486 @@
+//! `pictl run`: one-shot prompts, a drop-in for `pi -p` (print mode) and `pi --mode json`.
+//!
+//! The command opens a session (new by default; `-c` the newest in the working directory;
+//! `--session` a given one; `--no-session` a new one deleted afterwards), attaches to it, and
+//! sends each message as its own prompt, waiting for each run's `agent_end`. Piped stdin and
+//! `@file` text go before the first message (see `attachments`).
+//!
+//! Output: print mode writes the text blocks of the final assistant message, one per line;
+//! `--json` writes a header line and then every event in pi's JSON-mode shapes (see
+//! `pi_events`). A run that ends in an error or abort exits 1 with its error on stderr;
+//! Ctrl+C aborts the run (the session stays consistent) and exits 130, a second Ctrl+C exits
+//! at once.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+use pi_client::{Client, Notifications};
+use pi_protocol::NotificationMethod as _;
+use pi_protocol::v1::message::{AgentMessage, AssistantMessage, ImageContent, StopReason};
+use pi_protocol::v1::{
+    ModelList, ModelListParams, SessionAbort, SessionAttach, SessionAttachParams, SessionCreate,
+    SessionCreateParams, SessionDelete, SessionEvent, SessionEventNotification, SessionGet,
+    SessionIdParams, SessionInfo, SessionMessageParams, SessionPrompt, SessionSetModel,
+    SessionSetModelParams, SessionSetThinking, SessionSetThinkingParams, SessionStatus,
+};
+use serde_json::json;
+use tokio::signal::unix::{SignalKind, signal};
+
+use crate::attachments;
+use crate::daemon_client::{self, all_sessions, find_session};
+use crate::error::CliError;
+use crate::model_scope;
+use crate::output::{self, print_json, print_line};
+use crate::pi_events::{PartialMode, PiEvents, assistant_texts};
+
+/// Thinking levels, as pi names them.
+pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// Session and model options shared by `pictl run` and `pictl rpc` (pi's flags).
+#[derive(Debug, Args)]
+pub struct SessionOptions {
+    /// Provider of --model (or, alone, use that provider's first model)
+    #[arg(long, value_name = "NAME")]
+    pub provider: Option<String>,
+    /// Model: provider/id, an id, or part of a name, with an optional :thinking suffix
+    #[arg(long, value_name = "PATTERN")]
+    pub model: Option<String>,
+    /// Model scope: comma-separated globs; without --model, the first match is used
+    #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
+    pub models: Vec<String>,
+    /// Thinking level
+    #[arg(long, value_name = "LEVEL", value_parser = THINKING_LEVELS)]
+    pub thinking: Option<String>,
+    /// Continue the most recent session in the working directory (a new one if none)
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "new", "no_session"])]
+    pub continue_session: bool,
+    /// Continue this session (a full id or a unique prefix)
+    #[arg(long, value_name = "ID", conflicts_with_all = ["new", "no_session"])]
+    pub session: Option<String>,
+    /// Start a new session (the default)
+    #[arg(long)]
+    pub new: bool,
+    /// Use a new session and delete it afterwards
+    #[arg(long)]
+    pub no_session: bool,
+    /// Tools of a new session (comma-separated names)
+    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    pub tools: Option<Vec<String>>,
+    /// Give a new session no tools (combine with --tools to add some back)
+    #[arg(long)]
+    pub no_tools: bool,
+    /// Replace the system prompt of a new session (text, or a file to read it from)
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub system_prompt: Option<String>,
+    /// Append to the system prompt of a new session (text, or a file to read it from)
+    #[arg(long, value_name = "TEXT|FILE")]
+    pub append_system_prompt: Option<String>,
+    /// Working directory of a new session, and where -c looks (default: the current one)
+    #[arg(long, value_name = "DIR")]
+    pub cwd: Option<PathBuf>,
+}
+
+/// Options of `pictl run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub options: SessionOptions,
+    /// Print every event as a JSON line (pi's JSON mode), after a header line
+    #[arg(long)]
+    pub json: bool,
+    /// With --json: include the cumulative partial message in message_update, as pi does
+    #[arg(long, requires = "json")]
+    pub pi_compat: bool,
+    /// Files to attach (@path) and messages, each message a prompt of its own
+    #[arg(value_name = "@FILE|MESSAGE")]
+    pub inputs: Vec<String>,
+}
+
+/// How a run loop ended.
+#[derive(Debug)]
+enum RunEnd {
+    /// `agent_end` arrived; the last assistant message of the run, if any.
+    Finished(Option<AssistantMessage>),
+    /// The run failed inside the daemon (`session_error`).
+    Failed(String),
+    /// Ctrl+C: the run was aborted (`true`) or the user gave up waiting (`false`).
+    Interrupted,
+}
+
+/// Runs `pictl run`.
+pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
+    let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
+    let (files, messages): (Vec<String>, Vec<String>) = args
+        .inputs
+        .iter()
+        .cloned()
+        .partition(|input| input.starts_with('@'));
+    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
+    let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
+    let stdin = attachments::read_piped_stdin()?;
+    let prompts = attachments::first_messages(stdin, attachments, &messages);
+    if prompts.is_empty() {
+        return Err(
+            CliError::usage("nothing to send: give a message, an @file or piped input")
+                .with_hint("pictl run \"explain this repository\""),
+        );
+    }
+
+    let connected = daemon_client::connect().await?;
+    let client = connected.client;
+    let mut notifications = connected.notifications;
+    let session = open_session(&client, &args.options, &cwd).await?;
+    let attached = client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await?;
+    let mode = if args.pi_compat {
+        PartialMode::Full
+    } else {
+        PartialMode::DeltaOnly
+    };
+    let mut converter = PiEvents::new(mode);
+    converter.resume_partial(attached.snapshot.streaming_message);
+    if args.json {
+        print_json(&json!({
+            "type": "session",
+            "version": 3,
+            "id": session.id,
+            "timestamp": output::iso_from_millis(session.created_at),
+            "cwd": session.cwd,
+            "protocolVersion": pi_protocol::PROTOCOL_VERSION,
+        }));
+    }
+
+    let mut interrupts = signal(SignalKind::interrupt())
+        .map_err(|error| CliError::failed(format!("cannot handle Ctrl+C: {error}")))?;
+    let mut outcome = Ok(None);
+    for (text, images) in prompts {
+        let end = run_prompt(
+            &client,
+            &mut notifications,
+            &mut interrupts,
+            &mut converter,
+            &session.id,
+            text,
+            images,
+            args.json,
+        )
+        .await;
+        match end {
+            Ok(RunEnd::Finished(last)) => {
+                if let Some(message) = &last
+                    && matches!(message.stop_reason, StopReason::Error | StopReason::Aborted)
+                {
+                    outcome = Err(run_error(message));
+                    break;
+                }
+                outcome = Ok(last);
+            }
+            Ok(RunEnd::Failed(message)) => {
+                outcome = Err(CliError::failed(message));
+                break;
+            }
+            Ok(RunEnd::Interrupted) => {
+                outcome = Err(CliError::interrupted("interrupted; the run was aborted"));
+                break;
+            }
+            Err(error) => {
+                outcome = Err(error);
+                break;
+            }
+        }
+    }
+    if args.options.no_session {
+        let _ = client
+            .call::<SessionDelete>(&SessionIdParams {
+                session_id: session.id.clone(),
+            })
+            .await;
+    }
+    let last = outcome?;
+    if !args.json
+        && let Some(message) = last
+    {
+        for text in assistant_texts(&message) {
+            print_line(text);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sends one prompt and follows the session's events until the run ends.
+#[allow(clippy::too_many_arguments, reason = "one call site; the loop's state")]
+async fn run_prompt(
+    client: &Client,
+    notifications: &mut Notifications,
+    interrupts: &mut tokio::signal::unix::Signal,
+    converter: &mut PiEvents,
+    session_id: &str,
+    text: String,
+    images: Vec<ImageContent>,
+    json_output: bool,
+) -> Result<RunEnd, CliError> {
+    client
+        .call::<SessionPrompt>(&SessionMessageParams {
+            session_id: session_id.to_owned(),
+            text,
+            images,
+        })
+        .await?;
+    let mut last_assistant = None;
+    let mut aborting = false;
+    // After a failed run wound down: an `auto_retry_start` already received means a retry
+    // follows; none means the run is over.
+    let mut retry_check = false;
+    loop {
+        tokio::select! {
+            // Biased: with `retry_check`, every event already received is read before deciding.
+            biased;
+            notification = notifications.next() => {
+                let Some(notification) = notification else {
+                    return Err(CliError::from(pi_client::ClientError::Disconnected {
+                        reason: client.closed().await,
+                    }));
+                };
+                if notification.method != SessionEventNotification::NAME {
+                    continue;
+                }
+                let Some(params) = notification.params else { continue };
+                let Ok(event) = serde_json::from_value::<pi_protocol::v1::SessionEventParams>(params) else {
+                    continue;
+                };
+                if event.session_id != session_id {
+                    continue;
+                }
+                if json_output && let Some(line) = converter.convert(&event.event) {
+                    print_json(&line);
+                }
+                match event.event {
+                    SessionEvent::MessageEnd { message: AgentMessage::Assistant(message), .. } => {
+                        last_assistant = Some(message);
+                    }
+                    SessionEvent::AgentEnd { .. } if aborting => return Ok(RunEnd::Interrupted),
+                    SessionEvent::AgentEnd { .. }
+                        if last_assistant
+                            .as_ref()
+                            .is_some_and(|m| m.stop_reason == StopReason::Error) =>
+                    {
+                        // The daemon decides on an automatic retry after `agent_end`; pi's
+                        // print mode waits for the retries, and so does this.
+                        wait_until_idle(client, session_id).await?;
+                        retry_check = true;
+                    }
+                    SessionEvent::AgentEnd { .. } => return Ok(RunEnd::Finished(last_assistant)),
+                    SessionEvent::AutoRetryStart { .. } => retry_check = false,
+                    SessionEvent::SessionError { message } => return Ok(RunEnd::Failed(message)),
+                    _ => {}
+                }
+            }
+            () = std::future::ready(()), if retry_check => {
+                return Ok(RunEnd::Finished(last_assistant));
+            }
+            _ = interrupts.recv() => {
+                if aborting {
+                    return Ok(RunEnd::Interrupted);
+                }
+                aborting = true;
+                let client = client.clone();
+                let session_id = session_id.to_owned();
+                tokio::spawn(async move {
+                    let _ = client.call::<SessionAbort>(&SessionIdParams { session_id }).await;
+                });
+            }
+        }
+    }
+}
+
+/// Waits until the session has no run (the daemon has decided whether to retry). Events sent
+/// before that decision are in the notification stream once this returns.
+async fn wait_until_idle(client: &Client, session_id: &str) -> Result<(), CliError> {
+    loop {
+        let details = client
+            .call::<SessionGet>(&SessionIdParams {
+                session_id: session_id.to_owned(),
+            })
+            .await?;
+        if details.info.status == SessionStatus::Idle {
+            return Ok(());
+        }
+        // Polling: a run that ends without a retry sends no event after `agent_end`.
+        tokio::time::sleep(Duration::from_millis(2)).await;
+    }
+}
+
+/// The session a run or a bridge uses: new, continued, or named.
+pub async fn open_session(
+    client: &Client,
+    args: &SessionOptions,
+    cwd: &std::path::Path,
+) -> Result<SessionInfo, CliError> {
+    let system_prompt = args
+        .system_prompt
+        .as_deref()
+        .map(text_or_file)
+        .transpose()?;
+    let append_system_prompt = args
+        .append_system_prompt
+        .as_deref()
+        .map(text_or_file)
+        .transpose()?;
+    let cwd_text = cwd.display().to_string();
+    let existing = if let Some(id) = &args.session {
+        Some(find_session(client, id).await?)
+    } else if args.continue_session {
+        all_sessions(client, Some(&cwd_text))
+            .await?
+            .into_iter()
+            .next()
+    } else {
+        None
+    };
+    if let Some(session) = existing {
+        if args.tools.is_some() || args.no_tools {
+            return Err(CliError::usage(
+                "--tools and --no-tools apply to new sessions; an existing session keeps its tools",
+            ));
+        }
+        if system_prompt.is_some() || append_system_prompt.is_some() {
+            return Err(CliError::usage(
+                "--system-prompt and --append-system-prompt apply to new sessions",
+            ));
+        }
+        if let Some(spec) = model_spec(client, args).await?.0 {
+            client
+                .call::<SessionSetModel>(&SessionSetModelParams {
+                    session_id: session.id.clone(),
+                    model: spec,
+                })
+                .await
+                .map_err(model_error)?;
+        }
+        if let Some(level) = &args.thinking {
+            client
+                .call::<SessionSetThinking>(&SessionSetThinkingParams {
+                    session_id: session.id.clone(),
+                    level: level.clone(),
+                })
+                .await?;
+        }
+        return Ok(session);
+    }
+    let (model, scoped_thinking) = model_spec(client, args).await?;
+    let tools = match (&args.tools, args.no_tools) {
+        (Some(tools), _) => Some(tools.clone()),
+        (None, true) => Some(Vec::new()),
+        (None, false) => None,
+    };
+    client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd_text,
+            env: Some(std::env::vars().collect()),
+            model,
+            thinking: args.thinking.clone().or(scoped_thinking),
+            tools,
+            name: None,
+            system_prompt,
+            append_system_prompt,
+        })
+        .await
+        .map_err(model_error)
+}
+
+/// The model spec to ask for (and a thinking level from a `--models` pattern).
+async fn model_spec(
+    client: &Client,
+    args: &SessionOptions,
+) -> Result<(Option<String>, Option<String>), CliError> {
+    match (&args.provider, &args.model) {
+        (Some(provider), Some(model)) => {
+            let prefix = format!("{provider}/");
+            if model.to_lowercase().starts_with(&prefix.to_lowercase()) {
+                Ok((Some(model.clone()), None))
+            } else {
+                Ok((Some(format!("{provider}/{model}")), None))
+            }
+        }
+        (None, Some(model)) => Ok((Some(model.clone()), None)),
+        (Some(provider), None) => {
+            let models = client
+                .call::<ModelList>(&ModelListParams::default())
+                .await?
+                .models;
+            let of_provider: Vec<_> = models
+                .iter()
+                .filter(|model| model.provider.eq_ignore_ascii_case(provider))
+                .collect();
+            let chosen = of_provider
+                .iter()
+                .find(|model| model.has_key)
+                .or(of_provider.first())
+                .ok_or_else(|| {
+                    let mut providers: Vec<&str> =
+                        models.iter().map(|model| model.provider.as_str()).collect();
+                    providers.dedup();
+                    CliError::failed(format!(
+                        "no models of provider {provider:?}; known providers: {}",
+                        providers.join(", ")
+                    ))
+                })?;
+            Ok((Some(format!("{}/{}", chosen.provider, chosen.id)), None))
+        }
+        (None, None) if !args.models.is_empty() => {
+            let models = client
+                .call::<ModelList>(&ModelListParams {
+                    available_only: true,
+                })
+                .await?
+                .models;
+            let scoped = model_scope::scoped_models(&args.models, &models);
+            let first = scoped.into_iter().next().ok_or_else(|| {
+                CliError::failed(format!(
+                    "no model with a key matches --models {}",
+                    args.models.join(",")
+                ))
+                .with_hint("`pictl models` lists the models and which have a key")
+            })?;
+            Ok((
+                Some(format!("{}/{}", first.model.provider, first.model.id)),
+                first.thinking,
+            ))
+        }
+        (None, None) => Ok((None, None)),
+    }
+}
+
+fn model_error(error: pi_client::ClientError) -> CliError {
+    CliError::from(error)
+}
+
+/// The error of a run whose final assistant message failed or was aborted (pi's text).
+fn run_error(message: &AssistantMessage) -> CliError {
+    let reason = match message.stop_reason {
+        StopReason::Aborted => "aborted",
+        StopReason::Error | StopReason::Stop | StopReason::Length | StopReason::ToolUse => "error",
+    };
+    CliError::failed(
+        message
+            .error_message
+            .clone()
+            .unwrap_or_else(|| format!("Request {reason}")),
+    )
+}
+
+/// pi's `--system-prompt` value: the content of an existing file, or the text itself.
+fn text_or_file(value: &str) -> Result<String, CliError> {
+    let path = std::path::Path::new(value);
+    if path.is_file() {
+        return std::fs::read_to_string(path)
+            .map_err(|error| CliError::failed(format!("cannot read {value}: {error}")));
+    }
+    Ok(value.to_owned())
+}

@@ -1,0 +1,432 @@
+//! `pictl sessions` and `pictl session show|rename|rm|fork|label|export|import`.
+//!
+//! Listing prints a table for humans or one `SessionInfo` per line with `--json`. Commands
+//! that change a session print nothing unless they create something (fork, import print the
+//! new session's id) or `--json` asks for the daemon's answer.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use pi_client::Client;
+use pi_protocol::v1::message::{AgentMessage, AssistantContent, UserContent};
+use pi_protocol::v1::{
+    ExportFormat, ReadScope, SessionDelete, SessionEntry, SessionEntryParams, SessionExport,
+    SessionExportParams, SessionFork, SessionGet, SessionIdParams, SessionImport,
+    SessionImportParams, SessionInfo, SessionLabel, SessionLabelParams, SessionRead,
+    SessionReadParams, SessionSetName, SessionSetNameParams,
+};
+
+use crate::daemon_client::{self, all_sessions, find_session};
+use crate::error::CliError;
+use crate::output::{Style, Table, human_time, one_line, print_json, print_line, print_text};
+
+/// Options of `pictl sessions`.
+#[derive(Debug, Args)]
+pub struct SessionsArgs {
+    /// Sessions of this working directory (default: the current one)
+    #[arg(long, value_name = "DIR", conflicts_with = "all")]
+    pub cwd: Option<PathBuf>,
+    /// Sessions of every working directory
+    #[arg(long)]
+    pub all: bool,
+    /// Print one JSON object per session
+    #[arg(long)]
+    pub json: bool,
+}
+
+/// `pictl session ...` subcommands.
+#[derive(Debug, Subcommand)]
+pub enum SessionCommand {
+    /// Show a session's metadata and its current branch
+    Show {
+        /// Session id or unique prefix
+        id: String,
+        /// Print the metadata and the branch's entries as one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Name a session
+    Rename {
+        /// Session id or unique prefix
+        id: String,
+        /// The new name
+        name: String,
+    },
+    /// Delete sessions and everything they stored
+    Rm {
+        /// Session ids or unique prefixes
+        #[arg(required = true)]
+        ids: Vec<String>,
+    },
+    /// Copy a session's history before a user message into a new session
+    Fork {
+        /// Session id or unique prefix
+        id: String,
+        /// The user message entry to fork at (default: the last user message of the branch)
+        entry: Option<String>,
+        /// Print the new session and the message text as JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Label an entry, or clear its label
+    Label {
+        /// Session id or unique prefix
+        id: String,
+        /// The entry to label
+        entry: String,
+        /// The label; absent clears it
+        label: Option<String>,
+    },
+    /// Export a session as pi's JSONL session file or as an HTML page
+    Export {
+        /// Session id or unique prefix
+        id: String,
+        /// pi's JSONL session format (the default)
+        #[arg(long, conflicts_with = "html")]
+        jsonl: bool,
+        /// A self-contained HTML page of the current branch
+        #[arg(long)]
+        html: bool,
+        /// Write to this file instead of stdout
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// Import a pi session file (JSONL, versions 1 to 3) as a new session
+    Import {
+        /// The session file
+        file: PathBuf,
+        /// Print the new session as JSON
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+/// Runs `pictl sessions`.
+pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
+    let cwd = if args.all {
+        None
+    } else {
+        Some(
+            daemon_client::working_directory(args.cwd.as_deref())?
+                .display()
+                .to_string(),
+        )
+    };
+    let client = daemon_client::connect().await?.client;
+    let sessions = all_sessions(&client, cwd.as_deref()).await?;
+    if args.json {
+        for session in &sessions {
+            print_json(&serde_json::to_value(session).unwrap_or_default());
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    let mut table = Table::new(&["ID", "NAME", "CWD", "UPDATED", "MESSAGES", "MODEL"]);
+    for session in &sessions {
+        table.row(vec![
+            session.id.clone(),
+            session.name.clone().unwrap_or_default(),
+            session.cwd.clone(),
+            human_time(session.updated_at),
+            session.message_count.to_string(),
+            model_name(session),
+        ]);
+    }
+    if !sessions.is_empty() {
+        print_text(&table.render(Style::stdout()));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs one `pictl session` subcommand.
+pub async fn run(command: SessionCommand) -> Result<ExitCode, CliError> {
+    let client = daemon_client::connect().await?.client;
+    match command {
+        SessionCommand::Show { id, json } => show(&client, &id, json).await?,
+        SessionCommand::Rename { id, name } => {
+            let session = find_session(&client, &id).await?;
+            client
+                .call::<SessionSetName>(&SessionSetNameParams {
+                    session_id: session.id,
+                    name,
+                })
+                .await?;
+        }
+        SessionCommand::Rm { ids } => {
+            for id in ids {
+                let session = find_session(&client, &id).await?;
+                client
+                    .call::<SessionDelete>(&SessionIdParams {
+                        session_id: session.id,
+                    })
+                    .await?;
+            }
+        }
+        SessionCommand::Fork { id, entry, json } => {
+            let session = find_session(&client, &id).await?;
+            let entry_id = match entry {
+                Some(entry) => entry,
+                None => last_user_entry(&client, &session.id).await?,
+            };
+            let forked = client
+                .call::<SessionFork>(&SessionEntryParams {
+                    session_id: session.id,
+                    entry_id,
+                })
+                .await?;
+            if json {
+                print_json(&serde_json::to_value(&forked).unwrap_or_default());
+            } else {
+                print_line(&forked.session.id);
+            }
+        }
+        SessionCommand::Label { id, entry, label } => {
+            let session = find_session(&client, &id).await?;
+            client
+                .call::<SessionLabel>(&SessionLabelParams {
+                    session_id: session.id,
+                    entry_id: entry,
+                    label,
+                })
+                .await?;
+        }
+        SessionCommand::Export {
+            id,
+            jsonl: _,
+            html,
+            output,
+        } => {
+            let session = find_session(&client, &id).await?;
+            let path = output
+                .map(|path| std::path::absolute(&path))
+                .transpose()
+                .map_err(|error| CliError::failed(format!("bad output path: {error}")))?;
+            let exported = client
+                .call::<SessionExport>(&SessionExportParams {
+                    session_id: session.id,
+                    format: if html {
+                        ExportFormat::Html
+                    } else {
+                        ExportFormat::Jsonl
+                    },
+                    path: path.map(|path| path.display().to_string()),
+                })
+                .await?;
+            if let Some(content) = exported.content {
+                print_text(&content);
+            }
+        }
+        SessionCommand::Import { file, json } => {
+            let path = std::path::absolute(&file)
+                .map_err(|error| CliError::failed(format!("bad path: {error}")))?;
+            if !path.is_file() {
+                return Err(CliError::failed(format!(
+                    "File not found: {}",
+                    path.display()
+                )));
+            }
+            let imported = client
+                .call::<SessionImport>(&SessionImportParams {
+                    path: path.display().to_string(),
+                })
+                .await?;
+            if json {
+                print_json(&serde_json::to_value(&imported).unwrap_or_default());
+            } else {
+                print_line(&imported.id);
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn show(client: &Client, id: &str, json_output: bool) -> Result<(), CliError> {
+    let session = find_session(client, id).await?;
+    let details = client
+        .call::<SessionGet>(&SessionIdParams {
+            session_id: session.id.clone(),
+        })
+        .await?;
+    let entries = branch(client, &session.id).await?;
+    if json_output {
+        let mut value = serde_json::to_value(&details).unwrap_or_default();
+        value["entries"] = serde_json::to_value(&entries).unwrap_or_default();
+        print_json(&value);
+        return Ok(());
+    }
+    let style = Style::stdout();
+    let info = &details.info;
+    let mut table = Table::new(&["FIELD", "VALUE"]);
+    let rows = [
+        ("id", info.id.clone()),
+        ("name", info.name.clone().unwrap_or_default()),
+        ("cwd", info.cwd.clone()),
+        ("created", human_time(info.created_at)),
+        ("updated", human_time(info.updated_at)),
+        ("model", model_name(info)),
+        ("thinking", info.thinking_level.clone()),
+        ("messages", info.message_count.to_string()),
+        ("status", format!("{:?}", info.status).to_lowercase()),
+        ("tools", details.tools.join(",")),
+        ("clients", details.attached_clients.to_string()),
+    ];
+    for (field, value) in rows {
+        table.row(vec![field.to_owned(), value]);
+    }
+    let mut text = table.render(style);
+    text.push('\n');
+    for entry in &entries {
+        if let Some(line) = transcript_line(entry, style) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+    }
+    print_text(&text);
+    Ok(())
+}
+
+/// The current branch of a session, root first, every page.
+pub async fn branch(client: &Client, session_id: &str) -> Result<Vec<SessionEntry>, CliError> {
+    let mut entries = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .call::<SessionRead>(&SessionReadParams {
+                session_id: session_id.to_owned(),
+                scope: ReadScope::Branch,
+                limit: Some(1000),
+                cursor,
+            })
+            .await?;
+        entries.extend(page.entries.into_iter().map(|record| record.entry));
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(entries),
+        }
+    }
+}
+
+async fn last_user_entry(client: &Client, session_id: &str) -> Result<String, CliError> {
+    branch(client, session_id)
+        .await?
+        .iter()
+        .rev()
+        .find_map(|entry| match entry {
+            SessionEntry::Message {
+                id,
+                message: AgentMessage::User(_),
+                ..
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .ok_or_else(|| CliError::failed("the session has no user message to fork at"))
+}
+
+/// One line of the human transcript: `[ENTRY] role: text`, tool calls as `-> name args`.
+fn transcript_line(entry: &SessionEntry, style: Style) -> Option<String> {
+    let (id, body) = match entry {
+        SessionEntry::Message { id, message, .. } => (id, message_line(message, style)),
+        SessionEntry::ModelChange {
+            id,
+            provider,
+            model_id,
+            ..
+        } => (id, style.dim(&format!("model {provider}/{model_id}"))),
+        SessionEntry::ThinkingLevelChange {
+            id, thinking_level, ..
+        } => (id, style.dim(&format!("thinking {thinking_level}"))),
+        SessionEntry::Label {
+            id,
+            target_id,
+            label,
+            ..
+        } => (
+            id,
+            style.dim(&format!(
+                "label {target_id} {}",
+                label.as_deref().unwrap_or("(cleared)")
+            )),
+        ),
+        SessionEntry::SessionInfo { id, name, .. } => (
+            id,
+            style.dim(&format!("name {}", name.as_deref().unwrap_or_default())),
+        ),
+        SessionEntry::Compaction { id, summary, .. } => (
+            id,
+            style.dim(&format!("compaction: {}", one_line(summary, 100))),
+        ),
+        SessionEntry::BranchSummary { id, summary, .. } => (
+            id,
+            style.dim(&format!("branch summary: {}", one_line(summary, 100))),
+        ),
+        SessionEntry::CustomMessage {
+            id, custom_type, ..
+        } => (id, style.dim(&format!("custom message {custom_type}"))),
+        SessionEntry::Custom { .. } => return None,
+    };
+    Some(format!("{} {body}", style.dim(&format!("[{id}]"))))
+}
+
+fn message_line(message: &AgentMessage, style: Style) -> String {
+    match message {
+        AgentMessage::User(user) => format!("user: {}", one_line(&user_text(&user.content), 200)),
+        AgentMessage::Assistant(assistant) => {
+            let mut parts = Vec::new();
+            for block in &assistant.content {
+                match block {
+                    AssistantContent::Text(text) => parts.push(one_line(&text.text, 200)),
+                    AssistantContent::Thinking(_) => {}
+                    AssistantContent::ToolCall(call) => parts.push(style.cyan(&format!(
+                        "-> {} {}",
+                        call.name,
+                        one_line(&call.arguments.to_string(), 100)
+                    ))),
+                }
+            }
+            if let Some(error) = &assistant.error_message {
+                parts.push(style.red(&format!("error: {}", one_line(error, 200))));
+            }
+            format!("assistant: {}", parts.join(" "))
+        }
+        AgentMessage::ToolResult(result) => {
+            let status = if result.is_error {
+                style.red("error")
+            } else {
+                style.green("ok")
+            };
+            format!(
+                "tool {} {status}: {}",
+                result.tool_name,
+                one_line(&user_text(&result.content), 100)
+            )
+        }
+        AgentMessage::BashExecution(bash) => format!("bash: {}", one_line(&bash.command, 100)),
+        AgentMessage::Custom(custom) => format!("custom {}", custom.custom_type),
+        AgentMessage::BranchSummary(summary) => {
+            format!("branch summary: {}", one_line(&summary.summary, 100))
+        }
+        AgentMessage::CompactionSummary(summary) => {
+            format!("compaction summary: {}", one_line(&summary.summary, 100))
+        }
+    }
+}
+
+fn user_text(content: &[UserContent]) -> String {
+    content
+        .iter()
+        .map(|block| match block {
+            UserContent::Text(text) => text.text.clone(),
+            UserContent::Image(image) => format!("[{}]", image.mime_type),
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `provider/id`, or empty.
+pub fn model_name(session: &SessionInfo) -> String {
+    session
+        .model
+        .as_ref()
+        .map(|model| format!("{}/{}", model.provider, model.id))
+        .unwrap_or_default()
+}

@@ -1,0 +1,117 @@
+//! Reaching the daemon and finding sessions: the glue every session command shares.
+//!
+//! [`connect`] starts the daemon when none runs (autostart); [`find_session`] accepts a full
+//! session id or a unique prefix of one, as pi's `--session` does.
+
+use pi_client::autostart::{self, Connected, StartOptions};
+use pi_client::{Client, Paths};
+use pi_protocol::ErrorKind;
+use pi_protocol::v1::{
+    ClientInfo, SessionGet, SessionIdParams, SessionInfo, SessionList, SessionListParams,
+};
+
+use crate::error::CliError;
+
+/// How `pictl` introduces itself in `initialize`.
+pub fn client_info() -> ClientInfo {
+    pi_client::client_info("pictl", env!("CARGO_PKG_VERSION"))
+}
+
+/// The daemon's directories (from `PI_HOME` or XDG).
+pub fn paths() -> Result<Paths, CliError> {
+    Paths::from_env().map_err(|error| CliError::failed(error.to_string()))
+}
+
+/// Connects to the daemon, starting it when none answers.
+pub async fn connect() -> Result<Connected, CliError> {
+    let paths = paths()?;
+    autostart::connect_or_start(&paths, client_info(), &StartOptions::default())
+        .await
+        .map_err(|error| {
+            let unreachable = error.is_unreachable();
+            let cli = CliError::from(error);
+            if unreachable {
+                cli.with_hint(
+                    "start the daemon with `pictl daemon start` (or its service: \
+                     `systemctl --user start pid`); `pictl daemon status` shows whether one runs",
+                )
+            } else {
+                cli
+            }
+        })
+}
+
+/// Every stored session, newest activity first, optionally of one working directory.
+pub async fn all_sessions(
+    client: &Client,
+    cwd: Option<&str>,
+) -> Result<Vec<SessionInfo>, CliError> {
+    let mut sessions = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .call::<SessionList>(&SessionListParams {
+                cwd: cwd.map(str::to_owned),
+                limit: Some(500),
+                cursor,
+            })
+            .await?;
+        sessions.extend(page.sessions);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(sessions),
+        }
+    }
+}
+
+/// The session named by `id`: a full id, or a prefix matching exactly one stored session.
+pub async fn find_session(client: &Client, id: &str) -> Result<SessionInfo, CliError> {
+    match client
+        .call::<SessionGet>(&SessionIdParams {
+            session_id: id.to_owned(),
+        })
+        .await
+    {
+        Ok(found) => return Ok(found.info),
+        Err(error) if error.rpc_kind() == Some(ErrorKind::NotFound) => {}
+        Err(error) => return Err(error.into()),
+    }
+    let matches: Vec<SessionInfo> = all_sessions(client, None)
+        .await?
+        .into_iter()
+        .filter(|session| session.id.starts_with(id))
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok(one.clone()),
+        [] => Err(CliError::failed(format!("no session matches {id:?}"))
+            .with_hint("`pictl sessions --all` lists the stored sessions")),
+        several => Err(CliError::failed(format!(
+            "{id:?} matches {} sessions: {}",
+            several.len(),
+            several
+                .iter()
+                .map(|session| session.id.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))
+        .with_hint("give more characters of the id")),
+    }
+}
+
+/// The absolute working directory: `--cwd` (made absolute) or the current directory.
+pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::PathBuf, CliError> {
+    let current = std::env::current_dir()
+        .map_err(|error| CliError::failed(format!("cannot read the current directory: {error}")))?;
+    let path = match cwd {
+        Some(path) if path.is_absolute() => path.to_path_buf(),
+        Some(path) => current.join(path),
+        None => current,
+    };
+    if !path.is_dir() {
+        return Err(CliError::usage(format!(
+            "--cwd {} is not a directory",
+            path.display()
+        )));
+    }
+    Ok(path)
+}

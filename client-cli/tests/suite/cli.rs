@@ -1,0 +1,86 @@
+//! Conventions: generated completions and man pages match `packaging/`, help text, exit codes
+//! for usage errors and an unreachable daemon.
+
+use super::Home;
+
+/// The committed completions and man pages are what the CLI generates. Regenerate with
+/// `cargo run -p pictl -- generate-assets --out packaging`.
+#[test]
+fn packaging_assets_match_the_cli() {
+    let home = Home::new();
+    let out = home.path().join("assets");
+    let output = home.pictl(&["generate-assets", "--out", out.to_str().unwrap()]);
+    assert!(output.status.success(), "{output:?}");
+    let packaging = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging");
+    let mut compared = 0;
+    for dir in ["completions", "man"] {
+        let mut generated: Vec<_> = std::fs::read_dir(out.join(dir))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        generated.sort();
+        let mut committed: Vec<_> = std::fs::read_dir(packaging.join(dir))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name())
+            .collect();
+        committed.sort();
+        assert_eq!(
+            generated, committed,
+            "packaging/{dir} is stale; run `cargo run -p pictl -- generate-assets --out packaging`"
+        );
+        for name in generated {
+            let fresh = std::fs::read(out.join(dir).join(&name)).unwrap();
+            let kept = std::fs::read(packaging.join(dir).join(&name)).unwrap();
+            assert!(
+                fresh == kept,
+                "packaging/{dir}/{} is stale; run `cargo run -p pictl -- generate-assets --out packaging`",
+                name.to_string_lossy()
+            );
+            compared += 1;
+        }
+    }
+    assert!(compared > 20);
+}
+
+#[test]
+fn help_lists_every_command_imperatively() {
+    let home = Home::new();
+    let output = home.pictl(&["--help"]);
+    assert!(output.status.success());
+    let help = String::from_utf8_lossy(&output.stdout).into_owned();
+    insta::assert_snapshot!("help", help);
+    let completions = home.pictl(&["completions", "bash"]);
+    assert!(completions.status.success());
+    assert!(String::from_utf8_lossy(&completions.stdout).contains("pictl"));
+}
+
+#[test]
+fn usage_errors_exit_2_and_an_unreachable_daemon_exits_3() {
+    let home = Home::new();
+    let output = home.pictl(&["run", "--thinking", "huge", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    let output = home.pictl(&["rpc", "@file.txt"]);
+    assert_eq!(
+        output.status.code(),
+        Some(2),
+        "rpc takes no @file or message"
+    );
+
+    // A daemon that cannot start (bad configuration): exit 3, with what to do.
+    std::fs::create_dir_all(home.path().join("config")).unwrap();
+    std::fs::write(home.path().join("config/config.toml"), "bogus = true\n").unwrap();
+    let output = home.pictl(&["sessions"]);
+    assert_eq!(output.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.starts_with("pictl: error: the daemon exited during startup"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.ends_with(
+            "hint: start the daemon with `pictl daemon start` (or its service: `systemctl --user \
+             start pid`); `pictl daemon status` shows whether one runs\n"
+        ),
+        "{stderr}"
+    );
+}

@@ -1,0 +1,76 @@
+//! The usage ledger: token and cost sums of stored assistant messages, grouped by model and
+//! UTC day, read from the entries' JSON (no table of its own: the entries are the ledger).
+
+use crate::store::{Store, StoreError};
+
+/// Sums of the assistant messages of one model on one UTC day.
+#[derive(Clone, Debug, PartialEq)]
+pub struct UsageRow {
+    /// Provider id (empty when the message has none).
+    pub provider: String,
+    /// Model id (empty when the message has none).
+    pub model: String,
+    /// `YYYY-MM-DD`, UTC.
+    pub day: String,
+    /// Assistant messages.
+    pub messages: u64,
+    /// Non-cached input tokens.
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cache-read tokens.
+    pub cache_read: u64,
+    /// Cache-write tokens.
+    pub cache_write: u64,
+    /// Cost, USD.
+    pub cost: f64,
+}
+
+/// One grouped row as SQLite returns it: provider, model, day, count, the four token sums,
+/// cost.
+type RawUsageRow = (String, String, String, i64, i64, i64, i64, i64, f64);
+
+impl Store {
+    /// Usage of every stored assistant message at or after `since` (Unix ms), per model and
+    /// day, ordered by day, provider, model.
+    pub async fn usage(&self, since: Option<i64>) -> Result<Vec<UsageRow>, StoreError> {
+        let rows: Vec<RawUsageRow> = sqlx::query_as(
+            "SELECT COALESCE(json_extract(body, '$.message.provider'), '') AS provider, \
+                    COALESCE(json_extract(body, '$.message.model'), '') AS model, \
+                    strftime('%Y-%m-%d', json_extract(body, '$.message.timestamp') / 1000, 'unixepoch') AS day, \
+                    COUNT(*), \
+                    COALESCE(SUM(json_extract(body, '$.message.usage.input')), 0), \
+                    COALESCE(SUM(json_extract(body, '$.message.usage.output')), 0), \
+                    COALESCE(SUM(json_extract(body, '$.message.usage.cacheRead')), 0), \
+                    COALESCE(SUM(json_extract(body, '$.message.usage.cacheWrite')), 0), \
+                    COALESCE(SUM(json_extract(body, '$.message.usage.cost.total')), 0.0) \
+             FROM entries \
+             WHERE type = 'message' \
+               AND json_extract(body, '$.message.role') = 'assistant' \
+               AND (?1 IS NULL OR json_extract(body, '$.message.timestamp') >= ?1) \
+             GROUP BY provider, model, day \
+             ORDER BY day, provider, model",
+        )
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(
+                |(provider, model, day, messages, input, output, cache_read, cache_write, cost)| {
+                    UsageRow {
+                        provider,
+                        model,
+                        day,
+                        messages: messages.max(0) as u64,
+                        input: input.max(0) as u64,
+                        output: output.max(0) as u64,
+                        cache_read: cache_read.max(0) as u64,
+                        cache_write: cache_write.max(0) as u64,
+                        cost,
+                    }
+                },
+            )
+            .collect())
+    }
+}

@@ -1,0 +1,183 @@
+# Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
+function __fish_pictl_global_optspecs
+    string join \n model= thinking= c/continue h/help V/version
+end
+
+function __fish_pictl_needs_command
+    # Figure out if the current invocation already has a command.
+    set -l cmd (commandline -opc)
+    set -e cmd[1]
+    argparse -s (__fish_pictl_global_optspecs) -- $cmd 2>/dev/null
+    or return
+    if set -q argv[1]
+        # Also print the command, so this can be used to figure out what it is.
+        echo $argv[1]
+        return 1
+    end
+    return 0
+end
+
+function __fish_pictl_using_subcommand
+    set -l cmd (__fish_pictl_needs_command)
+    test -z "$cmd"
+    and return 1
+    contains -- $cmd[1] $argv
+end
+
+complete -c pictl -n "__fish_pictl_needs_command" -l model -d 'Model of the new session (`provider/id`, an id or a search term, optional `:level`)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l thinking -d 'Thinking level of the new session (off, minimal, low, medium, high, xhigh)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -s c -l continue -d 'Continue the most recent session in this directory'
+complete -c pictl -n "__fish_pictl_needs_command" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_needs_command" -s V -l version -d 'Print version'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "sessions" -d 'List sessions'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "send" -d 'Start a run in a session and return at once'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "steer" -d 'Queue a message for after the running tools of a session'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "abort" -d 'Abort a session\'s run; return once it is idle'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "watch" -d 'Follow a session\'s events live'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "stats" -d 'Show tokens and cost by model and by day'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "completions" -d 'Print a shell completion script'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l models -d 'Model scope: comma-separated globs; without --model, the first match is used' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l thinking -d 'Thinking level' -r -f -a "off\t''
+minimal\t''
+low\t''
+medium\t''
+high\t''
+xhigh\t''"
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l session -d 'Continue this session (a full id or a unique prefix)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l tools -d 'Tools of a new session (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand run" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l new -d 'Start a new session (the default)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-session -d 'Use a new session and delete it afterwards'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l json -d 'Print every event as a JSON line (pi\'s JSON mode), after a header line'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l pi-compat -d 'With --json: include the cumulative partial message in message_update, as pi does'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l cwd -d 'Sessions of this working directory (default: the current one)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l all -d 'Sessions of every working directory'
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l json -d 'Print one JSON object per session'
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "show" -d 'Show a session\'s metadata and its current branch'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "rename" -d 'Name a session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "rm" -d 'Delete sessions and everything they stored'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "fork" -d 'Copy a session\'s history before a user message into a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "label" -d 'Label an entry, or clear its label'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "export" -d 'Export a session as pi\'s JSONL session file or as an HTML page'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "import" -d 'Import a pi session file (JSONL, versions 1 to 3) as a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from show" -l json -d 'Print the metadata and the branch\'s entries as one JSON object'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from show" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from rename" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from rm" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from fork" -l json -d 'Print the new session and the message text as JSON'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from fork" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from label" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from export" -s o -l output -d 'Write to this file instead of stdout' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from export" -l jsonl -d 'pi\'s JSONL session format (the default)'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from export" -l html -d 'A self-contained HTML page of the current branch'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from export" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from import" -l json -d 'Print the new session as JSON'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from import" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "show" -d 'Show a session\'s metadata and its current branch'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "rename" -d 'Name a session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "rm" -d 'Delete sessions and everything they stored'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "fork" -d 'Copy a session\'s history before a user message into a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "label" -d 'Label an entry, or clear its label'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "export" -d 'Export a session as pi\'s JSONL session file or as an HTML page'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "import" -d 'Import a pi session file (JSONL, versions 1 to 3) as a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand session; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand send" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand steer" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand follow-up" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand abort" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand watch" -l after-seq -d 'Replay the durable events after this seq first' -r
+complete -c pictl -n "__fish_pictl_using_subcommand watch" -l json -d 'Print the snapshot and every event as JSON lines'
+complete -c pictl -n "__fish_pictl_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand models" -l available -d 'Only models whose provider has a key'
+complete -c pictl -n "__fish_pictl_using_subcommand models" -l json -d 'Print one JSON object per model'
+complete -c pictl -n "__fish_pictl_using_subcommand models" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand stats" -l since -d 'Only usage from this UTC day (YYYY-MM-DD) or this many days back (7d)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand stats" -l json -d 'Print the sums as one JSON object'
+complete -c pictl -n "__fish_pictl_using_subcommand stats" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l models -d 'Model scope: comma-separated globs; without --model, the first match is used' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l thinking -d 'Thinking level' -r -f -a "off\t''
+minimal\t''
+low\t''
+medium\t''
+high\t''
+xhigh\t''"
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l session -d 'Continue this session (a full id or a unique prefix)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l tools -d 'Tools of a new session (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l new -d 'Start a new session (the default)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-session -d 'Use a new session and delete it afterwards'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l ready -d 'Write {"type":"ready",...} on stdout once the session is attached (pi has no ready line)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c pictl -n "__fish_pictl_using_subcommand generate-assets" -l out -d 'The directory (`packaging/` in the repository)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand generate-assets" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -f -a "start" -d 'Start the daemon unless it runs; return once it is ready'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -f -a "stop" -d 'Stop the daemon gracefully, killing it if it does not exit in time'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -f -a "restart" -d 'Stop the daemon, then start a new one'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and not __fish_seen_subcommand_from start stop restart status help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from start" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from stop" -l timeout -d 'Seconds to wait for a graceful exit before killing' -r
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from restart" -l timeout -d 'Seconds to wait for a graceful exit before killing' -r
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from restart" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start the daemon unless it runs; return once it is ready'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "stop" -d 'Stop the daemon gracefully, killing it if it does not exit in time'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Stop the daemon, then start a new one'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand attach" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "sessions" -d 'List sessions'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "send" -d 'Start a run in a session and return at once'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "steer" -d 'Queue a message for after the running tools of a session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "abort" -d 'Abort a session\'s run; return once it is idle'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "watch" -d 'Follow a session\'s events live'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "stats" -d 'Show tokens and cost by model and by day'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "completions" -d 'Print a shell completion script'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show a session\'s metadata and its current branch'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "rename" -d 'Name a session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "rm" -d 'Delete sessions and everything they stored'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "fork" -d 'Copy a session\'s history before a user message into a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "label" -d 'Label an entry, or clear its label'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "export" -d 'Export a session as pi\'s JSONL session file or as an HTML page'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "import" -d 'Import a pi session file (JSONL, versions 1 to 3) as a new session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "start" -d 'Start the daemon unless it runs; return once it is ready'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "stop" -d 'Stop the daemon gracefully, killing it if it does not exit in time'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "restart" -d 'Stop the daemon, then start a new one'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
