@@ -537,3 +537,41 @@ fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
     harness.type_text("/re");
     assert_snapshot!(harness.screen(70, 12));
 }
+
+#[test]
+fn history_search_and_fork_selectors() {
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.send(ctrl('r'));
+    harness.type_text("pars");
+    harness.send(Input::Reply(Reply::History {
+        query: "pars".into(),
+        entries: [
+            "fix the parser",
+            "why does the parser panic?\nwith a second line",
+        ]
+        .iter()
+        .map(|text| HistoryEntry {
+            text: (*text).into(),
+            cwd: "/p".into(),
+            sent_at: 0,
+        })
+        .collect(),
+    }));
+    let search = harness.screen(64, 12);
+    harness.send(key(KeyCode::Esc));
+    harness.type_text("/fork");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: history(vec![
+            user("Fix the parser"),
+            AgentMessage::Assistant(assistant(vec![reply_text("Done.")], StopReason::Stop)),
+            user("Now add tests"),
+        ]),
+        leaf_id: Some("e3".into()),
+        for_fork: true,
+    }));
+    assert_snapshot!(format!(
+        "{search}\n\n=== /fork ===\n\n{}",
+        harness.screen(64, 12)
+    ));
+}
