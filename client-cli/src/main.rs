@@ -25,7 +25,9 @@ use crate::error::CliError;
 #[command(name = "pictl", version, long_about = None)]
 struct Cli {
     #[command(subcommand)]
-    command: Command,
+    command: Option<Command>,
+    #[command(flatten)]
+    interactive: commands::attach::InteractiveArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -71,15 +73,17 @@ enum Command {
     /// Start, stop, restart or inspect the daemon
     #[command(subcommand)]
     Daemon(commands::daemon::DaemonCommand),
+    /// Open the TUI on a session (no ID: pick one of this directory's recent sessions)
+    Attach(commands::attach::AttachArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match &cli.command {
-        Command::Completions { shell } => {
+        Some(Command::Completions { shell }) => {
             return commands::assets::completions(Cli::command(), *shell);
         }
-        Command::GenerateAssets { out } => {
+        Some(Command::GenerateAssets { out }) => {
             return commands::assets::generate(Cli::command(), out)
                 .unwrap_or_else(CliError::report);
         }
@@ -95,7 +99,11 @@ fn main() -> ExitCode {
         }
     };
     let result = runtime.block_on(async {
-        match cli.command {
+        let Some(command) = cli.command else {
+            // No subcommand: the TUI on a new session (or `-c`, the latest one here).
+            return commands::attach::interactive(cli.interactive).await;
+        };
+        match command {
             Command::Run(args) => commands::run::run(args).await,
             Command::Sessions(args) => commands::sessions::list(args).await,
             Command::Session(command) => commands::sessions::run(command).await,
@@ -109,6 +117,7 @@ fn main() -> ExitCode {
             Command::Rpc(args) => rpc::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
+            Command::Attach(args) => commands::attach::attach(args).await,
         }
     });
     match result {

@@ -19,6 +19,9 @@ _pictl() {
             pictl,abort)
                 cmd="pictl__subcmd__abort"
                 ;;
+            pictl,attach)
+                cmd="pictl__subcmd__attach"
+                ;;
             pictl,completions)
                 cmd="pictl__subcmd__completions"
                 ;;
@@ -93,6 +96,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,abort)
                 cmd="pictl__subcmd__help__subcmd__abort"
+                ;;
+            pictl__subcmd__help,attach)
+                cmd="pictl__subcmd__help__subcmd__attach"
                 ;;
             pictl__subcmd__help,completions)
                 cmd="pictl__subcmd__help__subcmd__completions"
@@ -224,8 +230,30 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-h -V --help --version run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --thinking)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__abort)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -237,7 +265,7 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        pictl__subcmd__abort)
+        pictl__subcmd__attach)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -460,7 +488,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help"
+            opts="run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -474,6 +502,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__abort)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__attach)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

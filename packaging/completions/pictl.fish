@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_pictl_global_optspecs
-    string join \n h/help V/version
+    string join \n model= thinking= c/continue h/help V/version
 end
 
 function __fish_pictl_needs_command
@@ -24,6 +24,9 @@ function __fish_pictl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
+complete -c pictl -n "__fish_pictl_needs_command" -l model -d 'Model of the new session (`provider/id`, an id or a search term, optional `:level`)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l thinking -d 'Thinking level of the new session (off, minimal, low, medium, high, xhigh)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -s c -l continue -d 'Continue the most recent session in this directory'
 complete -c pictl -n "__fish_pictl_needs_command" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_needs_command" -s V -l version -d 'Print version'
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
@@ -40,6 +43,7 @@ complete -c pictl -n "__fish_pictl_needs_command" -f -a "rpc" -d 'Bridge pi\'s R
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "completions" -d 'Print a shell completion script'
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
+complete -c pictl -n "__fish_pictl_needs_command" -f -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
@@ -149,21 +153,23 @@ complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subc
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Stop the daemon, then start a new one'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "sessions" -d 'List sessions'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "send" -d 'Start a run in a session and return at once'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "steer" -d 'Queue a message for after the running tools of a session'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "abort" -d 'Abort a session\'s run; return once it is idle'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "watch" -d 'Follow a session\'s events live'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "stats" -d 'Show tokens and cost by model and by day'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "completions" -d 'Print a shell completion script'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
-complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand attach" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "sessions" -d 'List sessions'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "send" -d 'Start a run in a session and return at once'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "steer" -d 'Queue a message for after the running tools of a session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "abort" -d 'Abort a session\'s run; return once it is idle'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "watch" -d 'Follow a session\'s events live'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "stats" -d 'Show tokens and cost by model and by day'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "completions" -d 'Print a shell completion script'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "show" -d 'Show a session\'s metadata and its current branch'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "rename" -d 'Name a session'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from session" -f -a "rm" -d 'Delete sessions and everything they stored'

@@ -1,6 +1,7 @@
 //! One module per `pictl` command group.
 
 pub mod assets;
+pub mod attach;
 pub mod daemon;
 pub mod drive;
 pub mod models;

@@ -1,3 +1,4 @@
+mod attach;
 mod cli;
 mod daemon;
 mod drive;

@@ -78,6 +78,8 @@ struct Shared {
     kill: CancellationToken,
     // Set once, by `initialize`: notification methods the peer opted out of.
     opt_out: OnceLock<Vec<String>>,
+    // Set once, by `initialize`: the peer's `clientInfo.name`.
+    client_name: OnceLock<String>,
     // Why the daemon closed the connection, if it did. A sync mutex, never held across await.
     close_reason: Mutex<Option<CloseReason>>,
 }
@@ -98,6 +100,7 @@ impl ConnectionHandle {
                 max_queued_bytes,
                 kill: CancellationToken::new(),
                 opt_out: OnceLock::new(),
+                client_name: OnceLock::new(),
                 close_reason: Mutex::new(None),
             }),
         }
@@ -116,6 +119,23 @@ impl ConnectionHandle {
     /// Whether the connection has ended (or been condemned).
     pub fn is_closed(&self) -> bool {
         self.shared.kill.is_cancelled() || self.shared.outbound.is_closed()
+    }
+
+    /// Completes when the connection has ended (or been condemned).
+    pub async fn closed(&self) {
+        tokio::select! {
+            _ = self.shared.kill.cancelled() => {}
+            _ = self.shared.outbound.closed() => {}
+        }
+    }
+
+    /// The peer's `clientInfo.name` (empty before `initialize`).
+    pub fn client_name(&self) -> &str {
+        self.shared
+            .client_name
+            .get()
+            .map(String::as_str)
+            .unwrap_or_default()
     }
 
     /// Queues a notification unless the peer opted out of it. Fails when the connection is
@@ -422,6 +442,10 @@ fn initialize(handle: &ConnectionHandle, params: Option<Value>) -> Result<Value,
         .shared
         .opt_out
         .set(params.capabilities.opt_out_notifications);
+    let _ = handle
+        .shared
+        .client_name
+        .set(params.client_info.name.clone());
     let response = InitializeResponse {
         protocol_version: pi_protocol::PROTOCOL_VERSION,
         daemon_version: env!("CARGO_PKG_VERSION").to_owned(),

@@ -67,6 +67,9 @@ pub async fn dispatch(
         v1::SessionAbort::NAME => {
             call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
         }
+        v1::SessionDequeue::NAME => {
+            call::<v1::SessionDequeue, _>(params, |p| session::dequeue(context, p)).await
+        }
         v1::SessionAbortRetry::NAME => {
             call::<v1::SessionAbortRetry, _>(params, |p| session::abort_retry(context, p)).await
         }
@@ -111,6 +114,12 @@ pub async fn dispatch(
         }
         v1::ModelList::NAME => {
             call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
+        }
+        v1::SessionSetDraft::NAME => {
+            call::<v1::SessionSetDraft, _>(params, |p| session::set_draft(context, p)).await
+        }
+        v1::HistorySearch::NAME => {
+            call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
         }
         v1::UsageStats::NAME => {
             call::<v1::UsageStats, _>(params, |p| methods::usage::stats(context, p)).await

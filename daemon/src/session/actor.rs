@@ -25,7 +25,7 @@ use pi_protocol::v1::{
     EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionCompactResponse,
     SessionEntry, SessionEvent, SessionEventNotification, SessionEventParams, SessionGetResponse,
     SessionInfo, SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse,
-    SessionSnapshot, SessionStatsResponse,
+    SessionSnapshot, SessionStatsResponse, SlashCommand,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 use tokio::sync::{mpsc, oneshot};
@@ -37,6 +37,7 @@ use crate::compaction::Instructions;
 use crate::rpc::connection::ConnectionHandle;
 use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::presence::Presence;
 use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
 use crate::session::{SessionMap, info, now_millis};
@@ -143,6 +144,20 @@ pub enum Command {
         /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
     },
+    /// Take the queued messages back.
+    Dequeue {
+        /// Answer: the texts taken.
+        reply: Reply<QueueState>,
+    },
+    /// Record a subscriber's editor draft and tell the others.
+    SetDraft {
+        /// The connection id.
+        connection_id: String,
+        /// The draft (empty clears).
+        text: String,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     /// Compact now (aborting an active run first).
     Compact {
         /// Focus of the summary.
@@ -241,6 +256,8 @@ pub struct SessionActor {
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
     subscribers: Vec<ConnectionHandle>,
+    // Drafts of the subscribers, for `session/presence`.
+    presence: Presence,
     run: Option<ActiveRun>,
     // Invariant: a compaction or branch summary; never set while `run` is.
     job: Option<job::ActiveJob>,
@@ -321,6 +338,7 @@ impl SessionActor {
             resources,
             queues,
             subscribers: Vec::new(),
+            presence: Presence::default(),
             run: None,
             job: None,
             pending_compaction: None,
@@ -370,6 +388,9 @@ impl SessionActor {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
+                _ = any_closed(&self.subscribers), if !self.subscribers.is_empty() => {
+                    self.prune_subscribers();
+                },
                 () = sleep_until_due(retry_due), if retry_due.is_some() => {
                     self.retry.start_due();
                     self.start_retry().await;
@@ -398,7 +419,29 @@ impl SessionActor {
             } => {
                 self.subscribers
                     .retain(|subscriber| subscriber.id() != connection_id);
+                self.presence.retain(&self.subscribers);
+                self.presence.announce(&self.row.id, &self.subscribers);
                 let _ = reply.send(Ok(EmptyResponse {}));
+            }
+            Command::SetDraft {
+                connection_id,
+                text,
+                reply,
+            } => {
+                if self
+                    .subscribers
+                    .iter()
+                    .any(|subscriber| subscriber.id() == connection_id)
+                {
+                    self.presence.set_draft(&connection_id, text);
+                    self.presence.announce(&self.row.id, &self.subscribers);
+                    let _ = reply.send(Ok(EmptyResponse {}));
+                } else {
+                    let _ = reply.send(Err(ErrorObject::new(
+                        ErrorKind::InvalidParams,
+                        "this connection is not attached to the session; call `session/attach` first",
+                    )));
+                }
             }
             Command::Get { reply } => {
                 let _ = reply.send(Ok(self.get()));
@@ -408,7 +451,11 @@ impl SessionActor {
                 images,
                 reply,
             } => {
-                let _ = reply.send(self.prompt(text, images).await);
+                let result = self.prompt(text.clone(), images).await;
+                if result.is_ok() {
+                    self.record_history(&text).await;
+                }
+                let _ = reply.send(result);
             }
             Command::Enqueue {
                 steering,
@@ -416,9 +463,23 @@ impl SessionActor {
                 images,
                 reply,
             } => {
-                let _ = reply.send(self.enqueue(steering, text, images));
+                let result = self.enqueue(steering, text.clone(), images);
+                if result.is_ok() {
+                    self.record_history(&text).await;
+                }
+                let _ = reply.send(result);
             }
             Command::Abort { reply } => self.abort(reply),
+            Command::Dequeue { reply } => {
+                let taken = self.queue_state();
+                if !self.queues.drain_all().is_empty() {
+                    self.broadcast(SessionEvent::QueueUpdate {
+                        steering: Vec::new(),
+                        follow_up: Vec::new(),
+                    });
+                }
+                let _ = reply.send(Ok(taken));
+            }
             Command::AbortRetry { reply } => {
                 self.cancel_retry();
                 let _ = reply.send(Ok(EmptyResponse {}));
@@ -844,6 +905,17 @@ impl SessionActor {
         }
     }
 
+    /// Remembers a sent message in the prompt history; a failure only loses the entry.
+    async fn record_history(&self, text: &str) {
+        if let Err(error) = self
+            .store
+            .record_prompt(text, &self.row.cwd, now_millis())
+            .await
+        {
+            tracing::warn!(%error, "cannot record the prompt in the history");
+        }
+    }
+
     /// Starts the pending retry: continues the run from the context.
     async fn start_retry(&mut self) {
         if let Err(error) = self.start_run(Vec::new()).await {
@@ -907,7 +979,9 @@ impl SessionActor {
             running_tools: run.map(|run| run.running_tools.clone()).unwrap_or_default(),
             queue: self.queue_state(),
             attached_clients,
+            clients: self.presence.clients(&self.subscribers),
         };
+        self.presence.announce(&self.row.id, &self.subscribers);
         Ok(SessionAttachResponse { snapshot, replay })
     }
 
@@ -991,10 +1065,16 @@ impl SessionActor {
         });
     }
 
-    /// Drops subscribers whose connection has closed; returns how many remain.
+    /// Drops subscribers whose connection has closed (telling the others when any left);
+    /// returns how many remain.
     fn prune_subscribers(&mut self) -> u32 {
+        let before = self.subscribers.len();
         self.subscribers
             .retain(|subscriber| !subscriber.is_closed());
+        if self.subscribers.len() != before {
+            self.presence.retain(&self.subscribers);
+            self.presence.announce(&self.row.id, &self.subscribers);
+        }
         self.subscribers.len() as u32
     }
 
@@ -1033,7 +1113,32 @@ impl SessionActor {
                 .iter()
                 .map(wire::settings::diagnostic)
                 .collect(),
+            commands: self.slash_commands(),
         }
+    }
+
+    /// The session's prompt templates and (when enabled) skills as slash commands.
+    fn slash_commands(&self) -> Vec<SlashCommand> {
+        let templates = self
+            .resources
+            .templates
+            .iter()
+            .map(|template| SlashCommand {
+                name: template.name.clone(),
+                description: template.description.clone(),
+                source: "template".to_owned(),
+            });
+        let skills = self
+            .resources
+            .skills
+            .iter()
+            .filter(|_| self.resources.settings.enable_skill_commands)
+            .map(|skill| SlashCommand {
+                name: format!("skill:{}", skill.name),
+                description: skill.description.clone(),
+                source: "skill".to_owned(),
+            });
+        templates.chain(skills).collect()
     }
 
     /// The system prompt of the next run: today's date, the session's tools and resources.
@@ -1310,6 +1415,15 @@ impl SessionActor {
             tracing::error!(%error, "cannot save the session");
         }
     }
+}
+
+/// Completes when any of the subscribers' connections has ended.
+async fn any_closed(subscribers: &[ConnectionHandle]) {
+    let closed: Vec<_> = subscribers
+        .iter()
+        .map(|subscriber| Box::pin(subscriber.closed()))
+        .collect();
+    futures_util::future::select_all(closed).await;
 }
 
 impl Drop for SessionActor {

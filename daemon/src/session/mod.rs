@@ -12,6 +12,7 @@ pub mod actor;
 pub mod entries;
 pub mod html;
 pub mod pi_format;
+pub mod presence;
 pub mod recovery;
 pub mod retry;
 pub mod services;

@@ -9,10 +9,12 @@
 //! (`docs/decisions/0003-sqlite-durability.md`).
 
 mod entries;
+mod history;
 mod sessions;
 mod usage;
 
 pub use entries::{NewEntry, StoredEntry};
+pub use history::HistoryRow;
 pub use sessions::{ListCursor, SessionRow};
 pub use usage::UsageRow;
 

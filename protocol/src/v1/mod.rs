@@ -10,9 +10,11 @@ pub mod connection;
 pub mod daemon;
 pub mod entry;
 pub mod event;
+pub mod history;
 pub mod initialize;
 pub mod message;
 pub mod model;
+pub mod presence;
 pub mod session;
 pub mod settings;
 pub mod ui;
@@ -23,8 +25,10 @@ pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
 pub use event::*;
+pub use history::*;
 pub use initialize::*;
 pub use model::*;
+pub use presence::*;
 pub use session::*;
 pub use settings::*;
 pub use ui::*;
@@ -97,6 +101,13 @@ crate::method_table! {
     ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Reports this client's editor draft to the other clients attached to the session.
+    SessionSetDraft = "session/setDraft" (SessionSetDraftParams) -> EmptyResponse;
+    /// Takes every queued steering and follow-up message out of the queues (to edit them
+    /// again) and returns their texts.
+    SessionDequeue = "session/dequeue" (SessionIdParams) -> QueueState;
+    /// Searches the prompt history shared by all clients, newest first.
+    HistorySearch = "history/search" (HistorySearchParams) -> HistorySearchResponse;
     /// Returns the effective settings (pi's `settings.json` layers) for a working directory,
     /// with the problems found in the files.
     SettingsGet = "settings/get" (SettingsGetParams) -> SettingsGetResponse;
@@ -123,4 +134,6 @@ crate::notification_table! {
     ConnectionClosing = "connection/closing" (DaemonToClient, ConnectionClosingParams);
     /// An event of an attached session.
     SessionEventNotification = "session/event" (DaemonToClient, SessionEventParams);
+    /// The clients attached to a session and their drafts changed.
+    SessionPresence = "session/presence" (DaemonToClient, SessionPresenceParams);
 }

@@ -9,6 +9,7 @@ use crate::v1::entry::EntryRecord;
 use crate::v1::event::{CompactionResult, SessionEventParams};
 use crate::v1::message::{AssistantMessage, ImageContent, ToolResult};
 use crate::v1::model::{ModelInfo, ModelRef};
+use crate::v1::presence::AttachedClient;
 
 /// What a session is, without its history.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -146,6 +147,23 @@ pub struct SessionGetResponse {
     /// templates (the offending items are skipped or used as the message says).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
+    /// Slash commands the session offers besides a client's built-ins: its prompt templates
+    /// (`/name`) and, unless `enableSkillCommands` is off, its skills (`/skill:name`). Send
+    /// them as message text; the daemon expands them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub commands: Vec<SlashCommand>,
+}
+
+/// A slash command a session offers.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SlashCommand {
+    /// The name after the slash (`review`, `skill:pdf`).
+    pub name: String,
+    /// What it does, as pi shows it.
+    pub description: String,
+    /// `template` or `skill`.
+    pub source: String,
 }
 
 /// Queued steering and follow-up messages.
@@ -237,6 +255,9 @@ pub struct SessionSnapshot {
     pub queue: QueueState,
     /// Clients attached, this one included.
     pub attached_clients: u32,
+    /// The attached clients with their drafts, this one included (see `session/presence`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub clients: Vec<AttachedClient>,
 }
 
 /// A tool call in progress.

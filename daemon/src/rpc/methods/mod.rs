@@ -3,6 +3,7 @@
 
 pub mod artifact;
 pub mod daemon;
+pub mod history;
 pub mod model;
 pub mod session;
 pub mod settings;

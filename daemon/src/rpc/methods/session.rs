@@ -1,14 +1,14 @@
 //! `session/*` handlers: thin adapters from typed params to the session registry and actors.
 
 use pi_protocol::v1::{
-    EmptyResponse, ExportFormat, SessionAttachParams, SessionAttachResponse, SessionBashParams,
-    SessionBashResponse, SessionCompactParams, SessionCompactResponse, SessionCreateParams,
-    SessionEntryParams, SessionExportParams, SessionExportResponse, SessionForkResponse,
-    SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams,
-    SessionListParams, SessionListResponse, SessionMessageParams, SessionNavigateParams,
-    SessionNavigateResponse, SessionReadParams, SessionReadResponse, SessionSetModelParams,
-    SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
-    SessionSetThinkingResponse, SessionStatsResponse,
+    EmptyResponse, ExportFormat, QueueState, SessionAttachParams, SessionAttachResponse,
+    SessionBashParams, SessionBashResponse, SessionCompactParams, SessionCompactResponse,
+    SessionCreateParams, SessionEntryParams, SessionExportParams, SessionExportResponse,
+    SessionForkResponse, SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo,
+    SessionLabelParams, SessionListParams, SessionListResponse, SessionMessageParams,
+    SessionNavigateParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
+    SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
+    SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -90,6 +90,23 @@ pub async fn detach(
         .await
 }
 
+/// `session/setDraft`.
+pub async fn set_draft(
+    context: &RequestContext,
+    params: SessionSetDraftParams,
+) -> Result<EmptyResponse, ErrorObject> {
+    let connection_id = context.connection.id();
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetDraft {
+            connection_id: connection_id.to_owned(),
+            text: params.text.clone(),
+            reply,
+        })
+        .await
+}
+
 /// `session/prompt`.
 pub async fn prompt(
     context: &RequestContext,
@@ -146,6 +163,18 @@ pub async fn abort_retry(
         .state
         .sessions
         .call(&params.session_id, |reply| Command::AbortRetry { reply })
+        .await
+}
+
+/// `session/dequeue`.
+pub async fn dequeue(
+    context: &RequestContext,
+    params: SessionIdParams,
+) -> Result<QueueState, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::Dequeue { reply })
         .await
 }
 

@@ -148,6 +148,19 @@ async fn pi_agent_dir_supplies_settings_context_skills_and_prompts() {
         .map(|d| redact(&daemon, &format!("{}: {:?}: {}", d.path, d.key, d.message)))
         .collect();
     insta::assert_snapshot!("pi_home_session_diagnostics", diagnostics.join("\n"));
+    // Clients offer the templates and skills as slash commands.
+    let commands: Vec<(String, String)> = get
+        .commands
+        .iter()
+        .map(|command| (command.name.clone(), command.source.clone()))
+        .collect();
+    assert_eq!(
+        commands,
+        [
+            ("review".to_owned(), "template".to_owned()),
+            ("skill:pdf".to_owned(), "skill".to_owned()),
+        ]
+    );
 
     // Templates and skills expand before the message is sent (and stored).
     client

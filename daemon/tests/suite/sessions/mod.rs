@@ -6,6 +6,7 @@ mod compaction;
 pub(crate) mod harness;
 mod import_export;
 mod multi_client;
+mod presence;
 mod runs;
 mod tree;
 mod ui;

@@ -6,3 +6,4 @@ mod harness;
 mod keys;
 mod retry;
 mod tree;
+mod tui;

@@ -1,0 +1,110 @@
+//! What `update` asks the runtime to do: one closed enum. The runtime performs effects with
+//! `pi-client` (and the terminal, for the clipboard) and reports results back as inputs.
+
+/// One effect.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Call the daemon about the attached session.
+    Request(Request),
+    /// Attach to another session (detaching from this one).
+    Switch(SwitchTo),
+    /// Put text on the clipboard (OSC 52).
+    Copy(String),
+    /// Tell the other clients what the editor holds (coalesced by the runtime).
+    Draft(String),
+    /// List the working directory's files for `@` completion.
+    ListFiles,
+    /// Leave the TUI; the session keeps running in the daemon.
+    Detach,
+}
+
+/// A session to switch to.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SwitchTo {
+    /// A new session in the working directory, with the current model and level.
+    New {
+        /// Model spec.
+        model: Option<String>,
+        /// Thinking level.
+        thinking: Option<String>,
+    },
+    /// An existing session.
+    Existing(String),
+}
+
+/// A daemon call.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Request {
+    /// `session/prompt` (idle).
+    Prompt(Message),
+    /// `session/steer` (running, Enter).
+    Steer(Message),
+    /// `session/followUp` (running, Alt+Enter).
+    FollowUp(Message),
+    /// `session/abort`.
+    Abort,
+    /// `session/dequeue`: take the queued messages back into the editor.
+    Dequeue,
+    /// `session/dequeue`, then `session/abort` (Esc with messages queued: pi restores them).
+    DequeueAndAbort,
+    /// `session/abortRetry`.
+    AbortRetry,
+    /// `session/bash` (`!cmd`; `!!cmd` keeps it out of the model's context).
+    Bash {
+        /// The command line.
+        command: String,
+        /// `!!`: recorded, never sent to the model.
+        exclude_from_context: bool,
+    },
+    /// `session/setModel`.
+    SetModel(String),
+    /// `session/setThinking`.
+    SetThinking(String),
+    /// `session/setName`.
+    SetName(String),
+    /// `session/label` (empty label clears).
+    Label {
+        /// The entry.
+        entry_id: String,
+        /// The label.
+        label: String,
+    },
+    /// `session/fork`.
+    Fork(String),
+    /// `session/navigate`, optionally summarizing the branch left behind.
+    Navigate {
+        /// The entry to continue from.
+        entry_id: String,
+        /// Write a branch summary at the new position.
+        summarize: bool,
+    },
+    /// `session/compact` with optional focus instructions.
+    Compact(Option<String>),
+    /// `session/export` to a file (absolute, or relative to the working directory); `None`:
+    /// an HTML file named after the session.
+    Export(Option<String>),
+    /// `session/stats`.
+    Stats,
+    /// `model/list`.
+    ListModels,
+    /// `session/get`, for the session's own slash commands (templates, skills).
+    ListCommands,
+    /// `session/list` for this working directory.
+    ListSessions,
+    /// `session/read` of the whole tree.
+    ReadTree {
+        /// For `/fork`.
+        for_fork: bool,
+    },
+    /// `history/search`.
+    SearchHistory(String),
+}
+
+/// A message to send, with images by path (the runtime reads and encodes them).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Message {
+    /// The text.
+    pub text: String,
+    /// Image files named in the text.
+    pub image_paths: Vec<String>,
+}

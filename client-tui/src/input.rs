@@ -1,0 +1,114 @@
+//! What can wake the TUI up: one closed enum, fed to [`crate::update::update`] by the runtime.
+//! Keys, pastes and ticks carry the time (ms since start) so `update` never reads a clock.
+
+use crossterm::event::KeyEvent;
+use pi_protocol::v1::{
+    EntryRecord, HistoryEntry, ModelInfo, QueueState, SessionAttachResponse, SessionEventParams,
+    SessionForkResponse, SessionInfo, SessionNavigateResponse, SessionPresenceParams,
+    SessionStatsResponse, SlashCommand,
+};
+
+/// One input.
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// A key press.
+    Key {
+        /// The key.
+        event: KeyEvent,
+        /// Ms since the TUI started.
+        now_ms: u64,
+    },
+    /// Bracketed paste.
+    Paste(String),
+    /// The mouse wheel turned: positive scrolls up (back in the transcript), in lines.
+    Wheel(isize),
+    /// The terminal's size (columns, rows).
+    Resize(u16, u16),
+    /// A timer tick (animations); ms since start.
+    Tick(u64),
+    /// Attached (first time, after a reconnect, or to another session).
+    Attached(Box<Attachment>),
+    /// A session event.
+    Event(SessionEventParams),
+    /// Who is attached and what they type.
+    Presence(SessionPresenceParams),
+    /// The connection dropped; the runtime reconnects.
+    Disconnected {
+        /// Why, when known.
+        reason: Option<String>,
+    },
+    /// Connected again without attaching: no session was attached, or it is gone.
+    Reconnected {
+        /// This connection's id.
+        connection_id: String,
+        /// Why the session could not be attached again, if it could not.
+        problem: Option<String>,
+    },
+    /// Another reconnection attempt failed.
+    ReconnectFailed {
+        /// Attempts so far.
+        attempt: u32,
+    },
+    /// A request finished.
+    Reply(Reply),
+    /// Files of the working directory for `@` completion.
+    Files(Vec<String>),
+}
+
+/// The result of attaching.
+#[derive(Clone, Debug)]
+pub struct Attachment {
+    /// This connection's id.
+    pub connection_id: String,
+    /// Snapshot and replay.
+    pub response: SessionAttachResponse,
+    /// The branch's stored entries (seq ≤ the snapshot's), when the transcript is rebuilt
+    /// from scratch; `None` when `response.replay` continues what the TUI shows.
+    pub history: Option<Vec<EntryRecord>>,
+}
+
+/// Results of requests that `update` asked for.
+#[derive(Clone, Debug)]
+pub enum Reply {
+    /// `model/list`.
+    Models(Vec<ModelInfo>),
+    /// The session's own slash commands (`session/get`).
+    Commands(Vec<SlashCommand>),
+    /// `session/list` for the picker.
+    Sessions(Vec<SessionInfo>),
+    /// `session/read` of the whole tree, for `/tree` and `/fork`.
+    Tree {
+        /// Entries in creation order.
+        entries: Vec<EntryRecord>,
+        /// The leaf.
+        leaf_id: Option<String>,
+        /// For `/fork` (user messages only) rather than `/tree`.
+        for_fork: bool,
+    },
+    /// `session/stats`.
+    Stats(SessionStatsResponse),
+    /// `history/search`.
+    History {
+        /// The query searched (empty: the newest prompts).
+        query: String,
+        /// Prompts, newest first.
+        entries: Vec<HistoryEntry>,
+    },
+    /// `session/navigate`.
+    Navigated(SessionNavigateResponse),
+    /// `session/fork`.
+    Forked(SessionForkResponse),
+    /// A request succeeded; show this sentence.
+    Done(String),
+    /// Queued messages taken back (`session/dequeue`).
+    Dequeued(QueueState),
+    /// A `!command` finished (its output arrives as a `bashExecution` message).
+    BashFinished,
+    /// A request failed.
+    Failed {
+        /// What was attempted (`set the model`).
+        action: String,
+        /// The daemon's or the system's message.
+        message: String,
+    },
+}

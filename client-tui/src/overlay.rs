@@ -1,0 +1,221 @@
+//! Dialogs over the transcript (searchable selectors, the hotkey list, history search, info
+//! panels) and the completion popup above the editor, with fuzzy filtering by nucleo's
+//! matcher.
+//!
+//! Invariant: `Selector::visible` always holds indices into `items` that match `query`, best
+//! first, and `selected < visible.len()` unless `visible` is empty.
+
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+
+/// What a selector picks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectorKind {
+    /// A model (`/model`, Ctrl+L).
+    Model,
+    /// A thinking level (`/thinking`).
+    Thinking,
+    /// A session to attach to (`/resume`).
+    Session,
+    /// An entry to move the leaf to (`/tree`).
+    Tree,
+    /// Whether to summarize the branch being left (after choosing a tree entry).
+    TreeSummary,
+    /// A user message to fork from (`/fork`).
+    Fork,
+    /// A prompt from history (Ctrl+R).
+    History,
+}
+
+/// One row of a selector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SelectorItem {
+    /// Main text (matched by the query).
+    pub label: String,
+    /// Secondary text, dim.
+    pub detail: String,
+    /// What choosing it means (model spec, session id, entry id, text).
+    pub value: String,
+    /// Indentation for trees.
+    pub depth: usize,
+    /// The current choice (marked).
+    pub current: bool,
+}
+
+/// A searchable list.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Selector {
+    /// What it picks.
+    pub kind: SelectorKind,
+    /// Title.
+    pub title: String,
+    /// All rows.
+    pub items: Vec<SelectorItem>,
+    /// The search text.
+    pub query: String,
+    // Invariant: see the module doc.
+    visible: Vec<usize>,
+    selected: usize,
+}
+
+impl Selector {
+    /// A selector with the current item pre-selected.
+    pub fn new(kind: SelectorKind, title: impl Into<String>, items: Vec<SelectorItem>) -> Self {
+        let mut selector = Selector {
+            kind,
+            title: title.into(),
+            items,
+            query: String::new(),
+            visible: Vec::new(),
+            selected: 0,
+        };
+        selector.refilter();
+        if let Some(position) = selector
+            .visible
+            .iter()
+            .position(|&index| selector.items[index].current)
+        {
+            selector.selected = position;
+        }
+        selector
+    }
+
+    /// Replaces the query and filters again.
+    pub fn set_query(&mut self, query: String) {
+        self.query = query;
+        self.refilter();
+    }
+
+    /// Rows matching the query, best first.
+    pub fn visible(&self) -> impl Iterator<Item = &SelectorItem> {
+        self.visible.iter().map(|&index| &self.items[index])
+    }
+
+    /// How many rows match.
+    pub fn visible_len(&self) -> usize {
+        self.visible.len()
+    }
+
+    /// Position of the highlighted row among the visible ones.
+    pub fn selected_position(&self) -> usize {
+        self.selected
+    }
+
+    /// The highlighted row.
+    pub fn selected(&self) -> Option<&SelectorItem> {
+        self.visible
+            .get(self.selected)
+            .map(|&index| &self.items[index])
+    }
+
+    /// Moves the highlight by `delta`, wrapping.
+    pub fn move_by(&mut self, delta: isize) {
+        let len = self.visible.len() as isize;
+        if len == 0 {
+            return;
+        }
+        self.selected = (self.selected as isize + delta).rem_euclid(len) as usize;
+    }
+
+    fn refilter(&mut self) {
+        let labels: Vec<String> = self
+            .items
+            .iter()
+            .map(|item| format!("{} {}", item.label, item.detail))
+            .collect();
+        self.visible = fuzzy_filter(&self.query, labels.iter().map(String::as_str));
+        if self.query.is_empty() {
+            // Keep the natural order (trees, newest first) when there is no query.
+            self.visible = (0..self.items.len()).collect();
+        }
+        self.selected = self.selected.min(self.visible.len().saturating_sub(1));
+        if !self.query.is_empty() {
+            self.selected = 0;
+        }
+    }
+}
+
+/// A dialog.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Overlay {
+    /// A searchable list.
+    Select(Selector),
+    /// The key bindings and commands.
+    Hotkeys,
+    /// Waiting for the daemon's answer before a selector can open.
+    Loading {
+        /// The selector that will open.
+        kind: SelectorKind,
+        /// Title.
+        title: String,
+    },
+    /// A panel of text lines (`/session`).
+    Info {
+        /// Title.
+        title: String,
+        /// Lines.
+        lines: Vec<String>,
+    },
+}
+
+/// What a completion inserts.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompletionKind {
+    /// A slash command (the token starts with `/` at the start of the editor).
+    Command,
+    /// A file path (the token starts with `@`).
+    File,
+}
+
+/// The completion popup.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Completion {
+    /// Commands or files.
+    pub kind: CompletionKind,
+    /// (shown text, detail, replacement).
+    pub items: Vec<(String, String, String)>,
+    /// Highlighted row.
+    pub selected: usize,
+}
+
+/// Indices of `candidates` matching `query` with nucleo's fuzzy matcher, best score first
+/// (ties keep the input order). An empty query matches everything in order.
+pub fn fuzzy_filter<'a>(query: &str, candidates: impl Iterator<Item = &'a str>) -> Vec<usize> {
+    if query.trim().is_empty() {
+        return candidates.enumerate().map(|(index, _)| index).collect();
+    }
+    let mut matcher = Matcher::new(Config::DEFAULT.match_paths());
+    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+    let mut buffer = Vec::new();
+    let mut scored: Vec<(u32, usize)> = candidates
+        .enumerate()
+        .filter_map(|(index, candidate)| {
+            pattern
+                .score(Utf32Str::new(candidate, &mut buffer), &mut matcher)
+                .map(|score| (score, index))
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored.into_iter().map(|(_, index)| index).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fuzzy_filter_ranks_closer_matches_first() {
+        let files = ["src/main.rs", "docs/manual.md", "src/lib.rs", "Cargo.toml"];
+        let found: Vec<&str> = fuzzy_filter("main", files.iter().copied())
+            .into_iter()
+            .map(|index| files[index])
+            .collect();
+        assert_eq!(found, ["src/main.rs"]);
+        let found: Vec<&str> = fuzzy_filter("man", files.iter().copied())
+            .into_iter()
+            .map(|index| files[index])
+            .collect();
+        assert_eq!(found.len(), 2, "{found:?}");
+        assert_eq!(fuzzy_filter("", files.iter().copied()), [0, 1, 2, 3]);
+    }
+}

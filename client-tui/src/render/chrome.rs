@@ -1,0 +1,291 @@
+//! Everything below the transcript: the status and queue lines, other clients' presence, the
+//! completion popup, the editor and the footer.
+
+use ratatui::Frame;
+use ratatui::layout::{Position, Rect};
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Clear, Paragraph};
+use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
+
+use super::wrap::truncate;
+use crate::state::{Connection, State};
+
+/// Editor rows shown at most (it scrolls beyond).
+pub const EDITOR_MAX_ROWS: usize = 10;
+const SPINNER: &[&str] = &["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/// Lines above the editor: connection, activity, queued messages, other clients.
+pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let mut lines = Vec::new();
+    match &state.connection {
+        Connection::Live => {}
+        Connection::Connecting => lines.push(Line::from(Span::styled(
+            "Connecting to the daemon…".to_owned(),
+            Style::default().fg(Color::Yellow),
+        ))),
+        Connection::Reconnecting { attempt, reason } => {
+            let mut text = "⟳ Reconnecting to the daemon…".to_owned();
+            if *attempt > 0 {
+                text.push_str(&format!(" (attempt {})", attempt + 1));
+            }
+            if let Some(reason) = reason {
+                text.push_str(&format!(" {reason}"));
+            }
+            lines.push(Line::from(Span::styled(
+                truncate(&text, width),
+                Style::default().fg(Color::Yellow),
+            )));
+        }
+    }
+    if state.running {
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{} ", SPINNER[state.spinner % SPINNER.len()]),
+                Style::default().fg(Color::Cyan),
+            ),
+            Span::styled("Working… (esc to abort)".to_owned(), dim),
+        ]));
+    }
+    for text in &state.queue.steering {
+        lines.push(queued_line("steer", text, width));
+    }
+    for text in &state.queue.follow_up {
+        lines.push(queued_line("follow-up", text, width));
+    }
+    let others: Vec<_> = state.other_clients().collect();
+    let typing: Vec<_> = others
+        .iter()
+        .filter(|client| !client.draft.is_empty())
+        .collect();
+    for client in &typing {
+        let draft = client.draft.lines().last().unwrap_or_default();
+        let text = format!("✎ {} is typing: {draft}", client.name);
+        lines.push(Line::from(Span::styled(truncate(&text, width), dim)));
+    }
+    if !others.is_empty() && typing.is_empty() {
+        let text = if others.len() == 1 {
+            "◦ 1 other client attached".to_owned()
+        } else {
+            format!("◦ {} other clients attached", others.len())
+        };
+        lines.push(Line::from(Span::styled(text, dim)));
+    }
+    if let Some(status) = &state.status {
+        lines.push(Line::from(Span::styled(
+            truncate(status, width),
+            Style::default().fg(Color::Yellow),
+        )));
+    }
+    lines
+}
+
+fn queued_line(kind: &str, text: &str, width: usize) -> Line<'static> {
+    let first = text.lines().next().unwrap_or_default();
+    Line::from(vec![
+        Span::styled(
+            format!("↳ queued {kind}: "),
+            Style::default().fg(Color::Yellow),
+        ),
+        Span::raw(truncate(first, width.saturating_sub(kind.len() + 12))),
+    ])
+}
+
+/// The editor's visual rows (hard-wrapped) and the cursor's (row, column) among them.
+pub fn editor_rows(state: &State, width: usize) -> (Vec<String>, (usize, usize)) {
+    let width = width.max(2);
+    let (cursor_row, cursor_byte) = state.editor.cursor();
+    let mut rows = Vec::new();
+    let mut cursor = (0, 0);
+    for (line_index, line) in state.editor.lines().iter().enumerate() {
+        let mut row = String::new();
+        let mut used = 0;
+        for (byte, c) in line.char_indices() {
+            if line_index == cursor_row && byte == cursor_byte {
+                cursor = (rows.len(), used);
+            }
+            let char_width = c.width().unwrap_or(0);
+            if used + char_width > width - 1 {
+                rows.push(std::mem::take(&mut row));
+                used = 0;
+                if line_index == cursor_row && byte == cursor_byte {
+                    cursor = (rows.len(), 0);
+                }
+            }
+            row.push(c);
+            used += char_width;
+        }
+        if line_index == cursor_row && cursor_byte >= line.len() {
+            cursor = (rows.len(), used);
+        }
+        rows.push(row);
+    }
+    (rows, cursor)
+}
+
+/// Draws the editor (between two rules) and places the terminal cursor.
+pub fn render_editor(state: &State, frame: &mut Frame<'_>, area: Rect) {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let width = area.width as usize;
+    let (rows, (cursor_row, cursor_column)) = editor_rows(state, width.saturating_sub(2));
+    let visible = (area.height as usize).saturating_sub(2).max(1);
+    let first = (cursor_row + 1).saturating_sub(visible);
+    let hint = if state.running {
+        " enter: steer · alt+enter: follow-up · esc: abort "
+    } else {
+        ""
+    };
+    let rule_width = width.saturating_sub(hint.width());
+    let mut lines = vec![Line::from(vec![
+        Span::styled("─".repeat(rule_width.min(2)), dim),
+        Span::styled(hint.to_owned(), dim),
+        Span::styled("─".repeat(rule_width.saturating_sub(2)), dim),
+    ])];
+    let placeholder = state.editor.is_empty() && state.connection == Connection::Live;
+    for (index, row) in rows.iter().enumerate().skip(first).take(visible) {
+        let prompt = if index == 0 { "› " } else { "  " };
+        let mut spans = vec![Span::styled(
+            prompt.to_owned(),
+            Style::default().fg(Color::Cyan),
+        )];
+        if placeholder {
+            spans.push(Span::styled(
+                "Type a message, / for commands, @ for files".to_owned(),
+                dim,
+            ));
+        } else {
+            spans.push(Span::raw(row.clone()));
+        }
+        lines.push(Line::from(spans));
+    }
+    lines.push(Line::from(Span::styled("─".repeat(width), dim)));
+    frame.render_widget(Paragraph::new(lines), area);
+    if state.overlay.is_none() && !state.exiting {
+        frame.set_cursor_position(Position {
+            x: area.x + 2 + cursor_column as u16,
+            y: area.y + 1 + (cursor_row - first) as u16,
+        });
+    }
+}
+
+/// Draws the completion popup with its bottom edge at `bottom` (exclusive).
+pub fn render_completion(state: &State, frame: &mut Frame<'_>, area: Rect, bottom: u16) {
+    let Some(completion) = &state.completion else {
+        return;
+    };
+    let rows = completion.items.len().min(8) as u16;
+    if rows == 0 || bottom < area.y + rows {
+        return;
+    }
+    let width = area.width.min(72);
+    let popup = Rect {
+        x: area.x,
+        y: bottom - rows,
+        width,
+        height: rows,
+    };
+    let first = (completion.selected + 1).saturating_sub(rows as usize);
+    let column = completion
+        .items
+        .iter()
+        .map(|(shown, _, _)| shown.width())
+        .max()
+        .unwrap_or(0)
+        .min(width as usize / 2);
+    let lines: Vec<Line<'static>> = completion
+        .items
+        .iter()
+        .enumerate()
+        .skip(first)
+        .take(rows as usize)
+        .map(|(index, (shown, detail, _))| {
+            let selected = index == completion.selected;
+            let style = if selected {
+                Style::default().add_modifier(Modifier::REVERSED)
+            } else {
+                Style::default()
+            };
+            let shown = truncate(shown, column);
+            let pad = column.saturating_sub(shown.width());
+            let detail_room = (width as usize).saturating_sub(column + 4);
+            Line::from(vec![
+                Span::styled(format!(" {shown}{} ", " ".repeat(pad)), style),
+                Span::styled(
+                    format!(" {}", truncate(detail, detail_room)),
+                    Style::default().add_modifier(Modifier::DIM),
+                ),
+            ])
+        })
+        .collect();
+    let cleared = Rect {
+        width: area.width,
+        ..popup
+    };
+    frame.render_widget(Clear, cleared);
+    frame.render_widget(Paragraph::new(lines), popup);
+}
+
+/// The two footer lines: where (cwd, branch, session) and what (model, usage).
+pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let mut place = state.environment.cwd_display.clone();
+    if let Some(branch) = &state.environment.git_branch {
+        place.push_str(&format!(" ({branch})"));
+    }
+    if let Some(name) = state
+        .session
+        .as_ref()
+        .and_then(|session| session.name.as_ref())
+    {
+        place.push_str(&format!(" · {name}"));
+    }
+    let usage = &state.usage;
+    let mut stats = format!(
+        "↑{} ↓{} ${:.3}",
+        compact_number(usage.input),
+        compact_number(usage.output),
+        usage.cost
+    );
+    if let Some(model) = state.model()
+        && model.context_window > 0
+    {
+        let percent = usage.context_tokens as f64 * 100.0 / model.context_window as f64;
+        stats.push_str(&format!(
+            " {percent:.1}%/{}",
+            compact_number(model.context_window)
+        ));
+    }
+    let model = match state
+        .session
+        .as_ref()
+        .and_then(|session| session.model.as_ref())
+    {
+        Some(model) => format!("{}/{}", model.provider, model.id),
+        None => "no model".to_owned(),
+    };
+    let right = format!("{model} · {}", state.thinking_level());
+    let gap = width.saturating_sub(stats.width() + right.width());
+    let second = if gap >= 2 {
+        format!("{stats}{}{right}", " ".repeat(gap))
+    } else {
+        truncate(&format!("{stats} · {right}"), width)
+    };
+    vec![
+        Line::from(Span::styled(truncate(&place, width), dim)),
+        Line::from(Span::styled(second, dim)),
+    ]
+}
+
+fn trim_zero(text: String) -> String {
+    text.strip_suffix(".0").map(str::to_owned).unwrap_or(text)
+}
+
+/// `1234` → `1.2k`, `1234567` → `1.2M`.
+pub fn compact_number(number: u64) -> String {
+    match number {
+        0..1_000 => number.to_string(),
+        1_000..1_000_000 => trim_zero(format!("{:.1}", number as f64 / 1_000.0)) + "k",
+        _ => trim_zero(format!("{:.1}", number as f64 / 1_000_000.0)) + "M",
+    }
+}

@@ -1,0 +1,163 @@
+//! Dialogs over the transcript: selectors (with their query line), the hotkey list, info
+//! panels and the loading placeholder.
+
+use ratatui::Frame;
+use ratatui::layout::Rect;
+use ratatui::style::{Color, Modifier, Style};
+use ratatui::text::{Line, Span};
+use ratatui::widgets::{Block, Borders, Clear, Paragraph};
+
+use super::wrap::truncate;
+use crate::keymap::ACTIONS;
+use crate::overlay::{Overlay, Selector};
+use crate::state::State;
+use crate::update::COMMANDS;
+
+/// Draws the overlay, if any, centered in `area`.
+pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
+    let Some(overlay) = &state.overlay else {
+        return;
+    };
+    let width = area.width.saturating_sub(4).min(90).max(20.min(area.width));
+    let inner_width = width.saturating_sub(2) as usize;
+    let (title, lines) = match overlay {
+        Overlay::Select(selector) => (
+            selector.title.clone(),
+            selector_lines(
+                selector,
+                inner_width,
+                area.height.saturating_sub(6) as usize,
+            ),
+        ),
+        Overlay::Hotkeys => (
+            "Keys and commands".to_owned(),
+            hotkey_lines(state, inner_width),
+        ),
+        Overlay::Info { title, lines } => (
+            title.clone(),
+            lines
+                .iter()
+                .map(|line| Line::from(truncate(line, inner_width)))
+                .collect(),
+        ),
+        Overlay::Loading { title, .. } => (
+            title.clone(),
+            vec![Line::from(Span::styled(
+                "Loading…".to_owned(),
+                Style::default().add_modifier(Modifier::DIM),
+            ))],
+        ),
+    };
+    let height = (lines.len() as u16 + 3).min(area.height);
+    let dialog = Rect {
+        x: area.x + (area.width - width) / 2,
+        y: area.y + area.height.saturating_sub(height) / 3,
+        width,
+        height,
+    };
+    let footer = match overlay {
+        Overlay::Select(_) => " ↑↓ move · enter choose · esc close ",
+        Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
+    };
+    let block = Block::default()
+        .borders(Borders::ALL)
+        .border_style(Style::default().fg(Color::Blue))
+        .title(Span::styled(
+            format!(" {title} "),
+            Style::default().add_modifier(Modifier::BOLD),
+        ))
+        .title_bottom(Span::styled(
+            footer.to_owned(),
+            Style::default().add_modifier(Modifier::DIM),
+        ));
+    // Clear the dialog's rows edge to edge, so the transcript does not show beside it.
+    frame.render_widget(
+        Clear,
+        Rect {
+            x: area.x,
+            width: area.width,
+            ..dialog
+        },
+    );
+    frame.render_widget(Paragraph::new(lines).block(block), dialog);
+}
+
+fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let mut lines = vec![Line::from(vec![
+        Span::styled("> ".to_owned(), Style::default().fg(Color::Cyan)),
+        Span::raw(selector.query.clone()),
+        Span::styled("▏".to_owned(), dim),
+    ])];
+    let rows = max_rows.max(1);
+    let selected = selector.selected_position();
+    let first = (selected + 1).saturating_sub(rows);
+    if selector.visible_len() == 0 {
+        lines.push(Line::from(Span::styled("No matches.".to_owned(), dim)));
+    }
+    for (position, item) in selector.visible().enumerate().skip(first).take(rows) {
+        let is_selected = position == selected;
+        let marker = if item.current { "● " } else { "  " };
+        let indent = "│ ".repeat(item.depth);
+        let label_room = width.saturating_sub(marker.len() + indent.len() + 2);
+        let label = truncate(&item.label, label_room);
+        let label_style = if is_selected {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        };
+        let detail_room = width.saturating_sub(
+            marker.chars().count() + indent.chars().count() + label.chars().count() + 3,
+        );
+        let mut spans = vec![
+            Span::styled(marker.to_owned(), Style::default().fg(Color::Green)),
+            Span::styled(indent, dim),
+            Span::styled(label, label_style),
+        ];
+        if !item.detail.is_empty() && detail_room > 3 {
+            spans.push(Span::styled(
+                format!("  {}", truncate(&item.detail, detail_room)),
+                dim,
+            ));
+        }
+        lines.push(Line::from(spans));
+    }
+    lines
+}
+
+fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let mut lines = Vec::new();
+    for (action, _, description) in ACTIONS {
+        let keys: Vec<String> = state
+            .keymap
+            .keys(*action)
+            .iter()
+            .map(|key| key.label())
+            .collect();
+        if keys.is_empty() {
+            continue;
+        }
+        let keys = keys.join(", ");
+        lines.push(Line::from(vec![
+            Span::styled(format!("{keys:<20} "), Style::default().fg(Color::Cyan)),
+            Span::raw(truncate(description, width.saturating_sub(21))),
+        ]));
+    }
+    lines.push(Line::from(Span::styled(
+        "Editing: ctrl+a/e/b/f/k/u/w, alt+b/f/d, ↑/↓ history".to_owned(),
+        dim,
+    )));
+    lines.push(Line::default());
+    for (name, args, description) in COMMANDS {
+        let command = format!("/{name} {args}");
+        lines.push(Line::from(vec![
+            Span::styled(
+                format!("{:<24} ", command.trim_end()),
+                Style::default().fg(Color::Cyan),
+            ),
+            Span::raw(truncate(description, width.saturating_sub(25))),
+        ]));
+    }
+    lines
+}

@@ -1,0 +1,400 @@
+//! Talking to the daemon for the shell: attaching (fresh, or resuming from a `seq`), creating
+//! sessions, and performing the requests `update` asks for.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use pi_client::{Client, ClientError};
+use pi_protocol::ErrorKind;
+use pi_protocol::v1::{
+    ExportFormat, HistorySearch, HistorySearchParams, ModelList, ModelListParams, ReadScope,
+    SessionAbort, SessionAbortRetry, SessionAttach, SessionAttachParams, SessionBash,
+    SessionBashParams, SessionCompact, SessionCompactParams, SessionCreate, SessionCreateParams,
+    SessionDequeue, SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp,
+    SessionFork, SessionGet, SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams,
+    SessionList, SessionListParams, SessionMessageParams, SessionNavigate, SessionNavigateParams,
+    SessionPrompt, SessionRead, SessionReadParams, SessionSetModel, SessionSetModelParams,
+    SessionSetName, SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams,
+    SessionStats, SessionSteer,
+};
+
+use super::world::read_image;
+use crate::effect::{Message, Request};
+use crate::input::{Attachment, Reply};
+
+/// Entries read per `session/read` page.
+const READ_PAGE: u32 = 1000;
+
+/// Attaches without a cursor and reads the current branch: the transcript is rebuilt.
+pub async fn attach_fresh(client: &Client, session_id: &str) -> Result<Attachment, ClientError> {
+    let response = client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session_id.to_owned(),
+            after_seq: None,
+        })
+        .await?;
+    let mut entries = Vec::new();
+    let mut cursor = None;
+    loop {
+        let page = client
+            .call::<SessionRead>(&SessionReadParams {
+                session_id: session_id.to_owned(),
+                scope: ReadScope::Branch,
+                limit: Some(READ_PAGE),
+                cursor,
+            })
+            .await?;
+        entries.extend(page.entries);
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => break,
+        }
+    }
+    Ok(Attachment {
+        connection_id: client.initialize_response().connection_id.clone(),
+        response,
+        history: Some(entries),
+    })
+}
+
+/// Attaches with the replay cursor; falls back to a fresh attach when the daemon says the
+/// cursor cannot be served (`resync_required`: it restarted, or too much happened).
+pub async fn attach_resume(
+    client: &Client,
+    session_id: &str,
+    after_seq: u64,
+) -> Result<Attachment, ClientError> {
+    let resumed = client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session_id.to_owned(),
+            after_seq: Some(after_seq),
+        })
+        .await;
+    match resumed {
+        Ok(response) => Ok(Attachment {
+            connection_id: client.initialize_response().connection_id.clone(),
+            response,
+            history: None,
+        }),
+        Err(error) if error.rpc_kind() == Some(ErrorKind::ResyncRequired) => {
+            attach_fresh(client, session_id).await
+        }
+        Err(error) => Err(error),
+    }
+}
+
+/// Creates a session in `cwd` with this process's environment.
+pub async fn create_session(
+    client: &Client,
+    cwd: &Path,
+    model: Option<String>,
+    thinking: Option<String>,
+) -> Result<SessionInfo, ClientError> {
+    let env: BTreeMap<String, String> = std::env::vars().collect();
+    client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.display().to_string(),
+            env: Some(env),
+            model,
+            thinking,
+            ..SessionCreateParams::default()
+        })
+        .await
+}
+
+/// The most recent sessions in `cwd`.
+pub async fn recent_sessions(client: &Client, cwd: &Path) -> Result<Vec<SessionInfo>, ClientError> {
+    Ok(client
+        .call::<SessionList>(&SessionListParams {
+            cwd: Some(cwd.display().to_string()),
+            limit: Some(100),
+            cursor: None,
+        })
+        .await?
+        .sessions)
+}
+
+/// Performs one request; `None` when success needs no reply (events will show it).
+pub async fn perform(
+    client: Client,
+    session_id: String,
+    cwd: PathBuf,
+    request: Request,
+) -> Option<Reply> {
+    let failed = |action: &str, error: ClientError| {
+        Some(Reply::Failed {
+            action: action.to_owned(),
+            message: error.to_string(),
+        })
+    };
+    let id = || SessionIdParams {
+        session_id: session_id.clone(),
+    };
+    match request {
+        Request::Prompt(message) => {
+            send_message(&client, session_id, &cwd, MessageKind::Prompt, message).await
+        }
+        Request::Steer(message) => {
+            send_message(&client, session_id, &cwd, MessageKind::Steer, message).await
+        }
+        Request::FollowUp(message) => {
+            send_message(&client, session_id, &cwd, MessageKind::FollowUp, message).await
+        }
+        Request::Dequeue => match client.call::<SessionDequeue>(&id()).await {
+            Ok(taken) => Some(Reply::Dequeued(taken)),
+            Err(error) => failed("take the queued messages back", error),
+        },
+        Request::DequeueAndAbort => {
+            // In this order, so a queued steering message cannot slip into the run first.
+            let taken = client.call::<SessionDequeue>(&id()).await;
+            if let Err(error) = client.call::<SessionAbort>(&id()).await {
+                return failed("abort", error);
+            }
+            match taken {
+                Ok(taken) => Some(Reply::Dequeued(taken)),
+                Err(error) => failed("take the queued messages back", error),
+            }
+        }
+        Request::AbortRetry => client
+            .call::<SessionAbortRetry>(&id())
+            .await
+            .err()
+            .and_then(|e| failed("cancel the retry", e)),
+        Request::Bash {
+            command,
+            exclude_from_context,
+        } => match client
+            .call::<SessionBash>(&SessionBashParams {
+                session_id: session_id.clone(),
+                command,
+                exclude_from_context,
+            })
+            .await
+        {
+            Ok(_) => Some(Reply::BashFinished),
+            Err(error) => failed("run the command", error),
+        },
+        Request::Abort => client
+            .call::<SessionAbort>(&id())
+            .await
+            .err()
+            .and_then(|e| failed("abort", e)),
+        Request::SetModel(model) => client
+            .call::<SessionSetModel>(&SessionSetModelParams {
+                session_id: session_id.clone(),
+                model,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("set the model", e)),
+        Request::SetThinking(level) => client
+            .call::<SessionSetThinking>(&SessionSetThinkingParams {
+                session_id: session_id.clone(),
+                level,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("set the thinking level", e)),
+        Request::SetName(name) => client
+            .call::<SessionSetName>(&SessionSetNameParams {
+                session_id: session_id.clone(),
+                name,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("name the session", e)),
+        Request::Label { entry_id, label } => {
+            let cleared = label.is_empty();
+            match client
+                .call::<SessionLabel>(&SessionLabelParams {
+                    session_id: session_id.clone(),
+                    entry_id,
+                    label: (!cleared).then_some(label),
+                })
+                .await
+            {
+                Ok(_) => Some(Reply::Done(if cleared {
+                    "Label cleared.".to_owned()
+                } else {
+                    "Labelled the latest entry.".to_owned()
+                })),
+                Err(error) => failed("label the entry", error),
+            }
+        }
+        Request::Fork(entry_id) => match client
+            .call::<SessionFork>(&SessionEntryParams {
+                session_id: session_id.clone(),
+                entry_id,
+            })
+            .await
+        {
+            Ok(forked) => Some(Reply::Forked(forked)),
+            Err(error) => failed("fork", error),
+        },
+        Request::Navigate {
+            entry_id,
+            summarize,
+        } => match client
+            .call::<SessionNavigate>(&SessionNavigateParams {
+                session_id: session_id.clone(),
+                entry_id,
+                summarize,
+                instructions: None,
+                replace_instructions: false,
+            })
+            .await
+        {
+            Ok(navigated) => Some(Reply::Navigated(navigated)),
+            Err(error) => failed("move in the tree", error),
+        },
+        Request::Export(path) => {
+            let path = match path {
+                Some(path) => cwd.join(path),
+                None => cwd.join(format!(
+                    "pi-session-{}.html",
+                    session_id.chars().take(8).collect::<String>()
+                )),
+            };
+            let format = if path
+                .extension()
+                .is_some_and(|extension| extension == "jsonl")
+            {
+                ExportFormat::Jsonl
+            } else {
+                ExportFormat::Html
+            };
+            match client
+                .call::<SessionExport>(&SessionExportParams {
+                    session_id: session_id.clone(),
+                    format,
+                    path: Some(path.display().to_string()),
+                })
+                .await
+            {
+                Ok(_) => Some(Reply::Done(format!(
+                    "Exported the session to {}.",
+                    path.display()
+                ))),
+                Err(error) => failed("export", error),
+            }
+        }
+        Request::Compact(instructions) => client
+            .call::<SessionCompact>(&SessionCompactParams {
+                session_id: session_id.clone(),
+                instructions,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("compact", e)),
+        Request::Stats => match client.call::<SessionStats>(&id()).await {
+            Ok(stats) => Some(Reply::Stats(stats)),
+            Err(error) => failed("read the session stats", error),
+        },
+        Request::ListModels => match client.call::<ModelList>(&ModelListParams::default()).await {
+            Ok(list) => Some(Reply::Models(list.models)),
+            Err(error) => failed("list models", error),
+        },
+        Request::ListCommands => match client.call::<SessionGet>(&id()).await {
+            Ok(session) => Some(Reply::Commands(session.commands)),
+            Err(error) => failed("list the session's commands", error),
+        },
+        Request::ListSessions => match recent_sessions(&client, &cwd).await {
+            Ok(sessions) => Some(Reply::Sessions(sessions)),
+            Err(error) => failed("list sessions", error),
+        },
+        Request::ReadTree { for_fork } => {
+            let mut entries = Vec::new();
+            let mut cursor = None;
+            let mut leaf_id = None;
+            loop {
+                match client
+                    .call::<SessionRead>(&SessionReadParams {
+                        session_id: session_id.clone(),
+                        scope: ReadScope::Tree,
+                        limit: Some(READ_PAGE),
+                        cursor,
+                    })
+                    .await
+                {
+                    Ok(page) => {
+                        entries.extend(page.entries);
+                        leaf_id = page.leaf_id.or(leaf_id);
+                        match page.next_cursor {
+                            Some(next) => cursor = Some(next),
+                            None => break,
+                        }
+                    }
+                    Err(error) => return failed("read the session tree", error),
+                }
+            }
+            Some(Reply::Tree {
+                entries,
+                leaf_id,
+                for_fork,
+            })
+        }
+        Request::SearchHistory(query) => {
+            let result = client
+                .call::<HistorySearch>(&HistorySearchParams {
+                    query: (!query.is_empty()).then(|| query.clone()),
+                    cwd: None,
+                    limit: Some(200),
+                })
+                .await;
+            match result {
+                Ok(found) => Some(Reply::History {
+                    query,
+                    entries: found.entries,
+                }),
+                // An older daemon without history: browsing just finds nothing.
+                Err(error) if error.rpc_kind() == Some(ErrorKind::MethodNotFound) => None,
+                Err(error) => failed("search the prompt history", error),
+            }
+        }
+    }
+}
+
+/// Which queue a message goes to.
+#[derive(Clone, Copy)]
+enum MessageKind {
+    Prompt,
+    Steer,
+    FollowUp,
+}
+
+/// Sends a prompt, steering or follow-up message with its images.
+async fn send_message(
+    client: &Client,
+    session_id: String,
+    cwd: &Path,
+    kind: MessageKind,
+    message: Message,
+) -> Option<Reply> {
+    let mut images = Vec::new();
+    for path in &message.image_paths {
+        match read_image(cwd, path) {
+            Ok(Some(image)) => images.push(image),
+            Ok(None) => {}
+            Err(message) => {
+                return Some(Reply::Failed {
+                    action: "attach the image".to_owned(),
+                    message,
+                });
+            }
+        }
+    }
+    let params = SessionMessageParams {
+        session_id,
+        text: message.text,
+        images,
+    };
+    let result = match kind {
+        MessageKind::Prompt => client.call::<SessionPrompt>(&params).await,
+        MessageKind::Steer => client.call::<SessionSteer>(&params).await,
+        MessageKind::FollowUp => client.call::<SessionFollowUp>(&params).await,
+    };
+    result.err().map(|error| Reply::Failed {
+        action: "send the message".to_owned(),
+        message: error.to_string(),
+    })
+}

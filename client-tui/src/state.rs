@@ -1,0 +1,206 @@
+//! Everything the TUI shows, as plain data: the session, its transcript, the editor, the
+//! overlays and the connection. [`crate::update::update`] is the only writer; rendering only
+//! reads it.
+
+use pi_protocol::v1::message::StopReason;
+use pi_protocol::v1::{AttachedClient, ModelInfo, QueueState, SessionInfo, SlashCommand};
+
+use crate::editor::Editor;
+use crate::keymap::Keymap;
+use crate::overlay::{Completion, Overlay};
+use crate::transcript::Transcript;
+
+/// Thinking levels in cycling order.
+pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/// Facts about the terminal's surroundings, found once by the runtime.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// The working directory, as shown (`~` for the home directory).
+    pub cwd_display: String,
+    /// The git branch of the working directory, if any.
+    pub git_branch: Option<String>,
+    /// This connection's id (`initialize`), to tell our presence from others'.
+    pub connection_id: String,
+}
+
+/// The connection to the daemon.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Connection {
+    /// Connecting or attaching for the first time.
+    Connecting,
+    /// Attached and live.
+    Live,
+    /// The connection dropped; the runtime is trying again.
+    Reconnecting {
+        /// Attempts so far.
+        attempt: u32,
+        /// Why it dropped, when known.
+        reason: Option<String>,
+    },
+}
+
+/// Token and cost sums over the session's assistant messages.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct UsageTotals {
+    /// Input tokens (non-cached plus cache reads and writes).
+    pub input: u64,
+    /// Output tokens.
+    pub output: u64,
+    /// Cost, USD.
+    pub cost: f64,
+    /// Context size of the last reply (its total tokens), for the context gauge.
+    pub context_tokens: u64,
+}
+
+/// How the transcript is shown.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ViewOptions {
+    /// Thinking blocks expanded.
+    pub show_thinking: bool,
+    /// Tool output expanded.
+    pub expand_tools: bool,
+    /// Lines scrolled up from the bottom; 0 follows new output.
+    pub scroll_from_bottom: usize,
+    /// Bumped by every scroll the user makes; the renderer holds a scrolled-up view in place
+    /// only while it is unchanged.
+    pub scroll_serial: u64,
+}
+
+/// Prompt history navigation (↑/↓).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct History {
+    /// Prompts, newest first, as served by `history/search`.
+    pub entries: Vec<String>,
+    /// The entry shown in the editor; `None` while editing a new prompt.
+    pub position: Option<usize>,
+    /// The editor text before browsing began.
+    pub draft: String,
+}
+
+/// The whole UI state.
+#[derive(Clone, Debug)]
+pub struct State {
+    /// Key bindings.
+    pub keymap: Keymap,
+    /// Terminal surroundings.
+    pub environment: Environment,
+    /// The attached session's metadata, once attached.
+    pub session: Option<SessionInfo>,
+    /// The conversation.
+    pub transcript: Transcript,
+    /// The prompt editor.
+    pub editor: Editor,
+    /// Connection state.
+    pub connection: Connection,
+    /// A run is active.
+    pub running: bool,
+    /// An automatic retry is waiting for its turn (Esc cancels it).
+    pub retry_pending: bool,
+    /// A `!command` is running.
+    pub bash_running: bool,
+    /// A compaction is running (Esc aborts it).
+    pub compacting: bool,
+    /// Messages queued in the daemon, not yet delivered.
+    pub queue: QueueState,
+    /// Every client attached to the session (this one included), with drafts.
+    pub clients: Vec<AttachedClient>,
+    /// Models the daemon knows.
+    pub models: Vec<ModelInfo>,
+    /// The session's own slash commands (prompt templates, skills).
+    pub session_commands: Vec<SlashCommand>,
+    /// Token and cost sums.
+    pub usage: UsageTotals,
+    /// View toggles and scrolling.
+    pub view: ViewOptions,
+    /// A dialog over the transcript.
+    pub overlay: Option<Overlay>,
+    /// The completion popup above the editor.
+    pub completion: Option<Completion>,
+    /// Prompt history.
+    pub history: History,
+    /// Files of the working directory for `@` completion (relative paths).
+    pub files: Vec<String>,
+    /// A transient status message above the editor.
+    pub status: Option<String>,
+    /// Terminal size (columns, rows).
+    pub size: (u16, u16),
+    /// When Ctrl+C last cleared the editor (ms, from the input clock), for "twice quits".
+    pub last_clear_at: Option<u64>,
+    /// Replay cursor: the seq of the newest durable event applied.
+    pub durable_seq: u64,
+    /// The leaf entry as this client last saw it, to detect divergence after a replay.
+    pub leaf_id: Option<String>,
+    /// The run's animation frame (advanced by ticks while running).
+    pub spinner: usize,
+    /// Set once the user asked to leave.
+    pub exiting: bool,
+}
+
+impl State {
+    /// A fresh state before the first attach.
+    pub fn new(keymap: Keymap, environment: Environment) -> State {
+        State {
+            keymap,
+            environment,
+            session: None,
+            transcript: Transcript::default(),
+            editor: Editor::default(),
+            connection: Connection::Connecting,
+            running: false,
+            retry_pending: false,
+            bash_running: false,
+            compacting: false,
+            queue: QueueState::default(),
+            clients: Vec::new(),
+            models: Vec::new(),
+            session_commands: Vec::new(),
+            usage: UsageTotals::default(),
+            view: ViewOptions::default(),
+            overlay: None,
+            completion: None,
+            history: History::default(),
+            files: Vec::new(),
+            status: None,
+            size: (80, 24),
+            last_clear_at: None,
+            durable_seq: 0,
+            leaf_id: None,
+            spinner: 0,
+            exiting: false,
+        }
+    }
+
+    /// The model in use, with its catalog details when known.
+    pub fn model(&self) -> Option<&ModelInfo> {
+        let model = self.session.as_ref()?.model.as_ref()?;
+        self.models
+            .iter()
+            .find(|info| info.provider == model.provider && info.id == model.id)
+    }
+
+    /// The thinking level in use.
+    pub fn thinking_level(&self) -> &str {
+        self.session
+            .as_ref()
+            .map(|session| session.thinking_level.as_str())
+            .unwrap_or("off")
+    }
+
+    /// Other attached clients (not this one).
+    pub fn other_clients(&self) -> impl Iterator<Item = &AttachedClient> {
+        self.clients
+            .iter()
+            .filter(|client| client.connection_id != self.environment.connection_id)
+    }
+
+    /// Adds an assistant message's usage to the totals.
+    pub fn count_usage(&mut self, usage: &pi_protocol::v1::message::Usage, stop: StopReason) {
+        self.usage.input += usage.input + usage.cache_read + usage.cache_write;
+        self.usage.output += usage.output;
+        self.usage.cost += usage.cost.total;
+        if !matches!(stop, StopReason::Aborted | StopReason::Error) || usage.total_tokens > 0 {
+            self.usage.context_tokens = usage.total_tokens;
+        }
+    }
+}

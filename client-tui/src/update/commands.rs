@@ -1,0 +1,271 @@
+//! Slash commands (pi's interactive commands, spec §7.6) and completion of commands and `@`
+//! file paths. Commands the daemon cannot serve yet say so instead of pretending.
+
+use crate::effect::{Effect, Request, SwitchTo};
+use crate::overlay::{
+    Completion, CompletionKind, Overlay, Selector, SelectorItem, SelectorKind, fuzzy_filter,
+};
+use crate::state::{State, THINKING_LEVELS};
+
+/// Built-in commands: name, arguments, description.
+pub const COMMANDS: &[(&str, &str, &str)] = &[
+    ("model", "[search]", "Choose the model"),
+    ("thinking", "[level]", "Set the thinking level"),
+    ("new", "", "Start a new session here"),
+    ("resume", "", "Attach to another session"),
+    ("tree", "", "Move to another point of the session tree"),
+    ("fork", "", "New session from an earlier message"),
+    ("name", "<name>", "Name the session"),
+    ("label", "[text]", "Label the latest entry (empty clears)"),
+    ("compact", "[instructions]", "Summarize older messages"),
+    ("export", "[file]", "Write the session as HTML (or .jsonl)"),
+    ("session", "", "Session info and stats"),
+    ("copy", "", "Copy the last reply to the clipboard"),
+    ("hotkeys", "", "Show key bindings"),
+    ("detach", "", "Leave; the session keeps running"),
+    ("quit", "", "Leave; the session keeps running"),
+];
+
+/// Completion rows shown at most.
+const COMPLETION_LIMIT: usize = 8;
+
+/// Whether `text` starts with a built-in command name.
+pub(super) fn is_builtin(text: &str) -> bool {
+    let name = text
+        .trim_start_matches('/')
+        .split_whitespace()
+        .next()
+        .unwrap_or_default();
+    COMMANDS.iter().any(|(command, _, _)| *command == name)
+}
+
+/// Runs a built-in command line (`/name args`).
+pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
+    let line = line.trim().trim_start_matches('/');
+    let (name, args) = match line.split_once(char::is_whitespace) {
+        Some((name, args)) => (name, args.trim()),
+        None => (line, ""),
+    };
+    state.completion = None;
+    match name {
+        "model" => open_model_selector(state, args, effects),
+        "thinking" => {
+            if args.is_empty() {
+                let current = state.thinking_level().to_owned();
+                let items = THINKING_LEVELS
+                    .iter()
+                    .map(|level| SelectorItem {
+                        label: (*level).to_owned(),
+                        detail: String::new(),
+                        value: (*level).to_owned(),
+                        depth: 0,
+                        current: *level == current,
+                    })
+                    .collect();
+                state.overlay = Some(Overlay::Select(Selector::new(
+                    SelectorKind::Thinking,
+                    "Thinking level",
+                    items,
+                )));
+            } else {
+                effects.push(Effect::Request(Request::SetThinking(args.to_owned())));
+            }
+        }
+        "new" => {
+            let model = state
+                .session
+                .as_ref()
+                .and_then(|session| session.model.as_ref())
+                .map(|model| format!("{}/{}", model.provider, model.id));
+            effects.push(Effect::Switch(SwitchTo::New {
+                model,
+                thinking: Some(state.thinking_level().to_owned()),
+            }));
+        }
+        "resume" => {
+            state.overlay = Some(Overlay::Loading {
+                kind: SelectorKind::Session,
+                title: "Resume a session".to_owned(),
+            });
+            effects.push(Effect::Request(Request::ListSessions));
+        }
+        "tree" | "fork" => {
+            let for_fork = name == "fork";
+            state.overlay = Some(Overlay::Loading {
+                kind: if for_fork {
+                    SelectorKind::Fork
+                } else {
+                    SelectorKind::Tree
+                },
+                title: if for_fork {
+                    "Fork from a message".to_owned()
+                } else {
+                    "Session tree".to_owned()
+                },
+            });
+            effects.push(Effect::Request(Request::ReadTree { for_fork }));
+        }
+        "name" => {
+            if args.is_empty() {
+                state.status = Some("Usage: /name <name>".to_owned());
+            } else {
+                effects.push(Effect::Request(Request::SetName(args.to_owned())));
+            }
+        }
+        "label" => match state.leaf_id.clone() {
+            Some(entry_id) => effects.push(Effect::Request(Request::Label {
+                entry_id,
+                label: args.to_owned(),
+            })),
+            None => state.status = Some("Nothing to label yet.".to_owned()),
+        },
+        "compact" => {
+            let instructions = (!args.is_empty()).then(|| args.to_owned());
+            effects.push(Effect::Request(Request::Compact(instructions)));
+        }
+        "export" => {
+            let path = (!args.is_empty()).then(|| args.to_owned());
+            effects.push(Effect::Request(Request::Export(path)));
+        }
+        "session" => effects.push(Effect::Request(Request::Stats)),
+        "copy" => match state.transcript.last_assistant_text() {
+            Some(text) => {
+                effects.push(Effect::Copy(text));
+                state.status = Some("Copied the last reply.".to_owned());
+            }
+            None => state.status = Some("No reply to copy yet.".to_owned()),
+        },
+        "hotkeys" => state.overlay = Some(Overlay::Hotkeys),
+        "detach" | "quit" => {
+            state.exiting = true;
+            effects.push(Effect::Detach);
+        }
+        other => state.status = Some(format!("Unknown command /{other}.")),
+    }
+}
+
+/// Opens the model selector (asking for the list first when it is not loaded).
+pub(super) fn open_model_selector(state: &mut State, query: &str, effects: &mut Vec<Effect>) {
+    if state.models.is_empty() {
+        state.overlay = Some(Overlay::Loading {
+            kind: SelectorKind::Model,
+            title: "Model".to_owned(),
+        });
+        effects.push(Effect::Request(Request::ListModels));
+        return;
+    }
+    let current = state
+        .session
+        .as_ref()
+        .and_then(|session| session.model.clone());
+    let items = state
+        .models
+        .iter()
+        .map(|model| SelectorItem {
+            label: format!("{}/{}", model.provider, model.id),
+            detail: if model.has_key {
+                model.name.clone()
+            } else {
+                format!("{} (no key)", model.name)
+            },
+            value: format!("{}/{}", model.provider, model.id),
+            depth: 0,
+            current: current.as_ref().is_some_and(|current| {
+                current.provider == model.provider && current.id == model.id
+            }),
+        })
+        .collect();
+    let mut selector = Selector::new(SelectorKind::Model, "Model", items);
+    if !query.is_empty() {
+        selector.set_query(query.to_owned());
+    }
+    state.overlay = Some(Overlay::Select(selector));
+}
+
+/// Opens prompt-history search (Ctrl+R).
+pub(super) fn open_history_search(state: &mut State, effects: &mut Vec<Effect>) {
+    let items = history_items(&state.history.entries);
+    state.overlay = Some(Overlay::Select(Selector::new(
+        SelectorKind::History,
+        "Search prompt history",
+        items,
+    )));
+    effects.push(Effect::Request(Request::SearchHistory(String::new())));
+}
+
+/// Selector rows for history texts.
+pub(super) fn history_items(entries: &[String]) -> Vec<SelectorItem> {
+    entries
+        .iter()
+        .map(|text| SelectorItem {
+            label: text.lines().next().unwrap_or_default().to_owned(),
+            detail: match text.lines().count() {
+                0 | 1 => String::new(),
+                lines => format!("+{} lines", lines - 1),
+            },
+            value: text.clone(),
+            depth: 0,
+            current: false,
+        })
+        .collect()
+}
+
+/// Recomputes the completion popup from the token at the cursor.
+pub(super) fn refresh_completion(state: &mut State) {
+    let (start, token) = state.editor.token_at_cursor();
+    let on_first_token = state.editor.cursor().0 == 0 && start == 0;
+    state.completion = if on_first_token && token.starts_with('/') {
+        let query = &token[1..];
+        // Built-ins first, then the session's templates and skills.
+        let mut rows: Vec<(String, String, String)> = COMMANDS
+            .iter()
+            .map(|(name, args, description)| {
+                (
+                    format!("/{name} {args}").trim_end().to_owned(),
+                    (*description).to_owned(),
+                    format!("/{name} "),
+                )
+            })
+            .collect();
+        rows.extend(state.session_commands.iter().map(|command| {
+            (
+                format!("/{}", command.name),
+                command.description.clone(),
+                format!("/{} ", command.name),
+            )
+        }));
+        let names: Vec<&str> = rows
+            .iter()
+            .map(|(_, _, replacement)| replacement.trim().trim_start_matches('/'))
+            .collect();
+        let order: Vec<usize> = if query.is_empty() {
+            (0..rows.len()).collect()
+        } else {
+            fuzzy_filter(query, names.iter().copied())
+        };
+        let items: Vec<(String, String, String)> =
+            order.into_iter().map(|index| rows[index].clone()).collect();
+        (!items.is_empty()).then_some(Completion {
+            kind: CompletionKind::Command,
+            items,
+            selected: 0,
+        })
+    } else if let Some(query) = token.strip_prefix('@') {
+        let items: Vec<(String, String, String)> =
+            fuzzy_filter(query, state.files.iter().map(String::as_str))
+                .into_iter()
+                .take(COMPLETION_LIMIT)
+                .map(|index| {
+                    let path = &state.files[index];
+                    (path.clone(), String::new(), format!("@{path} "))
+                })
+                .collect();
+        (!items.is_empty()).then_some(Completion {
+            kind: CompletionKind::File,
+            items,
+            selected: 0,
+        })
+    } else {
+        None
+    };
+}

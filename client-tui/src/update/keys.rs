@@ -1,0 +1,468 @@
+//! The keyboard: overlays first, then the completion popup, then bound actions, then editing.
+
+use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+
+use crate::editor::Editor;
+use crate::effect::{Effect, Message, Request, SwitchTo};
+use crate::keymap::Action;
+use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
+use crate::state::{Connection, State, THINKING_LEVELS};
+
+use super::commands;
+
+/// Two Ctrl+C within this many ms quit.
+const DOUBLE_PRESS_MS: u64 = 500;
+
+pub(super) fn on_key(state: &mut State, event: KeyEvent, now_ms: u64, effects: &mut Vec<Effect>) {
+    if event.kind == KeyEventKind::Release {
+        return;
+    }
+    if state.overlay.is_some() {
+        overlay_key(state, event, effects);
+        return;
+    }
+    if state.completion.is_some() && completion_key(state, &event) {
+        return;
+    }
+    let before = state.editor.text();
+    match state.keymap.action(&event) {
+        Some(action) => on_action(state, action, now_ms, effects),
+        None => {
+            state.status = None;
+            edit_key(state, event);
+        }
+    }
+    after_edit(state, &before, effects);
+}
+
+/// After any editor change: refresh completion, tell other clients the new draft.
+pub(super) fn after_edit(state: &mut State, before: &str, effects: &mut Vec<Effect>) {
+    let text = state.editor.text();
+    if text != before {
+        commands::refresh_completion(state);
+        effects.push(Effect::Draft(text));
+    }
+}
+
+fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) {
+    match action {
+        Action::Interrupt => {
+            let queued = !state.queue.steering.is_empty() || !state.queue.follow_up.is_empty();
+            if state.running && queued {
+                effects.push(Effect::Request(Request::DequeueAndAbort));
+                state.status = Some(super::session::ABORTING.to_owned());
+            } else if state.running || state.bash_running || state.compacting {
+                effects.push(Effect::Request(Request::Abort));
+                state.status = Some(super::session::ABORTING.to_owned());
+            } else if state.retry_pending {
+                effects.push(Effect::Request(Request::AbortRetry));
+            } else {
+                state.view.scroll_from_bottom = 0;
+                state.view.scroll_serial += 1;
+                state.status = None;
+            }
+        }
+        Action::Clear => {
+            let twice = state
+                .last_clear_at
+                .is_some_and(|at| now_ms.saturating_sub(at) <= DOUBLE_PRESS_MS);
+            if twice {
+                state.exiting = true;
+                effects.push(Effect::Detach);
+            } else {
+                state.editor = Editor::default();
+                state.history.position = None;
+                state.last_clear_at = Some(now_ms);
+                state.status = Some("Press Ctrl+C again to quit.".to_owned());
+            }
+        }
+        Action::Exit => {
+            if state.editor.is_empty() {
+                state.exiting = true;
+                effects.push(Effect::Detach);
+            } else {
+                state.editor.delete();
+            }
+        }
+        Action::SelectModel => commands::open_model_selector(state, "", effects),
+        Action::CycleModelForward => cycle_model(state, 1, effects),
+        Action::CycleModelBackward => cycle_model(state, -1, effects),
+        Action::CycleThinkingLevel => {
+            let current = state.thinking_level();
+            let index = THINKING_LEVELS
+                .iter()
+                .position(|level| *level == current)
+                .unwrap_or(0);
+            let reasoning = state.model().is_none_or(|model| model.reasoning);
+            let next = if reasoning {
+                THINKING_LEVELS[(index + 1) % THINKING_LEVELS.len()]
+            } else {
+                "off"
+            };
+            effects.push(Effect::Request(Request::SetThinking(next.to_owned())));
+        }
+        Action::ExpandTools => state.view.expand_tools = !state.view.expand_tools,
+        Action::ToggleThinking => state.view.show_thinking = !state.view.show_thinking,
+        Action::FollowUp => {
+            if state.running {
+                submit(state, SubmitAs::FollowUp, effects);
+            } else {
+                // Idle: Alt+Enter is the newline key of terminals without Shift+Enter.
+                state.editor.newline();
+            }
+        }
+        Action::Dequeue => effects.push(Effect::Request(Request::Dequeue)),
+        Action::NewLine => state.editor.newline(),
+        Action::Submit => submit(state, SubmitAs::Enter, effects),
+        Action::Tab => {
+            if state.completion.is_none() {
+                commands::refresh_completion(state);
+            }
+        }
+        Action::HistorySearch => commands::open_history_search(state, effects),
+        Action::PageUp => scroll(state, page(state) as isize),
+        Action::PageDown => scroll(state, -(page(state) as isize)),
+        Action::ScrollUp => scroll(state, 1),
+        Action::ScrollDown => scroll(state, -1),
+        Action::Tree => commands::run(state, "/tree", effects),
+        Action::NewSession => commands::run(state, "/new", effects),
+        Action::Resume => commands::run(state, "/resume", effects),
+    }
+}
+
+/// The mouse wheel: scrolls the transcript, or moves through a dialog's list.
+pub(super) fn wheel(state: &mut State, lines: isize) {
+    match &mut state.overlay {
+        Some(Overlay::Select(selector)) => selector.move_by(-lines.signum()),
+        Some(Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. }) => {}
+        None => scroll(state, lines),
+    }
+}
+
+fn page(state: &State) -> usize {
+    (state.size.1 as usize).saturating_sub(8).max(1)
+}
+
+fn scroll(state: &mut State, lines: isize) {
+    // From what the last frame showed (derived layout data, not I/O): clamped at the top,
+    // and held in place by the anchor while output arrived.
+    let current = crate::render::shown_scroll(state.view.scroll_from_bottom);
+    state.view.scroll_from_bottom = (current as isize + lines).max(0) as usize;
+    state.view.scroll_serial += 1;
+}
+
+fn cycle_model(state: &mut State, direction: isize, effects: &mut Vec<Effect>) {
+    let available: Vec<_> = state.models.iter().filter(|model| model.has_key).collect();
+    if available.is_empty() {
+        state.status = Some("No model with a key is configured.".to_owned());
+        return;
+    }
+    let current = state
+        .session
+        .as_ref()
+        .and_then(|session| session.model.as_ref());
+    let index = current
+        .and_then(|current| {
+            available
+                .iter()
+                .position(|model| model.provider == current.provider && model.id == current.id)
+        })
+        .map_or(0, |index| {
+            (index as isize + direction).rem_euclid(available.len() as isize) as usize
+        });
+    let model = available[index];
+    effects.push(Effect::Request(Request::SetModel(format!(
+        "{}/{}",
+        model.provider, model.id
+    ))));
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum SubmitAs {
+    Enter,
+    FollowUp,
+}
+
+fn submit(state: &mut State, how: SubmitAs, effects: &mut Vec<Effect>) {
+    let text = state.editor.expanded_text();
+    let trimmed = text.trim();
+    if trimmed.is_empty() {
+        return;
+    }
+    if trimmed.starts_with('/') && commands::is_builtin(trimmed) {
+        let command = trimmed.to_owned();
+        state.editor = Editor::default();
+        commands::run(state, &command, effects);
+        return;
+    }
+    if state.connection != Connection::Live {
+        state.status = Some("Not connected; the message stays in the editor.".to_owned());
+        return;
+    }
+    if let Some(command) = trimmed.strip_prefix('!') {
+        let (command, exclude_from_context) = match command.strip_prefix('!') {
+            Some(command) => (command.trim(), true),
+            None => (command.trim(), false),
+        };
+        if !command.is_empty() {
+            remember(state, trimmed);
+            state.bash_running = true;
+            state.status = Some(format!("Running `{command}`… (esc to stop)"));
+            effects.push(Effect::Request(Request::Bash {
+                command: command.to_owned(),
+                exclude_from_context,
+            }));
+            return;
+        }
+    }
+    let message = Message {
+        text: trimmed.to_owned(),
+        image_paths: image_paths(trimmed),
+    };
+    remember(state, trimmed);
+    state.status = None;
+    let request = match (state.running, how) {
+        (false, _) => Request::Prompt(message),
+        (true, SubmitAs::Enter) => Request::Steer(message),
+        (true, SubmitAs::FollowUp) => Request::FollowUp(message),
+    };
+    effects.push(Effect::Request(request));
+}
+
+/// Puts a sent text at the front of the history and clears the editor.
+fn remember(state: &mut State, text: &str) {
+    state.history.entries.retain(|entry| entry != text);
+    state.history.entries.insert(0, text.to_owned());
+    state.history.position = None;
+    state.editor = Editor::default();
+    state.view.scroll_from_bottom = 0;
+}
+
+/// Words that name image files (`@shot.png`, `./a.jpg`); the runtime reads them.
+fn image_paths(text: &str) -> Vec<String> {
+    text.split_whitespace()
+        .map(|word| word.trim_start_matches('@'))
+        .filter(|word| {
+            let lower = word.to_ascii_lowercase();
+            [".png", ".jpg", ".jpeg", ".gif", ".webp"]
+                .iter()
+                .any(|extension| lower.ends_with(extension))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+fn edit_key(state: &mut State, event: KeyEvent) {
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = event.modifiers.contains(KeyModifiers::ALT);
+    let editor = &mut state.editor;
+    match event.code {
+        KeyCode::Char('a') if control => editor.home(),
+        KeyCode::Char('e') if control => editor.end(),
+        KeyCode::Char('b') if control => editor.left(),
+        KeyCode::Char('f') if control => editor.right(),
+        KeyCode::Char('k') if control => editor.kill_to_end(),
+        KeyCode::Char('u') if control => editor.kill_to_start(),
+        KeyCode::Char('w') if control => editor.delete_word_before(),
+        KeyCode::Char('b') if alt => editor.word_left(),
+        KeyCode::Char('f') if alt => editor.word_right(),
+        KeyCode::Char('d') if alt => {
+            let (row, column) = editor.cursor();
+            editor.word_right();
+            while editor.cursor() != (row, column) {
+                editor.backspace();
+            }
+        }
+        KeyCode::Char(c) if !control => editor.insert(&c.to_string()),
+        KeyCode::Backspace if alt || control => editor.delete_word_before(),
+        KeyCode::Backspace => editor.backspace(),
+        KeyCode::Delete => editor.delete(),
+        KeyCode::Left if alt || control => editor.word_left(),
+        KeyCode::Right if alt || control => editor.word_right(),
+        KeyCode::Left => editor.left(),
+        KeyCode::Right => editor.right(),
+        KeyCode::Home => editor.home(),
+        KeyCode::End => editor.end(),
+        KeyCode::Up => {
+            let moved = editor.up();
+            if !moved {
+                history_step(state, 1);
+            }
+        }
+        KeyCode::Down => {
+            let moved = editor.down();
+            if !moved {
+                history_step(state, -1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// ↑ (older, `+1`) and ↓ (newer, `-1`) through prompt history.
+fn history_step(state: &mut State, direction: isize) {
+    let history = &mut state.history;
+    let next = match (history.position, direction) {
+        (None, 1) if !history.entries.is_empty() => {
+            history.draft = state.editor.text();
+            Some(0)
+        }
+        (None, _) => return,
+        (Some(position), 1) => Some((position + 1).min(history.entries.len() - 1)),
+        (Some(0), _) => None,
+        (Some(position), _) => Some(position - 1),
+    };
+    history.position = next;
+    let text = match next {
+        Some(position) => history.entries[position].clone(),
+        None => std::mem::take(&mut history.draft),
+    };
+    state.editor.set_text(&text);
+}
+
+/// Keys for the completion popup; `true` when consumed.
+fn completion_key(state: &mut State, event: &KeyEvent) -> bool {
+    let Some(completion) = &mut state.completion else {
+        return false;
+    };
+    let len = completion.items.len();
+    match event.code {
+        KeyCode::Up => {
+            completion.selected = (completion.selected + len - 1) % len.max(1);
+            true
+        }
+        KeyCode::Down => {
+            completion.selected = (completion.selected + 1) % len.max(1);
+            true
+        }
+        KeyCode::Esc => {
+            state.completion = None;
+            true
+        }
+        KeyCode::Tab | KeyCode::Enter if event.modifiers.is_empty() => {
+            let accepted = completion.items.get(completion.selected).cloned();
+            state.completion = None;
+            let Some((_, _, replacement)) = accepted else {
+                return false;
+            };
+            // Enter on a complete command runs it; Tab (or a partial command) completes.
+            let exact = state.editor.token_at_cursor().1 == replacement.trim_end();
+            if event.code == KeyCode::Enter && exact {
+                return false;
+            }
+            state.editor.replace_token(&replacement);
+            true
+        }
+        _ => false,
+    }
+}
+
+fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
+    let Some(overlay) = &mut state.overlay else {
+        return;
+    };
+    let cancel = event.code == KeyCode::Esc
+        || (event.code == KeyCode::Char('c') && event.modifiers.contains(KeyModifiers::CONTROL));
+    if cancel {
+        state.overlay = None;
+        if state.session.is_none() {
+            // The startup picker: nothing to go back to.
+            state.exiting = true;
+            effects.push(Effect::Detach);
+        }
+        return;
+    }
+    let selector = match overlay {
+        Overlay::Select(selector) => selector,
+        Overlay::Hotkeys | Overlay::Info { .. } => {
+            if matches!(event.code, KeyCode::Enter | KeyCode::Char('q')) {
+                state.overlay = None;
+            }
+            return;
+        }
+        // Only Esc leaves a dialog that is still loading.
+        Overlay::Loading { .. } => return,
+    };
+    match event.code {
+        KeyCode::Up => selector.move_by(-1),
+        KeyCode::Down => selector.move_by(1),
+        KeyCode::PageUp => selector.move_by(-10),
+        KeyCode::PageDown => selector.move_by(10),
+        KeyCode::Backspace => {
+            let mut query = selector.query.clone();
+            query.pop();
+            selector.set_query(query);
+            if selector.kind == SelectorKind::History {
+                let query = selector.query.clone();
+                effects.push(Effect::Request(Request::SearchHistory(query)));
+            }
+        }
+        KeyCode::Char(c) if !event.modifiers.contains(KeyModifiers::CONTROL) => {
+            let query = format!("{}{c}", selector.query);
+            selector.set_query(query);
+            if selector.kind == SelectorKind::History {
+                let query = selector.query.clone();
+                effects.push(Effect::Request(Request::SearchHistory(query)));
+            }
+        }
+        KeyCode::Char('r')
+            if event.modifiers.contains(KeyModifiers::CONTROL)
+                && selector.kind == SelectorKind::History =>
+        {
+            selector.move_by(1);
+        }
+        KeyCode::Enter => {
+            let kind = selector.kind;
+            let chosen = selector.selected().map(|item| item.value.clone());
+            state.overlay = None;
+            if let Some(value) = chosen {
+                choose(state, kind, value, effects);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Vec<Effect>) {
+    match kind {
+        SelectorKind::Model => effects.push(Effect::Request(Request::SetModel(value))),
+        SelectorKind::Thinking => effects.push(Effect::Request(Request::SetThinking(value))),
+        SelectorKind::Session => {
+            let current = state.session.as_ref().map(|session| session.id.as_str());
+            if current != Some(value.as_str()) {
+                effects.push(Effect::Switch(SwitchTo::Existing(value)));
+            }
+        }
+        SelectorKind::Tree => {
+            let items = ["Continue without a summary", "Summarize the branch I leave"]
+                .iter()
+                .enumerate()
+                .map(|(index, label)| SelectorItem {
+                    label: (*label).to_owned(),
+                    detail: String::new(),
+                    value: format!("{index}{value}"),
+                    depth: 0,
+                    current: index == 0,
+                })
+                .collect();
+            state.overlay = Some(Overlay::Select(Selector::new(
+                SelectorKind::TreeSummary,
+                "Summarize the branch you leave?",
+                items,
+            )));
+        }
+        SelectorKind::TreeSummary => {
+            let summarize = value.starts_with('1');
+            effects.push(Effect::Request(Request::Navigate {
+                entry_id: value[1..].to_owned(),
+                summarize,
+            }));
+        }
+        SelectorKind::Fork => effects.push(Effect::Request(Request::Fork(value))),
+        SelectorKind::History => {
+            let before = state.editor.text();
+            state.editor.set_text(&value);
+            after_edit(state, &before, effects);
+        }
+    }
+}

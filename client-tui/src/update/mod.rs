@@ -1,0 +1,81 @@
+//! The pure heart of the TUI: `update(state, input) -> effects`. No I/O, no clock, no
+//! randomness: the same inputs always give the same state and effects, which is what the
+//! snapshot tests and the multi-client guarantees rest on.
+//!
+//! `session.rs` applies attach results and session events, `keys.rs` handles the keyboard,
+//! `commands.rs` the slash commands and completion, `replies.rs` the results of requests.
+
+mod commands;
+mod keys;
+mod replies;
+mod session;
+
+use crate::effect::Effect;
+use crate::input::Input;
+use crate::state::{Connection, State};
+
+pub use commands::COMMANDS;
+
+/// Applies one input; returns what the runtime should do.
+pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
+    let mut effects = Vec::new();
+    match input {
+        Input::Key { event, now_ms } => keys::on_key(state, event, now_ms, &mut effects),
+        Input::Paste(text) => {
+            if state.overlay.is_none() {
+                let before = state.editor.text();
+                state.editor.paste(&text);
+                keys::after_edit(state, &before, &mut effects);
+            }
+        }
+        Input::Resize(width, height) => state.size = (width, height),
+        Input::Wheel(lines) => keys::wheel(state, lines),
+        Input::Tick(_) => {
+            if state.running {
+                state.spinner = state.spinner.wrapping_add(1);
+            }
+        }
+        Input::Attached(attachment) => session::on_attached(state, *attachment, &mut effects),
+        Input::Event(event) => session::on_event(state, event, &mut effects),
+        Input::Presence(presence) => {
+            if state
+                .session
+                .as_ref()
+                .is_some_and(|session| session.id == presence.session_id)
+            {
+                state.clients = presence.clients;
+            }
+        }
+        Input::Disconnected { reason } => {
+            state.connection = Connection::Reconnecting { attempt: 0, reason };
+            // Who else is attached is unknown until the next snapshot.
+            state.clients.clear();
+        }
+        Input::Reconnected {
+            connection_id,
+            problem,
+        } => {
+            state.connection = Connection::Live;
+            state.environment.connection_id = connection_id;
+            if let Some(problem) = problem {
+                state.running = false;
+                state.transcript.stop_streaming();
+                state.transcript.notice(
+                    crate::transcript::NoticeLevel::Error,
+                    format!("Could not attach again: {problem}. Use /new or /resume."),
+                );
+            }
+        }
+        Input::ReconnectFailed { attempt } => {
+            if let Connection::Reconnecting { attempt: shown, .. } = &mut state.connection {
+                *shown = attempt;
+            }
+        }
+        Input::Reply(reply) => replies::on_reply(state, reply, &mut effects),
+        Input::Files(files) => {
+            state.files = files;
+            commands::refresh_completion(state);
+        }
+    }
+    effects
+}

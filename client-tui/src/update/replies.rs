@@ -1,0 +1,309 @@
+//! Results of requests: fill selectors that were waiting, show outcomes.
+
+use std::collections::HashMap;
+
+use pi_protocol::v1::message::AgentMessage;
+use pi_protocol::v1::{EntryRecord, SessionEntry};
+
+use crate::effect::{Effect, SwitchTo};
+use crate::input::Reply;
+use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
+use crate::state::State;
+use crate::transcript::{NoticeLevel, user_text};
+
+use super::commands;
+
+pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect>) {
+    match reply {
+        Reply::Models(models) => {
+            state.models = models;
+            if waiting_for(state, SelectorKind::Model) {
+                commands::open_model_selector(state, "", effects);
+            }
+        }
+        Reply::Commands(commands) => {
+            state.session_commands = commands;
+            commands::refresh_completion(state);
+        }
+        Reply::Sessions(sessions) => {
+            if !waiting_for(state, SelectorKind::Session) {
+                return;
+            }
+            let current = state.session.as_ref().map(|session| session.id.clone());
+            let items = sessions
+                .into_iter()
+                .map(|session| SelectorItem {
+                    label: session
+                        .name
+                        .clone()
+                        .or(session.first_message.clone())
+                        .unwrap_or_else(|| "(empty)".to_owned())
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .to_owned(),
+                    detail: format!(
+                        "{} messages{}",
+                        session.message_count,
+                        if session.status == pi_protocol::v1::SessionStatus::Running {
+                            " · running"
+                        } else {
+                            ""
+                        }
+                    ),
+                    current: current.as_deref() == Some(session.id.as_str()),
+                    value: session.id,
+                    depth: 0,
+                })
+                .collect();
+            state.overlay = Some(Overlay::Select(Selector::new(
+                SelectorKind::Session,
+                "Resume a session",
+                items,
+            )));
+        }
+        Reply::Tree {
+            entries,
+            leaf_id,
+            for_fork,
+        } => {
+            let kind = if for_fork {
+                SelectorKind::Fork
+            } else {
+                SelectorKind::Tree
+            };
+            if !waiting_for(state, kind) {
+                return;
+            }
+            let items = tree_items(&entries, leaf_id.as_deref(), for_fork);
+            let title = if for_fork {
+                "Fork from a message"
+            } else {
+                "Session tree (Enter moves the leaf)"
+            };
+            state.overlay = Some(Overlay::Select(Selector::new(kind, title, items)));
+        }
+        Reply::Stats(stats) => {
+            let mut lines = Vec::new();
+            if let Some(session) = &state.session {
+                lines.push(format!("Session   {}", session.id));
+                if let Some(name) = &session.name {
+                    lines.push(format!("Name      {name}"));
+                }
+                lines.push(format!("Directory {}", session.cwd));
+                if let Some(model) = &session.model {
+                    lines.push(format!("Model     {}/{}", model.provider, model.id));
+                }
+                lines.push(format!("Thinking  {}", session.thinking_level));
+            }
+            lines.push(format!(
+                "Messages  {} ({} user, {} assistant, {} tool results)",
+                stats.total_messages,
+                stats.user_messages,
+                stats.assistant_messages,
+                stats.tool_results
+            ));
+            lines.push(format!("Tool calls {}", stats.tool_calls));
+            lines.push(format!(
+                "Tokens    {} in, {} out, {} cache read, {} cache write",
+                stats.tokens.input,
+                stats.tokens.output,
+                stats.tokens.cache_read,
+                stats.tokens.cache_write
+            ));
+            lines.push(format!("Cost      ${:.4}", stats.cost));
+            lines.push(format!("Clients   {} attached", state.clients.len().max(1)));
+            state.overlay = Some(Overlay::Info {
+                title: "Session".to_owned(),
+                lines,
+            });
+        }
+        Reply::History { query, entries } => {
+            let texts: Vec<String> = entries.into_iter().map(|entry| entry.text).collect();
+            if query.is_empty() && state.history.position.is_none() {
+                state.history.entries = texts.clone();
+            }
+            if let Some(Overlay::Select(selector)) = &mut state.overlay
+                && selector.kind == SelectorKind::History
+                && selector.query == query
+            {
+                // The daemon already searched; keep its order rather than re-ranking.
+                let mut fresh = Selector::new(
+                    SelectorKind::History,
+                    selector.title.clone(),
+                    commands::history_items(&texts),
+                );
+                fresh.query = query;
+                *selector = fresh;
+            }
+        }
+        Reply::Navigated(navigated) => {
+            if let Some(text) = navigated.text {
+                state.editor.set_text(&text);
+            }
+        }
+        Reply::Forked(forked) => {
+            state.editor.set_text(&forked.text);
+            effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
+        }
+        Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
+        Reply::Dequeued(queue) => {
+            // Queued texts first, in order, then whatever the editor held.
+            let mut texts: Vec<String> = queue.steering;
+            texts.extend(queue.follow_up);
+            if !texts.is_empty() {
+                let before = state.editor.text();
+                if !before.trim().is_empty() {
+                    texts.push(before.clone());
+                }
+                state.editor.set_text(&texts.join("\n\n"));
+                effects.push(Effect::Draft(state.editor.text()));
+            }
+        }
+        Reply::BashFinished => {
+            state.bash_running = false;
+            state.status = None;
+        }
+        Reply::Failed { action, message } => {
+            state.bash_running = false;
+            if matches!(state.overlay, Some(Overlay::Loading { .. })) {
+                state.overlay = None;
+            }
+            state.status = None;
+            state
+                .transcript
+                .notice(NoticeLevel::Error, format!("Could not {action}: {message}"));
+        }
+    }
+}
+
+fn waiting_for(state: &State, kind: SelectorKind) -> bool {
+    matches!(&state.overlay, Some(Overlay::Loading { kind: waiting, .. }) if *waiting == kind)
+}
+
+/// Tree rows in depth-first order (children in creation order), indented by branch depth:
+/// only points where the tree forks add indentation, so a linear session stays flat.
+fn tree_items(entries: &[EntryRecord], leaf_id: Option<&str>, for_fork: bool) -> Vec<SelectorItem> {
+    let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    let mut labels: HashMap<&str, &str> = HashMap::new();
+    for (index, record) in entries.iter().enumerate() {
+        let (_, parent) = ids(&record.entry);
+        children.entry(parent).or_default().push(index);
+        if let SessionEntry::Label {
+            target_id,
+            label: Some(label),
+            ..
+        } = &record.entry
+        {
+            labels.insert(target_id.as_str(), label.as_str());
+        }
+    }
+    let mut items = Vec::new();
+    // (entry index, depth), depth-first.
+    let mut stack: Vec<(usize, usize)> = children
+        .get(&None)
+        .map(|roots| roots.iter().rev().map(|&index| (index, 0)).collect())
+        .unwrap_or_default();
+    while let Some((index, depth)) = stack.pop() {
+        let entry = &entries[index].entry;
+        let (id, _) = ids(entry);
+        if let Some(label) = describe(entry)
+            && (!for_fork || is_user_message(entry))
+        {
+            let tag = labels
+                .get(id)
+                .map(|label| format!(" [{label}]"))
+                .unwrap_or_default();
+            items.push(SelectorItem {
+                label: format!("{label}{tag}"),
+                detail: String::new(),
+                value: id.to_owned(),
+                depth,
+                current: Some(id) == leaf_id,
+            });
+        }
+        if let Some(kids) = children.get(&Some(id)) {
+            let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
+            for &kid in kids.iter().rev() {
+                stack.push((kid, child_depth));
+            }
+        }
+    }
+    items
+}
+
+fn ids(entry: &SessionEntry) -> (&str, Option<&str>) {
+    match entry {
+        SessionEntry::Message { id, parent_id, .. }
+        | SessionEntry::ThinkingLevelChange { id, parent_id, .. }
+        | SessionEntry::ModelChange { id, parent_id, .. }
+        | SessionEntry::Compaction { id, parent_id, .. }
+        | SessionEntry::BranchSummary { id, parent_id, .. }
+        | SessionEntry::Custom { id, parent_id, .. }
+        | SessionEntry::CustomMessage { id, parent_id, .. }
+        | SessionEntry::Label { id, parent_id, .. }
+        | SessionEntry::SessionInfo { id, parent_id, .. } => (id, parent_id.as_deref()),
+    }
+}
+
+fn is_user_message(entry: &SessionEntry) -> bool {
+    matches!(
+        entry,
+        SessionEntry::Message {
+            message: AgentMessage::User(_),
+            ..
+        }
+    )
+}
+
+/// One line for a tree row; `None` hides the entry (labels, metadata).
+fn describe(entry: &SessionEntry) -> Option<String> {
+    let first_line = |text: &str| text.lines().next().unwrap_or_default().to_owned();
+    match entry {
+        SessionEntry::Message { message, .. } => match message {
+            AgentMessage::User(user) => {
+                Some(format!("user: {}", first_line(&user_text(&user.content))))
+            }
+            AgentMessage::Assistant(assistant) => {
+                let text = crate::transcript::assistant_blocks(&assistant.content)
+                    .into_iter()
+                    .find_map(|block| match block {
+                        crate::transcript::AssistantBlock::Text(text) => Some(text),
+                        crate::transcript::AssistantBlock::Thinking(_) => None,
+                    });
+                let calls = assistant
+                    .content
+                    .iter()
+                    .filter(|block| {
+                        matches!(
+                            block,
+                            pi_protocol::v1::message::AssistantContent::ToolCall(_)
+                        )
+                    })
+                    .count();
+                Some(match (text, calls) {
+                    (Some(text), _) => format!("assistant: {}", first_line(&text)),
+                    (None, 0) => "assistant: (no text)".to_owned(),
+                    (None, calls) => format!("assistant: {calls} tool call(s)"),
+                })
+            }
+            AgentMessage::ToolResult(_) => None,
+            AgentMessage::BashExecution(bash) => Some(format!("!{}", first_line(&bash.command))),
+            AgentMessage::Custom(_) => None,
+            AgentMessage::BranchSummary(_) => Some("branch summary".to_owned()),
+            AgentMessage::CompactionSummary(_) => Some("compaction".to_owned()),
+        },
+        SessionEntry::Compaction { .. } => Some("compaction".to_owned()),
+        SessionEntry::BranchSummary { .. } => Some("branch summary".to_owned()),
+        SessionEntry::ModelChange {
+            provider, model_id, ..
+        } => Some(format!("model: {provider}/{model_id}")),
+        SessionEntry::ThinkingLevelChange { thinking_level, .. } => {
+            Some(format!("thinking: {thinking_level}"))
+        }
+        SessionEntry::Custom { .. }
+        | SessionEntry::CustomMessage { .. }
+        | SessionEntry::Label { .. }
+        | SessionEntry::SessionInfo { .. } => None,
+    }
+}

@@ -1,0 +1,571 @@
+//! What `update` asks for and how the state follows events: keys while idle and running,
+//! history, replay and resync, duplicate events, selectors.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use pi_protocol::v1::message::*;
+use pi_protocol::v1::*;
+use pi_tui::effect::{Effect, Message, Request, SwitchTo};
+use pi_tui::input::{Attachment, Input, Reply};
+use pi_tui::state::Connection;
+use pi_tui::transcript::ItemKind;
+
+use super::support::*;
+
+fn message(text: &str) -> Message {
+    Message {
+        text: text.to_owned(),
+        image_paths: Vec::new(),
+    }
+}
+
+/// Requests among the effects, drafts and file listings left out.
+fn requests(effects: Vec<Effect>) -> Vec<Effect> {
+    effects
+        .into_iter()
+        .filter(|effect| !matches!(effect, Effect::Draft(_) | Effect::ListFiles))
+        .collect()
+}
+
+fn item_texts(harness: &Harness) -> Vec<String> {
+    harness
+        .state
+        .transcript
+        .items()
+        .iter()
+        .map(|item| match &item.kind {
+            ItemKind::User { text, .. } => format!("user: {text}"),
+            ItemKind::Assistant { blocks, .. } => format!("assistant: {blocks:?}"),
+            ItemKind::Tool(tool) => format!("tool {}: {:?}", tool.tool_name, tool.status),
+            other => format!("{other:?}"),
+        })
+        .collect()
+}
+
+#[test]
+fn enter_prompts_when_idle_steers_when_running_and_alt_enter_follows_up() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("first");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Prompt(message("first")))]
+    );
+
+    harness.send(event(1, SessionEvent::AgentStart));
+    harness.type_text("steer me");
+    harness.send(key(KeyCode::Enter));
+    harness.type_text("later");
+    harness.send(key_with(KeyCode::Enter, KeyModifiers::ALT));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::Steer(message("steer me"))),
+            Effect::Request(Request::FollowUp(message("later"))),
+            Effect::Request(Request::Abort),
+        ]
+    );
+    assert!(harness.state.editor.is_empty());
+}
+
+#[test]
+fn queued_messages_come_back_to_the_editor_with_alt_up_or_esc() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(event(1, SessionEvent::AgentStart));
+    harness.send(event(
+        2,
+        SessionEvent::QueueUpdate {
+            steering: vec!["steer one".into()],
+            follow_up: vec!["then this".into()],
+        },
+    ));
+    harness.take_effects();
+    harness.send(key_with(KeyCode::Up, KeyModifiers::ALT));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::Dequeue),
+            Effect::Request(Request::DequeueAndAbort),
+        ]
+    );
+    harness.type_text("draft");
+    harness.send(Input::Reply(Reply::Dequeued(QueueState {
+        steering: vec!["steer one".into()],
+        follow_up: vec!["then this".into()],
+    })));
+    assert_eq!(
+        harness.state.editor.text(),
+        "steer one\n\nthen this\n\ndraft"
+    );
+}
+
+#[test]
+fn alt_enter_inserts_a_newline_when_idle_and_images_are_found_by_path() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("look at @shot.png");
+    harness.send(key_with(KeyCode::Enter, KeyModifiers::ALT));
+    harness.type_text("and ./b.JPG");
+    harness.send(key(KeyCode::Esc)); // closes the @ completion, if any
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Prompt(Message {
+            text: "look at @shot.png\nand ./b.JPG".into(),
+            image_paths: vec!["shot.png".into(), "./b.JPG".into()],
+        }))]
+    );
+}
+
+#[test]
+fn ctrl_c_clears_then_quits_and_ctrl_d_detaches_on_an_empty_editor() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("draft");
+    harness.send(ctrl('c'));
+    assert!(harness.state.editor.is_empty());
+    assert!(!harness.state.exiting);
+    harness.send(Input::Key {
+        event: crossterm::event::KeyEvent::new(KeyCode::Char('c'), KeyModifiers::CONTROL),
+        now_ms: 1_300,
+    });
+    assert!(harness.state.exiting);
+    assert!(harness.take_effects().contains(&Effect::Detach));
+
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("x");
+    harness.send(key(KeyCode::Left)).send(ctrl('d'));
+    assert!(!harness.state.exiting, "ctrl+d deletes while there is text");
+    harness.send(ctrl('d'));
+    assert!(harness.state.exiting);
+}
+
+#[test]
+fn history_browses_with_up_and_down_and_restores_the_draft() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::History {
+        query: String::new(),
+        entries: ["newest", "older"]
+            .iter()
+            .map(|text| HistoryEntry {
+                text: (*text).into(),
+                cwd: "/p".into(),
+                sent_at: 0,
+            })
+            .collect(),
+    }));
+    harness.type_text("my draft");
+    harness.send(key(KeyCode::Up));
+    assert_eq!(harness.state.editor.text(), "newest");
+    harness.send(key(KeyCode::Up)).send(key(KeyCode::Up));
+    assert_eq!(harness.state.editor.text(), "older");
+    harness.send(key(KeyCode::Down)).send(key(KeyCode::Down));
+    assert_eq!(harness.state.editor.text(), "my draft");
+}
+
+#[test]
+fn ctrl_r_searches_history_in_the_daemon_and_enter_takes_the_match() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.send(ctrl('r'));
+    harness.type_text("pa");
+    let searches: Vec<Effect> = requests(harness.take_effects());
+    assert_eq!(
+        searches,
+        [
+            Effect::Request(Request::SearchHistory(String::new())),
+            Effect::Request(Request::SearchHistory("p".into())),
+            Effect::Request(Request::SearchHistory("pa".into())),
+        ]
+    );
+    harness.send(Input::Reply(Reply::History {
+        query: "pa".into(),
+        entries: vec![HistoryEntry {
+            text: "fix the parser".into(),
+            cwd: "/p".into(),
+            sent_at: 0,
+        }],
+    }));
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(harness.state.editor.text(), "fix the parser");
+    assert!(harness.state.overlay.is_none());
+}
+
+#[test]
+fn streaming_rebuilds_the_partial_from_deltas_and_message_end_replaces_it() {
+    let mut harness = Harness::attached(history(vec![user("q")]));
+    harness.send(event(2, SessionEvent::AgentStart));
+    harness.send(event(
+        3,
+        SessionEvent::MessageStart {
+            message: AgentMessage::Assistant(assistant(Vec::new(), StopReason::Stop)),
+        },
+    ));
+    harness.send(delta(4, 0, "Hel"));
+    harness.send(delta(5, 0, "lo"));
+    let partial = harness.state.transcript.streaming().unwrap();
+    assert_eq!(partial.content, vec![reply_text("Hello")]);
+    harness.send(event(
+        6,
+        SessionEvent::MessageEnd {
+            message: AgentMessage::Assistant(assistant(
+                vec![reply_text("Hello!")],
+                StopReason::Stop,
+            )),
+            entry_id: Some("e2".into()),
+        },
+    ));
+    assert!(harness.state.transcript.streaming().is_none());
+    assert_eq!(harness.state.durable_seq, 6);
+    assert_eq!(harness.state.leaf_id.as_deref(), Some("e2"));
+    assert_eq!(
+        item_texts(&harness),
+        ["user: q", "assistant: [Text(\"Hello!\")]"]
+    );
+}
+
+#[test]
+fn events_the_snapshot_already_reflects_or_of_other_sessions_are_ignored() {
+    let mut harness = Harness::attached(history(vec![user("one"), user("two")]));
+    let stale = event(
+        2,
+        SessionEvent::MessageEnd {
+            message: user("two"),
+            entry_id: Some("e2".into()),
+        },
+    );
+    harness.send(stale);
+    harness.send(Input::Event(SessionEventParams {
+        session_id: "another".into(),
+        seq: 9,
+        event: SessionEvent::MessageEnd {
+            message: user("elsewhere"),
+            entry_id: Some("x".into()),
+        },
+    }));
+    assert_eq!(item_texts(&harness), ["user: one", "user: two"]);
+}
+
+#[test]
+fn a_reconnect_replays_after_the_durable_cursor_without_repeats() {
+    let mut harness = Harness::attached(history(vec![user("one")]));
+    harness.send(event(2, SessionEvent::AgentStart));
+    harness.send(event(
+        3,
+        SessionEvent::MessageStart {
+            message: AgentMessage::Assistant(assistant(Vec::new(), StopReason::Stop)),
+        },
+    ));
+    harness.send(delta(4, 0, "half a rep"));
+    harness.send(Input::Disconnected { reason: None });
+    assert!(matches!(
+        harness.state.connection,
+        Connection::Reconnecting { .. }
+    ));
+    // The cursor is the last durable seq (the snapshot's): 1.
+    assert_eq!(harness.state.durable_seq, 1);
+
+    let mut snapshot_info = info(9);
+    snapshot_info.leaf_id = Some("e3".into());
+    let final_reply =
+        AgentMessage::Assistant(assistant(vec![reply_text("full reply")], StopReason::Stop));
+    harness.send(Input::Attached(Box::new(Attachment {
+        connection_id: "c9".into(),
+        response: SessionAttachResponse {
+            snapshot: SessionSnapshot {
+                info: snapshot_info,
+                streaming_message: None,
+                running_tools: Vec::new(),
+                queue: QueueState::default(),
+                attached_clients: 1,
+                clients: Vec::new(),
+            },
+            replay: vec![
+                SessionEventParams {
+                    session_id: SESSION.into(),
+                    seq: 6,
+                    event: SessionEvent::MessageEnd {
+                        message: final_reply,
+                        entry_id: Some("e2".into()),
+                    },
+                },
+                SessionEventParams {
+                    session_id: SESSION.into(),
+                    seq: 8,
+                    event: SessionEvent::MessageEnd {
+                        message: user("two"),
+                        entry_id: Some("e3".into()),
+                    },
+                },
+            ],
+        },
+        history: None,
+    })));
+    assert_eq!(harness.state.connection, Connection::Live);
+    assert!(harness.state.transcript.streaming().is_none());
+    assert_eq!(
+        item_texts(&harness),
+        [
+            "user: one",
+            "assistant: [Text(\"full reply\")]",
+            "user: two"
+        ]
+    );
+    // A late duplicate of a replayed event changes nothing.
+    harness.send(event(
+        8,
+        SessionEvent::MessageEnd {
+            message: user("two"),
+            entry_id: Some("e3".into()),
+        },
+    ));
+    assert_eq!(item_texts(&harness).len(), 3);
+    assert_eq!(harness.state.environment.connection_id, "c9");
+    let effects = harness.take_effects();
+    assert!(
+        !effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::Switch(_))),
+        "the leaf matches: no full reload"
+    );
+}
+
+#[test]
+fn a_replay_that_ends_on_another_leaf_asks_for_a_full_reload() {
+    let mut harness = Harness::attached(history(vec![user("one"), user("two")]));
+    harness.take_effects();
+    let mut snapshot_info = info(5);
+    snapshot_info.leaf_id = Some("e1".into());
+    harness.send(Input::Attached(Box::new(Attachment {
+        connection_id: ME.into(),
+        response: SessionAttachResponse {
+            snapshot: SessionSnapshot {
+                info: snapshot_info,
+                streaming_message: None,
+                running_tools: Vec::new(),
+                queue: QueueState::default(),
+                attached_clients: 1,
+                clients: Vec::new(),
+            },
+            replay: Vec::new(),
+        },
+        history: None,
+    })));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Switch(SwitchTo::Existing(SESSION.into())))
+    );
+}
+
+#[test]
+fn leaf_changes_reload_and_compact_takes_instructions() {
+    let mut harness = Harness::attached(history(vec![user("one")]));
+    harness.take_effects();
+    harness.send(event(2, SessionEvent::LeafChanged { leaf_id: None }));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Switch(SwitchTo::Existing(SESSION.into()))]
+    );
+    harness.type_text("/compact keep the API notes");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Compact(Some(
+            "keep the API notes".into()
+        )))]
+    );
+    harness.send(event(
+        3,
+        SessionEvent::CompactionStart {
+            reason: CompactionReason::Manual,
+        },
+    ));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Abort)]
+    );
+}
+
+#[test]
+fn selectors_choose_models_levels_and_tree_entries() {
+    let mut harness = Harness::attached(history(vec![user("one")]));
+    harness.take_effects();
+    harness.send(ctrl('l'));
+    harness.type_text("opus");
+    harness.send(key(KeyCode::Enter));
+    harness.send(key_with(KeyCode::BackTab, KeyModifiers::SHIFT));
+    harness.send(ctrl('p'));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::SetModel("anthropic/claude-opus-4-1".into())),
+            Effect::Request(Request::SetThinking("high".into())),
+            // Cycling skips models without a key (gemini).
+            Effect::Request(Request::SetModel("openai/gpt-5".into())),
+        ]
+    );
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: history(vec![user("one"), user("two")]),
+        leaf_id: Some("e2".into()),
+        for_fork: false,
+    }));
+    harness.send(key(KeyCode::Up)).send(key(KeyCode::Enter));
+    // Then: summarize the branch being left?
+    harness.send(key(KeyCode::Down)).send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::ReadTree { for_fork: false }),
+            Effect::Request(Request::Navigate {
+                entry_id: "e1".into(),
+                summarize: true,
+            }),
+        ]
+    );
+}
+
+#[test]
+fn editing_sends_drafts_for_the_other_clients() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("hi");
+    harness.send(key(KeyCode::Enter));
+    let drafts: Vec<Effect> = harness
+        .take_effects()
+        .into_iter()
+        .filter(|effect| matches!(effect, Effect::Draft(_)))
+        .collect();
+    assert_eq!(
+        drafts,
+        [
+            Effect::Draft("h".into()),
+            Effect::Draft("hi".into()),
+            Effect::Draft(String::new()),
+        ]
+    );
+}
+
+#[test]
+fn a_scrolled_up_view_stays_put_while_output_arrives_and_esc_follows_again() {
+    let messages: Vec<AgentMessage> = (1..=40).map(|n| user(&format!("message {n}"))).collect();
+    let mut harness = Harness::attached(history(messages));
+    harness.screen(50, 14);
+    harness.send(key(KeyCode::PageUp));
+    let before = harness.screen(50, 14);
+    let top = |screen: &str| screen.lines().take(4).collect::<Vec<_>>().join("\n");
+    for n in 41..=43 {
+        harness.send(event(
+            n,
+            SessionEvent::MessageEnd {
+                message: user(&format!("message {n}")),
+                entry_id: Some(format!("e{n}")),
+            },
+        ));
+        let after = harness.screen(50, 14);
+        assert_eq!(top(&after), top(&before), "{after}");
+    }
+    // Scrolling continues from where the view is, and Esc follows the bottom again.
+    harness.send(key(KeyCode::PageDown));
+    assert_ne!(top(&harness.screen(50, 14)), top(&before));
+    harness.send(key(KeyCode::Esc));
+    assert!(harness.screen(50, 14).contains("› message 43"));
+}
+
+#[test]
+fn bang_commands_run_in_the_session_shell_and_esc_cancels_a_pending_retry() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("!ls -la");
+    harness.send(key(KeyCode::Enter));
+    harness.type_text("!!git status");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::BashFinished));
+    harness.send(event(
+        1,
+        SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "overloaded".into(),
+        },
+    ));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [
+            Effect::Request(Request::Bash {
+                command: "ls -la".into(),
+                exclude_from_context: false,
+            }),
+            Effect::Request(Request::Bash {
+                command: "git status".into(),
+                exclude_from_context: true,
+            }),
+            Effect::Request(Request::AbortRetry),
+        ]
+    );
+}
+
+#[test]
+fn setup_entries_before_the_first_message_stay_in_the_footer_later_changes_are_noted() {
+    let change = |id: &str, seq: u64, model: &str| EntryRecord {
+        seq,
+        entry: SessionEntry::ModelChange {
+            id: id.into(),
+            parent_id: None,
+            timestamp: "2026-11-23T10:00:00.000Z".into(),
+            provider: "anthropic".into(),
+            model_id: model.into(),
+        },
+    };
+    let mut entries = vec![change("m1", 1, "claude-sonnet-4-5")];
+    entries.push(entry("u1", Some("m1"), 2, user("hello")));
+    entries.push(change("m2", 3, "claude-opus-4-1"));
+    let harness = Harness::attached(entries);
+    assert_eq!(
+        item_texts(&harness),
+        [
+            "user: hello".to_owned(),
+            "Notice { level: Info, text: \"Model: anthropic/claude-opus-4-1\" }".to_owned(),
+        ]
+    );
+}
+
+#[test]
+fn reconnecting_to_a_deleted_session_stops_and_says_what_to_do() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    harness.send(Input::Disconnected { reason: None });
+    harness.send(Input::Reconnected {
+        connection_id: "c2".into(),
+        problem: Some("session 0b7e not found".into()),
+    });
+    assert_eq!(harness.state.connection, Connection::Live);
+    let last = harness.state.transcript.items().last().unwrap();
+    assert!(
+        matches!(&last.kind, ItemKind::Notice { text, .. } if text == "Could not attach again: session 0b7e not found. Use /new or /resume."),
+        "{last:?}"
+    );
+}
+
+#[test]
+fn the_wheel_scrolls_the_transcript_or_moves_through_a_list() {
+    let messages: Vec<AgentMessage> = (1..=30).map(|n| user(&format!("message {n}"))).collect();
+    let mut harness = Harness::attached(history(messages));
+    harness.screen(50, 14);
+    harness.send(Input::Wheel(3));
+    assert_eq!(harness.state.view.scroll_from_bottom, 3);
+    harness.send(Input::Wheel(-3)).send(Input::Wheel(-3));
+    assert_eq!(harness.state.view.scroll_from_bottom, 0);
+
+    harness.send(ctrl('l'));
+    harness.send(Input::Wheel(-3));
+    let Some(pi_tui::overlay::Overlay::Select(selector)) = &harness.state.overlay else {
+        panic!("the model selector is open");
+    };
+    assert_eq!(selector.selected().unwrap().value, "google/gemini-2.5-pro");
+}

@@ -1,0 +1,577 @@
+//! Every widget and state as an insta snapshot of the rendered frame (text, and styles where
+//! colour carries meaning). Regenerate with `cargo insta review`.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use insta::assert_snapshot;
+use pi_protocol::v1::message::*;
+use pi_protocol::v1::*;
+use pi_tui::input::{Input, Reply};
+use serde_json::json;
+
+use super::support::*;
+
+/// A conversation with one of each tool.
+fn tools_session() -> Harness {
+    let calls = assistant(
+        vec![
+            reply_text("Let me look around and fix it."),
+            tool_call(
+                "t1",
+                "read",
+                json!({"path": "src/parser.rs", "offset": 40, "limit": 60}),
+            ),
+            tool_call(
+                "t2",
+                "edit",
+                json!({"path": "src/parser.rs", "oldText": "a", "newText": "b"}),
+            ),
+            tool_call("t3", "bash", json!({"command": "cargo test -p parser"})),
+            tool_call(
+                "t4",
+                "write",
+                json!({"path": "notes/plan.md", "content": "# Plan\n\n- one\n- two\n"}),
+            ),
+            tool_call(
+                "t5",
+                "lsp_hover",
+                json!({"file": "src/parser.rs", "line": 6}),
+            ),
+        ],
+        StopReason::ToolUse,
+    );
+    let test_output: String = (1..=12)
+        .map(|n| format!("test parser::case_{n} ... ok\n"))
+        .collect::<String>()
+        + "test result: ok. 12 passed; 0 failed";
+    Harness::attached(history(vec![
+        user("The parser panics on bad input; fix it."),
+        AgentMessage::Assistant(calls),
+        tool_result("t1", "read", &"line\n".repeat(60), json!({}), false),
+        tool_result(
+            "t2",
+            "edit",
+            "Successfully replaced 1 block(s) in src/parser.rs.",
+            edit_details(),
+            false,
+        ),
+        tool_result("t3", "bash", &test_output, json!({}), false),
+        tool_result(
+            "t4",
+            "write",
+            "Successfully wrote 22 bytes to notes/plan.md",
+            json!({}),
+            false,
+        ),
+        tool_result(
+            "t5",
+            "lsp_hover",
+            "fn lex(input: &str) -> Result<Vec<Token>>\nLexes the input.\nMore docs.\nEven more.\nFifth.\nSixth line.",
+            json!({}),
+            false,
+        ),
+    ]))
+}
+
+#[test]
+fn empty_session() {
+    let mut harness = Harness::attached(Vec::new());
+    assert_snapshot!(harness.screen(80, 16));
+}
+
+#[test]
+fn connecting_before_the_first_attach() {
+    let mut harness = Harness::new();
+    assert_snapshot!(harness.screen(60, 10));
+}
+
+#[test]
+fn conversation_with_markdown() {
+    let markdown = "## Plan\n\nThe parser is **fragile**: it calls `unwrap()` on *untrusted* input. See [the docs](https://docs.rs/nom).\n\n1. Return a `Result`\n2. Propagate with `?`\n   - in `lex`\n   - in `build`\n\n> Errors are values.\n\n| step | file | risk |\n|:-----|:----:|-----:|\n| lex | lexer.rs | low |\n| build | ast.rs | medium |\n\n```rust\nfn parse(input: &str) -> Result<Ast, Error> {\n    let tokens = lex(input)?; // no more panics\n    Ok(build(tokens))\n}\n```\n\n---\n\nDone.";
+    let mut harness = Harness::attached(history(vec![
+        user("How should we fix the parser?"),
+        AgentMessage::Assistant(assistant(vec![reply_text(markdown)], StopReason::Stop)),
+    ]));
+    assert_snapshot!(harness.styled_screen(72, 44));
+}
+
+#[test]
+fn streaming_message_grows_with_deltas() {
+    let mut harness = Harness::attached(history(vec![user("Explain the lexer")]));
+    harness.send(event(2, SessionEvent::AgentStart));
+    harness.send(event(
+        3,
+        SessionEvent::MessageStart {
+            message: AgentMessage::Assistant(assistant(Vec::new(), StopReason::Stop)),
+        },
+    ));
+    harness.send(event(
+        4,
+        SessionEvent::MessageUpdate {
+            assistant_message_event: AssistantMessageEvent::TextStart { content_index: 0 },
+        },
+    ));
+    harness.send(delta(5, 0, "The lexer turns **bytes** into"));
+    harness.send(delta(6, 0, " tokens:\n\n- identifiers\n- num"));
+    assert_snapshot!(harness.screen(60, 14));
+}
+
+#[test]
+fn each_tool_collapsed() {
+    let mut harness = tools_session();
+    assert_snapshot!(harness.styled_screen(90, 44));
+}
+
+#[test]
+fn each_tool_expanded_with_ctrl_o() {
+    let mut harness = tools_session();
+    harness.send(ctrl('o'));
+    harness.state.view.scroll_from_bottom = 0;
+    assert_snapshot!(harness.screen(90, 60));
+}
+
+#[test]
+fn running_and_failed_tools() {
+    let mut harness = Harness::attached(history(vec![
+        user("run it"),
+        AgentMessage::Assistant(assistant(
+            vec![
+                tool_call("t1", "bash", json!({"command": "make build"})),
+                tool_call("t2", "edit", json!({"path": "missing.rs"})),
+            ],
+            StopReason::ToolUse,
+        )),
+    ]));
+    harness.send(event(3, SessionEvent::AgentStart));
+    harness.send(event(
+        4,
+        SessionEvent::ToolExecutionUpdate {
+            tool_call_id: "t1".into(),
+            tool_name: "bash".into(),
+            args: json!({"command": "make build"}),
+            partial_result: ToolResult {
+                content: vec![text("compiling a\ncompiling b")],
+                details: json!({}),
+            },
+        },
+    ));
+    harness.send(event(
+        5,
+        SessionEvent::ToolExecutionEnd {
+            tool_call_id: "t2".into(),
+            tool_name: "edit".into(),
+            result: ToolResult {
+                content: vec![text("ENOENT: no such file or directory, open 'missing.rs'")],
+                details: json!({}),
+            },
+            is_error: true,
+        },
+    ));
+    assert_snapshot!(harness.styled_screen(70, 16));
+}
+
+#[test]
+fn thinking_collapsed_then_expanded() {
+    let reasoning =
+        "The user wants a fix.\nThe panic comes from unwrap in lex.\nReturning Result is cleaner.";
+    let mut harness = Harness::attached(history(vec![
+        user("Why does it panic?"),
+        AgentMessage::Assistant(assistant(
+            vec![thinking(reasoning), reply_text("Because `lex` unwraps.")],
+            StopReason::Stop,
+        )),
+    ]));
+    let collapsed = harness.screen(70, 12);
+    harness.send(ctrl('t'));
+    let expanded = harness.screen(70, 14);
+    assert_snapshot!(format!("{collapsed}\n\n=== ctrl+t ===\n\n{expanded}"));
+}
+
+#[test]
+fn queued_messages_while_running() {
+    let mut harness = Harness::attached(history(vec![user("Refactor the parser")]));
+    harness.send(event(2, SessionEvent::AgentStart));
+    harness.type_text("also update the docs");
+    harness.send(key(KeyCode::Enter));
+    harness.send(event(
+        3,
+        SessionEvent::QueueUpdate {
+            steering: vec!["also update the docs".into()],
+            follow_up: vec!["then run the benchmarks".into()],
+        },
+    ));
+    assert_snapshot!(harness.screen(70, 14));
+}
+
+#[test]
+fn model_selector_with_a_query() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(ctrl('l'));
+    harness.type_text("son");
+    let filtered = harness.screen(70, 16);
+    harness
+        .send(key(KeyCode::Backspace))
+        .send(key(KeyCode::Backspace))
+        .send(key(KeyCode::Backspace));
+    let unfiltered = harness.screen(70, 16);
+    assert_snapshot!(format!("{filtered}\n\n=== no query ===\n\n{unfiltered}"));
+}
+
+#[test]
+fn thinking_selector() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/thinking");
+    harness.send(key(KeyCode::Enter));
+    assert_snapshot!(harness.screen(60, 16));
+}
+
+#[test]
+fn session_picker() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/resume");
+    harness.send(key(KeyCode::Enter));
+    let loading = harness.screen(70, 12);
+    let mut other = info(40);
+    other.id = "7d0c".into();
+    other.name = Some("docs rewrite".into());
+    other.message_count = 12;
+    other.status = SessionStatus::Running;
+    let mut mine = info(3);
+    mine.first_message = Some("The parser panics on bad input".into());
+    mine.message_count = 3;
+    harness.send(Input::Reply(Reply::Sessions(vec![other, mine])));
+    assert_snapshot!(format!(
+        "{loading}\n\n=== loaded ===\n\n{}",
+        harness.screen(70, 12)
+    ));
+}
+
+#[test]
+fn tree_view_with_a_branch_and_labels() {
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    let reply_a =
+        AgentMessage::Assistant(assistant(vec![reply_text("Answer A")], StopReason::Stop));
+    let reply_b =
+        AgentMessage::Assistant(assistant(vec![reply_text("Answer B")], StopReason::Stop));
+    let entries = vec![
+        entry("u1", None, 1, user("Fix the parser")),
+        entry("a1", Some("u1"), 2, reply_a),
+        entry("u2", Some("a1"), 3, user("Now add tests")),
+        entry("u3", Some("a1"), 5, user("Actually, add docs instead")),
+        entry("a3", Some("u3"), 6, reply_b),
+        EntryRecord {
+            seq: 7,
+            entry: SessionEntry::Label {
+                id: "l1".into(),
+                parent_id: Some("a3".into()),
+                timestamp: "2026-11-23T10:00:00.000Z".into(),
+                target_id: "u1".into(),
+                label: Some("start".into()),
+            },
+        },
+    ];
+    harness.send(Input::Reply(Reply::Tree {
+        entries,
+        leaf_id: Some("a3".into()),
+        for_fork: false,
+    }));
+    assert_snapshot!(harness.screen(70, 14));
+}
+
+#[test]
+fn compaction_in_progress_then_its_summary() {
+    let mut harness = Harness::attached(history(vec![user("a long session")]));
+    harness.send(event(
+        2,
+        SessionEvent::CompactionStart {
+            reason: CompactionReason::Threshold,
+        },
+    ));
+    let compacting = harness.screen(64, 10);
+    harness.send(event(
+        3,
+        SessionEvent::EntryAdded {
+            entry: SessionEntry::Compaction {
+                id: "c1".into(),
+                parent_id: Some("e1".into()),
+                timestamp: "2026-11-23T10:00:00.000Z".into(),
+                summary: "## Goal\nFix the parser.\n\n## Progress\n- lexer returns Result".into(),
+                first_kept_entry_id: "e1".into(),
+                tokens_before: 182_000,
+                details: None,
+                from_hook: None,
+            },
+        },
+    ));
+    harness.send(event(
+        4,
+        SessionEvent::CompactionEnd {
+            reason: CompactionReason::Threshold,
+            result: None,
+            aborted: false,
+            will_retry: false,
+            error_message: None,
+        },
+    ));
+    let done = harness.screen(64, 12);
+    harness.send(ctrl('o'));
+    assert_snapshot!(format!(
+        "{compacting}\n\n=== done ===\n\n{done}\n\n=== ctrl+o ===\n\n{}",
+        harness.screen(64, 16)
+    ));
+}
+
+#[test]
+fn tree_choice_asks_whether_to_summarize_the_branch_left() {
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: history(vec![user("first"), user("second")]),
+        leaf_id: Some("e2".into()),
+        for_fork: false,
+    }));
+    harness.send(key(KeyCode::Up)).send(key(KeyCode::Enter));
+    assert_snapshot!(harness.screen(64, 12));
+}
+
+#[test]
+fn errors_and_aborts() {
+    let mut failed = assistant(vec![reply_text("Partial answer")], StopReason::Error);
+    failed.error_message = Some("429 rate limited: retry after 20s".into());
+    let mut aborted = assistant(Vec::new(), StopReason::Aborted);
+    aborted.error_message = Some("Aborted by the user.".into());
+    let mut harness = Harness::attached(history(vec![
+        user("go"),
+        AgentMessage::Assistant(failed),
+        user("again"),
+        AgentMessage::Assistant(aborted),
+    ]));
+    harness.send(event(
+        5,
+        SessionEvent::SessionError {
+            message: "the run ended with an internal error (see the daemon log)".into(),
+        },
+    ));
+    assert_snapshot!(harness.styled_screen(64, 16));
+}
+
+#[test]
+fn reconnecting_banner() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    harness.send(Input::Disconnected { reason: None });
+    harness.send(Input::ReconnectFailed { attempt: 2 });
+    assert_snapshot!(harness.screen(60, 10));
+}
+
+#[test]
+fn narrow_terminal_40_columns() {
+    let mut harness = tools_session();
+    harness.type_text("a long draft that wraps in a narrow editor window");
+    assert_snapshot!(harness.screen(40, 30));
+}
+
+#[test]
+fn wide_terminal_160_columns() {
+    let mut harness = tools_session();
+    assert_snapshot!(harness.screen(160, 36));
+}
+
+#[test]
+fn other_clients_typing_and_attached() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    let client = |id: &str, draft: &str| AttachedClient {
+        connection_id: id.into(),
+        name: "pi-tui".into(),
+        draft: draft.into(),
+    };
+    harness.send(Input::Presence(SessionPresenceParams {
+        session_id: SESSION.into(),
+        clients: vec![client(ME, ""), client("c2", "")],
+    }));
+    let attached = harness.screen(60, 10);
+    harness.send(Input::Presence(SessionPresenceParams {
+        session_id: SESSION.into(),
+        clients: vec![client(ME, ""), client("c2", "what about\nthe lexer tests")],
+    }));
+    assert_snapshot!(format!(
+        "{attached}\n\n=== typing ===\n\n{}",
+        harness.screen(60, 10)
+    ));
+}
+
+#[test]
+fn editor_multiline_and_collapsed_paste() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("Review this:");
+    harness.send(key_with(KeyCode::Enter, KeyModifiers::SHIFT));
+    let pasted: String = (1..=30).map(|n| format!("log line {n}\n")).collect();
+    harness.send(Input::Paste(pasted));
+    harness.type_text(" thanks");
+    assert_snapshot!(harness.screen(60, 10));
+}
+
+#[test]
+fn command_and_file_completion() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/");
+    let commands = harness.screen(70, 16);
+    harness.send(ctrl('c'));
+    harness.type_text("explain @pars");
+    assert_snapshot!(format!(
+        "{commands}\n\n=== @ files ===\n\n{}",
+        harness.screen(70, 12)
+    ));
+}
+
+#[test]
+fn hotkeys_overlay() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/hotkeys");
+    harness.send(key(KeyCode::Enter));
+    assert_snapshot!(harness.screen(80, 44));
+}
+
+#[test]
+fn session_info_panel() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    harness.send(Input::Reply(Reply::Stats(SessionStatsResponse {
+        session_id: SESSION.into(),
+        user_messages: 4,
+        assistant_messages: 4,
+        tool_calls: 7,
+        tool_results: 7,
+        total_messages: 15,
+        tokens: TokenTotals {
+            input: 12_000,
+            output: 3_400,
+            cache_read: 40_000,
+            cache_write: 2_000,
+            total: 57_400,
+        },
+        cost: 0.1234,
+    })));
+    assert_snapshot!(harness.screen(80, 18));
+}
+
+#[test]
+fn scrolled_up_shows_how_much_is_below() {
+    let messages: Vec<AgentMessage> = (1..=30).map(|n| user(&format!("message {n}"))).collect();
+    let mut harness = Harness::attached(history(messages));
+    harness.send(key(KeyCode::PageUp));
+    assert_snapshot!(harness.screen(50, 14));
+}
+
+#[test]
+fn footer_counts_tokens_cost_and_context() {
+    let mut harness = Harness::attached(history(vec![
+        user("one"),
+        AgentMessage::Assistant(assistant(vec![reply_text("Reply.")], StopReason::Stop)),
+    ]));
+    harness.state.session.as_mut().unwrap().name = Some("parser fix".into());
+    assert_snapshot!(harness.screen(80, 8));
+}
+
+#[test]
+fn retries_and_user_shell_commands() {
+    let mut harness = Harness::attached(history(vec![user("go")]));
+    harness.send(event(
+        2,
+        SessionEvent::AutoRetryStart {
+            attempt: 1,
+            max_attempts: 3,
+            delay_ms: 2000,
+            error_message: "529 overloaded".into(),
+        },
+    ));
+    harness.send(event(
+        3,
+        SessionEvent::AutoRetryEnd {
+            success: false,
+            attempt: 3,
+            final_error: Some("529 overloaded".into()),
+        },
+    ));
+    harness.type_text("!cargo fmt --check");
+    harness.send(key(KeyCode::Enter));
+    let running = harness.screen(64, 14);
+    harness.send(Input::Reply(Reply::BashFinished));
+    harness.send(event(
+        4,
+        SessionEvent::MessageEnd {
+            message: AgentMessage::BashExecution(BashExecutionMessage {
+                command: "cargo fmt --check".into(),
+                output: "Diff in src/lib.rs at line 3".into(),
+                exit_code: Some(1),
+                cancelled: false,
+                truncated: false,
+                full_output_path: None,
+                exclude_from_context: false,
+                timestamp: 0,
+            }),
+            entry_id: Some("e2".into()),
+        },
+    ));
+    assert_snapshot!(format!(
+        "{running}\n\n=== finished ===\n\n{}",
+        harness.screen(64, 14)
+    ));
+}
+
+#[test]
+fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::Commands(vec![
+        SlashCommand {
+            name: "review".into(),
+            description: "Review a file carefully (user)".into(),
+            source: "template".into(),
+        },
+        SlashCommand {
+            name: "skill:pdf".into(),
+            description: "Work with PDF files".into(),
+            source: "skill".into(),
+        },
+    ])));
+    harness.type_text("/re");
+    assert_snapshot!(harness.screen(70, 12));
+}
+
+#[test]
+fn history_search_and_fork_selectors() {
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.send(ctrl('r'));
+    harness.type_text("pars");
+    harness.send(Input::Reply(Reply::History {
+        query: "pars".into(),
+        entries: [
+            "fix the parser",
+            "why does the parser panic?\nwith a second line",
+        ]
+        .iter()
+        .map(|text| HistoryEntry {
+            text: (*text).into(),
+            cwd: "/p".into(),
+            sent_at: 0,
+        })
+        .collect(),
+    }));
+    let search = harness.screen(64, 12);
+    harness.send(key(KeyCode::Esc));
+    harness.type_text("/fork");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: history(vec![
+            user("Fix the parser"),
+            AgentMessage::Assistant(assistant(vec![reply_text("Done.")], StopReason::Stop)),
+            user("Now add tests"),
+        ]),
+        leaf_id: Some("e3".into()),
+        for_fork: true,
+    }));
+    assert_snapshot!(format!(
+        "{search}\n\n=== /fork ===\n\n{}",
+        harness.screen(64, 12)
+    ));
+}

@@ -1,0 +1,34 @@
+//! `history/search`: the prompt history shared by all clients.
+
+use pi_protocol::ErrorObject;
+use pi_protocol::v1::{HistoryEntry, HistorySearchParams, HistorySearchResponse};
+
+use crate::rpc::dispatch::RequestContext;
+
+/// Default and largest page of `history/search`.
+const DEFAULT_LIMIT: u32 = 100;
+const MAX_LIMIT: u32 = 1000;
+
+/// Searches the prompt history, newest first.
+pub async fn search(
+    context: &RequestContext,
+    params: HistorySearchParams,
+) -> Result<HistorySearchResponse, ErrorObject> {
+    let limit = params.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let rows = context
+        .state
+        .store
+        .search_prompts(params.query.as_deref(), params.cwd.as_deref(), limit)
+        .await
+        .map_err(crate::session::internal)?;
+    Ok(HistorySearchResponse {
+        entries: rows
+            .into_iter()
+            .map(|row| HistoryEntry {
+                text: row.text,
+                cwd: row.cwd,
+                sent_at: row.sent_at,
+            })
+            .collect(),
+    })
+}

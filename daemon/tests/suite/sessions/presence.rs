@@ -1,0 +1,220 @@
+//! Presence, prompt history and dequeue: drafts travel to the other attached clients, leaving
+//! clients disappear from the list, every sent message lands in the shared history, and queued
+//! messages can be taken back before they are delivered.
+
+use std::time::Duration;
+
+use pi_llm::faux::FauxReply;
+use pi_protocol::v1::*;
+use pi_protocol::{ErrorKind, NotificationMethod as _};
+
+use super::harness::{TestDaemon, run_events};
+
+/// The next `session/presence` for `session_id`, as `(name, draft)` pairs.
+async fn next_presence(
+    notifications: &mut pi_client::Notifications,
+    session_id: &str,
+) -> Vec<(String, String)> {
+    loop {
+        let notification = tokio::time::timeout(Duration::from_secs(10), notifications.next())
+            .await
+            .expect("a presence notification in time")
+            .expect("the connection is open");
+        if notification.method != SessionPresence::NAME {
+            continue;
+        }
+        let params: SessionPresenceParams =
+            serde_json::from_value(notification.params.unwrap()).unwrap();
+        if params.session_id == session_id {
+            return params
+                .clients
+                .into_iter()
+                .map(|client| (client.name, client.draft))
+                .collect();
+        }
+    }
+}
+
+fn attach(session_id: &str) -> SessionAttachParams {
+    SessionAttachParams {
+        session_id: session_id.to_owned(),
+        after_seq: None,
+    }
+}
+
+#[tokio::test]
+async fn drafts_reach_the_other_clients_and_leavers_disappear() {
+    let daemon = TestDaemon::start().await;
+    let (alice, mut alice_events) = daemon.client().await;
+    let (bob, mut bob_events) = daemon.client().await;
+    let session = daemon.create_session(&alice).await;
+
+    let refused = alice
+        .call::<SessionSetDraft>(&SessionSetDraftParams {
+            session_id: session.id.clone(),
+            text: "not attached".into(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.rpc_kind(), Some(ErrorKind::InvalidParams));
+
+    alice
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_presence(&mut alice_events, &session.id).await,
+        [("session-test".to_owned(), String::new())]
+    );
+    let snapshot = bob
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap()
+        .snapshot;
+    assert_eq!(snapshot.clients.len(), 2);
+    assert_eq!(next_presence(&mut alice_events, &session.id).await.len(), 2);
+
+    alice
+        .call::<SessionSetDraft>(&SessionSetDraftParams {
+            session_id: session.id.clone(),
+            text: "half a thought".into(),
+        })
+        .await
+        .unwrap();
+    // Bob's own attach announcement comes first, then Alice's draft.
+    assert_eq!(next_presence(&mut bob_events, &session.id).await.len(), 2);
+    assert_eq!(
+        next_presence(&mut bob_events, &session.id).await,
+        [
+            ("session-test".to_owned(), "half a thought".to_owned()),
+            ("session-test".to_owned(), String::new()),
+        ]
+    );
+
+    alice.close().await;
+    assert_eq!(
+        next_presence(&mut bob_events, &session.id).await,
+        [("session-test".to_owned(), String::new())]
+    );
+}
+
+#[tokio::test]
+async fn sent_messages_are_searchable_in_the_shared_history() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    client
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("done"));
+    client
+        .call::<SessionPrompt>(&SessionMessageParams {
+            session_id: session.id.clone(),
+            text: "refactor the parser".into(),
+            images: vec![],
+        })
+        .await
+        .unwrap();
+    run_events(&mut events, &session.id).await;
+    client
+        .call::<SessionFollowUp>(&SessionMessageParams {
+            session_id: session.id.clone(),
+            text: "then add tests".into(),
+            images: vec![],
+        })
+        .await
+        .unwrap();
+
+    let search = |query: Option<&str>| HistorySearchParams {
+        query: query.map(str::to_owned),
+        cwd: None,
+        limit: None,
+    };
+    let texts = |response: HistorySearchResponse| {
+        response
+            .entries
+            .into_iter()
+            .map(|entry| entry.text)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        texts(client.call::<HistorySearch>(&search(None)).await.unwrap()),
+        ["then add tests", "refactor the parser"]
+    );
+    assert_eq!(
+        texts(
+            client
+                .call::<HistorySearch>(&search(Some("pars")))
+                .await
+                .unwrap()
+        ),
+        ["refactor the parser"]
+    );
+}
+
+#[tokio::test]
+async fn dequeue_takes_the_queued_messages_back_before_delivery() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    client
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap();
+    daemon.faux.push(
+        FauxReply::text("working").then_tool_call("block", serde_json::json!({"key": "held"})),
+    );
+    daemon.faux.push(FauxReply::text("done"));
+    let message = |text: &str| SessionMessageParams {
+        session_id: session.id.clone(),
+        text: text.into(),
+        images: vec![],
+    };
+    client
+        .call::<SessionPrompt>(&message("start"))
+        .await
+        .unwrap();
+    daemon.block.wait_started(1).await;
+    client
+        .call::<SessionSteer>(&message("change course"))
+        .await
+        .unwrap();
+    client
+        .call::<SessionFollowUp>(&message("and then this"))
+        .await
+        .unwrap();
+    let id = SessionIdParams {
+        session_id: session.id.clone(),
+    };
+    let taken = client.call::<SessionDequeue>(&id).await.unwrap();
+    assert_eq!(taken.steering, ["change course"]);
+    assert_eq!(taken.follow_up, ["and then this"]);
+    assert_eq!(
+        client.call::<SessionDequeue>(&id).await.unwrap(),
+        QueueState::default()
+    );
+    daemon.block.release("held");
+    let run = run_events(&mut events, &session.id).await;
+    let last_queue = run.iter().rev().find_map(|event| match &event.event {
+        SessionEvent::QueueUpdate {
+            steering,
+            follow_up,
+        } => Some((steering.len(), follow_up.len())),
+        _ => None,
+    });
+    assert_eq!(last_queue, Some((0, 0)));
+    let delivered_users = run
+        .iter()
+        .filter(|event| {
+            matches!(
+                &event.event,
+                SessionEvent::MessageEnd {
+                    message: message::AgentMessage::User(_),
+                    ..
+                }
+            )
+        })
+        .count();
+    assert_eq!(delivered_users, 1, "only the prompt was delivered");
+}

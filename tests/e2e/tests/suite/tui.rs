@@ -1,0 +1,308 @@
+//! The real `pictl` TUI in tmux against the real daemon and the scripted model: type a
+//! prompt and see the streamed reply and a `read` tool call; queue a steering message while a
+//! `bash` tool runs; abort with Esc; attach a second TUI and see the same screen, drafts
+//! included; kill and restart the daemon and see both TUIs reconnect and carry on without
+//! repeats; detach, and pick the session again with `pictl attach`.
+//!
+//! tmux runs on a private socket in a temporary directory; screens are read with
+//! `capture-pane`, polled until a deadline.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use pi_protocol::v1::{SessionList, SessionListParams};
+use pi_test_support::model_server::Turn;
+use pi_test_support::workspace_binary;
+
+use super::harness::{MODEL, World};
+
+/// How long a screen may take to show what a step expects.
+const SCREEN_DEADLINE: Duration = Duration::from_secs(30);
+/// Between two `capture-pane` polls.
+const POLL: Duration = Duration::from_millis(25);
+
+/// A private tmux server; killed when dropped.
+struct Tmux {
+    socket: PathBuf,
+}
+
+impl Tmux {
+    fn new(dir: &Path) -> Tmux {
+        Tmux {
+            socket: dir.join("tmux.sock"),
+        }
+    }
+
+    fn tmux(&self, args: &[&str]) -> Output {
+        let output = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(args)
+            .output()
+            .expect("tmux is installed (tests/install-peers)");
+        assert!(
+            output.status.success(),
+            "tmux {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        output
+    }
+
+    /// Starts `command` in a new 100x30 window named `name`.
+    fn start(&self, name: &str, cwd: &Path, env: &[(String, String)], command: &[String]) {
+        let first = !self.socket.exists();
+        let mut args: Vec<String> = if first {
+            ["new-session", "-d", "-s", "pi", "-x", "100", "-y", "30"]
+                .map(String::from)
+                .to_vec()
+        } else {
+            ["new-window", "-d", "-t", "pi"].map(String::from).to_vec()
+        };
+        args.extend([
+            "-n".into(),
+            name.into(),
+            "-c".into(),
+            cwd.display().to_string(),
+        ]);
+        for (key, value) in env {
+            args.extend(["-e".into(), format!("{key}={value}")]);
+        }
+        args.extend(command.iter().cloned());
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        self.tmux(&args);
+        if first {
+            // Windows created later get the same size; a finished program stays readable.
+            self.tmux(&["set-option", "-g", "default-size", "100x30"]);
+            self.tmux(&["set-option", "-g", "remain-on-exit", "on"]);
+        }
+    }
+
+    fn send(&self, name: &str, keys: &[&str]) {
+        let target = format!("pi:{name}");
+        let mut args = vec!["send-keys", "-t", target.as_str()];
+        args.extend(keys);
+        self.tmux(&args);
+    }
+
+    /// Types text literally.
+    fn type_text(&self, name: &str, text: &str) {
+        let target = format!("pi:{name}");
+        self.tmux(&["send-keys", "-t", target.as_str(), "-l", text]);
+    }
+
+    fn capture(&self, name: &str) -> String {
+        let target = format!("pi:{name}");
+        let output = self.tmux(&["capture-pane", "-p", "-t", target.as_str()]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Polls the screen until `predicate` holds; returns it. Panics with the screen at the
+    /// deadline.
+    fn wait_for(&self, name: &str, what: &str, predicate: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + SCREEN_DEADLINE;
+        loop {
+            let screen = self.capture(name);
+            if predicate(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{name}: waited for {what}; the screen is:\n{screen}"
+            );
+            std::thread::sleep(POLL);
+        }
+    }
+
+    fn wait_for_text(&self, name: &str, text: &str) -> String {
+        self.wait_for(name, &format!("{text:?}"), |screen| screen.contains(text))
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .output();
+    }
+}
+
+/// The transcript part of a screen: everything above the editor's top rule.
+fn transcript(screen: &str) -> String {
+    let lines: Vec<&str> = screen.lines().collect();
+    let editor_top = lines
+        .iter()
+        .rposition(|line| line.starts_with("──"))
+        .and_then(|bottom| {
+            lines[..bottom]
+                .iter()
+                .rposition(|line| line.starts_with("──"))
+        })
+        .unwrap_or(lines.len());
+    lines[..editor_top].join("\n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
+    let mut world = World::start("anthropic-messages").await;
+    let work = world.daemon.home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let tmux = Tmux::new(world.daemon.home.path());
+    let mut env = world.daemon.env();
+    env.push((
+        "PI_DAEMON_BIN".into(),
+        workspace_binary("pid").display().to_string(),
+    ));
+    env.push(("TERM".into(), "xterm-256color".into()));
+    let pictl = workspace_binary("pictl").display().to_string();
+
+    // A prompt: the reply streams, with a tool call that reads a file.
+    std::fs::create_dir_all(work.join("src")).unwrap();
+    std::fs::write(
+        work.join("src/lexer.rs"),
+        "fn lex() {}\nfn next() {}\nfn peek() {}\n",
+    )
+    .unwrap();
+    world.server.push(
+        Turn::reply()
+            .text("Let me check the **lexer** first.")
+            .tool_call("t1", "read", serde_json::json!({"path": "src/lexer.rs"})),
+    );
+    world
+        .server
+        .push(Turn::reply().text("The lexer looks fine to me."));
+    tmux.start(
+        "a",
+        &work,
+        &env,
+        &[pictl.clone(), "--model".into(), MODEL.into()],
+    );
+    tmux.wait_for_text("a", "Type a message");
+    tmux.type_text("a", "explain the lexer");
+    tmux.send("a", &["Enter"]);
+    let screen = tmux.wait_for_text("a", "The lexer looks fine to me.");
+    assert!(screen.contains("› explain the lexer"), "{screen}");
+    assert!(screen.contains("Let me check the lexer first."), "{screen}");
+    assert!(screen.contains("● read src/lexer.rs"), "{screen}");
+    assert!(screen.contains("3 lines"), "{screen}");
+
+    // A tool that runs until aborted: Enter queues a steering message, Esc aborts.
+    world
+        .server
+        .push(Turn::reply().text("Running the slow suite.").tool_call(
+            "t2",
+            "bash",
+            serde_json::json!({"command": "sleep 300"}),
+        ));
+    tmux.type_text("a", "now the parser");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for("a", "the tool to run", |screen| {
+        screen.contains("bash $ sleep 300") && screen.contains("Working… (esc to abort)")
+    });
+    tmux.type_text("a", "also check the tests");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "queued steer: also check the tests");
+    tmux.send("a", &["Escape"]);
+    // As in pi, Esc takes the queued message back into the editor before aborting.
+    let screen = tmux.wait_for("a", "the run to end", |screen| {
+        !screen.contains("Working…") && !screen.contains("queued steer")
+    });
+    let editor_line = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("──"))
+        .nth(1)
+        .unwrap_or_default();
+    assert_eq!(editor_line.trim_end(), "› also check the tests", "{screen}");
+    assert!(
+        !transcript(&screen).contains("also check the tests"),
+        "not delivered:\n{screen}"
+    );
+    tmux.send("a", &["C-u"]);
+    tmux.wait_for_text("a", "Type a message");
+
+    // A second TUI on the same session sees the same transcript, and A's draft.
+    let (client, _events) = world.client().await;
+    let sessions = client
+        .call::<SessionList>(&SessionListParams::default())
+        .await
+        .unwrap()
+        .sessions;
+    assert_eq!(sessions.len(), 1);
+    let session_id = sessions[0].id.clone();
+    drop(client);
+    tmux.start(
+        "b",
+        &work,
+        &env,
+        &[pictl.clone(), "attach".into(), session_id.clone()],
+    );
+    tmux.wait_for_text("b", "The lexer looks fine to me.");
+    let screen_a = tmux.wait_for_text("a", "1 other client attached");
+    let screen_b = tmux.wait_for_text("b", "1 other client attached");
+    assert_eq!(transcript(&screen_a), transcript(&screen_b));
+    tmux.type_text("a", "a thought in progress");
+    tmux.wait_for_text("b", "is typing: a thought in progress");
+    tmux.send("a", &["C-u"]);
+    tmux.wait_for_text("b", "1 other client attached");
+
+    // The daemon dies and comes back: both TUIs reconnect and continue.
+    world.daemon.kill9().await;
+    tmux.wait_for_text("a", "Reconnecting");
+    tmux.wait_for_text("b", "Reconnecting");
+    world.daemon.restart().await;
+    for name in ["a", "b"] {
+        tmux.wait_for(name, "the reconnection", |screen| {
+            !screen.contains("Reconnecting") && screen.contains("1 other client attached")
+        });
+    }
+    world
+        .server
+        .push(Turn::reply().text("Back after the restart."));
+    tmux.type_text("b", "are you still there?");
+    tmux.send("b", &["Enter"]);
+    for name in ["a", "b"] {
+        let screen = tmux.wait_for_text(name, "Back after the restart.");
+        assert!(screen.contains("› are you still there?"), "{screen}");
+        assert_eq!(
+            screen.matches("The lexer looks fine to me.").count(),
+            1,
+            "nothing is shown twice:\n{screen}"
+        );
+    }
+    let screen_a = tmux.capture("a");
+    let screen_b = tmux.capture("b");
+    assert_eq!(transcript(&screen_a), transcript(&screen_b));
+
+    // Ctrl+D on an empty editor detaches; the session stays, and `pictl attach` without an
+    // id offers it in the picker.
+    tmux.send("a", &["C-d"]);
+    tmux.wait_for("a", "pictl to exit", |screen| {
+        !screen.contains("Type a message")
+    });
+    tmux.wait_for_text("b", "Type a message");
+    tmux.start("c", &work, &env, &[pictl, "attach".into()]);
+    tmux.wait_for_text("c", "Attach to a session");
+    tmux.wait_for_text("c", "explain the lexer");
+    tmux.send("c", &["Enter"]);
+    let screen = tmux.wait_for_text("c", "Back after the restart.");
+    assert!(screen.contains("› are you still there?"), "{screen}");
+    assert_eq!(transcript(&screen), transcript(&tmux.capture("b")));
+
+    // Ctrl+R searches the prompt history the daemon keeps for every client.
+    tmux.send("c", &["C-r"]);
+    tmux.wait_for_text("c", "Search prompt history");
+    tmux.type_text("c", "lex");
+    tmux.wait_for_text("c", "│  explain the lexer");
+    tmux.send("c", &["Enter"]);
+    let screen = tmux.wait_for("c", "the prompt in the editor", |screen| {
+        !screen.contains("Search prompt history")
+    });
+    let editor_line = screen
+        .lines()
+        .skip_while(|line| !line.starts_with("──"))
+        .nth(1)
+        .unwrap_or_default();
+    assert_eq!(editor_line.trim_end(), "› explain the lexer", "{screen}");
+}
