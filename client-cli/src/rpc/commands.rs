@@ -3,8 +3,7 @@
 //! A handler gets the bridge's current state ([`Bridge`]) and one parsed command, and returns
 //! the response line and, for `new_session`, `switch_session` and `fork`, the session to
 //! switch to. Errors always carry the command's `id` and name (pi reports most of them as an
-//! id-less `parse` error). A command the daemon cannot serve yet (`get_commands`) answers
-//! `success:false` naming what is missing.
+//! id-less `parse` error).
 
 use std::path::PathBuf;
 
@@ -55,12 +54,6 @@ pub struct Outcome {
     /// The session to switch to afterwards.
     pub switch_to: Option<SessionInfo>,
 }
-
-/// Commands pi has that the daemon cannot serve yet, with what is missing.
-const NOT_SUPPORTED: &[(&str, &str)] = &[(
-    "get_commands",
-    "the daemon does not list prompt templates and skills to clients yet (they expand in prompts)",
-)];
 
 /// Handles one command.
 pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
@@ -280,10 +273,8 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
             let cloned = clone_session(client, &session_id).await?;
             Ok((Some(json!({"cancelled": false})), Some(cloned)))
         }
-        other => match NOT_SUPPORTED.iter().find(|(name, _)| *name == other) {
-            Some((_, why)) => Err(format!("Not supported: {why}")),
-            None => Err(format!("Unknown command: {other}")),
-        },
+        "get_commands" => get_commands(bridge).await.map(|data| (Some(data), None)),
+        other => Err(format!("Unknown command: {other}")),
     }
 }
 
@@ -308,6 +299,31 @@ async fn prompt(bridge: &Bridge, command: &Value) -> Result<(), String> {
         }
         Err(error) => Err(text(error)),
     }
+}
+
+/// pi's `get_commands`: the session's prompt templates (`source: "prompt"`) and skills
+/// (`skill:name`, `source: "skill"`), as the daemon lists them in `session/get`. There are no
+/// extension commands.
+async fn get_commands(bridge: &Bridge) -> Result<Value, String> {
+    let details = bridge
+        .client
+        .call::<SessionGet>(&SessionIdParams {
+            session_id: bridge.session.id.clone(),
+        })
+        .await
+        .map_err(text)?;
+    let commands: Vec<Value> = details
+        .commands
+        .iter()
+        .map(|command| {
+            let source = match command.source.as_str() {
+                "template" => "prompt",
+                other => other,
+            };
+            json!({"name": command.name, "description": command.description, "source": source})
+        })
+        .collect();
+    Ok(json!({ "commands": commands }))
 }
 
 async fn get_state(bridge: &Bridge) -> Result<Value, String> {

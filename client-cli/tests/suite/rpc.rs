@@ -135,6 +135,21 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let server = ModelServer::start().await;
     let daemon = two_model_daemon(&server).await;
     let workdir = tempfile::tempdir().unwrap();
+    // A project template and skill, for `get_commands`.
+    let prompts = workdir.path().join(".pi/prompts");
+    std::fs::create_dir_all(&prompts).unwrap();
+    std::fs::write(
+        prompts.join("review.md"),
+        "---\ndescription: Review the staged diff\n---\nReview the staged diff. $@\n",
+    )
+    .unwrap();
+    let skill = workdir.path().join(".pi/skills/lint");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: lint\ndescription: Lint the workspace and fix what it finds\n---\nRun the linter.\n",
+    )
+    .unwrap();
     let mut rpc = start_rpc(
         &daemon,
         workdir.path(),
@@ -391,13 +406,14 @@ async fn every_pi_rpc_command_through_the_bridge() {
     let created = rpc.call(json!({"id": "w3", "type": "new_session"})).await;
     assert_eq!(created["data"]["cancelled"], false);
 
-    // Commands the daemon cannot serve yet, unknown commands, bad lines; ids always echoed.
+    // The session's templates and skills; unknown commands, bad lines; ids always echoed.
     let commands = rpc.call(json!({"id": "u1", "type": "get_commands"})).await;
-    assert!(
-        commands["error"]
-            .as_str()
-            .unwrap()
-            .starts_with("Not supported: "),
+    assert_eq!(
+        commands["data"]["commands"],
+        json!([
+            {"name": "review", "description": "Review the staged diff (project)", "source": "prompt"},
+            {"name": "skill:lint", "description": "Lint the workspace and fix what it finds", "source": "skill"}
+        ]),
         "{commands}"
     );
     let unknown = rpc.call(json!({"id": "x1", "type": "frobnicate"})).await;
