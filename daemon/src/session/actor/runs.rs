@@ -1,0 +1,418 @@
+//! The actor's runs: prompting, starting and continuing runs, storing each completed message
+//! before announcing it, finishing runs (automatic retries) and recording messages outside a
+//! run.
+
+// The actor's methods are split by concern; each file sees the actor module's imports.
+use super::*;
+
+impl SessionActor {
+    pub(super) async fn prompt(
+        &mut self,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<EmptyResponse, ErrorObject> {
+        if self.run.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is running; steer it with `session/steer`, queue a message with \
+                 `session/followUp`, or stop it with `session/abort`",
+            ));
+        }
+        if self.job.is_some() || self.pending_compaction.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is compacting or summarizing; wait for `compaction_end`, queue a \
+                 message with `session/followUp`, or stop it with `session/abort`",
+            ));
+        }
+        if self.retry.is_pending() {
+            return Err(ErrorObject::new(
+                ErrorKind::Busy,
+                "the session is waiting to retry a failed request; cancel the retry with \
+                 `session/abortRetry` (or `session/abort`) first",
+            ));
+        }
+        if self.closing.is_some() {
+            return Err(ErrorObject::new(
+                ErrorKind::ShuttingDown,
+                "the session is closing",
+            ));
+        }
+        self.model_and_key()?;
+        self.resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            std::path::PathBuf::from(&self.row.cwd),
+        )
+        .await;
+        let message = user_message(self.expand_input(text), images)?;
+        self.overflow_recovery_attempted = false;
+        if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
+            self.start_run(prompts).await?;
+        }
+        Ok(EmptyResponse {})
+    }
+
+    /// The session's model and its key; the error says what to configure.
+    pub(super) fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
+        let model = self.model.clone().ok_or_else(|| {
+            let message = if self.services.models.default_model().is_none() {
+                "no model is available: no provider has an API key. Set ANTHROPIC_API_KEY, \
+                 OPENAI_API_KEY, GEMINI_API_KEY (or another provider's variable, see \
+                 `pictl models`), or add the key to auth.json in the daemon's config directory \
+                 or pi's ~/.pi/agent; then start a new session or choose a model with \
+                 `session/setModel`"
+            } else {
+                "the session has no model; choose one with `session/setModel` (see `model/list`)"
+            };
+            ErrorObject::new(ErrorKind::InvalidParams, message)
+        })?;
+        let environment = crate::session::tool_environment(&self.row);
+        let api_key = self
+            .services
+            .models
+            .api_key_in(&model, &environment.env)
+            .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
+        Ok((model, api_key))
+    }
+
+    /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
+    pub(super) async fn start_run(
+        &mut self,
+        prompts: Vec<AgentMessage>,
+    ) -> Result<EmptyResponse, ErrorObject> {
+        let (model, api_key) = self.model_and_key()?;
+        let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
+        self.queues.set_modes(steering_mode, follow_up_mode);
+        let config = RunConfig {
+            provider: self.services.models.provider(),
+            model: model.clone(),
+            thinking: clamp_thinking(&model, self.thinking),
+            system_prompt: Some(self.system_prompt()),
+            tools: self.tools.clone(),
+            tool_execution: self.services.settings.tool_execution,
+            session_id: Some(self.row.id.clone()),
+            api_key,
+        };
+        self.row.running = true;
+        self.row.updated_at = now_millis();
+        self.store
+            .update_session(&self.row)
+            .await
+            .map_err(crate::session::internal)?;
+        let cancel = CancellationToken::new();
+        let (events_sender, events) = mpsc::channel(RUN_EVENT_BUFFER);
+        let handles = RunHandles {
+            cancel: cancel.clone(),
+            queues: self.queues.clone(),
+            events: events_sender,
+        };
+        let context = self.context.clone();
+        let task =
+            tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });
+        self.run = Some(ActiveRun {
+            cancel,
+            events,
+            task,
+            streaming: None,
+            running_tools: Vec::new(),
+            abort_waiters: Vec::new(),
+        });
+        Ok(EmptyResponse {})
+    }
+
+    pub(super) fn enqueue(
+        &mut self,
+        steering: bool,
+        text: String,
+        images: Vec<ImageContent>,
+    ) -> Result<EmptyResponse, ErrorObject> {
+        let message = user_message(self.expand_input(text), images)?;
+        if steering {
+            self.queues.push_steering(message);
+        } else {
+            self.queues.push_follow_up(message);
+        }
+        let texts = self.queues.texts();
+        self.broadcast(SessionEvent::QueueUpdate {
+            steering: texts.steering,
+            follow_up: texts.follow_up,
+        });
+        Ok(EmptyResponse {})
+    }
+
+    pub(super) async fn on_agent_event(&mut self, event: AgentEvent) {
+        let mut entry_id = None;
+        let mut stored_seq = None;
+        let mut retry_end = None;
+        match &event {
+            AgentEvent::MessageStart {
+                message: AgentMessage::Assistant(partial),
+            } => {
+                if let Some(run) = &mut self.run {
+                    run.streaming = Some(partial.clone());
+                }
+            }
+            AgentEvent::MessageUpdate { event } => {
+                if let Some(partial) = self.run.as_mut().and_then(|run| run.streaming.as_mut()) {
+                    pi_llm::apply_event(partial, event);
+                }
+            }
+            AgentEvent::MessageEnd { message } => {
+                if let Some(run) = &mut self.run {
+                    run.streaming = None;
+                }
+                if let AgentMessage::Assistant(assistant) = message
+                    && !matches!(
+                        assistant.stop_reason,
+                        StopReason::Error | StopReason::Aborted
+                    )
+                {
+                    retry_end = self.retry.on_assistant_success();
+                }
+                match self.store_message(message).await {
+                    Ok((id, seq)) => {
+                        entry_id = Some(id);
+                        stored_seq = Some(seq);
+                    }
+                    Err(error) => {
+                        self.broadcast(SessionEvent::SessionError {
+                            message: error.message.clone(),
+                        });
+                    }
+                }
+            }
+            AgentEvent::ToolExecutionStart {
+                tool_call_id,
+                tool_name,
+                args,
+            } => {
+                if let Some(run) = &mut self.run {
+                    run.running_tools.push(RunningTool {
+                        tool_call_id: tool_call_id.clone(),
+                        tool_name: tool_name.clone(),
+                        args: args.clone(),
+                        partial_result: None,
+                    });
+                }
+            }
+            AgentEvent::ToolExecutionUpdate {
+                tool_call_id,
+                partial_result,
+                ..
+            } => {
+                if let Some(tool) = self.run.as_mut().and_then(|run| {
+                    run.running_tools
+                        .iter_mut()
+                        .find(|t| &t.tool_call_id == tool_call_id)
+                }) {
+                    tool.partial_result = wire::tool_output_to_wire(partial_result).ok();
+                }
+            }
+            AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
+                if let Some(run) = &mut self.run {
+                    run.running_tools
+                        .retain(|tool| &tool.tool_call_id != tool_call_id);
+                }
+            }
+            AgentEvent::MessageStart { .. }
+            | AgentEvent::AgentStart
+            | AgentEvent::AgentEnd { .. }
+            | AgentEvent::TurnStart
+            | AgentEvent::TurnEnd { .. }
+            | AgentEvent::QueueUpdate { .. } => {}
+        }
+        match wire::event_to_wire(&event, entry_id) {
+            Ok(event) => self.broadcast_with_seq(event, stored_seq),
+            Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+        if let Some(event) = retry_end {
+            self.broadcast(event);
+        }
+    }
+
+    /// Stores a completed message as an entry; returns its id and seq. The event is broadcast
+    /// after, with that seq.
+    pub(super) async fn store_message(
+        &mut self,
+        message: &AgentMessage,
+    ) -> Result<(String, u64), ErrorObject> {
+        let base = EntryBase::new(&mut self.entry_ids, self.row.leaf_id.clone(), now_millis());
+        let entry = entries::message_entry(base, message).map_err(crate::session::internal)?;
+        let mut row = self.row.clone();
+        row.message_count += 1;
+        match message {
+            AgentMessage::User(_) if row.first_message.is_none() => {
+                row.first_message = message.user_text()
+            }
+            AgentMessage::Assistant(assistant) => {
+                row.model = Some((assistant.provider.clone(), assistant.model.clone()))
+            }
+            _ => {}
+        }
+        let committed = self.commit_entries(row, vec![entry]).await?;
+        self.context.push(message.clone());
+        committed
+            .into_iter()
+            .next()
+            .ok_or_else(|| crate::session::internal("no entry was committed"))
+    }
+
+    /// Commits entries (children of the leaf, in order) with the given row changes; the new
+    /// leaf is the last entry. Returns each entry's id and seq. Nothing is broadcast.
+    pub(super) async fn commit_entries(
+        &mut self,
+        mut row: SessionRow,
+        new: Vec<SessionEntry>,
+    ) -> Result<Vec<(String, u64)>, ErrorObject> {
+        let mut stored = Vec::with_capacity(new.len());
+        let mut ids = Vec::with_capacity(new.len());
+        for (offset, entry) in new.iter().enumerate() {
+            let seq = self.seq + 1 + offset as u64;
+            let new_entry = entries::new_entry(entry, seq).map_err(crate::session::internal)?;
+            ids.push((new_entry.id.clone(), seq));
+            stored.push(new_entry);
+        }
+        if let Some((last, seq)) = ids.last() {
+            row.leaf_id = Some(last.clone());
+            row.last_seq = *seq;
+        }
+        row.updated_at = now_millis();
+        self.store
+            .append_entries(&row, &stored)
+            .await
+            .map_err(crate::session::internal)?;
+        self.seq += ids.len() as u64;
+        self.row = row;
+        Ok(ids)
+    }
+
+    /// Appends non-message entries, chained from the leaf, and announces each.
+    pub(super) async fn append_entries(
+        &mut self,
+        row: SessionRow,
+        kinds: Vec<EntryKind>,
+    ) -> Result<(), ErrorObject> {
+        let mut parent = self.row.leaf_id.clone();
+        let mut new = Vec::with_capacity(kinds.len());
+        for kind in kinds {
+            let base = EntryBase::new(&mut self.entry_ids, parent.clone(), now_millis());
+            parent = Some(base.id.clone());
+            new.push(kind.into_entry(base));
+        }
+        let ids = self.commit_entries(row, new.clone()).await?;
+        for (entry, (_, seq)) in new.into_iter().zip(ids) {
+            self.broadcast_with_seq(SessionEvent::EntryAdded { entry }, Some(seq));
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(())
+    }
+
+    pub(super) async fn on_run_finished(&mut self) {
+        let Some(run) = self.run.take() else { return };
+        let mut last_assistant = None;
+        match run.task.await {
+            Ok(outcome) => {
+                tracing::debug!(
+                    aborted = outcome.aborted(),
+                    failed = outcome.failed(),
+                    "run finished"
+                );
+                last_assistant = outcome.last_assistant;
+            }
+            Err(error) => {
+                tracing::error!(%error, "the run panicked");
+                self.broadcast(SessionEvent::SessionError {
+                    message: "the run ended with an internal error (see the daemon log); the session is still usable".to_owned(),
+                });
+            }
+        }
+        self.row.running = false;
+        self.row.last_seq = self.seq;
+        if let Err(error) = self.store.update_session(&self.row).await {
+            tracing::error!(%error, "cannot record the end of a run");
+        }
+        for message in std::mem::take(&mut self.pending_bash) {
+            if let Err(error) = self.record_message(message).await {
+                tracing::error!(error = error.message, "cannot record a user shell command");
+            }
+        }
+        // A run the user aborted, or a closing session, is never retried.
+        let wants_stop = !run.abort_waiters.is_empty() || self.closing.is_some();
+        let retry_settings = self.resources.settings.retry;
+        let context_window = self.model.as_ref().map_or(0, |model| model.context_window);
+        let last = last_assistant.as_ref().filter(|_| !wants_stop);
+        let mut retry_scheduled = false;
+        match self.retry.after_run(last, &retry_settings, context_window) {
+            AfterRun::Idle => {}
+            AfterRun::Scheduled(event) => {
+                retry_scheduled = true;
+                // The failed reply stays in the tree, but the retry continues without it.
+                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                {
+                    self.context.pop();
+                }
+                self.broadcast(event);
+            }
+            AfterRun::GaveUp(event) => self.broadcast(event),
+        }
+        for waiter in run.abort_waiters {
+            let _ = waiter.send(Ok(EmptyResponse {}));
+        }
+        // pi checks for compaction after every run, unless a retry was scheduled for it.
+        if !retry_scheduled {
+            self.after_run(last_assistant).await;
+        }
+    }
+
+    /// Remembers a sent message in the prompt history; a failure only loses the entry.
+    pub(super) async fn record_history(&self, text: &str) {
+        if let Err(error) = self
+            .store
+            .record_prompt(text, &self.row.cwd, now_millis())
+            .await
+        {
+            tracing::warn!(%error, "cannot record the prompt in the history");
+        }
+    }
+
+    /// Starts the pending retry: continues the run from the context.
+    pub(super) async fn start_retry(&mut self) {
+        if let Err(error) = self.start_run(Vec::new()).await {
+            let attempt = self.retry.cancel();
+            self.broadcast(SessionEvent::SessionError {
+                message: format!("cannot retry: {}", error.message),
+            });
+            if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
+                self.broadcast(SessionEvent::AutoRetryEnd {
+                    success: false,
+                    attempt,
+                    final_error: Some(error.message),
+                });
+            }
+        }
+    }
+
+    /// Cancels a pending retry, announcing it.
+    pub(super) fn cancel_retry(&mut self) {
+        if let Some(event) = self.retry.cancel() {
+            self.broadcast(event);
+        }
+    }
+
+    /// Stores a message outside a run and announces it like a run's completed message.
+    pub(super) async fn record_message(
+        &mut self,
+        message: AgentMessage,
+    ) -> Result<String, ErrorObject> {
+        let (entry_id, seq) = self.store_message(&message).await?;
+        let event = AgentEvent::MessageEnd { message };
+        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+            Ok(event) => self.broadcast_with_seq(event, Some(seq)),
+            Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
+        }
+        let info = self.info();
+        self.broadcast(SessionEvent::SessionUpdated { info });
+        Ok(entry_id)
+    }
+}
