@@ -15,7 +15,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::paths::relative_display;
-use crate::support::{blocking, object_schema, parse_args, whole};
+use crate::support::{execute_blocking, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 
 const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
@@ -63,20 +63,7 @@ impl Tool for FindTool {
         &self.schema
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
-        Box::pin(async move {
-            let args: FindArgs = match parse_args("find", &invocation.arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
-            let context = self.context.clone();
-            match blocking(&invocation.cancel, move |cancel| {
-                find(&context, &args, &cancel)
-            })
-            .await
-            {
-                Ok(output) | Err(output) => output,
-            }
-        })
+        execute_blocking("find", self.context.clone(), invocation, find)
     }
 }
 

@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::ToolContext;
-use crate::support::{blocking, object_schema, parse_args, whole};
+use crate::support::{execute_blocking, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 
 const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).";
@@ -55,16 +55,12 @@ impl Tool for LsTool {
         &self.schema
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
-        Box::pin(async move {
-            let args: LsArgs = match parse_args("ls", &invocation.arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
-            let context = self.context.clone();
-            match blocking(&invocation.cancel, move |_cancel| list(&context, &args)).await {
-                Ok(output) | Err(output) => output,
-            }
-        })
+        execute_blocking(
+            "ls",
+            self.context.clone(),
+            invocation,
+            |context, args, _cancel| list(context, args),
+        )
     }
 }
 

@@ -18,7 +18,7 @@ use serde_json::{Value, json};
 use crate::ToolContext;
 use crate::artifacts::parse_reference;
 use crate::image::{prepare, sniff};
-use crate::support::{blocking, fs_error, object_schema, parse_args, whole};
+use crate::support::{execute_blocking, fs_error, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
 
 const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. Also reads stored command output given as artifact://ID.";
@@ -95,19 +95,14 @@ impl Tool for ReadTool {
         &self.schema
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
-        Box::pin(async move {
-            let args: ReadArgs = match parse_args("read", &invocation.arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
-            let context = self.context.clone();
-            let work = move |_cancel| read(&context, &args);
-            match blocking(&invocation.cancel, work).await {
-                Ok(Ok(output)) => output,
-                Ok(Err(error)) => ToolOutput::error(error.to_string()),
-                Err(output) => output,
-            }
-        })
+        execute_blocking(
+            "read",
+            self.context.clone(),
+            invocation,
+            |context, args, _cancel| {
+                read(context, args).unwrap_or_else(|error| ToolOutput::error(error.to_string()))
+            },
+        )
     }
 }
 

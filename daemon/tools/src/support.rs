@@ -3,8 +3,9 @@
 //! system errors as pi does (Node's `ENOENT: no such file or directory, open '<path>'`).
 
 use std::path::Path;
+use std::sync::Arc;
 
-use pi_agent::{ABORTED, ToolOutput};
+use pi_agent::{ABORTED, ToolFuture, ToolInvocation, ToolOutput};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +37,33 @@ pub async fn blocking<T: Send + 'static>(
             ToolOutput::error(format!("internal error: {error}"))
         }),
     }
+}
+
+/// The whole `execute` of a read-only tool: decodes its arguments, then runs `work` on the
+/// blocking pool, abortable through the invocation's token (which `work` gets to stop early).
+pub fn execute_blocking<A, C>(
+    tool: &'static str,
+    context: Arc<C>,
+    invocation: ToolInvocation,
+    work: fn(&C, &A, &CancellationToken) -> ToolOutput,
+) -> ToolFuture
+where
+    A: DeserializeOwned + Send + 'static,
+    C: Send + Sync + 'static,
+{
+    Box::pin(async move {
+        let args: A = match parse_args(tool, &invocation.arguments) {
+            Ok(args) => args,
+            Err(output) => return output,
+        };
+        match blocking(&invocation.cancel, move |cancel| {
+            work(&context, &args, &cancel)
+        })
+        .await
+        {
+            Ok(output) | Err(output) => output,
+        }
+    })
 }
 
 /// Runs `work` on the blocking pool to completion (abort is not honoured: the work mutates

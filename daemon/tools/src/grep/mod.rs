@@ -27,7 +27,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::ToolContext;
 use crate::paths::relative_display;
-use crate::support::{blocking, object_schema, parse_args, whole};
+use crate::support::{execute_blocking, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, GREP_MAX_LINE_CHARS, Limits, format_size, truncate_head};
 use matcher::LineMatcher;
 
@@ -96,20 +96,7 @@ impl Tool for GrepTool {
         &self.schema
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
-        Box::pin(async move {
-            let args: GrepArgs = match parse_args("grep", &invocation.arguments) {
-                Ok(args) => args,
-                Err(output) => return output,
-            };
-            let context = self.context.clone();
-            match blocking(&invocation.cancel, move |cancel| {
-                grep(&context, &args, &cancel)
-            })
-            .await
-            {
-                Ok(output) | Err(output) => output,
-            }
-        })
+        execute_blocking("grep", self.context.clone(), invocation, grep)
     }
 }
 
