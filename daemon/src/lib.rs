@@ -69,12 +69,13 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let lock = InstanceLock::acquire(&paths)?;
     lifecycle::remove_stale_socket(&paths.socket_path())?;
     let config = Config::load(&paths.config_file())?;
-    let store = Store::open(&paths.database_path()).await.with_context(|| {
-        format!(
-            "cannot open the database {}",
-            paths.database_path().display()
-        )
-    })?;
+    let store = Store::open(&paths.database_path())
+        .await
+        .map_err(|error| {
+            let explained = session::storage_error(&paths.database_path(), &error);
+            anyhow::anyhow!(explained.message)
+        })
+        .context("cannot open the database")?;
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
     let services = session::SessionServices {

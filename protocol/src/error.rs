@@ -51,6 +51,11 @@ pub enum ErrorKind {
     ContextOverflow,
     /// The model provider failed (-32014). `message` carries the provider's explanation.
     ProviderError,
+    /// The daemon's database failed (-32015): the disk is full, the database is read-only,
+    /// damaged or locked by another program. `message` says which and what to do;
+    /// `data.details.failure` is one of `disk_full`, `read_only`, `corrupt`, `io`, `locked`,
+    /// `other`. Nothing of the failed request was saved and the session is as it was before.
+    Storage,
 }
 
 impl ErrorKind {
@@ -74,6 +79,7 @@ impl ErrorKind {
             ErrorKind::ResyncRequired => -32012,
             ErrorKind::ContextOverflow => -32013,
             ErrorKind::ProviderError => -32014,
+            ErrorKind::Storage => -32015,
         }
     }
 }

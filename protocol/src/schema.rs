@@ -173,6 +173,7 @@ fn all_error_kinds() -> Vec<ErrorKind> {
         ErrorKind::ResyncRequired,
         ErrorKind::ContextOverflow,
         ErrorKind::ProviderError,
+        ErrorKind::Storage,
     ];
     // A new variant fails to compile here until it is added to the list above.
     for kind in kinds {
@@ -193,7 +194,8 @@ fn all_error_kinds() -> Vec<ErrorKind> {
             | ErrorKind::Busy
             | ErrorKind::ResyncRequired
             | ErrorKind::ContextOverflow
-            | ErrorKind::ProviderError => {}
+            | ErrorKind::ProviderError
+            | ErrorKind::Storage => {}
         }
     }
     kinds.to_vec()

@@ -117,13 +117,16 @@ impl SessionActor {
         let branch: Vec<SessionEntry> = store
             .branch(&row.id, row.leaf_id.as_deref())
             .await
-            .map_err(super::internal)?
+            .map_err(super::storage(&store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
             .map_err(super::internal)?;
         let context = entries::build_context(&branch).map_err(super::internal)?;
-        let ids = store.entry_ids(&row.id).await.map_err(super::internal)?;
+        let ids = store
+            .entry_ids(&row.id)
+            .await
+            .map_err(super::storage(&store))?;
         let model = row
             .model
             .as_ref()
@@ -405,7 +408,7 @@ impl SessionActor {
         }
         self.row.running = false;
         self.row.last_seq = self.seq;
-        if let Err(error) = self.store.update_session(&self.row).await {
+        if let Err(error) = self.store.update_session(self.row.clone()).await {
             tracing::error!(%error, "cannot save the session");
         }
     }

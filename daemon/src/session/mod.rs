@@ -39,7 +39,7 @@ pub use services::{ModelService, SessionServices, SessionSettings, ToolEnvironme
 
 use crate::session::actor::SessionActor;
 use crate::session::entries::{EntryBase, EntryIds};
-use crate::store::{NewEntry, SessionRow, Store};
+use crate::store::{NewEntry, SessionRow, StorageFailure, Store, StoreError};
 
 /// Loaded sessions by id. A sync mutex, never held across await.
 pub type SessionMap = Mutex<HashMap<String, SessionHandle>>;
@@ -209,9 +209,9 @@ impl SessionRegistry {
         row.leaf_id = stored.last().map(|entry| entry.id.clone());
         row.last_seq = stored.len() as u64;
         self.store
-            .insert_session_with_entries(&row, &stored)
+            .insert_session_with_entries(row.clone(), stored)
             .await
-            .map_err(internal)?;
+            .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, cwd = row.cwd, "session created");
         Ok(info(&row, false, row.last_seq))
     }
@@ -248,7 +248,7 @@ impl SessionRegistry {
             .store
             .session(id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let handle = SessionActor::spawn(
@@ -285,7 +285,7 @@ impl SessionRegistry {
             .store
             .list_sessions(params.cwd.as_deref(), cursor.as_ref(), limit + 1)
             .await
-            .map_err(internal)?;
+            .map_err(storage(&self.store))?;
         let next_cursor = if rows.len() > limit as usize {
             rows.truncate(limit as usize);
             rows.last()
@@ -309,7 +309,7 @@ impl SessionRegistry {
             .store
             .session(id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
         Ok(info(&row, row.running, row.last_seq))
     }
@@ -323,7 +323,7 @@ impl SessionRegistry {
             .store
             .session(&params.session_id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(&params.session_id))?;
         let limit = params.limit.unwrap_or(200).clamp(1, 1000) as usize;
         let cursor: i64 = match &params.cursor {
@@ -342,7 +342,7 @@ impl SessionRegistry {
                     .store
                     .branch(&row.id, row.leaf_id.as_deref())
                     .await
-                    .map_err(internal)?;
+                    .map_err(storage(&self.store))?;
                 let start = (cursor + 1).max(0) as usize;
                 let end = (start + limit).min(branch.len());
                 let next = (end < branch.len()).then(|| (end as i64 - 1).to_string());
@@ -359,7 +359,7 @@ impl SessionRegistry {
                     .store
                     .entries_by_ordinal(&row.id, cursor, limit as u32 + 1)
                     .await
-                    .map_err(internal)?;
+                    .map_err(storage(&self.store))?;
                 let next = if entries.len() > limit {
                     entries.truncate(limit);
                     entries.last().map(|entry| entry.ordinal.to_string())
@@ -395,13 +395,13 @@ impl SessionRegistry {
             .store
             .session(session_id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(session_id))?;
         let stored = self
             .store
             .entry(session_id, entry_id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| entry_not_found(entry_id))?;
         let entry = entries::parse_entry(&stored).map_err(internal)?;
         let SessionEntry::Message {
@@ -433,7 +433,7 @@ impl SessionRegistry {
             .store
             .branch(session_id, parent_id.as_deref())
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
@@ -442,7 +442,7 @@ impl SessionRegistry {
             .store
             .entries_of_kind(session_id, "label")
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
@@ -468,9 +468,9 @@ impl SessionRegistry {
         pi_format::summarize_into_row(&copied, &mut row);
         let stored = stored_entries(&copied, 1)?;
         self.store
-            .insert_session_with_entries(&row, &stored)
+            .insert_session_with_entries(row.clone(), stored)
             .await
-            .map_err(internal)?;
+            .map_err(storage(&self.store))?;
         Ok(SessionForkResponse {
             session: info(&row, false, row.last_seq),
             text,
@@ -487,7 +487,12 @@ impl SessionRegistry {
                 })
                 .await;
         }
-        if !self.store.delete_session(id).await.map_err(internal)? {
+        if !self
+            .store
+            .delete_session(id)
+            .await
+            .map_err(storage(&self.store))?
+        {
             return Err(session_not_found(id));
         }
         self.services.tools.delete_session(id);
@@ -501,7 +506,7 @@ impl SessionRegistry {
             .store
             .session(id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
         Ok(tool_environment(&row))
     }
@@ -511,9 +516,9 @@ impl SessionRegistry {
         let (row, entries) = pi_format::import_file(std::path::Path::new(path), &self.services)?;
         let stored = stored_entries(&entries, 1)?;
         self.store
-            .insert_session_with_entries(&row, &stored)
+            .insert_session_with_entries(row.clone(), stored)
             .await
-            .map_err(internal)?;
+            .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, path, "session imported");
         Ok(info(&row, false, row.last_seq))
     }
@@ -527,7 +532,7 @@ impl SessionRegistry {
             .store
             .session(id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
         let mut all = Vec::new();
         let mut after = -1;
@@ -536,7 +541,7 @@ impl SessionRegistry {
                 .store
                 .entries_by_ordinal(id, after, 1000)
                 .await
-                .map_err(internal)?;
+                .map_err(storage(&self.store))?;
             let Some(last) = page.last() else { break };
             after = last.ordinal;
             for stored in &page {
@@ -555,13 +560,13 @@ impl SessionRegistry {
             .store
             .session(id)
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
         let branch = self
             .store
             .branch(id, row.leaf_id.as_deref())
             .await
-            .map_err(internal)?
+            .map_err(storage(&self.store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
@@ -704,6 +709,80 @@ pub fn user_content_text(content: &[UserContent]) -> String {
 pub fn internal(error: impl std::fmt::Display) -> ErrorObject {
     tracing::error!(%error, "internal error");
     ErrorObject::new(ErrorKind::Internal, format!("internal error: {error}"))
+}
+
+/// Turns a store failure into an RPC error that says what happened to the database and what
+/// to do. Never `internal`: a client can always tell a storage failure from a bug.
+pub fn storage(store: &Store) -> impl Fn(StoreError) -> ErrorObject + '_ {
+    move |error| storage_error(store.path(), &error)
+}
+
+/// A storage failure of the database at `database` as an RPC error.
+pub fn storage_error(database: &std::path::Path, error: &StoreError) -> ErrorObject {
+    let path = database.display();
+    let failure = error.failure();
+    tracing::error!(%error, ?failure, "database failure");
+    let (kind, name, message) = match failure {
+        StorageFailure::DiskFull => (
+            ErrorKind::Storage,
+            "disk_full",
+            format!(
+                "cannot save to the database {path}: the disk is full ({error}). Free some disk \
+                 space and try again; nothing of this request was saved and the session is as it was"
+            ),
+        ),
+        StorageFailure::ReadOnly => (
+            ErrorKind::Storage,
+            "read_only",
+            format!(
+                "cannot write the database {path}: it is read-only ({error}). Make the file and \
+                 its directory writable for your user and the file system read-write, then try \
+                 again; nothing of this request was saved and the session is as it was"
+            ),
+        ),
+        StorageFailure::Corrupt => (
+            ErrorKind::Storage,
+            "corrupt",
+            format!(
+                "the database {path} is damaged ({error}). Stop the daemon (`pictl daemon stop`), \
+                 keep a copy of the file, then repair it with `sqlite3 {path} .recover` or move it \
+                 aside to start with an empty one"
+            ),
+        ),
+        StorageFailure::Io => (
+            ErrorKind::Storage,
+            "io",
+            format!(
+                "the disk failed while reading or writing the database {path} ({error}). Check the \
+                 disk (free space, the kernel log), then try again; nothing of this request was \
+                 saved and the session is as it was"
+            ),
+        ),
+        StorageFailure::Locked => (
+            ErrorKind::Storage,
+            "locked",
+            format!(
+                "the database {path} is locked by another program ({error}). Close programs that \
+                 hold it open (a `sqlite3` shell inside a transaction, a backup tool), then try \
+                 again; nothing of this request was saved"
+            ),
+        ),
+        StorageFailure::Closed => (
+            ErrorKind::ShuttingDown,
+            "closed",
+            "the daemon is shutting down and has closed its database; retry once it is back"
+                .to_owned(),
+        ),
+        StorageFailure::Other => (
+            ErrorKind::Storage,
+            "other",
+            format!(
+                "the database {path} refused an operation ({error}); this is a bug in the daemon, \
+                 and its log has details. Nothing of this request was saved"
+            ),
+        ),
+    };
+    ErrorObject::new(kind, message).with_details(serde_json::json!({ "failure": name }))
 }
 
 /// The session does not exist.

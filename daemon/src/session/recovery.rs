@@ -13,7 +13,7 @@ use pi_protocol::v1::message::{
 };
 
 use crate::session::entries::{self, EntryBase, EntryIds};
-use crate::session::{internal, now_millis, stored_entries};
+use crate::session::{internal, now_millis, storage, stored_entries};
 use crate::store::Store;
 
 /// The text of a tool result for a call that a crash interrupted.
@@ -24,20 +24,20 @@ pub const INTERRUPTED_TURN: &str = "Interrupted: the daemon stopped during this 
 
 /// Closes every interrupted run; returns how many sessions were repaired.
 pub async fn recover_interrupted(store: &Store) -> Result<usize, ErrorObject> {
-    let ids = store.interrupted_sessions().await.map_err(internal)?;
+    let ids = store.interrupted_sessions().await.map_err(storage(store))?;
     for id in &ids {
-        let Some(mut row) = store.session(id).await.map_err(internal)? else {
+        let Some(mut row) = store.session(id).await.map_err(storage(store))? else {
             continue;
         };
         let branch: Vec<SessionEntry> = store
             .branch(id, row.leaf_id.as_deref())
             .await
-            .map_err(internal)?
+            .map_err(storage(store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
             .map_err(internal)?;
-        let existing = store.entry_ids(id).await.map_err(internal)?;
+        let existing = store.entry_ids(id).await.map_err(storage(store))?;
         let mut ids = EntryIds::new(existing.iter().map(String::as_str));
         let now = now_millis();
         let messages: Vec<&AgentMessage> = branch
@@ -110,13 +110,14 @@ pub async fn recover_interrupted(store: &Store) -> Result<usize, ErrorObject> {
         row.last_seq += stored.len() as u64;
         row.running = false;
         row.updated_at = now;
+        let appended = stored.len();
         store
-            .append_entries(&row, &stored)
+            .append_entries(row, stored)
             .await
-            .map_err(internal)?;
+            .map_err(storage(store))?;
         tracing::warn!(
             session = id,
-            appended = stored.len(),
+            appended,
             "closed a run interrupted by a crash"
         );
     }

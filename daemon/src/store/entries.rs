@@ -48,30 +48,34 @@ macro_rules! entry_columns {
 }
 
 impl Store {
-    /// Appends `entries` (in order) and saves `session` in one transaction.
+    /// Appends `entries` (in order) and saves `session`, atomically.
     pub async fn append_entries(
         &self,
-        session: &SessionRow,
-        entries: &[NewEntry],
+        session: SessionRow,
+        entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        insert_entries(&mut transaction, &session.id, entries).await?;
-        update_session(&mut transaction, session).await?;
-        transaction.commit().await?;
-        Ok(())
+        self.write(move |connection| {
+            Box::pin(async move {
+                insert_entries(connection, &session.id, &entries).await?;
+                update_session(connection, &session).await
+            })
+        })
+        .await
     }
 
-    /// Creates a session together with its entries (import, fork) in one transaction.
+    /// Creates a session together with its entries (import, fork), atomically.
     pub async fn insert_session_with_entries(
         &self,
-        session: &SessionRow,
-        entries: &[NewEntry],
+        session: SessionRow,
+        entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        insert_session(&mut transaction, session).await?;
-        insert_entries(&mut transaction, &session.id, entries).await?;
-        transaction.commit().await?;
-        Ok(())
+        self.write(move |connection| {
+            Box::pin(async move {
+                insert_session(connection, &session).await?;
+                insert_entries(connection, &session.id, &entries).await
+            })
+        })
+        .await
     }
 
     /// The branch from the root to `leaf_id`, root first. Empty for no leaf.
@@ -98,7 +102,7 @@ impl Store {
         .bind(session_id)
         .bind(leaf_id)
         .bind(MAX_BRANCH_DEPTH)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(entry_from_row).collect()
     }
@@ -118,7 +122,7 @@ impl Store {
         .bind(session_id)
         .bind(after_ordinal)
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(entry_from_row).collect()
     }
@@ -138,7 +142,7 @@ impl Store {
         .bind(session_id)
         .bind(after_seq as i64)
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(entry_from_row).collect()
     }
@@ -156,7 +160,7 @@ impl Store {
         ))
         .bind(session_id)
         .bind(kind)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(entry_from_row).collect()
     }
@@ -174,7 +178,7 @@ impl Store {
         ))
         .bind(session_id)
         .bind(entry_id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.reader)
         .await?;
         row.map(|row| entry_from_row(&row)).transpose()
     }
@@ -184,7 +188,7 @@ impl Store {
         Ok(
             sqlx::query_scalar("SELECT id FROM entries WHERE session_id = ?1")
                 .bind(session_id)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.reader)
                 .await?,
         )
     }
@@ -193,7 +197,7 @@ impl Store {
     pub async fn entry_count(&self, session_id: &str) -> Result<u64, StoreError> {
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM entries WHERE session_id = ?1")
             .bind(session_id)
-            .fetch_one(&self.pool)
+            .fetch_one(&self.reader)
             .await?;
         Ok(count.max(0) as u64)
     }

@@ -26,16 +26,22 @@ impl Store {
         cwd: &str,
         sent_at: i64,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO prompt_history (text, cwd, sent_at) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (text, cwd) DO UPDATE SET sent_at = max(sent_at, excluded.sent_at)",
-        )
-        .bind(text)
-        .bind(cwd)
-        .bind(sent_at)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        let (text, cwd) = (text.to_owned(), cwd.to_owned());
+        self.write(move |connection| {
+            Box::pin(async move {
+                sqlx::query(
+                    "INSERT INTO prompt_history (text, cwd, sent_at) VALUES (?1, ?2, ?3) \
+                     ON CONFLICT (text, cwd) DO UPDATE SET sent_at = max(sent_at, excluded.sent_at)",
+                )
+                .bind(&text)
+                .bind(&cwd)
+                .bind(sent_at)
+                .execute(&mut *connection)
+                .await?;
+                Ok(())
+            })
+        })
+        .await
     }
 
     /// Prompts newest first, each text once; `query` words must all match (as prefixes);
@@ -61,7 +67,7 @@ impl Store {
                 .bind(expression)
                 .bind(cwd)
                 .bind(limit as i64)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.reader)
                 .await?
             }
             None => {
@@ -72,7 +78,7 @@ impl Store {
                 )
                 .bind(cwd)
                 .bind(limit as i64)
-                .fetch_all(&self.pool)
+                .fetch_all(&self.reader)
                 .await?
             }
         };
@@ -103,7 +109,7 @@ mod tests {
 
     #[tokio::test]
     async fn prompts_are_found_newest_first_by_word_prefix_and_directory() {
-        let store = Store::open_in_memory().await.unwrap();
+        let (_dir, store) = crate::store::temp_store().await;
         store
             .record_prompt("fix the parser", "/a", 1)
             .await

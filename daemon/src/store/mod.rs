@@ -7,70 +7,78 @@
 //! Durability: WAL with `synchronous=NORMAL` makes every committed transaction survive a crash
 //! of the daemon (kill -9); only an OS crash can lose the newest commits
 //! (`docs/decisions/0003-sqlite-durability.md`).
+//!
+//! Concurrency: one writing connection, owned by the writer task (`writer.rs`), carries every
+//! write; reads use a pool of read-only connections
+//! (`docs/decisions/0007-one-sqlite-writer.md`).
 
 mod entries;
+mod error;
 mod history;
 mod sessions;
 mod usage;
+mod writer;
 
 pub use entries::{NewEntry, StoredEntry};
+pub use error::{StorageFailure, StoreError};
 pub use history::HistoryRow;
 pub use sessions::{ListCursor, SessionRow};
 pub use usage::UsageRow;
+pub use writer::WriterStats;
 
 use std::path::Path;
-use std::str::FromStr as _;
+use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use sqlx::migrate::Migrator;
 use sqlx::sqlite::{
-    SqliteConnectOptions, SqliteJournalMode, SqlitePool, SqlitePoolOptions, SqliteSynchronous,
+    SqliteConnectOptions, SqliteConnection, SqliteJournalMode, SqlitePool, SqlitePoolOptions,
+    SqliteSynchronous,
 };
+use sqlx::{ConnectOptions as _, Connection as _};
+
+use crate::store::writer::WriterHandle;
 
 /// Every migration, embedded from `migrations/`.
 pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
 
+/// How long a statement waits for a lock another process holds before failing.
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// A handle to the database; cheap to clone.
+///
+/// Reads go through a pool of `query_only` connections, which WAL lets read while a write
+/// is in progress; writes go through the one writing connection of the writer task
+/// (`writer.rs`), which commits whatever is queued in one transaction.
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
+    // Read-only by `PRAGMA query_only`: a write sent here fails instead of contending.
+    reader: SqlitePool,
+    writer: WriterHandle,
+    path: Arc<Path>,
     // Invariant: the version of the newest applied migration; migrations only run at open.
     schema_version: i64,
 }
 
-/// Why the store failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// The database directory cannot be created; check permissions of the data dir.
-    #[error("cannot create {path}: {source}", path = .path.display())]
-    CreateDir {
-        /// The directory.
-        path: std::path::PathBuf,
-        /// The I/O error.
-        source: std::io::Error,
-    },
-    /// A migration failed or an applied one was edited (sqlx compares checksums).
-    #[error("database migration failed: {0}")]
-    Migrate(#[from] sqlx::migrate::MigrateError),
-    /// A query failed.
-    #[error("database error: {0}")]
-    Sqlx(#[from] sqlx::Error),
-    /// A stored value does not parse (a bug or a hand-edited database).
-    #[error("corrupt value in {what}: {message}")]
-    Corrupt {
-        /// The column.
-        what: &'static str,
-        /// The parse error.
-        message: String,
-    },
+/// How to open the store. `Default` is the daemon's configuration.
+#[derive(Clone, Debug)]
+pub struct StoreOptions {
+    /// Connections in the read pool.
+    pub readers: u32,
+    /// Caps the database at this many pages (SQLite's `max_page_count`), past which writes
+    /// fail as if the disk were full. For tests of that failure; `None` in the daemon.
+    pub max_page_count: Option<u64>,
+    /// How long a statement waits for a lock another program holds before failing.
+    pub busy_timeout: Duration,
 }
 
-impl StoreError {
-    /// Wraps a parse error of a stored value.
-    pub fn corrupt<E: std::fmt::Display>(what: &'static str) -> impl Fn(E) -> StoreError {
-        move |error| StoreError::Corrupt {
-            what,
-            message: error.to_string(),
+impl Default for StoreOptions {
+    fn default() -> Self {
+        StoreOptions {
+            readers: 4,
+            max_page_count: None,
+            busy_timeout: BUSY_TIMEOUT,
         }
     }
 }
@@ -78,50 +86,62 @@ impl StoreError {
 impl Store {
     /// Opens (creating if needed) the database at `path` and applies pending migrations.
     pub async fn open(path: &Path) -> Result<Store, StoreError> {
+        Store::open_with(path, StoreOptions::default()).await
+    }
+
+    /// Like [`Store::open`], with `options`.
+    pub async fn open_with(path: &Path, options: StoreOptions) -> Result<Store, StoreError> {
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|source| StoreError::CreateDir {
                 path: parent.to_path_buf(),
-                source,
+                source: Arc::new(source),
             })?;
         }
-        let options = SqliteConnectOptions::from_str("sqlite:")?
+        let mut writer_options = SqliteConnectOptions::new()
             .filename(path)
             .create_if_missing(true)
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(5));
-        let pool = SqlitePoolOptions::new()
-            .max_connections(4)
-            .min_connections(1)
-            .connect_with(options)
-            .await?;
-        Store::from_pool(pool).await
-    }
-
-    /// Opens a private in-memory database (tests).
-    pub async fn open_in_memory() -> Result<Store, StoreError> {
-        let options = SqliteConnectOptions::from_str("sqlite::memory:")?.foreign_keys(true);
-        // One connection: every in-memory connection would be its own empty database.
-        let pool = SqlitePoolOptions::new()
-            .max_connections(1)
-            .connect_with(options)
-            .await?;
-        Store::from_pool(pool).await
-    }
-
-    async fn from_pool(pool: SqlitePool) -> Result<Store, StoreError> {
-        MIGRATOR.run(&pool).await?;
+            .busy_timeout(options.busy_timeout);
+        if let Some(pages) = options.max_page_count {
+            writer_options = writer_options.pragma("max_page_count", pages.to_string());
+        }
+        let mut connection = writer_options.connect().await?;
+        MIGRATOR.run(&mut connection).await?;
         let schema_version: Option<i64> =
             sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success = 1")
-                .fetch_one(&pool)
+                .fetch_one(&mut connection)
                 .await?;
-        let store = Store {
-            pool,
-            schema_version: schema_version.unwrap_or(0),
+        record_start(&mut connection).await?;
+        let writer = WriterHandle::start(connection, writer_options);
+        let reader_options = SqliteConnectOptions::new()
+            .filename(path)
+            .busy_timeout(options.busy_timeout)
+            .pragma("query_only", "ON");
+        let reader = SqlitePoolOptions::new()
+            .max_connections(options.readers.max(1))
+            .min_connections(1)
+            .connect_with(reader_options)
+            .await;
+        let reader = match reader {
+            Ok(reader) => reader,
+            Err(error) => {
+                writer.close().await;
+                return Err(error.into());
+            }
         };
-        store.record_start().await?;
-        Ok(store)
+        Ok(Store {
+            reader,
+            writer,
+            path: Arc::from(path),
+            schema_version: schema_version.unwrap_or(0),
+        })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Version of the newest applied migration.
@@ -129,11 +149,16 @@ impl Store {
         self.schema_version
     }
 
+    /// Counters of the writer: transactions and the writes they carried.
+    pub fn writer_stats(&self) -> &WriterStats {
+        self.writer.stats()
+    }
+
     /// How many times a daemon has opened this database, this open included.
     pub async fn start_count(&self) -> Result<i64, StoreError> {
         let count: Option<String> =
             sqlx::query_scalar("SELECT value FROM daemon_meta WHERE key = 'start_count'")
-                .fetch_optional(&self.pool)
+                .fetch_optional(&self.reader)
                 .await?;
         Ok(count.and_then(|count| count.parse().ok()).unwrap_or(0))
     }
@@ -141,77 +166,87 @@ impl Store {
     /// Number of applied migrations (tests check they are applied exactly once).
     pub async fn applied_migration_count(&self) -> Result<i64, StoreError> {
         Ok(sqlx::query_scalar("SELECT COUNT(*) FROM _sqlx_migrations")
-            .fetch_one(&self.pool)
+            .fetch_one(&self.reader)
+            .await?)
+    }
+
+    /// SQLite's `PRAGMA integrity_check`: `["ok"]` for a sound database, else the problems.
+    pub async fn integrity_check(&self) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_all(&self.reader)
             .await?)
     }
 
     /// Writes a consistent copy of the database to `path` (`VACUUM INTO`), e.g. for backups.
     pub async fn backup_to(&self, path: &Path) -> Result<(), StoreError> {
+        // On a connection of its own: `VACUUM` cannot run inside the writer's transactions,
+        // and the readers are `query_only`.
+        let mut connection = SqliteConnectOptions::new()
+            .filename(self.path.as_ref())
+            .busy_timeout(BUSY_TIMEOUT)
+            .connect()
+            .await?;
         sqlx::query("VACUUM INTO ?1")
             .bind(path.to_string_lossy().into_owned())
-            .execute(&self.pool)
+            .execute(&mut connection)
             .await?;
+        connection.close().await?;
         Ok(())
     }
 
-    /// Waits for every connection to finish and closes the pool.
+    /// Lets queued writes finish, stops the writer and closes every connection.
     pub async fn close(&self) {
-        self.pool.close().await;
+        self.writer.close().await;
+        self.reader.close().await;
     }
 
-    async fn record_start(&self) -> Result<(), StoreError> {
-        let now = crate::state::unix_millis().to_string();
-        let mut transaction = self.pool.begin().await?;
-        sqlx::query("INSERT OR IGNORE INTO daemon_meta (key, value) VALUES ('created_at', ?1)")
-            .bind(&now)
-            .execute(&mut *transaction)
-            .await?;
-        sqlx::query(
-            "INSERT INTO daemon_meta (key, value) VALUES ('start_count', '1') \
-             ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
-        )
-        .execute(&mut *transaction)
-        .await?;
-        sqlx::query(
-            "INSERT INTO daemon_meta (key, value) VALUES ('last_started_at', ?1) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-        )
+    /// Runs `work` on the writing connection in the writer's next transaction; returns once
+    /// that transaction committed (or failed).
+    pub(crate) async fn write<T, F>(&self, work: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T, StoreError>>
+            + Send
+            + 'static,
+    {
+        self.writer.write(Box::new(work)).await
+    }
+}
+
+async fn record_start(connection: &mut SqliteConnection) -> Result<(), StoreError> {
+    let now = crate::state::unix_millis().to_string();
+    let mut transaction = connection.begin().await?;
+    sqlx::query("INSERT OR IGNORE INTO daemon_meta (key, value) VALUES ('created_at', ?1)")
         .bind(&now)
         .execute(&mut *transaction)
         .await?;
-        transaction.commit().await?;
-        Ok(())
-    }
+    sqlx::query(
+        "INSERT INTO daemon_meta (key, value) VALUES ('start_count', '1') \
+         ON CONFLICT (key) DO UPDATE SET value = CAST(CAST(value AS INTEGER) + 1 AS TEXT)",
+    )
+    .execute(&mut *transaction)
+    .await?;
+    sqlx::query(
+        "INSERT INTO daemon_meta (key, value) VALUES ('last_started_at', ?1) \
+         ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+    )
+    .bind(&now)
+    .execute(&mut *transaction)
+    .await?;
+    transaction.commit().await?;
+    Ok(())
+}
+
+/// A temporary database for unit tests: a file in a fresh directory, opened with the
+/// daemon's configuration.
+#[cfg(test)]
+pub(crate) async fn temp_store() -> (tempfile::TempDir, Store) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let store = Store::open(&dir.path().join("pi.db"))
+        .await
+        .expect("a fresh database opens");
+    (dir, store)
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn in_memory_store_migrates_and_counts_starts() {
-        let store = Store::open_in_memory().await.unwrap();
-        assert!(store.schema_version() > 0);
-        assert_eq!(store.start_count().await.unwrap(), 1);
-        assert_eq!(
-            store.applied_migration_count().await.unwrap(),
-            MIGRATOR.iter().count() as i64
-        );
-    }
-
-    #[tokio::test]
-    async fn reopening_a_file_applies_nothing_twice() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("nested").join("pi.db");
-        let first = Store::open(&path).await.unwrap();
-        let version = first.schema_version();
-        first.close().await;
-        let second = Store::open(&path).await.unwrap();
-        assert_eq!(second.schema_version(), version);
-        assert_eq!(second.start_count().await.unwrap(), 2);
-        assert_eq!(
-            second.applied_migration_count().await.unwrap(),
-            MIGRATOR.iter().count() as i64
-        );
-    }
-}
+mod tests;

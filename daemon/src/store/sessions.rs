@@ -59,9 +59,11 @@ macro_rules! session_columns {
 
 impl Store {
     /// Inserts a new session.
-    pub async fn insert_session(&self, row: &SessionRow) -> Result<(), StoreError> {
-        let mut connection = self.pool.acquire().await?;
-        insert_session(&mut connection, row).await
+    pub async fn insert_session(&self, row: SessionRow) -> Result<(), StoreError> {
+        self.write(move |connection| {
+            Box::pin(async move { insert_session(connection, &row).await })
+        })
+        .await
     }
 
     /// The session with `id`.
@@ -72,7 +74,7 @@ impl Store {
             " FROM sessions WHERE id = ?1"
         ))
         .bind(id)
-        .fetch_optional(&self.pool)
+        .fetch_optional(&self.reader)
         .await?;
         row.map(|row| session_from_row(&row)).transpose()
     }
@@ -99,7 +101,7 @@ impl Store {
         .bind(after_updated)
         .bind(after_id)
         .bind(i64::from(limit))
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         rows.iter().map(session_from_row).collect()
     }
@@ -107,31 +109,39 @@ impl Store {
     /// Number of stored sessions.
     pub async fn session_count(&self) -> Result<u64, StoreError> {
         let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM sessions")
-            .fetch_one(&self.pool)
+            .fetch_one(&self.reader)
             .await?;
         Ok(count.max(0) as u64)
     }
 
     /// Saves the mutable metadata of a session (everything but id, cwd, env, creation).
-    pub async fn update_session(&self, row: &SessionRow) -> Result<(), StoreError> {
-        let mut connection = self.pool.acquire().await?;
-        update_session(&mut connection, row).await
+    pub async fn update_session(&self, row: SessionRow) -> Result<(), StoreError> {
+        self.write(move |connection| {
+            Box::pin(async move { update_session(connection, &row).await })
+        })
+        .await
     }
 
     /// Deletes a session and its entries; `false` when it did not exist.
     pub async fn delete_session(&self, id: &str) -> Result<bool, StoreError> {
-        let result = sqlx::query("DELETE FROM sessions WHERE id = ?1")
-            .bind(id)
-            .execute(&self.pool)
-            .await?;
-        Ok(result.rows_affected() > 0)
+        let id = id.to_owned();
+        self.write(move |connection| {
+            Box::pin(async move {
+                let result = sqlx::query("DELETE FROM sessions WHERE id = ?1")
+                    .bind(&id)
+                    .execute(&mut *connection)
+                    .await?;
+                Ok(result.rows_affected() > 0)
+            })
+        })
+        .await
     }
 
     /// Sessions whose run was active when the daemon stopped without closing it.
     pub async fn interrupted_sessions(&self) -> Result<Vec<String>, StoreError> {
         Ok(
             sqlx::query_scalar("SELECT id FROM sessions WHERE running = 1")
-                .fetch_all(&self.pool)
+                .fetch_all(&self.reader)
                 .await?,
         )
     }

@@ -52,7 +52,7 @@ impl Store {
              ORDER BY day, provider, model",
         )
         .bind(since)
-        .fetch_all(&self.pool)
+        .fetch_all(&self.reader)
         .await?;
         Ok(rows
             .into_iter()

@@ -134,6 +134,32 @@ async fn invalid_config_stops_the_start_with_file_and_key() {
     assert!(stderr.contains("unknown field `prot`"), "{stderr}");
 }
 
+/// A damaged database stops the start with the file, the problem and what to do, and the
+/// file is left as it was for recovery.
+#[tokio::test]
+async fn a_damaged_database_stops_the_start_and_says_how_to_recover() {
+    let home = tempfile::tempdir().unwrap();
+    let paths = pi_test_support::daemon::paths_for(home.path());
+    let database = paths.database_path();
+    std::fs::create_dir_all(database.parent().unwrap()).unwrap();
+    let garbage = "not a database ".repeat(400);
+    std::fs::write(&database, &garbage).unwrap();
+    let output = tokio::process::Command::new(pid_binary())
+        .env("PI_HOME", home.path())
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("cannot open the database"), "{stderr}");
+    assert!(
+        stderr.contains(&format!("the database {} is damaged", database.display())),
+        "{stderr}"
+    );
+    assert!(stderr.contains(".recover"), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&database).unwrap(), garbage);
+}
+
 #[tokio::test]
 async fn json_logs_when_asked() {
     let home = tempfile::tempdir().unwrap();

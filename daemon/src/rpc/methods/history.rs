@@ -20,7 +20,7 @@ pub async fn search(
         .store
         .search_prompts(params.query.as_deref(), params.cwd.as_deref(), limit)
         .await
-        .map_err(crate::session::internal)?;
+        .map_err(crate::session::storage(&context.state.store))?;
     Ok(HistorySearchResponse {
         entries: rows
             .into_iter()

@@ -30,12 +30,12 @@ impl SessionActor {
                 .store
                 .branch(&self.row.id, self.row.leaf_id.as_deref())
                 .await
-                .map_err(crate::session::internal)?;
+                .map_err(crate::session::storage(&self.store))?;
             let target_branch = self
                 .store
                 .branch(&self.row.id, Some(target_id))
                 .await
-                .map_err(crate::session::internal)?;
+                .map_err(crate::session::storage(&self.store))?;
             abandoned_entries(&old_branch, &target_branch).map_err(crate::session::internal)
         };
         let abandoned = match prepared.await {

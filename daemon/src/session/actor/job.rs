@@ -189,7 +189,7 @@ impl SessionActor {
             .store
             .branch(&self.row.id, self.row.leaf_id.as_deref())
             .await
-            .map_err(crate::session::internal)?
+            .map_err(crate::session::storage(&self.store))?
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()

@@ -184,7 +184,7 @@ impl SessionActor {
             .store
             .entry(&self.row.id, entry_id)
             .await
-            .map_err(crate::session::internal)?
+            .map_err(crate::session::storage(&self.store))?
             .is_none()
         {
             return Err(crate::session::entry_not_found(entry_id));
@@ -256,7 +256,7 @@ impl SessionActor {
             .store
             .entry(&self.row.id, entry_id)
             .await
-            .map_err(crate::session::internal)?
+            .map_err(crate::session::storage(&self.store))?
             .ok_or_else(|| crate::session::entry_not_found(entry_id))?;
         let entry = entries::parse_entry(&stored).map_err(crate::session::internal)?;
         // A user or custom message: continue from its parent, and hand its text back to edit.
@@ -290,9 +290,9 @@ impl SessionActor {
             row.leaf_id = leaf_id.clone();
             row.updated_at = now_millis();
             self.store
-                .update_session(&row)
+                .update_session(row.clone())
                 .await
-                .map_err(crate::session::internal)?;
+                .map_err(crate::session::storage(&self.store))?;
             self.row = row;
             self.reload_context().await?;
             self.broadcast(SessionEvent::LeafChanged {

@@ -93,12 +93,15 @@ impl SessionActor {
             session_id: Some(self.row.id.clone()),
             api_key,
         };
-        self.row.running = true;
-        self.row.updated_at = now_millis();
+        // Memory follows the disk: the row changes only once the store has it.
+        let mut row = self.row.clone();
+        row.running = true;
+        row.updated_at = now_millis();
         self.store
-            .update_session(&self.row)
+            .update_session(row.clone())
             .await
-            .map_err(crate::session::internal)?;
+            .map_err(crate::session::storage(&self.store))?;
+        self.row = row;
         let cancel = CancellationToken::new();
         let (events_sender, events) = mpsc::channel(RUN_EVENT_BUFFER);
         let handles = RunHandles {
@@ -278,9 +281,9 @@ impl SessionActor {
         }
         row.updated_at = now_millis();
         self.store
-            .append_entries(&row, &stored)
+            .append_entries(row.clone(), stored)
             .await
-            .map_err(crate::session::internal)?;
+            .map_err(crate::session::storage(&self.store))?;
         self.seq += ids.len() as u64;
         self.row = row;
         Ok(ids)
@@ -329,7 +332,7 @@ impl SessionActor {
         }
         self.row.running = false;
         self.row.last_seq = self.seq;
-        if let Err(error) = self.store.update_session(&self.row).await {
+        if let Err(error) = self.store.update_session(self.row.clone()).await {
             tracing::error!(%error, "cannot record the end of a run");
         }
         for message in std::mem::take(&mut self.pending_bash) {

@@ -51,7 +51,7 @@ impl SessionActor {
             .store
             .entries_after_seq(&self.row.id, after, limit + 1)
             .await
-            .map_err(crate::session::internal)?;
+            .map_err(crate::session::storage(&self.store))?;
         if stored.len() > limit as usize {
             return Err(ErrorObject::new(
                 ErrorKind::ResyncRequired,

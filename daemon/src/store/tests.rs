@@ -1,0 +1,286 @@
+//! The store against a file database opened with the daemon's configuration (one writer, a
+//! pool of readers): migrations, group commit, a failing write undone alone, a full disk, a
+//! lock held by another program, a closed store and a damaged file.
+
+use std::time::Duration;
+
+use futures_util::future::join_all;
+use sqlx::{ConnectOptions as _, Executor as _};
+
+use super::*;
+
+fn row(id: &str) -> SessionRow {
+    SessionRow {
+        id: id.to_owned(),
+        cwd: "/work".to_owned(),
+        env: None,
+        name: None,
+        parent_session_id: None,
+        created_at: 1,
+        updated_at: 1,
+        leaf_id: None,
+        model: None,
+        thinking_level: "off".to_owned(),
+        tools: vec!["read".to_owned()],
+        message_count: 0,
+        first_message: None,
+        last_seq: 0,
+        running: false,
+        system_prompt: None,
+        append_system_prompt: None,
+    }
+}
+
+fn entry(id: &str, parent: Option<&str>, seq: u64, body: String) -> NewEntry {
+    NewEntry {
+        id: id.to_owned(),
+        parent_id: parent.map(str::to_owned),
+        seq,
+        kind: "custom".to_owned(),
+        body,
+    }
+}
+
+fn writes(store: &Store) -> (u64, u64) {
+    let stats = store.writer_stats();
+    (
+        stats
+            .transactions
+            .load(std::sync::atomic::Ordering::Relaxed),
+        stats.writes.load(std::sync::atomic::Ordering::Relaxed),
+    )
+}
+
+#[tokio::test]
+async fn a_new_store_migrates_and_counts_starts() {
+    let (_dir, store) = temp_store().await;
+    assert!(store.schema_version() > 0);
+    assert_eq!(store.start_count().await.unwrap(), 1);
+    assert_eq!(
+        store.applied_migration_count().await.unwrap(),
+        MIGRATOR.iter().count() as i64
+    );
+    assert_eq!(store.integrity_check().await.unwrap(), ["ok"]);
+}
+
+#[tokio::test]
+async fn reopening_a_file_applies_nothing_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("nested").join("pi.db");
+    let first = Store::open(&path).await.unwrap();
+    let version = first.schema_version();
+    first.close().await;
+    let second = Store::open(&path).await.unwrap();
+    assert_eq!(second.schema_version(), version);
+    assert_eq!(second.start_count().await.unwrap(), 2);
+    assert_eq!(
+        second.applied_migration_count().await.unwrap(),
+        MIGRATOR.iter().count() as i64
+    );
+}
+
+/// The failure from the issue: many sessions appending at once on the file database. Every
+/// append commits, in order per session, on a multi-threaded runtime like the daemon's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_appends_from_many_sessions_all_commit() {
+    let (_dir, store) = temp_store().await;
+    let sessions = 100;
+    let appends = 20;
+    for n in 0..sessions {
+        store.insert_session(row(&format!("s{n}"))).await.unwrap();
+    }
+    let tasks = (0..sessions).map(|n| {
+        let store = store.clone();
+        tokio::spawn(async move {
+            let id = format!("s{n}");
+            let mut parent: Option<String> = None;
+            let mut session = row(&id);
+            for k in 0..appends {
+                let entry_id = format!("e{k}");
+                session.leaf_id = Some(entry_id.clone());
+                session.last_seq = k + 1;
+                session.message_count = k + 1;
+                store
+                    .append_entries(
+                        session.clone(),
+                        vec![entry(
+                            &entry_id,
+                            parent.as_deref(),
+                            k + 1,
+                            format!("{{\"n\":{k}}}"),
+                        )],
+                    )
+                    .await
+                    .unwrap();
+                // Reads see every committed write at once (the event would go out now).
+                let stored = store.session(&id).await.unwrap().unwrap();
+                assert_eq!(stored.last_seq, k + 1);
+                parent = Some(entry_id);
+            }
+        })
+    });
+    for task in join_all(tasks).await {
+        task.unwrap();
+    }
+    for n in 0..sessions {
+        let id = format!("s{n}");
+        let session = store.session(&id).await.unwrap().unwrap();
+        let branch = store.branch(&id, session.leaf_id.as_deref()).await.unwrap();
+        let seqs: Vec<u64> = branch.iter().map(|entry| entry.seq).collect();
+        assert_eq!(seqs, (1..=appends).collect::<Vec<_>>(), "session {id}");
+    }
+    assert_eq!(store.integrity_check().await.unwrap(), ["ok"]);
+}
+
+/// Writes queued while the writer is busy share one transaction.
+#[tokio::test(flavor = "current_thread")]
+async fn queued_writes_are_committed_together() {
+    let (_dir, store) = temp_store().await;
+    let before = writes(&store);
+    // On one thread, every write is queued before the writer task runs again.
+    let results = join_all((0..50).map(|n| store.insert_session(row(&format!("s{n}"))))).await;
+    assert!(results.iter().all(Result::is_ok));
+    let after = writes(&store);
+    assert_eq!(after.1 - before.1, 50);
+    assert_eq!(
+        after.0 - before.0,
+        1,
+        "one transaction carried the 50 writes"
+    );
+    assert_eq!(store.session_count().await.unwrap(), 50);
+}
+
+/// A write that fails inside a shared transaction is undone alone and gets its own error.
+#[tokio::test(flavor = "current_thread")]
+async fn a_failing_write_is_undone_alone() {
+    let (_dir, store) = temp_store().await;
+    let mut duplicate = row("a");
+    duplicate.name = Some("the duplicate".to_owned());
+    let results = join_all([
+        store.insert_session(row("a")),
+        store.insert_session(duplicate),
+        store.insert_session(row("b")),
+    ])
+    .await;
+    assert!(results[0].is_ok());
+    let error = results[1].as_ref().unwrap_err();
+    assert_eq!(error.failure(), StorageFailure::Other);
+    assert!(error.to_string().contains("UNIQUE"), "{error}");
+    assert!(results[2].is_ok());
+    assert_eq!(store.session("a").await.unwrap().unwrap().name, None);
+    assert!(store.session("b").await.unwrap().is_some());
+}
+
+/// Past the page cap SQLite answers `SQLITE_FULL`, as on a full disk: the write fails as
+/// `DiskFull`, nothing of it is visible, reads go on, and deleting data makes room again.
+#[tokio::test]
+async fn a_full_disk_fails_writes_and_deleting_data_makes_room() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = Store::open_with(
+        &dir.path().join("pi.db"),
+        StoreOptions {
+            max_page_count: Some(96),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let big = format!("\"{}\"", "x".repeat(30_000));
+    let mut stored = 0;
+    let error = loop {
+        let id = format!("s{stored}");
+        let mut session = row(&id);
+        session.leaf_id = Some("e".to_owned());
+        match store
+            .insert_session_with_entries(session, vec![entry("e", None, 1, big.clone())])
+            .await
+        {
+            Ok(()) => stored += 1,
+            Err(error) => break error,
+        }
+        assert!(stored < 100, "the page cap never filled up");
+    };
+    assert_eq!(error.failure(), StorageFailure::DiskFull, "{error}");
+    assert!(stored > 0);
+    // The failed write left nothing; what was stored before is intact and readable.
+    assert!(
+        store
+            .session(&format!("s{stored}"))
+            .await
+            .unwrap()
+            .is_none()
+    );
+    assert_eq!(store.session_count().await.unwrap(), stored);
+    assert_eq!(store.entry_count("s0").await.unwrap(), 1);
+    // Freeing space (deleting a session) lets writes succeed again.
+    assert!(store.delete_session("s0").await.unwrap());
+    let mut session = row("after");
+    session.leaf_id = Some("e".to_owned());
+    store
+        .insert_session_with_entries(session, vec![entry("e", None, 1, big)])
+        .await
+        .unwrap();
+    assert_eq!(store.integrity_check().await.unwrap(), ["ok"]);
+}
+
+/// Another program holding the write lock past the busy timeout fails writes as `Locked`;
+/// once it lets go, writes succeed.
+#[tokio::test]
+async fn a_lock_held_by_another_program_fails_as_locked() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.db");
+    let store = Store::open_with(
+        &path,
+        StoreOptions {
+            busy_timeout: Duration::from_millis(50),
+            ..StoreOptions::default()
+        },
+    )
+    .await
+    .unwrap();
+    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(&path)
+        .connect()
+        .await
+        .unwrap();
+    other.execute("BEGIN IMMEDIATE").await.unwrap();
+    let error = store.insert_session(row("a")).await.unwrap_err();
+    assert_eq!(error.failure(), StorageFailure::Locked, "{error}");
+    other.execute("ROLLBACK").await.unwrap();
+    store.insert_session(row("a")).await.unwrap();
+    // Reads were never blocked by the other program's lock.
+    assert!(store.session("a").await.unwrap().is_some());
+}
+
+#[tokio::test]
+async fn writes_after_close_fail_as_closed() {
+    let (_dir, store) = temp_store().await;
+    store.insert_session(row("a")).await.unwrap();
+    store.close().await;
+    let error = store.insert_session(row("b")).await.unwrap_err();
+    assert_eq!(error.failure(), StorageFailure::Closed);
+}
+
+/// A file that is not a database is refused at open as `Corrupt`, and left untouched.
+#[tokio::test]
+async fn a_damaged_file_is_refused_as_corrupt() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.db");
+    let garbage = "this is not an SQLite database, but a text file of some length. ".repeat(100);
+    std::fs::write(&path, &garbage).unwrap();
+    let error = Store::open(&path).await.unwrap_err();
+    assert_eq!(error.failure(), StorageFailure::Corrupt, "{error}");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), garbage);
+}
+
+/// The reader pool is `query_only`: a write sent there fails instead of contending with the
+/// writer.
+#[tokio::test]
+async fn the_readers_cannot_write() {
+    let (_dir, store) = temp_store().await;
+    let error = sqlx::query("DELETE FROM sessions")
+        .execute(&store.reader)
+        .await
+        .unwrap_err();
+    assert_eq!(StoreError::from(error).failure(), StorageFailure::ReadOnly);
+}
