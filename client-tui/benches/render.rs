@@ -138,6 +138,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
                     clients: Vec::new(),
                 },
                 replay: Vec::new(),
+                gapless: false,
             },
             history: Some(entries),
         })),

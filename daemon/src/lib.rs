@@ -23,6 +23,7 @@ pub mod store;
 pub mod testing;
 pub mod tools;
 pub mod ui;
+pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -20,9 +20,10 @@ use pi_protocol::{ErrorObject, NotificationMethod};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
-use crate::rpc::connection::ConnectionHandle;
 use crate::session::actor::Command;
+use crate::session::sink::EventSink;
 use crate::state::DaemonState;
+use crate::wire::frame;
 
 /// Pending questions of every session.
 #[derive(Debug, Default)]
@@ -111,8 +112,8 @@ impl UiBroker {
         Ok(UiRespondResponse { accepted: true })
     }
 
-    /// Sends the requests pending for `session_id` to one (newly attached) connection.
-    pub fn resend_pending(&self, session_id: &str, connection: &ConnectionHandle) {
+    /// Sends the requests pending for `session_id` to one (newly attached) subscriber.
+    pub fn resend_pending(&self, session_id: &str, sink: &EventSink) {
         let pending: Vec<UiRequestParams> = self
             .table()
             .values()
@@ -120,7 +121,9 @@ impl UiBroker {
             .map(|pending| pending.params.clone())
             .collect();
         for params in pending {
-            let _ = connection.notify::<UiRequestNotification>(&params);
+            if let Ok(frame) = frame::notification(UiRequestNotification::NAME, &params) {
+                let _ = sink.notify(UiRequestNotification::NAME, frame);
+            }
         }
     }
 
@@ -180,14 +183,12 @@ async fn broadcast<N: NotificationMethod>(
     session_id: &str,
     params: &impl Serialize,
 ) -> Result<(), ErrorObject> {
-    let notification = pi_protocol::Notification::new(N::NAME, serde_json::to_value(params).ok());
-    let text = serde_json::to_string(&notification)
-        .map_err(|error| crate::session::internal(error.to_string()))?;
+    let frame = frame::notification(N::NAME, params).map_err(crate::session::internal)?;
     state
         .sessions
         .call(session_id, |reply| Command::Notify {
             method: N::NAME,
-            text: text.clone(),
+            frame: frame.clone(),
             reply,
         })
         .await

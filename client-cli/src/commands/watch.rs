@@ -65,7 +65,10 @@ pub async fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
     };
     if args.json {
         print_json(&json!({ "snapshot": attached.snapshot }));
-    } else if let Some(streaming) = &attached.snapshot.streaming_message {
+    } else if !attached.gapless
+        && let Some(streaming) = &attached.snapshot.streaming_message
+    {
+        // A gapless replay carries the streaming message's deltas after the cursor itself.
         for block in &streaming.content {
             if let AssistantContent::Text(text) = block {
                 printer.text(&text.text);

@@ -299,6 +299,7 @@ fn a_reconnect_replays_after_the_durable_cursor_without_repeats() {
                     },
                 },
             ],
+            gapless: false,
         },
         history: None,
     })));
@@ -349,6 +350,7 @@ fn a_replay_that_ends_on_another_leaf_asks_for_a_full_reload() {
                 clients: Vec::new(),
             },
             replay: Vec::new(),
+            gapless: false,
         },
         history: None,
     })));

@@ -268,6 +268,7 @@ impl Harness {
                     clients: vec![me],
                 },
                 replay: Vec::new(),
+                gapless: false,
             },
             history: Some(entries),
         })));

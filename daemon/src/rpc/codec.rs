@@ -90,12 +90,12 @@ impl Decoder for LineCodec {
     }
 }
 
-impl Encoder<String> for LineCodec {
+impl Encoder<Bytes> for LineCodec {
     type Error = std::io::Error;
 
-    fn encode(&mut self, message: String, buffer: &mut BytesMut) -> Result<(), std::io::Error> {
+    fn encode(&mut self, message: Bytes, buffer: &mut BytesMut) -> Result<(), std::io::Error> {
         buffer.reserve(message.len() + 1);
-        buffer.extend_from_slice(message.as_bytes());
+        buffer.extend_from_slice(&message);
         buffer.extend_from_slice(b"\n");
         Ok(())
     }

@@ -2,9 +2,13 @@
 //! outbound queue, backpressure and graceful close.
 //!
 //! Each connection has a reader (this loop), a writer task draining a bounded outbound queue,
-//! and one task per in-flight request. The queue is the only path to the peer: responses and
-//! notifications keep their order. When the queue is full the peer is too slow; the
-//! connection is closed at once rather than buffering without bound or slowing the sender.
+//! and one task per in-flight request. The queue is an [`EventSink`] (the session layer's
+//! subscriber type): sessions the connection attaches to send their events into it, and it is
+//! the only path to the peer, so responses and notifications keep their order. The writer
+//! writes whatever is queued and flushes once per batch. When the queue is full the peer is
+//! too slow; the queue is dropped at once rather than buffering without bound or slowing the
+//! sender, and the peer gets a `connection/closing {reason: "slow_consumer"}` notice after
+//! what its socket already holds.
 //!
 //! Architecture invariant: nothing a peer sends can end the daemon. Malformed input gets an
 //! error response; a panicking handler gets an `internal` error response; only the transport
@@ -12,8 +16,7 @@
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -23,22 +26,24 @@ use pi_protocol::v1::{
     self, CloseReason, ConnectionClosing, ConnectionClosingParams, InitializeResponse,
 };
 use pi_protocol::{
-    ErrorKind, ErrorObject, IncomingMessage, Method as _, NotificationMethod, RequestId, Response,
+    ErrorKind, ErrorObject, IncomingMessage, Method as _, NotificationMethod, RequestId,
 };
 use serde_json::Value;
-use tokio::sync::{Semaphore, mpsc};
+use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
 use crate::rpc::codec::FrameError;
 use crate::rpc::dispatch::{self, RequestContext};
+use crate::session::sink::{Closed, EventSink, Frame, SinkLimits, SinkReceiver};
 use crate::state::DaemonState;
+use crate::wire::{WireError, frame};
 
 /// Complete incoming messages from a transport.
 pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, FrameError>> + Send>>;
 /// Outgoing messages to a transport, one JSON text each.
-pub type FrameSink = Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>;
+pub type FrameSink = Pin<Box<dyn Sink<Frame, Error = std::io::Error> + Send>>;
 
 /// Which transport carries a connection (for logs).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,187 +59,74 @@ pub enum TransportKind {
 const IN_FLIGHT_GRACE: Duration = Duration::from_millis(1000);
 /// How long the writer may spend flushing the queue during a graceful close.
 const DRAIN_TIMEOUT: Duration = Duration::from_millis(1000);
+/// How long a peer closed as a slow consumer has to read the `connection/closing` notice
+/// (after what the socket already holds) before the daemon hangs up without it.
+const SLOW_CONSUMER_NOTICE_TIMEOUT: Duration = Duration::from_secs(30);
+/// Frames written before one flush (one syscall for whatever is queued).
+const WRITE_BATCH: usize = 256;
 
-/// What request handlers (and later, session subscriptions) hold to reach their peer.
+/// What request handlers hold to reach their peer: the connection's outbound sink (which
+/// sessions subscribe) and its transport.
 #[derive(Clone, Debug)]
 pub struct ConnectionHandle {
-    shared: Arc<Shared>,
-}
-
-#[derive(Debug)]
-struct Shared {
-    id: String,
+    // The connection's one outbound queue: responses, and the notifications of every session
+    // it attached to. Received by the writer task; closing it ends the connection.
+    sink: EventSink,
     transport: TransportKind,
-    // Sent to by every producer (responses, notifications); received by the writer task.
-    // Dropping all senders lets the writer finish. Bounded in messages by its capacity and in
-    // bytes by `queued_bytes`: exceeding either means a slow peer.
-    outbound: mpsc::Sender<String>,
-    // Bytes in `outbound` not yet written; added by `enqueue`, subtracted by the writer.
-    queued_bytes: Arc<AtomicUsize>,
-    // The byte budget of the queue.
-    max_queued_bytes: usize,
-    // Cancelled when the connection must end now: the peer is too slow or the transport
-    // failed. The writer stops without draining; the reader stops reading.
-    kill: CancellationToken,
-    // Set once, by `initialize`: notification methods the peer opted out of.
-    opt_out: OnceLock<Vec<String>>,
-    // Set once, by `initialize`: the peer's `clientInfo.name`.
-    client_name: OnceLock<String>,
-    // Why the daemon closed the connection, if it did. A sync mutex, never held across await.
-    close_reason: Mutex<Option<CloseReason>>,
 }
 
 impl ConnectionHandle {
-    fn new(
-        id: String,
-        transport: TransportKind,
-        outbound: mpsc::Sender<String>,
-        max_queued_bytes: usize,
-    ) -> Self {
-        ConnectionHandle {
-            shared: Arc::new(Shared {
-                id,
-                transport,
-                outbound,
-                queued_bytes: Arc::new(AtomicUsize::new(0)),
-                max_queued_bytes,
-                kill: CancellationToken::new(),
-                opt_out: OnceLock::new(),
-                client_name: OnceLock::new(),
-                close_reason: Mutex::new(None),
-            }),
-        }
-    }
-
     /// The connection's id, as in logs.
     pub fn id(&self) -> &str {
-        &self.shared.id
+        self.sink.id()
     }
 
     /// The transport carrying it.
     pub fn transport(&self) -> TransportKind {
-        self.shared.transport
+        self.transport
+    }
+
+    /// The connection's outbound sink, for sessions to subscribe.
+    pub fn sink(&self) -> &EventSink {
+        &self.sink
     }
 
     /// Whether the connection has ended (or been condemned).
     pub fn is_closed(&self) -> bool {
-        self.shared.kill.is_cancelled() || self.shared.outbound.is_closed()
-    }
-
-    /// Completes when the connection has ended (or been condemned).
-    pub async fn closed(&self) {
-        tokio::select! {
-            _ = self.shared.kill.cancelled() => {}
-            _ = self.shared.outbound.closed() => {}
-        }
+        self.sink.is_closed()
     }
 
     /// The peer's `clientInfo.name` (empty before `initialize`).
     pub fn client_name(&self) -> &str {
-        self.shared
-            .client_name
-            .get()
-            .map(String::as_str)
-            .unwrap_or_default()
+        self.sink.name()
     }
 
     /// Queues a notification unless the peer opted out of it. Fails when the connection is
     /// gone; a full queue closes the connection as a slow consumer.
     pub fn notify<N: NotificationMethod>(&self, params: &N::Params) -> Result<(), Closed> {
-        if self
-            .shared
-            .opt_out
-            .get()
-            .is_some_and(|names| names.iter().any(|name| name == N::NAME))
-        {
+        if !self.sink.wants(N::NAME) {
             return Ok(());
         }
-        let params = serde_json::to_value(params).map_err(|_| Closed)?;
-        let notification = pi_protocol::Notification::new(N::NAME, Some(params));
-        self.enqueue(serde_json::to_string(&notification).map_err(|_| Closed)?)
-    }
-
-    /// Queues an already serialized notification named `method`, unless the peer opted out of
-    /// it. Lets a broadcaster serialize once for every subscriber.
-    pub fn send_notification_text(&self, method: &str, text: String) -> Result<(), Closed> {
-        if self
-            .shared
-            .opt_out
-            .get()
-            .is_some_and(|names| names.iter().any(|name| name == method))
-        {
-            return Ok(());
-        }
-        self.enqueue(text)
+        let frame = frame::notification(N::NAME, params).map_err(|_| Closed)?;
+        self.sink.send(frame)
     }
 
     fn send_outcome(&self, id: Option<RequestId>, outcome: Result<Value, ErrorObject>) {
-        let text = match (id, outcome) {
-            (Some(id), Ok(result)) => serde_json::to_string(&Response::new(id, result)),
-            (id, Err(error)) => serde_json::to_string(&ErrorResponse::new(id, error)),
+        let frame = match (id, outcome) {
+            (Some(id), Ok(result)) => frame::response(&id, &result),
+            (id, Err(error)) => serde_json::to_vec(&ErrorResponse::new(id, error))
+                .map(Frame::from)
+                .map_err(|error| WireError::new("error response", error)),
             (None, Ok(_)) => return,
         };
-        match text {
-            Ok(text) => {
-                let _ = self.enqueue(text);
+        match frame {
+            Ok(frame) => {
+                let _ = self.sink.send(frame);
             }
             Err(error) => tracing::error!(%error, "cannot serialize a response"),
         }
     }
-
-    fn enqueue(&self, text: String) -> Result<(), Closed> {
-        let length = text.len();
-        let queued = self
-            .shared
-            .queued_bytes
-            .fetch_add(length, Ordering::Relaxed)
-            + length;
-        if queued > self.shared.max_queued_bytes && queued > length {
-            self.shared
-                .queued_bytes
-                .fetch_sub(length, Ordering::Relaxed);
-            tracing::warn!(
-                connection = %self.shared.id,
-                queued_bytes = queued,
-                "outbound queue over its byte budget; closing the connection as a slow consumer"
-            );
-            self.close_now(CloseReason::SlowConsumer);
-            return Err(Closed);
-        }
-        match self.shared.outbound.try_send(text) {
-            Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                self.shared
-                    .queued_bytes
-                    .fetch_sub(length, Ordering::Relaxed);
-                tracing::warn!(
-                    connection = %self.shared.id,
-                    "outbound queue full; closing the connection as a slow consumer"
-                );
-                self.close_now(CloseReason::SlowConsumer);
-                Err(Closed)
-            }
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                self.shared
-                    .queued_bytes
-                    .fetch_sub(length, Ordering::Relaxed);
-                Err(Closed)
-            }
-        }
-    }
-
-    fn close_now(&self, reason: CloseReason) {
-        if let Ok(mut slot) = self.shared.close_reason.lock() {
-            slot.get_or_insert(reason);
-        }
-        self.shared.kill.cancel();
-    }
 }
-
-/// The connection is gone; nothing more can be sent on it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the connection is closed")]
-pub struct Closed;
 
 /// Serves one connection until the peer leaves, the transport fails, the peer is too slow,
 /// or the daemon shuts down.
@@ -242,46 +134,34 @@ pub async fn serve(
     state: Arc<DaemonState>,
     transport: TransportKind,
     incoming: FrameStream,
-    sink: FrameSink,
+    sink_out: FrameSink,
 ) {
     let guard = state.open_connection();
     let span = tracing::info_span!("connection", id = %guard.id, transport = ?transport);
     async move {
         tracing::debug!("opened");
-        let (outbound, outbound_rx) = mpsc::channel(state.config.limits.outbound_queue);
-        let max_bytes = state.config.limits.outbound_queue_bytes;
-        let handle = ConnectionHandle::new(guard.id.clone(), transport, outbound, max_bytes);
+        let limits = SinkLimits {
+            frames: state.config.limits.outbound_queue,
+            bytes: state.config.limits.outbound_queue_bytes,
+        };
+        let (sink, outbound) = crate::session::sink::channel(guard.id.clone(), limits);
+        let handle = ConnectionHandle { sink, transport };
         let drain = CancellationToken::new();
-        let queued_bytes = handle.shared.queued_bytes.clone();
-        let kill = handle.shared.kill.clone();
-        let writer = tokio::spawn(
-            write_loop(outbound_rx, sink, kill, drain.clone(), queued_bytes).in_current_span(),
-        );
+        let writer = tokio::spawn(write_loop(outbound, sink_out, drain.clone()).in_current_span());
         let reason = read_loop(&state, &handle, incoming).await;
         // Uncount before the transport closes, so a peer that saw the close also sees the
         // connection gone from `daemon/status`.
         let connection_id = guard.id.clone();
         drop(guard);
         if let Some(reason) = reason {
-            let message = match reason {
-                CloseReason::Shutdown => "the daemon is shutting down",
-                CloseReason::MessageTooLarge => "the client sent a message over the size limit",
-                CloseReason::SlowConsumer => "the client read too slowly",
-            };
             let _ = handle.notify::<ConnectionClosing>(&ConnectionClosingParams {
                 reason,
-                message: message.to_owned(),
+                message: close_message(reason).to_owned(),
             });
         }
         drain.cancel();
         let _ = writer.await;
-        let reason = handle
-            .shared
-            .close_reason
-            .lock()
-            .ok()
-            .and_then(|slot| *slot)
-            .or(reason);
+        let reason = handle.sink.close_reason().or(reason);
         tracing::debug!(connection = connection_id, ?reason, "closed");
     }
     .instrument(span)
@@ -300,7 +180,7 @@ async fn read_loop(
         while in_flight.try_join_next().is_some() {}
         let next = tokio::select! {
             _ = state.shutdown.cancelled() => break Some(CloseReason::Shutdown),
-            _ = handle.shared.kill.cancelled() => break None,
+            () = handle.sink.closed() => break None,
             next = incoming.next() => next,
         };
         let bytes = match next {
@@ -438,14 +318,10 @@ fn initialize(handle: &ConnectionHandle, params: Option<Value>) -> Result<Value,
         client_version = params.client_info.version,
         "initialized"
     );
-    let _ = handle
-        .shared
-        .opt_out
-        .set(params.capabilities.opt_out_notifications);
-    let _ = handle
-        .shared
-        .client_name
-        .set(params.client_info.name.clone());
+    handle
+        .sink
+        .set_opt_out(params.capabilities.opt_out_notifications);
+    handle.sink.set_name(params.client_info.name.clone());
     let response = InitializeResponse {
         protocol_version: pi_protocol::PROTOCOL_VERSION,
         daemon_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -465,44 +341,77 @@ fn initialize(handle: &ConnectionHandle, params: Option<Value>) -> Result<Value,
         .map_err(|error| ErrorObject::new(ErrorKind::Internal, error.to_string()))
 }
 
-async fn write_loop(
-    mut queue: mpsc::Receiver<String>,
-    mut sink: FrameSink,
-    kill: CancellationToken,
-    drain: CancellationToken,
-    queued_bytes: Arc<AtomicUsize>,
-) {
+/// Why the daemon closes a connection, in words for the `connection/closing` notice.
+fn close_message(reason: CloseReason) -> &'static str {
+    match reason {
+        CloseReason::Shutdown => "the daemon is shutting down",
+        CloseReason::MessageTooLarge => "the client sent a message over the size limit",
+        CloseReason::SlowConsumer => {
+            "the client read too slowly and its outbound queue overflowed; events after this \
+             point were dropped. Reconnect and attach with `afterSeq` to catch up"
+        }
+    }
+}
+
+/// Writes queued frames to the transport, flushing once per batch, until the queue ends, the
+/// connection is condemned or the drain signal (graceful close) comes.
+async fn write_loop(mut queue: SinkReceiver, mut transport: FrameSink, drain: CancellationToken) {
+    let mut batch: Vec<Frame> = Vec::with_capacity(WRITE_BATCH);
+    let sink = queue.sink();
     loop {
-        let frame = tokio::select! {
+        let received = tokio::select! {
             biased;
-            _ = kill.cancelled() => break,
-            _ = drain.cancelled() => {
-                // Everything queued before the drain signal is still in the channel.
+            () = sink.closed() => break,
+            () = drain.cancelled() => {
+                // Everything queued before the drain signal is still in the queue.
                 let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
-                    while let Ok(frame) = queue.try_recv() {
-                        if sink.send(frame).await.is_err() {
-                            break;
+                    while let Some(frame) = queue.try_recv() {
+                        if transport.feed(frame).await.is_err() {
+                            return;
                         }
                     }
+                    let _ = transport.flush().await;
                 })
                 .await;
                 break;
             }
-            frame = queue.recv() => match frame {
-                Some(frame) => frame,
-                None => break,
-            },
+            received = queue.recv_many(&mut batch, WRITE_BATCH) => received,
         };
-        queued_bytes.fetch_sub(frame.len(), Ordering::Relaxed);
-        let sent = tokio::select! {
-            _ = kill.cancelled() => break,
-            sent = sink.send(frame) => sent,
+        if received == 0 {
+            break;
+        }
+        let written = tokio::select! {
+            () = sink.closed() => break,
+            written = write_batch(&mut transport, &mut batch) => written,
         };
-        if let Err(error) = sent {
+        if let Err(error) = written {
             tracing::debug!(%error, "write failed");
-            kill.cancel();
+            sink.abandon();
             break;
         }
     }
-    let _ = tokio::time::timeout(Duration::from_millis(200), sink.close()).await;
+    if sink.close_reason() == Some(CloseReason::SlowConsumer) {
+        // The queue's backlog is dropped, but the peer still learns why it was cut off once it
+        // reads what the socket holds: the notice goes after any partly written frame.
+        let notice = frame::notification(
+            ConnectionClosing::NAME,
+            &ConnectionClosingParams {
+                reason: CloseReason::SlowConsumer,
+                message: close_message(CloseReason::SlowConsumer).to_owned(),
+            },
+        );
+        if let Ok(notice) = notice {
+            let _ =
+                tokio::time::timeout(SLOW_CONSUMER_NOTICE_TIMEOUT, transport.send(notice)).await;
+        }
+    }
+    let _ = tokio::time::timeout(Duration::from_millis(200), transport.close()).await;
+}
+
+/// Feeds every frame of `batch` to the transport, then flushes once.
+async fn write_batch(transport: &mut FrameSink, batch: &mut Vec<Frame>) -> std::io::Result<()> {
+    for frame in batch.drain(..) {
+        transport.feed(frame).await?;
+    }
+    transport.flush().await
 }

@@ -10,5 +10,4 @@ pub mod connection;
 pub mod dispatch;
 pub mod methods;
 pub mod uds;
-pub mod wire;
 pub mod ws;

@@ -156,7 +156,14 @@ async fn serve_socket(state: Arc<DaemonState>, socket: WebSocket) {
         .take_while(|item| future::ready(item.is_some()))
         .filter_map(|item| future::ready(item.flatten()));
     let outgoing = sink
-        .with(|text: String| future::ready(Ok::<_, axum::Error>(Message::Text(text.into()))))
+        .with(|frame: Bytes| {
+            // Frames are serialized JSON, so always UTF-8; a bad one fails the connection.
+            future::ready(
+                axum::extract::ws::Utf8Bytes::try_from(frame)
+                    .map(Message::Text)
+                    .map_err(axum::Error::new),
+            )
+        })
         .sink_map_err(std::io::Error::other);
     connection::serve(
         state,

@@ -39,14 +39,16 @@ use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
 use crate::compaction::Instructions;
-use crate::rpc::connection::ConnectionHandle;
-use crate::rpc::wire::{self, transcode};
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
+use crate::session::recent::RecentEvents;
 use crate::session::retry::{AfterRun, AutoRetry};
 use crate::session::services::{SessionServices, clamp_thinking};
+use crate::session::sink::EventSink;
 use crate::session::{SessionMap, info, now_millis};
 use crate::store::{SessionRow, Store};
+use crate::wire::frame::SessionIdJson;
+use crate::wire::{self, transcode};
 
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;
@@ -81,7 +83,13 @@ pub struct SessionActor {
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
-    subscribers: Vec<ConnectionHandle>,
+    // The session id as serialized in every event frame.
+    session_id_json: SessionIdJson,
+    // Where events go: one sink per attached subscriber (a connection, or anything else that
+    // reads a sink). A sink that fails a send is dropped.
+    subscribers: Vec<EventSink>,
+    // The newest events, for gapless replay to reconnecting subscribers.
+    recent: RecentEvents,
     // Drafts of the subscribers, for `session/presence`.
     presence: Presence,
     run: Option<ActiveRun>,
@@ -166,7 +174,9 @@ impl SessionActor {
             tools,
             resources,
             queues,
+            session_id_json: SessionIdJson::new(&row.id),
             subscribers: Vec::new(),
+            recent: RecentEvents::default(),
             presence: Presence::default(),
             run: None,
             job: None,
@@ -236,11 +246,11 @@ impl SessionActor {
     async fn handle(&mut self, command: Command) {
         match command {
             Command::Attach {
-                connection,
+                sink,
                 after_seq,
                 reply,
             } => {
-                let _ = reply.send(self.attach(connection, after_seq).await);
+                let _ = reply.send(self.attach(sink, after_seq).await);
             }
             Command::Detach {
                 connection_id,
@@ -352,14 +362,11 @@ impl SessionActor {
             }
             Command::Notify {
                 method,
-                text,
+                frame,
                 reply,
             } => {
-                self.subscribers.retain(|subscriber| {
-                    subscriber
-                        .send_notification_text(method, text.clone())
-                        .is_ok()
-                });
+                self.subscribers
+                    .retain(|subscriber| subscriber.notify(method, frame.clone()).is_ok());
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
             Command::Close { deleted, reply } => {
@@ -414,8 +421,8 @@ impl SessionActor {
     }
 }
 
-/// Completes when any of the subscribers' connections has ended.
-async fn any_closed(subscribers: &[ConnectionHandle]) {
+/// Completes when any of the subscribers' sinks has closed.
+async fn any_closed(subscribers: &[EventSink]) {
     let closed: Vec<_> = subscribers
         .iter()
         .map(|subscriber| Box::pin(subscriber.closed()))

@@ -6,9 +6,11 @@
 
 use std::collections::HashMap;
 
+use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::{AttachedClient, SessionPresence, SessionPresenceParams};
 
-use crate::rpc::connection::ConnectionHandle;
+use crate::session::sink::EventSink;
+use crate::wire::frame;
 
 /// Drafts by connection id.
 #[derive(Debug, Default)]
@@ -29,18 +31,18 @@ impl Presence {
     }
 
     /// Forgets drafts of connections that are no longer subscribed.
-    pub fn retain(&mut self, subscribers: &[ConnectionHandle]) {
+    pub fn retain(&mut self, subscribers: &[EventSink]) {
         self.drafts
             .retain(|id, _| subscribers.iter().any(|subscriber| subscriber.id() == id));
     }
 
     /// The attached clients, in attach order, with their drafts.
-    pub fn clients(&self, subscribers: &[ConnectionHandle]) -> Vec<AttachedClient> {
+    pub fn clients(&self, subscribers: &[EventSink]) -> Vec<AttachedClient> {
         subscribers
             .iter()
             .map(|subscriber| AttachedClient {
                 connection_id: subscriber.id().to_owned(),
-                name: subscriber.client_name().to_owned(),
+                name: subscriber.name().to_owned(),
                 draft: self
                     .drafts
                     .get(subscriber.id())
@@ -52,13 +54,16 @@ impl Presence {
 
     /// Sends `session/presence` to every subscriber (best effort: a closed connection is
     /// pruned by the next broadcast).
-    pub fn announce(&self, session_id: &str, subscribers: &[ConnectionHandle]) {
+    pub fn announce(&self, session_id: &str, subscribers: &[EventSink]) {
         let params = SessionPresenceParams {
             session_id: session_id.to_owned(),
             clients: self.clients(subscribers),
         };
+        let Ok(frame) = frame::notification(SessionPresence::NAME, &params) else {
+            return;
+        };
         for subscriber in subscribers {
-            let _ = subscriber.notify::<SessionPresence>(&params);
+            let _ = subscriber.notify(SessionPresence::NAME, frame.clone());
         }
     }
 }

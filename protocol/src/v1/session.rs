@@ -236,8 +236,15 @@ pub struct SessionAttachParams {
 pub struct SessionAttachResponse {
     /// The state right now.
     pub snapshot: SessionSnapshot,
-    /// Durable events after `afterSeq`, in order (empty without `afterSeq`).
+    /// Events after `afterSeq`, in order (empty without `afterSeq`): every event, live ones
+    /// included, when `gapless`; otherwise only the durable ones.
     pub replay: Vec<SessionEventParams>,
+    /// `true` when `replay` holds every event after `afterSeq` (the session still remembered
+    /// them): a client that applied events up to `afterSeq` applies the replay and has missed
+    /// nothing, the streaming message included. `false` when only the durable events could
+    /// be replayed: take the streaming state from the snapshot.
+    #[serde(default)]
+    pub gapless: bool,
 }
 
 /// The live state of a session.

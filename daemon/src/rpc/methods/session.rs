@@ -62,7 +62,7 @@ pub async fn attach(
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Attach {
-            connection: connection.clone(),
+            sink: connection.sink().clone(),
             after_seq: params.after_seq,
             reply,
         })
@@ -70,7 +70,7 @@ pub async fn attach(
     context
         .state
         .ui
-        .resend_pending(&params.session_id, connection);
+        .resend_pending(&params.session_id, connection.sink());
     Ok(attached)
 }
 

@@ -8,7 +8,7 @@ use pi_protocol::{ErrorKind, ErrorObject};
 
 use crate::coding::settings_write::{self, SettingsWriteError};
 use crate::rpc::dispatch::RequestContext;
-use crate::rpc::wire::settings::{SettingsFallbacks, diagnostic, effective_settings};
+use crate::wire::settings::{SettingsFallbacks, diagnostic, effective_settings};
 
 /// `settings/get`.
 pub async fn get(

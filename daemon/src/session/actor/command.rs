@@ -13,7 +13,7 @@ use pi_protocol::v1::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compaction::Instructions;
-use crate::rpc::connection::ConnectionHandle;
+use crate::session::sink::{EventSink, Frame};
 
 /// A reply channel.
 pub type Reply<T> = oneshot::Sender<Result<T, ErrorObject>>;
@@ -21,18 +21,18 @@ pub type Reply<T> = oneshot::Sender<Result<T, ErrorObject>>;
 /// What a session can be asked to do.
 #[derive(Debug)]
 pub enum Command {
-    /// Subscribe a connection; snapshot + replay.
+    /// Subscribe a sink; snapshot + replay.
     Attach {
         /// The subscriber.
-        connection: ConnectionHandle,
+        sink: EventSink,
         /// Replay durable events after this seq.
         after_seq: Option<u64>,
         /// Answer.
         reply: Reply<SessionAttachResponse>,
     },
-    /// Unsubscribe a connection.
+    /// Unsubscribe a sink.
     Detach {
-        /// The connection id.
+        /// The sink's id.
         connection_id: String,
         /// Answer.
         reply: Reply<EmptyResponse>,
@@ -150,7 +150,7 @@ pub enum Command {
         /// The notification's method.
         method: &'static str,
         /// The whole serialized notification.
-        text: String,
+        frame: Frame,
         /// Answer.
         reply: Reply<EmptyResponse>,
     },

@@ -21,10 +21,10 @@ use crate::compaction::{
     CompactionResult, CompactionSettings, calculate_context_tokens, estimate_context_tokens,
     should_compact,
 };
-use crate::rpc::wire;
 use crate::session::entries::EntryBase;
 use crate::session::now_millis;
 use crate::session::summarize::{SummaryError, SummaryModel};
+use crate::wire;
 
 /// What pi says when an overflow comes back after one compact-and-retry.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";

@@ -7,16 +7,16 @@ use super::*;
 impl SessionActor {
     pub(super) async fn attach(
         &mut self,
-        connection: ConnectionHandle,
+        sink: EventSink,
         after_seq: Option<u64>,
     ) -> Result<SessionAttachResponse, ErrorObject> {
-        let replay = match after_seq {
-            None => Vec::new(),
+        let (replay, gapless) = match after_seq {
+            None => (Vec::new(), false),
             Some(after) => self.replay(after).await?,
         };
         self.subscribers
-            .retain(|subscriber| subscriber.id() != connection.id());
-        self.subscribers.push(connection);
+            .retain(|subscriber| subscriber.id() != sink.id());
+        self.subscribers.push(sink);
         let attached_clients = self.prune_subscribers();
         let run = self.run.as_ref();
         let snapshot = SessionSnapshot {
@@ -32,10 +32,19 @@ impl SessionActor {
             clients: self.presence.clients(&self.subscribers),
         };
         self.presence.announce(&self.row.id, &self.subscribers);
-        Ok(SessionAttachResponse { snapshot, replay })
+        Ok(SessionAttachResponse {
+            snapshot,
+            replay,
+            gapless,
+        })
     }
 
-    pub(super) async fn replay(&self, after: u64) -> Result<Vec<SessionEventParams>, ErrorObject> {
+    /// The events after `after`: all of them from the recent window when it still holds
+    /// them (`true`), else the durable ones from the store (`false`).
+    pub(super) async fn replay(
+        &self,
+        after: u64,
+    ) -> Result<(Vec<SessionEventParams>, bool), ErrorObject> {
         if after > self.seq {
             return Err(ErrorObject::new(
                 ErrorKind::ResyncRequired,
@@ -45,6 +54,17 @@ impl SessionActor {
                     self.seq
                 ),
             ));
+        }
+        if let Some(events) = self.recent.after(after, self.seq) {
+            let replay = events
+                .into_iter()
+                .map(|(seq, event)| SessionEventParams {
+                    session_id: self.row.id.clone(),
+                    seq,
+                    event,
+                })
+                .collect();
+            return Ok((replay, true));
         }
         let limit = self.services.settings.replay_limit;
         let stored = self
@@ -61,7 +81,7 @@ impl SessionActor {
                 ),
             ));
         }
-        stored
+        let replay = stored
             .iter()
             .map(|stored| {
                 let entry = entries::parse_entry(stored).map_err(crate::session::internal)?;
@@ -78,15 +98,17 @@ impl SessionActor {
                     event,
                 })
             })
-            .collect()
+            .collect::<Result<_, ErrorObject>>()?;
+        Ok((replay, false))
     }
 
     pub(super) fn broadcast(&mut self, event: SessionEvent) {
         self.broadcast_with_seq(event, None);
     }
 
-    /// Sends an event to every subscriber; `seq` is the event's reserved seq (stored entries)
-    /// or `None` to take the next one.
+    /// Sends an event to every subscriber, serialized once; `seq` is the event's reserved seq
+    /// (stored entries) or `None` to take the next one. The event is kept in the recent
+    /// window for replay.
     pub(super) fn broadcast_with_seq(&mut self, event: SessionEvent, seq: Option<u64>) {
         let seq = match seq {
             Some(seq) => seq,
@@ -95,28 +117,27 @@ impl SessionActor {
                 self.seq
             }
         };
-        let params = SessionEventParams {
-            session_id: self.row.id.clone(),
-            seq,
-            event,
+        let frame = match wire::frame::session_event(&self.session_id_json, seq, &event) {
+            Ok(frame) => frame,
+            Err(error) => {
+                // Never happens (the wire types always serialize); the window restarts at the
+                // next event, so no replay claims to be gapless across this one.
+                tracing::error!(seq, %error, "cannot serialize a session event");
+                self.recent.clear();
+                return;
+            }
         };
-        let notification = pi_protocol::Notification::new(
-            SessionEventNotification::NAME,
-            serde_json::to_value(&params).ok(),
-        );
-        let Ok(text) = serde_json::to_string(&notification) else {
-            tracing::error!(seq, "cannot serialize a session event");
-            return;
-        };
+        let size = frame.len();
         self.subscribers.retain(|subscriber| {
             subscriber
-                .send_notification_text(SessionEventNotification::NAME, text.clone())
+                .notify(SessionEventNotification::NAME, frame.clone())
                 .is_ok()
         });
+        self.recent.push(seq, event, size);
     }
 
-    /// Drops subscribers whose connection has closed (telling the others when any left);
-    /// returns how many remain.
+    /// Drops subscribers whose sink has closed (telling the others when any left); returns
+    /// how many remain.
     pub(super) fn prune_subscribers(&mut self) -> u32 {
         let before = self.subscribers.len();
         self.subscribers

@@ -157,7 +157,7 @@ fn apply(partial: &mut message::AssistantMessage, event: &message::AssistantMess
 }
 
 #[tokio::test]
-async fn reconnecting_with_after_seq_replays_exactly_the_missed_durable_events() {
+async fn reconnecting_with_after_seq_replays_every_missed_event() {
     let daemon = TestDaemon::start().await;
     let (alice, mut alice_events) = daemon.client().await;
     let (bob, mut bob_events) = daemon.client().await;
@@ -199,21 +199,26 @@ async fn reconnecting_with_after_seq_replays_exactly_the_missed_durable_events()
         .call::<SessionAttach>(&attach(&session.id, Some(last_seen)))
         .await
         .unwrap();
-    let expected: Vec<SessionEventParams> = bob_saw
-        .into_iter()
-        .filter(|e| {
-            e.seq > last_seen
-                && matches!(
-                    &e.event,
-                    SessionEvent::MessageEnd {
-                        entry_id: Some(_),
-                        ..
-                    } | SessionEvent::EntryAdded { .. }
-                )
-        })
-        .collect();
-    assert_eq!(expected.len(), 3, "assistant, tool result, assistant");
+    // The session still remembers everything Alice missed: the replay is what Bob saw
+    // after her cursor, streaming deltas included.
+    let expected: Vec<SessionEventParams> =
+        bob_saw.into_iter().filter(|e| e.seq > last_seen).collect();
+    assert!(attached.gapless);
     assert_eq!(attached.replay, expected);
+    let durable = expected
+        .iter()
+        .filter(|e| {
+            matches!(
+                &e.event,
+                SessionEvent::MessageEnd {
+                    entry_id: Some(_),
+                    ..
+                } | SessionEvent::EntryAdded { .. }
+            )
+        })
+        .count();
+    assert_eq!(durable, 3, "assistant, tool result, assistant");
+    assert!(expected.len() > durable, "live events are replayed too");
     assert_eq!(
         attached.snapshot.info.last_seq,
         bob.call::<SessionGet>(&SessionIdParams {
@@ -240,6 +245,60 @@ async fn reconnecting_with_after_seq_replays_exactly_the_missed_durable_events()
     assert!(
         error.to_string().contains("attach without `afterSeq`"),
         "{error}"
+    );
+}
+
+/// A session that unloaded (or a restarted daemon) no longer remembers live events: the
+/// replay holds the durable ones, and says so.
+#[tokio::test]
+async fn after_an_unload_only_durable_events_are_replayed() {
+    let mut options = Options::default();
+    options.settings.idle_unload = Duration::from_millis(50);
+    let daemon = TestDaemon::start_with(options).await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    client
+        .call::<SessionAttach>(&attach(&session.id, None))
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("the reply"));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "go"))
+        .await
+        .unwrap();
+    let seen = run_events(&mut events, &session.id).await;
+    client.close().await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while daemon.state.sessions.loaded_count() > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the session never unloaded"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let (client, _events) = daemon.client().await;
+    let attached = client
+        .call::<SessionAttach>(&attach(&session.id, Some(0)))
+        .await
+        .unwrap();
+    assert!(!attached.gapless);
+    let durable: Vec<SessionEventParams> = seen
+        .into_iter()
+        .filter(|e| {
+            matches!(
+                &e.event,
+                SessionEvent::MessageEnd {
+                    entry_id: Some(_),
+                    ..
+                } | SessionEvent::EntryAdded { .. }
+            )
+        })
+        .collect();
+    let replayed_seqs: Vec<u64> = attached.replay.iter().map(|e| e.seq).collect();
+    let durable_seqs: Vec<u64> = durable.iter().map(|e| e.seq).collect();
+    assert!(
+        replayed_seqs.ends_with(&durable_seqs),
+        "{replayed_seqs:?} ends with the run's durable events {durable_seqs:?}"
     );
 }
 

@@ -1,13 +1,19 @@
-//! Conversions between internal types (pi-agent, pi-llm) and wire types (pi-protocol).
+//! Conversions between internal types (pi-agent, pi-llm) and wire types (pi-protocol), used
+//! by the session layer (events, entries) and the RPC layer alike.
 //!
-//! Both sides use pi's JSON shapes, so most conversions transcode through serde. Converting
-//! agent events is explicit: wire events drop what pi repeats needlessly (the cumulative
-//! partial message) and add what clients need (entry ids).
+//! Both sides use pi's JSON shapes, so rare conversions transcode through serde. The
+//! per-token ones (stream deltas) are explicit, field by field. Converting agent events is
+//! explicit too: wire events drop what pi repeats needlessly (the cumulative partial message)
+//! and add what clients need (entry ids). `frame.rs` serializes outgoing messages once, for
+//! every subscriber.
 
+pub mod frame;
 pub mod settings;
 
 use pi_agent::{AgentEvent, AgentMessage, ToolOutput};
+use pi_llm::StreamEvent;
 use pi_protocol::v1::SessionEvent;
+use pi_protocol::v1::message::AssistantMessageEvent;
 
 use crate::compaction::CompactionResult;
 use pi_protocol::v1::message::{self as wire_message, ToolResult};
@@ -81,7 +87,7 @@ pub fn event_to_wire(
             message: message_to_wire(message)?,
         },
         AgentEvent::MessageUpdate { event } => SessionEvent::MessageUpdate {
-            assistant_message_event: transcode("stream event", event)?,
+            assistant_message_event: stream_event_to_wire(event)?,
         },
         AgentEvent::MessageEnd { message } => SessionEvent::MessageEnd {
             message: message_to_wire(message)?,
@@ -124,6 +130,74 @@ pub fn event_to_wire(
             steering: steering.clone(),
             follow_up: follow_up.clone(),
         },
+    })
+}
+
+/// A stream event as a wire event; the per-token variants without serde.
+pub fn stream_event_to_wire(event: &StreamEvent) -> Result<AssistantMessageEvent, WireError> {
+    Ok(match event {
+        StreamEvent::Start => AssistantMessageEvent::Start,
+        StreamEvent::TextStart { content_index } => AssistantMessageEvent::TextStart {
+            content_index: *content_index,
+        },
+        StreamEvent::TextDelta {
+            content_index,
+            delta,
+        } => AssistantMessageEvent::TextDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+        },
+        StreamEvent::TextEnd {
+            content_index,
+            content,
+            signature,
+        } => AssistantMessageEvent::TextEnd {
+            content_index: *content_index,
+            content: content.clone(),
+            signature: signature.clone(),
+        },
+        StreamEvent::ThinkingStart { content_index } => AssistantMessageEvent::ThinkingStart {
+            content_index: *content_index,
+        },
+        StreamEvent::ThinkingDelta {
+            content_index,
+            delta,
+        } => AssistantMessageEvent::ThinkingDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+        },
+        StreamEvent::ThinkingEnd {
+            content_index,
+            content,
+            signature,
+            redacted,
+        } => AssistantMessageEvent::ThinkingEnd {
+            content_index: *content_index,
+            content: content.clone(),
+            signature: signature.clone(),
+            redacted: *redacted,
+        },
+        StreamEvent::ToolcallStart {
+            content_index,
+            id,
+            tool_name,
+        } => AssistantMessageEvent::ToolcallStart {
+            content_index: *content_index,
+            id: id.clone(),
+            tool_name: tool_name.clone(),
+        },
+        StreamEvent::ToolcallDelta {
+            content_index,
+            delta,
+            arguments,
+        } => AssistantMessageEvent::ToolcallDelta {
+            content_index: *content_index,
+            delta: delta.clone(),
+            arguments: arguments.clone(),
+        },
+        StreamEvent::ToolcallEnd { .. } | StreamEvent::Done { .. } | StreamEvent::Error { .. } => {
+            transcode("stream event", event)?
+        }
     })
 }
 
