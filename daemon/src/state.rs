@@ -1,8 +1,9 @@
 //! What every connection and task of the daemon shares: paths, configuration, the store, the
 //! shutdown signal and content-free counters.
 
-use std::sync::OnceLock;
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::{Mutex, OnceLock};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use pi_paths::Paths;
@@ -11,6 +12,7 @@ use pi_tools::Artifacts;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
+use crate::session::sink::EventSink;
 use crate::session::{SessionRegistry, SessionServices};
 use crate::store::Store;
 use crate::tools::UserShells;
@@ -44,6 +46,10 @@ pub struct DaemonState {
     websocket_url: OnceLock<String>,
     // Open connections; incremented and decremented only by `ConnectionGuard`.
     connections: AtomicU32,
+    // The outbound sinks of open connections by id, for `daemon/status`; entries are added by
+    // `ConnectionGuard::register` and removed when the guard drops. A sync mutex, never held
+    // across an await.
+    clients: Mutex<BTreeMap<String, (EventSink, &'static str)>>,
     next_connection_id: AtomicU64,
 }
 
@@ -71,6 +77,7 @@ impl DaemonState {
             started: Instant::now(),
             websocket_url: OnceLock::new(),
             connections: AtomicU32::new(0),
+            clients: Mutex::new(BTreeMap::new()),
             next_connection_id: AtomicU64::new(1),
         }
     }
@@ -95,6 +102,14 @@ impl DaemonState {
         self.connections.load(Ordering::Relaxed)
     }
 
+    /// The open connections' sinks and transports, in id order.
+    pub fn clients(&self) -> Vec<(EventSink, &'static str)> {
+        self.clients
+            .lock()
+            .map(|clients| clients.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// Registers a new connection; the guard unregisters it when dropped.
     pub fn open_connection(self: &std::sync::Arc<Self>) -> ConnectionGuard {
         self.connections.fetch_add(1, Ordering::Relaxed);
@@ -114,8 +129,20 @@ pub struct ConnectionGuard {
     pub id: String,
 }
 
+impl ConnectionGuard {
+    /// Lists the connection's outbound sink (and transport name) in `daemon/status`.
+    pub fn register(&self, sink: EventSink, transport: &'static str) {
+        if let Ok(mut clients) = self.state.clients.lock() {
+            clients.insert(self.id.clone(), (sink, transport));
+        }
+    }
+}
+
 impl Drop for ConnectionGuard {
     fn drop(&mut self) {
+        if let Ok(mut clients) = self.state.clients.lock() {
+            clients.remove(&self.id);
+        }
         self.state.connections.fetch_sub(1, Ordering::Relaxed);
     }
 }

@@ -145,6 +145,13 @@ pub async fn serve(
             bytes: state.config.limits.outbound_queue_bytes,
         };
         let (sink, outbound) = crate::session::sink::channel(guard.id.clone(), limits);
+        guard.register(
+            sink.clone(),
+            match transport {
+                TransportKind::Unix => "unix",
+                TransportKind::WebSocket => "websocket",
+            },
+        );
         let handle = ConnectionHandle { sink, transport };
         let drain = CancellationToken::new();
         let writer = tokio::spawn(write_loop(outbound, sink_out, drain.clone()).in_current_span());

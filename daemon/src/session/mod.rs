@@ -11,6 +11,7 @@
 pub mod actor;
 pub mod entries;
 pub mod html;
+pub mod params;
 pub mod pi_format;
 pub mod presence;
 pub mod recent;
@@ -92,13 +93,14 @@ impl SessionRegistry {
 
     /// Creates a session.
     pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, ErrorObject> {
-        let cwd = std::path::Path::new(&params.cwd);
-        if !cwd.is_absolute() || !cwd.is_dir() {
+        let normalized = params::absolute_path("cwd", &params.cwd)?;
+        let cwd = normalized.as_path();
+        if !cwd.is_dir() {
             return Err(ErrorObject::new(
                 ErrorKind::InvalidParams,
                 format!(
-                    "cwd must be an absolute path to an existing directory, and {:?} is not",
-                    params.cwd
+                    "cwd must be an existing directory, and {} is not",
+                    cwd.display()
                 ),
             )
             .with_field("cwd"));
@@ -146,7 +148,7 @@ impl SessionRegistry {
         let now = now_millis();
         let mut row = SessionRow {
             id: new_uuid(),
-            cwd: params.cwd.clone(),
+            cwd: cwd.display().to_string(),
             env: params.env.clone(),
             name: params
                 .name
@@ -283,9 +285,15 @@ impl SessionRegistry {
             .as_deref()
             .map(parse_list_cursor)
             .transpose()?;
+        let cwd = params
+            .cwd
+            .as_deref()
+            .map(|cwd| params::absolute_path("cwd", cwd))
+            .transpose()?
+            .map(|cwd| cwd.display().to_string());
         let mut rows = self
             .store
-            .list_sessions(params.cwd.as_deref(), cursor.as_ref(), limit + 1)
+            .list_sessions(cwd.as_deref(), cursor.as_ref(), limit + 1)
             .await
             .map_err(storage(&self.store))?;
         let next_cursor = if rows.len() > limit as usize {
@@ -513,9 +521,10 @@ impl SessionRegistry {
         Ok(tool_environment(&row))
     }
 
-    /// Imports a pi session file as a new session.
+    /// Imports a pi session file (an absolute path) as a new session.
     pub async fn import(&self, path: &str) -> Result<SessionInfo, ErrorObject> {
-        let (row, entries) = pi_format::import_file(std::path::Path::new(path), &self.services)?;
+        let file = params::absolute_path("path", path)?;
+        let (row, entries) = pi_format::import_file(&file, &self.services)?;
         let stored = stored_entries(&entries, 1)?;
         self.store
             .insert_session_with_entries(row.clone(), stored)

@@ -30,8 +30,20 @@ pub fn import_file(
 ) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
     let bad =
         |message: String| ErrorObject::new(ErrorKind::InvalidParams, message).with_field("path");
-    let text = std::fs::read_to_string(path)
-        .map_err(|error| bad(format!("cannot read {}: {error}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            ErrorObject::new(
+                ErrorKind::NotFound,
+                format!(
+                    "{} does not exist; check the path of the session file",
+                    path.display()
+                ),
+            )
+            .with_field("path")
+        } else {
+            bad(format!("cannot read {}: {error}", path.display()))
+        }
+    })?;
     let mut lines = text
         .split('\n')
         .map(|line| line.trim_end_matches('\r'))

@@ -177,6 +177,21 @@ impl Store {
             .await?)
     }
 
+    /// `PRAGMA integrity_check` of the database file at `path`, from a connection of its own
+    /// (for checks while no daemon runs, e.g. after a crash): `["ok"]` when it is sound.
+    pub async fn check_file(path: &Path) -> Result<Vec<String>, StoreError> {
+        let mut connection = SqliteConnectOptions::new()
+            .filename(path)
+            .busy_timeout(BUSY_TIMEOUT)
+            .connect()
+            .await?;
+        let problems = sqlx::query_scalar("PRAGMA integrity_check")
+            .fetch_all(&mut connection)
+            .await?;
+        connection.close().await?;
+        Ok(problems)
+    }
+
     /// Writes a consistent copy of the database to `path` (`VACUUM INTO`), e.g. for backups.
     pub async fn backup_to(&self, path: &Path) -> Result<(), StoreError> {
         // On a connection of its own: `VACUUM` cannot run inside the writer's transactions,

@@ -41,6 +41,53 @@ pub struct DaemonStatusResponse {
     pub config_dir: String,
     /// Absolute path of the data directory (database, artifacts).
     pub data_dir: String,
+    /// Every open client connection, with what waits in its outbound queue (a client that
+    /// falls behind shows here before it is dropped as a slow consumer).
+    #[serde(default)]
+    pub clients: Vec<ConnectionStatus>,
+    /// The daemon process's memory, where the platform reports it (Linux).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<ProcessMemory>,
+    /// Counters of the database writer.
+    #[serde(default)]
+    pub store: StoreCounters,
+}
+
+/// One open connection in `daemon/status`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConnectionStatus {
+    /// The connection's id (as in `initialize`'s response and the logs).
+    pub connection_id: String,
+    /// The client's `clientInfo.name` (empty before `initialize`).
+    pub client: String,
+    /// `unix` or `websocket`.
+    pub transport: String,
+    /// Messages waiting in its outbound queue.
+    pub queued_messages: u64,
+    /// Bytes waiting in its outbound queue (dropped as a slow consumer past
+    /// `limits.outbound_queue_bytes`).
+    pub queued_bytes: u64,
+}
+
+/// The daemon process's memory.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProcessMemory {
+    /// Resident memory now, in bytes.
+    pub rss_bytes: u64,
+    /// The most resident memory since start, in bytes.
+    pub peak_rss_bytes: u64,
+}
+
+/// Counters of the database's single writer.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreCounters {
+    /// Transactions the writer committed (or tried to).
+    pub transactions: u64,
+    /// Writes those transactions carried (more writes than transactions: group commits).
+    pub writes: u64,
 }
 
 /// Who started the daemon process.

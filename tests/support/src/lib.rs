@@ -15,6 +15,7 @@ pub mod daemon;
 pub mod events;
 pub mod model_server;
 pub mod raw;
+pub mod scenario;
 
 use std::path::PathBuf;
 

@@ -51,6 +51,12 @@ impl RawConnection {
         self.writer.write_all(bytes).await.unwrap();
     }
 
+    /// Writes `bytes` as they are; an error means the daemon closed the connection (e.g. in
+    /// the middle of an oversized message).
+    pub async fn try_send_bytes(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.writer.write_all(bytes).await
+    }
+
     /// Writes one JSON value as a line.
     pub async fn send(&mut self, value: &Value) {
         let mut text = value.to_string();

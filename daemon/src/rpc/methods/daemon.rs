@@ -1,9 +1,11 @@
 //! `daemon/status` and `daemon/shutdown`.
 
 use pi_protocol::ErrorObject;
+use std::sync::atomic::Ordering;
+
 use pi_protocol::v1::{
-    DaemonShutdownParams, DaemonShutdownResponse, DaemonStatusParams, DaemonStatusResponse,
-    SessionCounts,
+    ConnectionStatus, DaemonShutdownParams, DaemonShutdownResponse, DaemonStatusParams,
+    DaemonStatusResponse, ProcessMemory, SessionCounts, StoreCounters,
 };
 
 use crate::rpc::dispatch::RequestContext;
@@ -33,6 +35,47 @@ pub async fn status(
         database_path: text(&state.paths.database_path()),
         config_dir: text(&state.paths.config_dir),
         data_dir: text(&state.paths.data_dir),
+        clients: state
+            .clients()
+            .into_iter()
+            .map(|(sink, transport)| {
+                let (queued_messages, queued_bytes) = sink.queued();
+                ConnectionStatus {
+                    connection_id: sink.id().to_owned(),
+                    client: sink.name().to_owned(),
+                    transport: transport.to_owned(),
+                    queued_messages: queued_messages as u64,
+                    queued_bytes: queued_bytes as u64,
+                }
+            })
+            .collect(),
+        memory: process_memory(),
+        store: StoreCounters {
+            transactions: state
+                .store
+                .writer_stats()
+                .transactions
+                .load(Ordering::Relaxed),
+            writes: state.store.writer_stats().writes.load(Ordering::Relaxed),
+        },
+    })
+}
+
+/// Resident and peak memory from `/proc/self/status` (Linux); `None` elsewhere.
+fn process_memory() -> Option<ProcessMemory> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib = |key: &str| -> Option<u64> {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(key))?
+            .split_whitespace()
+            .next()?
+            .parse()
+            .ok()
+    };
+    Some(ProcessMemory {
+        rss_bytes: kib("VmRSS:")? * 1024,
+        peak_rss_bytes: kib("VmHWM:")? * 1024,
     })
 }
 

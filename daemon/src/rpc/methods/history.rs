@@ -15,10 +15,16 @@ pub async fn search(
     params: HistorySearchParams,
 ) -> Result<HistorySearchResponse, ErrorObject> {
     let limit = params.limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT);
+    let cwd = params
+        .cwd
+        .as_deref()
+        .map(|cwd| crate::session::params::absolute_path("cwd", cwd))
+        .transpose()?
+        .map(|cwd| cwd.display().to_string());
     let rows = context
         .state
         .store
-        .search_prompts(params.query.as_deref(), params.cwd.as_deref(), limit)
+        .search_prompts(params.query.as_deref(), cwd.as_deref(), limit)
         .await
         .map_err(crate::session::storage(&context.state.store))?;
     Ok(HistorySearchResponse {

@@ -14,6 +14,7 @@ use pi_protocol::{ErrorKind, ErrorObject};
 
 use crate::compaction::Instructions;
 use crate::rpc::dispatch::RequestContext;
+use crate::session::params::absolute_path;
 use crate::session::{Command, pi_format};
 
 /// `session/create`.
@@ -312,13 +313,6 @@ pub async fn import(
     context: &RequestContext,
     params: SessionImportParams,
 ) -> Result<SessionInfo, ErrorObject> {
-    if !std::path::Path::new(&params.path).is_absolute() {
-        return Err(ErrorObject::new(
-            ErrorKind::InvalidParams,
-            format!("path must be absolute, and {:?} is not", params.path),
-        )
-        .with_field("path"));
-    }
     context.state.sessions.import(&params.path).await
 }
 
@@ -344,23 +338,17 @@ pub async fn export(
             path: None,
         });
     };
-    if !std::path::Path::new(&path).is_absolute() {
-        return Err(ErrorObject::new(
-            ErrorKind::InvalidParams,
-            format!("path must be absolute, and {path:?} is not"),
-        )
-        .with_field("path"));
-    }
+    let path = absolute_path("path", &path)?;
     tokio::fs::write(&path, content).await.map_err(|error| {
         ErrorObject::new(
             ErrorKind::InvalidParams,
-            format!("cannot write {path}: {error}"),
+            format!("cannot write {}: {error}", path.display()),
         )
         .with_field("path")
     })?;
     Ok(SessionExportResponse {
         content: None,
-        path: Some(path),
+        path: Some(path.display().to_string()),
     })
 }
 

@@ -15,17 +15,11 @@ pub async fn get(
     context: &RequestContext,
     params: SettingsGetParams,
 ) -> Result<SettingsGetResponse, ErrorObject> {
-    let cwd = match params.cwd {
-        Some(cwd) if std::path::Path::new(&cwd).is_absolute() => Some(PathBuf::from(cwd)),
-        Some(cwd) => {
-            return Err(ErrorObject::new(
-                ErrorKind::InvalidParams,
-                format!("cwd must be an absolute path, and {cwd:?} is not"),
-            )
-            .with_field("cwd"));
-        }
-        None => None,
-    };
+    let cwd = params
+        .cwd
+        .as_deref()
+        .map(|cwd| crate::session::params::absolute_path("cwd", cwd))
+        .transpose()?;
     Ok(respond(context, cwd).await)
 }
 

@@ -257,7 +257,19 @@ async fn bad_requests_get_clear_errors() {
     check(
         error,
         ErrorKind::InvalidParams,
-        "cwd must be an absolute path to an existing directory",
+        "cwd must be an absolute path, and \"relative/dir\" is not",
+    );
+    let error = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: "/no/such/../dir".into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    check(
+        error,
+        ErrorKind::InvalidParams,
+        "cwd must be an existing directory, and /no/dir is not",
     );
     let cwd = daemon.home.path().display().to_string();
     let error = client

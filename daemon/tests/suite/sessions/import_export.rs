@@ -339,11 +339,13 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
         })
         .await
         .unwrap_err();
-    assert!(
-        error
-            .to_string()
-            .starts_with(&format!("cannot read {}", missing.display())),
-        "{error}"
+    assert_eq!(error.rpc_kind(), Some(pi_protocol::ErrorKind::NotFound));
+    assert_eq!(
+        error.to_string(),
+        format!(
+            "{} does not exist; check the path of the session file",
+            missing.display()
+        ),
     );
     let error = client
         .call::<SessionImport>(&SessionImportParams {
@@ -352,7 +354,7 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
         .await
         .unwrap_err();
     assert!(
-        error.to_string().contains("path must be absolute"),
+        error.to_string().contains("path must be an absolute path"),
         "{error}"
     );
 

@@ -27,11 +27,21 @@ impl World {
 
     /// Like [`World::start`], with more files in `PI_HOME` (e.g. `.pi/agent/settings.json`).
     pub async fn start_with(api: &str, files: &[(&str, String)]) -> World {
+        World::start_with_config(api, "", files).await
+    }
+
+    /// Like [`World::start_with`], with `config_toml` as the daemon's `config.toml`.
+    pub async fn start_with_config(
+        api: &str,
+        config_toml: &str,
+        files: &[(&str, String)],
+    ) -> World {
         let server = ModelServer::start().await;
         let models = serde_json::to_string_pretty(&server.models_json(api)).unwrap();
         let mut all = vec![(".pi/agent/models.json", models)];
         all.extend(files.iter().cloned());
-        let daemon = TempDaemon::start_with_files(&workspace_binary("pid"), "", &all).await;
+        let daemon =
+            TempDaemon::start_with_files(&workspace_binary("pid"), config_toml, &all).await;
         World { server, daemon }
     }
 

@@ -4,6 +4,7 @@
 mod crash;
 mod harness;
 mod keys;
+mod load;
 mod retry;
 mod tree;
 mod tui;

@@ -122,12 +122,30 @@ struct Shared {
     state: Mutex<State>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct State {
     turns: VecDeque<Turn>,
+    // Answers requests when no turn is queued (concurrent sessions with their own scripts).
+    responder: Option<Arc<Responder>>,
     requests: Vec<RecordedRequest>,
     violations: Vec<Violation>,
 }
+
+impl fmt::Debug for State {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("State")
+            .field("turns", &self.turns)
+            .field("responder", &self.responder.is_some())
+            .field("requests", &self.requests.len())
+            .field("violations", &self.violations)
+            .finish()
+    }
+}
+
+/// Computes the answer to a request from the request itself, for scripts that cannot be one
+/// FIFO (many sessions at once). `Err` is recorded as a violation and answered with a 500.
+pub type Responder = dyn Fn(&RecordedRequest) -> Result<Turn, String> + Send + Sync;
 
 /// What a renderer needs to know about the request it answers.
 struct RenderContext<'a> {
@@ -221,6 +239,16 @@ impl ModelServer {
     /// Queues a turn; each request takes the oldest queued turn, whatever its route.
     pub fn push(&self, turn: impl Into<Turn>) {
         self.shared.lock().turns.push_back(turn.into());
+    }
+
+    /// Answers every request that finds no queued turn with `responder`, which computes the
+    /// turn from the request (see [`crate::scenario`]). An `Err` is recorded as a violation
+    /// and answered with HTTP 500.
+    pub fn respond_with(
+        &self,
+        responder: impl Fn(&RecordedRequest) -> Result<Turn, String> + Send + Sync + 'static,
+    ) {
+        self.shared.lock().responder = Some(Arc::new(responder));
     }
 
     /// Every request received on an API route so far, in arrival order.

@@ -141,19 +141,30 @@ fn answer(
         None => body["model"].as_str().unwrap_or_default().to_owned(),
     };
     let (request_number, turn) = {
-        let mut guard = state.shared.lock();
-        guard.requests.push(RecordedRequest {
+        let recorded = RecordedRequest {
             api,
             path: uri.path().to_owned(),
             query,
             headers,
             body: body.clone(),
-        });
-        let request_number = guard.requests.len();
-        let turn = guard.turns.pop_front();
-        if turn.is_none() {
+        };
+        let mut guard = state.shared.lock();
+        let mut turn = guard.turns.pop_front();
+        if turn.is_none()
+            && let Some(responder) = guard.responder.clone()
+        {
+            // The responder may be slow to compute; it runs without the lock.
+            drop(guard);
+            match responder(&recorded) {
+                Ok(answer) => turn = Some(answer),
+                Err(message) => problems.push(format!("the responder refused: {message}")),
+            }
+            guard = state.shared.lock();
+        } else if turn.is_none() {
             problems.push("no turn queued for this request (answered 500)".to_owned());
         }
+        guard.requests.push(recorded);
+        let request_number = guard.requests.len();
         guard
             .violations
             .extend(problems.into_iter().map(|message| Violation {
