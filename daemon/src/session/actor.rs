@@ -23,32 +23,26 @@ pub use command::{Command, Gone, Reply, SessionHandle};
 
 use std::sync::Arc;
 
-use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunConfig, RunHandles, RunOutcome, Tool};
-use pi_llm::{AssistantMessage, Model, StopReason, ThinkingLevel};
+use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunOutcome, Tool};
+use pi_llm::{AssistantMessage, Model, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
-use pi_protocol::v1::{
-    EmptyResponse, QueueState, RunningTool, SessionAttachResponse, SessionEntry, SessionEvent,
-    SessionEventNotification, SessionEventParams, SessionGetResponse, SessionInfo,
-    SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SessionSnapshot,
-    SlashCommand,
-};
-use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
+use pi_protocol::v1::{EmptyResponse, RunningTool, SessionEntry, SessionEvent};
+use pi_protocol::{ErrorKind, ErrorObject};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
-use crate::compaction::Instructions;
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
-use crate::session::retry::{AfterRun, AutoRetry};
-use crate::session::services::{SessionServices, clamp_thinking};
+use crate::session::retry::AutoRetry;
+use crate::session::services::SessionServices;
 use crate::session::sink::EventSink;
-use crate::session::{SessionMap, info, now_millis};
+use crate::session::{SessionMap, now_millis};
 use crate::store::{SessionRow, Store};
 use crate::wire::frame::SessionIdJson;
-use crate::wire::{self, transcode};
+use crate::wire::transcode;
 
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;

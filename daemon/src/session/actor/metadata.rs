@@ -1,8 +1,19 @@
 //! The actor's metadata operations: info and `session/get`, the system prompt and input
 //! expansion, model, thinking level, name, labels and navigation.
 
-// The actor's methods are split by concern; each file sees the actor module's imports.
-use super::*;
+use pi_llm::ThinkingLevel;
+use pi_protocol::v1::{
+    EmptyResponse, QueueState, SessionEntry, SessionEvent, SessionGetResponse, SessionInfo,
+    SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SlashCommand,
+};
+use pi_protocol::{ErrorKind, ErrorObject};
+
+use super::{EntryKind, Reply, SessionActor};
+use crate::compaction::Instructions;
+use crate::session::entries;
+use crate::session::services::clamp_thinking;
+use crate::session::{info, now_millis};
+use crate::wire;
 
 impl SessionActor {
     pub(super) fn info(&self) -> SessionInfo {

@@ -2,8 +2,21 @@
 //! before announcing it, finishing runs (automatic retries) and recording messages outside a
 //! run.
 
-// The actor's methods are split by concern; each file sees the actor module's imports.
-use super::*;
+use pi_agent::{AgentEvent, AgentMessage, RunConfig, RunHandles};
+use pi_llm::{Model, StopReason};
+use pi_protocol::v1::message::ImageContent;
+use pi_protocol::v1::{EmptyResponse, RunningTool, SessionEntry, SessionEvent};
+use pi_protocol::{ErrorKind, ErrorObject};
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{ActiveRun, EntryKind, RUN_EVENT_BUFFER, SessionActor, queue_modes, user_message};
+use crate::session::entries::{self, EntryBase};
+use crate::session::now_millis;
+use crate::session::retry::AfterRun;
+use crate::session::services::clamp_thinking;
+use crate::store::SessionRow;
+use crate::wire;
 
 impl SessionActor {
     pub(super) async fn prompt(

@@ -1,8 +1,16 @@
 //! The actor's subscribers: attach (snapshot + replay, atomic with the event stream) and
 //! broadcasting events with their `seq`.
 
-// The actor's methods are split by concern; each file sees the actor module's imports.
-use super::*;
+use pi_protocol::v1::{
+    SessionAttachResponse, SessionEntry, SessionEvent, SessionEventNotification,
+    SessionEventParams, SessionSnapshot,
+};
+use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
+
+use super::SessionActor;
+use crate::session::entries;
+use crate::session::sink::EventSink;
+use crate::wire::{self, transcode};
 
 impl SessionActor {
     pub(super) async fn attach(
