@@ -66,10 +66,17 @@ fn tool_result(output: &ToolOutput) -> Result<ToolResult, WireError> {
 }
 
 /// An agent event as a session event. `entry_id` is the stored entry of a `message_end`.
+/// Takes the event by value: the per-token deltas move into the wire event.
 pub fn event_to_wire(
-    event: &AgentEvent,
+    event: AgentEvent,
     entry_id: Option<String>,
 ) -> Result<SessionEvent, WireError> {
+    if let AgentEvent::MessageUpdate { event } = event {
+        return Ok(SessionEvent::MessageUpdate {
+            assistant_message_event: stream_event_into_wire(event)?,
+        });
+    }
+    let event = &event;
     Ok(match event {
         AgentEvent::AgentStart => SessionEvent::AgentStart,
         AgentEvent::AgentEnd { messages } => SessionEvent::AgentEnd {
@@ -86,8 +93,9 @@ pub fn event_to_wire(
         AgentEvent::MessageStart { message } => SessionEvent::MessageStart {
             message: message_to_wire(message)?,
         },
+        // Handled above, by value; kept so the match stays exhaustive.
         AgentEvent::MessageUpdate { event } => SessionEvent::MessageUpdate {
-            assistant_message_event: stream_event_to_wire(event)?,
+            assistant_message_event: transcode("stream event", event)?,
         },
         AgentEvent::MessageEnd { message } => SessionEvent::MessageEnd {
             message: message_to_wire(message)?,
@@ -133,38 +141,38 @@ pub fn event_to_wire(
     })
 }
 
-/// A stream event as a wire event; the per-token variants without serde.
-pub fn stream_event_to_wire(event: &StreamEvent) -> Result<AssistantMessageEvent, WireError> {
+/// A stream event as a wire event, moving its text; the per-token variants without serde.
+pub fn stream_event_into_wire(event: StreamEvent) -> Result<AssistantMessageEvent, WireError> {
     Ok(match event {
         StreamEvent::Start => AssistantMessageEvent::Start,
-        StreamEvent::TextStart { content_index } => AssistantMessageEvent::TextStart {
-            content_index: *content_index,
-        },
+        StreamEvent::TextStart { content_index } => {
+            AssistantMessageEvent::TextStart { content_index }
+        }
         StreamEvent::TextDelta {
             content_index,
             delta,
         } => AssistantMessageEvent::TextDelta {
-            content_index: *content_index,
-            delta: delta.clone(),
+            content_index,
+            delta,
         },
         StreamEvent::TextEnd {
             content_index,
             content,
             signature,
         } => AssistantMessageEvent::TextEnd {
-            content_index: *content_index,
-            content: content.clone(),
-            signature: signature.clone(),
+            content_index,
+            content,
+            signature,
         },
-        StreamEvent::ThinkingStart { content_index } => AssistantMessageEvent::ThinkingStart {
-            content_index: *content_index,
-        },
+        StreamEvent::ThinkingStart { content_index } => {
+            AssistantMessageEvent::ThinkingStart { content_index }
+        }
         StreamEvent::ThinkingDelta {
             content_index,
             delta,
         } => AssistantMessageEvent::ThinkingDelta {
-            content_index: *content_index,
-            delta: delta.clone(),
+            content_index,
+            delta,
         },
         StreamEvent::ThinkingEnd {
             content_index,
@@ -172,31 +180,31 @@ pub fn stream_event_to_wire(event: &StreamEvent) -> Result<AssistantMessageEvent
             signature,
             redacted,
         } => AssistantMessageEvent::ThinkingEnd {
-            content_index: *content_index,
-            content: content.clone(),
-            signature: signature.clone(),
-            redacted: *redacted,
+            content_index,
+            content,
+            signature,
+            redacted,
         },
         StreamEvent::ToolcallStart {
             content_index,
             id,
             tool_name,
         } => AssistantMessageEvent::ToolcallStart {
-            content_index: *content_index,
-            id: id.clone(),
-            tool_name: tool_name.clone(),
+            content_index,
+            id,
+            tool_name,
         },
         StreamEvent::ToolcallDelta {
             content_index,
             delta,
             arguments,
         } => AssistantMessageEvent::ToolcallDelta {
-            content_index: *content_index,
-            delta: delta.clone(),
-            arguments: arguments.clone(),
+            content_index,
+            delta,
+            arguments,
         },
         StreamEvent::ToolcallEnd { .. } | StreamEvent::Done { .. } | StreamEvent::Error { .. } => {
-            transcode("stream event", event)?
+            transcode("stream event", &event)?
         }
     })
 }

@@ -70,7 +70,7 @@ pub trait Decoder: Send + 'static {
     /// Handles one SSE event, driving the assembler.
     fn on_event(
         &mut self,
-        event: SseEvent,
+        event: &SseEvent,
         out: &mut Assembler,
     ) -> impl Future<Output = Step> + Send;
 
@@ -270,13 +270,15 @@ async fn stream_body<D: Decoder>(
             }
         };
         parser.feed(&chunk, &mut events);
-        for event in events.drain(..) {
+        for event in &events {
             match decoder.on_event(event, &mut assembler).await {
                 Step::Continue => {}
                 Step::Done(reason) => return assembler.finish(reason).await,
                 Step::Fail { message, failure } => return assembler.fail(message, failure).await,
             }
         }
+        // The events' buffers go back to the parser for the next ones.
+        parser.recycle(&mut events);
     }
     parser.finish();
     match decoder.on_end(&assembler) {

@@ -31,7 +31,13 @@ pub struct SseParser {
     data: String,
     has_data: bool,
     id: Option<String>,
+    // Events handed back by `recycle`, their strings emptied but keeping their capacity;
+    // `dispatch` reuses them so a long stream does not allocate per event.
+    spare: Vec<SseEvent>,
 }
+
+/// Spare events kept for reuse at most.
+const MAX_SPARE: usize = 256;
 
 impl SseParser {
     /// A parser at the start of a stream.
@@ -63,7 +69,7 @@ impl SseParser {
     }
 
     fn feed_started(&mut self, mut chunk: &[u8], out: &mut Vec<SseEvent>) {
-        while let Some(end) = chunk.iter().position(|&b| b == b'\n' || b == b'\r') {
+        while let Some(end) = memchr::memchr2(b'\n', b'\r', chunk) {
             let (line, rest) = chunk.split_at(end);
             if self.line.is_empty() {
                 self.process_line(line, out);
@@ -115,7 +121,11 @@ impl SseParser {
             }
             None => (line, &[][..]),
         };
-        let value = String::from_utf8_lossy(value);
+        // Nearly always valid: check it the fast way, repair it the slow way.
+        let value = match std::str::from_utf8(value) {
+            Ok(text) => std::borrow::Cow::Borrowed(text),
+            Err(_) => String::from_utf8_lossy(value),
+        };
         match field {
             b"data" => {
                 if self.has_data {
@@ -139,12 +149,25 @@ impl SseParser {
             self.event.clear();
             return;
         }
-        out.push(SseEvent {
-            event: std::mem::take(&mut self.event),
-            data: std::mem::take(&mut self.data),
-            id: self.id.clone(),
-        });
+        // The event takes the filled buffers; the parser keeps a spare's empty ones.
+        let mut event = self.spare.pop().unwrap_or_default();
+        std::mem::swap(&mut event.event, &mut self.event);
+        std::mem::swap(&mut event.data, &mut self.data);
+        event.id.clone_from(&self.id);
+        out.push(event);
         self.has_data = false;
+    }
+
+    /// Takes back events the caller is done with, so that their buffers serve the next ones.
+    pub fn recycle(&mut self, events: &mut Vec<SseEvent>) {
+        for mut event in events.drain(..) {
+            if self.spare.len() < MAX_SPARE {
+                event.event.clear();
+                event.data.clear();
+                event.id = None;
+                self.spare.push(event);
+            }
+        }
     }
 }
 

@@ -19,6 +19,9 @@ use crate::rpc::codec::LineCodec;
 use crate::rpc::connection::{self, TransportKind};
 use crate::state::DaemonState;
 
+/// How much the socket writer buffers before it writes to the socket.
+const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+
 /// Binds the socket and makes it 0600.
 pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
     let listener = std::os::unix::net::UnixListener::bind(path)
@@ -63,7 +66,10 @@ pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracke
         let max_bytes = state.config.limits.max_message_bytes;
         let (read, write) = stream.into_split();
         let incoming = FramedRead::new(read, LineCodec::new(max_bytes));
-        let outgoing = FramedWrite::new(write, LineCodec::new(max_bytes));
+        let mut outgoing = FramedWrite::new(write, LineCodec::new(max_bytes));
+        // The writer feeds every queued frame before one flush; let a batch reach the socket
+        // in large writes rather than every 8 KiB.
+        outgoing.set_backpressure_boundary(WRITE_BUFFER_BYTES);
         tracker.spawn(connection::serve(
             state.clone(),
             TransportKind::Unix,

@@ -48,6 +48,8 @@ use crate::wire::transcode;
 pub const COMMAND_BUFFER: usize = 64;
 /// Agent events buffered between a run and its actor.
 const RUN_EVENT_BUFFER: usize = 1024;
+/// Run events handled after one another before the actor looks at commands again.
+const RUN_EVENT_BATCH: usize = 256;
 
 struct ActiveRun {
     cancel: CancellationToken,
@@ -202,16 +204,34 @@ impl SessionActor {
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
-            let idle = self.run.is_none()
-                && self.job.is_none()
-                && !self.retry.is_pending()
-                && self.prune_subscribers() == 0;
+            // Pruning, presence and timers are for quiet times; while a run streams, closed
+            // subscribers are dropped by the broadcasts themselves.
+            let quiet = self.run.is_none() && self.job.is_none();
+            let idle = quiet && !self.retry.is_pending() && self.prune_subscribers() == 0;
             let retry_due = self.retry.due().filter(|_| self.run.is_none());
-            let idle_timeout = self.services.settings.idle_unload;
+            let unload_at = (idle && self.closing.is_none())
+                .then(|| tokio::time::Instant::now() + self.services.settings.idle_unload);
             tokio::select! {
                 biased;
                 event = next_run_event(&mut self.run) => match event {
-                    Some(event) => self.on_agent_event(event).await,
+                    Some(event) => {
+                        // Whatever else the run has produced meanwhile is handled in one go,
+                        // without a round through this loop per event; live events (the
+                        // per-token path) without an await.
+                        let mut next = Some(event);
+                        let mut handled = 0;
+                        while let Some(event) = next.take() {
+                            if matches!(event, AgentEvent::MessageEnd { .. }) {
+                                self.on_agent_event(event).await;
+                            } else {
+                                self.on_live_event(event);
+                            }
+                            handled += 1;
+                            if handled < RUN_EVENT_BATCH {
+                                next = self.run.as_mut().and_then(|run| run.events.try_recv().ok());
+                            }
+                        }
+                    }
                     None => self.on_run_finished().await,
                 },
                 outcome = job::next_job_outcome(&mut self.job) => {
@@ -221,14 +241,14 @@ impl SessionActor {
                     Some(command) => self.handle(command).await,
                     None => return,
                 },
-                _ = any_closed(&self.subscribers), if !self.subscribers.is_empty() => {
+                _ = any_closed(&self.subscribers), if quiet && !self.subscribers.is_empty() => {
                     self.prune_subscribers();
                 },
                 () = sleep_until_due(retry_due), if retry_due.is_some() => {
                     self.retry.start_due();
                     self.start_retry().await;
                 }
-                _ = tokio::time::sleep(idle_timeout), if idle && self.closing.is_none() => {
+                () = sleep_until_due(unload_at), if unload_at.is_some() => {
                     if self.unload().await {
                         return;
                     }

@@ -8,6 +8,7 @@
 
 use std::io::Write as _;
 
+use pi_protocol::v1::message::AssistantMessageEvent;
 use pi_protocol::v1::{SessionEvent, SessionEventNotification};
 use pi_protocol::{NotificationMethod as _, RequestId};
 use serde::Serialize;
@@ -15,8 +16,10 @@ use serde::Serialize;
 use crate::session::sink::Frame;
 use crate::wire::WireError;
 
-/// Room reserved for a frame beyond its payload; most session events fit.
-const TYPICAL_FRAME: usize = 192;
+/// Room reserved for a frame; most session events fit without regrowing.
+const TYPICAL_FRAME: usize = 512;
+/// Room for a delta frame besides its delta (envelope, session id, numbers, escapes).
+const DELTA_FRAME_OVERHEAD: usize = 192;
 
 /// The session id of every event of one session, serialized once as a JSON string.
 #[derive(Clone, Debug)]
@@ -35,6 +38,32 @@ pub fn session_event(
     seq: u64,
     event: &SessionEvent,
 ) -> Result<Frame, WireError> {
+    if let SessionEvent::MessageUpdate {
+        assistant_message_event,
+    } = event
+    {
+        // The per-token events, written directly: a few static pieces and one escaped
+        // string, instead of the serializer's field-by-field walk.
+        let delta = match assistant_message_event {
+            AssistantMessageEvent::TextDelta {
+                content_index,
+                delta,
+            } => Some(("text_delta", *content_index, delta)),
+            AssistantMessageEvent::ThinkingDelta {
+                content_index,
+                delta,
+            } => Some(("thinking_delta", *content_index, delta)),
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+                arguments: None,
+            } => Some(("toolcall_delta", *content_index, delta)),
+            _ => None,
+        };
+        if let Some((kind, content_index, delta)) = delta {
+            return delta_frame(session_id, seq, kind, content_index, delta);
+        }
+    }
     let mut out = Vec::with_capacity(TYPICAL_FRAME);
     out.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
     out.extend_from_slice(SessionEventNotification::NAME.as_bytes());
@@ -43,6 +72,34 @@ pub fn session_event(
     let _ = write!(out, r#","seq":{seq},"event":"#);
     serde_json::to_writer(&mut out, event).map_err(|error| WireError::new("event", error))?;
     out.extend_from_slice(b"}}");
+    Ok(Frame::from(out))
+}
+
+/// A `message_update` frame carrying one delta of `kind`.
+fn delta_frame(
+    session_id: &SessionIdJson,
+    seq: u64,
+    kind: &str,
+    content_index: usize,
+    delta: &str,
+) -> Result<Frame, WireError> {
+    let error = |error| WireError::new("delta event", error);
+    let mut out = Vec::with_capacity(DELTA_FRAME_OVERHEAD + session_id.0.len() + delta.len());
+    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
+    out.extend_from_slice(SessionEventNotification::NAME.as_bytes());
+    out.extend_from_slice(br#"","params":{"sessionId":"#);
+    out.extend_from_slice(session_id.0.as_bytes());
+    out.extend_from_slice(br#","seq":"#);
+    serde_json::to_writer(&mut out, &seq).map_err(error)?;
+    out.extend_from_slice(
+        br#","event":{"type":"message_update","assistantMessageEvent":{"type":""#,
+    );
+    out.extend_from_slice(kind.as_bytes());
+    out.extend_from_slice(br#"","contentIndex":"#);
+    serde_json::to_writer(&mut out, &content_index).map_err(error)?;
+    out.extend_from_slice(br#","delta":"#);
+    serde_json::to_writer(&mut out, delta).map_err(error)?;
+    out.extend_from_slice(b"}}}}");
     Ok(Frame::from(out))
 }
 
@@ -72,7 +129,6 @@ pub fn response(id: &RequestId, result: &impl Serialize) -> Result<Frame, WireEr
 
 #[cfg(test)]
 mod tests {
-    use pi_protocol::v1::message::AssistantMessageEvent;
     use pi_protocol::v1::{SessionEventParams, SessionInfo};
     use pi_protocol::{Notification, Response};
     use serde_json::{Value, json};
@@ -91,6 +147,26 @@ mod tests {
                 assistant_message_event: AssistantMessageEvent::TextDelta {
                     content_index: 2,
                     delta: "quote \" and \u{2028} newline\n".to_owned(),
+                },
+            },
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::ThinkingDelta {
+                    content_index: 0,
+                    delta: "\u{1}control\tand \\ backslash".to_owned(),
+                },
+            },
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::ToolcallDelta {
+                    content_index: 7,
+                    delta: "{\"path\":".to_owned(),
+                    arguments: None,
+                },
+            },
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::ToolcallDelta {
+                    content_index: 7,
+                    delta: "\"a\"}".to_owned(),
+                    arguments: Some(serde_json::json!({"path": "a"})),
                 },
             },
             SessionEvent::SessionUpdated {
@@ -112,10 +188,11 @@ mod tests {
             },
         ];
         for (seq, event) in events.into_iter().enumerate() {
-            let frame = session_event(&SessionIdJson::new("s\"1"), seq as u64, &event).unwrap();
+            let seq = seq as u64 * 1_000_003;
+            let frame = session_event(&SessionIdJson::new("s\"1"), seq, &event).unwrap();
             let params = SessionEventParams {
                 session_id: "s\"1".to_owned(),
-                seq: seq as u64,
+                seq,
                 event,
             };
             let envelope = Notification::new(

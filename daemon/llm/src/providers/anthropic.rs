@@ -264,7 +264,7 @@ struct DeltaFields<'a> {
 }
 
 impl Decoder for AnthropicDecoder {
-    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+    async fn on_event(&mut self, event: &SseEvent, out: &mut Assembler) -> Step {
         // The hot path; anything unexpected takes the general path below.
         if event.event == "content_block_delta"
             && let Ok(delta) = serde_json::from_str::<BlockDelta<'_>>(&event.data)

@@ -269,7 +269,7 @@ struct TextPart<'a> {
 }
 
 impl Decoder for GoogleDecoder {
-    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+    async fn on_event(&mut self, event: &SseEvent, out: &mut Assembler) -> Step {
         if let Ok(chunk) = serde_json::from_str::<TextChunk<'_>>(&event.data)
             && chunk.error.is_none()
             && chunk.usage_metadata.is_none()

@@ -95,7 +95,7 @@ struct NeverDecoder;
 impl crate::http::Decoder for NeverDecoder {
     async fn on_event(
         &mut self,
-        _event: crate::sse::SseEvent,
+        _event: &crate::sse::SseEvent,
         _out: &mut crate::assemble::Assembler,
     ) -> Step {
         Step::Continue

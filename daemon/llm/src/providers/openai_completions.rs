@@ -355,7 +355,7 @@ struct TextDelta<'a> {
 }
 
 impl Decoder for CompletionsDecoder {
-    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+    async fn on_event(&mut self, event: &SseEvent, out: &mut Assembler) -> Step {
         let data = event.data.trim();
         if data == "[DONE]" {
             return self.done(out);

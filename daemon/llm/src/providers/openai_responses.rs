@@ -252,7 +252,7 @@ struct DeltaEvent<'a> {
 }
 
 impl Decoder for ResponsesDecoder {
-    async fn on_event(&mut self, event: SseEvent, out: &mut Assembler) -> Step {
+    async fn on_event(&mut self, event: &SseEvent, out: &mut Assembler) -> Step {
         if event.event.ends_with(".delta")
             && let Ok(event) = serde_json::from_str::<DeltaEvent<'_>>(&event.data)
         {

@@ -156,10 +156,19 @@ impl SessionActor {
         Ok(EmptyResponse {})
     }
 
+    /// Handles one event of the active run: a completed message is stored first (async),
+    /// everything else is live and handled without awaiting (see [`Self::on_live_event`]).
     pub(super) async fn on_agent_event(&mut self, event: AgentEvent) {
-        let mut entry_id = None;
-        let mut stored_seq = None;
-        let mut retry_end = None;
+        match event {
+            AgentEvent::MessageEnd { message } => self.on_message_end(message).await,
+            live => self.on_live_event(live),
+        }
+    }
+
+    /// A live event (every event but `message_end`): updates the attach snapshot's streaming
+    /// state and broadcasts. Synchronous on purpose: it is the per-token path, and an async
+    /// fn's future is moved around whole on every call.
+    pub(super) fn on_live_event(&mut self, event: AgentEvent) {
         match &event {
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
@@ -171,30 +180,6 @@ impl SessionActor {
             AgentEvent::MessageUpdate { event } => {
                 if let Some(partial) = self.run.as_mut().and_then(|run| run.streaming.as_mut()) {
                     pi_llm::apply_event(partial, event);
-                }
-            }
-            AgentEvent::MessageEnd { message } => {
-                if let Some(run) = &mut self.run {
-                    run.streaming = None;
-                }
-                if let AgentMessage::Assistant(assistant) = message
-                    && !matches!(
-                        assistant.stop_reason,
-                        StopReason::Error | StopReason::Aborted
-                    )
-                {
-                    retry_end = self.retry.on_assistant_success();
-                }
-                match self.store_message(message).await {
-                    Ok((id, seq)) => {
-                        entry_id = Some(id);
-                        stored_seq = Some(seq);
-                    }
-                    Err(error) => {
-                        self.broadcast(SessionEvent::SessionError {
-                            message: error.message.clone(),
-                        });
-                    }
                 }
             }
             AgentEvent::ToolExecutionStart {
@@ -231,13 +216,43 @@ impl SessionActor {
                 }
             }
             AgentEvent::MessageStart { .. }
+            | AgentEvent::MessageEnd { .. }
             | AgentEvent::AgentStart
             | AgentEvent::AgentEnd { .. }
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::QueueUpdate { .. } => {}
         }
-        match wire::event_to_wire(&event, entry_id) {
+        match wire::event_to_wire(event, None) {
+            Ok(event) => self.broadcast(event),
+            Err(error) => tracing::error!(%error, "cannot convert an agent event"),
+        }
+    }
+
+    /// A completed message of the run: stored, then announced with its entry id and seq.
+    async fn on_message_end(&mut self, message: AgentMessage) {
+        if let Some(run) = &mut self.run {
+            run.streaming = None;
+        }
+        let mut retry_end = None;
+        if let AgentMessage::Assistant(assistant) = &message
+            && !matches!(
+                assistant.stop_reason,
+                StopReason::Error | StopReason::Aborted
+            )
+        {
+            retry_end = self.retry.on_assistant_success();
+        }
+        let (entry_id, stored_seq) = match self.store_message(&message).await {
+            Ok((id, seq)) => (Some(id), Some(seq)),
+            Err(error) => {
+                self.broadcast(SessionEvent::SessionError {
+                    message: error.message.clone(),
+                });
+                (None, None)
+            }
+        };
+        match wire::event_to_wire(AgentEvent::MessageEnd { message }, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
         }
@@ -423,7 +438,7 @@ impl SessionActor {
     ) -> Result<String, ErrorObject> {
         let (entry_id, seq) = self.store_message(&message).await?;
         let event = AgentEvent::MessageEnd { message };
-        match wire::event_to_wire(&event, Some(entry_id.clone())) {
+        match wire::event_to_wire(event, Some(entry_id.clone())) {
             Ok(event) => self.broadcast_with_seq(event, Some(seq)),
             Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
         }

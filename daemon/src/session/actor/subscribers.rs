@@ -136,11 +136,16 @@ impl SessionActor {
             }
         };
         let size = frame.len();
+        let before = self.subscribers.len();
         self.subscribers.retain(|subscriber| {
             subscriber
                 .notify(SessionEventNotification::NAME, frame.clone())
                 .is_ok()
         });
+        if self.subscribers.len() != before {
+            self.presence.retain(&self.subscribers);
+            self.presence.announce(&self.row.id, &self.subscribers);
+        }
         self.recent.push(seq, event, size);
     }
 
