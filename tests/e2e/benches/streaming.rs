@@ -109,17 +109,21 @@ async fn round(server: &ModelServer, daemon: &TempDaemon, cwd: &str) -> Round {
     };
     write
         .write_all(
-            send(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
                 "protocolVersion": pi_protocol::PROTOCOL_VERSION,
-                "clientInfo": {"name": "bench", "version": "0"}}}))
+                "clientInfo": {"name": "bench", "version": "0"}}}),
+            )
             .as_bytes(),
         )
         .await
         .unwrap();
     write
         .write_all(
-            send(json!({"jsonrpc": "2.0", "id": 2, "method": "session/attach",
-                        "params": {"sessionId": session.id}}))
+            send(
+                json!({"jsonrpc": "2.0", "id": 2, "method": "session/attach",
+                        "params": {"sessionId": session.id}}),
+            )
             .as_bytes(),
         )
         .await
