@@ -78,7 +78,7 @@ impl Provider for TurnsProvider {
                 sender
                     .send(StreamEvent::Done {
                         reason: DoneReason::Stop,
-                        message,
+                        message: Box::new(message),
                     })
                     .await;
             } else {
@@ -108,7 +108,7 @@ impl Provider for TurnsProvider {
                 sender
                     .send(StreamEvent::Done {
                         reason: DoneReason::ToolUse,
-                        message: AssistantMessage { ..message },
+                        message: Box::new(AssistantMessage { ..message }),
                     })
                     .await;
             }

@@ -331,7 +331,7 @@ impl Assembler {
             DoneReason::ToolUse => StopReason::ToolUse,
         };
         self.message.usage.price(&self.prices);
-        let message = self.message.clone();
+        let message = Box::new(self.message.clone());
         self.send(StreamEvent::Done { reason, message }).await;
     }
 
@@ -361,7 +361,7 @@ impl Assembler {
         self.message.error_message = Some(error_message);
         self.message.failure = Some(failure);
         self.message.usage.price(&self.prices);
-        let error = self.message.clone();
+        let error = Box::new(self.message.clone());
         self.send(StreamEvent::Error { reason, error }).await;
     }
 

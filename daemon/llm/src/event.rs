@@ -126,15 +126,16 @@ pub enum StreamEvent {
     Done {
         /// Why it ended.
         reason: DoneReason,
-        /// The final message.
-        message: AssistantMessage,
+        /// The final message (boxed: it is large and comes once, while the per-token
+        /// variants move through several channels).
+        message: Box<AssistantMessage>,
     },
     /// The response failed or was aborted. Terminal.
     Error {
         /// Failure or abort.
         reason: ErrorReason,
         /// The partial message with `stopReason` `error`/`aborted` and `errorMessage`.
-        error: AssistantMessage,
+        error: Box<AssistantMessage>,
     },
 }
 
@@ -212,7 +213,7 @@ impl AssistantStream {
                     Some("the provider ended the stream without a final event".to_owned());
                 StreamEvent::Error {
                     reason: ErrorReason::Error,
-                    error,
+                    error: Box::new(error),
                 }
             }
         };
@@ -331,8 +332,8 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
                 AssistantContent::ToolCall(tool_call.clone()),
             );
         }
-        StreamEvent::Done { message, .. } => *partial = message.clone(),
-        StreamEvent::Error { error, .. } => *partial = error.clone(),
+        StreamEvent::Done { message, .. } => *partial = (**message).clone(),
+        StreamEvent::Error { error, .. } => *partial = (**error).clone(),
     }
 }
 

@@ -385,7 +385,7 @@ async fn play(
     sender
         .send(StreamEvent::Done {
             reason,
-            message: partial.clone(),
+            message: Box::new(partial.clone()),
         })
         .await;
 }
@@ -404,7 +404,7 @@ async fn fail(
     sender
         .send(StreamEvent::Error {
             reason,
-            error: partial,
+            error: Box::new(partial),
         })
         .await;
 }

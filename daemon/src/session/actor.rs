@@ -41,7 +41,7 @@ use crate::session::services::SessionServices;
 use crate::session::sink::EventSink;
 use crate::session::{SessionMap, now_millis};
 use crate::store::{SessionRow, Store};
-use crate::wire::frame::SessionIdJson;
+use crate::wire::frame::{FrameArena, SessionIdJson};
 use crate::wire::transcode;
 
 /// Commands queued for one session before senders wait.
@@ -81,6 +81,8 @@ pub struct SessionActor {
     seq: u64,
     // The session id as serialized in every event frame.
     session_id_json: SessionIdJson,
+    /// Where this session's event frames are cut from.
+    frames: FrameArena,
     // Where events go: one sink per attached subscriber (a connection, or anything else that
     // reads a sink). A sink that fails a send is dropped.
     subscribers: Vec<EventSink>,
@@ -171,6 +173,7 @@ impl SessionActor {
             resources,
             queues,
             session_id_json: SessionIdJson::new(&row.id),
+            frames: FrameArena::default(),
             subscribers: Vec::new(),
             recent: RecentEvents::default(),
             presence: Presence::default(),
@@ -207,6 +210,9 @@ impl SessionActor {
             // Pruning, presence and timers are for quiet times; while a run streams, closed
             // subscribers are dropped by the broadcasts themselves.
             let quiet = self.run.is_none() && self.job.is_none();
+            if quiet {
+                self.frames.release();
+            }
             let idle = quiet && !self.retry.is_pending() && self.prune_subscribers() == 0;
             let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let unload_at = (idle && self.closing.is_none())

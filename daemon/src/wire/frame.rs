@@ -8,6 +8,8 @@
 
 use std::io::Write as _;
 
+use bytes::{BufMut as _, BytesMut};
+
 use pi_protocol::v1::message::AssistantMessageEvent;
 use pi_protocol::v1::{SessionEvent, SessionEventNotification};
 use pi_protocol::{NotificationMethod as _, RequestId};
@@ -20,6 +22,40 @@ use crate::wire::WireError;
 const TYPICAL_FRAME: usize = 512;
 /// Room for a delta frame besides its delta (envelope, session id, numbers, escapes).
 const DELTA_FRAME_OVERHEAD: usize = 192;
+/// Size of the buffers a [`FrameArena`] cuts frames from.
+const ARENA_CHUNK: usize = 16 * 1024;
+
+/// Frames cut one after another from a shared buffer, so that a stream of small frames (one
+/// per token) costs one allocation per [`ARENA_CHUNK`] rather than one or two per frame. A
+/// chunk is freed when the last frame cut from it is dropped. [`FrameArena::release`] gives
+/// the spare room back when a session goes quiet.
+#[derive(Debug, Default)]
+pub struct FrameArena {
+    buffer: BytesMut,
+}
+
+impl FrameArena {
+    /// The buffer to write the next frame into, with at least `room` bytes spare (a frame
+    /// that writes more still fits: the buffer grows).
+    fn start(&mut self, room: usize) -> &mut BytesMut {
+        if self.buffer.capacity() - self.buffer.len() < room {
+            self.buffer = BytesMut::with_capacity(room.max(ARENA_CHUNK));
+        }
+        &mut self.buffer
+    }
+
+    /// Cuts what was written since [`FrameArena::start`] into a frame.
+    fn finish(&mut self) -> Frame {
+        self.buffer.split().freeze()
+    }
+
+    /// Drops the spare room (frames already cut keep their bytes).
+    pub fn release(&mut self) {
+        if self.buffer.capacity() > 0 {
+            self.buffer = BytesMut::new();
+        }
+    }
+}
 
 /// The session id of every event of one session, serialized once as a JSON string.
 #[derive(Clone, Debug)]
@@ -32,8 +68,9 @@ impl SessionIdJson {
     }
 }
 
-/// The `session/event` notification for `event`, numbered `seq`.
+/// The `session/event` notification for `event`, numbered `seq`, cut from `arena`.
 pub fn session_event(
+    arena: &mut FrameArena,
     session_id: &SessionIdJson,
     seq: u64,
     event: &SessionEvent,
@@ -61,46 +98,56 @@ pub fn session_event(
             _ => None,
         };
         if let Some((kind, content_index, delta)) = delta {
-            return delta_frame(session_id, seq, kind, content_index, delta);
+            return delta_frame(arena, session_id, seq, kind, content_index, delta);
         }
     }
-    let mut out = Vec::with_capacity(TYPICAL_FRAME);
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
-    out.extend_from_slice(SessionEventNotification::NAME.as_bytes());
-    out.extend_from_slice(br#"","params":{"sessionId":"#);
-    out.extend_from_slice(session_id.0.as_bytes());
-    let _ = write!(out, r#","seq":{seq},"event":"#);
-    serde_json::to_writer(&mut out, event).map_err(|error| WireError::new("event", error))?;
-    out.extend_from_slice(b"}}");
-    Ok(Frame::from(out))
+    let out = arena.start(TYPICAL_FRAME);
+    let start = out.len();
+    out.put_slice(br#"{"jsonrpc":"2.0","method":""#);
+    out.put_slice(SessionEventNotification::NAME.as_bytes());
+    out.put_slice(br#"","params":{"sessionId":"#);
+    out.put_slice(session_id.0.as_bytes());
+    let mut writer = out.writer();
+    let _ = write!(writer, r#","seq":{seq},"event":"#);
+    if let Err(error) = serde_json::to_writer(&mut writer, event) {
+        arena.buffer.truncate(start);
+        return Err(WireError::new("event", error));
+    }
+    let out = writer.into_inner();
+    out.put_slice(b"}}");
+    Ok(arena.finish())
 }
 
 /// A `message_update` frame carrying one delta of `kind`.
 fn delta_frame(
+    arena: &mut FrameArena,
     session_id: &SessionIdJson,
     seq: u64,
     kind: &str,
     content_index: usize,
     delta: &str,
 ) -> Result<Frame, WireError> {
-    let error = |error| WireError::new("delta event", error);
-    let mut out = Vec::with_capacity(DELTA_FRAME_OVERHEAD + session_id.0.len() + delta.len());
-    out.extend_from_slice(br#"{"jsonrpc":"2.0","method":""#);
-    out.extend_from_slice(SessionEventNotification::NAME.as_bytes());
-    out.extend_from_slice(br#"","params":{"sessionId":"#);
-    out.extend_from_slice(session_id.0.as_bytes());
-    out.extend_from_slice(br#","seq":"#);
-    serde_json::to_writer(&mut out, &seq).map_err(error)?;
-    out.extend_from_slice(
-        br#","event":{"type":"message_update","assistantMessageEvent":{"type":""#,
-    );
-    out.extend_from_slice(kind.as_bytes());
-    out.extend_from_slice(br#"","contentIndex":"#);
-    serde_json::to_writer(&mut out, &content_index).map_err(error)?;
-    out.extend_from_slice(br#","delta":"#);
-    serde_json::to_writer(&mut out, delta).map_err(error)?;
-    out.extend_from_slice(b"}}}}");
-    Ok(Frame::from(out))
+    let out = arena.start(DELTA_FRAME_OVERHEAD + session_id.0.len() + delta.len());
+    let start = out.len();
+    out.put_slice(br#"{"jsonrpc":"2.0","method":""#);
+    out.put_slice(SessionEventNotification::NAME.as_bytes());
+    out.put_slice(br#"","params":{"sessionId":"#);
+    out.put_slice(session_id.0.as_bytes());
+    out.put_slice(br#","seq":"#);
+    let mut numbers = itoa::Buffer::new();
+    out.put_slice(numbers.format(seq).as_bytes());
+    out.put_slice(br#","event":{"type":"message_update","assistantMessageEvent":{"type":""#);
+    out.put_slice(kind.as_bytes());
+    out.put_slice(br#"","contentIndex":"#);
+    out.put_slice(numbers.format(content_index).as_bytes());
+    out.put_slice(br#","delta":"#);
+    let mut writer = out.writer();
+    if let Err(error) = serde_json::to_writer(&mut writer, delta) {
+        arena.buffer.truncate(start);
+        return Err(WireError::new("delta event", error));
+    }
+    writer.into_inner().put_slice(b"}}}}");
+    Ok(arena.finish())
 }
 
 /// A notification named `method` with `params`.
@@ -187,9 +234,13 @@ mod tests {
                 },
             },
         ];
+        // One arena for all: each frame is its own bytes, whatever was cut before it.
+        let mut arena = FrameArena::default();
+        let mut frames = Vec::new();
         for (seq, event) in events.into_iter().enumerate() {
             let seq = seq as u64 * 1_000_003;
-            let frame = session_event(&SessionIdJson::new("s\"1"), seq, &event).unwrap();
+            let frame =
+                session_event(&mut arena, &SessionIdJson::new("s\"1"), seq, &event).unwrap();
             let params = SessionEventParams {
                 session_id: "s\"1".to_owned(),
                 seq,
@@ -199,7 +250,13 @@ mod tests {
                 SessionEventNotification::NAME,
                 Some(serde_json::to_value(&params).unwrap()),
             );
-            assert_eq!(parsed(&frame), serde_json::to_value(&envelope).unwrap());
+            let expected = serde_json::to_value(&envelope).unwrap();
+            assert_eq!(parsed(&frame), expected);
+            frames.push((frame, expected));
+        }
+        // Later frames cut from the same buffer left the earlier ones as they were.
+        for (frame, expected) in &frames {
+            assert_eq!(&parsed(frame), expected);
         }
     }
 

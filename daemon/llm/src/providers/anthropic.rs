@@ -263,14 +263,85 @@ struct DeltaFields<'a> {
     partial_json: Option<Cow<'a, str>>,
 }
 
+impl<'a> BlockDelta<'a> {
+    /// Reads a delta in the exact shape Anthropic sends without a JSON parser:
+    /// `{"type":"content_block_delta","index":N,"delta":{"type":"KIND","FIELD":"…"}}` with
+    /// KIND/FIELD one of `text_delta`/`text`, `thinking_delta`/`thinking` and
+    /// `input_json_delta`/`partial_json`. Any other spelling (spaces, key order, more fields)
+    /// returns `None` and takes the parser; a string with escapes is unescaped by it too.
+    fn scan(data: &'a str) -> Option<Self> {
+        const HEAD: &str = r#"{"type":"content_block_delta","index":"#;
+        const KINDS: [(&str, &str); 3] = [
+            ("text_delta", "text"),
+            ("thinking_delta", "thinking"),
+            ("input_json_delta", "partial_json"),
+        ];
+        let rest = data.strip_prefix(HEAD)?;
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        let index: u64 = rest.get(..digits)?.parse().ok()?;
+        let rest = rest[digits..].strip_prefix(r#","delta":{"type":""#)?;
+        let (kind, field) = KINDS.into_iter().find(|(kind, _)| {
+            rest.strip_prefix(kind)
+                .is_some_and(|after| after.starts_with(r#"",""#))
+        })?;
+        let rest = rest[kind.len() + 3..].strip_prefix(field)?;
+        let body = rest.strip_prefix(r#"":""#)?.strip_suffix(r#""}}"#)?;
+        let value = json_string_body(body)?;
+        let mut delta = DeltaFields {
+            kind: Cow::Borrowed(kind),
+            text: None,
+            thinking: None,
+            signature: None,
+            partial_json: None,
+        };
+        match field {
+            "text" => delta.text = Some(value),
+            "thinking" => delta.thinking = Some(value),
+            _ => delta.partial_json = Some(value),
+        }
+        Some(Self { index, delta })
+    }
+}
+
+/// The value of a JSON string whose text between the quotes is `body`, borrowed when it has
+/// no escapes; `None` when `body` is not the inside of one JSON string (an unescaped quote,
+/// a control character, a dangling backslash).
+fn json_string_body(body: &str) -> Option<Cow<'_, str>> {
+    let bytes = body.as_bytes();
+    let mut escaped = false;
+    let mut plain = true;
+    for &byte in bytes {
+        if escaped {
+            escaped = false;
+        } else if byte == b'\\' {
+            escaped = true;
+            plain = false;
+        } else if byte == b'"' || byte < 0x20 {
+            return None;
+        }
+    }
+    if escaped {
+        return None;
+    }
+    if plain {
+        return Some(Cow::Borrowed(body));
+    }
+    let quoted = format!("\"{body}\"");
+    serde_json::from_str::<String>(&quoted).ok().map(Cow::Owned)
+}
+
 impl Decoder for AnthropicDecoder {
     async fn on_event(&mut self, event: &SseEvent, out: &mut Assembler) -> Step {
         // The hot path; anything unexpected takes the general path below.
-        if event.event == "content_block_delta"
-            && let Ok(delta) = serde_json::from_str::<BlockDelta<'_>>(&event.data)
-        {
-            self.on_delta(delta, out).await;
-            return Step::Continue;
+        if event.event == "content_block_delta" {
+            if let Some(delta) = BlockDelta::scan(&event.data) {
+                self.on_delta(delta, out).await;
+                return Step::Continue;
+            }
+            if let Ok(delta) = serde_json::from_str::<BlockDelta<'_>>(&event.data) {
+                self.on_delta(delta, out).await;
+                return Step::Continue;
+            }
         }
         let data = match parse_event_json(&event.data) {
             Ok(data) => data,
@@ -410,5 +481,87 @@ fn read_usage(usage: &Value, out: &mut Assembler) {
     }
     if let Some(write) = usage["cache_creation_input_tokens"].as_u64() {
         usage_out.cache_write = write;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A delta's index, kind, text, thinking and partial JSON, owned.
+    type Flat = (u64, String, Option<String>, Option<String>, Option<String>);
+
+    /// What the general path reads from the same text.
+    fn parsed(data: &str) -> Option<Flat> {
+        let delta = serde_json::from_str::<BlockDelta<'_>>(data).ok()?;
+        Some(flatten(delta))
+    }
+
+    fn flatten(delta: BlockDelta<'_>) -> Flat {
+        let fields = delta.delta;
+        (
+            delta.index,
+            fields.kind.into_owned(),
+            fields.text.map(Cow::into_owned),
+            fields.thinking.map(Cow::into_owned),
+            fields.partial_json.map(Cow::into_owned),
+        )
+    }
+
+    #[test]
+    fn the_scanner_reads_each_delta_kind_as_the_parser_does() {
+        for data in [
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}"#,
+            r#"{"type":"content_block_delta","index":12,"delta":{"type":"thinking_delta","thinking":"hm"}}"#,
+            r#"{"type":"content_block_delta","index":1,"delta":{"type":"input_json_delta","partial_json":"{\"path\": \"a\\\\b\"}"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"line\nnext \u00e9 \ud83d\ude00"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":""}}"#,
+        ] {
+            let scanned = BlockDelta::scan(data).map(flatten);
+            assert!(scanned.is_some(), "the scanner should read {data}");
+            assert_eq!(scanned, parsed(data), "{data}");
+        }
+    }
+
+    #[test]
+    fn other_spellings_go_to_the_parser() {
+        for data in [
+            // Whitespace, key order, extra fields, other kinds, broken strings.
+            r#"{"type": "content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"index":0,"type":"content_block_delta","delta":{"type":"text_delta","text":"a"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a","x":1}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"s"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a"b"}}"#,
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"a\"}}"#,
+            r#"{"type":"content_block_delta","index":,"delta":{"type":"text_delta","text":"a"}}"#,
+            "{\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"a\tb\"}}",
+        ] {
+            assert!(
+                BlockDelta::scan(data).is_none(),
+                "the scanner should decline {data}"
+            );
+        }
+    }
+
+    proptest! {
+        /// Whatever the text (quotes, backslashes, control characters, any Unicode), the
+        /// scanner either declines or agrees with the parser.
+        #[test]
+        fn the_scanner_never_disagrees_with_the_parser(text in any::<String>(), raw in "[a-z\\\\\"\\n]{0,8}") {
+            let encoded = serde_json::to_string(&text).unwrap();
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":3,"delta":{{"type":"text_delta","text":{encoded}}}}}"#
+            );
+            let scanned = BlockDelta::scan(&data).map(flatten);
+            prop_assert!(scanned.is_some());
+            prop_assert_eq!(scanned, parsed(&data));
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":3,"delta":{{"type":"text_delta","text":"{raw}"}}}}"#
+            );
+            if let Some(scanned) = BlockDelta::scan(&data).map(flatten) {
+                prop_assert_eq!(Some(scanned), parsed(&data));
+            }
+        }
     }
 }

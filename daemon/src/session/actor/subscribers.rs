@@ -125,7 +125,12 @@ impl SessionActor {
                 self.seq
             }
         };
-        let frame = match wire::frame::session_event(&self.session_id_json, seq, &event) {
+        let frame = match wire::frame::session_event(
+            &mut self.frames,
+            &self.session_id_json,
+            seq,
+            &event,
+        ) {
             Ok(frame) => frame,
             Err(error) => {
                 // Never happens (the wire types always serialize); the window restarts at the

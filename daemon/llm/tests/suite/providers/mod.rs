@@ -276,12 +276,12 @@ fn check_sequence(events: &[StreamEvent]) -> AssistantMessage {
                 "every block is closed before done"
             );
             assert_eq!(message.content.len(), blocks.len());
-            message.clone()
+            (**message).clone()
         }
         StreamEvent::Error { error, .. } => {
             assert!(error.error_message.is_some(), "errors say what happened");
             assert!(error.failure.is_some(), "live errors carry their failure");
-            error.clone()
+            (**error).clone()
         }
         other => panic!("the last event is not terminal: {other:?}"),
     }
