@@ -3,6 +3,9 @@
 //!
 //! - daemon overhead per agent turn (prompt → events → stored entries), p50/p95;
 //! - 100 sessions each running 10 tool turns concurrently: wall and CPU time;
+//! - daemon overhead per turn while 100 sessions run at once against a model that takes
+//!   100 ms per reply, the sessions' starts spread over those 100 ms (a turn's wall time minus
+//!   the time the model actually slept), p50/p95 over the sessions;
 //! - memory per idle loaded session, and for 1,000 stored sessions unloaded.
 //!
 //! Run: `cargo bench -p pi-daemon --bench sessions`. Prints a Markdown table and a JSON line.
@@ -14,7 +17,8 @@
     reason = "bench binary"
 )]
 
-use std::sync::Arc;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
@@ -33,8 +37,26 @@ use pi_protocol::v1::*;
 use serde_json::{Value, json};
 
 /// Answers with a `noop` tool call until the context holds `turns` tool results, then text.
+/// Each reply starts after `latency`; the time actually slept is summed per prompt text.
 struct TurnsProvider {
     turns: usize,
+    latency: Duration,
+    slept: Arc<Mutex<HashMap<String, Duration>>>,
+}
+
+/// The text of the first user message: the prompt that names the session's run.
+fn first_prompt(context: &Context) -> String {
+    context
+        .messages
+        .iter()
+        .find_map(|message| match message {
+            Message::User(user) => user.content.iter().find_map(|content| match content {
+                pi_llm::UserContent::Text(text) => Some(text.text.clone()),
+                pi_llm::UserContent::Image(_) => None,
+            }),
+            _ => None,
+        })
+        .unwrap_or_default()
 }
 
 impl Provider for TurnsProvider {
@@ -49,7 +71,15 @@ impl Provider for TurnsProvider {
             .filter(|m| matches!(m, Message::ToolResult(_)))
             .count();
         let done_with_tools = results >= self.turns;
+        let latency = self.latency;
+        let slept = self.slept.clone();
+        let prompt = first_prompt(context);
         tokio::spawn(async move {
+            if !latency.is_zero() {
+                let started = Instant::now();
+                tokio::time::sleep(latency).await;
+                *slept.lock().unwrap().entry(prompt).or_default() += started.elapsed();
+            }
             sender.send(StreamEvent::Start).await;
             if done_with_tools {
                 message
@@ -117,6 +147,9 @@ impl Provider for TurnsProvider {
     }
 }
 
+/// The model's reply latency in the paced run.
+const PACED_LATENCY: Duration = Duration::from_millis(100);
+
 struct NoopTool {
     schema: Value,
 }
@@ -141,10 +174,16 @@ impl Tool for NoopTool {
 
 struct Bench {
     state: Arc<DaemonState>,
+    slept: Arc<Mutex<HashMap<String, Duration>>>,
     _home: tempfile::TempDir,
 }
 
 async fn start(turns: usize) -> Bench {
+    start_paced(turns, Duration::ZERO).await
+}
+
+async fn start_paced(turns: usize, latency: Duration) -> Bench {
+    let slept = Arc::new(Mutex::new(HashMap::new()));
     let home = tempfile::Builder::new()
         .prefix("pi-bench-sessions-")
         .tempdir()
@@ -155,7 +194,11 @@ async fn start(turns: usize) -> Bench {
     let services = SessionServices {
         models: Arc::new(FauxModels {
             faux: FauxProvider::new(),
-            provider: Some(Arc::new(TurnsProvider { turns })),
+            provider: Some(Arc::new(TurnsProvider {
+                turns,
+                latency,
+                slept: slept.clone(),
+            })),
         }),
         tools: Arc::new(StaticTools {
             tools: vec![Arc::new(NoopTool {
@@ -177,7 +220,11 @@ async fn start(turns: usize) -> Bench {
         services,
     ));
     tokio::spawn(pi_daemon::serve_state(state.clone()));
-    let bench = Bench { state, _home: home };
+    let bench = Bench {
+        state,
+        slept,
+        _home: home,
+    };
     while bench.try_client().await.is_none() {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -297,6 +344,43 @@ fn main() {
         let concurrent_wall = started.elapsed();
         let concurrent_cpu = cpu_seconds() - cpu_before;
 
+        // 2b. The same 100 sessions × 10 tool turns against a model that takes 100 ms per
+        // reply, so the daemon is not saturated: what each turn costs beyond the model.
+        let bench = start_paced(10, PACED_LATENCY).await;
+        let mut sessions = Vec::new();
+        for n in 0..100 {
+            let (client, notifications) = bench.try_client().await.unwrap();
+            let id = bench.session(&client).await;
+            client.call::<SessionAttach>(&SessionAttachParams { session_id: id.clone(), after_seq: None }).await.unwrap();
+            sessions.push((client, notifications, id, format!("paced {n}")));
+        }
+        let paced_cpu_before = cpu_seconds();
+        let paced_started = Instant::now();
+        // Staggered over one model latency, as independent sessions are: started all at
+        // once, every turn of every session would wake on the same timer tick and queue
+        // behind the other 99.
+        let runs = sessions.into_iter().enumerate().map(|(n, (client, mut notifications, id, prompt))| {
+            tokio::spawn(async move {
+                tokio::time::sleep(PACED_LATENCY * n as u32 / 100).await;
+                let started = Instant::now();
+                client.call::<SessionPrompt>(&SessionMessageParams { session_id: id.clone(), text: prompt.clone(), images: vec![] }).await.unwrap();
+                until_agent_end(&mut notifications, &id).await;
+                (prompt, started.elapsed())
+            })
+        });
+        let mut paced = Vec::new();
+        for run in futures_join(runs.collect()).await {
+            paced.push(run.unwrap());
+        }
+        let paced_wall = paced_started.elapsed();
+        let paced_cpu = cpu_seconds() - paced_cpu_before;
+        let mut paced_per_turn: Vec<Duration> = {
+            let slept = bench.slept.lock().unwrap();
+            // Ten tool turns and the final text turn: eleven model replies per session.
+            paced.iter().map(|(prompt, wall)| wall.saturating_sub(slept[prompt]) / 11).collect()
+        };
+        paced_per_turn.sort();
+
         // 3. Memory: 1,000 stored sessions, then all of them loaded and idle.
         let bench = start(1).await;
         let (client, _n) = bench.try_client().await.unwrap();
@@ -326,6 +410,11 @@ fn main() {
         println!("| daemon overhead per agent turn, p95 | {:.3} ms | |", p95);
         println!("| 100 sessions × 10 tool turns concurrently: wall | {:.0} ms | |", concurrent_wall.as_secs_f64() * 1000.0);
         println!("| 100 sessions × 10 tool turns concurrently: CPU (user+sys) | {:.2} s | |", concurrent_cpu);
+        let paced_p50 = percentile(&paced_per_turn, 0.5);
+        let paced_p95 = percentile(&paced_per_turn, 0.95);
+        println!("| daemon overhead per turn, 100 concurrent sessions with a 100 ms model, p50 over sessions | {paced_p50:.3} ms | < 2 ms |");
+        println!("| daemon overhead per turn, 100 concurrent sessions with a 100 ms model, p95 | {paced_p95:.3} ms | |");
+        println!("| the same run: wall, CPU (user+sys) | {:.2} s, {paced_cpu:.2} s | |", paced_wall.as_secs_f64());
         println!("| memory per idle loaded session ({loaded} loaded) | {per_idle_session_kib:.1} KB | < 200 KB |");
         println!("| memory for 1,000 stored sessions, unloaded (daemon RSS growth) | {:.1} MB | |", rss_stored.saturating_sub(rss_start) as f64 / 1024.0);
         println!("| database size with 1,000 sessions | {:.1} MB | |", database_bytes as f64 / 1_048_576.0);
@@ -334,6 +423,7 @@ fn main() {
             json!({
                 "bench": "sessions", "turnP50Ms": p50, "turnP95Ms": p95,
                 "concurrentWallMs": concurrent_wall.as_secs_f64() * 1000.0, "concurrentCpuS": concurrent_cpu,
+                "pacedTurnP50Ms": paced_p50, "pacedTurnP95Ms": paced_p95,
                 "idleSessionKiB": per_idle_session_kib, "storedRssGrowthKiB": rss_stored.saturating_sub(rss_start),
                 "databaseBytes": database_bytes,
             })

@@ -11,24 +11,14 @@
     reason = "bench binary"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use pi_test_support::workspace_binary;
+
 const RUNS: usize = 300;
 const WARMUP: usize = 20;
-
-fn release_binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let path = dir.join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build --release --bins` first",
-        path.display()
-    );
-    path
-}
 
 fn pictl(pictl: &Path, pid: &Path, home: &Path, args: &[&str]) -> (Duration, serde_json::Value) {
     let started = Instant::now();
@@ -65,8 +55,8 @@ fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return; // `cargo test --benches` probes bench binaries this way.
     }
-    let pid = release_binary("pid");
-    let pictl_bin = release_binary("pictl");
+    let pid = workspace_binary("pid");
+    let pictl_bin = workspace_binary("pictl");
     let home = tempfile::Builder::new()
         .prefix("pi-bench-")
         .tempdir()

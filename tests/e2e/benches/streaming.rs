@@ -16,7 +16,7 @@
     reason = "bench binary"
 )]
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Instant;
 
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
@@ -24,6 +24,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 use pi_protocol::v1::{SessionCreate, SessionCreateParams, SessionMessageParams, SessionPrompt};
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, Turn};
+use pi_test_support::workspace_binary;
 use serde_json::json;
 
 /// Tokens per reply: one four-character text delta, one SSE event, each
@@ -44,18 +45,6 @@ fn rounds() -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(5)
-}
-
-fn release_binary(name: &str) -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let dir = exe.parent().and_then(Path::parent).unwrap();
-    let path = dir.join(name);
-    assert!(
-        path.is_file(),
-        "{} is missing: run `cargo build --release --bins` first",
-        path.display()
-    );
-    path
 }
 
 /// CPU seconds process `pid` has run so far, summed over its threads with nanosecond
@@ -189,7 +178,7 @@ fn main() {
     // valgrind's callgrind for an exact profile).
     let pid = std::env::var_os("PI_BENCH_PID")
         .map(PathBuf::from)
-        .unwrap_or_else(|| release_binary("pid"));
+        .unwrap_or_else(|| workspace_binary("pid"));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

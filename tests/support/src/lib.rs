@@ -20,7 +20,8 @@ pub mod scenario;
 use std::path::PathBuf;
 
 /// Path of a binary of this workspace (`pid`, `pictl`) in the target directory of the running
-/// test. Panics, saying how to build it, when it is missing.
+/// test or bench (debug binaries for tests, release binaries for benches). Panics, saying how
+/// to build it, when it is missing.
 pub fn workspace_binary(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("the test binary knows its path");
     // Test binaries live in target/<profile>/deps; workspace binaries in target/<profile>.
@@ -32,7 +33,7 @@ pub fn workspace_binary(name: &str) -> PathBuf {
     assert!(
         path.is_file(),
         "{} is missing: build the workspace binaries first with `cargo build --bins` \
-         (`tests/run` does this)",
+         (`tests/run` does this), or `cargo build --release --bins` for the benches",
         path.display()
     );
     path

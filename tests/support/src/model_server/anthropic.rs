@@ -43,13 +43,13 @@ pub(super) fn render(reply: &Reply, context: &RenderContext<'_>) -> Vec<String> 
     for (index, block) in reply.blocks.iter().enumerate() {
         let (content_block, deltas) = match block {
             Block::Thinking { text, signature } => {
-                let mut deltas: Vec<Value> = reply
+                let mut deltas: Vec<Delta> = reply
                     .deltas(text)
                     .into_iter()
-                    .map(|piece| json!({"type": "thinking_delta", "thinking": piece}))
+                    .map(|piece| Delta::new("thinking_delta", "thinking", piece))
                     .collect();
                 if let Some(signature) = signature {
-                    deltas.push(json!({"type": "signature_delta", "signature": signature}));
+                    deltas.push(Delta::new("signature_delta", "signature", signature));
                 }
                 (json!({"type": "thinking", "thinking": ""}), deltas)
             }
@@ -61,7 +61,7 @@ pub(super) fn render(reply: &Reply, context: &RenderContext<'_>) -> Vec<String> 
                 let deltas = reply
                     .deltas(text)
                     .into_iter()
-                    .map(|piece| json!({"type": "text_delta", "text": piece}))
+                    .map(|piece| Delta::new("text_delta", "text", piece))
                     .collect();
                 (json!({"type": "text", "text": ""}), deltas)
             }
@@ -74,7 +74,7 @@ pub(super) fn render(reply: &Reply, context: &RenderContext<'_>) -> Vec<String> 
                 // The API opens every tool input with an empty fragment.
                 let deltas = std::iter::once("")
                     .chain(reply.argument_deltas(arguments, splits.as_deref()))
-                    .map(|piece| json!({"type": "input_json_delta", "partial_json": piece}))
+                    .map(|piece| Delta::new("input_json_delta", "partial_json", piece))
                     .collect();
                 let content_block =
                     json!({"type": "tool_use", "id": id, "name": name, "input": {}});
@@ -90,10 +90,7 @@ pub(super) fn render(reply: &Reply, context: &RenderContext<'_>) -> Vec<String> 
             events.push(ping.clone());
         }
         for delta in deltas {
-            events.push(sse_event(
-                "content_block_delta",
-                &json!({"type": "content_block_delta", "index": index, "delta": delta}),
-            ));
+            events.push(delta.event(index));
         }
         events.push(sse_event(
             "content_block_stop",
@@ -128,6 +125,33 @@ pub(super) fn render(reply: &Reply, context: &RenderContext<'_>) -> Vec<String> 
     ));
     events.push(sse_event("message_stop", &json!({"type": "message_stop"})));
     events
+}
+
+/// One `content_block_delta`: its `delta`'s type, the field that carries the piece, the piece.
+struct Delta {
+    kind: &'static str,
+    field: &'static str,
+    piece: String,
+}
+
+impl Delta {
+    fn new(kind: &'static str, field: &'static str, piece: impl Into<String>) -> Delta {
+        Delta {
+            kind,
+            field,
+            piece: piece.into(),
+        }
+    }
+
+    /// The event as the API writes it: compact JSON with `type` first, then `index`, then
+    /// `delta` (`type` first again). (`json!` would sort the keys.)
+    fn event(&self, index: usize) -> String {
+        let Delta { kind, field, piece } = self;
+        let piece = Value::String(piece.clone());
+        format!(
+            "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{kind}\",\"{field}\":{piece}}}}}\n\n"
+        )
+    }
 }
 
 /// The JSON body of an HTTP error; `message: None` uses the API's own wording for `kind`.
