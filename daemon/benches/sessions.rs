@@ -268,28 +268,11 @@ async fn until_agent_end(notifications: &mut Notifications, session_id: &str) {
 }
 
 fn cpu_seconds() -> f64 {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    let ticks: f64 = fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap();
-    ticks / 100.0
+    pi_test_support::procfs::cpu_seconds(std::process::id())
 }
 
 fn rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find(|l| l.starts_with("VmRSS:"))
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap()
+    pi_test_support::procfs::status_value(std::process::id(), "VmRSS:")
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {

@@ -13,11 +13,11 @@
     reason = "bench binary"
 )]
 
-use std::process::Stdio;
 use std::time::Instant;
 
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::ModelServer;
+use pi_test_support::procfs::{cpu_seconds, status_value};
 use pi_test_support::{scenario, workspace_binary};
 use serde_json::json;
 
@@ -46,29 +46,6 @@ fn daemon_binary() -> std::path::PathBuf {
         .unwrap_or_else(|| workspace_binary("pid"))
 }
 
-/// A numeric field of `/proc/PID/status` (sizes in KiB).
-fn status_kib(pid: u32, field: &str) -> u64 {
-    std::fs::read_to_string(format!("/proc/{pid}/status"))
-        .unwrap()
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|kib| kib.parse().ok())
-        .unwrap()
-}
-
-/// The user and system CPU seconds of process `pid` (`/proc/PID/stat`, 10 ms ticks).
-fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
-    let fields: Vec<&str> = stat
-        .rsplit(')')
-        .next()
-        .unwrap()
-        .split_whitespace()
-        .collect();
-    (fields[11].parse::<f64>().unwrap() + fields[12].parse::<f64>().unwrap()) / 100.0
-}
-
 struct Round {
     wall: f64,
     daemon_cpu: f64,
@@ -88,7 +65,7 @@ async fn round() -> Round {
     let workspaces: Vec<tempfile::TempDir> = (0..sessions())
         .map(|_| tempfile::tempdir().unwrap())
         .collect();
-    let idle_rss_kib = status_kib(daemon.pid(), "VmRSS:");
+    let idle_rss_kib = status_value(daemon.pid(), "VmRSS:");
     let cpu_before = cpu_seconds(daemon.pid());
     // The daemon's thread count, sampled while the runs go (runtime and blocking-pool
     // threads; each may hold its own allocator arena).
@@ -97,7 +74,7 @@ async fn round() -> Round {
     let sampler = tokio::spawn(async move {
         let mut peak = 0;
         loop {
-            peak = peak.max(status_kib(daemon_pid, "Threads:"));
+            peak = peak.max(status_value(daemon_pid, "Threads:"));
             tokio::select! {
                 _ = stopped.changed() => return peak,
                 () = tokio::time::sleep(std::time::Duration::from_millis(5)) => {}
@@ -106,27 +83,20 @@ async fn round() -> Round {
     });
     let started = Instant::now();
     let runs = workspaces.iter().enumerate().map(|(n, dir)| {
-        let mut command = tokio::process::Command::new(&pictl);
-        command
-            .args([
-                "run",
-                "--no-session",
-                "--tools",
-                "read,bash,edit,write,ls",
-                "--model",
-                "scripted/scripted-model",
-            ])
-            .arg(scenario::prompt(&format!("s{n}")))
-            .current_dir(dir.path())
-            .envs(daemon.env())
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+        let mut command = tokio::process::Command::from(scenario::pictl_run(
+            &pictl,
+            &format!("s{n}"),
+            dir.path(),
+            daemon.env(),
+            &[],
+        ));
+        command.kill_on_drop(true);
         async move { (n, command.output().await.unwrap()) }
     });
     let outputs = futures_util::future::join_all(runs).await;
     let wall = started.elapsed().as_secs_f64();
     let daemon_cpu = cpu_seconds(daemon.pid()) - cpu_before;
-    let peak_rss_kib = status_kib(daemon.pid(), "VmHWM:");
+    let peak_rss_kib = status_value(daemon.pid(), "VmHWM:");
     stop.send_replace(true);
     let peak_threads = sampler.await.unwrap();
     for (n, output) in &outputs {

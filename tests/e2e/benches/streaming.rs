@@ -24,6 +24,7 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 use pi_protocol::v1::{SessionCreate, SessionCreateParams, SessionMessageParams, SessionPrompt};
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, Turn};
+use pi_test_support::procfs::thread_cpu_seconds;
 use pi_test_support::workspace_binary;
 use serde_json::json;
 
@@ -45,25 +46,6 @@ fn rounds() -> usize {
         .ok()
         .and_then(|value| value.parse().ok())
         .unwrap_or(5)
-}
-
-/// CPU seconds process `pid` has run so far, summed over its threads with nanosecond
-/// resolution (`/proc/PID/task/*/schedstat`; `/proc/PID/stat` counts 10 ms ticks). Threads
-/// that ended are not counted, so a measurement must not span thread exits; the daemon's
-/// runtime threads live as long as it does.
-fn cpu_seconds(pid: u32) -> f64 {
-    let mut nanos = 0u64;
-    for task in std::fs::read_dir(format!("/proc/{pid}/task")).unwrap() {
-        let path = task.unwrap().path().join("schedstat");
-        if let Ok(text) = std::fs::read_to_string(path) {
-            nanos += text
-                .split_whitespace()
-                .next()
-                .and_then(|field| field.parse::<u64>().ok())
-                .unwrap_or(0);
-        }
-    }
-    nanos as f64 / 1e9
 }
 
 struct Round {
@@ -133,7 +115,7 @@ async fn round(server: &ModelServer, daemon: &TempDaemon, cwd: &str) -> Round {
             .delta_chars(4)
             .body_split_bytes(WRITE_BYTES),
     );
-    let cpu_before = cpu_seconds(daemon.pid());
+    let cpu_before = thread_cpu_seconds(daemon.pid());
     let started = Instant::now();
     client
         .call::<SessionPrompt>(&SessionMessageParams {
@@ -160,7 +142,7 @@ async fn round(server: &ModelServer, daemon: &TempDaemon, cwd: &str) -> Round {
     }
     let seconds = started.elapsed().as_secs_f64();
     let streaming_seconds = first_delta.unwrap().elapsed().as_secs_f64();
-    let daemon_cpu = cpu_seconds(daemon.pid()) - cpu_before;
+    let daemon_cpu = thread_cpu_seconds(daemon.pid()) - cpu_before;
     assert_eq!(tokens, expected, "every token arrived");
     Round {
         tokens,

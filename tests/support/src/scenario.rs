@@ -24,6 +24,33 @@ pub const TURNS: usize = 10;
 /// The closing text of a finished scenario.
 pub const FINISHED: &str = "Scenario finished.";
 
+/// `pictl run --no-session` of the scenario with `marker` in `dir`, with the scenario's tools
+/// on the scripted model, `extra` arguments before the prompt, stdin closed.
+pub fn pictl_run(
+    pictl: &Path,
+    marker: &str,
+    dir: &Path,
+    env: Vec<(String, String)>,
+    extra: &[&str],
+) -> std::process::Command {
+    let mut command = std::process::Command::new(pictl);
+    command
+        .args([
+            "run",
+            "--no-session",
+            "--tools",
+            "read,bash,edit,write,ls",
+            "--model",
+            "scripted/scripted-model",
+        ])
+        .args(extra)
+        .arg(prompt(marker))
+        .current_dir(dir)
+        .envs(env)
+        .stdin(std::process::Stdio::null());
+    command
+}
+
 /// The prompt that starts the scenario with `marker` (letters, digits, `-`).
 pub fn prompt(marker: &str) -> String {
     format!("Run the tool scenario {marker} in this directory.")

@@ -4,12 +4,10 @@
 //! files are as the scenario leaves them. Before the store had one writer, two such runs were
 //! enough for one to fail with "database is locked".
 
-use std::process::Stdio;
-
 use pi_test_support::scenario;
 use pi_test_support::workspace_binary;
 
-use crate::suite::harness::{MODEL, World};
+use crate::suite::harness::World;
 
 /// Concurrent sessions (and `pictl` processes).
 const SESSIONS: usize = 100;
@@ -23,22 +21,14 @@ async fn a_hundred_concurrent_tool_sessions_all_succeed() {
         .map(|_| tempfile::tempdir().unwrap())
         .collect();
     let runs = workspaces.iter().enumerate().map(|(n, dir)| {
-        let mut command = tokio::process::Command::new(&pictl);
-        command
-            .args([
-                "run",
-                "--no-session",
-                "--tools",
-                "read,bash,edit,write,ls",
-                "--model",
-                MODEL,
-                "--json",
-            ])
-            .arg(scenario::prompt(&format!("s{n}")))
-            .current_dir(dir.path())
-            .envs(world.daemon.env())
-            .stdin(Stdio::null())
-            .kill_on_drop(true);
+        let mut command = tokio::process::Command::from(scenario::pictl_run(
+            &pictl,
+            &format!("s{n}"),
+            dir.path(),
+            world.daemon.env(),
+            &["--json"],
+        ));
+        command.kill_on_drop(true);
         async move { (n, command.output().await.unwrap()) }
     });
     let outputs = futures_util::future::join_all(runs).await;
