@@ -61,6 +61,16 @@ struct ActiveRun {
     abort_waiters: Vec<Reply<EmptyResponse>>,
 }
 
+/// What an actor starts from: the session's current branch, the ids of all its entries, and
+/// the resources of its cwd.
+pub(crate) struct Loaded {
+    pub(crate) branch: Vec<SessionEntry>,
+    pub(crate) entry_ids: EntryIds,
+    pub(crate) resources: Resources,
+    /// The session's tools, when the caller built them already.
+    pub(crate) tools: Option<Vec<Arc<dyn Tool>>>,
+}
+
 /// The actor's state. Owned by its task; never shared.
 pub struct SessionActor {
     store: Store,
@@ -128,11 +138,41 @@ impl SessionActor {
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
             .map_err(super::internal)?;
-        let context = entries::build_context(&branch).map_err(super::internal)?;
         let ids = store
             .entry_ids(&row.id)
             .await
             .map_err(super::storage(&store))?;
+        let resources = crate::coding::resources::load_in_background(
+            services.settings.resources.clone(),
+            std::path::PathBuf::from(&row.cwd),
+        )
+        .await;
+        let loaded = Loaded {
+            entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
+            branch,
+            resources,
+            tools: None,
+        };
+        Self::start(store, services, sessions, generation, row, loaded)
+    }
+
+    /// Starts the actor of a session whose stored state the caller holds (`session/create`
+    /// just wrote it), without reading it back.
+    pub(crate) fn start(
+        store: Store,
+        services: SessionServices,
+        sessions: Arc<SessionMap>,
+        generation: u64,
+        row: SessionRow,
+        loaded: Loaded,
+    ) -> Result<SessionHandle, ErrorObject> {
+        let Loaded {
+            branch,
+            entry_ids,
+            resources,
+            tools,
+        } = loaded;
+        let context = entries::build_context(&branch).map_err(super::internal)?;
         let model = row
             .model
             .as_ref()
@@ -141,30 +181,26 @@ impl SessionActor {
             .thinking_level
             .parse()
             .unwrap_or(services.settings.default_thinking);
-        let tool_env = super::tool_environment(&row);
-        let tools = services
-            .tools
-            .tools(&tool_env, &row.tools)
-            .unwrap_or_else(|error| {
-                tracing::warn!(session = row.id, %error, "some tools are unavailable");
-                Vec::new()
-            });
+        let tools = tools.unwrap_or_else(|| {
+            services
+                .tools
+                .tools(&super::tool_environment(&row), &row.tools)
+                .unwrap_or_else(|error| {
+                    tracing::warn!(session = row.id, %error, "some tools are unavailable");
+                    Vec::new()
+                })
+        });
         let (sender, commands) = mpsc::channel(COMMAND_BUFFER);
         let handle = SessionHandle {
             id: row.id.as_str().into(),
             generation,
             commands: sender,
         };
-        let resources = crate::coding::resources::load_in_background(
-            services.settings.resources.clone(),
-            std::path::PathBuf::from(&row.cwd),
-        )
-        .await;
         let (steering_mode, follow_up_mode) = queue_modes(&services, &resources);
         let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
-            entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
+            entry_ids,
             compacted_prefix: context.compacted_prefix,
             context: context.messages,
             model,
@@ -310,10 +346,11 @@ impl SessionActor {
                 images,
                 reply,
             } => {
-                let result = self.prompt(text.clone(), images).await;
-                if result.is_ok() {
-                    self.record_history(&text).await;
-                }
+                // Like pi's editor, the history keeps what was sent even if the session
+                // refuses it (busy, no model), so that it can be recalled and sent again.
+                // Recorded alongside the prompt: the two writes can share a transaction.
+                let history = runs::record_history(self.store.clone(), &self.row.cwd, &text);
+                let (result, ()) = tokio::join!(self.prompt(text.clone(), images), history);
                 let _ = reply.send(result);
             }
             Command::Enqueue {
@@ -324,7 +361,7 @@ impl SessionActor {
             } => {
                 let result = self.enqueue(steering, text.clone(), images);
                 if result.is_ok() {
-                    self.record_history(&text).await;
+                    runs::record_history(self.store.clone(), &self.row.cwd, &text).await;
                 }
                 let _ = reply.send(result);
             }

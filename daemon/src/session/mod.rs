@@ -106,13 +106,14 @@ impl SessionRegistry {
             .with_field("cwd"));
         }
         let models = &self.services.models;
-        // The settings files' defaults apply when the caller names no model or level.
-        let roots = self.services.settings.resources.clone();
-        let settings_cwd = cwd.to_path_buf();
-        let (settings, _) =
-            tokio::task::spawn_blocking(move || roots.load_settings(Some(&settings_cwd)))
-                .await
-                .map_err(internal)?;
+        // The settings files' defaults apply when the caller names no model or level; the
+        // rest of the cwd's resources go to the session's actor.
+        let resources = crate::coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            cwd.to_path_buf(),
+        )
+        .await;
+        let settings = &resources.settings;
         let (model, level) = match &params.model {
             Some(spec) => {
                 let (model, level) = models.resolve(spec).map_err(|message| {
@@ -123,7 +124,7 @@ impl SessionRegistry {
             None => {
                 let client_env = params.env.clone().unwrap_or_default();
                 (
-                    settings_default_model(models.as_ref(), &settings)
+                    settings_default_model(models.as_ref(), settings)
                         .or_else(|| models.default_model_in(&client_env)),
                     None,
                 )
@@ -171,7 +172,8 @@ impl SessionRegistry {
             system_prompt: params.system_prompt.clone(),
             append_system_prompt: params.append_system_prompt.clone(),
         };
-        self.services
+        let tools = self
+            .services
             .tools
             .tools(&tool_environment(&row), &row.tools)
             .map_err(|message| {
@@ -217,7 +219,35 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, cwd = row.cwd, "session created");
-        Ok(info(&row, false, row.last_seq))
+        // A created session is about to be used (attached, prompted): its actor starts from
+        // what was just written instead of reading it back. It unloads when idle like any.
+        let info = info(&row, false, row.last_seq);
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let loaded = actor::Loaded {
+            branch: new_entries,
+            entry_ids: ids,
+            resources,
+            tools: Some(tools),
+        };
+        match SessionActor::start(
+            self.store.clone(),
+            self.services.clone(),
+            self.sessions.clone(),
+            generation,
+            row,
+            loaded,
+        ) {
+            Ok(handle) => {
+                if let Ok(mut map) = self.sessions.lock() {
+                    map.insert(info.id.clone(), handle);
+                }
+            }
+            // Stored; its first command loads it from the store instead (and reports).
+            Err(error) => {
+                tracing::warn!(session = info.id, %error.message, "cannot start the actor")
+            }
+        }
+        Ok(info)
     }
 
     /// Sends a command to a session's actor, loading it if needed, retrying once if the actor

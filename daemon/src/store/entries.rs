@@ -5,6 +5,7 @@
 use sqlx::Row as _;
 
 use crate::store::sessions::{SessionRow, insert_session, update_session};
+use crate::store::writer::{Statements, Value};
 use crate::store::{Store, StoreError};
 
 /// An entry as stored: pi's v3 JSON in `body`, with its position and announcing seq.
@@ -54,13 +55,10 @@ impl Store {
         session: SessionRow,
         entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
-        self.write(move |connection| {
-            Box::pin(async move {
-                insert_entries(connection, &session.id, &entries).await?;
-                update_session(connection, &session).await
-            })
-        })
-        .await
+        let mut write = Statements::default();
+        insert_entries(&mut write, &session.id, entries);
+        update_session(&mut write, &session);
+        self.write_statements(write).await
     }
 
     /// Creates a session together with its entries (import, fork), atomically.
@@ -69,13 +67,10 @@ impl Store {
         session: SessionRow,
         entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
-        self.write(move |connection| {
-            Box::pin(async move {
-                insert_session(connection, &session).await?;
-                insert_entries(connection, &session.id, &entries).await
-            })
-        })
-        .await
+        let mut write = Statements::default();
+        insert_session(&mut write, &session);
+        insert_entries(&mut write, &session.id, entries);
+        self.write_statements(write).await
     }
 
     /// The branch from the root to `leaf_id`, root first. Empty for no leaf.
@@ -203,33 +198,24 @@ impl Store {
     }
 }
 
-async fn insert_entries(
-    connection: &mut sqlx::SqliteConnection,
-    session_id: &str,
-    entries: &[NewEntry],
-) -> Result<(), StoreError> {
-    if entries.is_empty() {
-        return Ok(());
+/// Adds appending `entries`, in order after the session's last one, to `write`.
+fn insert_entries(write: &mut Statements, session_id: &str, entries: Vec<NewEntry>) {
+    let session_id: Value = session_id.into();
+    for entry in entries {
+        write.push(
+            "INSERT INTO entries (session_id, id, parent_id, ordinal, seq, type, body) \
+             SELECT ?, ?, ?, COALESCE(MAX(ordinal), -1) + 1, ?, ?, ? FROM entries WHERE session_id = ?",
+            [
+                session_id.clone(),
+                entry.id.into(),
+                entry.parent_id.into(),
+                (entry.seq as i64).into(),
+                entry.kind.into(),
+                entry.body.into(),
+                session_id.clone(),
+            ],
+        );
     }
-    let next: i64 = sqlx::query_scalar(
-        "SELECT COALESCE(MAX(ordinal), -1) + 1 FROM entries WHERE session_id = ?1",
-    )
-    .bind(session_id)
-    .fetch_one(&mut *connection)
-    .await?;
-    for (offset, entry) in entries.iter().enumerate() {
-        sqlx::query("INSERT INTO entries (session_id, id, parent_id, ordinal, seq, type, body) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)")
-            .bind(session_id)
-            .bind(&entry.id)
-            .bind(&entry.parent_id)
-            .bind(next + offset as i64)
-            .bind(entry.seq as i64)
-            .bind(&entry.kind)
-            .bind(&entry.body)
-            .execute(&mut *connection)
-            .await?;
-    }
-    Ok(())
 }
 
 fn entry_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<StoredEntry, StoreError> {

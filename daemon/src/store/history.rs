@@ -3,6 +3,7 @@
 
 use sqlx::Row as _;
 
+use crate::store::writer::Statements;
 use crate::store::{Store, StoreError};
 
 /// One remembered prompt.
@@ -26,22 +27,13 @@ impl Store {
         cwd: &str,
         sent_at: i64,
     ) -> Result<(), StoreError> {
-        let (text, cwd) = (text.to_owned(), cwd.to_owned());
-        self.write(move |connection| {
-            Box::pin(async move {
-                sqlx::query(
-                    "INSERT INTO prompt_history (text, cwd, sent_at) VALUES (?1, ?2, ?3) \
-                     ON CONFLICT (text, cwd) DO UPDATE SET sent_at = max(sent_at, excluded.sent_at)",
-                )
-                .bind(&text)
-                .bind(&cwd)
-                .bind(sent_at)
-                .execute(&mut *connection)
-                .await?;
-                Ok(())
-            })
-        })
-        .await
+        let mut write = Statements::default();
+        write.push(
+            "INSERT INTO prompt_history (text, cwd, sent_at) VALUES (?, ?, ?) \
+             ON CONFLICT (text, cwd) DO UPDATE SET sent_at = max(sent_at, excluded.sent_at)",
+            [text.into(), cwd.into(), sent_at.into()],
+        );
+        self.write_statements(write).await
     }
 
     /// Prompts newest first, each text once; `query` words must all match (as prefixes);

@@ -226,6 +226,15 @@ impl Store {
     {
         self.writer.write(Box::new(work)).await
     }
+
+    /// Runs `statements` in the writer's next transaction; returns once that transaction
+    /// committed (or failed). The fast way to write (see [`writer`]).
+    pub(crate) async fn write_statements(
+        &self,
+        statements: writer::Statements,
+    ) -> Result<(), StoreError> {
+        self.writer.write_statements(statements).await
+    }
 }
 
 async fn record_start(connection: &mut SqliteConnection) -> Result<(), StoreError> {

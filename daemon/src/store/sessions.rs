@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use sqlx::Row as _;
 
+use crate::store::writer::{Statements, Value};
 use crate::store::{Store, StoreError};
 
 /// A session's stored metadata.
@@ -60,10 +61,9 @@ macro_rules! session_columns {
 impl Store {
     /// Inserts a new session.
     pub async fn insert_session(&self, row: SessionRow) -> Result<(), StoreError> {
-        self.write(move |connection| {
-            Box::pin(async move { insert_session(connection, &row).await })
-        })
-        .await
+        let mut write = Statements::default();
+        insert_session(&mut write, &row);
+        self.write_statements(write).await
     }
 
     /// The session with `id`.
@@ -116,10 +116,9 @@ impl Store {
 
     /// Saves the mutable metadata of a session (everything but id, cwd, env, creation).
     pub async fn update_session(&self, row: SessionRow) -> Result<(), StoreError> {
-        self.write(move |connection| {
-            Box::pin(async move { update_session(connection, &row).await })
-        })
-        .await
+        let mut write = Statements::default();
+        update_session(&mut write, &row);
+        self.write_statements(write).await
     }
 
     /// Deletes a session and its entries; `false` when it did not exist.
@@ -147,66 +146,68 @@ impl Store {
     }
 }
 
-pub(crate) async fn insert_session(
-    connection: &mut sqlx::SqliteConnection,
-    row: &SessionRow,
-) -> Result<(), StoreError> {
-    sqlx::query(concat!(
-        "INSERT INTO sessions (",
-        session_columns!(),
-        ") VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)"
-    ))
-    .bind(&row.id)
-    .bind(&row.cwd)
-    .bind(
-        row.env
-            .as_ref()
-            .map(|env| serde_json::to_string(env).unwrap_or_default()),
-    )
-    .bind(&row.name)
-    .bind(&row.parent_session_id)
-    .bind(row.created_at)
-    .bind(row.updated_at)
-    .bind(&row.leaf_id)
-    .bind(row.model.as_ref().map(|(provider, _)| provider.as_str()))
-    .bind(row.model.as_ref().map(|(_, id)| id.as_str()))
-    .bind(&row.thinking_level)
-    .bind(serde_json::to_string(&row.tools).unwrap_or_else(|_| "[]".to_owned()))
-    .bind(row.message_count as i64)
-    .bind(&row.first_message)
-    .bind(row.last_seq as i64)
-    .bind(row.running)
-    .bind(&row.system_prompt)
-    .bind(&row.append_system_prompt)
-    .execute(&mut *connection)
-    .await?;
-    Ok(())
+/// Adds the insertion of `row` to `write`.
+pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
+    write.push(
+        concat!(
+            "INSERT INTO sessions (",
+            session_columns!(),
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+        ),
+        [
+            Value::from(row.id.as_str()),
+            row.cwd.as_str().into(),
+            row.env
+                .as_ref()
+                .map(|env| serde_json::to_string(env).unwrap_or_default())
+                .into(),
+            row.name.as_deref().into(),
+            row.parent_session_id.as_deref().into(),
+            row.created_at.into(),
+            row.updated_at.into(),
+            row.leaf_id.as_deref().into(),
+            row.model
+                .as_ref()
+                .map(|(provider, _)| provider.as_str())
+                .into(),
+            row.model.as_ref().map(|(_, id)| id.as_str()).into(),
+            row.thinking_level.as_str().into(),
+            tools_json(row).into(),
+            (row.message_count as i64).into(),
+            row.first_message.as_deref().into(),
+            (row.last_seq as i64).into(),
+            row.running.into(),
+            row.system_prompt.as_deref().into(),
+            row.append_system_prompt.as_deref().into(),
+        ],
+    );
 }
 
-pub(crate) async fn update_session(
-    connection: &mut sqlx::SqliteConnection,
-    row: &SessionRow,
-) -> Result<(), StoreError> {
-    sqlx::query(
-        "UPDATE sessions SET name = ?2, updated_at = ?3, leaf_id = ?4, model_provider = ?5, model_id = ?6, \
-         thinking_level = ?7, tools = ?8, message_count = ?9, first_message = ?10, last_seq = ?11, running = ?12 \
-         WHERE id = ?1",
-    )
-    .bind(&row.id)
-    .bind(&row.name)
-    .bind(row.updated_at)
-    .bind(&row.leaf_id)
-    .bind(row.model.as_ref().map(|(provider, _)| provider.as_str()))
-    .bind(row.model.as_ref().map(|(_, id)| id.as_str()))
-    .bind(&row.thinking_level)
-    .bind(serde_json::to_string(&row.tools).unwrap_or_else(|_| "[]".to_owned()))
-    .bind(row.message_count as i64)
-    .bind(&row.first_message)
-    .bind(row.last_seq as i64)
-    .bind(row.running)
-    .execute(&mut *connection)
-    .await?;
-    Ok(())
+/// Adds saving `row`'s changeable columns to `write`.
+pub(crate) fn update_session(write: &mut Statements, row: &SessionRow) {
+    write.push(
+        "UPDATE sessions SET name = ?, updated_at = ?, leaf_id = ?, model_provider = ?, model_id = ?, \
+         thinking_level = ?, tools = ?, message_count = ?, first_message = ?, last_seq = ?, running = ? \
+         WHERE id = ?",
+        [
+            Value::from(row.name.as_deref()),
+            row.updated_at.into(),
+            row.leaf_id.as_deref().into(),
+            row.model.as_ref().map(|(provider, _)| provider.as_str()).into(),
+            row.model.as_ref().map(|(_, id)| id.as_str()).into(),
+            row.thinking_level.as_str().into(),
+            tools_json(row).into(),
+            (row.message_count as i64).into(),
+            row.first_message.as_deref().into(),
+            (row.last_seq as i64).into(),
+            row.running.into(),
+            row.id.as_str().into(),
+        ],
+    );
+}
+
+fn tools_json(row: &SessionRow) -> String {
+    serde_json::to_string(&row.tools).unwrap_or_else(|_| "[]".to_owned())
 }
 
 fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreError> {

@@ -41,6 +41,7 @@ fn entry(id: &str, parent: Option<&str>, seq: u64, body: String) -> NewEntry {
     }
 }
 
+/// (transactions, writes) so far.
 fn writes(store: &Store) -> (u64, u64) {
     let stats = store.writer_stats();
     (
@@ -147,6 +148,7 @@ async fn queued_writes_are_committed_together() {
         1,
         "one transaction carried the 50 writes"
     );
+
     assert_eq!(store.session_count().await.unwrap(), 50);
 }
 
@@ -169,6 +171,35 @@ async fn a_failing_write_is_undone_alone() {
     assert!(results[2].is_ok());
     assert_eq!(store.session("a").await.unwrap().unwrap().name, None);
     assert!(store.session("b").await.unwrap().is_some());
+}
+
+/// A write alone in its transaction runs with it as one query; when that query fails, the
+/// write is undone, run again step by step, and answered with its own error.
+#[tokio::test]
+async fn a_write_alone_is_one_query_and_fails_with_its_own_error() {
+    let (_dir, store) = temp_store().await;
+    let counts = |store: &Store| {
+        let stats = store.writer_stats();
+        (
+            stats.one_query.load(std::sync::atomic::Ordering::Relaxed),
+            stats.retried.load(std::sync::atomic::Ordering::Relaxed),
+        )
+    };
+    let before = counts(&store);
+    store.insert_session(row("a")).await.unwrap();
+    assert_eq!(counts(&store), (before.0 + 1, before.1));
+
+    let mut duplicate = row("a");
+    duplicate.name = Some("the duplicate".to_owned());
+    let error = store.insert_session(duplicate).await.unwrap_err();
+    assert_eq!(error.failure(), StorageFailure::Other);
+    assert!(error.to_string().contains("UNIQUE"), "{error}");
+    assert_eq!(counts(&store), (before.0 + 1, before.1 + 1));
+    assert_eq!(store.session("a").await.unwrap().unwrap().name, None);
+
+    // The connection is usable afterwards, outside any transaction.
+    store.insert_session(row("b")).await.unwrap();
+    assert_eq!(store.session_count().await.unwrap(), 2);
 }
 
 /// Past the page cap SQLite answers `SQLITE_FULL`, as on a full disk: the write fails as

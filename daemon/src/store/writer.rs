@@ -16,12 +16,20 @@
 //!   its own error while the others commit.
 //! - If the transaction as a whole fails (disk full, I/O error), every write in it is
 //!   answered with an error and nothing of it is visible.
+//!
+//! Speed: every statement sqlx runs is a round trip to the connection's worker thread (two
+//! thread wake-ups, tens of microseconds). The hot writes (appending entries, saving a
+//! session row, recording a prompt) are therefore given as [`Statements`], SQL text and
+//! values. Such a write alone in its transaction runs with its `BEGIN IMMEDIATE` and
+//! `COMMIT` as one multi-statement query, one round trip (if that query fails, it is rolled
+//! back and run again step by step, so that the write gets its own error); in a bigger
+//! batch, each runs with its savepoint as one query.
 
 use std::sync::{Arc, Mutex};
 
 use futures_util::future::BoxFuture;
-use sqlx::sqlite::{SqliteConnectOptions, SqliteConnection};
-use sqlx::{ConnectOptions as _, Connection as _, Executor as _};
+use sqlx::sqlite::{SqliteArguments, SqliteConnectOptions, SqliteConnection};
+use sqlx::{Arguments as _, AssertSqlSafe, ConnectOptions as _, Connection as _, Executor as _};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -38,6 +46,101 @@ const MAX_BATCH: usize = 512;
 pub(crate) type WriteWork<T> = Box<
     dyn for<'c> FnOnce(&'c mut SqliteConnection) -> BoxFuture<'c, Result<T, StoreError>> + Send,
 >;
+
+/// A value bound to one `?` of a [`Statements`] write.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    Int(i64),
+    Text(Arc<str>),
+}
+
+impl From<i64> for Value {
+    fn from(value: i64) -> Self {
+        Value::Int(value)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(value: bool) -> Self {
+        Value::Int(i64::from(value))
+    }
+}
+
+impl From<&str> for Value {
+    fn from(value: &str) -> Self {
+        Value::Text(value.into())
+    }
+}
+
+impl From<String> for Value {
+    fn from(value: String) -> Self {
+        Value::Text(value.into())
+    }
+}
+
+impl<T: Into<Value>> From<Option<T>> for Value {
+    fn from(value: Option<T>) -> Self {
+        value.map_or(Value::Null, Into::into)
+    }
+}
+
+/// A write given as SQL statements and the values of their placeholders, in order. The
+/// statements use anonymous `?` placeholders only: values bind across statements in order.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Statements {
+    sql: String,
+    values: Vec<Value>,
+}
+
+impl Statements {
+    /// Adds one statement (no trailing `;`) with the values of its `?`s.
+    pub(crate) fn push(&mut self, statement: &str, values: impl IntoIterator<Item = Value>) {
+        let before = self.values.len();
+        self.values.extend(values);
+        debug_assert_eq!(
+            statement.matches('?').count(),
+            self.values.len() - before,
+            "one value per `?` in {statement}"
+        );
+        self.sql.push_str(statement);
+        self.sql.push_str(";\n");
+    }
+
+    /// The same statements between `before` and `after` (statements without values).
+    fn wrapped(&self, before: &str, after: &str) -> Statements {
+        let mut sql = String::with_capacity(before.len() + self.sql.len() + after.len());
+        sql.push_str(before);
+        sql.push_str(&self.sql);
+        sql.push_str(after);
+        Statements {
+            sql,
+            values: self.values.clone(),
+        }
+    }
+
+    fn bind(&self, arguments: &mut SqliteArguments) -> Result<(), sqlx::Error> {
+        for value in &self.values {
+            match value {
+                Value::Null => arguments.add(None::<i64>),
+                Value::Int(number) => arguments.add(*number),
+                Value::Text(text) => arguments.add(text.clone()),
+            }
+            .map_err(sqlx::Error::Encode)?;
+        }
+        Ok(())
+    }
+
+    /// Runs the statements, and only them, on `connection`.
+    async fn execute(&self, connection: &mut SqliteConnection) -> Result<(), StoreError> {
+        let mut arguments = SqliteArguments::default();
+        self.bind(&mut arguments)?;
+        sqlx::query_with(AssertSqlSafe(self.sql.as_str()), arguments)
+            .execute(connection)
+            .await?;
+        Ok(())
+    }
+}
 
 /// The address of the writer task. Cheap to clone.
 #[derive(Clone, Debug)]
@@ -61,6 +164,10 @@ pub struct WriterStats {
     pub transactions: std::sync::atomic::AtomicU64,
     /// Writes carried by those transactions.
     pub writes: std::sync::atomic::AtomicU64,
+    /// Writes alone in their transaction that ran with it as one query.
+    pub one_query: std::sync::atomic::AtomicU64,
+    /// Such writes whose query failed and that ran again step by step.
+    pub retried: std::sync::atomic::AtomicU64,
 }
 
 impl WriterHandle {
@@ -106,6 +213,24 @@ impl WriterHandle {
         answer.await.unwrap_or_else(|_| Err(StoreError::closed()))
     }
 
+    /// Runs `statements` in the writer's next transaction; answers once it committed.
+    pub(crate) async fn write_statements(&self, statements: Statements) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        let job = Box::new(StatementsJob {
+            statements,
+            output: None,
+            reply,
+        });
+        if self.closing.is_cancelled() {
+            return Err(StoreError::closed());
+        }
+        self.jobs
+            .send(job)
+            .await
+            .map_err(|_| StoreError::closed())?;
+        answer.await.unwrap_or_else(|_| Err(StoreError::closed()))
+    }
+
     /// Counters.
     pub(crate) fn stats(&self) -> &WriterStats {
         &self.stats
@@ -129,6 +254,31 @@ trait Job: Send {
     fn error(&self) -> Option<StoreError>;
     /// Answers the caller: its own result if the transaction committed, else `failure`.
     fn finish(self: Box<Self>, failure: Option<StoreError>);
+    /// Runs the write inside its own savepoint of the batch's transaction, rolled back to it
+    /// if the write fails (the write keeps its error). `Err` when the savepoint itself
+    /// failed: the transaction is broken.
+    fn run_in_savepoint<'c>(
+        &'c mut self,
+        connection: &'c mut SqliteConnection,
+    ) -> BoxFuture<'c, Result<(), sqlx::Error>> {
+        Box::pin(async move {
+            connection.execute("SAVEPOINT write").await?;
+            if self.run(connection).await {
+                connection.execute("RELEASE write").await?;
+            } else {
+                connection
+                    .execute("ROLLBACK TO write; RELEASE write")
+                    .await?;
+            }
+            Ok(())
+        })
+    }
+    /// The write as statements, when it is one (see [`Statements`]).
+    fn statements(&self) -> Option<&Statements> {
+        None
+    }
+    /// Records that the write's statements ran, as part of the batch's one query.
+    fn ran(&mut self) {}
 }
 
 struct WriteJob<T> {
@@ -171,6 +321,71 @@ impl<T: Send + 'static> Job for WriteJob<T> {
     }
 }
 
+struct StatementsJob {
+    statements: Statements,
+    // Set once the statements ran (alone, or in the batch's query).
+    output: Option<Result<(), StoreError>>,
+    reply: oneshot::Sender<Result<(), StoreError>>,
+}
+
+impl Job for StatementsJob {
+    fn run<'c>(&'c mut self, connection: &'c mut SqliteConnection) -> BoxFuture<'c, bool> {
+        Box::pin(async move {
+            let output = self.statements.execute(connection).await;
+            let succeeded = output.is_ok();
+            self.output = Some(output);
+            succeeded
+        })
+    }
+
+    fn error(&self) -> Option<StoreError> {
+        match &self.output {
+            Some(Err(error)) => Some(error.clone()),
+            Some(Ok(())) | None => None,
+        }
+    }
+
+    fn finish(self: Box<Self>, failure: Option<StoreError>) {
+        let answer = match (self.output, failure) {
+            (Some(Err(error)), _) => Err(error),
+            (Some(Ok(())), Some(failure)) => Err(failure),
+            (Some(Ok(())), None) => Ok(()),
+            (None, failure) => Err(failure.unwrap_or_else(StoreError::closed)),
+        };
+        let _ = self.reply.send(answer);
+    }
+
+    fn run_in_savepoint<'c>(
+        &'c mut self,
+        connection: &'c mut SqliteConnection,
+    ) -> BoxFuture<'c, Result<(), sqlx::Error>> {
+        Box::pin(async move {
+            // The savepoint and the write's statements in one query.
+            let query = self
+                .statements
+                .wrapped("SAVEPOINT write;\n", "RELEASE write;");
+            match query.execute(connection).await {
+                Ok(()) => self.output = Some(Ok(())),
+                Err(error) => {
+                    self.output = Some(Err(error));
+                    connection
+                        .execute("ROLLBACK TO write; RELEASE write")
+                        .await?;
+                }
+            }
+            Ok(())
+        })
+    }
+
+    fn statements(&self) -> Option<&Statements> {
+        Some(&self.statements)
+    }
+
+    fn ran(&mut self) {
+        self.output = Some(Ok(()));
+    }
+}
+
 async fn serve(
     mut connection: SqliteConnection,
     options: SqliteConnectOptions,
@@ -193,7 +408,7 @@ async fn serve(
         if received == 0 {
             break;
         }
-        let failure = commit_batch(&mut connection, &mut batch).await;
+        let failure = commit_batch(&mut connection, &mut batch, &stats).await;
         stats
             .transactions
             .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -227,10 +442,40 @@ async fn serve(
 
 /// Runs `batch` in one transaction. Returns the transaction's failure, if it failed; each
 /// job also keeps its own result.
+///
+/// Round trips to the connection's worker thread: a [`Statements`] write alone is one query
+/// with its `BEGIN IMMEDIATE` and `COMMIT`; in a bigger batch, each [`Statements`] write is
+/// one query with its savepoint, between one `BEGIN` and one `COMMIT`. The queries' text
+/// depends only on the kind of write, so sqlx's statement cache keeps them prepared.
 async fn commit_batch(
     connection: &mut SqliteConnection,
     batch: &mut [Box<dyn Job>],
+    stats: &WriterStats,
 ) -> Option<StoreError> {
+    if let [job] = batch
+        && let Some(statements) = job.statements()
+    {
+        let query = statements.wrapped("BEGIN IMMEDIATE;\n", "COMMIT;");
+        match query.execute(connection).await {
+            Ok(()) => {
+                stats
+                    .one_query
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                job.ran();
+                return None;
+            }
+            Err(error) => {
+                // Undo what the query did before it failed (SQLite may have rolled back
+                // already; then this fails harmlessly), then run it again step by step so
+                // that the write gets its own error and the transaction its own.
+                tracing::debug!(%error, "a write failed; running it again step by step");
+                stats
+                    .retried
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let _ = connection.execute("ROLLBACK").await;
+            }
+        }
+    }
     if let Err(error) = connection.execute("BEGIN IMMEDIATE").await {
         return Some(error.into());
     }
@@ -243,13 +488,7 @@ async fn commit_batch(
             }
         } else {
             for job in batch.iter_mut() {
-                connection.execute("SAVEPOINT write").await?;
-                if job.run(connection).await {
-                    connection.execute("RELEASE write").await?;
-                } else {
-                    connection.execute("ROLLBACK TO write").await?;
-                    connection.execute("RELEASE write").await?;
-                }
+                job.run_in_savepoint(connection).await?;
             }
         }
         connection.execute("COMMIT").await?;

@@ -15,7 +15,7 @@ use crate::session::entries::{self, EntryBase};
 use crate::session::now_millis;
 use crate::session::retry::AfterRun;
 use crate::session::services::clamp_thinking;
-use crate::store::SessionRow;
+use crate::store::{SessionRow, Store};
 use crate::wire;
 
 impl SessionActor {
@@ -396,18 +396,6 @@ impl SessionActor {
         }
     }
 
-    /// Remembers a sent message in the prompt history; a failure only loses the entry.
-    pub(super) async fn record_history(&self, text: &str) {
-        if let Err(error) = self
-            .store
-            .record_prompt(text, &self.row.cwd, now_millis())
-            .await
-        {
-            tracing::warn!(%error, "cannot record the prompt in the history");
-        }
-    }
-
-    /// Starts the pending retry: continues the run from the context.
     pub(super) async fn start_retry(&mut self) {
         if let Err(error) = self.start_run(Vec::new()).await {
             let attempt = self.retry.cancel();
@@ -445,5 +433,22 @@ impl SessionActor {
         let info = self.info();
         self.broadcast(SessionEvent::SessionUpdated { info });
         Ok(entry_id)
+    }
+}
+
+/// Remembers a sent message in the prompt history; a failure only loses the entry.
+pub(super) fn record_history(
+    store: Store,
+    cwd: &str,
+    text: &str,
+) -> impl std::future::Future<Output = ()> + use<> {
+    let (cwd, text) = (cwd.to_owned(), text.to_owned());
+    async move {
+        if text.trim().is_empty() {
+            return;
+        }
+        if let Err(error) = store.record_prompt(&text, &cwd, now_millis()).await {
+            tracing::warn!(%error, "cannot record the prompt in the history");
+        }
     }
 }

@@ -153,6 +153,57 @@ async fn sent_messages_are_searchable_in_the_shared_history() {
     );
 }
 
+/// Like pi's editor, the history keeps a prompt the session refused (here: busy), so that it
+/// can be recalled and sent again; blank prompts are not kept.
+#[tokio::test]
+async fn a_refused_prompt_stays_in_the_history_and_a_blank_one_is_not_recorded() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    client
+        .call::<SessionAttach>(&attach(&session.id))
+        .await
+        .unwrap();
+    daemon.faux.push(
+        FauxReply::text("working").then_tool_call("block", serde_json::json!({"key": "held"})),
+    );
+    daemon.faux.push(FauxReply::text("done"));
+    let message = |text: &str| SessionMessageParams {
+        session_id: session.id.clone(),
+        text: text.into(),
+        images: vec![],
+    };
+    client
+        .call::<SessionPrompt>(&message("start"))
+        .await
+        .unwrap();
+    daemon.block.wait_started(1).await;
+    let refused = client
+        .call::<SessionPrompt>(&message("sent while busy"))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.rpc_kind(), Some(ErrorKind::Busy), "{refused}");
+    daemon.block.release("held");
+    run_events(&mut events, &session.id).await;
+    daemon.faux.push(FauxReply::text("nothing to do"));
+    client.call::<SessionPrompt>(&message("  ")).await.unwrap();
+    run_events(&mut events, &session.id).await;
+
+    let texts: Vec<String> = client
+        .call::<HistorySearch>(&HistorySearchParams {
+            query: None,
+            cwd: None,
+            limit: None,
+        })
+        .await
+        .unwrap()
+        .entries
+        .into_iter()
+        .map(|entry| entry.text)
+        .collect();
+    assert_eq!(texts, ["sent while busy", "start"]);
+}
+
 #[tokio::test]
 async fn dequeue_takes_the_queued_messages_back_before_delivery() {
     let daemon = TestDaemon::start().await;
