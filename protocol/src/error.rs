@@ -92,8 +92,9 @@ pub struct ErrorObject {
     /// A sentence for humans that says what was wrong and what to do.
     pub message: String,
     /// Machine-readable detail; always present in errors from `pid`.
+    // Boxed so that `Result<_, ErrorObject>` stays small.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data: Option<ErrorData>,
+    pub data: Option<Box<ErrorData>>,
 }
 
 /// The `error.data` member.
@@ -116,11 +117,11 @@ impl ErrorObject {
         ErrorObject {
             code: kind.code(),
             message: message.into(),
-            data: Some(ErrorData {
+            data: Some(Box::new(ErrorData {
                 kind,
                 field: None,
                 details: None,
-            }),
+            })),
         }
     }
 

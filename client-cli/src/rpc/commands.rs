@@ -239,7 +239,7 @@ async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
                 .map_err(text)?;
             let mut data = serde_json::to_value(ran).unwrap_or_default();
             if let Some(object) = data.as_object_mut() {
-                object.remove("entryId");
+                object.shift_remove("entryId");
             }
             Ok((Some(data), None))
         }

@@ -102,14 +102,14 @@ pub fn set_defaults(
         match key.split_once('.') {
             Some((parent, sub)) => {
                 if let Some(Value::Object(nested)) = object.get_mut(parent) {
-                    nested.remove(sub);
+                    nested.shift_remove(sub);
                     if nested.is_empty() {
-                        object.remove(parent);
+                        object.shift_remove(parent);
                     }
                 }
             }
             None => {
-                object.remove(key);
+                object.shift_remove(key);
             }
         }
     }

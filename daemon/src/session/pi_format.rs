@@ -163,7 +163,7 @@ fn migrate_v1(raw: &mut [Value]) {
                 .unwrap_or_else(|| assigned[index].clone());
             entry["firstKeptEntryId"] = json!(kept_id);
             if let Some(object) = entry.as_object_mut() {
-                object.remove("firstKeptEntryIndex");
+                object.shift_remove("firstKeptEntryIndex");
             }
         }
         if entry["timestamp"].is_number() {

@@ -244,7 +244,8 @@ fn set_default_merges_validates_and_keeps_other_keys() {
         ),
         json!({"retry": {"maxRetries": 5}, "steeringMode": "all"}),
         &["defaultProvider", "retry.baseDelayMs", "never.there"],
-        "{\n  \"retry\": {\n    \"enabled\": false,\n    \"maxRetries\": 5\n  },\n  \"steeringMode\": \"all\",\n  \"theme\": \"dark\"\n}",
+        // The file keeps its keys' order; new keys go last.
+        "{\n  \"theme\": \"dark\",\n  \"retry\": {\n    \"enabled\": false,\n    \"maxRetries\": 5\n  },\n  \"steeringMode\": \"all\"\n}",
     );
     check_write(
         Some(r#"{"retry": {"maxRetries": 1}}"#),
@@ -256,8 +257,9 @@ fn set_default_merges_validates_and_keeps_other_keys() {
         Some(r#"{"theme": "dark"}"#),
         json!({"retry": {"maxRetries": "many"}, "bogus": 1}),
         &[],
-        "error: invalid settings: `bogus`: unknown key; it is ignored; `retry.maxRetries`: expected a \
-         non-negative integer, found \"many\"; the value is ignored",
+        // Problems are listed in the order the keys were given.
+        "error: invalid settings: `retry.maxRetries`: expected a non-negative integer, found \
+         \"many\"; the value is ignored; `bogus`: unknown key; it is ignored",
     );
     check_write(
         Some("{ broken"),

@@ -3,6 +3,7 @@
 
 mod conformance;
 mod crash;
+mod fidelity;
 mod harness;
 mod keys;
 mod load;

@@ -1,0 +1,133 @@
+//! Tool-call arguments keep the model's key order from the provider stream to the
+//! `toolcall_end` event, the stored entry and the next request, in each of the four wire
+//! formats — so a provider's prompt cache, which matches the request prefix byte for byte,
+//! hits on the turn after a tool call.
+
+use pi_protocol::v1::message::{AgentMessage, AssistantContent, AssistantMessageEvent, ToolCall};
+use pi_protocol::v1::{
+    ReadScope, SessionEntry, SessionEvent, SessionPrompt, SessionRead, SessionReadParams,
+};
+use pi_test_support::events::run_events;
+use pi_test_support::model_server::Turn;
+use serde_json::Value;
+
+use super::harness::{World, prompt};
+
+/// What the model writes: keys in its own order (`path` before `content`, not sorted).
+const ARGUMENTS: &str = r#"{"path":"notes.txt","content":"zebra, then apple","mode":{"z":1,"a":[{"y":true,"b":null}]}}"#;
+
+/// The tool call's arguments in the request that follows it, as the request carries them:
+/// a JSON string for the OpenAI formats, an object for Anthropic and Google.
+fn arguments_sent_back(api: &str, body: &Value) -> String {
+    let found = match api {
+        "anthropic-messages" => body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|message| message["content"].as_array().into_iter().flatten())
+            .find(|block| block["type"] == "tool_use")
+            .map(|block| block["input"].to_string()),
+        "openai-completions" => body["messages"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|message| message["tool_calls"].as_array().into_iter().flatten())
+            .find_map(|call| call["function"]["arguments"].as_str().map(str::to_owned)),
+        "openai-responses" => body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|item| item["type"] == "function_call")
+            .and_then(|item| item["arguments"].as_str().map(str::to_owned)),
+        "google-generative-ai" => body["contents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|content| content["parts"].as_array().into_iter().flatten())
+            .find_map(|part| part.get("functionCall"))
+            .map(|call| call["args"].to_string()),
+        other => panic!("no such API: {other}"),
+    };
+    found.unwrap_or_else(|| panic!("{api}: no tool call in the second request: {body:#}"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tool_call_arguments_keep_the_models_key_order_in_every_format() {
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+        "google-generative-ai",
+    ] {
+        let world = World::start(api).await;
+        let (client, mut events) = world.client().await;
+        let session = world.attached_session(&client).await;
+        world.server.push(
+            Turn::reply()
+                .text("Writing it.")
+                .tool_call_raw("call_1", "write", ARGUMENTS),
+        );
+        world.server.push(Turn::reply().text("Done."));
+        client
+            .call::<SessionPrompt>(&prompt(&session.id, "write the note"))
+            .await
+            .unwrap();
+        let seen = run_events(&mut events, &session.id).await;
+
+        let ended: Vec<String> = seen
+            .iter()
+            .filter_map(|event| match &event.event {
+                SessionEvent::MessageUpdate {
+                    assistant_message_event: AssistantMessageEvent::ToolcallEnd { tool_call, .. },
+                } => Some(tool_call.arguments.to_string()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ended, [ARGUMENTS], "{api}: toolcall_end");
+
+        let requests = world.server.requests();
+        assert_eq!(requests.len(), 2, "{api}");
+        assert_eq!(
+            arguments_sent_back(api, &requests[1].body),
+            ARGUMENTS,
+            "{api}: the next request"
+        );
+
+        let stored = client
+            .call::<SessionRead>(&SessionReadParams {
+                session_id: session.id.clone(),
+                scope: ReadScope::Branch,
+                cursor: None,
+                limit: None,
+            })
+            .await
+            .unwrap();
+        let calls: Vec<&ToolCall> = stored
+            .entries
+            .iter()
+            .filter_map(|record| match &record.entry {
+                SessionEntry::Message {
+                    message: AgentMessage::Assistant(assistant),
+                    ..
+                } => Some(assistant),
+                _ => None,
+            })
+            .flat_map(|assistant| &assistant.content)
+            .filter_map(|block| match block {
+                AssistantContent::ToolCall(call) => Some(call),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(calls.len(), 1, "{api}");
+        assert_eq!(
+            calls[0].arguments.to_string(),
+            ARGUMENTS,
+            "{api}: the stored entry"
+        );
+        assert_eq!(
+            std::fs::read_to_string(world.daemon.home.path().join("notes.txt")).unwrap(),
+            "zebra, then apple"
+        );
+        world.server.assert_done(2);
+    }
+}
