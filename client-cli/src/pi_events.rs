@@ -263,6 +263,7 @@ mod tests {
             stop_reason: StopReason::Stop,
             error_message: None,
             timestamp: 1,
+            response_id: None,
         }
     }
 

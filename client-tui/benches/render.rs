@@ -45,6 +45,7 @@ fn assistant(content: Vec<AssistantContent>) -> AgentMessage {
         stop_reason: StopReason::Stop,
         error_message: None,
         timestamp: 0,
+        response_id: None,
     })
 }
 

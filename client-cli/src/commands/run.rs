@@ -102,7 +102,7 @@ pub struct RunArgs {
 #[derive(Debug)]
 enum RunEnd {
     /// `agent_end` arrived; the last assistant message of the run, if any.
-    Finished(Option<AssistantMessage>),
+    Finished(Option<Box<AssistantMessage>>),
     /// The run failed inside the daemon (`session_error`).
     Failed(String),
     /// Ctrl+C: the run was aborted (`true`) or the user gave up waiting (`false`).
@@ -275,14 +275,14 @@ async fn run_prompt(
                         wait_until_idle(client, session_id).await?;
                         retry_check = true;
                     }
-                    SessionEvent::AgentEnd { .. } => return Ok(RunEnd::Finished(last_assistant)),
+                    SessionEvent::AgentEnd { .. } => return Ok(RunEnd::Finished(last_assistant.map(Box::new))),
                     SessionEvent::AutoRetryStart { .. } => retry_check = false,
                     SessionEvent::SessionError { message } => return Ok(RunEnd::Failed(message)),
                     _ => {}
                 }
             }
             () = std::future::ready(()), if retry_check => {
-                return Ok(RunEnd::Finished(last_assistant));
+                return Ok(RunEnd::Finished(last_assistant.map(Box::new)));
             }
             _ = interrupts.recv() => {
                 if aborting {

@@ -104,6 +104,7 @@ pub fn assistant(content: Vec<AssistantContent>, stop_reason: StopReason) -> Ass
         stop_reason,
         error_message: None,
         timestamp: 0,
+        response_id: None,
     }
 }
 

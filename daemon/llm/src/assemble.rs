@@ -95,6 +95,16 @@ impl Assembler {
         &mut self.message.usage
     }
 
+    /// Records the provider's id of the response; the first one seen wins (some formats
+    /// repeat it on every chunk). Empty ids are ignored.
+    pub fn set_response_id(&mut self, id: Option<&str>) {
+        if self.message.response_id.is_none()
+            && let Some(id) = id.filter(|id| !id.is_empty())
+        {
+            self.message.response_id = Some(id.to_owned());
+        }
+    }
+
     /// Whether any tool call was opened.
     pub fn has_tool_calls(&self) -> bool {
         self.blocks

@@ -155,11 +155,15 @@ pub struct AssistantMessage {
     pub usage: Usage,
     /// Why it ended.
     pub stop_reason: StopReason,
+    /// Unix milliseconds.
+    pub timestamp: i64,
+    /// The provider's id of the response (Anthropic's message id, OpenAI's completion or
+    /// response id, Gemini's `responseId`), when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     /// For `error`/`aborted`: what happened.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Unix milliseconds.
-    pub timestamp: i64,
     /// Why the request failed, when it did and the failure is known (live responses only: not
     /// serialized, so stored and exported messages carry pi's `errorMessage` alone).
     #[serde(skip)]

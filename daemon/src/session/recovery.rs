@@ -90,6 +90,7 @@ pub async fn recover_interrupted(store: &Store) -> Result<usize, ErrorObject> {
                 stop_reason: StopReason::Aborted,
                 error_message: Some(INTERRUPTED_TURN.to_owned()),
                 timestamp: now,
+                response_id: None,
             }));
         }
         let mut parent = row.leaf_id.clone();

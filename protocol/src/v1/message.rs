@@ -154,11 +154,14 @@ pub struct AssistantMessage {
     pub usage: Usage,
     /// Why it ended.
     pub stop_reason: StopReason,
+    /// Unix ms.
+    pub timestamp: i64,
+    /// The provider's id of the response, when it sent one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_id: Option<String>,
     /// For errors and aborts.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error_message: Option<String>,
-    /// Unix ms.
-    pub timestamp: i64,
 }
 
 /// `{role:"toolResult", ...}`.

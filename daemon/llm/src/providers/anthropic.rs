@@ -350,6 +350,7 @@ impl Decoder for AnthropicDecoder {
         let kind = data["type"].as_str().unwrap_or(event.event.as_str());
         match kind {
             "message_start" => {
+                out.set_response_id(data["message"]["id"].as_str());
                 read_usage(&data["message"]["usage"], out);
             }
             "content_block_start" => {

@@ -234,6 +234,8 @@ pub struct GoogleDecoder {
 /// with an error, usage or a function call take the general path.
 #[derive(Deserialize)]
 struct TextChunk<'a> {
+    #[serde(rename = "responseId", borrow, default)]
+    response_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     candidates: Vec<TextCandidate<'a>>,
     #[serde(rename = "usageMetadata", default)]
@@ -274,6 +276,7 @@ impl Decoder for GoogleDecoder {
             && chunk.error.is_none()
             && chunk.usage_metadata.is_none()
         {
+            out.set_response_id(chunk.response_id.as_deref());
             let candidate = chunk.candidates.first();
             let parts = candidate
                 .and_then(|candidate| candidate.content.as_ref())
@@ -312,6 +315,7 @@ impl Decoder for GoogleDecoder {
                 failure,
             };
         }
+        out.set_response_id(chunk["responseId"].as_str());
         if let Some(usage) = chunk.get("usageMetadata").filter(|u| u.is_object()) {
             let prompt = usage["promptTokenCount"].as_u64().unwrap_or(0);
             let cached = usage["cachedContentTokenCount"].as_u64().unwrap_or(0);

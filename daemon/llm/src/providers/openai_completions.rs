@@ -325,6 +325,8 @@ enum Kind {
 #[derive(Deserialize)]
 struct TextChunk<'a> {
     #[serde(borrow, default)]
+    id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
     choices: Vec<TextChoice<'a>>,
     #[serde(default)]
     error: Option<IgnoredAny>,
@@ -364,6 +366,7 @@ impl Decoder for CompletionsDecoder {
             && chunk.error.is_none()
             && chunk.usage.is_none()
         {
+            out.set_response_id(chunk.id.as_deref());
             let choice = chunk.choices.first();
             let delta = choice.and_then(|choice| choice.delta.as_ref());
             if delta.is_none_or(|delta| delta.tool_calls.is_none()) {
@@ -390,6 +393,7 @@ impl Decoder for CompletionsDecoder {
         if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
             return stream_error(error);
         }
+        out.set_response_id(chunk["id"].as_str());
         if let Some(usage) = chunk.get("usage").filter(|u| u.is_object()) {
             read_usage(usage, out);
         }

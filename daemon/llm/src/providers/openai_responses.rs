@@ -266,6 +266,8 @@ impl Decoder for ResponsesDecoder {
         };
         let kind = data["type"].as_str().unwrap_or(event.event.as_str());
         let output_index = data["output_index"].as_u64().unwrap_or(0);
+        // `response.created` (and the later whole-response events) carry the response's id.
+        out.set_response_id(data["response"]["id"].as_str());
         match kind {
             "response.output_item.added" => {
                 let item = &data["item"];

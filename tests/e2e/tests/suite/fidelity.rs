@@ -1,11 +1,14 @@
-//! Tool-call arguments keep the model's key order from the provider stream to the
-//! `toolcall_end` event, the stored entry and the next request, in each of the four wire
-//! formats — so a provider's prompt cache, which matches the request prefix byte for byte,
-//! hits on the turn after a tool call.
+//! What the model produced is kept as pi keeps it, in each of the four wire formats:
+//! tool-call arguments keep the model's key order from the provider stream to the
+//! `toolcall_end` event, the stored entry and the next request (so a provider's prompt
+//! cache, which matches the request prefix byte for byte, hits on the turn after a tool
+//! call), and assistant messages keep the provider's response id (`responseId`) in events,
+//! entries and exports, where pi writes it: after `timestamp`.
 
 use pi_protocol::v1::message::{AgentMessage, AssistantContent, AssistantMessageEvent, ToolCall};
 use pi_protocol::v1::{
-    ReadScope, SessionEntry, SessionEvent, SessionPrompt, SessionRead, SessionReadParams,
+    ExportFormat, ReadScope, SessionEntry, SessionEvent, SessionExport, SessionExportParams,
+    SessionPrompt, SessionRead, SessionReadParams,
 };
 use pi_test_support::events::run_events;
 use pi_test_support::model_server::Turn;
@@ -52,7 +55,7 @@ fn arguments_sent_back(api: &str, body: &Value) -> String {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn tool_call_arguments_keep_the_models_key_order_in_every_format() {
+async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
     for api in [
         "anthropic-messages",
         "openai-completions",
@@ -128,6 +131,69 @@ async fn tool_call_arguments_keep_the_models_key_order_in_every_format() {
             std::fs::read_to_string(world.daemon.home.path().join("notes.txt")).unwrap(),
             "zebra, then apple"
         );
+
+        // The response ids the scripted server sent, one per reply, on the messages.
+        let prefix = match api {
+            "anthropic-messages" => "msg_scripted_",
+            "openai-completions" => "chatcmpl-scripted-",
+            "openai-responses" => "resp_scripted_",
+            _ => "scripted-",
+        };
+        let ended: Vec<String> = seen
+            .iter()
+            .filter_map(|event| match &event.event {
+                SessionEvent::MessageEnd {
+                    message: AgentMessage::Assistant(assistant),
+                    ..
+                } => Some(assistant.response_id.clone().unwrap_or_default()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ended.len(), 2, "{api}");
+        for id in &ended {
+            let number = id.strip_prefix(prefix).unwrap_or_else(|| {
+                panic!("{api}: response id {id:?} is not the server's ({prefix}NNNN)")
+            });
+            assert!(
+                number.len() == 4 && number.chars().all(|c| c.is_ascii_digit()),
+                "{id}"
+            );
+        }
+        assert_ne!(ended[0], ended[1], "{api}: one id per response");
+        let stored_ids: Vec<String> = stored
+            .entries
+            .iter()
+            .filter_map(|record| match &record.entry {
+                SessionEntry::Message {
+                    message: AgentMessage::Assistant(assistant),
+                    ..
+                } => assistant.response_id.clone(),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(stored_ids, ended, "{api}: the stored entries");
+        let exported = client
+            .call::<SessionExport>(&SessionExportParams {
+                session_id: session.id.clone(),
+                format: ExportFormat::Jsonl,
+                path: None,
+            })
+            .await
+            .unwrap()
+            .content
+            .unwrap();
+        for id in &ended {
+            let line = exported
+                .lines()
+                .find(|line| line.contains(id.as_str()))
+                .unwrap_or_else(|| panic!("{api}: {id} is not in the export:\n{exported}"));
+            let after_timestamp = format!(r#","responseId":"{id}""#);
+            let timestamp_at = line.rfind(r#""timestamp":"#).unwrap();
+            assert!(
+                line[timestamp_at..].contains(&after_timestamp),
+                "{api}: pi writes responseId right after the message's timestamp: {line}"
+            );
+        }
         world.server.assert_done(2);
     }
 }
