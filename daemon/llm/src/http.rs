@@ -149,10 +149,11 @@ async fn run<D: Decoder>(
     if cancel.is_cancelled() {
         return assembler.abort().await;
     }
+    let provider = assembler.message().provider.clone();
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return assembler.abort().await,
-        response = send(request) => response,
+        response = send(request, &provider) => response,
     };
     let response = match response {
         Ok(response) => response,
@@ -175,7 +176,10 @@ async fn run<D: Decoder>(
     stream_body(response, cancel, assembler, decoder).await;
 }
 
-async fn send(request: HttpRequest) -> Result<reqwest::Response, (String, Failure)> {
+async fn send(
+    request: HttpRequest,
+    provider: &str,
+) -> Result<reqwest::Response, (String, Failure)> {
     let client = client().map_err(|message| (message, Failure::new(FailureKind::Other)))?;
     let mut headers = HeaderMap::new();
     for (name, value) in &request.headers {
@@ -201,9 +205,78 @@ async fn send(request: HttpRequest) -> Result<reqwest::Response, (String, Failur
         .send()
         .await
         .map_err(|error| {
-            let failure = Failure::new(FailureKind::Connection);
-            (format!("connection error: {}", describe(error)), failure)
+            let message = connection_error(provider, &request.url, &error);
+            // The whole chain is for the log; the person reads the one line.
+            tracing::warn!(
+                provider,
+                error = describe(error),
+                "cannot reach the provider"
+            );
+            (message, Failure::new(FailureKind::Connection))
         })
+}
+
+/// One line for a request that never got a response: which provider, where, what went wrong
+/// and what to check. Starts with `connection error:` as pi's do (its retry rule, and ours
+/// for stored messages, read that).
+fn connection_error(provider: &str, url: &str, error: &reqwest::Error) -> String {
+    // The URL without its query (nothing secret is in it, but it is noise).
+    let place = reqwest::Url::parse(url)
+        .map(|mut url| {
+            url.set_query(None);
+            url.to_string()
+        })
+        .unwrap_or_else(|_| url.to_owned());
+    let mut io_kind = None;
+    let mut chain = String::new();
+    let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            io_kind = Some(io.kind());
+        }
+        chain.push_str(&cause.to_string().to_lowercase());
+        chain.push(' ');
+        source = cause.source();
+    }
+    use std::io::ErrorKind;
+    if error.is_timeout() || io_kind == Some(ErrorKind::TimedOut) {
+        format!(
+            "connection error: provider \"{provider}\" at {place} did not answer in time; check \
+             your network and proxy settings, and that the server is up"
+        )
+    } else if chain.contains("dns error") || chain.contains("failed to lookup address") {
+        format!(
+            "connection error: cannot find the host of provider \"{provider}\" ({place}); check \
+             the host name in its baseUrl and your network"
+        )
+    } else if io_kind == Some(ErrorKind::ConnectionRefused) {
+        format!(
+            "connection error: cannot reach provider \"{provider}\" at {place}: connection \
+             refused; check that the server is running and that baseUrl for \"{provider}\" \
+             (models.json) points to it"
+        )
+    } else if [
+        "certificate",
+        "handshake",
+        "corrupt message",
+        "tls",
+        "peer is incompatible",
+    ]
+    .iter()
+    .any(|marker| chain.contains(marker))
+    {
+        // rustls's errors, as they read through reqwest's chain.
+        format!(
+            "connection error: the TLS handshake with provider \"{provider}\" at {place} \
+             failed; check the server's certificate, or use http:// for a local server without \
+             TLS"
+        )
+    } else {
+        format!(
+            "connection error: cannot reach provider \"{provider}\" at {place}; check your \
+             network and the provider's baseUrl (the daemon log has the details)"
+        )
+    }
 }
 
 /// Where response bytes come from: the network, or recorded chunks (replay).

@@ -160,9 +160,49 @@ async fn a_refused_connection_is_a_connection_failure() {
         assert_eq!(failure.kind, FailureKind::Connection, "{api}");
         assert!(failure.kind.is_retryable());
         let error = run.message.error_message.unwrap();
-        assert!(error.starts_with("connection error: "), "{api}: {error}");
-        assert!(!error.contains("127.0.0.1"), "{api}: no URL in {error}");
+        // One line: the provider, where, what happened and what to check; no error chain.
+        let url = format!("http://127.0.0.1:{port}/");
+        assert!(
+            error.starts_with(&format!(
+                "connection error: cannot reach provider \"{}\" at {url}",
+                model.provider
+            )),
+            "{api}: {error}"
+        );
+        assert!(
+            error.contains(
+                ": connection refused; check that the server is running and that \
+                            baseUrl for"
+            ),
+            "{api}: {error}"
+        );
+        assert!(!error.contains("os error"), "{api}: {error}");
+        assert!(!error.contains('\n'), "{api}: {error}");
     }
+    server.assert_done(0);
+}
+
+/// `https://` to a server that speaks plain HTTP: the TLS handshake fails, and the message
+/// says so and what to check.
+#[tokio::test]
+async fn a_failed_tls_handshake_says_what_to_check() {
+    let server = ModelServer::start().await;
+    let mut model = model(&server, "openai-completions");
+    model.base_url = model.base_url.replace("http://", "https://");
+    let run = run(&model, &ask("Hi"), options()).await;
+    assert_eq!(run.message.failure.unwrap().kind, FailureKind::Connection);
+    let error = run.message.error_message.unwrap();
+    assert!(
+        error.starts_with(&format!(
+            "connection error: the TLS handshake with provider \"{}\" at https://",
+            model.provider
+        )),
+        "{error}"
+    );
+    assert!(
+        error.ends_with("use http:// for a local server without TLS"),
+        "{error}"
+    );
     server.assert_done(0);
 }
 
