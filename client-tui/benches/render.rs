@@ -124,6 +124,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         parent_session_id: None,
         status: SessionStatus::Running,
         last_seq,
+        warnings: Vec::new(),
     };
     pi_tui::update(
         &mut state,

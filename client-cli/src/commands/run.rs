@@ -355,13 +355,14 @@ pub async fn open_session(
             ));
         }
         if let Some(spec) = model_spec(client, args).await?.0 {
-            client
+            let changed = client
                 .call::<SessionSetModel>(&SessionSetModelParams {
                     session_id: session.id.clone(),
                     model: spec,
                 })
                 .await
                 .map_err(model_error)?;
+            print_warnings(&changed.warnings);
         }
         if let Some(level) = &args.thinking {
             client
@@ -379,7 +380,7 @@ pub async fn open_session(
         (None, true) => Some(Vec::new()),
         (None, false) => None,
     };
-    client
+    let created = client
         .call::<SessionCreate>(&SessionCreateParams {
             cwd: cwd_text,
             env: Some(std::env::vars().collect()),
@@ -391,7 +392,16 @@ pub async fn open_session(
             append_system_prompt,
         })
         .await
-        .map_err(model_error)
+        .map_err(model_error)?;
+    print_warnings(&created.warnings);
+    Ok(created)
+}
+
+/// The daemon's warnings for the user, on stderr as pi prints them.
+fn print_warnings(warnings: &[String]) {
+    for warning in warnings {
+        crate::output::eprint_line(&format!("Warning: {warning}"));
+    }
 }
 
 /// The model spec to ask for (and a thinking level from a `--models` pattern).

@@ -51,6 +51,40 @@ async fn print_mode_prints_the_final_text_blocks() {
     world.server.assert_done(1);
 }
 
+/// Like pi, an id its provider does not list runs as a custom model id with the provider's
+/// defaults and a warning on stderr; the session keeps it when continued.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unlisted_model_id_runs_with_a_warning() {
+    let world = World::start().await;
+    world
+        .server
+        .push(Turn::reply().text("Hi from the new model."));
+    let output = world
+        .pictl(&["run", "--model", "scripted/brand-new-model", "hello"])
+        .await;
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "Hi from the new model.\n");
+    assert!(
+        stderr(&output).starts_with(
+            "Warning: model \"brand-new-model\" is not listed for provider \"scripted\"; \
+             using it as a custom model id with the provider's defaults"
+        ),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(world.server.requests()[0].body["model"], "brand-new-model");
+
+    // Continued (the session's actor may be reloaded from the store): the same model, and
+    // no warning, since nothing new was chosen.
+    world.server.push(Turn::reply().text("Still me."));
+    let output = world.pictl(&["run", "-c", "again"]).await;
+    assert_exit(&output, 0);
+    assert_eq!(stdout(&output), "Still me.\n");
+    assert_eq!(stderr(&output), "");
+    assert_eq!(world.server.requests()[1].body["model"], "brand-new-model");
+    world.server.assert_done(2);
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn json_mode_prints_a_header_and_pi_shaped_events() {
     let world = World::start().await;

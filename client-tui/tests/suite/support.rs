@@ -35,6 +35,7 @@ pub fn info(last_seq: u64) -> SessionInfo {
         parent_session_id: None,
         status: SessionStatus::Idle,
         last_seq,
+        warnings: Vec::new(),
     }
 }
 

@@ -181,6 +181,20 @@ impl ModelRegistry {
             .cloned()
     }
 
+    /// The model with exactly this provider and id, or else pi's custom model id for a
+    /// provider that has models (see [`crate::resolve::custom_model`]): what a session that
+    /// chose an unlisted id runs with.
+    pub fn find_or_custom(&self, provider: &str, id: &str) -> Option<Model> {
+        self.find(provider, id).or_else(|| {
+            crate::resolve::custom_model(&self.snapshot().models, &format!("{provider}/{id}"))
+        })
+    }
+
+    /// Whether `model` is listed (built in or in `models.json`), not a custom model id.
+    pub fn is_listed(&self, model: &Model) -> bool {
+        crate::resolve::is_listed(&self.snapshot().models, model)
+    }
+
     /// The configured default if it exists; else the default model of the first built-in
     /// provider with a key; else the first model with a key.
     pub fn default_model(&self) -> Option<Model> {

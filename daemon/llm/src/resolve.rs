@@ -11,10 +11,12 @@
 //! 4. A provider-scoped miss retries the whole text against every model
 //!    (`openai/gpt-oss-120b` is an OpenRouter and Groq id).
 //!
+//! 5. Still nothing, but the text before the first `/` is a known provider: like pi, a custom
+//!    model id — the provider's default model (else its first) with the rest as id and name
+//!    ([`custom_model`]). Callers warn about it ([`is_listed`]).
+//!
 //! Ties are broken by preferring providers with a key, then catalog provider order, so the
-//! result is deterministic. Unlike pi, an unknown id under a known provider is an error listing
-//! the closest matches rather than a synthesized model: a daemon has nobody to show pi's
-//! "using custom model id" warning to; add such models to `models.json`.
+//! result is deterministic.
 
 use crate::model::{Model, ThinkingLevel};
 
@@ -98,12 +100,47 @@ pub fn resolve_spec(
                 spec: spec.to_owned(),
                 level,
             }),
-            None => Err(ResolveError::NoMatch {
-                spec: spec.to_owned(),
-                closest: closest(spec, models),
-            }),
+            None => custom_model(models, spec)
+                .map(|model| (model, None))
+                .ok_or_else(|| ResolveError::NoMatch {
+                    spec: spec.to_owned(),
+                    closest: closest(spec, models),
+                }),
         },
     }
+}
+
+/// pi's custom model id: for `provider/id` where `provider` has models but none is `id`, the
+/// provider's default model (the catalog's, else its first) with `id` as id and name. `None`
+/// for an unknown provider or an empty id.
+pub fn custom_model(models: &[Model], spec: &str) -> Option<Model> {
+    let (prefix, id) = spec.trim().split_once('/')?;
+    let id = id.trim();
+    if id.is_empty() {
+        return None;
+    }
+    let of_provider = |model: &&Model| model.provider.eq_ignore_ascii_case(prefix);
+    let default_id = models
+        .iter()
+        .find(of_provider)
+        .and_then(|model| crate::catalog::provider(&model.provider))
+        .map(|info| info.default_model);
+    let base = models
+        .iter()
+        .filter(of_provider)
+        .find(|model| Some(model.id.as_str()) == default_id)
+        .or_else(|| models.iter().find(of_provider))?;
+    let mut model = base.clone();
+    model.id = id.to_owned();
+    model.name = id.to_owned();
+    Some(model)
+}
+
+/// Whether `model` is one of `models` (by provider and id), not a [`custom_model`].
+pub fn is_listed(models: &[Model], model: &Model) -> bool {
+    models
+        .iter()
+        .any(|listed| listed.provider == model.provider && listed.id == model.id)
 }
 
 enum Outcome<'a> {

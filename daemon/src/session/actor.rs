@@ -176,7 +176,7 @@ impl SessionActor {
         let model = row
             .model
             .as_ref()
-            .and_then(|(provider, id)| services.models.find(provider, id));
+            .and_then(|(provider, id)| services.models.find_or_custom(provider, id));
         let thinking = row
             .thinking_level
             .parse()

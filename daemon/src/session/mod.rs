@@ -221,7 +221,14 @@ impl SessionRegistry {
         tracing::info!(session = row.id, cwd = row.cwd, "session created");
         // A created session is about to be used (attached, prompted): its actor starts from
         // what was just written instead of reading it back. It unloads when idle like any.
-        let info = info(&row, false, row.last_seq);
+        let mut info = info(&row, false, row.last_seq);
+        if let Some(warning) = model
+            .as_ref()
+            .and_then(|model| models.unlisted_warning(model))
+        {
+            tracing::warn!(session = info.id, %warning, "custom model id");
+            info.warnings.push(warning);
+        }
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let loaded = actor::Loaded {
             branch: new_entries,
@@ -687,6 +694,7 @@ pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
             SessionStatus::Idle
         },
         last_seq: seq,
+        warnings: Vec::new(),
     }
 }
 

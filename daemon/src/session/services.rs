@@ -19,6 +19,16 @@ pub trait ModelService: Send + Sync {
     fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String>;
     /// The model with exactly this provider and id.
     fn find(&self, provider: &str, id: &str) -> Option<Model>;
+    /// Like `find`, or else pi's custom model id for a known provider (the model a session
+    /// that chose an unlisted id runs with).
+    fn find_or_custom(&self, provider: &str, id: &str) -> Option<Model> {
+        self.find(provider, id)
+    }
+    /// A warning for a model its provider does not list (a custom model id), like pi's.
+    fn unlisted_warning(&self, model: &Model) -> Option<String> {
+        let _ = model;
+        None
+    }
     /// The model new sessions use when none is asked for.
     fn default_model(&self) -> Option<Model>;
     /// The default model for a session whose environment is `env` (the client's): a provider

@@ -231,6 +231,7 @@ mod tests {
                     parent_session_id: None,
                     status: pi_protocol::v1::SessionStatus::Idle,
                     last_seq: 9,
+                    warnings: Vec::new(),
                 },
             },
         ];

@@ -46,6 +46,11 @@ pub struct SessionInfo {
     pub status: SessionStatus,
     /// The newest event sequence number.
     pub last_seq: u64,
+    /// Warnings about what `session/create` set up, for the user to see (for example a model
+    /// id its provider does not list, used as a custom model id as pi does). Only in the
+    /// response of `session/create`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Whether a run is active.
@@ -313,6 +318,10 @@ pub struct SessionSetModelResponse {
     pub model: ModelInfo,
     /// The thinking level after clamping to the model.
     pub thinking_level: String,
+    /// Warnings for the user (for example a model id its provider does not list, used as a
+    /// custom model id as pi does).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Params of `session/setThinking`.

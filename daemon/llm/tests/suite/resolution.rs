@@ -122,7 +122,38 @@ fn providers_with_keys_win_ties_and_substrings() {
 fn unknown_specs_list_the_closest_models() {
     let registry = World::new().registry();
     insta::assert_snapshot!(render(&registry, "claude-opsu-4-6"));
-    insta::assert_snapshot!(render(&registry, "anthropic/claude-opus-9"));
+    // An unknown provider is not a custom model id.
+    assert!(
+        render(&registry, "nonesuch/claude-opus-9").starts_with("error: no model matches"),
+        "{}",
+        render(&registry, "nonesuch/claude-opus-9")
+    );
+}
+
+/// pi's custom model id: an unlisted id under a known provider runs with the provider's
+/// default model's settings, under its own id and name; it is not listed, and finding it by
+/// provider and id (as a reloaded session does) gives the same model.
+#[test]
+fn an_unlisted_id_of_a_known_provider_is_a_custom_model() {
+    let registry = World::new().registry();
+    let (model, level) = registry.resolve("anthropic/claude-opus-9").unwrap();
+    assert_eq!(level, None);
+    let base = registry.find("anthropic", "claude-opus-4-6").unwrap();
+    assert_eq!(
+        (model.id.as_str(), model.name.as_str()),
+        ("claude-opus-9", "claude-opus-9")
+    );
+    assert_eq!(model.provider, "anthropic");
+    assert_eq!(model.api, base.api);
+    assert_eq!(model.base_url, base.base_url);
+    assert_eq!(model.context_window, base.context_window);
+    assert!(!registry.is_listed(&model));
+    assert!(registry.is_listed(&base));
+    assert_eq!(registry.find("anthropic", "claude-opus-9"), None);
+    assert_eq!(
+        registry.find_or_custom("anthropic", "claude-opus-9"),
+        Some(model)
+    );
 }
 
 #[test]

@@ -138,9 +138,19 @@ impl SessionActor {
         let has_key = self.services.models.api_key(&model).is_ok();
         self.model = Some(model.clone());
         self.thinking = thinking;
+        let warnings: Vec<String> = self
+            .services
+            .models
+            .unlisted_warning(&model)
+            .into_iter()
+            .collect();
+        for warning in &warnings {
+            tracing::warn!(%warning, "custom model id");
+        }
         Ok(SessionSetModelResponse {
             model: crate::session::model_info(&model, has_key),
             thinking_level: thinking.as_str().to_owned(),
+            warnings,
         })
     }
 
