@@ -100,6 +100,8 @@ pub enum Reply {
     Forked(SessionForkResponse),
     /// A request succeeded; show this sentence.
     Done(String),
+    /// A request succeeded with warnings for the user (a custom model id, ...).
+    Warnings(Vec<String>),
     /// Queued messages taken back (`session/dequeue`).
     Dequeued(QueueState),
     /// A `!command` finished (its output arrives as a `bashExecution` message).

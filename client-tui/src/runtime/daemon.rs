@@ -179,14 +179,17 @@ pub async fn perform(
             .await
             .err()
             .and_then(|e| failed("abort", e)),
-        Request::SetModel(model) => client
+        Request::SetModel(model) => match client
             .call::<SessionSetModel>(&SessionSetModelParams {
                 session_id: session_id.clone(),
                 model,
             })
             .await
-            .err()
-            .and_then(|e| failed("set the model", e)),
+        {
+            Ok(changed) if !changed.warnings.is_empty() => Some(Reply::Warnings(changed.warnings)),
+            Ok(_) => None,
+            Err(error) => failed("set the model", error),
+        },
         Request::SetThinking(level) => client
             .call::<SessionSetThinking>(&SessionSetThinkingParams {
                 session_id: session_id.clone(),

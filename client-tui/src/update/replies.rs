@@ -147,6 +147,13 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
         }
         Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
+        Reply::Warnings(warnings) => {
+            for warning in warnings {
+                state
+                    .transcript
+                    .notice(NoticeLevel::Warning, format!("Warning: {warning}"));
+            }
+        }
         Reply::Dequeued(queue) => {
             // Queued texts first, in order, then whatever the editor held.
             let mut texts: Vec<String> = queue.steering;

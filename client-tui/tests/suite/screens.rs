@@ -575,3 +575,17 @@ fn history_search_and_fork_selectors() {
         harness.screen(64, 12)
     ));
 }
+
+/// `session/setModel`'s warnings (a model id its provider does not list) show as warnings.
+#[test]
+fn model_warnings_show_in_the_transcript() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::Warnings(vec![
+        "model \"brand-new\" is not listed for provider \"scripted\"".into(),
+    ])));
+    let screen = harness.screen(100, 12);
+    assert!(
+        screen.contains("Warning: model \"brand-new\" is not listed for provider \"scripted\""),
+        "{screen}"
+    );
+}
