@@ -238,8 +238,7 @@ fn connection_error(provider: &str, url: &str, error: &reqwest::Error) -> String
         chain.push(' ');
         source = cause.source();
     }
-    use std::io::ErrorKind;
-    if error.is_timeout() || io_kind == Some(ErrorKind::TimedOut) {
+    if error.is_timeout() || io_kind == Some(std::io::ErrorKind::TimedOut) {
         format!(
             "connection error: provider \"{provider}\" at {place} did not answer in time; check \
              your network and proxy settings, and that the server is up"
@@ -249,7 +248,7 @@ fn connection_error(provider: &str, url: &str, error: &reqwest::Error) -> String
             "connection error: cannot find the host of provider \"{provider}\" ({place}); check \
              the host name in its baseUrl and your network"
         )
-    } else if io_kind == Some(ErrorKind::ConnectionRefused) {
+    } else if io_kind == Some(std::io::ErrorKind::ConnectionRefused) {
         format!(
             "connection error: cannot reach provider \"{provider}\" at {place}: connection \
              refused; check that the server is running and that baseUrl for \"{provider}\" \

@@ -148,62 +148,63 @@ impl Store {
 
 /// Adds the insertion of `row` to `write`.
 pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
+    let mut values = vec![
+        Value::from(row.id.as_str()),
+        row.cwd.as_str().into(),
+        row.env
+            .as_ref()
+            .map(|env| serde_json::to_string(env).unwrap_or_default())
+            .into(),
+        row.name.as_deref().into(),
+        row.parent_session_id.as_deref().into(),
+        row.created_at.into(),
+    ];
+    values.extend(changing_values(row));
+    values.extend([
+        row.system_prompt.as_deref().into(),
+        row.append_system_prompt.as_deref().into(),
+    ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
             ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
-        [
-            Value::from(row.id.as_str()),
-            row.cwd.as_str().into(),
-            row.env
-                .as_ref()
-                .map(|env| serde_json::to_string(env).unwrap_or_default())
-                .into(),
-            row.name.as_deref().into(),
-            row.parent_session_id.as_deref().into(),
-            row.created_at.into(),
-            row.updated_at.into(),
-            row.leaf_id.as_deref().into(),
-            row.model
-                .as_ref()
-                .map(|(provider, _)| provider.as_str())
-                .into(),
-            row.model.as_ref().map(|(_, id)| id.as_str()).into(),
-            row.thinking_level.as_str().into(),
-            tools_json(row).into(),
-            (row.message_count as i64).into(),
-            row.first_message.as_deref().into(),
-            (row.last_seq as i64).into(),
-            row.running.into(),
-            row.system_prompt.as_deref().into(),
-            row.append_system_prompt.as_deref().into(),
-        ],
+        values,
     );
 }
 
 /// Adds saving `row`'s changeable columns to `write`.
 pub(crate) fn update_session(write: &mut Statements, row: &SessionRow) {
+    let mut values = vec![Value::from(row.name.as_deref())];
+    values.extend(changing_values(row));
+    values.push(row.id.as_str().into());
     write.push(
         "UPDATE sessions SET name = ?, updated_at = ?, leaf_id = ?, model_provider = ?, model_id = ?, \
          thinking_level = ?, tools = ?, message_count = ?, first_message = ?, last_seq = ?, running = ? \
          WHERE id = ?",
-        [
-            Value::from(row.name.as_deref()),
-            row.updated_at.into(),
-            row.leaf_id.as_deref().into(),
-            row.model.as_ref().map(|(provider, _)| provider.as_str()).into(),
-            row.model.as_ref().map(|(_, id)| id.as_str()).into(),
-            row.thinking_level.as_str().into(),
-            tools_json(row).into(),
-            (row.message_count as i64).into(),
-            row.first_message.as_deref().into(),
-            (row.last_seq as i64).into(),
-            row.running.into(),
-            row.id.as_str().into(),
-        ],
+        values,
     );
+}
+
+/// The values of the columns a session's activity changes, `updated_at` through `running`, in
+/// `session_columns!`' order (which the update follows).
+fn changing_values(row: &SessionRow) -> [Value; 10] {
+    [
+        row.updated_at.into(),
+        row.leaf_id.as_deref().into(),
+        row.model
+            .as_ref()
+            .map(|(provider, _)| provider.as_str())
+            .into(),
+        row.model.as_ref().map(|(_, id)| id.as_str()).into(),
+        row.thinking_level.as_str().into(),
+        tools_json(row).into(),
+        (row.message_count as i64).into(),
+        row.first_message.as_deref().into(),
+        (row.last_seq as i64).into(),
+        row.running.into(),
+    ]
 }
 
 fn tools_json(row: &SessionRow) -> String {

@@ -87,7 +87,7 @@ impl<T: Into<Value>> From<Option<T>> for Value {
 
 /// A write given as SQL statements and the values of their placeholders, in order. The
 /// statements use anonymous `?` placeholders only: values bind across statements in order.
-#[derive(Clone, Debug, Default)]
+#[derive(Debug, Default)]
 pub(crate) struct Statements {
     sql: String,
     values: Vec<Value>,
@@ -107,18 +107,6 @@ impl Statements {
         self.sql.push_str(";\n");
     }
 
-    /// The same statements between `before` and `after` (statements without values).
-    fn wrapped(&self, before: &str, after: &str) -> Statements {
-        let mut sql = String::with_capacity(before.len() + self.sql.len() + after.len());
-        sql.push_str(before);
-        sql.push_str(&self.sql);
-        sql.push_str(after);
-        Statements {
-            sql,
-            values: self.values.clone(),
-        }
-    }
-
     fn bind(&self, arguments: &mut SqliteArguments) -> Result<(), sqlx::Error> {
         for value in &self.values {
             match value {
@@ -131,11 +119,18 @@ impl Statements {
         Ok(())
     }
 
-    /// Runs the statements, and only them, on `connection`.
-    async fn execute(&self, connection: &mut SqliteConnection) -> Result<(), StoreError> {
+    /// Runs the statements on `connection` as one query, between `before` and `after`
+    /// (statements without values, such as `BEGIN IMMEDIATE;`).
+    async fn execute_between(
+        &self,
+        connection: &mut SqliteConnection,
+        before: &str,
+        after: &str,
+    ) -> Result<(), StoreError> {
         let mut arguments = SqliteArguments::default();
         self.bind(&mut arguments)?;
-        sqlx::query_with(AssertSqlSafe(self.sql.as_str()), arguments)
+        let sql = [before, self.sql.as_str(), after].concat();
+        sqlx::query_with(AssertSqlSafe(sql), arguments)
             .execute(connection)
             .await?;
         Ok(())
@@ -197,33 +192,34 @@ impl WriterHandle {
         &self,
         work: WriteWork<T>,
     ) -> Result<T, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        let job = Box::new(WriteJob {
-            work: Some(work),
-            output: None,
-            reply,
-        });
-        if self.closing.is_cancelled() {
-            return Err(StoreError::closed());
-        }
-        self.jobs
-            .send(job)
-            .await
-            .map_err(|_| StoreError::closed())?;
-        answer.await.unwrap_or_else(|_| Err(StoreError::closed()))
+        self.enqueue(|answer| {
+            Box::new(WriteJob {
+                work: Some(work),
+                answer,
+            })
+        })
+        .await
     }
 
     /// Runs `statements` in the writer's next transaction; answers once it committed.
     pub(crate) async fn write_statements(&self, statements: Statements) -> Result<(), StoreError> {
-        let (reply, answer) = oneshot::channel();
-        let job = Box::new(StatementsJob {
-            statements,
-            output: None,
-            reply,
-        });
+        self.enqueue(|answer| Box::new(StatementsJob { statements, answer }))
+            .await
+    }
+
+    /// Queues the job `make` builds around its answer, and waits for that answer.
+    async fn enqueue<T: Send + 'static>(
+        &self,
+        make: impl FnOnce(Answer<T>) -> Box<dyn Job>,
+    ) -> Result<T, StoreError> {
         if self.closing.is_cancelled() {
             return Err(StoreError::closed());
         }
+        let (reply, answer) = oneshot::channel();
+        let job = make(Answer {
+            output: None,
+            reply,
+        });
         self.jobs
             .send(job)
             .await
@@ -281,25 +277,19 @@ trait Job: Send {
     fn ran(&mut self) {}
 }
 
-struct WriteJob<T> {
-    // Taken by `run`.
-    work: Option<WriteWork<T>>,
-    // Set by `run`.
+/// A write's result, once it ran, and where its caller waits for the answer.
+struct Answer<T> {
+    // Set once the write ran.
     output: Option<Result<T, StoreError>>,
     reply: oneshot::Sender<Result<T, StoreError>>,
 }
 
-impl<T: Send + 'static> Job for WriteJob<T> {
-    fn run<'c>(&'c mut self, connection: &'c mut SqliteConnection) -> BoxFuture<'c, bool> {
-        Box::pin(async move {
-            let Some(work) = self.work.take() else {
-                return false;
-            };
-            let output = work(connection).await;
-            let succeeded = output.is_ok();
-            self.output = Some(output);
-            succeeded
-        })
+impl<T> Answer<T> {
+    /// Records the write's own result; `true` when it succeeded.
+    fn set(&mut self, output: Result<T, StoreError>) -> bool {
+        let succeeded = output.is_ok();
+        self.output = Some(output);
+        succeeded
     }
 
     fn error(&self) -> Option<StoreError> {
@@ -309,7 +299,7 @@ impl<T: Send + 'static> Job for WriteJob<T> {
         }
     }
 
-    fn finish(self: Box<Self>, failure: Option<StoreError>) {
+    fn finish(self, failure: Option<StoreError>) {
         let answer = match (self.output, failure) {
             // A write that failed keeps its own error, whatever happened to the transaction.
             (Some(Err(error)), _) => Err(error),
@@ -321,38 +311,51 @@ impl<T: Send + 'static> Job for WriteJob<T> {
     }
 }
 
+struct WriteJob<T> {
+    // Taken by `run`.
+    work: Option<WriteWork<T>>,
+    answer: Answer<T>,
+}
+
+impl<T: Send + 'static> Job for WriteJob<T> {
+    fn run<'c>(&'c mut self, connection: &'c mut SqliteConnection) -> BoxFuture<'c, bool> {
+        Box::pin(async move {
+            let Some(work) = self.work.take() else {
+                return false;
+            };
+            let output = work(connection).await;
+            self.answer.set(output)
+        })
+    }
+
+    fn error(&self) -> Option<StoreError> {
+        self.answer.error()
+    }
+
+    fn finish(self: Box<Self>, failure: Option<StoreError>) {
+        self.answer.finish(failure);
+    }
+}
+
 struct StatementsJob {
     statements: Statements,
-    // Set once the statements ran (alone, or in the batch's query).
-    output: Option<Result<(), StoreError>>,
-    reply: oneshot::Sender<Result<(), StoreError>>,
+    answer: Answer<()>,
 }
 
 impl Job for StatementsJob {
     fn run<'c>(&'c mut self, connection: &'c mut SqliteConnection) -> BoxFuture<'c, bool> {
         Box::pin(async move {
-            let output = self.statements.execute(connection).await;
-            let succeeded = output.is_ok();
-            self.output = Some(output);
-            succeeded
+            let output = self.statements.execute_between(connection, "", "").await;
+            self.answer.set(output)
         })
     }
 
     fn error(&self) -> Option<StoreError> {
-        match &self.output {
-            Some(Err(error)) => Some(error.clone()),
-            Some(Ok(())) | None => None,
-        }
+        self.answer.error()
     }
 
     fn finish(self: Box<Self>, failure: Option<StoreError>) {
-        let answer = match (self.output, failure) {
-            (Some(Err(error)), _) => Err(error),
-            (Some(Ok(())), Some(failure)) => Err(failure),
-            (Some(Ok(())), None) => Ok(()),
-            (None, failure) => Err(failure.unwrap_or_else(StoreError::closed)),
-        };
-        let _ = self.reply.send(answer);
+        self.answer.finish(failure);
     }
 
     fn run_in_savepoint<'c>(
@@ -361,17 +364,14 @@ impl Job for StatementsJob {
     ) -> BoxFuture<'c, Result<(), sqlx::Error>> {
         Box::pin(async move {
             // The savepoint and the write's statements in one query.
-            let query = self
+            let output = self
                 .statements
-                .wrapped("SAVEPOINT write;\n", "RELEASE write;");
-            match query.execute(connection).await {
-                Ok(()) => self.output = Some(Ok(())),
-                Err(error) => {
-                    self.output = Some(Err(error));
-                    connection
-                        .execute("ROLLBACK TO write; RELEASE write")
-                        .await?;
-                }
+                .execute_between(connection, "SAVEPOINT write;\n", "RELEASE write;")
+                .await;
+            if !self.answer.set(output) {
+                connection
+                    .execute("ROLLBACK TO write; RELEASE write")
+                    .await?;
             }
             Ok(())
         })
@@ -382,7 +382,7 @@ impl Job for StatementsJob {
     }
 
     fn ran(&mut self) {
-        self.output = Some(Ok(()));
+        self.answer.set(Ok(()));
     }
 }
 
@@ -455,8 +455,10 @@ async fn commit_batch(
     if let [job] = batch
         && let Some(statements) = job.statements()
     {
-        let query = statements.wrapped("BEGIN IMMEDIATE;\n", "COMMIT;");
-        match query.execute(connection).await {
+        match statements
+            .execute_between(connection, "BEGIN IMMEDIATE;\n", "COMMIT;")
+            .await
+        {
             Ok(()) => {
                 stats
                     .one_query

@@ -153,13 +153,19 @@ async fn sent_messages_are_searchable_in_the_shared_history() {
     );
 }
 
-/// Like pi's editor, the history keeps a prompt the session refused (here: busy), so that it
-/// can be recalled and sent again; blank prompts are not kept.
-#[tokio::test]
-async fn a_refused_prompt_stays_in_the_history_and_a_blank_one_is_not_recorded() {
-    let daemon = TestDaemon::start().await;
-    let (client, mut events) = daemon.client().await;
-    let session = daemon.create_session(&client).await;
+/// A text message to `session_id`.
+fn message(session_id: &str, text: &str) -> SessionMessageParams {
+    SessionMessageParams {
+        session_id: session_id.to_owned(),
+        text: text.into(),
+        images: vec![],
+    }
+}
+
+/// A new attached session whose run (prompt "start") is held in the `block` tool (key
+/// `held`) until released; its model then answers "done".
+async fn run_held_in_a_tool(daemon: &TestDaemon, client: &pi_client::Client) -> SessionInfo {
+    let session = daemon.create_session(client).await;
     client
         .call::<SessionAttach>(&attach(&session.id))
         .await
@@ -168,25 +174,33 @@ async fn a_refused_prompt_stays_in_the_history_and_a_blank_one_is_not_recorded()
         FauxReply::text("working").then_tool_call("block", serde_json::json!({"key": "held"})),
     );
     daemon.faux.push(FauxReply::text("done"));
-    let message = |text: &str| SessionMessageParams {
-        session_id: session.id.clone(),
-        text: text.into(),
-        images: vec![],
-    };
     client
-        .call::<SessionPrompt>(&message("start"))
+        .call::<SessionPrompt>(&message(&session.id, "start"))
         .await
         .unwrap();
     daemon.block.wait_started(1).await;
+    session
+}
+
+/// Like pi's editor, the history keeps a prompt the session refused (here: busy), so that it
+/// can be recalled and sent again; blank prompts are not kept.
+#[tokio::test]
+async fn a_refused_prompt_stays_in_the_history_and_a_blank_one_is_not_recorded() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = run_held_in_a_tool(&daemon, &client).await;
     let refused = client
-        .call::<SessionPrompt>(&message("sent while busy"))
+        .call::<SessionPrompt>(&message(&session.id, "sent while busy"))
         .await
         .unwrap_err();
     assert_eq!(refused.rpc_kind(), Some(ErrorKind::Busy), "{refused}");
     daemon.block.release("held");
     run_events(&mut events, &session.id).await;
     daemon.faux.push(FauxReply::text("nothing to do"));
-    client.call::<SessionPrompt>(&message("  ")).await.unwrap();
+    client
+        .call::<SessionPrompt>(&message(&session.id, "  "))
+        .await
+        .unwrap();
     run_events(&mut events, &session.id).await;
 
     let texts: Vec<String> = client
@@ -208,31 +222,13 @@ async fn a_refused_prompt_stays_in_the_history_and_a_blank_one_is_not_recorded()
 async fn dequeue_takes_the_queued_messages_back_before_delivery() {
     let daemon = TestDaemon::start().await;
     let (client, mut events) = daemon.client().await;
-    let session = daemon.create_session(&client).await;
+    let session = run_held_in_a_tool(&daemon, &client).await;
     client
-        .call::<SessionAttach>(&attach(&session.id))
-        .await
-        .unwrap();
-    daemon.faux.push(
-        FauxReply::text("working").then_tool_call("block", serde_json::json!({"key": "held"})),
-    );
-    daemon.faux.push(FauxReply::text("done"));
-    let message = |text: &str| SessionMessageParams {
-        session_id: session.id.clone(),
-        text: text.into(),
-        images: vec![],
-    };
-    client
-        .call::<SessionPrompt>(&message("start"))
-        .await
-        .unwrap();
-    daemon.block.wait_started(1).await;
-    client
-        .call::<SessionSteer>(&message("change course"))
+        .call::<SessionSteer>(&message(&session.id, "change course"))
         .await
         .unwrap();
     client
-        .call::<SessionFollowUp>(&message("and then this"))
+        .call::<SessionFollowUp>(&message(&session.id, "and then this"))
         .await
         .unwrap();
     let id = SessionIdParams {

@@ -263,7 +263,10 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.type_text("b", "are you still there?");
     tmux.send("b", &["Enter"]);
     for name in ["a", "b"] {
-        let screen = tmux.wait_for_text(name, "Back after the restart.");
+        // The reply shows before `agent_end` clears the spinner; wait for the run's end too.
+        let screen = tmux.wait_for(name, "the reply and the run's end", |screen| {
+            screen.contains("Back after the restart.") && !screen.contains("Working…")
+        });
         assert!(screen.contains("› are you still there?"), "{screen}");
         assert_eq!(
             screen.matches("The lexer looks fine to me.").count(),
