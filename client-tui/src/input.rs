@@ -3,9 +3,9 @@
 
 use crossterm::event::KeyEvent;
 use pi_protocol::v1::{
-    EntryRecord, HistoryEntry, ModelInfo, QueueState, SessionAttachResponse, SessionEventParams,
-    SessionForkResponse, SessionInfo, SessionNavigateResponse, SessionPresenceParams,
-    SessionStatsResponse, SlashCommand,
+    ConfigChangedParams, EntryRecord, HistoryEntry, ModelInfo, QueueState, SessionAttachResponse,
+    SessionEventParams, SessionForkResponse, SessionInfo, SessionNavigateResponse,
+    SessionPresenceParams, SessionStatsResponse, SlashCommand,
 };
 
 /// One input.
@@ -32,6 +32,8 @@ pub enum Input {
     Event(SessionEventParams),
     /// Who is attached and what they type.
     Presence(SessionPresenceParams),
+    /// The daemon reloaded its configuration files (`config/changed`).
+    ConfigChanged(ConfigChangedParams),
     /// The connection dropped; the runtime reconnects.
     Disconnected {
         /// Why, when known.

@@ -12,6 +12,7 @@
 pub mod coding;
 pub mod compaction;
 pub mod config;
+pub mod config_watch;
 pub mod lifecycle;
 pub mod logging;
 pub mod model;
@@ -125,6 +126,7 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         let listener = rpc::ws::bind(&state).await?;
         tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
     }
+    config_watch::spawn(state.clone(), &tracker);
     let uds = rpc::uds::bind(&state.paths.socket_path())?;
     tracker.spawn(rpc::uds::accept_loop(state.clone(), uds, tracker.clone()));
 

@@ -143,6 +143,18 @@ impl ModelService for RegistryModels {
     fn list(&self) -> Vec<(Model, bool)> {
         self.registry.list()
     }
+
+    fn reload(&self) {
+        self.registry.reload();
+    }
+
+    fn diagnostics(&self) -> Vec<(std::path::PathBuf, String)> {
+        self.registry
+            .diagnostics()
+            .into_iter()
+            .map(|diagnostic| (diagnostic.path, diagnostic.message))
+            .collect()
+    }
 }
 
 /// A custom provider's model served from this machine (Ollama, llama.cpp, vLLM, LM Studio)

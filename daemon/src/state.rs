@@ -34,6 +34,8 @@ pub struct DaemonState {
     pub user_shells: UserShells,
     /// Questions for the people watching sessions (`ui/*`).
     pub ui: crate::ui::UiBroker,
+    /// The watched configuration files and their problems (`config_watch`).
+    pub config_files: crate::config_watch::ConfigFiles,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -70,6 +72,7 @@ impl DaemonState {
             artifacts,
             user_shells: UserShells::default(),
             ui: crate::ui::UiBroker::default(),
+            config_files: crate::config_watch::ConfigFiles::default(),
             store,
             supervisor,
             shutdown: CancellationToken::new(),

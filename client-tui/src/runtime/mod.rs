@@ -297,6 +297,10 @@ fn notification_input(notification: Notification) -> Option<Input> {
         serde_json::from_value(params).ok().map(Input::Event)
     } else if notification.method == SessionPresence::NAME {
         serde_json::from_value(params).ok().map(Input::Presence)
+    } else if notification.method == pi_protocol::v1::ConfigChanged::NAME {
+        serde_json::from_value(params)
+            .ok()
+            .map(Input::ConfigChanged)
     } else {
         None
     }

@@ -46,6 +46,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 state.clients = presence.clients;
             }
         }
+        Input::ConfigChanged(changed) => config_changed(state, changed),
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
             // Who else is attached is unknown until the next snapshot.
@@ -78,4 +79,19 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         }
     }
     effects
+}
+
+/// The daemon reloaded its configuration: one line naming the files, then each problem left.
+fn config_changed(state: &mut State, changed: pi_protocol::v1::ConfigChangedParams) {
+    use crate::transcript::NoticeLevel;
+    state.transcript.notice(
+        NoticeLevel::Info,
+        format!("Configuration reloaded: {}", changed.files.join(", ")),
+    );
+    for diagnostic in changed.diagnostics {
+        state.transcript.notice(
+            NoticeLevel::Warning,
+            format!("Warning: {}: {}", diagnostic.path, diagnostic.message),
+        );
+    }
 }

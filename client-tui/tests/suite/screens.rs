@@ -589,3 +589,29 @@ fn model_warnings_show_in_the_transcript() {
         "{screen}"
     );
 }
+
+/// `config/changed`: which files the daemon reloaded, and the problems left in them.
+#[test]
+fn config_reloads_show_their_files_and_problems() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::ConfigChanged(pi_protocol::v1::ConfigChangedParams {
+        files: vec!["/home/u/.pi/agent/models.json".into()],
+        diagnostics: vec![pi_protocol::v1::ResourceDiagnostic {
+            kind: pi_protocol::v1::ResourceDiagnosticKind::Warning,
+            path: "/home/u/.pi/agent/models.json".into(),
+            key: None,
+            message: "bad; the daemon keeps using the file's last good version".into(),
+        }],
+    }));
+    let screen = harness.screen(120, 12);
+    assert!(
+        screen.contains("Configuration reloaded: /home/u/.pi/agent/models.json"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(
+            "Warning: /home/u/.pi/agent/models.json: bad; the daemon keeps using the file's last good version"
+        ),
+        "{screen}"
+    );
+}

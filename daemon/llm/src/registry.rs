@@ -4,7 +4,9 @@
 //!
 //! Guarantees: a bad `models.json` or `auth.json` never stops the registry; the file is skipped,
 //! the built-ins keep working and the problem is reported by [`ModelRegistry::diagnostics`].
-//! [`ModelRegistry::reload`] re-reads every file; `!command` results stay cached across reloads.
+//! [`ModelRegistry::reload`] re-reads every file; a file that was good and no longer reads or
+//! parses keeps its last good version (with a diagnostic) until it is fixed or deleted;
+//! `!command` results stay cached across reloads.
 //! No key appears in `Debug`, in errors or in diagnostics.
 
 use std::collections::BTreeMap;
@@ -100,6 +102,9 @@ struct Snapshot {
     provider_keys: BTreeMap<String, ConfiguredKey>,
     auth_files: Vec<AuthFile>,
     diagnostics: Vec<Diagnostic>,
+    // The version in use of every file that loaded: what a later bad edit falls back to.
+    good_models: BTreeMap<PathBuf, ModelsFile>,
+    good_auth: BTreeMap<PathBuf, AuthFile>,
 }
 
 impl fmt::Debug for ModelRegistry {
@@ -118,7 +123,7 @@ impl ModelRegistry {
     /// Loads every configured file.
     pub fn new(config: RegistryConfig) -> Self {
         let resolver = ConfigValueResolver::new(config.environment.clone());
-        let snapshot = load(&config, &resolver);
+        let snapshot = load(&config, &resolver, None);
         ModelRegistry {
             config,
             resolver,
@@ -127,9 +132,12 @@ impl ModelRegistry {
         }
     }
 
-    /// Re-reads every `models.json` and `auth.json`.
+    /// Re-reads every `models.json` and `auth.json`. A file that no longer reads or parses
+    /// keeps the version loaded before, reported by [`ModelRegistry::diagnostics`]; a deleted
+    /// file no longer applies.
     pub fn reload(&self) {
-        let fresh = Arc::new(load(&self.config, &self.resolver));
+        let previous = self.snapshot();
+        let fresh = Arc::new(load(&self.config, &self.resolver, Some(&previous)));
         *self
             .snapshot
             .write()
@@ -298,19 +306,43 @@ impl ModelRegistry {
     }
 }
 
-fn load(config: &RegistryConfig, resolver: &ConfigValueResolver) -> Snapshot {
+/// What a file that no longer loads falls back to, said at the end of its diagnostic.
+const KEEPING_LAST_GOOD: &str =
+    "the daemon keeps using the file's last good version until it is fixed";
+
+fn load(
+    config: &RegistryConfig,
+    resolver: &ConfigValueResolver,
+    previous: Option<&Snapshot>,
+) -> Snapshot {
     let mut diagnostics = Vec::new();
     let mut files = Vec::new();
+    let mut good_models = BTreeMap::new();
     for path in &config.models_json {
         match ModelsFile::load(path) {
-            Ok(Some(file)) => files.push(file),
+            Ok(Some(file)) => {
+                good_models.insert(path.clone(), file.clone());
+                files.push(file);
+            }
             Ok(None) => {}
             Err(error) => {
-                tracing::warn!(path = %path.display(), %error, "models.json skipped");
+                let last_good = previous.and_then(|snapshot| snapshot.good_models.get(path));
+                let message = match last_good {
+                    Some(file) => {
+                        tracing::warn!(path = %path.display(), %error, "models.json: keeping its last good version");
+                        good_models.insert(path.clone(), file.clone());
+                        files.push(file.clone());
+                        format!("{error}; {KEEPING_LAST_GOOD}")
+                    }
+                    None => {
+                        tracing::warn!(path = %path.display(), %error, "models.json skipped");
+                        format!("{error}; using the built-in models without this file")
+                    }
+                };
                 diagnostics.push(Diagnostic {
                     kind: DiagnosticKind::ModelsJson,
                     path: path.clone(),
-                    message: format!("{error}; using the built-in models without this file"),
+                    message,
                 });
             }
         }
@@ -332,9 +364,11 @@ fn load(config: &RegistryConfig, resolver: &ConfigValueResolver) -> Snapshot {
         });
     }
     let mut auth_files = Vec::new();
+    let mut good_auth = BTreeMap::new();
     for path in &config.auth_json {
         match AuthFile::load(path) {
             Ok(file) => {
+                good_auth.insert(path.clone(), file.clone());
                 if let Some(mode) = file.insecure_mode() {
                     tracing::warn!(path = %path.display(), mode = format!("{mode:o}"), "auth.json is readable by others");
                     diagnostics.push(Diagnostic {
@@ -350,14 +384,26 @@ fn load(config: &RegistryConfig, resolver: &ConfigValueResolver) -> Snapshot {
                 auth_files.push(file);
             }
             Err(error) => {
-                tracing::warn!(path = %path.display(), %error, "auth.json skipped");
+                let last_good = previous.and_then(|snapshot| snapshot.good_auth.get(path));
+                let message = match last_good {
+                    Some(file) => {
+                        tracing::warn!(path = %path.display(), %error, "auth.json: keeping its last good version");
+                        good_auth.insert(path.clone(), file.clone());
+                        auth_files.push(file.clone());
+                        format!("{error}; {KEEPING_LAST_GOOD}")
+                    }
+                    None => {
+                        tracing::warn!(path = %path.display(), %error, "auth.json skipped");
+                        // Keep the path so a missing-key error still says where to add a key.
+                        auth_files.push(AuthFile::empty(path));
+                        format!("{error}; its keys are not used until it is fixed")
+                    }
+                };
                 diagnostics.push(Diagnostic {
                     kind: DiagnosticKind::AuthJson,
                     path: path.clone(),
-                    message: format!("{error}; its keys are not used until it is fixed"),
+                    message,
                 });
-                // Keep the path so a missing-key error still says where to add a key.
-                auth_files.push(AuthFile::empty(path));
             }
         }
     }
@@ -366,5 +412,7 @@ fn load(config: &RegistryConfig, resolver: &ConfigValueResolver) -> Snapshot {
         provider_keys: merged.provider_keys,
         auth_files,
         diagnostics,
+        good_models,
+        good_auth,
     }
 }

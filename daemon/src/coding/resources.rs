@@ -16,6 +16,7 @@ use pi_paths::Paths;
 
 use crate::coding::context_files::{self, ContextFile};
 use crate::coding::settings::{Settings, SettingsFiles, TextOrFile};
+use crate::coding::settings_parse::LastGoodLayers;
 use crate::coding::skills::{self, Skill, SkillExpansion, SkillSources};
 use crate::coding::system_prompt::{self, SystemPromptInput, ToolSummary};
 use crate::coding::templates::{self, PromptTemplate, TemplateSources};
@@ -30,6 +31,9 @@ pub struct ResourceRoots {
     pub config_dir: Option<PathBuf>,
     /// The user's home: `~` in settings paths, and `~/.agents/skills`.
     pub home: Option<PathBuf>,
+    /// The last good version of every settings file read through these roots (clones share
+    /// it): a bad edit of a file that was good keeps that version until it is fixed.
+    pub last_good: LastGoodLayers,
 }
 
 /// The loaded resources of one working directory.
@@ -65,6 +69,7 @@ impl ResourceRoots {
             pi_agent_dir: Some(paths.pi_agent_dir.clone()),
             config_dir: Some(paths.config_dir.clone()),
             home,
+            last_good: LastGoodLayers::default(),
         }
     }
 
@@ -95,7 +100,11 @@ impl ResourceRoots {
 
     /// Effective settings for `cwd` (or the global layers only) and their diagnostics.
     pub fn load_settings(&self, cwd: Option<&Path>) -> (Settings, Vec<Diagnostic>) {
-        settings_parse::load_settings(&self.settings_files(cwd), self.home.as_deref())
+        settings_parse::load_settings(
+            &self.settings_files(cwd),
+            self.home.as_deref(),
+            &self.last_good,
+        )
     }
 }
 

@@ -2,12 +2,15 @@
 //! [`Diagnostic`] naming the file and the key, and loads the layers of a working directory.
 //!
 //! Rules: a file that is not JSON, or not an object, is ignored as a whole (pi treats it as
-//! `{}`); a key with a bad value is ignored (the layers below it apply); an unknown key is
+//! `{}`), unless it parsed before in this daemon: then its last good version applies until it
+//! is fixed or deleted (a half-saved edit never drops the user's defaults); a key with a bad value is ignored (the layers below it apply); an unknown key is
 //! reported and ignored; pi's keys that the daemon does not use are accepted silently. pi's
 //! legacy forms are migrated on read: `queueMode` → `steeringMode`, and the `skills` object
 //! `{enabled, enableSkillCommands, customDirectories}`.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
@@ -39,35 +42,102 @@ const IGNORED_PI_KEYS: &[&str] = &[
     "lastChangelogVersion",
 ];
 
+/// The layer each settings file last parsed to, by path: what a bad edit of the file falls back
+/// on. Clones share the memory. Bounded by the settings files the daemon has read (two global
+/// ones and one per project directory).
+#[derive(Clone, Debug, Default)]
+pub struct LastGoodLayers(Arc<Mutex<HashMap<PathBuf, SettingsLayer>>>);
+
+impl LastGoodLayers {
+    fn remember(&self, path: &Path, layer: &SettingsLayer) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(path.to_path_buf(), layer.clone());
+    }
+
+    fn forget(&self, path: &Path) {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(path);
+    }
+
+    fn get(&self, path: &Path) -> Option<SettingsLayer> {
+        self.0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .cloned()
+    }
+}
+
+/// A memory, not part of what the roots are: any two compare equal.
+impl PartialEq for LastGoodLayers {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for LastGoodLayers {}
+
 /// Reads the layers named by `files`: a missing file is an empty layer, an unreadable one a
-/// diagnostic. `home` expands `~` in path values.
-pub fn load_settings(files: &SettingsFiles, home: Option<&Path>) -> (Settings, Vec<Diagnostic>) {
+/// diagnostic (and its last good version from `last_good`, if any). `home` expands `~` in path
+/// values.
+pub fn load_settings(
+    files: &SettingsFiles,
+    home: Option<&Path>,
+    last_good: &LastGoodLayers,
+) -> (Settings, Vec<Diagnostic>) {
     let mut diagnostics = Vec::new();
     let global: Vec<SettingsLayer> = files
         .global
         .iter()
-        .map(|path| read_layer(path, home, &mut diagnostics))
+        .map(|path| read_layer(path, home, last_good, &mut diagnostics))
         .collect();
     let project = files
         .project
         .as_ref()
-        .map(|path| read_layer(path, home, &mut diagnostics));
+        .map(|path| read_layer(path, home, last_good, &mut diagnostics));
     (Settings::merge(&global, project.as_ref()), diagnostics)
 }
 
-/// Reads one file as a layer (empty when missing).
+/// Reads one file as a layer (empty when missing). A file that cannot be read or parsed as a
+/// whole is its last good version in `last_good` when there is one, else empty.
 pub fn read_layer(
     path: &Path,
     home: Option<&Path>,
+    last_good: &LastGoodLayers,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> SettingsLayer {
-    match std::fs::read_to_string(path) {
-        Ok(text) => parse_layer(path, &text, home, diagnostics),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => SettingsLayer::default(),
-        Err(error) => {
+    let problem = match std::fs::read_to_string(path) {
+        Ok(text) => match parse_whole(path, &text, home, diagnostics) {
+            Ok(layer) => {
+                last_good.remember(path, &layer);
+                return layer;
+            }
+            Err(problem) => problem,
+        },
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            last_good.forget(path);
+            return SettingsLayer::default();
+        }
+        Err(error) => format!("cannot be read ({error})"),
+    };
+    match last_good.get(path) {
+        Some(layer) => {
             diagnostics.push(Diagnostic::warning(
                 path,
-                format!("cannot be read ({error}); the file is ignored"),
+                format!(
+                    "{problem}; the daemon keeps using the file's last good version until it is fixed"
+                ),
+            ));
+            layer
+        }
+        None => {
+            diagnostics.push(Diagnostic::warning(
+                path,
+                format!("{problem}; the file is ignored"),
             ));
             SettingsLayer::default()
         }
@@ -81,25 +151,29 @@ pub fn parse_layer(
     home: Option<&Path>,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> SettingsLayer {
-    let value: Value = match serde_json::from_str(text) {
-        Ok(value) => value,
-        Err(error) => {
-            diagnostics.push(Diagnostic::warning(
-                path,
-                format!("is not valid JSON ({error}); the file is ignored"),
-            ));
-            return SettingsLayer::default();
-        }
-    };
-    let Value::Object(object) = value else {
+    parse_whole(path, text, home, diagnostics).unwrap_or_else(|problem| {
         diagnostics.push(Diagnostic::warning(
             path,
-            format!(
-                "must be a JSON object, not {}; the file is ignored",
-                kind(&value)
-            ),
+            format!("{problem}; the file is ignored"),
         ));
-        return SettingsLayer::default();
+        SettingsLayer::default()
+    })
+}
+
+/// The layer of a file that is a JSON object (with diagnostics for its bad keys), or what is
+/// wrong with the file as a whole.
+fn parse_whole(
+    path: &Path,
+    text: &str,
+    home: Option<&Path>,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> Result<SettingsLayer, String> {
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(error) => return Err(format!("is not valid JSON ({error})")),
+    };
+    let Value::Object(object) = value else {
+        return Err(format!("must be a JSON object, not {}", kind(&value)));
     };
     let base_dir = path.parent().unwrap_or(path).to_path_buf();
     let mut reader = LayerReader {
@@ -108,7 +182,7 @@ pub fn parse_layer(
         home,
         diagnostics,
     };
-    reader.layer(&object)
+    Ok(reader.layer(&object))
 }
 
 struct LayerReader<'a> {

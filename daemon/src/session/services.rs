@@ -53,6 +53,12 @@ pub trait ModelService: Send + Sync {
     }
     /// Every known model and whether its provider has a key.
     fn list(&self) -> Vec<(Model, bool)>;
+    /// Re-reads the model and key files (after they changed). Models without files: nothing.
+    fn reload(&self) {}
+    /// Problems with the model and key files now: the file and a sentence naming the field.
+    fn diagnostics(&self) -> Vec<(std::path::PathBuf, String)> {
+        Vec::new()
+    }
 }
 
 /// Where and how a session's tools run.

@@ -117,6 +117,11 @@ impl EventSink {
         let _ = self.shared.opt_out.set(methods);
     }
 
+    /// Whether the subscriber said what it wants (a connection: it sent `initialize`).
+    pub fn is_initialized(&self) -> bool {
+        self.shared.opt_out.get().is_some()
+    }
+
     /// Whether the subscriber wants notifications named `method`.
     pub fn wants(&self, method: &str) -> bool {
         !self

@@ -51,6 +51,40 @@ pub struct DaemonStatusResponse {
     /// Counters of the database writer.
     #[serde(default)]
     pub store: StoreCounters,
+    /// The watched configuration files (`models.json`, `auth.json`, `settings.json`) and
+    /// their problems.
+    #[serde(default)]
+    pub config: ConfigStatus,
+}
+
+/// The configuration files the daemon watches and reloads on change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigStatus {
+    /// The watched files, absolute (whether or not they exist).
+    pub files: Vec<String>,
+    /// Reloads since start (each after a debounced burst of changes).
+    pub reloads: u64,
+    /// When the last reload happened, Unix milliseconds.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_reload_at: Option<i64>,
+    /// Problems in the files now. A file that was good and then failed to load keeps its
+    /// last good version, and says so here.
+    pub diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
+    /// Why the files are not watched (changes then need `pictl daemon restart`), when so.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub watch_error: Option<String>,
+}
+
+/// Params of `config/changed`: the configuration files changed and were reloaded; the next
+/// `session/create`, `session/setModel`, `model/list` and run see the change.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ConfigChangedParams {
+    /// The files that changed, absolute.
+    pub files: Vec<String>,
+    /// Problems in the watched files after the reload (empty: all good).
+    pub diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
 }
 
 /// One open connection in `daemon/status`.

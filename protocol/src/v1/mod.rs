@@ -136,4 +136,8 @@ crate::notification_table! {
     SessionEventNotification = "session/event" (DaemonToClient, SessionEventParams);
     /// The clients attached to a session and their drafts changed.
     SessionPresence = "session/presence" (DaemonToClient, SessionPresenceParams);
+    /// The configuration files (`models.json`, `auth.json`, `settings.json`) changed and were
+    /// reloaded; sent to every connection. A bad edit keeps the file's last good version and
+    /// comes with a diagnostic.
+    ConfigChanged = "config/changed" (DaemonToClient, ConfigChangedParams);
 }

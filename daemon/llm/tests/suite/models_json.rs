@@ -259,3 +259,86 @@ fn reload_picks_up_changes() {
     assert!(registry.diagnostics().is_empty());
     assert!(registry.find("x", "m").is_some());
 }
+
+#[test]
+fn a_bad_edit_keeps_the_last_good_file_until_it_is_fixed_or_deleted() {
+    let good = r#"{"providers": {"x": {"baseUrl": "http://h", "apiKey": "k", "api": "openai-completions", "models": [{"id": "m"}]}}}"#;
+    let world = World::new()
+        .models_json(good)
+        .auth_json(r#"{"x": {"type": "api_key", "key": "from-auth"}}"#);
+    use std::os::unix::fs::PermissionsExt as _;
+    std::fs::set_permissions(
+        world.path("auth.json"),
+        std::fs::Permissions::from_mode(0o600),
+    )
+    .unwrap();
+    let registry = world.registry();
+    assert_eq!(world.diagnostics(&registry), "");
+
+    // Half-written JSON and an invalid provider: the models and key loaded before stay.
+    for (models, auth) in [
+        (r#"{"providers": {"x": {"baseUrl": "#, r#"{"x": {"type": "#),
+        (r#"{"providers": {"x": {"models": [{"id": "m"}]}}}"#, "[]"),
+    ] {
+        std::fs::write(world.path("models.json"), models).unwrap();
+        std::fs::write(world.path("auth.json"), auth).unwrap();
+        registry.reload();
+        let diagnostics = world.diagnostics(&registry);
+        assert_eq!(
+            diagnostics
+                .matches("the daemon keeps using the file's last good version until it is fixed")
+                .count(),
+            2,
+            "{diagnostics}"
+        );
+        assert!(diagnostics.contains("[DIR]/models.json"), "{diagnostics}");
+        assert!(diagnostics.contains("[DIR]/auth.json"), "{diagnostics}");
+        let model = registry
+            .find("x", "m")
+            .expect("the last good models.json applies");
+        assert_eq!(model.base_url, "http://h");
+        assert_eq!(registry.resolve_key("x").unwrap().key.expose(), "from-auth");
+    }
+
+    // Fixed: the new version applies and the diagnostics are gone.
+    std::fs::write(
+        world.path("models.json"),
+        good.replace("\"m\"", "\"m2\"")
+            .replace("http://h", "http://h2"),
+    )
+    .unwrap();
+    std::fs::write(
+        world.path("auth.json"),
+        r#"{"x": {"type": "api_key", "key": "fixed"}}"#,
+    )
+    .unwrap();
+    registry.reload();
+    assert_eq!(world.diagnostics(&registry), "");
+    assert!(registry.find("x", "m").is_none());
+    assert_eq!(registry.find("x", "m2").unwrap().base_url, "http://h2");
+    assert_eq!(registry.resolve_key("x").unwrap().key.expose(), "fixed");
+
+    // Broken again, then deleted: a deleted file no longer applies.
+    std::fs::write(world.path("models.json"), "{").unwrap();
+    registry.reload();
+    assert!(registry.find("x", "m2").is_some());
+    std::fs::remove_file(world.path("models.json")).unwrap();
+    registry.reload();
+    assert_eq!(world.diagnostics(&registry), "");
+    assert!(registry.find("x", "m2").is_none());
+}
+
+#[test]
+fn a_file_that_was_never_good_is_skipped_with_the_built_ins_kept() {
+    let world = World::new().models_json("{");
+    let registry = world.registry();
+    let diagnostics = world.diagnostics(&registry);
+    assert!(
+        diagnostics.contains("using the built-in models without this file"),
+        "{diagnostics}"
+    );
+    assert!(!diagnostics.contains("last good"), "{diagnostics}");
+    registry.reload();
+    assert_eq!(world.diagnostics(&registry), diagnostics);
+    assert!(registry.resolve("claude-sonnet-4-5").is_ok());
+}

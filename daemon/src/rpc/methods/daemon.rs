@@ -58,6 +58,7 @@ pub async fn status(
                 .load(Ordering::Relaxed),
             writes: state.store.writer_stats().writes.load(Ordering::Relaxed),
         },
+        config: state.config_files.status(),
     })
 }
 

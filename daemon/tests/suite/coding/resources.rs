@@ -11,6 +11,7 @@ fn roots(tree: &Tree) -> ResourceRoots {
         pi_agent_dir: Some(tree.path("home/.pi/agent")),
         config_dir: Some(tree.path("config")),
         home: Some(tree.path("home")),
+        ..ResourceRoots::default()
     }
 }
 

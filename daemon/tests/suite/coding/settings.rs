@@ -13,6 +13,7 @@ fn load(tree: &Tree) -> (Settings, String) {
         pi_agent_dir: Some(tree.path("pi")),
         config_dir: Some(tree.path("ours")),
         home: Some(tree.path("home")),
+        ..ResourceRoots::default()
     };
     let (settings, diagnostics) = roots.load_settings(Some(&tree.path("project")));
     let diagnostics: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
@@ -194,6 +195,65 @@ fn bad_files_and_keys_are_diagnostics_naming_file_and_key() {
     assert_eq!(settings.retry.max_delay_ms, 1000);
     assert_eq!(settings.skills.len(), 1);
     insta::assert_snapshot!(diagnostics);
+}
+
+#[test]
+fn a_bad_edit_keeps_the_files_last_good_version_until_it_is_fixed_or_deleted() {
+    let tree = Tree::new(&[
+        ("ours/settings.json", r#"{"defaultModel": "from-ours"}"#),
+        (
+            "project/.pi/settings.json",
+            r#"{"retry": {"maxRetries": 7}}"#,
+        ),
+    ]);
+    let roots = ResourceRoots {
+        pi_agent_dir: Some(tree.path("pi")),
+        config_dir: Some(tree.path("ours")),
+        home: Some(tree.path("home")),
+        ..ResourceRoots::default()
+    };
+    let project = tree.path("project");
+    let load = || {
+        let (settings, diagnostics) = roots.load_settings(Some(&project));
+        let diagnostics: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
+        (settings, tree.redact(&diagnostics.join("\n")))
+    };
+    let (settings, diagnostics) = load();
+    assert_eq!(diagnostics, "");
+    assert_eq!(settings.default_model.as_deref(), Some("from-ours"));
+
+    // A half-saved edit of each file: the values read before still apply. A clone of the
+    // roots (what each session holds) shares the memory.
+    tree.write("ours/settings.json", r#"{"defaultModel": "#);
+    tree.write("project/.pi/settings.json", "[]");
+    let (settings, diagnostics) = load();
+    assert_eq!(settings.default_model.as_deref(), Some("from-ours"));
+    assert_eq!(settings.retry.max_retries, 7);
+    assert_eq!(
+        diagnostics,
+        "warning: <root>/ours/settings.json: is not valid JSON (EOF while parsing a value at line 1 \
+         column 17); the daemon keeps using the file's last good version until it is fixed\n\
+         warning: <root>/project/.pi/settings.json: must be a JSON object, not an array; the daemon keeps \
+         using the file's last good version until it is fixed"
+    );
+    let (from_clone, _) = roots.clone().load_settings(Some(&project));
+    assert_eq!(from_clone, settings);
+
+    // Fixed: the new values apply. Deleted, then broken: nothing is left to fall back on.
+    tree.write("ours/settings.json", r#"{"defaultModel": "fixed"}"#);
+    let (settings, diagnostics) = load();
+    assert_eq!(settings.default_model.as_deref(), Some("fixed"));
+    assert!(!diagnostics.contains("ours/settings.json"), "{diagnostics}");
+    std::fs::remove_file(tree.path("ours/settings.json")).unwrap();
+    assert_eq!(load().0.default_model, None);
+    tree.write("ours/settings.json", "{");
+    let (settings, diagnostics) = load();
+    assert_eq!(settings.default_model, None);
+    assert!(
+        diagnostics.contains("ours/settings.json: is not valid JSON")
+            && diagnostics.contains("; the file is ignored"),
+        "{diagnostics}"
+    );
 }
 
 /// Runs `set_defaults` on a file holding `existing` (absent: no file) and shows the file

@@ -1,0 +1,312 @@
+//! Live configuration: watches `models.json`, `auth.json` and `settings.json` in our config
+//! dir and pi's agent dir, and reloads them when they change, as pi rereads them on every run.
+//!
+//! A burst of changes (an editor's write, rename and chmod) is one reload, after the files
+//! have been quiet for [`DEBOUNCE`]. A reload re-reads the model registry and the global
+//! settings layers; a file that was good and no longer loads keeps its last good version (see
+//! `ModelRegistry::reload` and `settings_parse::LastGoodLayers`). Every initialized connection
+//! then gets `config/changed` with the files and the problems left, which `daemon/status`
+//! also reports. Sessions see the change at their next `session/create`, `session/setModel`,
+//! `model/list` or run.
+//!
+//! A missing directory is watched through its nearest existing ancestor, so creating
+//! `~/.pi/agent` later starts watching it. A platform that cannot watch leaves the status with
+//! a `watchError`; the files then load at start only.
+//!
+//! Invariant: the watcher never stops the daemon; every failure is logged and reported.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+
+use notify::{EventKind, RecursiveMode, Watcher as _};
+use pi_protocol::NotificationMethod as _;
+use pi_protocol::v1::{ConfigChanged, ConfigChangedParams, ConfigStatus, ResourceDiagnostic};
+use tokio::sync::Notify;
+
+use crate::coding::ResourceRoots;
+use crate::session::ModelService;
+use crate::state::{DaemonState, unix_millis};
+use crate::wire::frame;
+
+/// How long the files must be quiet before a reload.
+pub const DEBOUNCE: Duration = Duration::from_millis(150);
+
+/// The files watched in each configuration directory.
+const FILE_NAMES: [&str; 3] = ["models.json", "auth.json", "settings.json"];
+
+/// What `daemon/status` reports about the configuration files; updated by the watcher.
+#[derive(Debug, Default)]
+pub struct ConfigFiles {
+    // A sync mutex, never held across an await.
+    status: Mutex<ConfigStatus>,
+}
+
+impl ConfigFiles {
+    /// The status now.
+    pub fn status(&self) -> ConfigStatus {
+        self.lock().clone()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, ConfigStatus> {
+        self.status.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Events seen since the last reload, shared with notify's thread.
+#[derive(Debug, Default)]
+struct Pending {
+    // A sync mutex, never held across an await.
+    changes: Mutex<Changes>,
+    wake: Notify,
+}
+
+#[derive(Debug, Default)]
+struct Changes {
+    files: BTreeSet<PathBuf>,
+    // A watched directory (or one on the way to it) appeared or went: watch anew.
+    rearm: bool,
+}
+
+/// The configuration directories and the files in them.
+#[derive(Clone, Debug)]
+struct Targets {
+    dirs: Vec<PathBuf>,
+}
+
+impl Targets {
+    fn files(&self) -> impl Iterator<Item = PathBuf> + '_ {
+        self.dirs
+            .iter()
+            .flat_map(|dir| FILE_NAMES.iter().map(move |name| dir.join(name)))
+    }
+
+    /// Whether `path` is one of the files, or a directory on the way to one.
+    fn classify(&self, path: &Path) -> Option<bool> {
+        let is_file = path.parent().is_some_and(|parent| {
+            self.dirs.iter().any(|dir| dir == parent)
+                && path
+                    .file_name()
+                    .is_some_and(|name| FILE_NAMES.iter().any(|wanted| name == *wanted))
+        });
+        if is_file {
+            return Some(false);
+        }
+        self.dirs
+            .iter()
+            .any(|dir| dir.starts_with(path))
+            .then_some(true)
+    }
+
+    /// The directories to watch: each target's nearest existing ancestor-or-self, and the
+    /// parent of an existing target (to see it deleted and created again).
+    fn watch_points(&self) -> BTreeSet<PathBuf> {
+        let mut points = BTreeSet::new();
+        for dir in &self.dirs {
+            if let Some(existing) = dir.ancestors().find(|candidate| candidate.is_dir()) {
+                points.insert(existing.to_path_buf());
+                if existing == dir
+                    && let Some(parent) = dir.parent()
+                    && parent.is_dir()
+                {
+                    points.insert(parent.to_path_buf());
+                }
+            }
+        }
+        points
+    }
+}
+
+/// Starts watching the configuration files of `state` for the daemon's lifetime (until
+/// `state.shutdown`). Records the files' problems at start in the status.
+pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
+    let targets = Targets {
+        dirs: vec![
+            state.paths.config_dir.clone(),
+            state.paths.pi_agent_dir.clone(),
+        ],
+    };
+    {
+        let mut status = state.config_files.lock();
+        status.files = targets
+            .files()
+            .map(|path| path.display().to_string())
+            .collect();
+        status.diagnostics = diagnostics(
+            state.sessions.services().models.as_ref(),
+            &state.sessions.services().settings.resources,
+        );
+    }
+    let pending = Arc::new(Pending::default());
+    let watcher = {
+        let pending = pending.clone();
+        let targets = targets.clone();
+        notify::recommended_watcher(move |event: notify::Result<notify::Event>| match event {
+            Ok(event) => {
+                if matches!(event.kind, EventKind::Access(_)) {
+                    return;
+                }
+                let mut woke = false;
+                let mut changes = pending
+                    .changes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                for path in &event.paths {
+                    match targets.classify(path) {
+                        Some(false) => {
+                            changes.files.insert(path.clone());
+                            woke = true;
+                        }
+                        Some(true) => {
+                            changes.rearm = true;
+                            woke = true;
+                        }
+                        None => {}
+                    }
+                }
+                drop(changes);
+                if woke {
+                    pending.wake.notify_one();
+                }
+            }
+            Err(error) => tracing::warn!(%error, "configuration watch error"),
+        })
+    };
+    let mut watcher = match watcher {
+        Ok(watcher) => watcher,
+        Err(error) => {
+            tracing::warn!(%error, "cannot watch the configuration files; edits need a restart");
+            state.config_files.lock().watch_error = Some(format!(
+                "cannot watch the configuration files ({error}); restart the daemon \
+                 (pictl daemon restart) after editing them"
+            ));
+            return;
+        }
+    };
+    let mut watched = BTreeSet::new();
+    arm(&mut watcher, &targets, &mut watched, &state);
+    tracker.spawn(async move {
+        // The watcher lives as long as this task: dropping it stops notify's thread.
+        loop {
+            tokio::select! {
+                () = state.shutdown.cancelled() => return,
+                () = pending.wake.notified() => {}
+            }
+            // Debounce: wait until the files have been quiet for a while.
+            loop {
+                tokio::select! {
+                    () = state.shutdown.cancelled() => return,
+                    () = pending.wake.notified() => {}
+                    () = tokio::time::sleep(DEBOUNCE) => break,
+                }
+            }
+            let changes = std::mem::take(
+                &mut *pending
+                    .changes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            let mut files: Vec<PathBuf> = changes.files.into_iter().collect();
+            if changes.rearm {
+                arm(&mut watcher, &targets, &mut watched, &state);
+                // Whatever the new directory holds is new to us.
+                files.extend(targets.files().filter(|file| file.exists()));
+                files.sort();
+                files.dedup();
+            }
+            if files.is_empty() {
+                continue;
+            }
+            reload(&state, files).await;
+        }
+    });
+}
+
+/// (Re)starts watching the directories that lead to the configuration files.
+fn arm(
+    watcher: &mut notify::RecommendedWatcher,
+    targets: &Targets,
+    watched: &mut BTreeSet<PathBuf>,
+    state: &DaemonState,
+) {
+    let wanted = targets.watch_points();
+    for gone in watched.difference(&wanted) {
+        // A removed directory's watch is already gone; nothing to report.
+        let _ = watcher.unwatch(gone);
+    }
+    let mut errors = Vec::new();
+    for point in wanted.difference(watched) {
+        if let Err(error) = watcher.watch(point, RecursiveMode::NonRecursive) {
+            tracing::warn!(path = %point.display(), %error, "cannot watch a configuration directory");
+            errors.push(format!("{}: {error}", point.display()));
+        }
+    }
+    *watched = wanted;
+    state.config_files.lock().watch_error = (!errors.is_empty()).then(|| {
+        format!(
+            "cannot watch {}; restart the daemon (pictl daemon restart) after editing the files there",
+            errors.join("; ")
+        )
+    });
+}
+
+/// Reloads after `files` changed and tells every connection.
+async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
+    let services = state.sessions.services();
+    let models = services.models.clone();
+    let roots = services.settings.resources.clone();
+    let found = tokio::task::spawn_blocking(move || {
+        // A `!command` key may run a process: off the async threads.
+        models.reload();
+        diagnostics(models.as_ref(), &roots)
+    })
+    .await;
+    let diagnostics = match found {
+        Ok(diagnostics) => diagnostics,
+        Err(error) => {
+            tracing::error!(%error, "configuration reload failed");
+            return;
+        }
+    };
+    let files: Vec<String> = files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
+    tracing::info!(files = ?files, problems = diagnostics.len(), "configuration reloaded");
+    for diagnostic in &diagnostics {
+        tracing::warn!(path = %diagnostic.path, problem = %diagnostic.message, "configuration problem");
+    }
+    {
+        let mut status = state.config_files.lock();
+        status.reloads += 1;
+        status.last_reload_at = Some(unix_millis());
+        status.diagnostics = diagnostics.clone();
+    }
+    let params = ConfigChangedParams { files, diagnostics };
+    let Ok(frame) = frame::notification(ConfigChanged::NAME, &params) else {
+        return;
+    };
+    for (sink, _) in state.clients() {
+        if sink.is_initialized() {
+            let _ = sink.notify(ConfigChanged::NAME, frame.clone());
+        }
+    }
+}
+
+/// The problems of the model files and the global settings files now.
+fn diagnostics(models: &dyn ModelService, roots: &ResourceRoots) -> Vec<ResourceDiagnostic> {
+    let mut found: Vec<ResourceDiagnostic> = models
+        .diagnostics()
+        .into_iter()
+        .map(|(path, message)| ResourceDiagnostic {
+            kind: pi_protocol::v1::ResourceDiagnosticKind::Warning,
+            path: path.display().to_string(),
+            key: None,
+            message,
+        })
+        .collect();
+    let (_, settings) = roots.load_settings(None);
+    found.extend(settings.iter().map(crate::wire::settings::diagnostic));
+    found
+}
