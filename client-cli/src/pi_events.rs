@@ -145,7 +145,7 @@ impl PiEvents {
                 pi_client::partial::apply(partial, event);
                 let partial = assistant_json(partial);
                 delta["partial"] = partial.clone();
-                json!({"type": "message_update", "message": partial, "assistantMessageEvent": delta})
+                json!({"type": "message_update", "assistantMessageEvent": delta, "message": partial})
             }
             (PartialMode::Full, None) | (PartialMode::DeltaOnly, _) => {
                 json!({"type": "message_update", "assistantMessageEvent": delta})

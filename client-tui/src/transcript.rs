@@ -435,7 +435,7 @@ impl Transcript {
             }
             if let Some(result) = result {
                 tool.output = user_text(&result.content);
-                tool.details = result.details.clone();
+                tool.details = result.details.clone().unwrap_or(Value::Null);
             }
         }
     }

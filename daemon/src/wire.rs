@@ -58,10 +58,19 @@ pub fn message_from_wire(message: &wire_message::AgentMessage) -> Result<AgentMe
     transcode("message", message)
 }
 
+/// A final result: pi's details rule (see `ToolOutput::reported_details`).
 fn tool_result(output: &ToolOutput) -> Result<ToolResult, WireError> {
     Ok(ToolResult {
         content: transcode("tool result content", &output.content)?,
-        details: output.details.clone(),
+        details: output.reported_details(),
+    })
+}
+
+/// A partial result: its details as the tool set them.
+fn partial_tool_result(output: &ToolOutput) -> Result<ToolResult, WireError> {
+    Ok(ToolResult {
+        content: transcode("tool result content", &output.content)?,
+        details: output.partial_details(),
     })
 }
 
@@ -119,7 +128,7 @@ pub fn event_to_wire(
             tool_call_id: tool_call_id.clone(),
             tool_name: tool_name.clone(),
             args: args.clone(),
-            partial_result: tool_result(partial_result)?,
+            partial_result: partial_tool_result(partial_result)?,
         },
         AgentEvent::ToolExecutionEnd {
             tool_call_id,
@@ -209,9 +218,9 @@ pub fn stream_event_into_wire(event: StreamEvent) -> Result<AssistantMessageEven
     })
 }
 
-/// A tool output as a wire tool result.
-pub fn tool_output_to_wire(output: &ToolOutput) -> Result<ToolResult, WireError> {
-    tool_result(output)
+/// A running tool's partial output as a wire tool result.
+pub fn partial_output_to_wire(output: &ToolOutput) -> Result<ToolResult, WireError> {
+    partial_tool_result(output)
 }
 
 /// A compaction's result as pi's wire `CompactionResult`.

@@ -2,6 +2,7 @@ mod attach;
 mod cli;
 mod daemon;
 mod drive;
+mod pi_stream;
 mod rpc;
 mod run;
 mod sessions;

@@ -30,9 +30,13 @@ impl World {
 
     /// Like [`World::start`], with pi's `settings.json` (in `PI_HOME/.pi/agent/`).
     pub async fn start_with_settings(settings: serde_json::Value) -> World {
+        World::start_with_api("anthropic-messages", settings).await
+    }
+
+    /// Like [`World::start_with_settings`], with provider `scripted` speaking `api`.
+    pub async fn start_with_api(api: &str, settings: serde_json::Value) -> World {
         let server = ModelServer::start().await;
-        let models =
-            serde_json::to_string_pretty(&server.models_json("anthropic-messages")).unwrap();
+        let models = serde_json::to_string_pretty(&server.models_json(api)).unwrap();
         let daemon = TempDaemon::start_with_files(
             &workspace_binary("pid"),
             "",

@@ -150,7 +150,7 @@ fn running_and_failed_tools() {
             args: json!({"command": "make build"}),
             partial_result: ToolResult {
                 content: vec![text("compiling a\ncompiling b")],
-                details: json!({}),
+                details: None,
             },
         },
     ));
@@ -161,7 +161,7 @@ fn running_and_failed_tools() {
             tool_name: "edit".into(),
             result: ToolResult {
                 content: vec![text("ENOENT: no such file or directory, open 'missing.rs'")],
-                details: json!({}),
+                details: None,
             },
             is_error: true,
         },

@@ -2,20 +2,21 @@
 //! tool, validate the arguments, run the calls (in parallel up to a cap, or one by one), and
 //! report results in call order.
 //!
-//! Event order: every `tool_execution_start` first, in call order (immediate failures — unknown
-//! tool, invalid arguments — also emit their `tool_execution_end` there); then, in call order
-//! as each call and all calls before it finish, `tool_execution_end` and the tool result's
-//! `message_start`/`message_end`. A steering message skips the calls not started yet; an abort
-//! cancels running calls and skips the rest.
+//! Event order (pi's): every `tool_execution_start` first, in call order (immediate failures —
+//! unknown tool, invalid arguments — also emit their `tool_execution_end` there); then each
+//! call's `tool_execution_update`s and `tool_execution_end` as it runs and finishes
+//! (completion order); once all have finished, the tool results' `message_start`/`message_end`
+//! in call order. A steering message skips the calls not started yet; an abort cancels
+//! running calls and skips the rest.
 
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
-use std::time::Duration;
 
 use futures_util::FutureExt as _;
 use pi_llm::{ToolCall, ToolResultMessage};
 use serde_json::Value;
 use tokio::sync::{Semaphore, oneshot};
+use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
 use crate::message::AgentMessage;
@@ -27,8 +28,6 @@ use crate::validate::validate_arguments;
 pub const SKIPPED_FOR_STEERING: &str = "Skipped due to queued user message.";
 /// The text of a call that never ran because the run was aborted.
 pub const ABORTED: &str = "Operation aborted";
-/// Least time between two `tool_execution_update` events of one call.
-const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
 
 enum Prepared {
     Ready(Arc<dyn Tool>, Value),
@@ -52,7 +51,6 @@ pub(crate) async fn execute_tool_calls(
     let mut prepared = Vec::with_capacity(calls.len());
     let mut senders = Vec::with_capacity(calls.len());
     let mut receivers = Vec::with_capacity(calls.len());
-    let mut reported_at_start = Vec::with_capacity(calls.len());
     for call in &calls {
         emit(AgentEvent::ToolExecutionStart {
             tool_call_id: call.id.clone(),
@@ -74,25 +72,19 @@ pub(crate) async fn execute_tool_calls(
             Ok(ready) => {
                 prepared.push(ready);
                 senders.push(Some(sender));
-                reported_at_start.push(false);
             }
             Err(output) => {
-                emit(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    result: output.clone(),
-                })
-                .await;
+                emit(end_event(call, &output)).await;
                 let _ = sender.send(output);
                 prepared.push(Prepared::Failed);
                 senders.push(None);
-                reported_at_start.push(true);
             }
         }
         receivers.push(receiver);
     }
 
-    // Execution phase: start calls in order as the concurrency cap allows.
+    // Execution phase: start calls in order as the concurrency cap allows. Each call reports
+    // its end as soon as it finishes (pi's order: completion order).
     let limit = match config.tool_execution {
         ToolExecution::Sequential => 1,
         ToolExecution::Parallel { max_concurrency } => max_concurrency.max(1),
@@ -108,45 +100,52 @@ pub(crate) async fn execute_tool_calls(
                 stopped = wait_for_start(handles, &permits).await.err();
             }
             let permit = match stopped {
-                Some(reason) => {
-                    let _ = sender.send(ToolOutput::error(reason));
+                Some(reason) => Err(reason),
+                None => permits.clone().try_acquire_owned().map_err(|_| ABORTED),
+            };
+            let permit = match permit {
+                Ok(permit) => permit,
+                Err(reason) => {
+                    let output = ToolOutput::error(reason);
+                    emit(end_event(call, &output)).await;
+                    let _ = sender.send(output);
                     continue;
                 }
-                None => match permits.clone().try_acquire_owned() {
-                    Ok(permit) => permit,
-                    Err(_) => {
-                        let _ = sender.send(ToolOutput::error(ABORTED));
-                        continue;
-                    }
-                },
             };
-            let invocation_events = handles.events.clone();
+            let events = handles.events.clone();
             let cancel = handles.cancel.child_token();
-            let (call_id, tool_name, raw_args) =
-                (call.id.clone(), call.name.clone(), call.arguments.clone());
+            let call = call.clone();
             tokio::spawn(async move {
                 let (progress, mut updates) = ProgressSink::new();
-                let forward_events = invocation_events.clone();
-                let (forward_id, forward_name) = (call_id.clone(), tool_name.clone());
-                let forwarder = tokio::spawn(async move {
-                    while updates.changed().await.is_ok() {
-                        let partial = updates.borrow_and_update().clone();
-                        if let Some(partial_result) = partial {
+                let finished = CancellationToken::new();
+                let forwarder = {
+                    let (events, finished, call) = (events.clone(), finished.clone(), call.clone());
+                    tokio::spawn(async move {
+                        // Every update, in order; once the call has finished, the ones still
+                        // queued, then stop (a tool may keep a clone of its sink).
+                        loop {
+                            let partial = tokio::select! {
+                                biased;
+                                partial = updates.recv() => partial,
+                                () = finished.cancelled() => updates.try_recv().ok(),
+                            };
+                            let Some(partial_result) = partial else {
+                                return;
+                            };
                             let event = AgentEvent::ToolExecutionUpdate {
-                                tool_call_id: forward_id.clone(),
-                                tool_name: forward_name.clone(),
-                                args: raw_args.clone(),
+                                tool_call_id: call.id.clone(),
+                                tool_name: call.name.clone(),
+                                args: call.arguments.clone(),
                                 partial_result,
                             };
-                            if forward_events.send(event).await.is_err() {
+                            if events.send(event).await.is_err() {
                                 return;
                             }
                         }
-                        tokio::time::sleep(UPDATE_INTERVAL).await;
-                    }
-                });
+                    })
+                };
                 let invocation = ToolInvocation {
-                    call_id: call_id.clone(),
+                    call_id: call.id.clone(),
                     arguments,
                     cancel,
                     progress,
@@ -155,34 +154,38 @@ pub(crate) async fn execute_tool_calls(
                     .catch_unwind()
                     .await
                     .unwrap_or_else(|_| {
-                        tracing::error!(tool = tool_name, call_id, "tool panicked");
-                        ToolOutput::error(format!("Tool {tool_name} failed with an internal error"))
+                        tracing::error!(tool = call.name, call_id = call.id, "tool panicked");
+                        ToolOutput::error(format!(
+                            "Tool {} failed with an internal error",
+                            call.name
+                        ))
                     });
-                forwarder.abort();
+                finished.cancel();
                 let _ = forwarder.await;
                 drop(permit);
+                let _ = events.send(end_event(&call, &output)).await;
                 let _ = sender.send(output);
             });
         }
     };
 
-    // Finalization: report in call order as results become available.
+    // Finalization: once every call has finished, the tool result messages in call order.
     let finalize = async {
+        let mut outputs = Vec::with_capacity(calls.len());
+        for (call, receiver) in calls.iter().zip(receivers) {
+            let output = match receiver.await {
+                Ok(output) => output,
+                // The call's task ended without an answer (the runtime is shutting down).
+                Err(_) => {
+                    let output = ToolOutput::error(ABORTED);
+                    emit(end_event(call, &output)).await;
+                    output
+                }
+            };
+            outputs.push(output);
+        }
         let mut results = Vec::with_capacity(calls.len());
-        for ((call, receiver), already_reported) in
-            calls.iter().zip(receivers).zip(reported_at_start)
-        {
-            let output = receiver
-                .await
-                .unwrap_or_else(|_| ToolOutput::error(ABORTED));
-            if !already_reported {
-                emit(AgentEvent::ToolExecutionEnd {
-                    tool_call_id: call.id.clone(),
-                    tool_name: call.name.clone(),
-                    result: output.clone(),
-                })
-                .await;
-            }
+        for (call, output) in calls.iter().zip(outputs) {
             let result = tool_result_message(call, output);
             let message = AgentMessage::ToolResult(result.clone());
             emit(AgentEvent::MessageStart {
@@ -196,6 +199,15 @@ pub(crate) async fn execute_tool_calls(
     };
     let ((), results) = tokio::join!(schedule, finalize);
     results
+}
+
+/// The `tool_execution_end` of `call`.
+fn end_event(call: &ToolCall, output: &ToolOutput) -> AgentEvent {
+    AgentEvent::ToolExecutionEnd {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        result: output.clone(),
+    }
 }
 
 /// Waits until a call may start. `Err` with the result text when it must not: a steering

@@ -326,11 +326,12 @@ pub(crate) fn tool_result_message(
     call: &ToolCall,
     output: crate::tool::ToolOutput,
 ) -> ToolResultMessage {
+    let details = output.reported_details();
     ToolResultMessage {
         tool_call_id: call.id.clone(),
         tool_name: call.name.clone(),
         content: output.content,
-        details: Some(output.details),
+        details,
         is_error: output.is_error,
         timestamp: pi_llm::event::now_millis(),
     }

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pi_llm::UserContent;
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The future a tool call returns; `'static` so the agent can run calls in parallel tasks.
@@ -50,6 +50,7 @@ pub struct ToolOutput {
     /// What the model sees: text and images.
     pub content: Vec<UserContent>,
     /// Structured detail for clients (diffs, truncation info); never sent to the model.
+    /// `Null`: none.
     pub details: Value,
     /// The call failed; `content` explains why.
     pub is_error: bool,
@@ -60,9 +61,30 @@ impl ToolOutput {
     pub fn text(text: impl Into<String>) -> Self {
         ToolOutput {
             content: vec![UserContent::text(text)],
-            details: Value::Object(Default::default()),
+            details: Value::Null,
             is_error: false,
         }
+    }
+
+    /// The details as pi reports a final result (events and the stored tool result): a
+    /// failed call always has them (`{}` when it set none); a successful one only when it set
+    /// some (not `Null`, not an empty object).
+    pub fn reported_details(&self) -> Option<Value> {
+        let empty = match &self.details {
+            Value::Null => true,
+            Value::Object(map) => map.is_empty(),
+            _ => false,
+        };
+        match (self.is_error, empty) {
+            (true, true) => Some(Value::Object(Default::default())),
+            (false, true) => None,
+            (_, false) => Some(self.details.clone()),
+        }
+    }
+
+    /// The details of a partial result, as set (`Null`: none).
+    pub fn partial_details(&self) -> Option<Value> {
+        (!self.details.is_null()).then(|| self.details.clone())
     }
 
     /// A failed result whose text is `message`.
@@ -81,24 +103,20 @@ impl ToolOutput {
     }
 }
 
-/// Partial results of a running call. Each update replaces the previous one (it is the
-/// accumulated result so far, not an increment); the agent forwards them, throttled, as
-/// `tool_execution_update` events.
+/// Partial results of a running call. Each update is the accumulated result so far, not an
+/// increment (clients replace, not append); the agent forwards every one, in order, as a
+/// `tool_execution_update` event. A tool that reports often throttles itself (as pi's bash
+/// does: at most one update per 100 ms).
 #[derive(Clone, Debug)]
 pub struct ProgressSink {
-    sender: Arc<watch::Sender<Option<ToolOutput>>>,
+    sender: mpsc::UnboundedSender<ToolOutput>,
 }
 
 impl ProgressSink {
     /// A sink and the receiver the agent reads from.
-    pub fn new() -> (ProgressSink, watch::Receiver<Option<ToolOutput>>) {
-        let (sender, receiver) = watch::channel(None);
-        (
-            ProgressSink {
-                sender: Arc::new(sender),
-            },
-            receiver,
-        )
+    pub fn new() -> (ProgressSink, mpsc::UnboundedReceiver<ToolOutput>) {
+        let (sender, receiver) = mpsc::unbounded_channel();
+        (ProgressSink { sender }, receiver)
     }
 
     /// A sink nobody reads (tests, user shell commands).
@@ -108,6 +126,7 @@ impl ProgressSink {
 
     /// Publishes the result so far.
     pub fn update(&self, partial: ToolOutput) {
-        self.sender.send_replace(Some(partial));
+        // Nobody reading (a discarded sink, a finished call) is not the tool's concern.
+        let _ = self.sender.send(partial);
     }
 }

@@ -233,18 +233,18 @@ impl Assembler {
         }
     }
 
-    /// Appends raw argument JSON to tool call `index`.
+    /// Appends raw argument JSON to tool call `index`. An empty delta is still an event, as pi
+    /// forwards the empty fragments servers send (the first of Chat Completions and
+    /// Anthropic).
     pub async fn tool_args_delta(&mut self, index: usize, delta: &str) {
-        if delta.is_empty() {
-            return;
-        }
         let Some(Block::Tool { raw, parsed_at, .. }) = self.blocks.get_mut(index) else {
             return;
         };
         raw.push_str(delta);
         // Re-parse small arguments every time, large ones when they grew by a quarter: linear
         // overall, and the partial object is never more than a quarter behind.
-        let reparse = raw.len() < ALWAYS_REPARSE_BELOW || raw.len() >= *parsed_at + *parsed_at / 4;
+        let reparse = !delta.is_empty()
+            && (raw.len() < ALWAYS_REPARSE_BELOW || raw.len() >= *parsed_at + *parsed_at / 4);
         let arguments = if reparse {
             *parsed_at = raw.len();
             parse_partial(raw)

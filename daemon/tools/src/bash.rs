@@ -78,29 +78,50 @@ impl Tool for BashTool {
                 shell: &context.shell,
                 artifacts: &context.artifacts,
             };
+            // pi's updates: an empty one as the command starts, then the raw tail so far with
+            // `{}` or the truncation details (no `(no output)`, no notice).
             let progress = invocation.progress.clone();
+            progress.update(ToolOutput {
+                content: Vec::new(),
+                details: Value::Null,
+                is_error: false,
+            });
             let mut on_progress = move |snapshot: TailSnapshot| {
-                let (text, details) = render(&snapshot);
-                progress.update(ToolOutput::text(text).with_details(details));
+                let truncation = &snapshot.truncation;
+                let details = if truncation.truncated {
+                    truncation_details(&snapshot)
+                } else {
+                    json!({})
+                };
+                progress.update(ToolOutput::text(truncation.content.clone()).with_details(details));
             };
             let result = match run(place, &request, &invocation.cancel, &mut on_progress).await {
                 Ok(result) => result,
                 Err(error) => return ToolOutput::error(error.to_string()),
             };
             let (mut text, details) = render(&result.output);
+            // pi: the status after the output; an abort or timeout with no output is the status
+            // alone, an exit code follows `(no output)`.
+            let mut append_status = |status: String, keep_empty_notice: bool| {
+                if result.output.truncation.content.is_empty() && !keep_empty_notice {
+                    text = status;
+                } else {
+                    text.push_str(&format!("\n\n{status}"));
+                }
+            };
             let is_error = match result.end {
                 ExecEnd::Exited(0) | ExecEnd::Signaled => false,
                 ExecEnd::Exited(code) => {
-                    text.push_str(&format!("\n\nCommand exited with code {code}"));
+                    append_status(format!("Command exited with code {code}"), true);
                     true
                 }
                 ExecEnd::TimedOut => {
                     let seconds = timeout_seconds.unwrap_or_default();
-                    text.push_str(&format!("\n\nCommand timed out after {seconds} seconds"));
+                    append_status(format!("Command timed out after {seconds} seconds"), false);
                     true
                 }
                 ExecEnd::Aborted => {
-                    text.push_str("\n\nCommand aborted");
+                    append_status("Command aborted".to_owned(), false);
                     true
                 }
             };
@@ -148,9 +169,13 @@ pub(crate) fn render(snapshot: &TailSnapshot) -> (String, Value) {
         }
     };
     text.push_str(&format!("\n\n{notice}"));
-    let details = json!({
-        "truncation": truncation.to_json(),
+    (text, truncation_details(snapshot))
+}
+
+/// pi's details of truncated output: the truncation and where the full output is.
+fn truncation_details(snapshot: &TailSnapshot) -> Value {
+    json!({
+        "truncation": snapshot.truncation.to_json(),
         "fullOutputPath": snapshot.artifact_reference(),
-    });
-    (text, details)
+    })
 }

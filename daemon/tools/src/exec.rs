@@ -111,7 +111,9 @@ pub enum ExecError {
     Io(#[from] std::io::Error),
 }
 
-/// Runs `request`; `on_progress` gets the output so far at most every [`PROGRESS_INTERVAL`].
+/// Runs `request`; `on_progress` gets the output so far as pi reports it: the first output at
+/// once, then at most every [`PROGRESS_INTERVAL`], and once more at the end if output arrived
+/// since the last report.
 pub async fn run(
     place: ExecPlace<'_>,
     request: &ExecRequest,
@@ -144,7 +146,8 @@ pub async fn run(
     };
     tokio::pin!(sleep_until_deadline);
     let mut buffer = vec![0u8; READ_BUFFER];
-    let mut last_progress = Instant::now();
+    // When the last report went out; none yet: the first output is reported at once.
+    let mut last_progress: Option<Instant> = None;
     // Output arrived since the last progress report.
     let mut unreported = false;
     let mut pipe_open = true;
@@ -167,14 +170,14 @@ pub async fn run(
                 }
                 window.push(&buffer[..count]).await?;
                 unreported = true;
-                if last_progress.elapsed() >= PROGRESS_INTERVAL {
-                    last_progress = Instant::now();
+                if last_progress.is_none_or(|last| last.elapsed() >= PROGRESS_INTERVAL) {
+                    last_progress = Some(Instant::now());
                     unreported = false;
                     on_progress(window.snapshot());
                 }
             }
-            () = tokio::time::sleep_until((last_progress + PROGRESS_INTERVAL).into()), if unreported => {
-                last_progress = Instant::now();
+            () = sleep_until_next(last_progress), if unreported => {
+                last_progress = Some(Instant::now());
                 unreported = false;
                 on_progress(window.snapshot());
             }
@@ -194,13 +197,26 @@ pub async fn run(
         loop {
             match tokio::time::timeout_at(drain_until, output.pipe.read(&mut buffer)).await {
                 Ok(Ok(0)) | Err(_) => break,
-                Ok(Ok(count)) => window.push(&buffer[..count]).await?,
+                Ok(Ok(count)) => {
+                    window.push(&buffer[..count]).await?;
+                    unreported = true;
+                }
                 Ok(Err(error)) => return Err(error.into()),
             }
         }
     }
+    if unreported {
+        on_progress(window.snapshot());
+    }
     let output = window.finish().await?;
     Ok(ExecResult { end, output })
+}
+
+/// When the next throttled progress report may go out.
+async fn sleep_until_next(last_progress: Option<Instant>) {
+    if let Some(last) = last_progress {
+        tokio::time::sleep_until((last + PROGRESS_INTERVAL).into()).await;
+    }
 }
 
 /// The shell to run: the configured one, else `/bin/bash`, else `bash` on the session's

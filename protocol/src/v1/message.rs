@@ -376,6 +376,8 @@ pub enum AssistantMessageEvent {
 pub struct ToolResult {
     /// What the model sees.
     pub content: Vec<UserContent>,
-    /// Structured detail.
-    pub details: Value,
+    /// Structured detail (diff, truncation), absent where pi has none: a successful call
+    /// that set none. A failed call always has it (`{}` at least).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub details: Option<Value>,
 }

@@ -42,7 +42,7 @@ async fn a_prompt_without_tools_follows_pis_sequence() {
 }
 
 #[tokio::test]
-async fn parallel_tool_calls_report_results_in_call_order() {
+async fn parallel_tool_calls_end_as_they_finish_and_report_results_in_call_order() {
     let mut harness = Harness::new();
     let gated = GatedTool::new(&["a", "b", "c"]);
     harness.faux.push(
@@ -57,7 +57,8 @@ async fn parallel_tool_calls_report_results_in_call_order() {
         Some("go"),
     );
     gated.wait_started(3).await;
-    // Finish in reverse order; results must still come in call order.
+    // Finish in reverse order: each call ends when it finishes (pi's order), and the result
+    // messages follow once all have, in call order.
     gated.release("c");
     gated.release("b");
     gated.release("a");
@@ -77,24 +78,44 @@ async fn parallel_tool_calls_report_results_in_call_order() {
             "tool_execution_start(gated)",
             "tool_execution_start(gated)",
             "tool_execution_end(gated)",
-            "message_start(toolResult)",
-            "message_end(toolResult)",
+            "tool_execution_end(gated)",
             "tool_execution_end(gated)",
             "message_start(toolResult)",
             "message_end(toolResult)",
-            "tool_execution_end(gated)",
+            "message_start(toolResult)",
+            "message_end(toolResult)",
             "message_start(toolResult)",
             "message_end(toolResult)",
         ]
     );
-    let results: Vec<String> = events
+    let mut ended: Vec<String> = events
         .iter()
         .filter_map(|event| match event {
             AgentEvent::ToolExecutionEnd { result, .. } => Some(text_of(result)),
             _ => None,
         })
         .collect();
-    assert_eq!(results, ["done a", "done b", "done c"]);
+    ended.sort();
+    assert_eq!(ended, ["done a", "done b", "done c"]);
+    let messages: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::MessageEnd {
+                message: AgentMessage::ToolResult(result),
+            } => Some(
+                result
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        UserContent::Text(text) => Some(text.text.clone()),
+                        UserContent::Image(_) => None,
+                    })
+                    .collect::<String>(),
+            ),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(messages, ["done a", "done b", "done c"]);
     assert_eq!(outcome.last_assistant.unwrap().text(), "all done");
     // The second request carried the three results after the assistant message, in order.
     let second = &harness.faux.requests()[1].context.messages;

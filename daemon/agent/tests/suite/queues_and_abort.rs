@@ -46,10 +46,39 @@ async fn steering_mid_tool_skips_the_remaining_calls_and_is_delivered_next() {
         .push_steering(AgentMessage::user("change of plan", Vec::new(), 2));
     gated.release("a");
     let (outcome, events) = harness.finish().await;
-    let results: Vec<(String, bool)> = events
+    // The calls not started end at once (before the running one); the result messages come
+    // in call order.
+    let ended: Vec<(String, bool)> = events
         .iter()
         .filter_map(|event| match event {
             AgentEvent::ToolExecutionEnd { result, .. } => Some((text_of(result), result.is_error)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            (SKIPPED_FOR_STEERING.to_owned(), true),
+            (SKIPPED_FOR_STEERING.to_owned(), true),
+            ("done a".to_owned(), false),
+        ]
+    );
+    let results: Vec<(String, bool)> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::MessageEnd {
+                message: AgentMessage::ToolResult(result),
+            } => Some((
+                result
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        pi_llm::UserContent::Text(text) => Some(text.text.clone()),
+                        pi_llm::UserContent::Image(_) => None,
+                    })
+                    .collect(),
+                result.is_error,
+            )),
             _ => None,
         })
         .collect();

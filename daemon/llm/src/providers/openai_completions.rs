@@ -306,8 +306,10 @@ fn content_part(block: &UserContent) -> Value {
 /// Stream state.
 #[derive(Debug, Default)]
 pub struct CompletionsDecoder {
-    /// The open text or thinking block, closed when the other kind starts.
-    current: Option<(Kind, usize)>,
+    /// The response's one text block and one thinking block, as pi keeps them: text after a
+    /// tool call goes on in the same block, and every block closes when the stream ends.
+    text: Option<usize>,
+    thinking: Option<usize>,
     /// The server's tool-call index → our content index.
     tool_calls: HashMap<u64, usize>,
     finish_reason: Option<String>,
@@ -441,22 +443,21 @@ impl CompletionsDecoder {
         }
     }
 
-    /// The index of the open block of `kind`, opening it (and closing the other) if needed.
+    /// The index of the response's block of `kind`, opening it the first time.
     async fn block(&mut self, kind: Kind, out: &mut Assembler) -> usize {
-        match self.current {
-            Some((open_kind, index)) if open_kind == kind => index,
-            previous => {
-                if let Some((_, index)) = previous {
-                    out.close(index).await;
-                }
-                let index = match kind {
-                    Kind::Text => out.open_text().await,
-                    Kind::Thinking => out.open_thinking().await,
-                };
-                self.current = Some((kind, index));
-                index
-            }
+        let slot = match kind {
+            Kind::Text => &mut self.text,
+            Kind::Thinking => &mut self.thinking,
+        };
+        if let Some(index) = *slot {
+            return index;
         }
+        let index = match kind {
+            Kind::Text => out.open_text().await,
+            Kind::Thinking => out.open_thinking().await,
+        };
+        *slot = Some(index);
+        index
     }
 
     async fn tool_call_fragment(&mut self, call: &Value, out: &mut Assembler) {
@@ -466,9 +467,6 @@ impl CompletionsDecoder {
         let index = match self.tool_calls.get(&wire_index) {
             Some(&index) => index,
             None => {
-                if let Some((_, open)) = self.current.take() {
-                    out.close(open).await;
-                }
                 let id = call["id"]
                     .as_str()
                     .filter(|id| !id.is_empty())
@@ -483,9 +481,9 @@ impl CompletionsDecoder {
                 index
             }
         };
-        if let Some(arguments) = call["function"]["arguments"].as_str() {
-            out.tool_args_delta(index, arguments).await;
-        }
+        // Every fragment is a delta, an empty one too (pi's first, with the id and name).
+        let arguments = call["function"]["arguments"].as_str().unwrap_or_default();
+        out.tool_args_delta(index, arguments).await;
     }
 
     fn done(&self, out: &Assembler) -> Step {

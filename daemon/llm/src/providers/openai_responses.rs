@@ -281,7 +281,10 @@ impl Decoder for ResponsesDecoder {
                         };
                         let name = item["name"].as_str().unwrap_or_default().to_owned();
                         let index = out.open_tool_call(id, name).await;
-                        if let Some(arguments) = item["arguments"].as_str() {
+                        // pi sends no delta for the (usually empty) arguments of a new item.
+                        if let Some(arguments) =
+                            item["arguments"].as_str().filter(|text| !text.is_empty())
+                        {
                             out.tool_args_delta(index, arguments).await;
                         }
                         index

@@ -206,7 +206,7 @@ impl SessionActor {
                         .iter_mut()
                         .find(|t| &t.tool_call_id == tool_call_id)
                 }) {
-                    tool.partial_result = wire::tool_output_to_wire(partial_result).ok();
+                    tool.partial_result = wire::partial_output_to_wire(partial_result).ok();
                 }
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {

@@ -1,6 +1,5 @@
-//! The diffs `edit` reports: pi's display diff (`+<n> line`, `-<n> line`, ` <n> line`, four
-//! context lines, elided runs as `...`) and a standard unified patch, plus the first changed
-//! line.
+//! The diff `edit` reports: pi's display diff (`+<n> line`, `-<n> line`, ` <n> line`, four
+//! context lines, elided runs as `...`), plus the first changed line.
 //!
 //! Only the lines around the replaced ranges are diffed (with `similar`); the unchanged lines
 //! between them are known equal and are read back only where shown as context, so a diff of
@@ -11,8 +10,6 @@ use similar::{Algorithm, DiffOp, capture_diff_slices};
 
 /// Context lines of the display diff.
 const DISPLAY_CONTEXT: usize = 4;
-/// Context lines of the unified patch.
-const PATCH_CONTEXT: usize = 3;
 
 /// A replacement of `old[start..end]` (byte offsets into the old text).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -30,8 +27,6 @@ pub struct Replacement {
 pub struct EditDiff {
     /// pi's display diff.
     pub display: String,
-    /// A unified patch of the change.
-    pub patch: String,
     /// The first changed line of the new file (1-based).
     pub first_changed_line: Option<usize>,
 }
@@ -52,7 +47,7 @@ enum Run {
 }
 
 /// Diffs `old` against `old` with `replacements` (sorted, disjoint) applied.
-pub fn diff(old: &str, replacements: &[Replacement], path: &str) -> EditDiff {
+pub fn diff(old: &str, replacements: &[Replacement]) -> EditDiff {
     let mut runs = runs(old, replacements);
     // The empty "line" after a final newline is not shown as context (as in pi, whose diff
     // works on newline-terminated lines); it still counts for the line-number width.
@@ -79,7 +74,6 @@ pub fn diff(old: &str, replacements: &[Replacement], path: &str) -> EditDiff {
     let (display, first_changed_line) = display(old, &runs, width);
     EditDiff {
         display,
-        patch: unified(old, &runs, path),
         first_changed_line,
     }
 }
@@ -290,99 +284,4 @@ fn display(old: &str, runs: &[Run], width: usize) -> (String, Option<usize>) {
         }
     }
     (out.join("\n"), first_changed)
-}
-
-/// A unified patch (`---`/`+++` headers, `@@` hunks with three context lines).
-fn unified(old: &str, runs: &[Run], path: &str) -> String {
-    struct Hunk {
-        old_start: usize,
-        new_start: usize,
-        old_len: usize,
-        new_len: usize,
-        lines: Vec<String>,
-    }
-    let mut hunks: Vec<Hunk> = Vec::new();
-    let mut current: Option<Hunk> = None;
-    let (mut old_line, mut new_line) = (0usize, 0usize);
-    for (index, run) in runs.iter().enumerate() {
-        match run {
-            Run::Equal {
-                count, start, end, ..
-            } => {
-                let count = *count;
-                let is_last = index + 1 == runs.len();
-                if let Some(hunk) = current.as_mut() {
-                    if !is_last && count <= 2 * PATCH_CONTEXT {
-                        for line in head_lines(old, *start, *end, count) {
-                            hunk.lines.push(format!(" {line}"));
-                        }
-                        hunk.old_len += count;
-                        hunk.new_len += count;
-                    } else {
-                        let shown = count.min(PATCH_CONTEXT);
-                        for line in head_lines(old, *start, *end, shown) {
-                            hunk.lines.push(format!(" {line}"));
-                        }
-                        hunk.old_len += shown;
-                        hunk.new_len += shown;
-                        hunks.extend(current.take());
-                    }
-                }
-                if current.is_none() && !is_last {
-                    let shown = count.min(PATCH_CONTEXT);
-                    let lines = tail_lines(old, *start, *end, shown)
-                        .into_iter()
-                        .map(|line| format!(" {line}"))
-                        .collect();
-                    current = Some(Hunk {
-                        old_start: old_line + count - shown,
-                        new_start: new_line + count - shown,
-                        old_len: shown,
-                        new_len: shown,
-                        lines,
-                    });
-                }
-                old_line += count;
-                new_line += count;
-            }
-            Run::Delete(lines) | Run::Insert(lines) => {
-                let hunk = current.get_or_insert_with(|| Hunk {
-                    old_start: old_line,
-                    new_start: new_line,
-                    old_len: 0,
-                    new_len: 0,
-                    lines: Vec::new(),
-                });
-                let insert = matches!(run, Run::Insert(_));
-                for line in lines {
-                    hunk.lines
-                        .push(format!("{}{line}", if insert { '+' } else { '-' }));
-                }
-                if insert {
-                    hunk.new_len += lines.len();
-                    new_line += lines.len();
-                } else {
-                    hunk.old_len += lines.len();
-                    old_line += lines.len();
-                }
-            }
-        }
-    }
-    hunks.extend(current);
-    let mut out = format!("--- {path}\n+++ {path}\n");
-    for hunk in hunks {
-        let start = |start: usize, len: usize| if len == 0 { start } else { start + 1 };
-        out.push_str(&format!(
-            "@@ -{},{} +{},{} @@\n",
-            start(hunk.old_start, hunk.old_len),
-            hunk.old_len,
-            start(hunk.new_start, hunk.new_len),
-            hunk.new_len
-        ));
-        for line in hunk.lines {
-            out.push_str(&line);
-            out.push('\n');
-        }
-    }
-    out
 }

@@ -194,7 +194,6 @@ impl Tool for EditTool {
                 ))
                 .with_details(json!({
                     "diff": planned.diff.display,
-                    "patch": planned.diff.patch,
                     "firstChangedLine": planned.diff.first_changed_line,
                 }))
             };
@@ -370,7 +369,7 @@ fn plan(original: &[u8], edits: &[OneEdit], path: &str) -> Result<Planned, EditE
         copied = replacement.end;
     }
     bytes.extend_from_slice(&body.as_bytes()[copied..]);
-    let diff = diff::diff(body, &replacements, path);
+    let diff = diff::diff(body, &replacements);
     Ok(Planned {
         bytes,
         diff,

@@ -68,10 +68,16 @@ async fn progress_streams_while_the_command_runs() {
         progress,
     );
     let watch = async {
+        // pi's sequence: an empty update when the command starts, then the output so far.
+        let first = updates.recv().await.unwrap();
+        assert!(
+            first.content.is_empty() && first.details.is_null(),
+            "{first:?}"
+        );
         loop {
-            updates.changed().await.unwrap();
-            let partial = updates.borrow_and_update().clone();
-            if partial.is_some_and(|partial| text(&partial) == "first\n") {
+            let partial = updates.recv().await.unwrap();
+            if text(&partial) == "first\n" {
+                assert_eq!(partial.details, json!({}));
                 std::fs::write(session.cwd().join("go"), "").unwrap();
                 return;
             }
