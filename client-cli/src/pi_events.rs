@@ -7,10 +7,17 @@
 //! [`PartialMode::Full`] rebuilds the cumulative partial message that pi repeats in every
 //! `message_update` (as `message` and as `assistantMessageEvent.partial`).
 //!
+//! In `Full` mode the partial also carries the scratch keys pi's providers keep on blocks still
+//! streaming (see [`Scratch`]): Chat Completions' `partialArgs`/`streamIndex` on tool calls
+//! until the stream ends, Anthropic's `partialJson`/`index` on tool calls and `index` on text
+//! and thinking until the block ends, the Responses API's `partialJson` until the call ends.
+//!
 //! Daemon-only events (`queue_update`, `entry_added`, `leaf_changed`, `session_updated`,
 //! `session_error`) have no pi counterpart and convert to nothing; daemon-only fields
 //! (`entryId`, the `id`/`toolName` of `toolcall_start`, the `arguments` of `toolcall_delta`)
 //! are left out, so each line validates against pi's event schema.
+
+use std::collections::{BTreeMap, BTreeSet};
 
 use pi_protocol::v1::SessionEvent;
 use pi_protocol::v1::message::{AgentMessage, AssistantMessage, AssistantMessageEvent};
@@ -31,6 +38,8 @@ pub struct PiEvents {
     mode: PartialMode,
     // The assistant message being streamed, rebuilt from deltas (only in `Full` mode).
     partial: Option<AssistantMessage>,
+    // What pi's provider keeps on the blocks of that message while they stream.
+    scratch: Scratch,
     // Messages of the current run, from its `message_end`s, for `agent_end.messages`.
     run_messages: Vec<Value>,
 }
@@ -41,6 +50,7 @@ impl PiEvents {
         PiEvents {
             mode,
             partial: None,
+            scratch: Scratch::default(),
             run_messages: Vec::new(),
         }
     }
@@ -48,6 +58,8 @@ impl PiEvents {
     /// Starts from a snapshot's streaming message (after attaching mid-run).
     pub fn resume_partial(&mut self, streaming: Option<AssistantMessage>) {
         self.partial = streaming;
+        // The argument text so far is not in a snapshot: the scratch keys start empty.
+        self.scratch = Scratch::default();
     }
 
     /// The pi JSON line for `event`, or `None` for daemon-only events.
@@ -75,6 +87,7 @@ impl PiEvents {
                     && self.mode == PartialMode::Full
                 {
                     self.partial = Some(partial.clone());
+                    self.scratch = Scratch::default();
                 }
                 json!({"type": "message_start", "message": message})
             }
@@ -143,12 +156,88 @@ impl PiEvents {
         match (self.mode, &mut self.partial) {
             (PartialMode::Full, Some(partial)) => {
                 pi_client::partial::apply(partial, event);
-                let partial = assistant_json(partial);
+                self.scratch.apply(event);
+                let mut partial = assistant_json(partial);
+                self.scratch.decorate(&mut partial);
                 delta["partial"] = partial.clone();
                 json!({"type": "message_update", "assistantMessageEvent": delta, "message": partial})
             }
             (PartialMode::Full, None) | (PartialMode::DeltaOnly, _) => {
                 json!({"type": "message_update", "assistantMessageEvent": delta})
+            }
+        }
+    }
+}
+
+/// The keys pi's providers keep on the blocks of a message while they stream, and delete
+/// before the block's end event (Chat Completions: before the first end event of the message,
+/// as it closes every block when the stream ends).
+#[derive(Debug, Default)]
+struct Scratch {
+    // The raw argument text of each tool call so far, by content index.
+    arguments: BTreeMap<usize, String>,
+    // Blocks whose end event was sent.
+    ended: BTreeSet<usize>,
+}
+
+impl Scratch {
+    fn apply(&mut self, event: &AssistantMessageEvent) {
+        match event {
+            AssistantMessageEvent::ToolcallStart { content_index, .. } => {
+                self.arguments.entry(*content_index).or_default();
+            }
+            AssistantMessageEvent::ToolcallDelta {
+                content_index,
+                delta,
+                ..
+            } => self
+                .arguments
+                .entry(*content_index)
+                .or_default()
+                .push_str(delta),
+            AssistantMessageEvent::TextEnd { content_index, .. }
+            | AssistantMessageEvent::ThinkingEnd { content_index, .. }
+            | AssistantMessageEvent::ToolcallEnd { content_index, .. } => {
+                self.ended.insert(*content_index);
+            }
+            _ => {}
+        }
+    }
+
+    /// Adds the keys to the blocks of `partial` (an assistant message as JSON) still streaming.
+    fn decorate(&self, partial: &mut Value) {
+        let api = partial["api"].as_str().unwrap_or_default().to_owned();
+        let Some(blocks) = partial["content"].as_array_mut() else {
+            return;
+        };
+        let mut tool_calls = 0usize;
+        for (index, block) in blocks.iter_mut().enumerate() {
+            let kind = block["type"].as_str().unwrap_or_default().to_owned();
+            let is_tool_call = kind == "toolCall";
+            let raw = || json!(self.arguments.get(&index).cloned().unwrap_or_default());
+            let Some(fields) = block.as_object_mut() else {
+                continue;
+            };
+            match api.as_str() {
+                "openai-completions" if is_tool_call && self.ended.is_empty() => {
+                    fields.insert("partialArgs".to_owned(), raw());
+                    fields.insert("streamIndex".to_owned(), json!(tool_calls));
+                }
+                "anthropic-messages" if !self.ended.contains(&index) => {
+                    if is_tool_call {
+                        fields.insert("partialJson".to_owned(), raw());
+                    }
+                    fields.insert("index".to_owned(), json!(index));
+                }
+                "openai-responses" | "azure-openai-responses" | "openai-codex-responses"
+                    if is_tool_call && !self.ended.contains(&index) =>
+                {
+                    fields.insert("partialJson".to_owned(), raw());
+                }
+                _ => {}
+            }
+            if is_tool_call {
+                tool_calls += 1;
             }
         }
     }

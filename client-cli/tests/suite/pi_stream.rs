@@ -38,6 +38,9 @@ struct Scenario {
     files: &'static [(&'static str, &'static str)],
     prompt: &'static str,
     turns: fn() -> Vec<Turn>,
+    /// Compare the keys of the streaming partial too (its events are spaced out, so pi's
+    /// late serialization shows each partial as it was).
+    partials: bool,
 }
 
 /// Ten tool calls over seven turns: parallel calls, each built-in tool, a fast bash command
@@ -94,6 +97,25 @@ fn slow_bash() -> Vec<Turn> {
     ]
 }
 
+/// Text, then two tool calls, streamed slowly enough that pi's recorded partials are exact:
+/// the blocks carry the providers' scratch keys while they stream.
+fn partials() -> Vec<Turn> {
+    vec![
+        Turn::reply()
+            .text("Two reads.")
+            .tool_call("call_1", "read", json!({"path": "a.txt"}))
+            .tool_call("call_2", "read", json!({"path": "b.txt"}))
+            .delta_chars(6)
+            .delay_each(Duration::from_millis(25))
+            .into(),
+        Turn::reply()
+            .text("Read both.")
+            .delta_chars(6)
+            .delay_each(Duration::from_millis(25))
+            .into(),
+    ]
+}
+
 const SCENARIOS: &[Scenario] = &[
     Scenario {
         name: "tools10-openai-completions",
@@ -101,6 +123,7 @@ const SCENARIOS: &[Scenario] = &[
         files: &[("notes.txt", "alpha\nbeta\n")],
         prompt: "Look at the notes and make out.txt.",
         turns: tools10,
+        partials: false,
     },
     Scenario {
         name: "tools10-anthropic-messages",
@@ -108,6 +131,7 @@ const SCENARIOS: &[Scenario] = &[
         files: &[("notes.txt", "alpha\nbeta\n")],
         prompt: "Look at the notes and make out.txt.",
         turns: tools10,
+        partials: false,
     },
     Scenario {
         name: "slow-bash-anthropic-messages",
@@ -115,6 +139,31 @@ const SCENARIOS: &[Scenario] = &[
         files: &[],
         prompt: "Count to three slowly.",
         turns: slow_bash,
+        partials: false,
+    },
+    Scenario {
+        name: "partials-openai-completions",
+        api: "openai-completions",
+        files: &[("a.txt", "a\n"), ("b.txt", "b\n")],
+        prompt: "Read a and b.",
+        turns: partials,
+        partials: true,
+    },
+    Scenario {
+        name: "partials-anthropic-messages",
+        api: "anthropic-messages",
+        files: &[("a.txt", "a\n"), ("b.txt", "b\n")],
+        prompt: "Read a and b.",
+        turns: partials,
+        partials: true,
+    },
+    Scenario {
+        name: "partials-openai-responses",
+        api: "openai-responses",
+        files: &[("a.txt", "a\n"), ("b.txt", "b\n")],
+        prompt: "Read a and b.",
+        turns: partials,
+        partials: true,
     },
 ];
 
@@ -146,10 +195,17 @@ async fn json_mode_matches_a_recorded_pi_transcript() {
             .map(|line| serde_json::from_str(line).unwrap())
             .collect();
         let ours = run_ours(scenario).await;
-        if let Err(problem) = check_bash_updates(&ours) {
-            failures.push(format!("{}: {problem}", scenario.name));
+        match check_bash_updates(&ours) {
+            Err(problem) => failures.push(format!("{}: {problem}", scenario.name)),
+            Ok(0) if !scenario.partials => {
+                failures.push(format!("{}: no bash call", scenario.name));
+            }
+            Ok(_) => {}
         }
-        let (pi_shapes, our_shapes) = (shapes(&pi), shapes(&ours));
+        let (pi_shapes, our_shapes) = (
+            shapes(&pi, scenario.partials),
+            shapes(&ours, scenario.partials),
+        );
         if pi_shapes != our_shapes {
             failures.push(format!(
                 "{}: the event streams differ (- pi, + pictl):\n{}",
@@ -249,17 +305,15 @@ async fn record(pi: &Path, scenario: &Scenario) {
 }
 
 /// Our bash calls report as pi's do: an empty update first, then the output as it comes,
-/// the last update holding all of it (before any exit-code note).
-fn check_bash_updates(ours: &[Value]) -> Result<(), String> {
+/// the last update holding all of it (before any exit-code note). Returns how many bash calls
+/// there were.
+fn check_bash_updates(ours: &[Value]) -> Result<usize, String> {
     let bash_ids: Vec<&str> = ours
         .iter()
         .filter(|event| event["type"] == "tool_execution_start" && event["toolName"] == "bash")
         .filter_map(|event| event["toolCallId"].as_str())
         .collect();
-    if bash_ids.is_empty() {
-        return Err("no bash call".to_owned());
-    }
-    for id in bash_ids {
+    for &id in &bash_ids {
         let updates: Vec<&Value> = ours
             .iter()
             .filter(|event| event["type"] == "tool_execution_update" && event["toolCallId"] == id)
@@ -285,12 +339,13 @@ fn check_bash_updates(ours: &[Value]) -> Result<(), String> {
             ));
         }
     }
-    Ok(())
+    Ok(bash_ids.len())
 }
 
-/// One line per event: its type and its keys three levels deep. Consecutive updates of one
-/// tool call are one line: how many there are depends on how the output reached the pipe.
-fn shapes(events: &[Value]) -> Vec<String> {
+/// One line per event: its type and its keys three levels deep (with `partials`, the keys of
+/// the streaming partial's content blocks too). Consecutive updates of one tool call are one
+/// line: how many there are depends on how the output reached the pipe.
+fn shapes(events: &[Value], partials: bool) -> Vec<String> {
     let mut lines: Vec<String> = Vec::new();
     for event in events {
         let kind = event["type"].as_str().unwrap_or("?");
@@ -301,6 +356,9 @@ fn shapes(events: &[Value]) -> Vec<String> {
                 let mut shape = format!("{kind} {}", keys(event, 1));
                 if let Some(inner) = event.get("assistantMessageEvent") {
                     shape.push_str(&format!(" assistantMessageEvent{}", keys(inner, 1)));
+                }
+                if partials && let Some(message) = event.get("message") {
+                    shape.push_str(&format!(" content{}", keys(&message["content"], 2)));
                 }
                 shape
             }
