@@ -70,7 +70,7 @@ fn session_entries() -> Vec<EntryRecord> {
             AssistantContent::ToolCall(ToolCall {
                 id: format!("call{n}"),
                 name: "bash".into(),
-                arguments: json!({"command": "cargo test -p parser"}),
+                arguments: json!({"command": "cargo test -p parser"}).into(),
                 thought_signature: None,
             }),
         ]));

@@ -491,7 +491,7 @@ impl Transcript {
         if let Some(index) = self.tools.get(&call.id).copied() {
             let item = self.item_mut(index);
             if let ItemKind::Tool(tool) = &mut item.kind {
-                tool.args = call.arguments.clone();
+                tool.args = call.arguments.value().clone();
             }
             return;
         }
@@ -499,7 +499,7 @@ impl Transcript {
             ItemKind::Tool(ToolItem {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                args: call.arguments.clone(),
+                args: call.arguments.value().clone(),
                 status: ToolStatus::Pending,
                 output: String::new(),
                 details: Value::Null,
@@ -627,7 +627,7 @@ pub fn apply_assistant_event(partial: &mut AssistantMessage, event: &AssistantMe
             let call = AssistantContent::ToolCall(ToolCall {
                 id: id.clone(),
                 name: tool_name.clone(),
-                arguments: Value::Object(serde_json::Map::new()),
+                arguments: Value::Object(serde_json::Map::new()).into(),
                 thought_signature: None,
             });
             slot(partial, *content_index, call.clone());
@@ -641,7 +641,7 @@ pub fn apply_assistant_event(partial: &mut AssistantMessage, event: &AssistantMe
             if let (Some(arguments), Some(AssistantContent::ToolCall(call))) =
                 (arguments, partial.content.get_mut(*content_index))
             {
-                call.arguments = arguments.clone();
+                call.arguments.set(arguments.clone());
             }
         }
         AssistantMessageEvent::ToolcallEnd {

@@ -96,7 +96,7 @@ fn session_messages() -> Vec<AgentMessage> {
                     AssistantContent::ToolCall(ToolCall {
                         id: id.clone(),
                         name: (*name).into(),
-                        arguments: arguments.clone(),
+                        arguments: arguments.clone().into(),
                         thought_signature: None,
                     })
                 }))

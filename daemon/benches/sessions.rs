@@ -115,7 +115,7 @@ impl Provider for TurnsProvider {
                 let call = ToolCall {
                     id: format!("call-{results}"),
                     name: "noop".into(),
-                    arguments: json!({}),
+                    arguments: json!({}).into(),
                     thought_signature: None,
                 };
                 message

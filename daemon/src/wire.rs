@@ -44,8 +44,9 @@ pub fn transcode<From: Serialize, To: DeserializeOwned>(
     what: &'static str,
     value: &From,
 ) -> Result<To, WireError> {
-    let json = serde_json::to_value(value).map_err(|error| WireError::new(what, error))?;
-    serde_json::from_value(json).map_err(|error| WireError::new(what, error))
+    // Through text, not a `Value`: a model's tool-call arguments keep their exact bytes.
+    let json = serde_json::to_string(value).map_err(|error| WireError::new(what, error))?;
+    serde_json::from_str(&json).map_err(|error| WireError::new(what, error))
 }
 
 /// An internal message as a wire message.

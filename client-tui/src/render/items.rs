@@ -117,7 +117,7 @@ pub fn streaming_lines(
             let tool = ToolItem {
                 call_id: call.id.clone(),
                 tool_name: call.name.clone(),
-                args: call.arguments.clone(),
+                args: call.arguments.value().clone(),
                 status: ToolStatus::Pending,
                 output: String::new(),
                 details: serde_json::Value::Null,

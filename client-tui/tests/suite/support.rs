@@ -128,7 +128,7 @@ pub fn tool_call(id: &str, name: &str, arguments: Value) -> AssistantContent {
     AssistantContent::ToolCall(ToolCall {
         id: id.to_owned(),
         name: name.to_owned(),
-        arguments,
+        arguments: arguments.into(),
         thought_signature: None,
     })
 }

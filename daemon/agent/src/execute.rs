@@ -55,7 +55,7 @@ pub(crate) async fn execute_tool_calls(
         emit(AgentEvent::ToolExecutionStart {
             tool_call_id: call.id.clone(),
             tool_name: call.name.clone(),
-            args: call.arguments.clone(),
+            args: call.arguments.value().clone(),
         })
         .await;
         let (sender, receiver) = oneshot::channel::<ToolOutput>();
@@ -135,7 +135,7 @@ pub(crate) async fn execute_tool_calls(
                             let event = AgentEvent::ToolExecutionUpdate {
                                 tool_call_id: call.id.clone(),
                                 tool_name: call.name.clone(),
-                                args: call.arguments.clone(),
+                                args: call.arguments.value().clone(),
                                 partial_result,
                             };
                             if events.send(event).await.is_err() {

@@ -208,7 +208,7 @@ impl Assembler {
         let call = ToolCall {
             id: id.clone(),
             name: name.clone(),
-            arguments: Value::Object(serde_json::Map::new()),
+            arguments: Value::Object(serde_json::Map::new()).into(),
             thought_signature: None,
         };
         let block = Block::Tool {
@@ -254,7 +254,7 @@ impl Assembler {
         if let (Some(arguments), Some(AssistantContent::ToolCall(call))) =
             (&arguments, self.message.content.get_mut(index))
         {
-            call.arguments = arguments.clone();
+            call.arguments.set(arguments.clone());
         }
         let event = StreamEvent::ToolcallDelta {
             content_index: index,
@@ -264,15 +264,12 @@ impl Assembler {
         self.send(event).await;
     }
 
-    /// Replaces the arguments of tool call `index` with a complete value (formats that send
-    /// arguments whole).
-    pub fn set_tool_arguments(&mut self, index: usize, arguments: Value) {
+    /// Replaces the argument text of tool call `index` with the complete text (formats that
+    /// repeat it at the end); the call keeps it exactly when it closes.
+    pub fn set_tool_arguments_text(&mut self, index: usize, text: &str) {
         if let Some(Block::Tool { raw, parsed_at, .. }) = self.blocks.get_mut(index) {
-            *raw = arguments.to_string();
-            *parsed_at = raw.len();
-        }
-        if let Some(AssistantContent::ToolCall(call)) = self.message.content.get_mut(index) {
-            call.arguments = arguments;
+            text.clone_into(raw);
+            *parsed_at = 0;
         }
     }
 

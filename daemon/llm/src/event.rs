@@ -306,7 +306,7 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
             let call = ToolCall {
                 id: id.clone(),
                 name: tool_name.clone(),
-                arguments: Value::Object(serde_json::Map::new()),
+                arguments: Value::Object(serde_json::Map::new()).into(),
                 thought_signature: None,
             };
             put(content, *content_index, AssistantContent::ToolCall(call));
@@ -319,7 +319,7 @@ pub fn apply_event(partial: &mut AssistantMessage, event: &StreamEvent) {
             if let (Some(arguments), Some(AssistantContent::ToolCall(call))) =
                 (arguments, content.get_mut(*content_index))
             {
-                call.arguments = arguments.clone();
+                call.arguments.set(arguments.clone());
             }
         }
         StreamEvent::ToolcallEnd {

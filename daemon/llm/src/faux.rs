@@ -128,7 +128,7 @@ impl FauxReply {
         self.content.push(AssistantContent::ToolCall(ToolCall {
             id,
             name: name.to_owned(),
-            arguments,
+            arguments: arguments.into(),
             thought_signature: None,
         }));
         self
@@ -318,7 +318,7 @@ async fn play(
                 events
             }
             AssistantContent::ToolCall(call) => {
-                let json = call.arguments.to_string();
+                let json = call.arguments.to_json_string();
                 output_chars += json.len();
                 vec![
                     StreamEvent::ToolcallStart {
@@ -329,7 +329,7 @@ async fn play(
                     StreamEvent::ToolcallDelta {
                         content_index: index,
                         delta: json,
-                        arguments: Some(call.arguments.clone()),
+                        arguments: Some(call.arguments.value().clone()),
                     },
                     StreamEvent::ToolcallEnd {
                         content_index: index,

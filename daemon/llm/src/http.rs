@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use bytes::Bytes;
+use pi_json::ToolArguments;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -32,8 +33,92 @@ pub struct HttpRequest {
     pub url: String,
     /// Headers; those named in `secret_headers` are marked sensitive.
     pub headers: Vec<(String, String)>,
-    /// The JSON body.
+    /// The JSON body; may hold placeholders of `raw` (see [`HttpRequest::encode_body`]).
     pub body: Value,
+    /// Exact JSON texts (a model's tool-call arguments) the body holds placeholders for.
+    pub raw: RawTexts,
+}
+
+impl HttpRequest {
+    /// The body as sent: serialized, with every placeholder replaced by its exact text.
+    pub fn encode_body(&self) -> Result<Vec<u8>, serde_json::Error> {
+        let text = serde_json::to_string(&self.body)?;
+        Ok(self.raw.substitute(text).into_bytes())
+    }
+}
+
+/// Exact JSON texts for a request body built as a [`Value`], which cannot hold them: the body
+/// holds a placeholder string for each, replaced in the serialized body by
+/// [`HttpRequest::encode_body`]. A placeholder is a string no message can contain by chance
+/// (control characters around a per-request random nonce).
+#[derive(Debug)]
+pub struct RawTexts {
+    nonce: u64,
+    texts: Vec<String>,
+}
+
+impl Default for RawTexts {
+    fn default() -> Self {
+        use std::hash::BuildHasher as _;
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let count = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        RawTexts {
+            nonce: std::collections::hash_map::RandomState::new().hash_one(count),
+            texts: Vec::new(),
+        }
+    }
+}
+
+impl RawTexts {
+    /// What to put in the body for `arguments` when it must be a JSON object: a placeholder
+    /// for the model's exact text when known, else the value (`{}` when not an object).
+    pub fn object(&mut self, arguments: &ToolArguments) -> Value {
+        if !arguments.is_object() {
+            return Value::Object(serde_json::Map::new());
+        }
+        match arguments.raw() {
+            Some(text) => {
+                self.texts.push(text.to_owned());
+                Value::String(format!(
+                    "\u{1}pi-raw {} {}\u{1}",
+                    self.nonce,
+                    self.texts.len() - 1
+                ))
+            }
+            None => arguments.value().clone(),
+        }
+    }
+
+    /// `body` (serialized) with each placeholder, quotes included, replaced by its text.
+    fn substitute(&self, body: String) -> String {
+        if self.texts.is_empty() {
+            return body;
+        }
+        let prefix = format!("\"\\u0001pi-raw {} ", self.nonce);
+        let suffix = "\\u0001\"";
+        let mut out = String::with_capacity(body.len());
+        let mut rest = body.as_str();
+        while let Some(start) = rest.find(&prefix) {
+            let after = &rest[start + prefix.len()..];
+            let Some(end) = after.find(suffix) else {
+                break;
+            };
+            match after[..end]
+                .parse::<usize>()
+                .ok()
+                .and_then(|n| self.texts.get(n))
+            {
+                Some(text) => {
+                    out.push_str(&rest[..start]);
+                    out.push_str(text);
+                }
+                None => out.push_str(&rest[..start + prefix.len() + end + suffix.len()]),
+            }
+            rest = &after[end + suffix.len()..];
+        }
+        out.push_str(rest);
+        out
+    }
 }
 
 /// Header names whose values are secrets.
@@ -194,7 +279,7 @@ async fn send(
         }
         headers.insert(header_name, header_value);
     }
-    let body = serde_json::to_vec(&request.body).map_err(|error| {
+    let body = request.encode_body().map_err(|error| {
         let message = format!("could not encode the request: {error}");
         (message, Failure::new(FailureKind::InvalidRequest))
     })?;

@@ -6,6 +6,7 @@
 //! literal (`tru`) is left out; open arrays and objects are closed. Anything that is not a
 //! prefix of valid JSON yields `None`, and callers fall back to the last good value or `{}`.
 
+use pi_json::ToolArguments;
 use serde_json::{Map, Number, Value};
 
 /// Parses `text`, complete or cut short. `None` when it is not a prefix of a JSON value.
@@ -25,16 +26,17 @@ pub fn parse_partial(text: &str) -> Option<Value> {
     (parser.at == parser.bytes.len()).then_some(value)
 }
 
-/// Parses complete arguments, falling back to the partial parse, then to `{}`: what a tool call
-/// carries when its stream ends.
-pub fn parse_arguments(text: &str) -> Value {
+/// Parses complete arguments — keeping the model's exact text (without surrounding
+/// whitespace) —, falling back to the partial parse, then to `{}`: what a tool call carries
+/// when its stream ends.
+pub fn parse_arguments(text: &str) -> ToolArguments {
     if text.trim().is_empty() {
-        return Value::Object(Map::new());
+        return Value::Object(Map::new()).into();
     }
-    serde_json::from_str(text)
+    ToolArguments::from_raw(text.trim().to_owned())
         .ok()
-        .or_else(|| parse_partial(text))
-        .unwrap_or_else(|| Value::Object(Map::new()))
+        .or_else(|| parse_partial(text).map(ToolArguments::from))
+        .unwrap_or_else(|| Value::Object(Map::new()).into())
 }
 
 struct Parser<'a> {

@@ -2,6 +2,7 @@
 //! `type`-tagged content, `role`-tagged messages, Unix-millisecond timestamps), so sessions,
 //! exports and events stay compatible with pi.
 
+pub use pi_json::ToolArguments;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
@@ -48,8 +49,9 @@ pub struct ToolCall {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// Arguments, a JSON object (partial while streaming).
-    pub arguments: Value,
+    /// Arguments, a JSON object (partial while streaming), with the model's exact text once the
+    /// call is complete.
+    pub arguments: ToolArguments,
     /// Google thought signature, round-tripped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,

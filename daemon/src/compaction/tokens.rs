@@ -230,7 +230,7 @@ mod tests {
                         AssistantContent::ToolCall(ToolCall {
                             id: "c1".into(),
                             name: "read".into(),
-                            arguments: json!({"path": "a.rs"}),
+                            arguments: json!({"path": "a.rs"}).into(),
                             thought_signature: None,
                         }),
                     ],

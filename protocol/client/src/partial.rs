@@ -84,7 +84,7 @@ pub fn apply(partial: &mut AssistantMessage, event: &AssistantMessageEvent) {
             AssistantContent::ToolCall(ToolCall {
                 id: id.clone(),
                 name: tool_name.clone(),
-                arguments: serde_json::Value::Object(serde_json::Map::new()),
+                arguments: serde_json::Value::Object(serde_json::Map::new()).into(),
                 thought_signature: None,
             }),
         ),
@@ -96,7 +96,7 @@ pub fn apply(partial: &mut AssistantMessage, event: &AssistantMessageEvent) {
             if let (Some(arguments), Some(AssistantContent::ToolCall(call))) =
                 (arguments, content.get_mut(*content_index))
             {
-                call.arguments = arguments.clone();
+                call.arguments.set(arguments.clone());
             }
         }
         AssistantMessageEvent::ToolcallEnd {

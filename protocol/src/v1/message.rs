@@ -2,6 +2,7 @@
 //! stay compatible with pi's RPC and JSON modes), and the streaming event of an assistant
 //! message (pi's `AssistantMessageEvent`, without the cumulative `partial`).
 
+pub use pi_json::ToolArguments;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -49,8 +50,9 @@ pub struct ToolCall {
     pub id: String,
     /// Tool name.
     pub name: String,
-    /// Arguments object.
-    pub arguments: Value,
+    /// Arguments object, in the model's key order (and with its exact text when it was
+    /// read from one).
+    pub arguments: ToolArguments,
     /// Google thought signature.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub thought_signature: Option<String>,

@@ -18,7 +18,7 @@ use super::{base_max_tokens, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, Step, spawn_stream};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -105,8 +105,12 @@ pub fn build_request(
             json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
         );
     }
+    let mut raw = RawTexts::default();
     let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
-    body.insert("messages".into(), Value::Array(convert_messages(&messages)));
+    body.insert(
+        "messages".into(),
+        Value::Array(convert_messages(&messages, &mut raw)),
+    );
     if !context.tools.is_empty() {
         let tools: Vec<Value> = context
             .tools
@@ -133,10 +137,11 @@ pub fn build_request(
         url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
         headers,
         body: Value::Object(body),
+        raw,
     })
 }
 
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -169,11 +174,8 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
                             }
                         }
                         AssistantContent::ToolCall(call) => {
-                            let input = if call.arguments.is_object() {
-                                call.arguments.clone()
-                            } else {
-                                json!({})
-                            };
+                            // The model's exact text: the prompt cache matches bytes.
+                            let input = raw.object(&call.arguments);
                             Some(json!({"type": "tool_use", "id": call.id, "name": call.name,
                                         "input": input}))
                         }

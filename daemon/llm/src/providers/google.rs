@@ -18,7 +18,7 @@ use super::{base_max_tokens, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, Step, spawn_stream, stream_cut};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream, stream_cut};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -48,8 +48,12 @@ pub fn build_request(
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
     let mut body = Map::new();
+    let mut raw = RawTexts::default();
     let messages = transform_messages(&context.messages, model, None);
-    body.insert("contents".into(), Value::Array(convert_messages(&messages)));
+    body.insert(
+        "contents".into(),
+        Value::Array(convert_messages(&messages, &mut raw)),
+    );
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         body.insert(
             "systemInstruction".into(),
@@ -97,6 +101,7 @@ pub fn build_request(
         ),
         headers,
         body: Value::Object(body),
+        raw,
     })
 }
 
@@ -131,7 +136,7 @@ fn thinking_config(model: &Model, level: ThinkingLevel) -> Value {
     json!({"includeThoughts": true, "thinkingBudget": budget})
 }
 
-fn convert_messages(messages: &[Message]) -> Vec<Value> {
+fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -162,7 +167,7 @@ fn convert_messages(messages: &[Message]) -> Vec<Value> {
                             Some(part)
                         }
                         AssistantContent::ToolCall(call) => {
-                            let mut part = json!({"functionCall": {"name": call.name, "args": call.arguments}});
+                            let mut part = json!({"functionCall": {"name": call.name, "args": raw.object(&call.arguments)}});
                             if let Some(signature) = &call.thought_signature {
                                 part["thoughtSignature"] = json!(signature);
                             }

@@ -20,7 +20,7 @@ use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, Step, spawn_stream, stream_cut};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream, stream_cut};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -188,6 +188,7 @@ pub fn build_request(
         url: format!("{}/chat/completions", model.base_url.trim_end_matches('/')),
         headers,
         body: Value::Object(body),
+        raw: RawTexts::default(),
     })
 }
 
@@ -227,7 +228,7 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                         }
                         AssistantContent::ToolCall(call) => tool_calls.push(json!({
                             "id": call.id, "type": "function",
-                            "function": {"name": call.name, "arguments": call.arguments.to_string()}
+                            "function": {"name": call.name, "arguments": call.arguments.to_json_string()}
                         })),
                     }
                 }

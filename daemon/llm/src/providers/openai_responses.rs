@@ -20,7 +20,7 @@ use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, Step, spawn_stream};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -127,6 +127,7 @@ pub fn build_request(
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),
         headers,
         body: Value::Object(body),
+        raw: RawTexts::default(),
     })
 }
 
@@ -167,7 +168,7 @@ fn convert_messages(messages: &[Message], input: &mut Vec<Value>) {
                         AssistantContent::ToolCall(call) => {
                             let (call_id, item_id) = split_id(&call.id);
                             let mut item = json!({"type": "function_call", "call_id": call_id,
-                                "name": call.name, "arguments": call.arguments.to_string()});
+                                "name": call.name, "arguments": call.arguments.to_json_string()});
                             if let Some(item_id) = item_id {
                                 item["id"] = json!(item_id);
                             }
@@ -322,11 +323,12 @@ impl Decoder for ResponsesDecoder {
                         }
                     }
                     "function_call" => {
-                        let complete = item["arguments"]
-                            .as_str()
-                            .and_then(|arguments| serde_json::from_str::<Value>(arguments).ok());
+                        // The complete text wins over the deltas (kept exactly, once valid).
+                        let complete = item["arguments"].as_str().filter(|arguments| {
+                            serde_json::from_str::<serde::de::IgnoredAny>(arguments).is_ok()
+                        });
                         if let Some(arguments) = complete {
-                            out.set_tool_arguments(index, arguments);
+                            out.set_tool_arguments_text(index, arguments);
                         }
                     }
                     _ => {}

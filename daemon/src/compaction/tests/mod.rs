@@ -118,7 +118,7 @@ pub fn tool_call(id: &str, name: &str, arguments: serde_json::Value) -> Assistan
     AssistantContent::ToolCall(ToolCall {
         id: id.into(),
         name: name.into(),
-        arguments,
+        arguments: arguments.into(),
         thought_signature: None,
     })
 }

@@ -1,9 +1,9 @@
-//! What the model produced is kept as pi keeps it, in each of the four wire formats:
-//! tool-call arguments keep the model's key order from the provider stream to the
-//! `toolcall_end` event, the stored entry and the next request (so a provider's prompt
-//! cache, which matches the request prefix byte for byte, hits on the turn after a tool
-//! call), and assistant messages keep the provider's response id (`responseId`) in events,
-//! entries and exports, where pi writes it: after `timestamp`.
+//! What the model produced is kept exactly, in each of the four wire formats: tool-call
+//! arguments keep the model's bytes — key order and whitespace — from the provider stream to
+//! the `toolcall_end` event, the stored entry, the export and the next request (so a
+//! provider's prompt cache, which matches the request prefix byte for byte, hits on the turn
+//! after a tool call), and assistant messages keep the provider's response id (`responseId`)
+//! in events, entries and exports, where pi writes it: after `timestamp`.
 
 use pi_protocol::v1::message::{AgentMessage, AssistantContent, AssistantMessageEvent, ToolCall};
 use pi_protocol::v1::{
@@ -16,8 +16,42 @@ use serde_json::Value;
 
 use super::harness::{World, prompt};
 
-/// What the model writes: keys in its own order (`path` before `content`, not sorted).
-const ARGUMENTS: &str = r#"{"path":"notes.txt","content":"zebra, then apple","mode":{"z":1,"a":[{"y":true,"b":null}]}}"#;
+/// What the model writes: keys in its own order (`path` before `content`, not sorted), and its
+/// own spacing.
+const ARGUMENTS: &str = "{\"path\": \"notes.txt\",\n  \"content\": \"zebra, then apple\", \"mode\": {\"z\": 1, \"a\": [ {\"y\": true, \"b\": null} ]}}";
+
+/// The argument bytes the scripted model sends in `api`: Gemini's `args` is an object inside
+/// the server's (compact) JSON, so its bytes are compact, in the model's key order; the
+/// others carry the model's text as it is.
+fn sent(api: &str) -> String {
+    match api {
+        "google-generative-ai" => serde_json::from_str::<Value>(ARGUMENTS)
+            .unwrap()
+            .to_string(),
+        _ => ARGUMENTS.to_owned(),
+    }
+}
+
+/// The arguments written compactly, in the model's key order: what events, entries and
+/// exports carry (as pi writes them).
+fn compact() -> String {
+    serde_json::from_str::<Value>(ARGUMENTS)
+        .unwrap()
+        .to_string()
+}
+
+/// How the next request's body text carries the arguments: as a JSON string for the OpenAI
+/// formats, as the object itself for Anthropic and Google.
+fn in_request_body(api: &str) -> String {
+    match api {
+        "anthropic-messages" => format!(r#""input":{}"#, sent(api)),
+        "google-generative-ai" => format!(r#""args":{}"#, sent(api)),
+        _ => format!(
+            r#""arguments":{}"#,
+            serde_json::to_string(ARGUMENTS).unwrap()
+        ),
+    }
+}
 
 /// The tool call's arguments in the request that follows it, as the request carries them:
 /// a JSON string for the OpenAI formats, an object for Anthropic and Google.
@@ -86,14 +120,21 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
                 _ => None,
             })
             .collect();
-        assert_eq!(ended, [ARGUMENTS], "{api}: toolcall_end");
+        assert_eq!(ended, [compact()], "{api}: toolcall_end");
 
         let requests = world.server.requests();
         assert_eq!(requests.len(), 2, "{api}");
+        // The same value, and the same bytes.
         assert_eq!(
-            arguments_sent_back(api, &requests[1].body),
-            ARGUMENTS,
+            serde_json::from_str::<Value>(&arguments_sent_back(api, &requests[1].body)).unwrap(),
+            serde_json::from_str::<Value>(ARGUMENTS).unwrap(),
             "{api}: the next request"
+        );
+        assert!(
+            requests[1].body_text.contains(&in_request_body(api)),
+            "{api}: the next request carries {} byte for byte:\n{}",
+            in_request_body(api),
+            requests[1].body_text
         );
 
         let stored = client
@@ -124,7 +165,7 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
         assert_eq!(calls.len(), 1, "{api}");
         assert_eq!(
             calls[0].arguments.to_string(),
-            ARGUMENTS,
+            compact(),
             "{api}: the stored entry"
         );
         assert_eq!(
@@ -182,6 +223,10 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
             .unwrap()
             .content
             .unwrap();
+        assert!(
+            exported.contains(&format!(r#""arguments":{}"#, compact())),
+            "{api}: the export carries the arguments byte for byte:\n{exported}"
+        );
         for id in &ended {
             let line = exported
                 .lines()

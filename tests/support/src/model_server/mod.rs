@@ -102,6 +102,8 @@ pub struct RecordedRequest {
     pub headers: HeaderMap,
     /// The JSON body; a body that is not JSON is kept as a string (and is a violation).
     pub body: Value,
+    /// The body exactly as it arrived (lossy UTF-8), for byte-level checks.
+    pub body_text: String,
 }
 
 /// Something a client did that the real API would reject, or the script did not expect.

@@ -126,6 +126,7 @@ fn answer(
     let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map(|Query(query)| query)
         .unwrap_or_default();
+    let raw_body = body;
     let (body, mut problems) = match serde_json::from_slice::<Value>(body) {
         Ok(body) => {
             let problems = invariants::check(api, &headers, &query, &body);
@@ -147,6 +148,7 @@ fn answer(
             query,
             headers,
             body: body.clone(),
+            body_text: String::from_utf8_lossy(raw_body).into_owned(),
         };
         let mut guard = state.shared.lock();
         let mut turn = guard.turns.pop_front();
