@@ -108,15 +108,21 @@ pub fn entry_parts(entry: &SessionEntry) -> (&str, Option<&str>, &'static str) {
 
 /// An entry ready to store, announced by the event `seq`.
 pub fn new_entry(entry: &SessionEntry, seq: u64) -> Result<NewEntry, WireError> {
-    let (id, parent_id, kind) = entry_parts(entry);
     let body = serde_json::to_string(entry).map_err(|error| WireError::new("entry", error))?;
-    Ok(NewEntry {
+    Ok(new_entry_with_body(entry, body, seq))
+}
+
+/// An entry ready to store as `body`, its JSON (which must parse to `entry`: an imported
+/// line, with the fields the daemon does not model).
+pub fn new_entry_with_body(entry: &SessionEntry, body: String, seq: u64) -> NewEntry {
+    let (id, parent_id, kind) = entry_parts(entry);
+    NewEntry {
         id: id.to_owned(),
         parent_id: parent_id.map(str::to_owned),
         seq,
         kind: kind.to_owned(),
         body,
-    })
+    }
 }
 
 /// Parses a stored entry.

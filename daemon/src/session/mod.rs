@@ -562,7 +562,17 @@ impl SessionRegistry {
     pub async fn import(&self, path: &str) -> Result<SessionInfo, ErrorObject> {
         let file = params::absolute_path("path", path)?;
         let (row, entries) = pi_format::import_file(&file, &self.services)?;
-        let stored = stored_entries(&entries, 1)?;
+        let stored = entries
+            .iter()
+            .enumerate()
+            .map(|(offset, imported)| {
+                entries::new_entry_with_body(
+                    &imported.entry,
+                    imported.body.clone(),
+                    1 + offset as u64,
+                )
+            })
+            .collect();
         self.store
             .insert_session_with_entries(row.clone(), stored)
             .await
@@ -571,11 +581,8 @@ impl SessionRegistry {
         Ok(info(&row, false, row.last_seq))
     }
 
-    /// Every entry of a session in creation order, for export.
-    pub async fn all_entries(
-        &self,
-        id: &str,
-    ) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
+    /// Every entry of a session in creation order, as stored (JSON), for export.
+    pub async fn all_entries(&self, id: &str) -> Result<(SessionRow, Vec<String>), ErrorObject> {
         let row = self
             .store
             .session(id)
@@ -592,9 +599,7 @@ impl SessionRegistry {
                 .map_err(storage(&self.store))?;
             let Some(last) = page.last() else { break };
             after = last.ordinal;
-            for stored in &page {
-                all.push(entries::parse_entry(stored).map_err(internal)?);
-            }
+            all.extend(page.into_iter().map(|stored| stored.body));
         }
         Ok((row, all))
     }

@@ -23,11 +23,23 @@ use crate::store::SessionRow;
 /// The session file version we write.
 pub const CURRENT_VERSION: u64 = 3;
 
+/// An entry read from a pi file: its typed form, and the text to store — the file's line
+/// itself when the daemon changed nothing in it (so fields the daemon does not model, and the
+/// file's number formatting, come back out in exports), else the migrated entry with every
+/// field it had.
+#[derive(Debug)]
+pub struct ImportedEntry {
+    /// The entry as the daemon uses it.
+    pub entry: SessionEntry,
+    /// The JSON to store and export.
+    pub body: String,
+}
+
 /// Reads a pi session file into a new session row and its entries.
 pub fn import_file(
     path: &Path,
     services: &SessionServices,
-) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
+) -> Result<(SessionRow, Vec<ImportedEntry>), ErrorObject> {
     let bad =
         |message: String| ErrorObject::new(ErrorKind::InvalidParams, message).with_field("path");
     let text = std::fs::read_to_string(path).map_err(|error| {
@@ -66,13 +78,23 @@ pub fn import_file(
         )));
     }
     let mut raw: Vec<Value> = Vec::new();
+    let mut texts: Vec<&str> = Vec::new();
     let mut skipped = 0usize;
     for line in lines {
         match serde_json::from_str::<Value>(line) {
-            Ok(value) if value.is_object() => raw.push(value),
+            Ok(value) if value.is_object() => {
+                raw.push(value);
+                texts.push(line.trim());
+            }
             _ => skipped += 1,
         }
     }
+    // Migrations rewrite entries; only a v3 entry they leave alone keeps its line.
+    let originals: Vec<Option<(Value, &str)>> = raw
+        .iter()
+        .zip(&texts)
+        .map(|(value, text)| (version >= CURRENT_VERSION).then(|| (value.clone(), *text)))
+        .collect();
     if version < 2 {
         migrate_v1(&mut raw);
     }
@@ -84,14 +106,18 @@ pub fn import_file(
         }
     }
     let mut parsed = Vec::with_capacity(raw.len());
-    for mut value in raw {
+    for (mut value, original) in raw.into_iter().zip(originals) {
         normalize_content(&mut value);
         // A self-parent makes a root, as pi treats it.
         if value["parentId"].is_string() && value["parentId"] == value["id"] {
             value["parentId"] = Value::Null;
         }
+        let body = match original {
+            Some((before, text)) if before == value => text.to_owned(),
+            _ => value.to_string(),
+        };
         match serde_json::from_value::<SessionEntry>(value) {
-            Ok(entry) => parsed.push(entry),
+            Ok(entry) => parsed.push(ImportedEntry { entry, body }),
             Err(_) => skipped += 1,
         }
     }
@@ -122,7 +148,11 @@ pub fn import_file(
         system_prompt: None,
         append_system_prompt: None,
     };
-    summarize_into_row(&parsed, &mut row);
+    let entries: Vec<SessionEntry> = parsed
+        .iter()
+        .map(|imported| imported.entry.clone())
+        .collect();
+    summarize_into_row(&entries, &mut row);
     Ok((row, parsed))
 }
 
@@ -305,8 +335,9 @@ fn set_parent(entry: &mut SessionEntry, parent: Option<String>) {
     }
 }
 
-/// A pi v3 session file for a session.
-pub fn export_jsonl(row: &SessionRow, all: &[SessionEntry]) -> Result<String, ErrorObject> {
+/// A pi v3 session file for a session: a header, then every entry as stored (an imported
+/// entry as its file had it).
+pub fn export_jsonl(row: &SessionRow, bodies: &[String]) -> String {
     let header = json!({
         "type": "session",
         "version": CURRENT_VERSION,
@@ -316,9 +347,9 @@ pub fn export_jsonl(row: &SessionRow, all: &[SessionEntry]) -> Result<String, Er
     });
     let mut out = header.to_string();
     out.push('\n');
-    for entry in all {
-        out.push_str(&serde_json::to_string(entry).map_err(crate::session::internal)?);
+    for body in bodies {
+        out.push_str(body);
         out.push('\n');
     }
-    Ok(out)
+    out
 }

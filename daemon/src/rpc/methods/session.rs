@@ -325,7 +325,7 @@ pub async fn export(
     let content = match params.format {
         ExportFormat::Jsonl => {
             let (row, all) = sessions.all_entries(&params.session_id).await?;
-            pi_format::export_jsonl(&row, &all)?
+            pi_format::export_jsonl(&row, &all)
         }
         ExportFormat::Html => {
             let (row, branch) = sessions.branch_entries(&params.session_id).await?;

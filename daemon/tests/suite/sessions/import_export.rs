@@ -240,6 +240,53 @@ async fn a_v3_file_with_branches_imports_continues_and_exports_back() {
     assert_eq!(again.message_count, session.message_count + 4);
 }
 
+/// A pi file's entries come back out of an export byte for byte: fields the daemon does not
+/// model (a newer pi's, an extension's) and pi's number formatting included. The documented
+/// exceptions: the header is the daemon's (its session id; `parentSession` and other header
+/// keys are not kept), v1/v2 files are migrated, plain-string contents become text blocks, a
+/// self-parent becomes a root, and lines of unknown entry types are skipped.
+#[tokio::test]
+async fn a_v3_file_comes_back_byte_for_byte_with_the_fields_the_daemon_does_not_model() {
+    let daemon = TestDaemon::start().await;
+    let (client, _events) = daemon.client().await;
+    let session = import(&client, "v3-unknown-fields.jsonl").await;
+    assert_eq!(session.message_count, 4);
+    assert_eq!(session.name.as_deref(), Some("notes"));
+    let exported = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: session.id.clone(),
+            format: ExportFormat::Jsonl,
+            path: None,
+        })
+        .await
+        .unwrap()
+        .content
+        .unwrap();
+    let original = std::fs::read_to_string(fixture("v3-unknown-fields.jsonl")).unwrap();
+    let original: Vec<&str> = original.lines().collect();
+    let exported: Vec<&str> = exported.lines().collect();
+    assert_eq!(exported.len(), original.len());
+    assert_eq!(&exported[1..], &original[1..]);
+    let header: Value = serde_json::from_str(exported[0]).unwrap();
+    assert_eq!(
+        header,
+        serde_json::json!({"type": "session", "version": 3, "id": session.id,
+            "timestamp": "2026-03-16T09:00:00.000Z", "cwd": "/home/u/proj"})
+    );
+
+    // The daemon itself reads the entries as usual: the model sees the conversation.
+    let read = client
+        .call::<SessionRead>(&SessionReadParams {
+            session_id: session.id.clone(),
+            scope: ReadScope::Branch,
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(read.entries.len(), 6);
+}
+
 #[tokio::test]
 async fn v1_and_v2_files_are_migrated() {
     let daemon = TestDaemon::start().await;
