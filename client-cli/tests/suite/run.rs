@@ -83,6 +83,25 @@ async fn an_unlisted_model_id_runs_with_a_warning() {
     assert_eq!(stderr(&output), "");
     assert_eq!(world.server.requests()[1].body["model"], "brand-new-model");
     world.server.assert_done(2);
+
+    // The warning stays on the session while it holds: in session/get, for every client.
+    let (client, _notifications) = world.client().await;
+    let listed = client
+        .call::<pi_protocol::v1::SessionList>(&pi_protocol::v1::SessionListParams::default())
+        .await
+        .unwrap();
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: listed.sessions[0].id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.info.warnings.len(), 1, "{:?}", got.info);
+    assert!(
+        got.info.warnings[0].starts_with("model \"brand-new-model\" is not listed"),
+        "{:?}",
+        got.info.warnings
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

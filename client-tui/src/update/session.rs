@@ -46,6 +46,13 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
                 state.transcript.push_entry(&record.entry);
             }
             state.leaf_id = snapshot.info.leaf_id.clone();
+            // Shown once per load of the session, after its history.
+            for warning in &snapshot.info.warnings {
+                state.transcript.notice(
+                    crate::transcript::NoticeLevel::Warning,
+                    format!("Warning: {warning}"),
+                );
+            }
         }
         None => {
             for event in response.replay {

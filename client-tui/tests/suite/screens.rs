@@ -615,3 +615,21 @@ fn config_reloads_show_their_files_and_problems() {
         "{screen}"
     );
 }
+
+/// A session's warnings (a custom model id) show once when the TUI loads it.
+#[test]
+fn session_warnings_show_when_the_session_loads() {
+    let mut harness = Harness::new();
+    let mut session = super::support::info(0);
+    session.warnings =
+        vec!["model \"brand-new\" is not listed for provider \"scripted\"".to_owned()];
+    harness.attach(session, Vec::new());
+    let screen = harness.screen(100, 12);
+    assert_eq!(
+        screen
+            .matches("Warning: model \"brand-new\" is not listed for provider \"scripted\"")
+            .count(),
+        1,
+        "{screen}"
+    );
+}

@@ -46,9 +46,9 @@ pub struct SessionInfo {
     pub status: SessionStatus,
     /// The newest event sequence number.
     pub last_seq: u64,
-    /// Warnings about what `session/create` set up, for the user to see (for example a model
-    /// id its provider does not list, used as a custom model id as pi does). Only in the
-    /// response of `session/create`.
+    /// Warnings about the session for the user to see while they hold (for example a model id
+    /// its provider does not list, used as a custom model id as pi does): in `session/create`'s
+    /// response, `session/get`, the attach snapshot and `session_updated`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }

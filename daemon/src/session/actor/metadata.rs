@@ -16,12 +16,21 @@ use crate::session::{info, now_millis};
 use crate::wire;
 
 impl SessionActor {
+    /// The session's info, with the warnings that hold now (a model its provider does not
+    /// list, used as a custom model id).
     pub(super) fn info(&self) -> SessionInfo {
-        info(
+        let mut info = info(
             &self.row,
             self.run.is_some() || self.job.is_some(),
             self.seq,
-        )
+        );
+        info.warnings = self
+            .model
+            .as_ref()
+            .and_then(|model| self.services.models.unlisted_warning(model))
+            .into_iter()
+            .collect();
+        info
     }
 
     pub(super) fn queue_state(&self) -> QueueState {
