@@ -206,6 +206,29 @@ async fn a_failed_tls_handshake_says_what_to_check() {
     server.assert_done(0);
 }
 
+/// A host that does not resolve (`.invalid` is reserved and never resolves, RFC 6761; with
+/// no resolver at all the lookup fails the same way): the message names the host's provider
+/// and says to check the host name.
+#[tokio::test]
+async fn an_unknown_host_says_to_check_the_host_name() {
+    let server = ModelServer::start().await;
+    let mut model = model(&server, "anthropic-messages");
+    model.base_url = "http://pi-daemon-test.invalid:9".to_owned();
+    let run = run(&model, &ask("Hi"), options()).await;
+    assert_eq!(run.message.failure.unwrap().kind, FailureKind::Connection);
+    let error = run.message.error_message.unwrap();
+    assert_eq!(
+        error,
+        format!(
+            "connection error: cannot find the host of provider \"{}\" \
+             (http://pi-daemon-test.invalid:9/v1/messages); check the host name in its baseUrl \
+             and your network",
+            model.provider
+        )
+    );
+    server.assert_done(0);
+}
+
 #[tokio::test]
 async fn context_overflow_is_detected_from_the_message() {
     for api in APIS {
