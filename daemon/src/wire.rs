@@ -49,14 +49,53 @@ pub fn transcode<From: Serialize, To: DeserializeOwned>(
     serde_json::from_str(&json).map_err(|error| WireError::new(what, error))
 }
 
-/// An internal message as a wire message.
+/// An internal message as a wire message. Tool-call arguments keep the model's exact text
+/// (serde cannot carry it through the tagged enums on the way: it is copied over).
 pub fn message_to_wire(message: &AgentMessage) -> Result<wire_message::AgentMessage, WireError> {
-    transcode("message", message)
+    let mut wire: wire_message::AgentMessage = transcode("message", message)?;
+    if let (AgentMessage::Assistant(from), wire_message::AgentMessage::Assistant(to)) =
+        (message, &mut wire)
+    {
+        keep_argument_texts(&from.content, &mut to.content);
+    }
+    Ok(wire)
 }
 
-/// A wire message as an internal message.
+/// A wire message as an internal message (tool-call arguments as in
+/// [`message_to_wire`]).
 pub fn message_from_wire(message: &wire_message::AgentMessage) -> Result<AgentMessage, WireError> {
-    transcode("message", message)
+    let mut internal: AgentMessage = transcode("message", message)?;
+    if let (wire_message::AgentMessage::Assistant(from), AgentMessage::Assistant(to)) =
+        (message, &mut internal)
+    {
+        for (from, to) in from.content.iter().zip(&mut to.content) {
+            if let (
+                wire_message::AssistantContent::ToolCall(from),
+                pi_llm::AssistantContent::ToolCall(to),
+            ) = (from, to)
+            {
+                to.arguments = from.arguments.clone();
+            }
+        }
+    }
+    Ok(internal)
+}
+
+/// Copies each tool call's arguments (with their exact text) from `from` to the same block of
+/// `to`, its transcoded copy.
+fn keep_argument_texts(
+    from: &[pi_llm::AssistantContent],
+    to: &mut [wire_message::AssistantContent],
+) {
+    for (from, to) in from.iter().zip(to) {
+        if let (
+            pi_llm::AssistantContent::ToolCall(from),
+            wire_message::AssistantContent::ToolCall(to),
+        ) = (from, to)
+        {
+            to.arguments = from.arguments.clone();
+        }
+    }
 }
 
 /// A final result: pi's details rule (see `ToolOutput::reported_details`).
@@ -213,9 +252,19 @@ pub fn stream_event_into_wire(event: StreamEvent) -> Result<AssistantMessageEven
             delta,
             arguments,
         },
-        StreamEvent::ToolcallEnd { .. } | StreamEvent::Done { .. } | StreamEvent::Error { .. } => {
-            transcode("stream event", &event)?
-        }
+        StreamEvent::ToolcallEnd {
+            content_index,
+            tool_call,
+        } => AssistantMessageEvent::ToolcallEnd {
+            content_index,
+            tool_call: wire_message::ToolCall {
+                id: tool_call.id,
+                name: tool_call.name,
+                arguments: tool_call.arguments,
+                thought_signature: tool_call.thought_signature,
+            },
+        },
+        StreamEvent::Done { .. } | StreamEvent::Error { .. } => transcode("stream event", &event)?,
     })
 }
 

@@ -1,7 +1,8 @@
 //! [`ToolArguments`]: a tool call's arguments as a parsed [`Value`] and, when known, the exact
-//! JSON text the model wrote. Serializing writes that text back byte for byte (through
-//! `serde_json`), so the arguments reach the store, exports, events and the next request
-//! exactly as produced — a provider's prompt cache matches the request prefix byte for byte.
+//! JSON text the model wrote. [`ToolArguments::to_json_string`] gives that text byte for byte
+//! (for the next request: a provider's prompt cache matches the request prefix byte for byte);
+//! serializing writes it too (through `serde_json`, into the store, exports and events), on one
+//! line: a line break between tokens is written as a space.
 //!
 //! Invariant: `raw`, when present, parses to `value`. Every way to change the value
 //! ([`ToolArguments::from`] a `Value`, [`ToolArguments::set`]) drops the text; only
@@ -100,9 +101,19 @@ impl PartialEq<Value> for ToolArguments {
     }
 }
 
+/// Writes the exact text, except that line breaks (which JSON allows only between tokens)
+/// become spaces: what is written goes into line-delimited JSON (JSON-RPC frames, JSONL
+/// session files), where a value must stay on one line. [`ToolArguments::to_json_string`]
+/// keeps them, for request bodies.
 impl Serialize for ToolArguments {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match &self.raw {
+            Some(raw) if raw.get().contains(['\n', '\r']) => {
+                let one_line = raw.get().replace(['\n', '\r'], " ");
+                RawValue::from_string(one_line)
+                    .map_err(serde::ser::Error::custom)?
+                    .serialize(serializer)
+            }
             Some(raw) => raw.serialize(serializer),
             None => self.value.serialize(serializer),
         }
@@ -218,7 +229,7 @@ mod tests {
 
     #[test]
     fn the_text_survives_a_round_trip_and_a_changed_value_drops_it() {
-        let text = "{\"path\": \"a.txt\",\n  \"content\": \"x\" }";
+        let text = "{\"path\": \"a.txt\",   \"content\": \"x\" }";
         let arguments = ToolArguments::from_raw(text.to_owned()).unwrap();
         assert_eq!(arguments["path"], "a.txt");
         let written = serde_json::to_string(&arguments).unwrap();
@@ -273,5 +284,18 @@ mod tests {
         let from_value: ToolArguments =
             serde_json::from_value(serde_json::json!([1, "x"])).unwrap();
         assert_eq!(from_value, serde_json::json!([1, "x"]));
+    }
+
+    #[test]
+    fn serialized_text_stays_on_one_line() {
+        let text = "{\"a\": 1,\r\n \"b\": \"x\\ny\"}";
+        let arguments = ToolArguments::from_raw(text.to_owned()).unwrap();
+        assert_eq!(arguments.to_json_string(), text);
+        let line = serde_json::to_string(&arguments).unwrap();
+        assert_eq!(line, "{\"a\": 1,   \"b\": \"x\\ny\"}");
+        assert_eq!(
+            serde_json::from_str::<Value>(&line).unwrap(),
+            *arguments.value()
+        );
     }
 }

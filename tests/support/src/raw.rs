@@ -78,15 +78,20 @@ impl RawConnection {
 
     /// Reads the next JSON line; `None` when the daemon closed the connection.
     pub async fn read(&mut self) -> Option<Value> {
+        let line = self.read_line().await?;
+        Some(serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}")))
+    }
+
+    /// Reads the next line as the daemon wrote it (byte-level checks); `None` when the daemon
+    /// closed the connection.
+    pub async fn read_line(&mut self) -> Option<String> {
         let mut line = String::new();
         let read = tokio::time::timeout(READ_TIMEOUT, self.reader.read_line(&mut line))
             .await
             .expect("the daemon answered in time");
         match read {
             Ok(0) | Err(_) => None,
-            Ok(_) => Some(
-                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line:?}")),
-            ),
+            Ok(_) => Some(line),
         }
     }
 }

@@ -12,6 +12,7 @@ use pi_protocol::v1::{
 };
 use pi_test_support::events::run_events;
 use pi_test_support::model_server::Turn;
+use pi_test_support::raw::RawConnection;
 use serde_json::Value;
 
 use super::harness::{World, prompt};
@@ -32,8 +33,14 @@ fn sent(api: &str) -> String {
     }
 }
 
-/// The arguments written compactly, in the model's key order: what events, entries and
-/// exports carry (as pi writes them).
+/// The model's bytes as line-delimited JSON (event frames, the stored entry, the JSONL
+/// export) carries them: on one line, a line break between tokens written as a space.
+fn one_line(api: &str) -> String {
+    sent(api).replace('\n', " ")
+}
+
+/// The arguments written compactly, in the model's key order: what a client that decodes
+/// them re-serializes (as pi writes them).
 fn compact() -> String {
     serde_json::from_str::<Value>(ARGUMENTS)
         .unwrap()
@@ -99,6 +106,20 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
         let world = World::start(api).await;
         let (client, mut events) = world.client().await;
         let session = world.attached_session(&client).await;
+        // A second client reads the event frames as the daemon writes them.
+        let mut raw = RawConnection::initialized(&world.daemon.paths.socket_path()).await;
+        raw.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "session/attach",
+            "params": {"sessionId": session.id}}),
+        )
+        .await;
+        loop {
+            let message = raw.read().await.expect("the daemon answers the attach");
+            if message["id"] == 1 {
+                assert!(message.get("result").is_some(), "{message}");
+                break;
+            }
+        }
         world.server.push(
             Turn::reply()
                 .text("Writing it.")
@@ -120,7 +141,18 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
                 _ => None,
             })
             .collect();
+        // Decoded, the arguments are the model's value; on the wire, its bytes.
         assert_eq!(ended, [compact()], "{api}: toolcall_end");
+        let frame = loop {
+            let line = raw.read_line().await.expect("the event frames keep coming");
+            if line.contains(r#""type":"toolcall_end""#) {
+                break line;
+            }
+        };
+        assert!(
+            frame.contains(&format!(r#""arguments":{}"#, one_line(api))),
+            "{api}: the toolcall_end frame carries the arguments byte for byte: {frame}"
+        );
 
         let requests = world.server.requests();
         assert_eq!(requests.len(), 2, "{api}");
@@ -166,7 +198,7 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
         assert_eq!(
             calls[0].arguments.to_string(),
             compact(),
-            "{api}: the stored entry"
+            "{api}: the stored entry, decoded"
         );
         assert_eq!(
             std::fs::read_to_string(world.daemon.home.path().join("notes.txt")).unwrap(),
@@ -224,7 +256,7 @@ async fn model_output_is_kept_as_pi_keeps_it_in_every_format() {
             .content
             .unwrap();
         assert!(
-            exported.contains(&format!(r#""arguments":{}"#, compact())),
+            exported.contains(&format!(r#""arguments":{}"#, one_line(api))),
             "{api}: the export carries the arguments byte for byte:\n{exported}"
         );
         for id in &ended {
