@@ -56,6 +56,9 @@ enum Command {
     Models(commands::models::ModelsArgs),
     /// Show tokens and cost by model and by day
     Stats(commands::stats::StatsArgs),
+    /// List or restart the MCP servers the daemon shares between sessions
+    #[command(subcommand)]
+    Mcp(commands::mcp::McpCommand),
     /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
     Rpc(rpc::RpcArgs),
     /// Print a shell completion script
@@ -114,6 +117,7 @@ fn main() -> ExitCode {
             Command::Watch(args) => commands::watch::run(args).await,
             Command::Models(args) => commands::models::run(args).await,
             Command::Stats(args) => commands::stats::run(args).await,
+            Command::Mcp(command) => commands::mcp::run(command).await,
             Command::Rpc(args) => rpc::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,

@@ -15,6 +15,7 @@ pub mod config;
 pub mod config_watch;
 pub mod lifecycle;
 pub mod logging;
+pub mod mcp;
 pub mod model;
 pub mod rpc;
 pub mod schema_export;
@@ -49,6 +50,9 @@ pub struct RunOptions {
 /// Together with the store's close this keeps the whole shutdown under 5 s.
 const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(2000);
 const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(800);
+/// How long an MCP server no session uses keeps running (a session started soon after reuses
+/// it).
+const MCP_LINGER: Duration = Duration::from_secs(60);
 
 /// Runs the daemon until SIGTERM, SIGINT or `daemon/shutdown`, then shuts down gracefully.
 pub fn run(options: RunOptions) -> anyhow::Result<()> {
@@ -80,23 +84,27 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         .context("cannot open the database")?;
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
+    let mcp = Arc::new(mcp::McpPool::new(
+        paths.config_dir.clone(),
+        paths.pi_agent_dir.clone(),
+        paths.state_dir.clone(),
+        MCP_LINGER,
+        pi_tools::Artifacts::new(paths.artifacts_dir()),
+    ));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
-        tools: std::sync::Arc::new(tools::BuiltinTools::new(pi_tools::Artifacts::new(
-            paths.artifacts_dir(),
-        ))),
+        tools: std::sync::Arc::new(
+            tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()))
+                .with_mcp(mcp.clone()),
+        ),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
             ..session::SessionSettings::default()
         },
     };
-    let state = Arc::new(DaemonState::new(
-        paths.clone(),
-        config,
-        store,
-        supervisor,
-        services,
-    ));
+    let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
+    state.mcp = Some(mcp);
+    let state = Arc::new(state);
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;
     serve_state(state).await?;
     lifecycle::remove_runtime_files(&paths);
@@ -144,6 +152,9 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     tracing::info!("shutting down");
     // Sessions first: runs are aborted and saved while subscribers can still hear about it.
     state.sessions.shutdown().await;
+    if let Some(mcp) = &state.mcp {
+        mcp.shutdown().await;
+    }
     tracker.close();
     if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())
         .await

@@ -32,6 +32,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The process between the daemon and a stdio MCP server (see `pi_daemon::mcp::guard`).
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.first().map(String::as_str) == Some("__mcp-guard") {
+        return pi_daemon::mcp::guard::run(&args[1..]);
+    }
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Run) {
         Command::Run => {

@@ -36,6 +36,8 @@ pub struct DaemonState {
     pub ui: crate::ui::UiBroker,
     /// The watched configuration files and their problems (`config_watch`).
     pub config_files: crate::config_watch::ConfigFiles,
+    /// The MCP servers every session shares (none in-process unless a test sets one).
+    pub mcp: Option<std::sync::Arc<crate::mcp::McpPool>>,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -73,6 +75,7 @@ impl DaemonState {
             user_shells: UserShells::default(),
             ui: crate::ui::UiBroker::default(),
             config_files: crate::config_watch::ConfigFiles::default(),
+            mcp: None,
             store,
             supervisor,
             shutdown: CancellationToken::new(),

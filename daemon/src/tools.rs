@@ -16,13 +16,15 @@ use tokio_util::sync::CancellationToken;
 
 use crate::session::{ToolEnvironment, ToolFactory};
 
-/// Builds sessions' tools from pi-tools with the daemon's shared locks and artifact store.
+/// Builds sessions' tools from pi-tools with the daemon's shared locks and artifact store,
+/// plus the tools of the MCP servers they see.
 #[derive(Clone, Debug)]
 pub struct BuiltinTools {
     // The daemon's one set of per-path mutation locks; every session's tools clone it.
     locks: PathLocks,
     artifacts: Artifacts,
     shell: ShellConfig,
+    mcp: Option<Arc<crate::mcp::McpPool>>,
 }
 
 impl BuiltinTools {
@@ -32,7 +34,14 @@ impl BuiltinTools {
             locks: PathLocks::new(),
             artifacts,
             shell: ShellConfig::default(),
+            mcp: None,
         }
+    }
+
+    /// Adds the tools of `pool`'s servers to sessions' runs.
+    pub fn with_mcp(mut self, pool: Arc<crate::mcp::McpPool>) -> BuiltinTools {
+        self.mcp = Some(pool);
+        self
     }
 
     fn context(&self, environment: &ToolEnvironment) -> Result<Arc<ToolContext>, String> {
@@ -71,6 +80,33 @@ impl ToolFactory for BuiltinTools {
     fn delete_session(&self, session_id: &str) {
         if let Err(error) = self.artifacts.delete_session(session_id) {
             tracing::warn!(session = session_id, %error, "cannot delete the session's artifacts");
+        }
+    }
+
+    fn dynamic_tools<'a>(
+        &'a self,
+        environment: &'a ToolEnvironment,
+    ) -> crate::session::services::ToolsFuture<'a> {
+        Box::pin(async move {
+            match &self.mcp {
+                Some(pool) => {
+                    pool.tools_for(&environment.session_id, &environment.cwd, &environment.env)
+                        .await
+                }
+                None => Vec::new(),
+            }
+        })
+    }
+
+    fn warm_up(&self, environment: &ToolEnvironment) {
+        if let Some(pool) = &self.mcp {
+            pool.warm_up(&environment.session_id, &environment.cwd, &environment.env);
+        }
+    }
+
+    fn session_closed(&self, session_id: &str) {
+        if let Some(pool) = &self.mcp {
+            pool.session_closed(session_id);
         }
     }
 }

@@ -37,6 +37,9 @@ _pictl() {
             pictl,help)
                 cmd="pictl__subcmd__help"
                 ;;
+            pictl,mcp)
+                cmd="pictl__subcmd__mcp"
+                ;;
             pictl,models)
                 cmd="pictl__subcmd__models"
                 ;;
@@ -115,6 +118,9 @@ _pictl() {
             pictl__subcmd__help,help)
                 cmd="pictl__subcmd__help__subcmd__help"
                 ;;
+            pictl__subcmd__help,mcp)
+                cmd="pictl__subcmd__help__subcmd__mcp"
+                ;;
             pictl__subcmd__help,models)
                 cmd="pictl__subcmd__help__subcmd__models"
                 ;;
@@ -154,6 +160,12 @@ _pictl() {
             pictl__subcmd__help__subcmd__daemon,stop)
                 cmd="pictl__subcmd__help__subcmd__daemon__subcmd__stop"
                 ;;
+            pictl__subcmd__help__subcmd__mcp,list)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__list"
+                ;;
+            pictl__subcmd__help__subcmd__mcp,restart)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__restart"
+                ;;
             pictl__subcmd__help__subcmd__session,export)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__export"
                 ;;
@@ -174,6 +186,24 @@ _pictl() {
                 ;;
             pictl__subcmd__help__subcmd__session,show)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__show"
+                ;;
+            pictl__subcmd__mcp,help)
+                cmd="pictl__subcmd__mcp__subcmd__help"
+                ;;
+            pictl__subcmd__mcp,list)
+                cmd="pictl__subcmd__mcp__subcmd__list"
+                ;;
+            pictl__subcmd__mcp,restart)
+                cmd="pictl__subcmd__mcp__subcmd__restart"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,help)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__help"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,list)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,restart)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__restart"
                 ;;
             pictl__subcmd__session,export)
                 cmd="pictl__subcmd__session__subcmd__export"
@@ -230,7 +260,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -488,7 +518,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models stats mcp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -644,6 +674,48 @@ _pictl() {
         pictl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp)
+            opts="list restart"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -867,6 +939,104 @@ _pictl() {
             ;;
         pictl__subcmd__help__subcmd__watch)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp)
+            opts="-h --help list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help)
+            opts="list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__list)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__restart)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -121,6 +121,12 @@ pub async fn dispatch(
         v1::HistorySearch::NAME => {
             call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
         }
+        v1::McpList::NAME => {
+            call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
+        }
+        v1::McpRestart::NAME => {
+            call::<v1::McpRestart, _>(params, |p| methods::mcp::restart(context, p)).await
+        }
         v1::UsageStats::NAME => {
             call::<v1::UsageStats, _>(params, |p| methods::usage::stats(context, p)).await
         }

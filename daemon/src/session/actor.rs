@@ -489,6 +489,9 @@ async fn any_closed(subscribers: &[EventSink]) {
 
 impl Drop for SessionActor {
     fn drop(&mut self) {
+        // However the actor ends (unload, close, delete, a panic), it no longer uses the
+        // MCP servers its runs used.
+        self.services.tools.session_closed(&self.row.id);
         if let Ok(mut sessions) = self.sessions.lock()
             && sessions
                 .get(&self.row.id)

@@ -229,6 +229,8 @@ impl SessionRegistry {
             tracing::warn!(session = info.id, %warning, "custom model id");
             info.warnings.push(warning);
         }
+        // The session's MCP servers start now, so their tools are ready by its first prompt.
+        self.services.tools.warm_up(&tool_environment(&row));
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let loaded = actor::Loaded {
             branch: new_entries,

@@ -72,6 +72,10 @@ pub struct ToolEnvironment {
     pub env: BTreeMap<String, String>,
 }
 
+/// Tools being looked up (they may wait for servers that are starting).
+pub type ToolsFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Arc<dyn Tool>>> + Send + 'a>>;
+
 /// Builds a session's tools.
 pub trait ToolFactory: Send + Sync {
     /// The tools named `names` for a session; an unknown name is an error naming it.
@@ -84,6 +88,16 @@ pub trait ToolFactory: Send + Sync {
     fn default_names(&self) -> Vec<String>;
     /// Forgets what tools stored for a session that was deleted (its artifacts).
     fn delete_session(&self, _session_id: &str) {}
+    /// Tools that come and go (MCP servers' tools), for a run of the session about to start;
+    /// may wait a little for servers that are starting.
+    fn dynamic_tools<'a>(&'a self, _environment: &'a ToolEnvironment) -> ToolsFuture<'a> {
+        Box::pin(std::future::ready(Vec::new()))
+    }
+    /// A session was created: start what its runs' `dynamic_tools` will need, in the
+    /// background.
+    fn warm_up(&self, _environment: &ToolEnvironment) {}
+    /// The session's actor stopped: it no longer uses what `dynamic_tools` gave it.
+    fn session_closed(&self, _session_id: &str) {}
 }
 
 /// Per-session behaviour the daemon configures.

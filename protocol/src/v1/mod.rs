@@ -12,6 +12,7 @@ pub mod entry;
 pub mod event;
 pub mod history;
 pub mod initialize;
+pub mod mcp;
 pub mod message;
 pub mod model;
 pub mod presence;
@@ -27,6 +28,7 @@ pub use entry::*;
 pub use event::*;
 pub use history::*;
 pub use initialize::*;
+pub use mcp::*;
 pub use model::*;
 pub use presence::*;
 pub use session::*;
@@ -121,6 +123,11 @@ crate::method_table! {
     UiAsk = "ui/ask" (UiAskParams) -> UiAskResponse;
     /// Answers a `ui/request`; the first answer wins.
     UiRespond = "ui/respond" (UiRespondParams) -> UiRespondResponse;
+    /// Lists the MCP servers the daemon runs for its sessions (one per definition, shared),
+    /// and with `cwd` the definitions a session there sees.
+    McpList = "mcp/list" (McpListParams) -> McpListResponse;
+    /// Restarts an MCP server by name (failures forgotten); sessions using it get it back.
+    McpRestart = "mcp/restart" (McpRestartParams) -> McpRestartResponse;
 }
 
 crate::notification_table! {

@@ -14,6 +14,7 @@
 pub mod daemon;
 pub mod events;
 pub mod model_server;
+pub mod peers;
 pub mod procfs;
 pub mod raw;
 pub mod scenario;

@@ -96,12 +96,21 @@ impl SessionActor {
         let (model, api_key) = self.model_and_key()?;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
+        // MCP servers' tools join the session's own for this run (waiting briefly for servers
+        // that are starting); a name the session's own tools use keeps the session's tool.
+        let environment = crate::session::tool_environment(&self.row);
+        let mut tools = self.tools.clone();
+        for tool in self.services.tools.dynamic_tools(&environment).await {
+            if !tools.iter().any(|own| own.name() == tool.name()) {
+                tools.push(tool);
+            }
+        }
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
             system_prompt: Some(self.system_prompt()),
-            tools: self.tools.clone(),
+            tools,
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
             api_key,

@@ -8,6 +8,7 @@ mod fidelity;
 mod harness;
 mod keys;
 mod load;
+mod mcp;
 mod retry;
 mod tree;
 mod tui;

@@ -1,0 +1,111 @@
+//! `pictl mcp list|restart`: the MCP servers the daemon shares between its sessions.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use pi_protocol::v1::{McpList, McpListParams, McpRestart, McpRestartParams};
+
+use crate::daemon_client;
+use crate::error::CliError;
+use crate::output::{Style, Table, print_json, print_text};
+
+/// `pictl mcp ...`.
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// List the servers (one per definition, shared by every session) and, for this
+    /// directory, the definitions a session here sees
+    List {
+        /// Print one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// Restart a server by name (its failures are forgotten)
+    Restart {
+        /// The server's name in mcp.json
+        name: String,
+    },
+}
+
+/// Runs `pictl mcp ...`.
+pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
+    let client = daemon_client::connect().await?.client;
+    match command {
+        McpCommand::List { json } => {
+            let cwd = daemon_client::working_directory(None)?;
+            let list = client
+                .call::<McpList>(&McpListParams {
+                    cwd: Some(cwd.display().to_string()),
+                })
+                .await?;
+            if json {
+                print_json(&serde_json::to_value(&list).unwrap_or_default());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut servers = Table::new(&[
+                "SERVER",
+                "STATE",
+                "TRANSPORT",
+                "PID",
+                "TOOLS",
+                "SESSIONS",
+                "LOG",
+            ]);
+            for server in &list.servers {
+                servers.row(vec![
+                    server.name.clone(),
+                    match &server.last_error {
+                        Some(error) if server.state != "ready" => {
+                            format!("{} ({error})", server.state)
+                        }
+                        _ => server.state.clone(),
+                    },
+                    server.transport.clone(),
+                    server.pid.map(|pid| pid.to_string()).unwrap_or_default(),
+                    server.tools.len().to_string(),
+                    server.sessions.len().to_string(),
+                    server.log_path.clone(),
+                ]);
+            }
+            let mut text = servers.render(Style::stdout());
+            if !list.definitions.is_empty() {
+                let mut definitions = Table::new(&["DEFINED", "TRANSPORT", "TRUST", "FILE"]);
+                for definition in &list.definitions {
+                    definitions.row(vec![
+                        definition.name.clone(),
+                        definition.transport.clone(),
+                        if definition.trusted {
+                            "user"
+                        } else {
+                            "needs approval"
+                        }
+                        .to_owned(),
+                        definition.file.clone(),
+                    ]);
+                }
+                text.push('\n');
+                text.push_str(&definitions.render(Style::stdout()));
+            }
+            for diagnostic in &list.diagnostics {
+                text.push_str(&format!(
+                    "warning: {}{}: {}\n",
+                    diagnostic.path,
+                    diagnostic
+                        .key
+                        .as_ref()
+                        .map(|key| format!(": `{key}`"))
+                        .unwrap_or_default(),
+                    diagnostic.message
+                ));
+            }
+            print_text(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Restart { name } => {
+            let restarted = client
+                .call::<McpRestart>(&McpRestartParams { name })
+                .await?;
+            print_json(&serde_json::to_value(&restarted).unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

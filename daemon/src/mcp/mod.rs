@@ -1,0 +1,670 @@
+//! MCP servers shared by every session: one connection (and one child process) per resolved
+//! definition for the whole daemon, whatever the number of sessions using it.
+//!
+//! - `config.rs`: where definitions come from (`mcp.json` files) and what they mean.
+//! - `guard.rs`: the process between the daemon and a stdio server, so the server's whole
+//!   process tree dies with the daemon, also on SIGKILL.
+//! - `tool.rs`: a server's tool as a session's tool (`mcp__<server>__<tool>`).
+//!
+//! [`McpPool`] keys servers by [`ServerDefinition::key`]. A session's run asks for its tools
+//! ([`McpPool::tools_for`]): servers not running yet start, and the run waits for them at most
+//! [`STARTUP_GATE`]; a slower server's tools join a later run. A session uses a server from
+//! then until its actor stops ([`McpPool::session_closed`]); a server nobody uses stops after
+//! the linger. A server that exits is started again by the next run that needs it, unless it
+//! failed [`MAX_FAILURES`] times in a row (then it waits [`COOLDOWN`]).
+//!
+//! Invariants: at most one connection per key; calls from every session go over it
+//! concurrently (rmcp multiplexes them); a stopped server's process group is killed while its
+//! leader is still our unreaped child (so the group id cannot have been reused). Project
+//! servers (not trusted) are never started here: they are listed as needing approval.
+
+pub mod config;
+pub mod guard;
+pub mod tool;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use pi_agent::Tool;
+use pi_tools::Artifacts;
+use rmcp::service::{
+    Peer, RoleClient, RunningService, RunningServiceCancellationToken, ServiceExt as _,
+};
+use rmcp::transport::TokioChildProcess;
+use tokio::sync::{oneshot, watch};
+
+pub use config::{ServerDefinition, Transport};
+
+/// How long a run waits for servers that are starting.
+pub const STARTUP_GATE: Duration = Duration::from_millis(250);
+/// How long starting a server (process, handshake, tool list) may take.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Failures in a row after which a server waits [`COOLDOWN`] before the next start.
+pub const MAX_FAILURES: u32 = 5;
+/// How long a server that keeps failing is left alone.
+pub const COOLDOWN: Duration = Duration::from_secs(60);
+/// How long a call may take when the definition sets no `timeout`.
+const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// Where a server is in its life.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Starting (process, handshake, tool list).
+    Starting,
+    /// Serving calls.
+    Ready,
+    /// Not running: never started, stopped, exited or failed.
+    Stopped,
+}
+
+/// A server's tool as listed by the server.
+#[derive(Clone, Debug)]
+pub struct ToolInfo {
+    /// The server's name for it.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub input_schema: serde_json::Value,
+}
+
+/// What `mcp/list` shows of a server.
+#[derive(Clone, Debug)]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Its sharing key.
+    pub key: String,
+    /// `stdio` or `http`.
+    pub transport: &'static str,
+    /// `starting`, `ready`, `stopped` or `failed`.
+    pub state: &'static str,
+    /// The child process (the guard leading its group), when running over stdio.
+    pub pid: Option<u32>,
+    /// The file that defines it.
+    pub file: PathBuf,
+    /// Its tools' names as the server lists them.
+    pub tools: Vec<String>,
+    /// The sessions using it.
+    pub sessions: Vec<String>,
+    /// The last failure, in a sentence.
+    pub last_error: Option<String>,
+    /// The server's stderr log.
+    pub log_path: PathBuf,
+    /// Starts since the daemon started.
+    pub starts: u32,
+}
+
+type Client = RunningService<RoleClient, ()>;
+
+/// One shared server.
+pub struct Server {
+    key: String,
+    definition: ServerDefinition,
+    // The working directory and environment of the session that started it (a stdio server's
+    // environment is that session's plus the definition's).
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+    log_path: PathBuf,
+    phase: watch::Sender<Phase>,
+    // A sync mutex, never held across an await.
+    state: Mutex<ServerState>,
+}
+
+#[derive(Default)]
+struct ServerState {
+    client: Option<Peer<RoleClient>>,
+    // Ends the connection (and so the process) when taken and cancelled.
+    stop: Option<RunningServiceCancellationToken>,
+    pid: Option<u32>,
+    tools: Vec<ToolInfo>,
+    users: BTreeSet<String>,
+    last_error: Option<String>,
+    failures: u32,
+    failed_at: Option<Instant>,
+    starts: u32,
+    // Bumped at every start and stop: a stale linger timer or exit watcher does nothing.
+    generation: u64,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Server")
+            .field("key", &self.key)
+            .field("name", &self.definition.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Server {
+    fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.definition.name
+    }
+
+    /// How long a call may take.
+    pub fn call_timeout(&self) -> Duration {
+        self.definition
+            .timeout_ms
+            .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
+    }
+
+    /// The connection, while the server is ready.
+    pub fn client(&self) -> Option<Peer<RoleClient>> {
+        self.state().client.clone()
+    }
+}
+
+/// Starts stdio servers from one long-lived thread (see `guard.rs`).
+#[derive(Debug, Clone)]
+struct Spawner {
+    jobs: std::sync::mpsc::Sender<SpawnJob>,
+}
+
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+impl Spawner {
+    fn start(runtime: tokio::runtime::Handle) -> Option<Spawner> {
+        let (jobs, queue) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new()
+            .name("pid-mcp-spawner".to_owned())
+            .spawn(move || {
+                let _entered = runtime.enter();
+                while let Ok(job) = queue.recv() {
+                    job();
+                }
+            })
+            .ok()?;
+        Some(Spawner { jobs })
+    }
+
+    async fn spawn(
+        &self,
+        command: tokio::process::Command,
+    ) -> std::io::Result<(TokioChildProcess, Option<tokio::process::ChildStderr>)> {
+        let (reply, answer) = oneshot::channel();
+        let job: SpawnJob = Box::new(move || {
+            let spawned = TokioChildProcess::builder(command)
+                .stderr(std::process::Stdio::piped())
+                .spawn();
+            let _ = reply.send(spawned);
+        });
+        self.jobs
+            .send(job)
+            .map_err(|_| std::io::Error::other("the process spawner stopped"))?;
+        answer
+            .await
+            .map_err(|_| std::io::Error::other("the process spawner stopped"))?
+    }
+}
+
+/// Every MCP server of the daemon.
+#[derive(Debug)]
+pub struct McpPool {
+    // Key → server. A sync mutex, never held across an await.
+    servers: Mutex<HashMap<String, Arc<Server>>>,
+    config_dir: PathBuf,
+    pi_agent_dir: PathBuf,
+    log_dir: PathBuf,
+    linger: Duration,
+    // `pid __mcp-guard` when running as the `pid` binary; `None` in-process (tests): servers
+    // then lead their own group without the death signal.
+    guard: Option<PathBuf>,
+    spawner: Mutex<Option<Spawner>>,
+    artifacts: Artifacts,
+}
+
+impl McpPool {
+    /// A pool reading definitions from `config_dir` and `pi_agent_dir`, logging servers'
+    /// stderr into `log_dir`, stopping unused servers after `linger`.
+    pub fn new(
+        config_dir: PathBuf,
+        pi_agent_dir: PathBuf,
+        log_dir: PathBuf,
+        linger: Duration,
+        artifacts: Artifacts,
+    ) -> McpPool {
+        let guard = std::env::current_exe()
+            .ok()
+            .filter(|exe| exe.file_name().is_some_and(|name| name == "pid"));
+        McpPool {
+            servers: Mutex::new(HashMap::new()),
+            config_dir,
+            pi_agent_dir,
+            log_dir,
+            linger,
+            guard,
+            spawner: Mutex::new(None),
+            artifacts,
+        }
+    }
+
+    fn servers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<Server>>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The definitions a session in `cwd` with `env` sees, and the problems in their files.
+    pub fn definitions(
+        &self,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> (Vec<ServerDefinition>, Vec<crate::coding::Diagnostic>) {
+        config::load(
+            &config::files(&self.config_dir, &self.pi_agent_dir, cwd),
+            env,
+        )
+    }
+
+    /// Starts the servers session `session_id` (in `cwd`, with `env`) sees, without waiting.
+    pub fn warm_up(self: &Arc<Self>, session_id: &str, cwd: &Path, env: &BTreeMap<String, String>) {
+        let (definitions, _) = self.definitions(cwd, env);
+        for definition in definitions
+            .into_iter()
+            .filter(|definition| definition.trusted)
+        {
+            let server = self.server(definition, cwd, env);
+            server.state().users.insert(session_id.to_owned());
+            self.ensure_started(&server);
+        }
+    }
+
+    /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
+    /// servers that are not running and waiting for them at most [`STARTUP_GATE`].
+    pub async fn tools_for(
+        self: &Arc<Self>,
+        session_id: &str,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Vec<Arc<dyn Tool>> {
+        let (definitions, _) = self.definitions(cwd, env);
+        let mut used = Vec::new();
+        for definition in definitions
+            .into_iter()
+            .filter(|definition| definition.trusted)
+        {
+            let server = self.server(definition, cwd, env);
+            server.state().users.insert(session_id.to_owned());
+            self.ensure_started(&server);
+            used.push(server);
+        }
+        // The gate: one deadline for all of them.
+        let deadline = tokio::time::Instant::now() + STARTUP_GATE;
+        for server in &used {
+            let mut phase = server.phase.subscribe();
+            let _ =
+                tokio::time::timeout_at(deadline, phase.wait_for(|p| *p != Phase::Starting)).await;
+        }
+        tool::session_tools(&used, &self.artifacts, session_id)
+    }
+
+    fn server(
+        &self,
+        definition: ServerDefinition,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Arc<Server> {
+        let key = definition.key(cwd);
+        let mut servers = self.servers();
+        servers
+            .entry(key.clone())
+            .or_insert_with(|| {
+                let log_path = self
+                    .log_dir
+                    .join(format!("mcp-{}-{key}.log", definition.name));
+                Arc::new(Server {
+                    key,
+                    definition,
+                    cwd: cwd.to_path_buf(),
+                    env: env.clone(),
+                    log_path,
+                    phase: watch::Sender::new(Phase::Stopped),
+                    state: Mutex::new(ServerState::default()),
+                })
+            })
+            .clone()
+    }
+
+    /// Starts `server` unless it runs, is starting, or is cooling down after failures.
+    fn ensure_started(self: &Arc<Self>, server: &Arc<Server>) {
+        if *server.phase.borrow() != Phase::Stopped {
+            return;
+        }
+        let generation = {
+            let mut state = server.state();
+            if state.failures >= MAX_FAILURES
+                && state.failed_at.is_some_and(|at| at.elapsed() < COOLDOWN)
+            {
+                return;
+            }
+            state.generation += 1;
+            state.starts += 1;
+            state.generation
+        };
+        server.phase.send_replace(Phase::Starting);
+        let pool = self.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            let started = tokio::time::timeout(START_TIMEOUT, pool.connect(&server)).await;
+            let outcome = match started {
+                Ok(outcome) => outcome,
+                Err(_) => Err(format!(
+                    "did not finish starting within {} s",
+                    START_TIMEOUT.as_secs()
+                )),
+            };
+            match outcome {
+                Ok((running, pid, tools)) => {
+                    let current = {
+                        let mut state = server.state();
+                        let current = state.generation == generation;
+                        if current {
+                            state.client = Some(running.peer().clone());
+                            state.stop = Some(running.cancellation_token());
+                            state.pid = pid;
+                            state.tools = tools;
+                            state.last_error = None;
+                        }
+                        current
+                    };
+                    if !current {
+                        // Stopped while starting: this connection goes (with its process).
+                        let _ = running.cancel().await;
+                        return;
+                    }
+                    server.phase.send_replace(Phase::Ready);
+                    tracing::info!(server = server.name(), pid, "MCP server ready");
+                    watch_exit(server, running, generation);
+                }
+                Err(error) => {
+                    tracing::warn!(server = server.name(), %error, "MCP server failed to start");
+                    let mut state = server.state();
+                    if state.generation == generation {
+                        state.last_error = Some(error);
+                        state.failures += 1;
+                        state.failed_at = Some(Instant::now());
+                        drop(state);
+                        server.phase.send_replace(Phase::Stopped);
+                    }
+                }
+            }
+        });
+    }
+
+    /// Connects to `server`: its process or URL, the handshake, the tool list.
+    async fn connect(
+        &self,
+        server: &Server,
+    ) -> Result<(Client, Option<u32>, Vec<ToolInfo>), String> {
+        let (client, pid) = match &server.definition.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => {
+                let mut full_env = server.env.clone();
+                full_env.extend(env.clone());
+                let program = crate::mcp::tool::find_program(command, &full_env);
+                let mut process = match &self.guard {
+                    Some(guard) => {
+                        let mut process = tokio::process::Command::new(guard);
+                        process.arg("__mcp-guard").arg(&program).args(args);
+                        process
+                    }
+                    None => {
+                        let mut process = tokio::process::Command::new(&program);
+                        process.args(args).process_group(0);
+                        process
+                    }
+                };
+                process
+                    .env_clear()
+                    .envs(&full_env)
+                    .current_dir(cwd.as_deref().unwrap_or(&server.cwd));
+                let spawner = self.spawner()?;
+                let (transport, stderr) = spawner
+                    .spawn(process)
+                    .await
+                    .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
+                let pid = transport.id();
+                if let Some(stderr) = stderr {
+                    copy_to_log(stderr, server.log_path.clone());
+                }
+                let client = ()
+                    .serve(transport)
+                    .await
+                    .map_err(|error| format!("the MCP handshake failed: {error}"))?;
+                (client, pid)
+            }
+            Transport::Http { url, headers } => {
+                let mut config =
+                    rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
+                        url.clone(),
+                    );
+                let mut custom = std::collections::HashMap::new();
+                for (name, value) in headers {
+                    if name.eq_ignore_ascii_case("authorization") {
+                        let token = value.strip_prefix("Bearer ").unwrap_or(value);
+                        config = config.auth_header(token.to_owned());
+                        continue;
+                    }
+                    if let (Ok(name), Ok(value)) = (
+                        http::HeaderName::from_bytes(name.as_bytes()),
+                        http::HeaderValue::from_str(value),
+                    ) {
+                        custom.insert(name, value);
+                    }
+                }
+                config = config.custom_headers(custom);
+                let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
+                let client = ()
+                    .serve(transport)
+                    .await
+                    .map_err(|error| format!("the MCP handshake with {url} failed: {error}"))?;
+                (client, None)
+            }
+        };
+        let tools = client
+            .peer()
+            .list_all_tools()
+            .await
+            .map_err(|error| format!("listing its tools failed: {error}"))?
+            .into_iter()
+            .map(|tool| ToolInfo {
+                name: tool.name.to_string(),
+                description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
+                input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+            })
+            .collect();
+        Ok((client, pid, tools))
+    }
+
+    fn spawner(&self) -> Result<Spawner, String> {
+        let mut spawner = self.spawner.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(spawner) = spawner.as_ref() {
+            return Ok(spawner.clone());
+        }
+        let started = Spawner::start(tokio::runtime::Handle::current())
+            .ok_or_else(|| "cannot start the process spawner thread".to_owned())?;
+        *spawner = Some(started.clone());
+        Ok(started)
+    }
+
+    /// Session `session_id` stopped: it no longer uses any server. Servers left unused stop
+    /// after the linger.
+    pub fn session_closed(self: &Arc<Self>, session_id: &str) {
+        // The daemon's runtime is going away: its shutdown stops every server.
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
+        for server in servers {
+            let (unused, generation) = {
+                let mut state = server.state();
+                let was_user = state.users.remove(session_id);
+                (was_user && state.users.is_empty(), state.generation)
+            };
+            if unused {
+                let pool = self.clone();
+                let linger = self.linger;
+                runtime.spawn(async move {
+                    tokio::time::sleep(linger).await;
+                    let still_unused = {
+                        let state = server.state();
+                        state.users.is_empty() && state.generation == generation
+                    };
+                    if still_unused {
+                        pool.stop(&server, "no session uses it").await;
+                    }
+                });
+            }
+        }
+    }
+
+    /// Stops `server` (its whole process group) and forgets its connection.
+    pub async fn stop(&self, server: &Server, why: &str) {
+        let (stop, pid) = {
+            let mut state = server.state();
+            state.generation += 1;
+            state.client = None;
+            (state.stop.take(), state.pid.take())
+        };
+        server.phase.send_replace(Phase::Stopped);
+        if let Some(pid) = pid
+            .and_then(|pid| i32::try_from(pid).ok())
+            .and_then(rustix::process::Pid::from_raw)
+        {
+            // The leader is still our unreaped child (rmcp holds it): the group is ours.
+            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        }
+        if let Some(stop) = stop {
+            stop.cancel();
+        }
+        tracing::info!(server = server.name(), why, "MCP server stopped");
+    }
+
+    /// Stops every server (daemon shutdown).
+    pub async fn shutdown(&self) {
+        let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
+        for server in servers {
+            self.stop(&server, "the daemon is stopping").await;
+        }
+    }
+
+    /// Restarts the servers named `name` (all their definitions): stops them; the next use
+    /// starts them again, failures forgotten. Returns how many were restarted.
+    pub async fn restart(self: &Arc<Self>, name: &str) -> usize {
+        let servers: Vec<Arc<Server>> = self
+            .servers()
+            .values()
+            .filter(|server| server.name() == name)
+            .cloned()
+            .collect();
+        for server in &servers {
+            self.stop(server, "restart requested").await;
+            {
+                let mut state = server.state();
+                state.failures = 0;
+                state.failed_at = None;
+            }
+            if !server.state().users.is_empty() {
+                self.ensure_started(server);
+            }
+        }
+        servers.len()
+    }
+
+    /// Every server the daemon has seen, by name then key.
+    pub fn list(&self) -> Vec<ServerStatus> {
+        let mut list: Vec<ServerStatus> = self
+            .servers()
+            .values()
+            .map(|server| {
+                let phase = *server.phase.borrow();
+                let state = server.state();
+                ServerStatus {
+                    name: server.definition.name.clone(),
+                    key: server.key.clone(),
+                    transport: server.definition.transport_name(),
+                    state: match phase {
+                        Phase::Starting => "starting",
+                        Phase::Ready => "ready",
+                        Phase::Stopped if state.last_error.is_some() => "failed",
+                        Phase::Stopped => "stopped",
+                    },
+                    pid: state.pid,
+                    file: server.definition.file.clone(),
+                    tools: state.tools.iter().map(|tool| tool.name.clone()).collect(),
+                    sessions: state.users.iter().cloned().collect(),
+                    last_error: state.last_error.clone(),
+                    log_path: server.log_path.clone(),
+                    starts: state.starts,
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| (&a.name, &a.key).cmp(&(&b.name, &b.key)));
+        list
+    }
+
+    /// The servers running now (for `daemon/status`).
+    pub fn running_count(&self) -> usize {
+        self.servers()
+            .values()
+            .filter(|server| *server.phase.borrow() == Phase::Ready)
+            .count()
+    }
+}
+
+/// Waits for `running`'s end: a server that exits by itself is marked stopped (the next run
+/// that needs it starts it again); one stopped on purpose (a newer generation) is left alone.
+fn watch_exit(server: Arc<Server>, running: Client, generation: u64) {
+    tokio::spawn(async move {
+        let reason = running.waiting().await;
+        let mut state = server.state();
+        if state.generation != generation {
+            return;
+        }
+        state.client = None;
+        state.stop = None;
+        state.pid = None;
+        state.last_error = Some(format!(
+            "the server exited ({}); it starts again on the next use",
+            match reason {
+                Ok(rmcp::service::QuitReason::Closed) => "its connection closed".to_owned(),
+                Ok(other) => format!("{other:?}"),
+                Err(error) => error.to_string(),
+            }
+        ));
+        state.failures += 1;
+        state.failed_at = Some(Instant::now());
+        drop(state);
+        server.phase.send_replace(Phase::Stopped);
+        tracing::warn!(server = server.name(), "MCP server exited");
+    });
+}
+
+/// Appends a server's stderr to its log file, in the background.
+fn copy_to_log(mut stderr: tokio::process::ChildStderr, path: PathBuf) {
+    tokio::spawn(async move {
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .await;
+        match file {
+            Ok(mut file) => {
+                let _ = tokio::io::copy(&mut stderr, &mut file).await;
+            }
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot open the MCP server's log");
+                let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+            }
+        }
+    });
+}

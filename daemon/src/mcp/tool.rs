@@ -1,0 +1,311 @@
+//! A server's tool as a session's tool: named `mcp__<server>__<tool>` (only letters, digits,
+//! `_` and `-`; at most 64 characters, cut with a hash suffix when longer; a name two tools
+//! would share gets a hash suffix too, the same on every run), the server's input schema
+//! passed through, calls cancelled with the run (rmcp sends `notifications/cancelled`), and
+//! results as text and images; text over 2000 lines or 50 KB keeps its head, the whole text
+//! going to an `artifact://` the `read` tool opens.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
+use pi_llm::UserContent;
+use pi_llm::types::ImageContent;
+use pi_tools::Artifacts;
+use pi_tools::truncate::{Limits, TruncatedBy, truncate_head};
+use serde_json::Value;
+
+use super::{Server, ToolInfo};
+
+/// Longest tool name providers accept.
+const MAX_NAME: usize = 64;
+
+/// An MCP tool bound to its shared server.
+pub struct McpTool {
+    name: String,
+    label: String,
+    description: String,
+    parameters: Value,
+    server: Arc<Server>,
+    tool: String,
+    artifacts: Artifacts,
+    session_id: String,
+}
+
+/// The tools of the ready servers in `servers`, named uniquely.
+pub fn session_tools(
+    servers: &[Arc<Server>],
+    artifacts: &Artifacts,
+    session_id: &str,
+) -> Vec<Arc<dyn Tool>> {
+    let mut listed: Vec<(Arc<Server>, ToolInfo)> = Vec::new();
+    for server in servers {
+        if server.client().is_none() {
+            continue;
+        }
+        for info in server.state().tools.clone() {
+            listed.push((server.clone(), info));
+        }
+    }
+    let mut taken: BTreeSet<String> = BTreeSet::new();
+    let mut names: BTreeMap<String, usize> = BTreeMap::new();
+    for (server, info) in &listed {
+        *names
+            .entry(tool_name(server.name(), &info.name))
+            .or_default() += 1;
+    }
+    let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
+    for (server, info) in listed {
+        let plain = tool_name(server.name(), &info.name);
+        let name = if names.get(&plain).copied().unwrap_or(0) > 1 || taken.contains(&plain) {
+            with_hash(
+                &plain,
+                &format!("{}\u{0}{}\u{0}{}", server.name(), server.key, info.name),
+            )
+        } else {
+            plain
+        };
+        taken.insert(name.clone());
+        tools.push(Arc::new(McpTool {
+            label: format!("{} ({})", info.name, server.name()),
+            name,
+            description: info.description.clone(),
+            parameters: info.input_schema.clone(),
+            server,
+            tool: info.name,
+            artifacts: artifacts.clone(),
+            session_id: session_id.to_owned(),
+        }));
+    }
+    tools
+}
+
+/// `mcp__<server>__<tool>`, sanitized and at most 64 characters.
+pub fn tool_name(server: &str, tool: &str) -> String {
+    let clean = |text: &str| -> String {
+        text.chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
+                    c
+                } else {
+                    '_'
+                }
+            })
+            .collect()
+    };
+    let name = format!("mcp__{}__{}", clean(server), clean(tool));
+    if name.len() <= MAX_NAME {
+        name
+    } else {
+        with_hash(&name, &name)
+    }
+}
+
+/// `name` cut to fit 64 characters with `_` and 8 hex digits of a hash of `seed`.
+fn with_hash(name: &str, seed: &str) -> String {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    seed.hash(&mut hasher);
+    let suffix = format!("_{:08x}", hasher.finish() as u32);
+    let keep = MAX_NAME - suffix.len();
+    let cut: String = name.chars().take(keep).collect();
+    format!("{cut}{suffix}")
+}
+
+/// `command` as a path: as given when it has a slash, else found on `env`'s `PATH`.
+pub fn find_program(command: &str, env: &BTreeMap<String, String>) -> PathBuf {
+    if command.contains('/') {
+        return PathBuf::from(command);
+    }
+    env.get("PATH")
+        .and_then(|path| {
+            path.split(':')
+                .map(|dir| Path::new(dir).join(command))
+                .find(|candidate| candidate.is_file())
+        })
+        .unwrap_or_else(|| PathBuf::from(command))
+}
+
+impl Tool for McpTool {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn label(&self) -> &str {
+        &self.label
+    }
+
+    fn description(&self) -> &str {
+        &self.description
+    }
+
+    fn parameters(&self) -> &Value {
+        &self.parameters
+    }
+
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async move {
+            let server_name = self.server.name().to_owned();
+            let Some(client) = self.server.client() else {
+                return ToolOutput::error(format!(
+                    "MCP server \"{server_name}\" is not running; it starts again on the next \
+                     run (see `pictl mcp list` for its last error)"
+                ));
+            };
+            let arguments = match invocation.arguments {
+                Value::Object(map) => map,
+                Value::Null => serde_json::Map::new(),
+                other => {
+                    return ToolOutput::error(format!(
+                        "the arguments of {} must be an object, not {other}",
+                        self.name
+                    ));
+                }
+            };
+            let params = rmcp::model::CallToolRequestParams::new(self.tool.clone())
+                .with_arguments(arguments);
+            let timeout = self.server.call_timeout();
+            let call = client.call_tool(params);
+            let result = tokio::select! {
+                // Dropping the request sends `notifications/cancelled` to the server.
+                () = invocation.cancel.cancelled() => return ToolOutput::error("Operation aborted"),
+                result = tokio::time::timeout(timeout, call) => result,
+            };
+            match result {
+                Err(_) => ToolOutput::error(format!(
+                    "MCP server \"{server_name}\" did not answer {} within {} s (its \
+                     \"timeout\" in mcp.json sets how long to wait)",
+                    self.tool,
+                    timeout.as_secs()
+                )),
+                Ok(Err(error)) => ToolOutput::error(format!(
+                    "MCP server \"{server_name}\" failed to run {}: {error}",
+                    self.tool
+                )),
+                Ok(Ok(result)) => self.output(result),
+            }
+        })
+    }
+}
+
+impl McpTool {
+    /// A call's result as the model sees it.
+    fn output(&self, result: rmcp::model::CallToolResult) -> ToolOutput {
+        let is_error = result.is_error.unwrap_or(false);
+        let mut texts: Vec<String> = Vec::new();
+        let mut images: Vec<UserContent> = Vec::new();
+        // Through JSON: the content block shapes are the MCP spec's.
+        let blocks = serde_json::to_value(&result.content).unwrap_or(Value::Null);
+        for block in blocks.as_array().into_iter().flatten() {
+            match block["type"].as_str() {
+                Some("text") => texts.push(block["text"].as_str().unwrap_or_default().to_owned()),
+                Some("image") => images.push(UserContent::Image(ImageContent {
+                    data: block["data"].as_str().unwrap_or_default().to_owned(),
+                    mime_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
+                })),
+                Some("resource") => {
+                    let resource = &block["resource"];
+                    let uri = resource["uri"].as_str().unwrap_or_default();
+                    match resource["text"].as_str() {
+                        Some(text) => texts.push(format!("[resource {uri}]\n{text}")),
+                        None => texts.push(format!(
+                            "[resource {uri}: {} bytes of {}]",
+                            resource["blob"]
+                                .as_str()
+                                .map_or(0, |blob| blob.len() * 3 / 4),
+                            resource["mimeType"].as_str().unwrap_or("binary data")
+                        )),
+                    }
+                }
+                Some("resource_link") => texts.push(format!(
+                    "[resource {}]",
+                    block["uri"].as_str().unwrap_or_default()
+                )),
+                Some("audio") => texts.push("[audio content]".to_owned()),
+                _ => {}
+            }
+        }
+        if texts.is_empty()
+            && images.is_empty()
+            && let Some(structured) = &result.structured_content
+        {
+            texts.push(structured.to_string());
+        }
+        let text = texts.join("\n");
+        let (text, details) = self.truncated(text);
+        let mut content = Vec::new();
+        if !text.is_empty() || images.is_empty() {
+            content.push(UserContent::text(if text.is_empty() {
+                "(no output)".to_owned()
+            } else {
+                text
+            }));
+        }
+        content.extend(images);
+        ToolOutput {
+            content,
+            details,
+            is_error,
+        }
+    }
+
+    /// `text` within pi's limits: the head, and the whole in an artifact when cut.
+    fn truncated(&self, text: String) -> (String, Value) {
+        let truncation = truncate_head(&text, Limits::DEFAULT);
+        if !truncation.truncated {
+            return (text, Value::Null);
+        }
+        let reference = self.store(&text);
+        let shown = truncation.output_lines;
+        let notice = match truncation.truncated_by {
+            Some(TruncatedBy::Bytes) => format!(
+                "[Showing lines 1-{shown} of {} (50.0KB limit). Full output: {}]",
+                truncation.total_lines,
+                reference.as_deref().unwrap_or("(not stored)")
+            ),
+            _ => format!(
+                "[Showing lines 1-{shown} of {}. Full output: {}]",
+                truncation.total_lines,
+                reference.as_deref().unwrap_or("(not stored)")
+            ),
+        };
+        let details = serde_json::json!({
+            "truncation": truncation.to_json(),
+            "fullOutputPath": reference,
+        });
+        (format!("{}\n\n{notice}", truncation.content), details)
+    }
+
+    /// Writes `text` as an artifact of the session; its `artifact://` reference.
+    fn store(&self, text: &str) -> Option<String> {
+        let session = self.artifacts.session(&self.session_id).ok()?;
+        let (id, mut file) = session.create("mcp").ok()?;
+        file.write_all(text.as_bytes()).ok()?;
+        Some(format!("{}{id}", pi_tools::ARTIFACT_SCHEME))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_sanitized_and_fit_64_characters() {
+        assert_eq!(tool_name("fs", "read_file"), "mcp__fs__read_file");
+        assert_eq!(
+            tool_name("my.server", "get/thing"),
+            "mcp__my_server__get_thing"
+        );
+        let long = tool_name("a-very-long-server-name", &"t".repeat(80));
+        assert_eq!(long.len(), 64);
+        assert!(long.starts_with("mcp__a-very-long-server-name__ttt"));
+        assert_eq!(long, tool_name("a-very-long-server-name", &"t".repeat(80)));
+        assert_ne!(
+            with_hash("mcp__x__y", "one"),
+            with_hash("mcp__x__y", "two"),
+            "different seeds, different names"
+        );
+    }
+}

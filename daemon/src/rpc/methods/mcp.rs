@@ -1,0 +1,94 @@
+//! `mcp/list` and `mcp/restart`: the MCP servers every session shares.
+
+use pi_protocol::v1::{
+    McpDefinition, McpListParams, McpListResponse, McpRestartParams, McpRestartResponse,
+    McpServerStatus,
+};
+use pi_protocol::{ErrorKind, ErrorObject};
+
+use crate::rpc::dispatch::RequestContext;
+
+fn pool(context: &RequestContext) -> Result<&std::sync::Arc<crate::mcp::McpPool>, ErrorObject> {
+    context.state.mcp.as_ref().ok_or_else(|| {
+        ErrorObject::new(
+            ErrorKind::Internal,
+            "this daemon runs no MCP servers (started without an MCP pool)",
+        )
+    })
+}
+
+/// Lists the servers, and with `cwd` the definitions a session there sees.
+pub async fn list(
+    context: &RequestContext,
+    params: McpListParams,
+) -> Result<McpListResponse, ErrorObject> {
+    let pool = pool(context)?;
+    let servers = pool
+        .list()
+        .into_iter()
+        .map(|server| McpServerStatus {
+            name: server.name,
+            key: server.key,
+            transport: server.transport.to_owned(),
+            state: server.state.to_owned(),
+            pid: server.pid,
+            file: server.file.display().to_string(),
+            tools: server.tools,
+            sessions: server.sessions,
+            last_error: server.last_error,
+            log_path: server.log_path.display().to_string(),
+            starts: server.starts,
+        })
+        .collect();
+    let (definitions, diagnostics) = match params.cwd {
+        Some(cwd) => {
+            let cwd = crate::session::params::absolute_path("cwd", &cwd)?;
+            let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+            let (definitions, diagnostics) = pool.definitions(&cwd, &env);
+            (
+                definitions
+                    .iter()
+                    .map(|definition| McpDefinition {
+                        name: definition.name.clone(),
+                        file: definition.file.display().to_string(),
+                        transport: definition.transport_name().to_owned(),
+                        trusted: definition.trusted,
+                    })
+                    .collect(),
+                diagnostics
+                    .iter()
+                    .map(crate::wire::settings::diagnostic)
+                    .collect(),
+            )
+        }
+        None => (Vec::new(), Vec::new()),
+    };
+    Ok(McpListResponse {
+        servers,
+        definitions,
+        diagnostics,
+    })
+}
+
+/// Restarts the servers named `params.name`.
+pub async fn restart(
+    context: &RequestContext,
+    params: McpRestartParams,
+) -> Result<McpRestartResponse, ErrorObject> {
+    let pool = pool(context)?;
+    let restarted = pool.restart(&params.name).await;
+    if restarted == 0 {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!(
+                "no MCP server named \"{}\" has run in this daemon; `pictl mcp list` shows those \
+                 that have",
+                params.name
+            ),
+        )
+        .with_field("name"));
+    }
+    Ok(McpRestartResponse {
+        restarted: restarted as u32,
+    })
+}

@@ -1,0 +1,90 @@
+//! `mcp/*`: the MCP servers the daemon runs, shared by every session.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::v1::settings::ResourceDiagnostic;
+
+/// Params of `mcp/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpListParams {
+    /// Also report the definitions a session in this absolute directory would see (with
+    /// the project's files), and the problems in their files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+}
+
+/// Response of `mcp/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpListResponse {
+    /// Every server the daemon has started or been asked for, by name then key.
+    pub servers: Vec<McpServerStatus>,
+    /// With `cwd`: the definitions a session there sees.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub definitions: Vec<McpDefinition>,
+    /// With `cwd`: problems in the `mcp.json` files.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub diagnostics: Vec<ResourceDiagnostic>,
+}
+
+/// One running (or once running) server.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpServerStatus {
+    /// The server's name in its file.
+    pub name: String,
+    /// Its sharing key: one connection per key for the whole daemon.
+    pub key: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// `starting`, `ready`, `stopped` or `failed`.
+    pub state: String,
+    /// The process leading the server's process group (stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// The file that defines it.
+    pub file: String,
+    /// Its tools as the server names them.
+    pub tools: Vec<String>,
+    /// The sessions using it.
+    pub sessions: Vec<String>,
+    /// The last failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// The server's stderr log file.
+    pub log_path: String,
+    /// How often it was started.
+    pub starts: u32,
+}
+
+/// A server definition as a session in `cwd` sees it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpDefinition {
+    /// The name.
+    pub name: String,
+    /// The file.
+    pub file: String,
+    /// `stdio` or `http`.
+    pub transport: String,
+    /// Defined by a user-level file; a project's servers need approval before they start.
+    pub trusted: bool,
+}
+
+/// Params of `mcp/restart`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpRestartParams {
+    /// The server's name.
+    pub name: String,
+}
+
+/// Response of `mcp/restart`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpRestartResponse {
+    /// How many connections of that name were restarted (one per definition key).
+    pub restarted: u32,
+}

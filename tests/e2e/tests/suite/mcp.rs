@@ -1,0 +1,327 @@
+//! MCP on the real `pid` with a real server from npm (`@modelcontextprotocol/server-everything`,
+//! installed by `tests/install-peers`): sessions share one connection and one process, their
+//! calls go over it concurrently, the model sees the results, `mcp/list` shows it, and the
+//! server's process tree dies with the daemon, also on SIGKILL.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use pi_protocol::v1::{
+    McpList, McpListParams, McpRestart, McpRestartParams, SessionAttach, SessionAttachParams,
+    SessionCreate, SessionCreateParams, SessionPrompt,
+};
+use pi_test_support::events::run_events;
+use pi_test_support::model_server::{Api, RecordedRequest, Turn};
+use pi_test_support::peers;
+use serde_json::{Value, json};
+
+use super::harness::{MODEL, World, prompt};
+
+const SESSIONS: usize = 6;
+
+/// The pi agent dir's `mcp.json` (a user-level file: trusted) with the everything server.
+fn mcp_json() -> String {
+    json!({"mcpServers": {"everything": {
+        "command": peers::npm_bin("mcp-server-everything").display().to_string(),
+        "args": ["stdio"],
+    }}})
+    .to_string()
+}
+
+/// The model: call the server's `echo` with the session's marker, then finish with the text
+/// the tool answered. Computed from each request, so sessions need no shared order.
+fn responder(request: &RecordedRequest) -> Result<Turn, String> {
+    assert_eq!(request.api, Api::AnthropicMessages);
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let text_of = |content: &Value| -> String {
+        content
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str().or_else(|| block["content"].as_str()))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let result = messages
+        .iter()
+        .flat_map(|message| message["content"].as_array().cloned().unwrap_or_default())
+        .find(|block| block["type"] == "tool_result");
+    match result {
+        None => {
+            let first = text_of(&messages[0]["content"]);
+            let marker = first.rsplit(' ').next().unwrap_or_default().to_owned();
+            let tools: Vec<&str> = request.body["tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|tool| tool["name"].as_str())
+                .collect();
+            if !tools.contains(&"mcp__everything__echo") {
+                return Err(format!("the MCP tools are not offered: {tools:?}"));
+            }
+            Ok(Turn::reply()
+                .tool_call(
+                    "call_1",
+                    "mcp__everything__echo",
+                    json!({"message": marker}),
+                )
+                .into())
+        }
+        Some(block) => Ok(Turn::reply()
+            .text(format!("The tool said: {}", text_of(&block["content"])))
+            .into()),
+    }
+}
+
+/// The processes below `root` (children, grandchildren, ...) and their command lines.
+fn descendants(root: u32) -> Vec<(u32, String)> {
+    let mut parents = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid ...`: the command may hold spaces and parentheses.
+        let after = stat
+            .rsplit_once(") ")
+            .map(|(_, rest)| rest)
+            .unwrap_or_default();
+        let ppid: u32 = after
+            .split(' ')
+            .nth(1)
+            .and_then(|p| p.parse().ok())
+            .unwrap_or(0);
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline"))
+            .map(|bytes| String::from_utf8_lossy(&bytes).replace('\0', " "))
+            .unwrap_or_default();
+        parents.push((pid, ppid, cmdline));
+    }
+    let mut found = Vec::new();
+    let mut frontier = vec![root];
+    while let Some(parent) = frontier.pop() {
+        for (pid, ppid, cmdline) in &parents {
+            if *ppid == parent {
+                found.push((*pid, cmdline.clone()));
+                frontier.push(*pid);
+            }
+        }
+    }
+    found
+}
+
+fn is_alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|stat| {
+            let state = stat
+                .rsplit_once(") ")
+                .map(|(_, rest)| rest)
+                .unwrap_or_default();
+            !state.starts_with('Z')
+        })
+        .unwrap_or(false)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
+    let mut world =
+        World::start_with("anthropic-messages", &[(".pi/agent/mcp.json", mcp_json())]).await;
+    world.server.respond_with(responder);
+    let cwd = world.daemon.home.path().display().to_string();
+
+    // Several sessions, each on its own connection; creating them starts the server.
+    let mut created = Vec::new();
+    for _ in 0..SESSIONS {
+        let (client, events) = world.client().await;
+        let session = client
+            .call::<SessionCreate>(&SessionCreateParams {
+                cwd: cwd.clone(),
+                model: Some(MODEL.to_owned()),
+                ..SessionCreateParams::default()
+            })
+            .await
+            .unwrap();
+        created.push((client, events, session));
+    }
+    // The server (node) takes longer than a run's 250 ms startup gate: wait until it is
+    // ready, by polling its state (no notification announces it yet).
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let list = created[0]
+            .0
+            .call::<McpList>(&McpListParams::default())
+            .await
+            .unwrap();
+        if list.servers.iter().any(|server| server.state == "ready") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never got ready: {list:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // All sessions prompt at once.
+    let mut runs = Vec::new();
+    for (index, (client, mut events, session)) in created.into_iter().enumerate() {
+        client
+            .call::<SessionAttach>(&SessionAttachParams {
+                session_id: session.id.clone(),
+                after_seq: None,
+            })
+            .await
+            .unwrap();
+        runs.push(tokio::spawn(async move {
+            let marker = format!("marker-{index}");
+            client
+                .call::<SessionPrompt>(&prompt(&session.id, &format!("Echo {marker}")))
+                .await
+                .unwrap();
+            let seen = run_events(&mut events, &session.id).await;
+            (session.id, marker, seen, client)
+        }));
+    }
+    let mut session_ids = BTreeSet::new();
+    let mut clients = Vec::new();
+    for run in runs {
+        let (id, marker, seen, client) = run.await.unwrap();
+        let ended: Vec<String> = seen
+            .iter()
+            .filter_map(|event| match &event.event {
+                pi_protocol::v1::SessionEvent::ToolExecutionEnd {
+                    result, is_error, ..
+                } => {
+                    assert!(!is_error, "{result:?}");
+                    Some(serde_json::to_string(&result.content).unwrap())
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ended.len(), 1, "{id}: one MCP call");
+        assert!(
+            ended[0].contains(&format!("Echo: {marker}")),
+            "{}",
+            ended[0]
+        );
+        session_ids.insert(id);
+        clients.push(client);
+    }
+    // Every second request carried its own session's echo back to the model.
+    let answered = world
+        .server
+        .requests()
+        .iter()
+        .filter(|request| request.body_text.contains("\"tool_result\""))
+        .count();
+    assert_eq!(answered, SESSIONS);
+    assert!(
+        world.server.violations().is_empty(),
+        "{:?}",
+        world.server.violations()
+    );
+
+    // One server, one process (tree), used by every session.
+    let list = clients[0]
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.servers.len(), 1, "{list:?}");
+    let server = &list.servers[0];
+    assert_eq!(server.name, "everything");
+    assert_eq!(server.state, "ready");
+    assert_eq!(server.starts, 1);
+    assert!(
+        server.tools.contains(&"echo".to_owned()),
+        "{:?}",
+        server.tools
+    );
+    assert_eq!(
+        server.sessions.iter().cloned().collect::<BTreeSet<_>>(),
+        session_ids
+    );
+    let guard = server.pid.expect("a stdio server has a process");
+    let daemon_pid = world.daemon.pid();
+    let children: Vec<(u32, String)> = descendants(daemon_pid);
+    let servers: Vec<&(u32, String)> = children
+        .iter()
+        .filter(|(_, cmdline)| cmdline.contains("mcp-server-everything"))
+        .collect();
+    // The guard and the node process it runs: one server for all the sessions.
+    let guards = servers
+        .iter()
+        .filter(|(_, cmdline)| cmdline.contains("__mcp-guard"))
+        .count();
+    assert_eq!(guards, 1, "{children:?}");
+    assert!(servers.iter().any(|(pid, _)| *pid == guard), "{children:?}");
+    assert_eq!(
+        servers.len(),
+        2,
+        "one guard and one server process: {children:?}"
+    );
+
+    // A restart starts a new process the next run uses.
+    let restarted = clients[0]
+        .call::<McpRestart>(&McpRestartParams {
+            name: "everything".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(restarted.restarted, 1);
+    let unknown = clients[0]
+        .call::<McpRestart>(&McpRestartParams {
+            name: "nope".to_owned(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        unknown.contains("no MCP server named \"nope\""),
+        "{unknown}"
+    );
+    // Its sessions still use it: it starts again at once, in a new process.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let restarted = loop {
+        let list = clients[0]
+            .call::<McpList>(&McpListParams::default())
+            .await
+            .unwrap();
+        let server = list.servers[0].clone();
+        if server.state == "ready" && server.starts == 2 {
+            break server;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no restart: {list:?}"
+        );
+        // Polling, as above.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_ne!(restarted.pid, Some(guard), "a new process");
+    assert!(!is_alive(guard), "the old process is gone");
+
+    // The daemon dies without any cleanup: the kernel takes the server's tree down with it.
+    let tree: Vec<u32> = descendants(daemon_pid)
+        .into_iter()
+        .map(|(pid, _)| pid)
+        .collect();
+    assert!(!tree.is_empty());
+    drop(clients);
+    world.daemon.kill9().await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let alive: Vec<u32> = tree.iter().copied().filter(|pid| is_alive(*pid)).collect();
+        if alive.is_empty() {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "orphans after the daemon's SIGKILL: {alive:?}"
+        );
+        // Polling: the kernel delivers the death signal with no event a test can await.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
