@@ -32,6 +32,8 @@ use crate::wire::frame;
 
 /// How long the files must be quiet before a reload.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
+/// The longest a burst of changes delays its reload.
+const MAX_DEBOUNCE: Duration = Duration::from_secs(1);
 
 /// The files watched in each configuration directory.
 const FILE_NAMES: [&str; 3] = ["models.json", "auth.json", "settings.json"];
@@ -152,6 +154,11 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
                     .changes
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
+                // Events were lost (the kernel's queue overflowed): look at everything again.
+                if event.need_rescan() {
+                    changes.rearm = true;
+                    woke = true;
+                }
                 for path in &event.paths {
                     match targets.classify(path) {
                         Some(false) => {
@@ -170,7 +177,16 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
                     pending.wake.notify_one();
                 }
             }
-            Err(error) => tracing::warn!(%error, "configuration watch error"),
+            Err(error) => {
+                // Whatever the error, look at everything again rather than miss an edit.
+                tracing::warn!(%error, "configuration watch error");
+                pending
+                    .changes
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .rearm = true;
+                pending.wake.notify_one();
+            }
         })
     };
     let mut watcher = match watcher {
@@ -193,12 +209,15 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
                 () = state.shutdown.cancelled() => return,
                 () = pending.wake.notified() => {}
             }
-            // Debounce: wait until the files have been quiet for a while.
+            // Debounce: wait until the files have been quiet for a while, but not forever
+            // (a file rewritten nonstop still gets reloaded).
+            let give_up = tokio::time::Instant::now() + MAX_DEBOUNCE;
             loop {
                 tokio::select! {
                     () = state.shutdown.cancelled() => return,
                     () = pending.wake.notified() => {}
                     () = tokio::time::sleep(DEBOUNCE) => break,
+                    () = tokio::time::sleep_until(give_up) => break,
                 }
             }
             let changes = std::mem::take(
@@ -223,7 +242,9 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
     });
 }
 
-/// (Re)starts watching the directories that lead to the configuration files.
+/// (Re)starts watching the directories that lead to the configuration files. Every wanted
+/// directory is watched again (a directory replaced by another of the same name lost its
+/// watch with the old one); only those that worked count as watched.
 fn arm(
     watcher: &mut notify::RecommendedWatcher,
     targets: &Targets,
@@ -236,13 +257,20 @@ fn arm(
         let _ = watcher.unwatch(gone);
     }
     let mut errors = Vec::new();
-    for point in wanted.difference(watched) {
-        if let Err(error) = watcher.watch(point, RecursiveMode::NonRecursive) {
-            tracing::warn!(path = %point.display(), %error, "cannot watch a configuration directory");
-            errors.push(format!("{}: {error}", point.display()));
+    let mut working = BTreeSet::new();
+    for point in &wanted {
+        let _ = watcher.unwatch(point);
+        match watcher.watch(point, RecursiveMode::NonRecursive) {
+            Ok(()) => {
+                working.insert(point.clone());
+            }
+            Err(error) => {
+                tracing::warn!(path = %point.display(), %error, "cannot watch a configuration directory");
+                errors.push(format!("{}: {error}", point.display()));
+            }
         }
     }
-    *watched = wanted;
+    *watched = working;
     state.config_files.lock().watch_error = (!errors.is_empty()).then(|| {
         format!(
             "cannot watch {}; restart the daemon (pictl daemon restart) after editing the files there",

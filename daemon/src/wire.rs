@@ -44,7 +44,9 @@ pub fn transcode<From: Serialize, To: DeserializeOwned>(
     what: &'static str,
     value: &From,
 ) -> Result<To, WireError> {
-    // Through text, not a `Value`: a model's tool-call arguments keep their exact bytes.
+    // Through text, not a `Value`, which would cost a tree of allocations. (Tool-call
+    // arguments lose their exact text all the same, in serde's buffering of tagged enums:
+    // `message_to_wire` copies them over.)
     let json = serde_json::to_string(value).map_err(|error| WireError::new(what, error))?;
     serde_json::from_str(&json).map_err(|error| WireError::new(what, error))
 }
@@ -136,7 +138,12 @@ pub fn event_to_wire(
             message,
             tool_results,
         } => SessionEvent::TurnEnd {
-            message: transcode("assistant message", message)?,
+            message: {
+                let mut wire: wire_message::AssistantMessage =
+                    transcode("assistant message", message)?;
+                keep_argument_texts(&message.content, &mut wire.content);
+                wire
+            },
             tool_results: transcode("tool results", tool_results)?,
         },
         AgentEvent::MessageStart { message } => SessionEvent::MessageStart {

@@ -12,7 +12,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use crate::auth::{AuthCredential, AuthError, AuthFile};
 use crate::catalog::{self, PROVIDERS};
@@ -95,6 +95,9 @@ pub struct ModelRegistry {
     snapshot: RwLock<Arc<Snapshot>>,
     // Keys given at runtime (`--api-key`), by provider. A sync lock, never held across await.
     explicit: RwLock<BTreeMap<String, ApiKey>>,
+    // One reload at a time, so a slower one never replaces a newer snapshot. A sync lock,
+    // held only by `reload` (which does blocking file reads, never awaits).
+    reloading: Mutex<()>,
 }
 
 struct Snapshot {
@@ -129,6 +132,7 @@ impl ModelRegistry {
             resolver,
             snapshot: RwLock::new(Arc::new(snapshot)),
             explicit: RwLock::new(BTreeMap::new()),
+            reloading: Mutex::new(()),
         }
     }
 
@@ -136,6 +140,10 @@ impl ModelRegistry {
     /// keeps the version loaded before, reported by [`ModelRegistry::diagnostics`]; a deleted
     /// file no longer applies.
     pub fn reload(&self) {
+        let _one_at_a_time = self
+            .reloading
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
         let previous = self.snapshot();
         let fresh = Arc::new(load(&self.config, &self.resolver, Some(&previous)));
         *self

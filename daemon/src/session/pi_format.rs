@@ -112,11 +112,19 @@ pub fn import_file(
         if value["parentId"].is_string() && value["parentId"] == value["id"] {
             value["parentId"] = Value::Null;
         }
-        let body = match original {
-            Some((before, text)) if before == value => text.to_owned(),
+        let typed = serde_json::from_value::<SessionEntry>(value.clone());
+        // The line itself only if it reads back as the same entry (a duplicated key reads
+        // differently through the typed entry than through a `Value`).
+        let body = match (original, &typed) {
+            (Some((before, text)), Ok(entry))
+                if before == value
+                    && serde_json::from_str::<SessionEntry>(text).ok().as_ref() == Some(entry) =>
+            {
+                text.to_owned()
+            }
             _ => value.to_string(),
         };
-        match serde_json::from_value::<SessionEntry>(value) {
+        match typed {
             Ok(entry) => parsed.push(ImportedEntry { entry, body }),
             Err(_) => skipped += 1,
         }

@@ -101,12 +101,18 @@ impl PartialEq<Value> for ToolArguments {
     }
 }
 
-/// Writes the exact text, except that line breaks (which JSON allows only between tokens)
-/// become spaces: what is written goes into line-delimited JSON (JSON-RPC frames, JSONL
-/// session files), where a value must stay on one line. [`ToolArguments::to_json_string`]
-/// keeps them, for request bodies.
+/// Writes the exact text to serde_json's writer, except that line breaks (which JSON allows
+/// only between tokens) become spaces: what is written goes into line-delimited JSON
+/// (JSON-RPC frames, JSONL session files), where a value must stay on one line
+/// ([`ToolArguments::to_json_string`] keeps them, for request bodies). Every other serializer
+/// (a `Value`, snapshot tools) gets the value: a raw value means something only to
+/// serde_json's writer, recognized by its type name (there is no other way to ask).
 impl Serialize for ToolArguments {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let to_json_text = std::any::type_name::<S>().starts_with("&mut serde_json::ser::");
+        if !to_json_text {
+            return self.value.serialize(serializer);
+        }
         match &self.raw {
             Some(raw) if raw.get().contains(['\n', '\r']) => {
                 let one_line = raw.get().replace(['\n', '\r'], " ");
@@ -296,6 +302,20 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<Value>(&line).unwrap(),
             *arguments.value()
+        );
+    }
+
+    #[test]
+    fn other_serializers_get_the_value() {
+        let arguments = ToolArguments::from_raw("{ \"a\" : 1 }".to_owned()).unwrap();
+        assert_eq!(serde_json::to_string(&arguments).unwrap(), "{ \"a\" : 1 }");
+        assert_eq!(
+            serde_json::to_string_pretty(&arguments).unwrap(),
+            "{ \"a\" : 1 }"
+        );
+        assert_eq!(
+            serde_json::to_value(&arguments).unwrap(),
+            serde_json::json!({"a": 1})
         );
     }
 }

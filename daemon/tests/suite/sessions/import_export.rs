@@ -287,6 +287,50 @@ async fn a_v3_file_comes_back_byte_for_byte_with_the_fields_the_daemon_does_not_
     assert_eq!(read.entries.len(), 6);
 }
 
+/// A line with a key written twice reads one way as JSON (the last value wins) and fails as
+/// a typed entry: it is stored as the JSON the daemon read, so the session still loads.
+#[tokio::test]
+async fn a_line_with_a_duplicated_key_is_stored_as_read() {
+    let daemon = TestDaemon::start().await;
+    let (client, _events) = daemon.client().await;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("dup.jsonl");
+    std::fs::write(
+        &path,
+        concat!(
+            r#"{"type":"session","version":3,"id":"3f0c6a2e-0000-4000-8000-00000000d0d0","timestamp":"2026-03-16T09:00:00.000Z","cwd":"/p"}"#,
+            "\n",
+            r#"{"type":"session_info","id":"c0000001","id":"c0000002","parentId":null,"timestamp":"2026-03-16T09:00:01.000Z","name":"twice"}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    let session = client
+        .call::<SessionImport>(&SessionImportParams {
+            path: path.display().to_string(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(session.name.as_deref(), Some("twice"));
+    assert_eq!(branch_ids(&client, &session.id).await, ["c0000002"]);
+    let exported = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: session.id.clone(),
+            format: ExportFormat::Jsonl,
+            path: None,
+        })
+        .await
+        .unwrap()
+        .content
+        .unwrap();
+    assert_eq!(
+        exported.lines().nth(1),
+        Some(
+            r#"{"type":"session_info","id":"c0000002","parentId":null,"timestamp":"2026-03-16T09:00:01.000Z","name":"twice"}"#
+        )
+    );
+}
+
 #[tokio::test]
 async fn v1_and_v2_files_are_migrated() {
     let daemon = TestDaemon::start().await;
