@@ -97,7 +97,91 @@ pub struct ServerStatus {
     pub starts: u32,
 }
 
-type Client = RunningService<RoleClient, ()>;
+type Client = RunningService<RoleClient, Handler>;
+
+/// Where a server's progress notifications go: the running calls' progress sinks, by the
+/// progress token each call sent.
+#[derive(Clone, Debug, Default)]
+pub struct ProgressRoutes {
+    // A sync mutex, never held across an await.
+    routes: Arc<Mutex<HashMap<String, pi_agent::ProgressSink>>>,
+}
+
+impl ProgressRoutes {
+    /// Routes progress with `token` to `sink` until the returned guard drops.
+    pub fn route(&self, token: String, sink: pi_agent::ProgressSink) -> ProgressRoute {
+        self.routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(token.clone(), sink);
+        ProgressRoute {
+            routes: self.clone(),
+            token,
+        }
+    }
+
+    fn send(&self, token: &str, update: pi_agent::ToolOutput) {
+        if let Some(sink) = self
+            .routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(token)
+        {
+            sink.update(update);
+        }
+    }
+}
+
+/// A call's progress route; dropping it ends the route.
+#[derive(Debug)]
+pub struct ProgressRoute {
+    routes: ProgressRoutes,
+    token: String,
+}
+
+impl Drop for ProgressRoute {
+    fn drop(&mut self) {
+        self.routes
+            .routes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&self.token);
+    }
+}
+
+/// What the daemon does with a server's notifications: progress becomes the calls'
+/// `tool_execution_update`s.
+#[derive(Clone, Debug, Default)]
+pub struct Handler {
+    progress: ProgressRoutes,
+}
+
+impl rmcp::ClientHandler for Handler {
+    async fn on_progress(
+        &self,
+        params: rmcp::model::ProgressNotificationParam,
+        _context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        let token = match &params.progress_token.0 {
+            rmcp::model::NumberOrString::String(text) => text.to_string(),
+            rmcp::model::NumberOrString::Number(number) => number.to_string(),
+        };
+        let amount = match params.total {
+            Some(total) => format!("{}/{}", params.progress, total),
+            None => params.progress.to_string(),
+        };
+        let text = match &params.message {
+            Some(message) => format!("Progress {amount}: {message}"),
+            None => format!("Progress {amount}"),
+        };
+        let update = pi_agent::ToolOutput::text(text).with_details(serde_json::json!({
+            "progress": params.progress,
+            "total": params.total,
+            "message": params.message,
+        }));
+        self.progress.send(&token, update);
+    }
+}
 
 /// One shared server.
 pub struct Server {
@@ -109,6 +193,8 @@ pub struct Server {
     env: BTreeMap<String, String>,
     log_path: PathBuf,
     phase: watch::Sender<Phase>,
+    // The running calls' progress sinks, shared with the connection's handler.
+    progress: ProgressRoutes,
     // A sync mutex, never held across an await.
     state: Mutex<ServerState>,
 }
@@ -153,6 +239,12 @@ impl Server {
         self.definition
             .timeout_ms
             .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
+    }
+
+    /// Routes the server's progress notifications with `token` to `sink` while the guard
+    /// lives.
+    pub fn route_progress(&self, token: String, sink: pi_agent::ProgressSink) -> ProgressRoute {
+        self.progress.route(token, sink)
     }
 
     /// The connection, while the server is ready.
@@ -324,6 +416,7 @@ impl McpPool {
                     env: env.clone(),
                     log_path,
                     phase: watch::Sender::new(Phase::Stopped),
+                    progress: ProgressRoutes::default(),
                     state: Mutex::new(ServerState::default()),
                 })
             })
@@ -436,7 +529,10 @@ impl McpPool {
                 if let Some(stderr) = stderr {
                     copy_to_log(stderr, server.log_path.clone());
                 }
-                let client = ()
+                let handler = Handler {
+                    progress: server.progress.clone(),
+                };
+                let client = handler
                     .serve(transport)
                     .await
                     .map_err(|error| format!("the MCP handshake failed: {error}"))?;
@@ -463,7 +559,10 @@ impl McpPool {
                 }
                 config = config.custom_headers(custom);
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                let client = ()
+                let handler = Handler {
+                    progress: server.progress.clone(),
+                };
+                let client = handler
                     .serve(transport)
                     .await
                     .map_err(|error| format!("the MCP handshake with {url} failed: {error}"))?;

@@ -166,12 +166,58 @@ impl Tool for McpTool {
             };
             let params = rmcp::model::CallToolRequestParams::new(self.tool.clone())
                 .with_arguments(arguments);
+            let request = rmcp::model::ClientRequest::CallToolRequest(
+                rmcp::model::CallToolRequest::new(params),
+            );
+            let handle = match client
+                .send_cancellable_request(request, rmcp::service::PeerRequestOptions::no_options())
+                .await
+            {
+                Ok(handle) => handle,
+                Err(error) => {
+                    return ToolOutput::error(format!(
+                        "MCP server \"{server_name}\" could not be sent {}: {error}",
+                        self.tool
+                    ));
+                }
+            };
+            // The server's progress for this call (rmcp chose its token) becomes its updates.
+            let token = match &handle.progress_token.0 {
+                rmcp::model::NumberOrString::String(text) => text.to_string(),
+                rmcp::model::NumberOrString::Number(number) => number.to_string(),
+            };
+            let _route = self
+                .server
+                .route_progress(token, invocation.progress.clone());
+            let request_id = handle.id.clone();
             let timeout = self.server.call_timeout();
-            let call = client.call_tool(params);
+            let cancel = |reason: &str| {
+                let notification = rmcp::model::CancelledNotification::new(
+                    rmcp::model::CancelledNotificationParam::new(
+                        Some(request_id.clone()),
+                        Some(reason.to_owned()),
+                    ),
+                );
+                let client = client.clone();
+                async move {
+                    let _ = client.send_notification(notification.into()).await;
+                }
+            };
             let result = tokio::select! {
-                // Dropping the request sends `notifications/cancelled` to the server.
-                () = invocation.cancel.cancelled() => return ToolOutput::error("Operation aborted"),
-                result = tokio::time::timeout(timeout, call) => result,
+                () = invocation.cancel.cancelled() => {
+                    cancel("the user aborted the run").await;
+                    return ToolOutput::error("Operation aborted");
+                }
+                result = tokio::time::timeout(timeout, handle.await_response()) => result,
+            };
+            let result = match result {
+                Ok(Ok(rmcp::model::ServerResult::CallToolResult(result))) => Ok(Ok(result)),
+                Ok(Ok(other)) => Ok(Err(format!("an unexpected answer: {other:?}"))),
+                Ok(Err(error)) => Ok(Err(error.to_string())),
+                Err(elapsed) => {
+                    cancel("timed out").await;
+                    Err(elapsed)
+                }
             };
             match result {
                 Err(_) => ToolOutput::error(format!(

@@ -55,6 +55,19 @@ pub struct DaemonStatusResponse {
     /// their problems.
     #[serde(default)]
     pub config: ConfigStatus,
+    /// The MCP servers shared by the sessions (details: `mcp/list`).
+    #[serde(default)]
+    pub mcp: McpCounts,
+}
+
+/// MCP server counts in `daemon/status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpCounts {
+    /// Servers the daemon has started or been asked for (one per definition key).
+    pub servers: u32,
+    /// Servers ready now.
+    pub running: u32,
 }
 
 /// The configuration files the daemon watches and reloads on change.

@@ -59,6 +59,14 @@ pub async fn status(
             writes: state.store.writer_stats().writes.load(Ordering::Relaxed),
         },
         config: state.config_files.status(),
+        mcp: state
+            .mcp
+            .as_ref()
+            .map(|pool| pi_protocol::v1::McpCounts {
+                servers: pool.list().len() as u32,
+                running: pool.running_count() as u32,
+            })
+            .unwrap_or_default(),
     })
 }
 

@@ -244,6 +244,11 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
         session_ids
     );
     let guard = server.pid.expect("a stdio server has a process");
+    let status = clients[0]
+        .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
+        .await
+        .unwrap();
+    assert_eq!((status.mcp.servers, status.mcp.running), (1, 1));
     let daemon_pid = world.daemon.pid();
     let children: Vec<(u32, String)> = descendants(daemon_pid);
     let servers: Vec<&(u32, String)> = children
@@ -324,4 +329,144 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
         // Polling: the kernel delivers the death signal with no event a test can await.
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+}
+
+/// A long call reports progress as `tool_execution_update`s; `session/abort` ends it at once
+/// (rmcp tells the server `notifications/cancelled`), and the shared server goes on serving.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn progress_becomes_updates_and_abort_ends_a_call_without_harming_the_server() {
+    let world =
+        World::start_with("anthropic-messages", &[(".pi/agent/mcp.json", mcp_json())]).await;
+    world.server.respond_with(|request| {
+        let first = request.body["messages"][0]["content"].to_string();
+        let answered = request.body_text.contains("\"tool_result\"");
+        Ok(match (first.contains("long"), answered) {
+            (true, false) => Turn::reply()
+                .tool_call(
+                    "call_1",
+                    "mcp__everything__trigger-long-running-operation",
+                    json!({"duration": 60, "steps": 60}),
+                )
+                .into(),
+            (false, false) => Turn::reply()
+                .tool_call(
+                    "call_1",
+                    "mcp__everything__echo",
+                    json!({"message": "still here"}),
+                )
+                .into(),
+            (_, true) => Turn::reply().text("Done.").into(),
+        })
+    });
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events) = world.client().await;
+    let create = || SessionCreateParams {
+        cwd: cwd.clone(),
+        model: Some(MODEL.to_owned()),
+        ..SessionCreateParams::default()
+    };
+    let long = client.call::<SessionCreate>(&create()).await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap()
+        .servers
+        .iter()
+        .any(|server| server.state == "ready")
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the server never got ready"
+        );
+        // Polling: no notification announces a server's state yet.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: long.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionPrompt>(&prompt(&long.id, "run the long operation"))
+        .await
+        .unwrap();
+    // The server's progress arrives as updates of the running call.
+    let progress = loop {
+        let notification = tokio::time::timeout(
+            Duration::from_secs(20),
+            events.next_of::<pi_protocol::v1::SessionEventNotification>(),
+        )
+        .await
+        .expect("progress arrives")
+        .unwrap()
+        .unwrap();
+        if let pi_protocol::v1::SessionEvent::ToolExecutionUpdate { partial_result, .. } =
+            notification.event
+        {
+            let text = serde_json::to_string(&partial_result.content).unwrap();
+            if text.contains("Progress") {
+                break text;
+            }
+        }
+    };
+    assert!(progress.contains("/60"), "{progress}");
+    let started = std::time::Instant::now();
+    client
+        .call::<pi_protocol::v1::SessionAbort>(&pi_protocol::v1::SessionIdParams {
+            session_id: long.id.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "abort ended the call"
+    );
+    let seen = run_events(&mut events, &long.id).await;
+    let ended = seen.iter().find_map(|event| match &event.event {
+        pi_protocol::v1::SessionEvent::ToolExecutionEnd {
+            result, is_error, ..
+        } => Some((serde_json::to_string(&result.content).unwrap(), *is_error)),
+        _ => None,
+    });
+    let (text, is_error) = ended.expect("the call ended");
+    assert!(is_error && text.contains("Operation aborted"), "{text}");
+
+    // Another session's call on the same server works right after.
+    let (other_client, mut other_events) = world.client().await;
+    let other = other_client.call::<SessionCreate>(&create()).await.unwrap();
+    other_client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: other.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    other_client
+        .call::<SessionPrompt>(&prompt(&other.id, "echo please"))
+        .await
+        .unwrap();
+    let seen = run_events(&mut other_events, &other.id).await;
+    let echoed = seen.iter().any(|event| match &event.event {
+        pi_protocol::v1::SessionEvent::ToolExecutionEnd {
+            result, is_error, ..
+        } => {
+            !is_error
+                && serde_json::to_string(&result.content)
+                    .unwrap()
+                    .contains("Echo: still here")
+        }
+        _ => false,
+    });
+    assert!(echoed, "the server answers after the abort");
+    let list = client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        list.servers[0].starts, 1,
+        "the abort did not restart the server"
+    );
 }
