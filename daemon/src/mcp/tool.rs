@@ -354,4 +354,97 @@ mod tests {
             "different seeds, different names"
         );
     }
+
+    fn tool(artifacts: &Artifacts) -> McpTool {
+        let definition = crate::mcp::ServerDefinition {
+            name: "big".to_owned(),
+            file: PathBuf::from("/mcp.json"),
+            trusted: true,
+            transport: crate::mcp::Transport::Stdio {
+                command: "big-server".to_owned(),
+                args: Vec::new(),
+                env: BTreeMap::new(),
+                cwd: None,
+            },
+            timeout_ms: None,
+        };
+        let server = Arc::new(Server {
+            key: "k".to_owned(),
+            definition,
+            cwd: PathBuf::from("/"),
+            env: BTreeMap::new(),
+            log_path: PathBuf::from("/dev/null"),
+            phase: tokio::sync::watch::Sender::new(super::super::Phase::Stopped),
+            progress: super::super::ProgressRoutes::default(),
+            state: std::sync::Mutex::new(super::super::ServerState::default()),
+        });
+        McpTool {
+            name: "mcp__big__dump".to_owned(),
+            label: "dump (big)".to_owned(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+            server,
+            tool: "dump".to_owned(),
+            artifacts: artifacts.clone(),
+            session_id: "session-1".to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_megabyte_of_text_keeps_its_head_and_goes_whole_to_an_artifact() {
+        let dir = tempfile::tempdir().unwrap();
+        let artifacts = Artifacts::new(dir.path().to_path_buf());
+        let tool = tool(&artifacts);
+        let big: String = (0..100_000).map(|n| format!("line {n:06}\n")).collect();
+        assert!(big.len() > 1_000_000);
+        let result: rmcp::model::CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [{"type": "text", "text": big}]
+        }))
+        .unwrap();
+        let output = tool.output(result);
+        assert!(!output.is_error);
+        let UserContent::Text(text) = &output.content[0] else {
+            panic!("{output:?}");
+        };
+        assert!(text.text.starts_with("line 000000\nline 000001\n"));
+        let notice = text.text.rsplit("\n\n").next().unwrap();
+        assert!(
+            notice.starts_with("[Showing lines 1-2000 of 100001. Full output: artifact://mcp-"),
+            "{notice}"
+        );
+        let reference = output.details["fullOutputPath"].as_str().unwrap();
+        let id = reference.strip_prefix("artifact://").unwrap();
+        let stored =
+            std::fs::read_to_string(artifacts.session("session-1").unwrap().path(id).unwrap())
+                .unwrap();
+        assert_eq!(stored, big);
+    }
+
+    #[test]
+    fn images_and_resources_reach_the_model() {
+        let dir = tempfile::tempdir().unwrap();
+        let tool = tool(&Artifacts::new(dir.path().to_path_buf()));
+        let result: rmcp::model::CallToolResult = serde_json::from_value(serde_json::json!({
+            "content": [
+                {"type": "text", "text": "a picture:"},
+                {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                {"type": "resource", "resource": {"uri": "file:///notes.md", "text": "# Notes"}}
+            ],
+            "isError": true
+        }))
+        .unwrap();
+        let output = tool.output(result);
+        assert!(output.is_error);
+        assert_eq!(
+            output.content,
+            [
+                UserContent::text("a picture:\n[resource file:///notes.md]\n# Notes"),
+                UserContent::Image(ImageContent {
+                    data: "iVBORw0KGgo=".to_owned(),
+                    mime_type: "image/png".to_owned(),
+                }),
+            ]
+        );
+        assert!(output.details.is_null());
+    }
 }
