@@ -443,9 +443,15 @@ impl McpPool {
         let pool = self.clone();
         let server = server.clone();
         tokio::spawn(async move {
-            let started = tokio::time::timeout(START_TIMEOUT, pool.connect(&server)).await;
+            // In a task of its own: a panic in the SDK fails this start, not the server.
+            let connecting = {
+                let (pool, server) = (pool.clone(), server.clone());
+                tokio::spawn(async move { pool.connect(&server).await })
+            };
+            let started = tokio::time::timeout(START_TIMEOUT, connecting).await;
             let outcome = match started {
-                Ok(outcome) => outcome,
+                Ok(Ok(outcome)) => outcome,
+                Ok(Err(error)) => Err(format!("the MCP client failed while starting it: {error}")),
                 Err(_) => Err(format!(
                     "did not finish starting within {} s",
                     START_TIMEOUT.as_secs()
@@ -539,6 +545,9 @@ impl McpPool {
                 (client, pid)
             }
             Transport::Http { url, headers } => {
+                // rmcp's HTTPS client needs the process's TLS provider (the LLM client
+                // installs the same one; whichever comes first wins).
+                let _ = rustls::crypto::ring::default_provider().install_default();
                 let mut config =
                     rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig::with_uri(
                         url.clone(),

@@ -470,3 +470,102 @@ async fn progress_becomes_updates_and_abort_ends_a_call_without_harming_the_serv
         "the abort did not restart the server"
     );
 }
+
+/// A Streamable HTTP server (the same npm server in its HTTP mode): the session calls it
+/// like a stdio one; the daemon starts no process for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_http_server_serves_sessions_like_a_stdio_one() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server_process = tokio::process::Command::new(peers::npm_bin("mcp-server-everything"))
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    // It says on stderr when it listens.
+    let mut stderr = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+        server_process.stderr.take().unwrap(),
+    ));
+    tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = stderr.next_line().await.unwrap() {
+            if line.contains("listening on port") {
+                return;
+            }
+        }
+        panic!("the HTTP server exited before listening");
+    })
+    .await
+    .expect("the HTTP server listens");
+    let mcp_json = json!({"mcpServers": {"web": {
+        "type": "http", "url": format!("http://127.0.0.1:{port}/mcp")}}})
+    .to_string();
+    let world = World::start_with("anthropic-messages", &[(".pi/agent/mcp.json", mcp_json)]).await;
+    world.server.respond_with(|request| {
+        Ok(if request.body_text.contains("\"tool_result\"") {
+            Turn::reply().text("Done.").into()
+        } else {
+            Turn::reply()
+                .tool_call("call_1", "mcp__web__echo", json!({"message": "over http"}))
+                .into()
+        })
+    });
+    let (client, mut events) = world.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: world.daemon.home.path().display().to_string(),
+            model: Some(MODEL.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let list = client
+            .call::<McpList>(&McpListParams::default())
+            .await
+            .unwrap();
+        if list.servers.iter().any(|server| server.state == "ready") {
+            break list;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never ready: {list:?}"
+        );
+        // Polling: no notification announces a server's state yet.
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    assert_eq!(listed.servers[0].transport, "http");
+    assert_eq!(listed.servers[0].pid, None, "no process of ours");
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "echo over http"))
+        .await
+        .unwrap();
+    let seen = run_events(&mut events, &session.id).await;
+    let echoed = seen.iter().any(|event| match &event.event {
+        pi_protocol::v1::SessionEvent::ToolExecutionEnd {
+            result, is_error, ..
+        } => {
+            !is_error
+                && serde_json::to_string(&result.content)
+                    .unwrap()
+                    .contains("Echo: over http")
+        }
+        _ => false,
+    });
+    assert!(echoed, "{seen:?}");
+    drop(server_process);
+}
