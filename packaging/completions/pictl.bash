@@ -163,6 +163,9 @@ _pictl() {
             pictl__subcmd__help__subcmd__mcp,list)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__list"
                 ;;
+            pictl__subcmd__help__subcmd__mcp,logs)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__logs"
+                ;;
             pictl__subcmd__help__subcmd__mcp,restart)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__restart"
                 ;;
@@ -193,6 +196,9 @@ _pictl() {
             pictl__subcmd__mcp,list)
                 cmd="pictl__subcmd__mcp__subcmd__list"
                 ;;
+            pictl__subcmd__mcp,logs)
+                cmd="pictl__subcmd__mcp__subcmd__logs"
+                ;;
             pictl__subcmd__mcp,restart)
                 cmd="pictl__subcmd__mcp__subcmd__restart"
                 ;;
@@ -201,6 +207,9 @@ _pictl() {
                 ;;
             pictl__subcmd__mcp__subcmd__help,list)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__list"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,logs)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__logs"
                 ;;
             pictl__subcmd__mcp__subcmd__help,restart)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__restart"
@@ -686,7 +695,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__mcp)
-            opts="list restart"
+            opts="list restart logs"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -700,6 +709,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__mcp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__logs)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -952,7 +975,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__mcp)
-            opts="-h --help list restart help"
+            opts="-h --help list restart logs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -966,7 +989,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__mcp__subcmd__help)
-            opts="list restart help"
+            opts="list restart logs help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1007,6 +1030,20 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__logs)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__mcp__subcmd__help__subcmd__restart)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
@@ -1028,6 +1065,24 @@ _pictl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__logs)
+            opts="-h --lines --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --lines)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -3,7 +3,9 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use pi_protocol::v1::{McpList, McpListParams, McpRestart, McpRestartParams};
+use pi_protocol::v1::{
+    McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams,
+};
 
 use crate::daemon_client;
 use crate::error::CliError;
@@ -23,6 +25,14 @@ pub enum McpCommand {
     Restart {
         /// The server's name in mcp.json
         name: String,
+    },
+    /// Print the end of a server's stderr log
+    Logs {
+        /// The server's name in mcp.json
+        name: String,
+        /// How many of the last lines
+        #[arg(long, default_value_t = 100)]
+        lines: u32,
     },
 }
 
@@ -96,6 +106,26 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
                         .unwrap_or_default(),
                     diagnostic.message
                 ));
+            }
+            print_text(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Logs { name, lines } => {
+            let logs = client
+                .call::<McpLogs>(&McpLogsParams {
+                    name,
+                    lines: Some(lines),
+                })
+                .await?;
+            let mut text = String::new();
+            for log in &logs.logs {
+                if logs.logs.len() > 1 {
+                    text.push_str(&format!("==> {} <==\n", log.path));
+                }
+                text.push_str(&log.text);
+                if !log.text.is_empty() {
+                    text.push('\n');
+                }
             }
             print_text(&text);
             Ok(ExitCode::SUCCESS)

@@ -124,6 +124,9 @@ pub async fn dispatch(
         v1::McpList::NAME => {
             call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
         }
+        v1::McpLogs::NAME => {
+            call::<v1::McpLogs, _>(params, |p| methods::mcp::logs(context, p)).await
+        }
         v1::McpRestart::NAME => {
             call::<v1::McpRestart, _>(params, |p| methods::mcp::restart(context, p)).await
         }

@@ -88,3 +88,34 @@ pub struct McpRestartResponse {
     /// How many connections of that name were restarted (one per definition key).
     pub restarted: u32,
 }
+
+/// Params of `mcp/logs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpLogsParams {
+    /// The server's name.
+    pub name: String,
+    /// How many of the last lines (default 100, at most 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
+}
+
+/// Response of `mcp/logs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpLogsResponse {
+    /// One log per definition of that name (stdio servers write stderr there).
+    pub logs: Vec<McpLog>,
+}
+
+/// The end of one server's stderr log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpLog {
+    /// The server's sharing key.
+    pub key: String,
+    /// The log file.
+    pub path: String,
+    /// Its last lines (empty when the server wrote nothing).
+    pub text: String,
+}

@@ -128,6 +128,8 @@ crate::method_table! {
     McpList = "mcp/list" (McpListParams) -> McpListResponse;
     /// Restarts an MCP server by name (failures forgotten); sessions using it get it back.
     McpRestart = "mcp/restart" (McpRestartParams) -> McpRestartResponse;
+    /// The last lines of an MCP server's stderr log, by name.
+    McpLogs = "mcp/logs" (McpLogsParams) -> McpLogsResponse;
 }
 
 crate::notification_table! {

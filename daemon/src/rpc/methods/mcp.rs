@@ -1,8 +1,8 @@
 //! `mcp/list` and `mcp/restart`: the MCP servers every session shares.
 
 use pi_protocol::v1::{
-    McpDefinition, McpListParams, McpListResponse, McpRestartParams, McpRestartResponse,
-    McpServerStatus,
+    McpDefinition, McpListParams, McpListResponse, McpLog, McpLogsParams, McpLogsResponse,
+    McpRestartParams, McpRestartResponse, McpServerStatus,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -91,4 +91,58 @@ pub async fn restart(
     Ok(McpRestartResponse {
         restarted: restarted as u32,
     })
+}
+
+/// The last lines of the logs of the servers named `params.name`.
+pub async fn logs(
+    context: &RequestContext,
+    params: McpLogsParams,
+) -> Result<McpLogsResponse, ErrorObject> {
+    let pool = pool(context)?;
+    let servers: Vec<_> = pool
+        .list()
+        .into_iter()
+        .filter(|server| server.name == params.name)
+        .collect();
+    if servers.is_empty() {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!(
+                "no MCP server named \"{}\" has run in this daemon; `pictl mcp list` shows those \
+                 that have",
+                params.name
+            ),
+        )
+        .with_field("name"));
+    }
+    let lines = params.lines.unwrap_or(100).clamp(1, 10_000) as usize;
+    let mut logs = Vec::new();
+    for server in servers {
+        let path = server.log_path.clone();
+        let text = tokio::task::spawn_blocking(move || tail(&path, lines))
+            .await
+            .unwrap_or_default();
+        logs.push(McpLog {
+            key: server.key,
+            path: server.log_path.display().to_string(),
+            text,
+        });
+    }
+    Ok(McpLogsResponse { logs })
+}
+
+/// The last `lines` lines of the file at `path` (reading at most its last 1 MiB).
+fn tail(path: &std::path::Path, lines: usize) -> String {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    const MOST: u64 = 1024 * 1024;
+    let Ok(mut file) = std::fs::File::open(path) else {
+        return String::new();
+    };
+    let length = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let _ = file.seek(SeekFrom::Start(length.saturating_sub(MOST)));
+    let mut bytes = Vec::new();
+    let _ = file.read_to_end(&mut bytes);
+    let text = String::from_utf8_lossy(&bytes);
+    let all: Vec<&str> = text.lines().collect();
+    all[all.len().saturating_sub(lines)..].join("\n")
 }

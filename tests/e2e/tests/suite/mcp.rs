@@ -268,6 +268,17 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
         "one guard and one server process: {children:?}"
     );
 
+    // The server's stderr is in its log.
+    let logs = clients[0]
+        .call::<pi_protocol::v1::McpLogs>(&pi_protocol::v1::McpLogsParams {
+            name: "everything".to_owned(),
+            lines: Some(20),
+        })
+        .await
+        .unwrap();
+    assert_eq!(logs.logs.len(), 1);
+    assert!(logs.logs[0].text.contains("Starting"), "{:?}", logs.logs[0]);
+
     // A restart starts a new process the next run uses.
     let restarted = clients[0]
         .call::<McpRestart>(&McpRestartParams {
