@@ -19,6 +19,23 @@ pub struct Config {
     pub websocket: WebSocketConfig,
     /// Per-connection limits.
     pub limits: LimitsConfig,
+    /// The MCP servers the sessions share.
+    pub mcp: McpConfig,
+}
+
+/// `[mcp]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct McpConfig {
+    /// Seconds an MCP server no session uses keeps running (a session started soon after
+    /// reuses it); 0 stops it at once.
+    pub linger_secs: u64,
+}
+
+impl Default for McpConfig {
+    fn default() -> Self {
+        McpConfig { linger_secs: 60 }
+    }
 }
 
 /// `[websocket]`.
@@ -170,15 +187,17 @@ mod tests {
         assert!(config.websocket.enabled);
         assert_eq!(config.websocket.port, 0);
         assert_eq!(config.limits.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
+        assert_eq!(config.mcp.linger_secs, 60);
     }
 
     #[test]
     fn values_are_read() {
         let config = Config::parse(
             Path::new("c.toml"),
-            "[websocket]\nport = 7777\nallowed_origins = [\"vscode-webview://x\"]\n[limits]\nmax_message_bytes = 4096\n",
+            "[websocket]\nport = 7777\nallowed_origins = [\"vscode-webview://x\"]\n[limits]\nmax_message_bytes = 4096\n[mcp]\nlinger_secs = 5\n",
         )
         .unwrap();
+        assert_eq!(config.mcp.linger_secs, 5);
         assert_eq!(config.websocket.port, 7777);
         assert_eq!(
             config.websocket.allowed_origins,

@@ -50,9 +50,6 @@ pub struct RunOptions {
 /// Together with the store's close this keeps the whole shutdown under 5 s.
 const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(2000);
 const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(800);
-/// How long an MCP server no session uses keeps running (a session started soon after reuses
-/// it).
-const MCP_LINGER: Duration = Duration::from_secs(60);
 
 /// Runs the daemon until SIGTERM, SIGINT or `daemon/shutdown`, then shuts down gracefully.
 pub fn run(options: RunOptions) -> anyhow::Result<()> {
@@ -88,7 +85,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
-        MCP_LINGER,
+        Duration::from_secs(config.mcp.linger_secs),
         pi_tools::Artifacts::new(paths.artifacts_dir()),
     ));
     let services = session::SessionServices {

@@ -580,3 +580,66 @@ async fn an_http_server_serves_sessions_like_a_stdio_one() {
     assert!(echoed, "{seen:?}");
     drop(server_process);
 }
+
+/// A server no session uses any more stops after the linger (`[mcp] linger_secs`, here 0),
+/// with its process; a new session starts it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unused_server_stops_after_the_linger_and_comes_back_when_needed() {
+    let world = World::start_with_config(
+        "anthropic-messages",
+        "[mcp]\nlinger_secs = 0\n",
+        &[(".pi/agent/mcp.json", mcp_json())],
+    )
+    .await;
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, _events) = world.client().await;
+    let create = || SessionCreateParams {
+        cwd: cwd.clone(),
+        model: Some(MODEL.to_owned()),
+        ..SessionCreateParams::default()
+    };
+    let wait_for = async |wanted: &str| {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        loop {
+            let list = client
+                .call::<McpList>(&McpListParams::default())
+                .await
+                .unwrap();
+            if list
+                .servers
+                .first()
+                .is_some_and(|server| server.state == wanted)
+            {
+                return list.servers[0].clone();
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "never {wanted}: {list:?}"
+            );
+            // Polling: no notification announces a server's state yet.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let session = client.call::<SessionCreate>(&create()).await.unwrap();
+    let ready = wait_for("ready").await;
+    let pid = ready.pid.unwrap();
+    client
+        .call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
+            session_id: session.id.clone(),
+        })
+        .await
+        .unwrap();
+    let stopped = wait_for("stopped").await;
+    assert!(stopped.sessions.is_empty(), "{stopped:?}");
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while is_alive(pid) {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the stopped server's process lives on"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    client.call::<SessionCreate>(&create()).await.unwrap();
+    let again = wait_for("ready").await;
+    assert_eq!(again.starts, 2);
+}
