@@ -149,6 +149,14 @@ impl Drop for ProgressRoute {
     }
 }
 
+/// A progress token as the key of its route.
+pub fn token_key(token: &rmcp::model::ProgressToken) -> String {
+    match &token.0 {
+        rmcp::model::NumberOrString::String(text) => text.to_string(),
+        rmcp::model::NumberOrString::Number(number) => number.to_string(),
+    }
+}
+
 /// What the daemon does with a server's notifications: progress becomes the calls'
 /// `tool_execution_update`s.
 #[derive(Clone, Debug, Default)]
@@ -162,10 +170,7 @@ impl rmcp::ClientHandler for Handler {
         params: rmcp::model::ProgressNotificationParam,
         _context: rmcp::service::NotificationContext<RoleClient>,
     ) {
-        let token = match &params.progress_token.0 {
-            rmcp::model::NumberOrString::String(text) => text.to_string(),
-            rmcp::model::NumberOrString::Number(number) => number.to_string(),
-        };
+        let token = token_key(&params.progress_token);
         let amount = match params.total {
             Some(total) => format!("{}/{}", params.progress, total),
             None => params.progress.to_string(),
@@ -355,15 +360,27 @@ impl McpPool {
 
     /// Starts the servers session `session_id` (in `cwd`, with `env`) sees, without waiting.
     pub fn warm_up(self: &Arc<Self>, session_id: &str, cwd: &Path, env: &BTreeMap<String, String>) {
+        self.acquire(session_id, cwd, env);
+    }
+
+    /// The trusted servers the session sees, each now used by it and started if it was not.
+    fn acquire(
+        self: &Arc<Self>,
+        session_id: &str,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Vec<Arc<Server>> {
         let (definitions, _) = self.definitions(cwd, env);
-        for definition in definitions
+        definitions
             .into_iter()
             .filter(|definition| definition.trusted)
-        {
-            let server = self.server(definition, cwd, env);
-            server.state().users.insert(session_id.to_owned());
-            self.ensure_started(&server);
-        }
+            .map(|definition| {
+                let server = self.server(definition, cwd, env);
+                server.state().users.insert(session_id.to_owned());
+                self.ensure_started(&server);
+                server
+            })
+            .collect()
     }
 
     /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
@@ -374,17 +391,7 @@ impl McpPool {
         cwd: &Path,
         env: &BTreeMap<String, String>,
     ) -> Vec<Arc<dyn Tool>> {
-        let (definitions, _) = self.definitions(cwd, env);
-        let mut used = Vec::new();
-        for definition in definitions
-            .into_iter()
-            .filter(|definition| definition.trusted)
-        {
-            let server = self.server(definition, cwd, env);
-            server.state().users.insert(session_id.to_owned());
-            self.ensure_started(&server);
-            used.push(server);
-        }
+        let used = self.acquire(session_id, cwd, env);
         // The gate: one deadline for all of them.
         let deadline = tokio::time::Instant::now() + STARTUP_GATE;
         for server in &used {

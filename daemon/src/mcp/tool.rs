@@ -182,10 +182,7 @@ impl Tool for McpTool {
                 }
             };
             // The server's progress for this call (rmcp chose its token) becomes its updates.
-            let token = match &handle.progress_token.0 {
-                rmcp::model::NumberOrString::String(text) => text.to_string(),
-                rmcp::model::NumberOrString::Number(number) => number.to_string(),
-            };
+            let token = super::token_key(&handle.progress_token);
             let _route = self
                 .server
                 .route_progress(token, invocation.progress.clone());

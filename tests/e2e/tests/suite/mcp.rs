@@ -126,6 +126,34 @@ fn is_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
+/// The (only) server once `wanted` holds for it, by polling `mcp/list`: no notification
+/// announces a server's state yet. The deadline only turns "never" into a failure.
+async fn wait_for_server(
+    client: &pi_client::Client,
+    what: &str,
+    wanted: impl Fn(&pi_protocol::v1::McpServerStatus) -> bool,
+) -> pi_protocol::v1::McpServerStatus {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let list = client
+            .call::<McpList>(&McpListParams::default())
+            .await
+            .unwrap();
+        if let Some(server) = list.servers.first().filter(|server| wanted(server)) {
+            return server.clone();
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never {what}: {list:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn ready(server: &pi_protocol::v1::McpServerStatus) -> bool {
+    server.state == "ready"
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
     let mut world =
@@ -148,23 +176,8 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
         created.push((client, events, session));
     }
     // The server (node) takes longer than a run's 250 ms startup gate: wait until it is
-    // ready, by polling its state (no notification announces it yet).
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    loop {
-        let list = created[0]
-            .0
-            .call::<McpList>(&McpListParams::default())
-            .await
-            .unwrap();
-        if list.servers.iter().any(|server| server.state == "ready") {
-            break;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server never got ready: {list:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    // ready.
+    wait_for_server(&created[0].0, "ready", ready).await;
     // All sessions prompt at once.
     let mut runs = Vec::new();
     for (index, (client, mut events, session)) in created.into_iter().enumerate() {
@@ -299,23 +312,10 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
         "{unknown}"
     );
     // Its sessions still use it: it starts again at once, in a new process.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let restarted = loop {
-        let list = clients[0]
-            .call::<McpList>(&McpListParams::default())
-            .await
-            .unwrap();
-        let server = list.servers[0].clone();
-        if server.state == "ready" && server.starts == 2 {
-            break server;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no restart: {list:?}"
-        );
-        // Polling, as above.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let restarted = wait_for_server(&clients[0], "restarted", |server| {
+        ready(server) && server.starts == 2
+    })
+    .await;
     assert_ne!(restarted.pid, Some(guard), "a new process");
     assert!(!is_alive(guard), "the old process is gone");
 
@@ -377,22 +377,7 @@ async fn progress_becomes_updates_and_abort_ends_a_call_without_harming_the_serv
         ..SessionCreateParams::default()
     };
     let long = client.call::<SessionCreate>(&create()).await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !client
-        .call::<McpList>(&McpListParams::default())
-        .await
-        .unwrap()
-        .servers
-        .iter()
-        .any(|server| server.state == "ready")
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the server never got ready"
-        );
-        // Polling: no notification announces a server's state yet.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    wait_for_server(&client, "ready", ready).await;
     client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: long.id.clone(),
@@ -536,24 +521,9 @@ async fn an_http_server_serves_sessions_like_a_stdio_one() {
         })
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let listed = loop {
-        let list = client
-            .call::<McpList>(&McpListParams::default())
-            .await
-            .unwrap();
-        if list.servers.iter().any(|server| server.state == "ready") {
-            break list;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "never ready: {list:?}"
-        );
-        // Polling: no notification announces a server's state yet.
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
-    assert_eq!(listed.servers[0].transport, "http");
-    assert_eq!(listed.servers[0].pid, None, "no process of ours");
+    let listed = wait_for_server(&client, "ready", ready).await;
+    assert_eq!(listed.transport, "http");
+    assert_eq!(listed.pid, None, "no process of ours");
     client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: session.id.clone(),
@@ -598,38 +568,15 @@ async fn an_unused_server_stops_after_the_linger_and_comes_back_when_needed() {
         model: Some(MODEL.to_owned()),
         ..SessionCreateParams::default()
     };
-    let wait_for = async |wanted: &str| {
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-        loop {
-            let list = client
-                .call::<McpList>(&McpListParams::default())
-                .await
-                .unwrap();
-            if list
-                .servers
-                .first()
-                .is_some_and(|server| server.state == wanted)
-            {
-                return list.servers[0].clone();
-            }
-            assert!(
-                tokio::time::Instant::now() < deadline,
-                "never {wanted}: {list:?}"
-            );
-            // Polling: no notification announces a server's state yet.
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    };
     let session = client.call::<SessionCreate>(&create()).await.unwrap();
-    let ready = wait_for("ready").await;
-    let pid = ready.pid.unwrap();
+    let pid = wait_for_server(&client, "ready", ready).await.pid.unwrap();
     client
         .call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
             session_id: session.id.clone(),
         })
         .await
         .unwrap();
-    let stopped = wait_for("stopped").await;
+    let stopped = wait_for_server(&client, "stopped", |server| server.state == "stopped").await;
     assert!(stopped.sessions.is_empty(), "{stopped:?}");
     let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     while is_alive(pid) {
@@ -640,6 +587,6 @@ async fn an_unused_server_stops_after_the_linger_and_comes_back_when_needed() {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     client.call::<SessionCreate>(&create()).await.unwrap();
-    let again = wait_for("ready").await;
+    let again = wait_for_server(&client, "ready", ready).await;
     assert_eq!(again.starts, 2);
 }
