@@ -99,9 +99,17 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
             ..session::SessionSettings::default()
         },
     };
+    if let Err(error) = mcp.trust().attach_store(store.clone()).await {
+        tracing::warn!(%error, "cannot read the answers about project MCP servers");
+    }
+    if let Err(error) = mcp.tool_cache().attach_store(store.clone()).await {
+        tracing::warn!(%error, "cannot read the cached MCP tool lists");
+    }
     let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
-    state.mcp = Some(mcp);
+    state.mcp = Some(mcp.clone());
     let state = Arc::new(state);
+    mcp.trust()
+        .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;
     serve_state(state).await?;
     lifecycle::remove_runtime_files(&paths);

@@ -194,3 +194,36 @@ async fn broadcast<N: NotificationMethod>(
         .await
         .map(|_| ())
 }
+
+/// Asks MCP trust questions (`mcp::trust`) as `ui/ask` confirmations. Holds the state weakly:
+/// the state owns the MCP pool that owns this.
+#[derive(Debug)]
+pub struct UiApprover(pub std::sync::Weak<DaemonState>);
+
+impl crate::mcp::trust::Approver for UiApprover {
+    fn confirm(
+        &self,
+        session_id: String,
+        title: String,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'static, Option<bool>> {
+        let state = self.0.clone();
+        Box::pin(async move {
+            let state = state.upgrade()?;
+            let asked = UiBroker::ask(
+                &state,
+                UiAskParams {
+                    session_id,
+                    request: pi_protocol::v1::UiRequest::Confirm { title, message },
+                    timeout_ms: None,
+                },
+            )
+            .await
+            .ok()?;
+            if asked.answer.cancelled {
+                return None;
+            }
+            asked.answer.confirmed
+        })
+    }
+}

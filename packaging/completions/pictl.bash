@@ -169,6 +169,9 @@ _pictl() {
             pictl__subcmd__help__subcmd__mcp,restart)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__restart"
                 ;;
+            pictl__subcmd__help__subcmd__mcp,trust)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__trust"
+                ;;
             pictl__subcmd__help__subcmd__session,export)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__export"
                 ;;
@@ -202,6 +205,9 @@ _pictl() {
             pictl__subcmd__mcp,restart)
                 cmd="pictl__subcmd__mcp__subcmd__restart"
                 ;;
+            pictl__subcmd__mcp,trust)
+                cmd="pictl__subcmd__mcp__subcmd__trust"
+                ;;
             pictl__subcmd__mcp__subcmd__help,help)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__help"
                 ;;
@@ -213,6 +219,9 @@ _pictl() {
                 ;;
             pictl__subcmd__mcp__subcmd__help,restart)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__restart"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,trust)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__trust"
                 ;;
             pictl__subcmd__session,export)
                 cmd="pictl__subcmd__session__subcmd__export"
@@ -695,7 +704,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__mcp)
-            opts="list restart logs"
+            opts="list restart logs trust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -737,6 +746,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__mcp__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__trust)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -975,7 +998,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__mcp)
-            opts="-h --help list restart logs help"
+            opts="-h --help list restart logs trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -989,7 +1012,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__mcp__subcmd__help)
-            opts="list restart logs help"
+            opts="list restart logs trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1058,6 +1081,20 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__trust)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__mcp__subcmd__list)
             opts="-h --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1097,6 +1134,24 @@ _pictl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__trust)
+            opts="-h --deny --forget --cwd --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

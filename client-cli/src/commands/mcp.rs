@@ -1,10 +1,11 @@
-//! `pictl mcp list|restart`: the MCP servers the daemon shares between its sessions.
+//! `pictl mcp list|restart|logs|trust`: the MCP servers the daemon shares between its sessions.
 
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use pi_protocol::v1::{
-    McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams,
+    McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams, McpTrust,
+    McpTrustDecision, McpTrustParams,
 };
 
 use crate::daemon_client;
@@ -33,6 +34,21 @@ pub enum McpCommand {
         /// How many of the last lines
         #[arg(long, default_value_t = 100)]
         lines: u32,
+    },
+    /// Approve a server this directory's .mcp.json or .pi/mcp.json defines, so sessions here
+    /// start it without asking (or refuse it, or forget the answer)
+    Trust {
+        /// The server's name in the project's file
+        name: String,
+        /// Refuse it: sessions never start it and stop asking
+        #[arg(long, conflicts_with = "forget")]
+        deny: bool,
+        /// Forget the answer: sessions ask again
+        #[arg(long)]
+        forget: bool,
+        /// The project directory (default: the current one)
+        #[arg(long)]
+        cwd: Option<std::path::PathBuf>,
     },
 }
 
@@ -83,12 +99,7 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
                     definitions.row(vec![
                         definition.name.clone(),
                         definition.transport.clone(),
-                        if definition.trusted {
-                            "user"
-                        } else {
-                            "needs approval"
-                        }
-                        .to_owned(),
+                        definition.approval.clone(),
                         definition.file.clone(),
                     ]);
                 }
@@ -128,6 +139,31 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
                 }
             }
             print_text(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        McpCommand::Trust {
+            name,
+            deny,
+            forget,
+            cwd,
+        } => {
+            let cwd = daemon_client::working_directory(cwd.as_deref())?;
+            let decision = match (deny, forget) {
+                (true, _) => McpTrustDecision::Deny,
+                (_, true) => McpTrustDecision::Forget,
+                _ => McpTrustDecision::Approve,
+            };
+            let answer = client
+                .call::<McpTrust>(&McpTrustParams {
+                    cwd: cwd.display().to_string(),
+                    name,
+                    decision,
+                })
+                .await?;
+            print_text(&format!(
+                "{} ({}): {}\n",
+                answer.name, answer.file, answer.approval
+            ));
             Ok(ExitCode::SUCCESS)
         }
         McpCommand::Restart { name } => {

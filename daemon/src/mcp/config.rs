@@ -13,7 +13,6 @@
 //! order ours, pi's, `.pi/mcp.json`, `.mcp.json` (a project cannot shadow a user's server).
 
 use std::collections::BTreeMap;
-use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Map, Value};
@@ -21,7 +20,7 @@ use serde_json::{Map, Value};
 use crate::coding::Diagnostic;
 
 /// How to reach a server.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Transport {
     /// A child process speaking JSON-RPC on stdin/stdout.
     Stdio {
@@ -56,19 +55,41 @@ pub struct ServerDefinition {
     pub transport: Transport,
     /// Per-request timeout.
     pub timeout_ms: Option<u64>,
+    /// What the user approves for a project server: the entry as written in its file (before
+    /// expansion, so every session's environment agrees), as 32 hex digits. Editing the
+    /// entry asks again.
+    pub definition_hash: String,
 }
 
 impl ServerDefinition {
     /// The identity connections are shared by: everything that makes two definitions the
     /// same server (transport with its resolved command, arguments, environment and working
-    /// directory, or URL and headers), as 16 hex digits.
+    /// directory, or URL and headers), as 16 hex digits. Stable across daemon versions (the
+    /// store caches tool lists under it).
     pub fn key(&self, session_cwd: &Path) -> String {
-        let mut hasher = std::collections::hash_map::DefaultHasher::new();
-        self.transport.hash(&mut hasher);
-        if let Transport::Stdio { cwd: None, .. } = &self.transport {
-            session_cwd.hash(&mut hasher);
+        let cwd = match &self.transport {
+            Transport::Stdio { cwd: None, .. } => Some(session_cwd),
+            _ => None,
+        };
+        let mut digest = stable_hash(&self.transport_json(), cwd);
+        digest.truncate(16);
+        digest
+    }
+
+    /// The transport as canonical JSON (maps are sorted).
+    fn transport_json(&self) -> Value {
+        match &self.transport {
+            Transport::Stdio {
+                command,
+                args,
+                env,
+                cwd,
+            } => serde_json::json!({
+                "command": command, "args": args, "env": env,
+                "cwd": cwd.as_ref().map(|cwd| cwd.display().to_string()),
+            }),
+            Transport::Http { url, headers } => serde_json::json!({"url": url, "headers": headers}),
         }
-        format!("{:016x}", hasher.finish())
     }
 
     /// What the transport is called in listings.
@@ -162,6 +183,11 @@ pub fn load(
                     trusted: *trusted,
                     transport,
                     timeout_ms,
+                    definition_hash: {
+                        let mut hash = stable_hash(&Value::Object(entry.clone()), None);
+                        hash.truncate(32);
+                        hash
+                    },
                 }),
                 None => continue,
             }
@@ -335,6 +361,22 @@ pub fn expand(text: &str, env: &BTreeMap<String, String>) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// SHA-256 of `value`'s JSON text and `extra`'s bytes, in hex.
+fn stable_hash(value: &Value, extra: Option<&Path>) -> String {
+    use sha2::Digest as _;
+    let mut hasher = sha2::Sha256::new();
+    hasher.update(value.to_string().as_bytes());
+    if let Some(extra) = extra {
+        hasher.update([0]);
+        hasher.update(extra.as_os_str().as_encoded_bytes());
+    }
+    hasher
+        .finalize()
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 #[cfg(test)]

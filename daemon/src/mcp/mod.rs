@@ -15,12 +15,14 @@
 //!
 //! Invariants: at most one connection per key; calls from every session go over it
 //! concurrently (rmcp multiplexes them); a stopped server's process group is killed while its
-//! leader is still our unreaped child (so the group id cannot have been reused). Project
-//! servers (not trusted) are never started here: they are listed as needing approval.
+//! leader is still our unreaped child (so the group id cannot have been reused). A project
+//! server starts only once approved (`trust.rs`); until then the session that needs it asks
+//! its clients.
 
 pub mod config;
 pub mod guard;
 pub mod tool;
+pub mod trust;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
@@ -45,6 +47,13 @@ const START_TIMEOUT: Duration = Duration::from_secs(60);
 pub const MAX_FAILURES: u32 = 5;
 /// How long a server that keeps failing is left alone.
 pub const COOLDOWN: Duration = Duration::from_secs(60);
+/// The first wait before a crashed server in use starts again; doubled after each failure in
+/// a row.
+const RESTART_BACKOFF: Duration = Duration::from_millis(250);
+/// A server that ran this long before exiting starts its failure count afresh.
+const STABLE_AFTER: Duration = Duration::from_secs(30);
+/// How old a cached tool list may be.
+const TOOL_CACHE_AGE: Duration = Duration::from_secs(30 * 24 * 3600);
 /// How long a call may take when the definition sets no `timeout`.
 const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(600);
 
@@ -60,7 +69,8 @@ pub enum Phase {
 }
 
 /// A server's tool as listed by the server.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolInfo {
     /// The server's name for it.
     pub name: String,
@@ -158,10 +168,13 @@ pub fn token_key(token: &rmcp::model::ProgressToken) -> String {
 }
 
 /// What the daemon does with a server's notifications: progress becomes the calls'
-/// `tool_execution_update`s.
+/// `tool_execution_update`s; a changed tool list is fetched again (sessions' next runs offer
+/// it).
 #[derive(Clone, Debug, Default)]
 pub struct Handler {
     progress: ProgressRoutes,
+    server: std::sync::Weak<Server>,
+    cache: Option<ToolCache>,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -186,6 +199,101 @@ impl rmcp::ClientHandler for Handler {
         }));
         self.progress.send(&token, update);
     }
+
+    async fn on_tool_list_changed(&self, context: rmcp::service::NotificationContext<RoleClient>) {
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        match list_tools(&context.peer).await {
+            Ok(tools) => {
+                tracing::info!(
+                    server = server.name(),
+                    tools = tools.len(),
+                    "MCP server's tools changed"
+                );
+                if let Some(cache) = &self.cache {
+                    cache.put(&server.key, &tools).await;
+                }
+                server.state().tools = tools;
+            }
+            Err(error) => {
+                tracing::warn!(server = server.name(), %error, "cannot list the changed tools");
+            }
+        }
+    }
+}
+
+/// The tools `peer` lists.
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, String> {
+    Ok(peer
+        .list_all_tools()
+        .await
+        .map_err(|error| format!("listing its tools failed: {error}"))?
+        .into_iter()
+        .map(|tool| ToolInfo {
+            name: tool.name.to_string(),
+            description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
+            input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
+        })
+        .collect())
+}
+
+/// Servers' last tool lists by key, in memory and in the store: a session offers a starting
+/// server's cached tools (their calls wait for it) instead of none.
+#[derive(Clone, Debug, Default)]
+pub struct ToolCache {
+    // A sync mutex, never held across an await.
+    lists: Arc<Mutex<HashMap<String, Vec<ToolInfo>>>>,
+    store: Arc<std::sync::OnceLock<crate::store::Store>>,
+}
+
+impl ToolCache {
+    /// Loads the lists `store` holds and keeps new ones there.
+    pub async fn attach_store(
+        &self,
+        store: crate::store::Store,
+    ) -> Result<(), crate::store::StoreError> {
+        let since = now_ms() - TOOL_CACHE_AGE.as_millis() as i64;
+        let rows = store.cached_mcp_tools(since).await?;
+        {
+            let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
+            for (key, json) in rows {
+                if let Ok(tools) = serde_json::from_str::<Vec<ToolInfo>>(&json) {
+                    lists.insert(key, tools);
+                }
+            }
+        }
+        let _ = self.store.set(store);
+        Ok(())
+    }
+
+    fn get(&self, key: &str) -> Option<Vec<ToolInfo>> {
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(key)
+            .cloned()
+    }
+
+    /// Keeps `tools` as `key`'s list, in the store too (done when this returns).
+    async fn put(&self, key: &str, tools: &[ToolInfo]) {
+        self.lists
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.to_owned(), tools.to_vec());
+        let (Some(store), Ok(json)) = (self.store.get(), serde_json::to_string(tools)) else {
+            return;
+        };
+        if let Err(error) = store.cache_mcp_tools(key, &json, now_ms()).await {
+            tracing::warn!(%error, "cannot cache an MCP server's tools");
+        }
+    }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
 
 /// One shared server.
@@ -211,6 +319,9 @@ struct ServerState {
     stop: Option<RunningServiceCancellationToken>,
     pid: Option<u32>,
     tools: Vec<ToolInfo>,
+    // `tools` came from the cache, not from this run of the server.
+    tools_cached: bool,
+    ready_at: Option<Instant>,
     users: BTreeSet<String>,
     last_error: Option<String>,
     failures: u32,
@@ -255,6 +366,27 @@ impl Server {
     /// The connection, while the server is ready.
     pub fn client(&self) -> Option<Peer<RoleClient>> {
         self.state().client.clone()
+    }
+
+    /// The connection, waiting up to the start timeout when the server is starting.
+    pub async fn ready_client(&self) -> Option<Peer<RoleClient>> {
+        let mut phase = self.phase.subscribe();
+        let _ = tokio::time::timeout(
+            START_TIMEOUT,
+            phase.wait_for(|phase| *phase != Phase::Starting),
+        )
+        .await;
+        self.client()
+    }
+
+    /// Whether it is starting.
+    pub fn starting(&self) -> bool {
+        *self.phase.borrow() == Phase::Starting
+    }
+
+    /// Its last failure.
+    pub fn last_error(&self) -> Option<String> {
+        self.state().last_error.clone()
     }
 }
 
@@ -315,6 +447,8 @@ pub struct McpPool {
     guard: Option<PathBuf>,
     spawner: Mutex<Option<Spawner>>,
     artifacts: Artifacts,
+    trust: Arc<trust::Trust>,
+    cache: ToolCache,
 }
 
 impl McpPool {
@@ -339,6 +473,8 @@ impl McpPool {
             guard,
             spawner: Mutex::new(None),
             artifacts,
+            trust: Arc::default(),
+            cache: ToolCache::default(),
         }
     }
 
@@ -363,7 +499,19 @@ impl McpPool {
         self.acquire(session_id, cwd, env);
     }
 
-    /// The trusted servers the session sees, each now used by it and started if it was not.
+    /// The user's answers about project servers.
+    pub fn trust(&self) -> &Arc<trust::Trust> {
+        &self.trust
+    }
+
+    /// Servers' last tool lists.
+    pub fn tool_cache(&self) -> &ToolCache {
+        &self.cache
+    }
+
+    /// The servers the session sees and may start, each now used by it and started if it
+    /// was not. Project servers not answered about yet are asked about; once approved, they
+    /// start and join the session's next run.
     fn acquire(
         self: &Arc<Self>,
         session_id: &str,
@@ -371,16 +519,44 @@ impl McpPool {
         env: &BTreeMap<String, String>,
     ) -> Vec<Arc<Server>> {
         let (definitions, _) = self.definitions(cwd, env);
-        definitions
-            .into_iter()
-            .filter(|definition| definition.trusted)
-            .map(|definition| {
-                let server = self.server(definition, cwd, env);
-                server.state().users.insert(session_id.to_owned());
-                self.ensure_started(&server);
-                server
-            })
-            .collect()
+        let mut used = Vec::new();
+        for definition in definitions {
+            match self.trust.approval(&definition) {
+                trust::Approval::UserFile | trust::Approval::Approved => {
+                    used.push(self.use_server(session_id, definition, cwd, env));
+                }
+                trust::Approval::Denied => {}
+                trust::Approval::Unanswered => {
+                    let pool = Arc::downgrade(self);
+                    let (session, start, cwd, env) = (
+                        session_id.to_owned(),
+                        definition.clone(),
+                        cwd.to_path_buf(),
+                        env.clone(),
+                    );
+                    self.trust.ask(session_id, &definition, move |approved| {
+                        if let (true, Some(pool)) = (approved, pool.upgrade()) {
+                            pool.use_server(&session, start, &cwd, &env);
+                        }
+                    });
+                }
+            }
+        }
+        used
+    }
+
+    /// `definition`'s server, now used by `session_id` and started if it was not.
+    fn use_server(
+        self: &Arc<Self>,
+        session_id: &str,
+        definition: ServerDefinition,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Arc<Server> {
+        let server = self.server(definition, cwd, env);
+        server.state().users.insert(session_id.to_owned());
+        self.ensure_started(&server);
+        server
     }
 
     /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
@@ -416,6 +592,12 @@ impl McpPool {
                 let log_path = self
                     .log_dir
                     .join(format!("mcp-{}-{key}.log", definition.name));
+                let cached = self.cache.get(&key);
+                let state = ServerState {
+                    tools_cached: cached.is_some(),
+                    tools: cached.unwrap_or_default(),
+                    ..ServerState::default()
+                };
                 Arc::new(Server {
                     key,
                     definition,
@@ -424,7 +606,7 @@ impl McpPool {
                     log_path,
                     phase: watch::Sender::new(Phase::Stopped),
                     progress: ProgressRoutes::default(),
-                    state: Mutex::new(ServerState::default()),
+                    state: Mutex::new(state),
                 })
             })
             .clone()
@@ -473,7 +655,9 @@ impl McpPool {
                             state.client = Some(running.peer().clone());
                             state.stop = Some(running.cancellation_token());
                             state.pid = pid;
-                            state.tools = tools;
+                            state.tools = tools.clone();
+                            state.tools_cached = false;
+                            state.ready_at = Some(Instant::now());
                             state.last_error = None;
                         }
                         current
@@ -483,21 +667,87 @@ impl McpPool {
                         let _ = running.cancel().await;
                         return;
                     }
+                    // Cached before it is ready: whoever sees it ready finds it cached.
+                    pool.cache.put(&server.key, &tools).await;
                     server.phase.send_replace(Phase::Ready);
                     tracing::info!(server = server.name(), pid, "MCP server ready");
-                    watch_exit(server, running, generation);
+                    pool.watch_exit(server, running, generation);
                 }
                 Err(error) => {
                     tracing::warn!(server = server.name(), %error, "MCP server failed to start");
-                    let mut state = server.state();
-                    if state.generation == generation {
-                        state.last_error = Some(error);
-                        state.failures += 1;
-                        state.failed_at = Some(Instant::now());
-                        drop(state);
-                        server.phase.send_replace(Phase::Stopped);
-                    }
+                    pool.failed(&server, generation, error);
                 }
+            }
+        });
+    }
+
+    /// Waits for `running`'s end: a server that exits by itself failed; one stopped on
+    /// purpose (a newer generation) is left alone.
+    fn watch_exit(self: Arc<Self>, server: Arc<Server>, running: Client, generation: u64) {
+        tokio::spawn(async move {
+            let reason = running.waiting().await;
+            let what = format!(
+                "the server exited ({}; its stderr is in {})",
+                match reason {
+                    Ok(rmcp::service::QuitReason::Closed) => "its connection closed".to_owned(),
+                    Ok(other) => format!("{other:?}"),
+                    Err(error) => error.to_string(),
+                },
+                server.log_path.display()
+            );
+            tracing::warn!(server = server.name(), "MCP server exited");
+            self.failed(&server, generation, what);
+        });
+    }
+
+    /// Records that generation `generation` of `server` failed (`what`): a server in use
+    /// starts again after a backoff that doubles with each failure in a row; after
+    /// [`MAX_FAILURES`] it is left stopped for [`COOLDOWN`] (the circuit breaker).
+    fn failed(self: &Arc<Self>, server: &Arc<Server>, generation: u64, what: String) {
+        let (in_use, failures) = {
+            let mut state = server.state();
+            if state.generation != generation {
+                return;
+            }
+            let stable = state
+                .ready_at
+                .take()
+                .is_some_and(|at| at.elapsed() >= STABLE_AFTER);
+            state.failures = if stable { 1 } else { state.failures + 1 };
+            state.failed_at = Some(Instant::now());
+            state.client = None;
+            state.stop = None;
+            state.pid = None;
+            (!state.users.is_empty(), state.failures)
+        };
+        let delay = RESTART_BACKOFF * 2u32.pow(failures.saturating_sub(1).min(5));
+        let next = if failures >= MAX_FAILURES {
+            format!(
+                "it failed {failures} times in a row, so it stays stopped for {} s (`pictl mcp \
+                 restart {}` starts it now)",
+                COOLDOWN.as_secs(),
+                server.name()
+            )
+        } else if in_use {
+            format!("it starts again in {} ms", delay.as_millis())
+        } else {
+            "it starts again when a session needs it".to_owned()
+        };
+        server.state().last_error = Some(format!("{what}; {next}"));
+        server.phase.send_replace(Phase::Stopped);
+        if !in_use || failures >= MAX_FAILURES {
+            return;
+        }
+        let pool = self.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let due = {
+                let state = server.state();
+                state.generation == generation && !state.users.is_empty()
+            };
+            if due {
+                pool.ensure_started(&server);
             }
         });
     }
@@ -505,8 +755,13 @@ impl McpPool {
     /// Connects to `server`: its process or URL, the handshake, the tool list.
     async fn connect(
         &self,
-        server: &Server,
+        server: &Arc<Server>,
     ) -> Result<(Client, Option<u32>, Vec<ToolInfo>), String> {
+        let handler = Handler {
+            progress: server.progress.clone(),
+            server: Arc::downgrade(server),
+            cache: Some(self.cache.clone()),
+        };
         let (client, pid) = match &server.definition.transport {
             Transport::Stdio {
                 command,
@@ -542,9 +797,6 @@ impl McpPool {
                 if let Some(stderr) = stderr {
                     copy_to_log(stderr, server.log_path.clone());
                 }
-                let handler = Handler {
-                    progress: server.progress.clone(),
-                };
                 let client = handler
                     .serve(transport)
                     .await
@@ -575,9 +827,6 @@ impl McpPool {
                 }
                 config = config.custom_headers(custom);
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                let handler = Handler {
-                    progress: server.progress.clone(),
-                };
                 let client = handler
                     .serve(transport)
                     .await
@@ -585,18 +834,7 @@ impl McpPool {
                 (client, None)
             }
         };
-        let tools = client
-            .peer()
-            .list_all_tools()
-            .await
-            .map_err(|error| format!("listing its tools failed: {error}"))?
-            .into_iter()
-            .map(|tool| ToolInfo {
-                name: tool.name.to_string(),
-                description: tool.description.map(|d| d.to_string()).unwrap_or_default(),
-                input_schema: serde_json::Value::Object((*tool.input_schema).clone()),
-            })
-            .collect();
+        let tools = list_tools(client.peer()).await?;
         Ok((client, pid, tools))
     }
 
@@ -615,6 +853,7 @@ impl McpPool {
     /// after the linger.
     pub fn session_closed(self: &Arc<Self>, session_id: &str) {
         // The daemon's runtime is going away: its shutdown stops every server.
+        self.trust.session_closed(session_id);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
@@ -734,34 +973,6 @@ impl McpPool {
             .filter(|server| *server.phase.borrow() == Phase::Ready)
             .count()
     }
-}
-
-/// Waits for `running`'s end: a server that exits by itself is marked stopped (the next run
-/// that needs it starts it again); one stopped on purpose (a newer generation) is left alone.
-fn watch_exit(server: Arc<Server>, running: Client, generation: u64) {
-    tokio::spawn(async move {
-        let reason = running.waiting().await;
-        let mut state = server.state();
-        if state.generation != generation {
-            return;
-        }
-        state.client = None;
-        state.stop = None;
-        state.pid = None;
-        state.last_error = Some(format!(
-            "the server exited ({}); it starts again on the next use",
-            match reason {
-                Ok(rmcp::service::QuitReason::Closed) => "its connection closed".to_owned(),
-                Ok(other) => format!("{other:?}"),
-                Err(error) => error.to_string(),
-            }
-        ));
-        state.failures += 1;
-        state.failed_at = Some(Instant::now());
-        drop(state);
-        server.phase.send_replace(Phase::Stopped);
-        tracing::warn!(server = server.name(), "MCP server exited");
-    });
 }
 
 /// Appends a server's stderr to its log file, in the background.

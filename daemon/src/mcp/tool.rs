@@ -20,6 +20,9 @@ use serde_json::Value;
 
 use super::{Server, ToolInfo};
 
+/// What a call that lost its connection failed with.
+const CLOSED: &str = "transport closed";
+
 /// Longest tool name providers accept.
 const MAX_NAME: usize = 64;
 
@@ -43,7 +46,8 @@ pub fn session_tools(
 ) -> Vec<Arc<dyn Tool>> {
     let mut listed: Vec<(Arc<Server>, ToolInfo)> = Vec::new();
     for server in servers {
-        if server.client().is_none() {
+        // A ready server's tools; a starting one's cached tools (their calls wait for it).
+        if server.client().is_none() && !server.starting() {
             continue;
         }
         for info in server.state().tools.clone() {
@@ -148,10 +152,12 @@ impl Tool for McpTool {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let server_name = self.server.name().to_owned();
-            let Some(client) = self.server.client() else {
+            let Some(client) = self.server.ready_client().await else {
                 return ToolOutput::error(format!(
-                    "MCP server \"{server_name}\" is not running; it starts again on the next \
-                     run (see `pictl mcp list` for its last error)"
+                    "MCP server \"{server_name}\" is not running: {}",
+                    self.server.last_error().unwrap_or_else(|| {
+                        "it was stopped; it starts again on the next run".to_owned()
+                    })
                 ));
             };
             let arguments = match invocation.arguments {
@@ -210,6 +216,7 @@ impl Tool for McpTool {
             let result = match result {
                 Ok(Ok(rmcp::model::ServerResult::CallToolResult(result))) => Ok(Ok(result)),
                 Ok(Ok(other)) => Ok(Err(format!("an unexpected answer: {other:?}"))),
+                Ok(Err(rmcp::ServiceError::TransportClosed)) => Ok(Err(CLOSED.to_owned())),
                 Ok(Err(error)) => Ok(Err(error.to_string())),
                 Err(elapsed) => {
                     cancel("timed out").await;
@@ -222,6 +229,12 @@ impl Tool for McpTool {
                      \"timeout\" in mcp.json sets how long to wait)",
                     self.tool,
                     timeout.as_secs()
+                )),
+                Ok(Err(error)) if error.starts_with(CLOSED) => ToolOutput::error(format!(
+                    "MCP server \"{server_name}\" stopped while running {} (it exited or \
+                     its connection broke); the call was lost. A server in use starts again \
+                     by itself; `pictl mcp logs {server_name}` shows its stderr",
+                    self.tool
                 )),
                 Ok(Err(error)) => ToolOutput::error(format!(
                     "MCP server \"{server_name}\" failed to run {}: {error}",
@@ -364,6 +377,7 @@ mod tests {
                 cwd: None,
             },
             timeout_ms: None,
+            definition_hash: "h".to_owned(),
         };
         let server = Arc::new(Server {
             key: "k".to_owned(),

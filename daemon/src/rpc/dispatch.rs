@@ -124,6 +124,9 @@ pub async fn dispatch(
         v1::McpList::NAME => {
             call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
         }
+        v1::McpTrust::NAME => {
+            call::<v1::McpTrust, _>(params, |p| methods::mcp::trust(context, p)).await
+        }
         v1::McpLogs::NAME => {
             call::<v1::McpLogs, _>(params, |p| methods::mcp::logs(context, p)).await
         }

@@ -229,8 +229,7 @@ impl SessionRegistry {
             tracing::warn!(session = info.id, %warning, "custom model id");
             info.warnings.push(warning);
         }
-        // The session's MCP servers start now, so their tools are ready by its first prompt.
-        self.services.tools.warm_up(&tool_environment(&row));
+        let environment = tool_environment(&row);
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let loaded = actor::Loaded {
             branch: new_entries,
@@ -256,6 +255,9 @@ impl SessionRegistry {
                 tracing::warn!(session = info.id, %error.message, "cannot start the actor")
             }
         }
+        // The session's MCP servers start now, so their tools are ready by its first prompt.
+        // After the actor is registered: a project server's question goes through it.
+        self.services.tools.warm_up(&environment);
         Ok(info)
     }
 

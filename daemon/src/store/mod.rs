@@ -15,6 +15,7 @@
 mod entries;
 mod error;
 mod history;
+mod mcp;
 mod sessions;
 mod usage;
 mod writer;
@@ -22,6 +23,7 @@ mod writer;
 pub use entries::{NewEntry, StoredEntry};
 pub use error::{StorageFailure, StoreError};
 pub use history::HistoryRow;
+pub use mcp::McpTrustRow;
 pub use sessions::{ListCursor, SessionRow};
 pub use usage::UsageRow;
 pub use writer::WriterStats;

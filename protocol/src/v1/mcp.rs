@@ -71,6 +71,8 @@ pub struct McpDefinition {
     pub transport: String,
     /// Defined by a user-level file; a project's servers need approval before they start.
     pub trusted: bool,
+    /// `user file`, `approved`, `denied` or `not approved yet`.
+    pub approval: String,
 }
 
 /// Params of `mcp/restart`.
@@ -118,4 +120,42 @@ pub struct McpLog {
     pub path: String,
     /// Its last lines (empty when the server wrote nothing).
     pub text: String,
+}
+
+/// What to do about a project server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum McpTrustDecision {
+    /// Start it (sessions that see it start it).
+    #[default]
+    Approve,
+    /// Never start it, and stop asking.
+    Deny,
+    /// Forget the answer: sessions ask again.
+    Forget,
+}
+
+/// Params of `mcp/trust`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTrustParams {
+    /// The absolute project directory whose files define the server.
+    pub cwd: String,
+    /// The server's name.
+    pub name: String,
+    /// The answer (default `approve`).
+    #[serde(default)]
+    pub decision: McpTrustDecision,
+}
+
+/// Response of `mcp/trust`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpTrustResponse {
+    /// The server's name.
+    pub name: String,
+    /// The project file that defines it.
+    pub file: String,
+    /// Where it stands now: `approved`, `denied` or `not approved yet`.
+    pub approval: String,
 }

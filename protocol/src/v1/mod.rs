@@ -130,6 +130,9 @@ crate::method_table! {
     McpRestart = "mcp/restart" (McpRestartParams) -> McpRestartResponse;
     /// The last lines of an MCP server's stderr log, by name.
     McpLogs = "mcp/logs" (McpLogsParams) -> McpLogsResponse;
+    /// Approves, refuses or forgets a server a project file defines (what a session's
+    /// clients are asked), for scripts.
+    McpTrust = "mcp/trust" (McpTrustParams) -> McpTrustResponse;
 }
 
 crate::notification_table! {

@@ -1,8 +1,9 @@
 //! The peer programs `tests/install-peers` installs from the package registries, for tests
 //! that drive real third-party servers. A missing peer fails the test loudly, saying how to
-//! install it.
+//! install it. Also [`fault_server`], this checkout's own misbehaving MCP server, which runs on
+//! the pip peers' [`python`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Where `tests/install-peers` puts npm and pip peers: `PI_PEERS_DIR`, else
 /// `~/.cache/pi-daemon-peers`.
@@ -23,6 +24,34 @@ pub fn npm_bin(name: &str) -> PathBuf {
         path.is_file(),
         "the test peer {name} is not installed at {}; run tests/install-peers (the README's \
          test command does)",
+        path.display()
+    );
+    path
+}
+
+/// The interpreter of the Python venv that holds the pip peers (the `mcp` SDK).
+pub fn python() -> PathBuf {
+    let path = dir().join("venv/bin/python");
+    assert!(
+        path.is_file(),
+        "the test peers' Python venv is not installed at {}; run tests/install-peers (the \
+         README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// `tests/peers/fault_server.py`, an MCP server that crashes, hangs and returns big results on
+/// request; run it with [`python`].
+pub fn fault_server() -> PathBuf {
+    // This crate is tests/support; the script is tests/peers/fault_server.py.
+    let tests = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("tests/support has a parent");
+    let path = tests.join("peers/fault_server.py");
+    assert!(
+        path.is_file(),
+        "the fault server is missing at {}",
         path.display()
     );
     path

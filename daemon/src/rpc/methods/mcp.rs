@@ -1,8 +1,10 @@
-//! `mcp/list` and `mcp/restart`: the MCP servers every session shares.
+//! `mcp/list`, `mcp/restart`, `mcp/logs` and `mcp/trust`: the MCP servers every session
+//! shares.
 
 use pi_protocol::v1::{
     McpDefinition, McpListParams, McpListResponse, McpLog, McpLogsParams, McpLogsResponse,
-    McpRestartParams, McpRestartResponse, McpServerStatus,
+    McpRestartParams, McpRestartResponse, McpServerStatus, McpTrustDecision, McpTrustParams,
+    McpTrustResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -53,6 +55,7 @@ pub async fn list(
                         file: definition.file.display().to_string(),
                         transport: definition.transport_name().to_owned(),
                         trusted: definition.trusted,
+                        approval: pool.trust().approval(definition).as_str().to_owned(),
                     })
                     .collect(),
                 diagnostics
@@ -145,4 +148,55 @@ fn tail(path: &std::path::Path, lines: usize) -> String {
     let text = String::from_utf8_lossy(&bytes);
     let all: Vec<&str> = text.lines().collect();
     all[all.len().saturating_sub(lines)..].join("\n")
+}
+
+/// Approves, refuses or forgets the project server `params.name` a session in `params.cwd`
+/// sees.
+pub async fn trust(
+    context: &RequestContext,
+    params: McpTrustParams,
+) -> Result<McpTrustResponse, ErrorObject> {
+    let pool = pool(context)?;
+    let cwd = crate::session::params::absolute_path("cwd", &params.cwd)?;
+    let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    let (definitions, _) = pool.definitions(&cwd, &env);
+    let Some(definition) = definitions
+        .into_iter()
+        .find(|definition| definition.name == params.name)
+    else {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!(
+                "no MCP server named \"{}\" is defined for {}; `pictl mcp list` in that \
+                 directory shows its definitions",
+                params.name,
+                cwd.display()
+            ),
+        ));
+    };
+    if definition.trusted {
+        return Err(ErrorObject::new(
+            ErrorKind::InvalidParams,
+            format!(
+                "MCP server \"{}\" is defined by the user-level file {}, which is always \
+                 trusted; only servers of a project's .mcp.json or .pi/mcp.json need approval",
+                params.name,
+                definition.file.display()
+            ),
+        ));
+    }
+    let answer = match params.decision {
+        McpTrustDecision::Approve => Some(true),
+        McpTrustDecision::Deny => Some(false),
+        McpTrustDecision::Forget => None,
+    };
+    pool.trust()
+        .answer(&definition, answer)
+        .await
+        .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
+    Ok(McpTrustResponse {
+        name: definition.name.clone(),
+        file: definition.file.display().to_string(),
+        approval: pool.trust().approval(&definition).as_str().to_owned(),
+    })
 }

@@ -126,9 +126,9 @@ fn is_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// The (only) server once `wanted` holds for it, by polling `mcp/list`: no notification
-/// announces a server's state yet. The deadline only turns "never" into a failure.
-async fn wait_for_server(
+/// The first server `wanted` holds for, by polling `mcp/list`: no notification announces a
+/// server's state yet. The deadline only turns "never" into a failure.
+pub(super) async fn wait_for_server(
     client: &pi_client::Client,
     what: &str,
     wanted: impl Fn(&pi_protocol::v1::McpServerStatus) -> bool,
@@ -139,7 +139,7 @@ async fn wait_for_server(
             .call::<McpList>(&McpListParams::default())
             .await
             .unwrap();
-        if let Some(server) = list.servers.first().filter(|server| wanted(server)) {
+        if let Some(server) = list.servers.iter().find(|server| wanted(server)) {
             return server.clone();
         }
         assert!(
@@ -150,7 +150,7 @@ async fn wait_for_server(
     }
 }
 
-fn ready(server: &pi_protocol::v1::McpServerStatus) -> bool {
+pub(super) fn ready(server: &pi_protocol::v1::McpServerStatus) -> bool {
     server.state == "ready"
 }
 

@@ -9,6 +9,8 @@ mod harness;
 mod keys;
 mod load;
 mod mcp;
+mod mcp_faults;
+mod mcp_trust;
 mod retry;
 mod tree;
 mod tui;

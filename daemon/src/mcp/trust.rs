@@ -1,0 +1,241 @@
+//! Project servers are code the project asks to run: one starts only after the user approved
+//! it, by file and definition hash (an edited definition is asked about again). The question
+//! goes to the clients watching the session that first needs the server (`ui/ask`: the first
+//! answer wins); `mcp/trust` (`pictl mcp trust`) answers it for scripts. Answers live in the
+//! store and in memory.
+//!
+//! Invariant: at most one question per (file, hash) is pending at a time; it is withdrawn when
+//! its session stops, and asked again by the next session that needs the server. A dismissed
+//! question (no answer) is not an answer: the server is asked about again on the next run.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use futures_util::future::BoxFuture;
+
+use super::ServerDefinition;
+use crate::store::{McpTrustRow, Store};
+
+/// Asks the people watching a session a yes/no question; `None` when nobody answered.
+pub trait Approver: Send + Sync + std::fmt::Debug {
+    /// Asks `title` / `message` of session `session_id`'s clients.
+    fn confirm(
+        &self,
+        session_id: String,
+        title: String,
+        message: String,
+    ) -> BoxFuture<'static, Option<bool>>;
+}
+
+/// Where a definition stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Approval {
+    /// Defined by a user-level file.
+    UserFile,
+    /// A project server the user approved.
+    Approved,
+    /// A project server the user refused.
+    Denied,
+    /// A project server not answered about yet.
+    Unanswered,
+}
+
+impl Approval {
+    /// May it start?
+    pub fn allows_start(self) -> bool {
+        matches!(self, Approval::UserFile | Approval::Approved)
+    }
+
+    /// Its name in `mcp/list`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Approval::UserFile => "user file",
+            Approval::Approved => "approved",
+            Approval::Denied => "denied",
+            Approval::Unanswered => "not approved yet",
+        }
+    }
+}
+
+type TrustKey = (String, String);
+
+/// The answers, and the questions pending.
+#[derive(Debug, Default)]
+pub struct Trust {
+    store: OnceLock<Store>,
+    approver: OnceLock<Arc<dyn Approver>>,
+    // Sync mutexes, never held across an await.
+    answers: Mutex<HashMap<TrustKey, bool>>,
+    // The pending question of each definition: the session asked and the asking task.
+    asking: Mutex<HashMap<TrustKey, (String, tokio::task::AbortHandle)>>,
+}
+
+fn trust_key(definition: &ServerDefinition) -> TrustKey {
+    (
+        definition.file.display().to_string(),
+        definition.definition_hash.clone(),
+    )
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_millis() as i64)
+}
+
+impl Trust {
+    /// Keeps answers in `store` and loads the ones there.
+    pub async fn attach_store(&self, store: Store) -> Result<(), crate::store::StoreError> {
+        let rows = store.mcp_trust().await?;
+        {
+            let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+            for row in rows {
+                answers.insert((row.file, row.definition_hash), row.approved);
+            }
+        }
+        let _ = self.store.set(store);
+        Ok(())
+    }
+
+    /// Asks questions through `approver` from now on.
+    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
+        let _ = self.approver.set(approver);
+    }
+
+    /// Where `definition` stands.
+    pub fn approval(&self, definition: &ServerDefinition) -> Approval {
+        if definition.trusted {
+            return Approval::UserFile;
+        }
+        match self
+            .answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(&trust_key(definition))
+        {
+            Some(true) => Approval::Approved,
+            Some(false) => Approval::Denied,
+            None => Approval::Unanswered,
+        }
+    }
+
+    /// Records an answer (memory first, then the store); `None` forgets it.
+    pub async fn answer(
+        &self,
+        definition: &ServerDefinition,
+        approved: Option<bool>,
+    ) -> Result<(), crate::store::StoreError> {
+        let key = trust_key(definition);
+        {
+            let mut answers = self.answers.lock().unwrap_or_else(PoisonError::into_inner);
+            match approved {
+                Some(approved) => answers.insert(key.clone(), approved),
+                None => answers.remove(&key),
+            };
+        }
+        if let Some((_, task)) = self
+            .asking
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&key)
+        {
+            task.abort();
+        }
+        let Some(store) = self.store.get() else {
+            return Ok(());
+        };
+        match approved {
+            Some(approved) => {
+                store
+                    .record_mcp_trust(&McpTrustRow {
+                        file: key.0,
+                        definition_hash: key.1,
+                        approved,
+                        decided_at: now_ms(),
+                    })
+                    .await
+            }
+            None => store.forget_mcp_trust(&key.0, &key.1).await,
+        }
+    }
+
+    /// Asks session `session_id`'s clients about `definition` unless a question about it is
+    /// pending; `then` runs with the answer once recorded.
+    pub fn ask(
+        self: &Arc<Self>,
+        session_id: &str,
+        definition: &ServerDefinition,
+        then: impl FnOnce(bool) + Send + 'static,
+    ) {
+        let Some(approver) = self.approver.get().cloned() else {
+            return;
+        };
+        let key = trust_key(definition);
+        let mut asking = self.asking.lock().unwrap_or_else(PoisonError::into_inner);
+        if asking.contains_key(&key) {
+            return;
+        }
+        let title = format!(
+            "Start MCP server \"{}\" from {}?",
+            definition.name,
+            definition.file.display()
+        );
+        let message = format!(
+            "This project defines an MCP server, which runs {} with your permissions. Approve \
+             it once and it starts for every session that sees this file, until its definition \
+             changes.",
+            describe(definition)
+        );
+        let trust = self.clone();
+        let definition = definition.clone();
+        let task_key = key.clone();
+        let session = session_id.to_owned();
+        let task = tokio::spawn(async move {
+            let answer = approver.confirm(session, title, message).await;
+            // The question is over, whatever the answer.
+            trust
+                .asking
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(&task_key);
+            let Some(approved) = answer else {
+                return;
+            };
+            if let Err(error) = trust.answer(&definition, Some(approved)).await {
+                tracing::warn!(server = definition.name, %error, "cannot store the answer");
+            }
+            then(approved);
+        });
+        asking.insert(key, (session_id.to_owned(), task.abort_handle()));
+    }
+
+    /// Session `session_id` stopped: its pending questions are withdrawn.
+    pub fn session_closed(&self, session_id: &str) {
+        self.asking
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .retain(|_, (session, task)| {
+                let keep = session != session_id;
+                if !keep {
+                    task.abort();
+                }
+                keep
+            });
+    }
+}
+
+/// What a definition runs, in a few words.
+pub fn describe(definition: &ServerDefinition) -> String {
+    match &definition.transport {
+        super::Transport::Stdio { command, args, .. } => {
+            let mut line = format!("`{command}");
+            for arg in args {
+                line.push(' ');
+                line.push_str(arg);
+            }
+            line.push('`');
+            line
+        }
+        super::Transport::Http { url, .. } => format!("a connection to {url}"),
+    }
+}

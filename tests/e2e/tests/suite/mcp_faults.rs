@@ -1,0 +1,385 @@
+//! MCP servers that misbehave, on the real `pid`: a server written with the official Python
+//! SDK (`tests/peers/fault_server.py`, its SDK installed by `tests/install-peers`) crashes,
+//! hangs, returns a megabyte, changes its tools and fails at start on request. Sessions go on:
+//! a crashed server starts again by itself, one that keeps failing trips the circuit breaker,
+//! and the tool lists follow the server.
+
+use pi_client::{Client, Notifications};
+use pi_protocol::v1::{
+    ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpRestart, McpRestartParams,
+    SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionEvent,
+    SessionEventParams, SessionPrompt,
+};
+use pi_test_support::events::run_events;
+use pi_test_support::model_server::{RecordedRequest, Turn};
+use pi_test_support::peers;
+use serde_json::{Value, json};
+
+use super::harness::{MODEL, World, prompt};
+use super::mcp::{ready, wait_for_server};
+
+/// A `mcpServers` entry running the fault server with `env`.
+pub(super) fn fault_server(env: Value) -> Value {
+    json!({
+        "command": peers::python().display().to_string(),
+        "args": [peers::fault_server().display().to_string()],
+        "env": env,
+    })
+}
+
+/// The model: a prompt `call TOOL ARGS` makes it call TOOL with the JSON ARGS when TOOL is
+/// offered, and say which tools it has when not; after the result it says "Done.".
+pub(super) fn caller(request: &RecordedRequest) -> Result<Turn, String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let blocks = last["content"].as_array().cloned().unwrap_or_default();
+    if blocks.iter().any(|block| block["type"] == "tool_result") {
+        return Ok(Turn::reply().text("Done.").into());
+    }
+    let text: String = blocks
+        .iter()
+        .filter_map(|block| block["text"].as_str())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let text = last["content"].as_str().map_or(text, str::to_owned);
+    let Some(rest) = text.strip_prefix("call ") else {
+        return Err(format!("not a `call` prompt: {text:?}"));
+    };
+    let (tool, args) = rest.split_once(' ').unwrap_or((rest, "{}"));
+    let offered: Vec<&str> = request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    if !offered.contains(&tool) {
+        return Ok(Turn::reply()
+            .text(format!("NO TOOL {tool}; offered: {offered:?}"))
+            .into());
+    }
+    let args: Value = serde_json::from_str(args).map_err(|error| error.to_string())?;
+    Ok(Turn::reply().tool_call("call_1", tool, args).into())
+}
+
+/// A session in `cwd` on a client of its own, attached.
+pub(super) async fn session(world: &World, cwd: &str) -> (Client, Notifications, String) {
+    let (client, events) = world.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.to_owned(),
+            model: Some(MODEL.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    (client, events, session.id)
+}
+
+/// Sends `text` and reads the run's events.
+pub(super) async fn run(
+    client: &Client,
+    events: &mut Notifications,
+    session_id: &str,
+    text: &str,
+) -> Vec<SessionEventParams> {
+    client
+        .call::<SessionPrompt>(&prompt(session_id, text))
+        .await
+        .unwrap();
+    run_events(events, session_id).await
+}
+
+/// The run's tool results: (tool, content as JSON text, is_error, details).
+pub(super) fn tool_results(events: &[SessionEventParams]) -> Vec<(String, String, bool, Value)> {
+    events
+        .iter()
+        .filter_map(|event| match &event.event {
+            SessionEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } => Some((
+                tool_name.clone(),
+                serde_json::to_string(&result.content).unwrap(),
+                *is_error,
+                result.details.clone().unwrap_or(Value::Null),
+            )),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The model's last text of the run.
+pub(super) fn final_text(events: &[SessionEventParams]) -> String {
+    events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.event {
+            SessionEvent::MessageEnd { message, .. } => {
+                let value = serde_json::to_value(message).unwrap();
+                (value["role"] == "assistant").then(|| value["content"].to_string())
+            }
+            _ => None,
+        })
+        .unwrap_or_default()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_crashed_server_starts_again_and_hangs_and_big_results_do_not_harm_sessions() {
+    let mcp_json = json!({"mcpServers": {
+        "fault": fault_server(json!({})),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &cwd).await;
+    let (other, mut other_events, other_id) = session(&world, &cwd).await;
+    let first = wait_for_server(&client, "ready", ready).await;
+    let first_pid = first.pid.unwrap();
+
+    // A call in flight when the server crashes fails, naming the server and what happened;
+    // the other session is unharmed and the server comes back by itself.
+    let crashed = run(&client, &mut events, &id, "call mcp__fault__crash {}").await;
+    let results = tool_results(&crashed);
+    assert_eq!(results.len(), 1, "{crashed:?}");
+    let (_, content, is_error, _) = &results[0];
+    assert!(is_error);
+    assert!(
+        content.contains("MCP server \\\"fault\\\" stopped while running crash"),
+        "{content}"
+    );
+    let restarted = wait_for_server(&client, "restarted", |server| {
+        server.state == "ready" && server.starts == 2
+    })
+    .await;
+    assert_ne!(restarted.pid, Some(first_pid));
+    let logs = std::fs::read_to_string(&restarted.log_path).unwrap();
+    assert!(logs.contains("crashing on request"), "{logs}");
+    let echoed = run(
+        &other,
+        &mut other_events,
+        &other_id,
+        r#"call mcp__fault__echo {"text": "after the crash"}"#,
+    )
+    .await;
+    let results = tool_results(&echoed);
+    assert_eq!(results.len(), 1, "{echoed:?}");
+    assert!(!results[0].2, "{results:?}");
+    assert!(results[0].1.contains("after the crash"), "{results:?}");
+
+    // A megabyte of text keeps its head for the model and goes whole to an artifact.
+    let big = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__fault__big {"kilobytes": 1024}"#,
+    )
+    .await;
+    let (_, content, is_error, details) = tool_results(&big).remove(0);
+    assert!(!is_error);
+    assert!(content.len() < 60_000, "{} bytes", content.len());
+    assert!(content.contains("line 000001"));
+    assert!(content.contains("Full output: artifact://"), "{content}");
+    let reference = details["fullOutputPath"].as_str().unwrap();
+    let stored = client
+        .call::<ArtifactRead>(&ArtifactReadParams {
+            session_id: id.clone(),
+            artifact_id: reference.to_owned(),
+            offset: None,
+            limit: Some(4 << 20),
+        })
+        .await
+        .unwrap();
+    assert!(stored.total_bytes >= 1 << 20, "{}", stored.total_bytes);
+    assert!(stored.data.ends_with("\n"), "whole lines");
+
+    // The server changes its tools: the sessions' next runs offer them. Two tools whose names
+    // clean to the same model name get distinct, stable names.
+    for name in ["greet.x", "greet_x"] {
+        let added = run(
+            &client,
+            &mut events,
+            &id,
+            &format!(r#"call mcp__fault__add_tool {{"name": "{name}"}}"#),
+        )
+        .await;
+        assert!(tool_results(&added)[0].1.contains("added"), "{added:?}");
+    }
+    let listed = wait_for_server(&client, "with the new tools", |server| {
+        server.tools.contains(&"greet_x".to_owned())
+    })
+    .await;
+    assert!(listed.tools.contains(&"greet.x".to_owned()));
+    let offered = run(&other, &mut other_events, &other_id, "call nothing").await;
+    let text = final_text(&offered);
+    let names: Vec<String> = text
+        .split('"')
+        .filter(|part| part.starts_with("mcp__fault__greet"))
+        .map(|part| part.trim_end_matches('\\').to_owned())
+        .collect();
+    assert_eq!(names.len(), 2, "{text}");
+    assert!(
+        names
+            .iter()
+            .all(|name| name.len() == "mcp__fault__greet_x".len() + 9),
+        "both carry a hash suffix: {names:?}"
+    );
+    assert_ne!(names[0], names[1]);
+    let greeted = run(
+        &other,
+        &mut other_events,
+        &other_id,
+        &format!("call {} {{}}", names[0]),
+    )
+    .await;
+    assert!(
+        tool_results(&greeted)[0].1.contains("hello from greet"),
+        "{greeted:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_past_the_timeout_fails_and_the_server_serves_the_next() {
+    let mut server = fault_server(json!({}));
+    server["timeout"] = json!(1000);
+    let mcp_json = json!({"mcpServers": {"fault": server}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &cwd).await;
+    wait_for_server(&client, "ready", ready).await;
+    let hung = run(&client, &mut events, &id, "call mcp__fault__hang {}").await;
+    let (_, content, is_error, _) = tool_results(&hung).remove(0);
+    assert!(is_error);
+    assert!(
+        content.contains("MCP server \\\"fault\\\" did not answer hang within 1 s"),
+        "{content}"
+    );
+    let echoed = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__fault__echo {"text": "still serving"}"#,
+    )
+    .await;
+    assert!(tool_results(&echoed)[0].1.contains("still serving"));
+    let list = client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.servers[0].starts, 1, "the hang cost no restart");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_keeps_failing_trips_the_circuit_breaker_until_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = dir.path().join("starts");
+    let mcp_json = json!({"mcpServers": {
+        "flaky": fault_server(json!({
+            "FAULT_SERVER_EXIT_AT_START": "1",
+            "FAULT_SERVER_COUNT_FILE": count.display().to_string(),
+        })),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &cwd).await;
+
+    // Started at session creation, then again with a growing backoff, five times in all.
+    let tripped = wait_for_server(&client, "tripped", |server| {
+        server
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("times in a row"))
+    })
+    .await;
+    assert_eq!(tripped.state, "failed");
+    assert_eq!(tripped.starts, 5);
+    let error = tripped.last_error.unwrap();
+    assert!(
+        error.contains(
+            "it failed 5 times in a row, so it stays stopped for 60 s (`pictl mcp restart \
+             flaky` starts it now)"
+        ),
+        "{error}"
+    );
+    let starts = || std::fs::read_to_string(&count).unwrap().lines().count();
+    assert_eq!(starts(), 5);
+
+    // While the breaker is open, runs go on without the server and do not start it.
+    let without = run(&client, &mut events, &id, "call mcp__flaky__echo {}").await;
+    assert!(
+        final_text(&without).contains("NO TOOL mcp__flaky__echo"),
+        "{without:?}"
+    );
+    assert_eq!(starts(), 5);
+
+    // A restart closes the breaker: the server is tried again.
+    let restarted = client
+        .call::<McpRestart>(&McpRestartParams {
+            name: "flaky".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(restarted.restarted, 1);
+    wait_for_server(&client, "tried again", |server| server.starts > 5).await;
+    let logs = std::fs::read_to_string(&tripped.log_path).unwrap();
+    assert!(logs.contains("exiting at start"), "{logs}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
+    let mcp_json = json!({"mcpServers": {"fault": fault_server(json!({}))}});
+    let mut world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    {
+        let (client, _events, _id) = session(&world, &cwd).await;
+        wait_for_server(&client, "ready", ready).await;
+    }
+    // Killed: the cache was written before the server showed as ready.
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+    // The new daemon has not started the server (Python takes longer than the 250 ms gate
+    // to load the SDK), yet the first run offers its tools from the cache, and the call
+    // waits for the server.
+    let (client, mut events, id) = session(&world, &cwd).await;
+    let echoed = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__fault__echo {"text": "from the cache"}"#,
+    )
+    .await;
+    let results = tool_results(&echoed);
+    assert_eq!(results.len(), 1, "{}", final_text(&echoed));
+    assert!(!results[0].2, "{results:?}");
+    assert!(results[0].1.contains("from the cache"), "{results:?}");
+}

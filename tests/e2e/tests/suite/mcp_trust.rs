@@ -1,0 +1,189 @@
+//! Servers a project file defines are code the project asks to run: on the real `pid`, one
+//! starts only after the user approved it, asked through the session's clients (`ui/request`)
+//! or answered by `mcp/trust` (`pictl mcp trust`), and the answer is remembered.
+
+use std::time::Duration;
+
+use pi_protocol::v1::{
+    McpList, McpListParams, McpTrust, McpTrustDecision, McpTrustParams, UiAnswer, UiRequest,
+    UiRequestParams, UiRespond, UiRespondParams,
+};
+use serde_json::json;
+
+use super::harness::World;
+use super::mcp::wait_for_server;
+use super::mcp_faults::{caller, fault_server, final_text, run, session, tool_results};
+
+/// The next `ui/request`.
+async fn next_request(events: &mut pi_client::Notifications) -> UiRequestParams {
+    tokio::time::timeout(
+        Duration::from_secs(20),
+        events.next_of::<pi_protocol::v1::UiRequestNotification>(),
+    )
+    .await
+    .expect("a question arrives")
+    .unwrap()
+    .unwrap()
+}
+
+async fn approval(client: &pi_client::Client, cwd: &str, name: &str) -> String {
+    let list = client
+        .call::<McpList>(&McpListParams {
+            cwd: Some(cwd.to_owned()),
+        })
+        .await
+        .unwrap();
+    list.definitions
+        .iter()
+        .find(|definition| definition.name == name)
+        .unwrap_or_else(|| panic!("{name} is defined: {list:?}"))
+        .approval
+        .clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_server_starts_only_once_approved() {
+    let project = json!({"mcpServers": {"proj": fault_server(json!({}))}}).to_string();
+    let other = json!({"mcpServers": {"other": fault_server(json!({"WHICH": "other"}))}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            ("work/.mcp.json", project),
+            ("work2/.pi/mcp.json", other.to_string()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let cwd = home.join("work").display().to_string();
+
+    // The session's clients are asked; the server does not start meanwhile.
+    let (client, mut events, id) = session(&world, &cwd).await;
+    let question = next_request(&mut events).await;
+    assert_eq!(question.session_id, id);
+    let UiRequest::Confirm { title, message } = &question.request else {
+        panic!("{question:?}");
+    };
+    assert!(
+        title.starts_with("Start MCP server \"proj\" from ") && title.ends_with("work/.mcp.json?"),
+        "{title}"
+    );
+    assert!(message.contains("fault_server.py"), "{message}");
+    assert_eq!(approval(&client, &cwd, "proj").await, "not approved yet");
+    let refused = client
+        .call::<UiRespond>(&UiRespondParams {
+            session_id: id.clone(),
+            request_id: question.request_id.clone(),
+            answer: UiAnswer {
+                confirmed: Some(false),
+                ..UiAnswer::default()
+            },
+        })
+        .await
+        .unwrap();
+    assert!(refused.accepted);
+
+    // Refused: remembered, never started, and not asked again.
+    let denied = async {
+        loop {
+            if approval(&client, &cwd, "proj").await == "denied" {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(20), denied)
+        .await
+        .expect("the answer is recorded");
+    let without = run(&client, &mut events, &id, "call mcp__proj__echo {}").await;
+    assert!(
+        final_text(&without).contains("NO TOOL mcp__proj__echo"),
+        "{without:?}"
+    );
+    let list = client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert!(list.servers.is_empty(), "{list:?}");
+
+    // A script approves it: the next run starts it, and the one after uses it.
+    let trusted = client
+        .call::<McpTrust>(&McpTrustParams {
+            cwd: cwd.clone(),
+            name: "proj".to_owned(),
+            decision: McpTrustDecision::Approve,
+        })
+        .await
+        .unwrap();
+    assert_eq!(trusted.approval, "approved");
+    assert!(trusted.file.ends_with("work/.mcp.json"), "{trusted:?}");
+    let _ = run(&client, &mut events, &id, "call mcp__proj__pid {}").await;
+    wait_for_server(&client, "approved and ready", |server| {
+        server.name == "proj" && server.state == "ready"
+    })
+    .await;
+    let echoed = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__proj__echo {"text": "approved"}"#,
+    )
+    .await;
+    assert!(
+        tool_results(&echoed)[0].1.contains("approved"),
+        "{echoed:?}"
+    );
+
+    // Approving in the dialog starts the server at once.
+    let cwd2 = home.join("work2").display().to_string();
+    let (client2, mut events2, id2) = session(&world, &cwd2).await;
+    let question = next_request(&mut events2).await;
+    client2
+        .call::<UiRespond>(&UiRespondParams {
+            session_id: id2.clone(),
+            request_id: question.request_id.clone(),
+            answer: UiAnswer {
+                confirmed: Some(true),
+                ..UiAnswer::default()
+            },
+        })
+        .await
+        .unwrap();
+    let started = wait_for_server(&client2, "approved in the dialog", |server| {
+        server.name == "other" && server.state == "ready"
+    })
+    .await;
+    assert_eq!(started.sessions, std::slice::from_ref(&id2));
+    let echoed = run(
+        &client2,
+        &mut events2,
+        &id2,
+        r#"call mcp__other__echo {"text": "from work2"}"#,
+    )
+    .await;
+    assert!(tool_results(&echoed)[0].1.contains("from work2"));
+
+    // User-level servers need no approval; unknown names are refused with a pointer.
+    let unknown = client
+        .call::<McpTrust>(&McpTrustParams {
+            cwd: cwd.clone(),
+            name: "nope".to_owned(),
+            decision: McpTrustDecision::Approve,
+        })
+        .await
+        .unwrap_err();
+    let expected = format!(
+        "no MCP server named \"nope\" is defined for {cwd}; `pictl mcp list` in that \
+         directory shows its definitions"
+    );
+    assert!(unknown.to_string().contains(&expected), "{unknown}");
+    let forgotten = client
+        .call::<McpTrust>(&McpTrustParams {
+            cwd: cwd.clone(),
+            name: "proj".to_owned(),
+            decision: McpTrustDecision::Forget,
+        })
+        .await
+        .unwrap();
+    assert_eq!(forgotten.approval, "not approved yet");
+}
