@@ -99,12 +99,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
             ..session::SessionSettings::default()
         },
     };
-    if let Err(error) = mcp.trust().attach_store(store.clone()).await {
-        tracing::warn!(%error, "cannot read the answers about project MCP servers");
+    if let Err(error) = mcp.attach_store(store.clone()).await {
+        tracing::warn!(%error, "cannot read what the MCP pool stored");
     }
-    if let Err(error) = mcp.tool_cache().attach_store(store.clone()).await {
-        tracing::warn!(%error, "cannot read the cached MCP tool lists");
-    }
+    mcp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
     state.mcp = Some(mcp.clone());
     let state = Arc::new(state);

@@ -56,6 +56,22 @@ impl BuiltinTools {
             shell: self.shell.clone(),
             artifacts,
             locks: self.locks.clone(),
+            // Only where MCP servers are defined: elsewhere `read` stays pi's.
+            uris: self
+                .mcp
+                .as_ref()
+                .filter(|pool| {
+                    !pool
+                        .definitions(&environment.cwd, &environment.env)
+                        .0
+                        .is_empty()
+                })
+                .map(|pool| {
+                    Arc::new(McpResources {
+                        pool: pool.clone(),
+                        session_id: environment.session_id.clone(),
+                    }) as Arc<dyn pi_tools::UriReader>
+                }),
         }))
     }
 }
@@ -108,6 +124,57 @@ impl ToolFactory for BuiltinTools {
         if let Some(pool) = &self.mcp {
             pool.session_closed(session_id);
         }
+    }
+
+    fn commands(&self, session_id: &str) -> Vec<(String, String)> {
+        let Some(pool) = &self.mcp else {
+            return Vec::new();
+        };
+        pool.prompts_for(session_id)
+            .into_iter()
+            .map(|(server, prompt)| (format!("mcp:{server}:{}", prompt.name), prompt.description))
+            .collect()
+    }
+
+    fn expand_command<'a>(
+        &'a self,
+        environment: &'a ToolEnvironment,
+        text: &'a str,
+    ) -> Option<crate::session::services::CommandFuture<'a>> {
+        let pool = self.mcp.as_ref()?;
+        if !text.starts_with(crate::mcp::prompts::COMMAND_PREFIX) {
+            return None;
+        }
+        Some(Box::pin(async move {
+            pool.expand_prompt(&environment.session_id, text)
+                .await
+                .unwrap_or_else(|| Ok(text.to_owned()))
+        }))
+    }
+}
+
+/// A session's view of the MCP servers' resources, for `read` (`mcp://<server>/<uri>`).
+#[derive(Debug)]
+struct McpResources {
+    pool: Arc<crate::mcp::McpPool>,
+    session_id: String,
+}
+
+impl pi_tools::UriReader for McpResources {
+    fn scheme(&self) -> &str {
+        crate::mcp::prompts::RESOURCE_SCHEME
+    }
+
+    fn describe(&self) -> String {
+        "Also reads resources of the session's MCP servers given as mcp://SERVER/URI.".to_owned()
+    }
+
+    fn path_hint(&self) -> String {
+        "mcp://SERVER/URI".to_owned()
+    }
+
+    fn read<'a>(&'a self, uri: &'a str) -> pi_tools::UriFuture<'a> {
+        Box::pin(self.pool.read_resource(&self.session_id, uri))
     }
 }
 

@@ -160,6 +160,12 @@ _pictl() {
             pictl__subcmd__help__subcmd__daemon,stop)
                 cmd="pictl__subcmd__help__subcmd__daemon__subcmd__stop"
                 ;;
+            pictl__subcmd__help__subcmd__mcp,disable)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__disable"
+                ;;
+            pictl__subcmd__help__subcmd__mcp,enable)
+                cmd="pictl__subcmd__help__subcmd__mcp__subcmd__enable"
+                ;;
             pictl__subcmd__help__subcmd__mcp,list)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__list"
                 ;;
@@ -193,6 +199,12 @@ _pictl() {
             pictl__subcmd__help__subcmd__session,show)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__show"
                 ;;
+            pictl__subcmd__mcp,disable)
+                cmd="pictl__subcmd__mcp__subcmd__disable"
+                ;;
+            pictl__subcmd__mcp,enable)
+                cmd="pictl__subcmd__mcp__subcmd__enable"
+                ;;
             pictl__subcmd__mcp,help)
                 cmd="pictl__subcmd__mcp__subcmd__help"
                 ;;
@@ -207,6 +219,12 @@ _pictl() {
                 ;;
             pictl__subcmd__mcp,trust)
                 cmd="pictl__subcmd__mcp__subcmd__trust"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,disable)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__disable"
+                ;;
+            pictl__subcmd__mcp__subcmd__help,enable)
+                cmd="pictl__subcmd__mcp__subcmd__help__subcmd__enable"
                 ;;
             pictl__subcmd__mcp__subcmd__help,help)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__help"
@@ -704,8 +722,36 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__mcp)
-            opts="list restart logs trust"
+            opts="list restart logs disable enable trust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__mcp__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -998,7 +1044,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__mcp)
-            opts="-h --help list restart logs trust help"
+            opts="-h --help list restart logs disable enable trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1011,9 +1057,73 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
-        pictl__subcmd__mcp__subcmd__help)
-            opts="list restart logs trust help"
+        pictl__subcmd__mcp__subcmd__disable)
+            opts="-h --session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__enable)
+            opts="-h --session --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help)
+            opts="list restart logs disable enable trust help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__disable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__mcp__subcmd__help__subcmd__enable)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -114,17 +114,23 @@ complete -c pictl -n "__fish_pictl_using_subcommand models" -s h -l help -d 'Pri
 complete -c pictl -n "__fish_pictl_using_subcommand stats" -l since -d 'Only usage from this UTC day (YYYY-MM-DD) or this many days back (7d)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand stats" -l json -d 'Print the sums as one JSON object'
 complete -c pictl -n "__fish_pictl_using_subcommand stats" -s h -l help -d 'Print help'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -s h -l help -d 'Print help'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -f -a "list" -d 'List the servers (one per definition, shared by every session) and, for this directory, the definitions a session here sees'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -f -a "restart" -d 'Restart a server by name (its failures are forgotten)'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -f -a "logs" -d 'Print the end of a server\'s stderr log'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -f -a "trust" -d 'Approve a server this directory\'s .mcp.json or .pi/mcp.json defines, so sessions here start it without asking (or refuse it, or forget the answer)'
-complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs trust help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "list" -d 'List the servers (one per definition, shared by every session) and, for this directory, the definitions a session here sees'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "restart" -d 'Restart a server by name (its failures are forgotten)'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "logs" -d 'Print the end of a server\'s stderr log'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "disable" -d 'Stop a session from using a server (its next run goes without it)'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "enable" -d 'Let a session use a server again'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "trust" -d 'Approve a server this directory\'s .mcp.json or .pi/mcp.json defines, so sessions here start it without asking (or refuse it, or forget the answer)'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and not __fish_seen_subcommand_from list restart logs disable enable trust help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from list" -l json -d 'Print one JSON object'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from restart" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from logs" -l lines -d 'How many of the last lines' -r
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from logs" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from disable" -l session -d 'The session' -r
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from disable" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from enable" -l session -d 'The session' -r
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from enable" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from trust" -l cwd -d 'The project directory (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from trust" -l deny -d 'Refuse it: sessions never start it and stop asking'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from trust" -l forget -d 'Forget the answer: sessions ask again'
@@ -132,6 +138,8 @@ complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcomm
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the servers (one per definition, shared by every session) and, for this directory, the definitions a session here sees'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Restart a server by name (its failures are forgotten)'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "logs" -d 'Print the end of a server\'s stderr log'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "disable" -d 'Stop a session from using a server (its next run goes without it)'
+complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "enable" -d 'Let a session use a server again'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "trust" -d 'Approve a server this directory\'s .mcp.json or .pi/mcp.json defines, so sessions here start it without asking (or refuse it, or forget the answer)'
 complete -c pictl -n "__fish_pictl_using_subcommand mcp; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
@@ -202,6 +210,8 @@ complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcom
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "list" -d 'List the servers (one per definition, shared by every session) and, for this directory, the definitions a session here sees'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "restart" -d 'Restart a server by name (its failures are forgotten)'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "logs" -d 'Print the end of a server\'s stderr log'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "disable" -d 'Stop a session from using a server (its next run goes without it)'
+complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "enable" -d 'Let a session use a server again'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from mcp" -f -a "trust" -d 'Approve a server this directory\'s .mcp.json or .pi/mcp.json defines, so sessions here start it without asking (or refuse it, or forget the answer)'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "start" -d 'Start the daemon unless it runs; return once it is ready'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and __fish_seen_subcommand_from daemon" -f -a "stop" -d 'Stop the daemon gracefully, killing it if it does not exit in time'

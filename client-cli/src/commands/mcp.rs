@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use pi_protocol::v1::{
-    McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams, McpTrust,
-    McpTrustDecision, McpTrustParams,
+    McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams, McpSetEnabled,
+    McpSetEnabledParams, McpTrust, McpTrustDecision, McpTrustParams,
 };
 
 use crate::daemon_client;
@@ -34,6 +34,22 @@ pub enum McpCommand {
         /// How many of the last lines
         #[arg(long, default_value_t = 100)]
         lines: u32,
+    },
+    /// Stop a session from using a server (its next run goes without it)
+    Disable {
+        /// The server's name
+        name: String,
+        /// The session
+        #[arg(long)]
+        session: String,
+    },
+    /// Let a session use a server again
+    Enable {
+        /// The server's name
+        name: String,
+        /// The session
+        #[arg(long)]
+        session: String,
     },
     /// Approve a server this directory's .mcp.json or .pi/mcp.json defines, so sessions here
     /// start it without asking (or refuse it, or forget the answer)
@@ -166,6 +182,8 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
             ));
             Ok(ExitCode::SUCCESS)
         }
+        McpCommand::Disable { name, session } => set_enabled(&client, session, name, false).await,
+        McpCommand::Enable { name, session } => set_enabled(&client, session, name, true).await,
         McpCommand::Restart { name } => {
             let restarted = client
                 .call::<McpRestart>(&McpRestartParams { name })
@@ -174,4 +192,29 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
     }
+}
+
+/// `pictl mcp enable|disable NAME --session ID`.
+async fn set_enabled(
+    client: &pi_client::Client,
+    session: String,
+    name: String,
+    enabled: bool,
+) -> Result<ExitCode, CliError> {
+    let answer = client
+        .call::<McpSetEnabled>(&McpSetEnabledParams {
+            session_id: session.clone(),
+            name,
+            enabled,
+        })
+        .await?;
+    print_text(&format!(
+        "{session}: disabled servers: {}\n",
+        if answer.disabled_servers.is_empty() {
+            "none".to_owned()
+        } else {
+            answer.disabled_servers.join(", ")
+        }
+    ));
+    Ok(ExitCode::SUCCESS)
 }

@@ -48,6 +48,10 @@ pub struct Settings {
     pub enable_skill_commands: bool,
     /// `prompts`: extra prompt template files or directories (project entries first).
     pub prompts: Vec<PathEntry>,
+    /// `mcp.enabled`: sessions use MCP servers at all (default true).
+    pub mcp_enabled: bool,
+    /// `mcp.disabledServers`: servers (by name) sessions do not use.
+    pub mcp_disabled_servers: Vec<String>,
     /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
@@ -149,6 +153,10 @@ pub struct SettingsLayer {
     pub enable_skill_commands: Option<bool>,
     /// `prompts`.
     pub prompts: Vec<PathEntry>,
+    /// `mcp.enabled`.
+    pub mcp_enabled: Option<bool>,
+    /// `mcp.disabledServers`.
+    pub mcp_disabled_servers: Option<Vec<String>>,
     /// `systemPrompt`.
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`.
@@ -192,6 +200,8 @@ impl Default for Settings {
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
+            mcp_enabled: true,
+            mcp_disabled_servers: Vec::new(),
             prompts: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -268,6 +278,8 @@ impl Settings {
             &mut self.enable_skill_commands,
             &layer.enable_skill_commands,
         );
+        set(&mut self.mcp_enabled, &layer.mcp_enabled);
+        set(&mut self.mcp_disabled_servers, &layer.mcp_disabled_servers);
         set_option(&mut self.system_prompt, &layer.system_prompt);
         set_option(&mut self.append_system_prompt, &layer.append_system_prompt);
     }

@@ -262,6 +262,18 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "mcp" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("mcp.{sub}");
+                        match sub.as_str() {
+                            "enabled" => layer.mcp_enabled = self.boolean(&dotted, value),
+                            "disabledServers" => {
+                                layer.mcp_disabled_servers = self.strings(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "shellPath" => layer.shell_path = self.string(key, value),
                 "shellCommandPrefix" => layer.shell_command_prefix = self.string(key, value),
                 "skills" if value.is_object() => {
@@ -365,6 +377,20 @@ impl LayerReader<'_> {
             value,
             base_dir: self.base_dir.clone(),
         })
+    }
+
+    fn strings(&mut self, key: &str, value: &Value) -> Option<Vec<String>> {
+        let Value::Array(items) = value else {
+            self.bad(key, "an array of strings", value);
+            return None;
+        };
+        Some(
+            items
+                .iter()
+                .enumerate()
+                .filter_map(|(index, item)| self.string(&format!("{key}[{index}]"), item))
+                .collect(),
+        )
     }
 
     fn paths(&mut self, key: &str, value: &Value) -> Vec<PathEntry> {

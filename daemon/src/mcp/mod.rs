@@ -21,6 +21,7 @@
 
 pub mod config;
 pub mod guard;
+pub mod prompts;
 pub mod tool;
 pub mod trust;
 
@@ -221,6 +222,16 @@ impl rmcp::ClientHandler for Handler {
             }
         }
     }
+
+    async fn on_prompt_list_changed(
+        &self,
+        context: rmcp::service::NotificationContext<RoleClient>,
+    ) {
+        if let Some(server) = self.server.upgrade() {
+            let prompts = prompts::list_prompts(&context.peer).await;
+            server.state().prompts = prompts;
+        }
+    }
 }
 
 /// The tools `peer` lists.
@@ -319,8 +330,7 @@ struct ServerState {
     stop: Option<RunningServiceCancellationToken>,
     pid: Option<u32>,
     tools: Vec<ToolInfo>,
-    // `tools` came from the cache, not from this run of the server.
-    tools_cached: bool,
+    prompts: Vec<prompts::PromptInfo>,
     ready_at: Option<Instant>,
     users: BTreeSet<String>,
     last_error: Option<String>,
@@ -449,6 +459,12 @@ pub struct McpPool {
     artifacts: Artifacts,
     trust: Arc<trust::Trust>,
     cache: ToolCache,
+    // Where sessions' settings come from (`mcp.enabled`, `mcp.disabledServers`).
+    settings: std::sync::OnceLock<crate::coding::ResourceRoots>,
+    // Servers each session was told not to use (`mcp/setEnabled`), by name. A sync mutex,
+    // never held across an await.
+    disabled: Mutex<HashMap<String, BTreeSet<String>>>,
+    store: std::sync::OnceLock<crate::store::Store>,
 }
 
 impl McpPool {
@@ -475,6 +491,9 @@ impl McpPool {
             artifacts,
             trust: Arc::default(),
             cache: ToolCache::default(),
+            settings: std::sync::OnceLock::new(),
+            disabled: Mutex::new(HashMap::new()),
+            store: std::sync::OnceLock::new(),
         }
     }
 
@@ -504,9 +523,71 @@ impl McpPool {
         &self.trust
     }
 
-    /// Servers' last tool lists.
-    pub fn tool_cache(&self) -> &ToolCache {
-        &self.cache
+    /// Keeps what the pool remembers in `store` (answers about project servers, tool lists,
+    /// sessions' disabled servers) and loads what it holds.
+    pub async fn attach_store(
+        &self,
+        store: crate::store::Store,
+    ) -> Result<(), crate::store::StoreError> {
+        self.trust.attach_store(store.clone()).await?;
+        self.cache.attach_store(store.clone()).await?;
+        let rows = store.session_mcp_disabled().await?;
+        {
+            let mut disabled = self.disabled.lock().unwrap_or_else(PoisonError::into_inner);
+            for (session, server) in rows {
+                disabled.entry(session).or_default().insert(server);
+            }
+        }
+        let _ = self.store.set(store);
+        Ok(())
+    }
+
+    /// Reads sessions' `mcp.*` settings through `roots`.
+    pub fn set_settings_roots(&self, roots: crate::coding::ResourceRoots) {
+        let _ = self.settings.set(roots);
+    }
+
+    /// Enables or disables server `name` for session `session_id` (its next run follows);
+    /// the servers now disabled for it.
+    pub async fn set_enabled(
+        &self,
+        session_id: &str,
+        name: &str,
+        enabled: bool,
+    ) -> Result<Vec<String>, crate::store::StoreError> {
+        if let Some(store) = self.store.get() {
+            store
+                .set_session_mcp_disabled(session_id, name, !enabled)
+                .await?;
+        }
+        let mut disabled = self.disabled.lock().unwrap_or_else(PoisonError::into_inner);
+        let set = disabled.entry(session_id.to_owned()).or_default();
+        if enabled {
+            set.remove(name);
+        } else {
+            set.insert(name.to_owned());
+        }
+        Ok(set.iter().cloned().collect())
+    }
+
+    /// The servers session `session_id` in `cwd` may not use (by its settings and its own
+    /// choice); `None` when its settings turn MCP off.
+    fn refused(&self, session_id: &str, cwd: &Path) -> Option<BTreeSet<String>> {
+        let mut refused: BTreeSet<String> = self
+            .disabled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default();
+        if let Some(roots) = self.settings.get() {
+            let (settings, _) = roots.load_settings(Some(cwd));
+            if !settings.mcp_enabled {
+                return None;
+            }
+            refused.extend(settings.mcp_disabled_servers);
+        }
+        Some(refused)
     }
 
     /// The servers the session sees and may start, each now used by it and started if it
@@ -518,7 +599,11 @@ impl McpPool {
         cwd: &Path,
         env: &BTreeMap<String, String>,
     ) -> Vec<Arc<Server>> {
-        let (definitions, _) = self.definitions(cwd, env);
+        let (mut definitions, _) = self.definitions(cwd, env);
+        match self.refused(session_id, cwd) {
+            Some(refused) => definitions.retain(|definition| !refused.contains(&definition.name)),
+            None => definitions.clear(),
+        }
         let mut used = Vec::new();
         for definition in definitions {
             match self.trust.approval(&definition) {
@@ -540,6 +625,13 @@ impl McpPool {
                         }
                     });
                 }
+            }
+        }
+        // Servers the session used before but no longer may (disabled since) are released.
+        let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
+        for server in servers {
+            if !used.iter().any(|kept| Arc::ptr_eq(kept, &server)) {
+                self.release(&server, session_id);
             }
         }
         used
@@ -594,7 +686,6 @@ impl McpPool {
                     .join(format!("mcp-{}-{key}.log", definition.name));
                 let cached = self.cache.get(&key);
                 let state = ServerState {
-                    tools_cached: cached.is_some(),
                     tools: cached.unwrap_or_default(),
                     ..ServerState::default()
                 };
@@ -647,7 +738,7 @@ impl McpPool {
                 )),
             };
             match outcome {
-                Ok((running, pid, tools)) => {
+                Ok((running, pid, tools, prompts)) => {
                     let current = {
                         let mut state = server.state();
                         let current = state.generation == generation;
@@ -656,7 +747,7 @@ impl McpPool {
                             state.stop = Some(running.cancellation_token());
                             state.pid = pid;
                             state.tools = tools.clone();
-                            state.tools_cached = false;
+                            state.prompts = prompts;
                             state.ready_at = Some(Instant::now());
                             state.last_error = None;
                         }
@@ -756,7 +847,7 @@ impl McpPool {
     async fn connect(
         &self,
         server: &Arc<Server>,
-    ) -> Result<(Client, Option<u32>, Vec<ToolInfo>), String> {
+    ) -> Result<(Client, Option<u32>, Vec<ToolInfo>, Vec<prompts::PromptInfo>), String> {
         let handler = Handler {
             progress: server.progress.clone(),
             server: Arc::downgrade(server),
@@ -835,7 +926,8 @@ impl McpPool {
             }
         };
         let tools = list_tools(client.peer()).await?;
-        Ok((client, pid, tools))
+        let prompts = prompts::list_prompts(client.peer()).await;
+        Ok((client, pid, tools, prompts))
     }
 
     fn spawner(&self) -> Result<Spawner, String> {
@@ -852,32 +944,38 @@ impl McpPool {
     /// Session `session_id` stopped: it no longer uses any server. Servers left unused stop
     /// after the linger.
     pub fn session_closed(self: &Arc<Self>, session_id: &str) {
-        // The daemon's runtime is going away: its shutdown stops every server.
         self.trust.session_closed(session_id);
+        let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
+        for server in servers {
+            self.release(&server, session_id);
+        }
+    }
+
+    /// Session `session_id` no longer uses `server`; left unused, it stops after the linger.
+    fn release(self: &Arc<Self>, server: &Arc<Server>, session_id: &str) {
+        // The daemon's runtime is going away: its shutdown stops every server.
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
-        for server in servers {
-            let (unused, generation) = {
-                let mut state = server.state();
-                let was_user = state.users.remove(session_id);
-                (was_user && state.users.is_empty(), state.generation)
-            };
-            if unused {
-                let pool = self.clone();
-                let linger = self.linger;
-                runtime.spawn(async move {
-                    tokio::time::sleep(linger).await;
-                    let still_unused = {
-                        let state = server.state();
-                        state.users.is_empty() && state.generation == generation
-                    };
-                    if still_unused {
-                        pool.stop(&server, "no session uses it").await;
-                    }
-                });
-            }
+        let (unused, generation) = {
+            let mut state = server.state();
+            let was_user = state.users.remove(session_id);
+            (was_user && state.users.is_empty(), state.generation)
+        };
+        if unused {
+            let pool = self.clone();
+            let linger = self.linger;
+            let server = server.clone();
+            runtime.spawn(async move {
+                tokio::time::sleep(linger).await;
+                let still_unused = {
+                    let state = server.state();
+                    state.users.is_empty() && state.generation == generation
+                };
+                if still_unused {
+                    pool.stop(&server, "no session uses it").await;
+                }
+            });
         }
     }
 

@@ -275,9 +275,16 @@ impl McpTool {
                         )),
                     }
                 }
+                // A link the model can follow with `read`.
                 Some("resource_link") => texts.push(format!(
-                    "[resource {}]",
-                    block["uri"].as_str().unwrap_or_default()
+                    "[resource {}{}/{}{}]",
+                    super::prompts::RESOURCE_SCHEME,
+                    self.server.name(),
+                    block["uri"].as_str().unwrap_or_default(),
+                    block["name"]
+                        .as_str()
+                        .map(|name| format!(": {name}"))
+                        .unwrap_or_default()
                 )),
                 Some("audio") => texts.push("[audio content]".to_owned()),
                 _ => {}

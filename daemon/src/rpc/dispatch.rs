@@ -124,6 +124,9 @@ pub async fn dispatch(
         v1::McpList::NAME => {
             call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
         }
+        v1::McpSetEnabled::NAME => {
+            call::<v1::McpSetEnabled, _>(params, |p| methods::mcp::set_enabled(context, p)).await
+        }
         v1::McpTrust::NAME => {
             call::<v1::McpTrust, _>(params, |p| methods::mcp::trust(context, p)).await
         }

@@ -98,7 +98,25 @@ pub trait ToolFactory: Send + Sync {
     fn warm_up(&self, _environment: &ToolEnvironment) {}
     /// The session's actor stopped: it no longer uses what `dynamic_tools` gave it.
     fn session_closed(&self, _session_id: &str) {}
+    /// Slash commands that come with the tools (MCP servers' prompts): (name after the
+    /// slash, description).
+    fn commands(&self, _session_id: &str) -> Vec<(String, String)> {
+        Vec::new()
+    }
+    /// Expands one of `commands` (`text` is the whole message); `None` when `text` is not
+    /// one of them. The error says what was wrong.
+    fn expand_command<'a>(
+        &'a self,
+        _environment: &'a ToolEnvironment,
+        _text: &'a str,
+    ) -> Option<CommandFuture<'a>> {
+        None
+    }
 }
+
+/// A slash command being expanded (an MCP prompt being fetched).
+pub type CommandFuture<'a> =
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>;
 
 /// Per-session behaviour the daemon configures.
 #[derive(Clone, Debug)]

@@ -104,6 +104,42 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Marks server `server` as disabled (or enabled again) for session `session_id`.
+    #[tracing::instrument(level = "trace", skip_all, err)]
+    pub async fn set_session_mcp_disabled(
+        &self,
+        session_id: &str,
+        server: &str,
+        disabled: bool,
+    ) -> Result<(), StoreError> {
+        let mut write = Statements::default();
+        if disabled {
+            write.push(
+                "INSERT OR IGNORE INTO session_mcp_disabled (session_id, server) VALUES (?, ?)",
+                [session_id.into(), server.into()],
+            );
+        } else {
+            write.push(
+                "DELETE FROM session_mcp_disabled WHERE session_id = ? AND server = ?",
+                [session_id.into(), server.into()],
+            );
+        }
+        self.write_statements(write).await
+    }
+
+    /// Every session's disabled servers, as (session, server).
+    #[tracing::instrument(level = "trace", skip_all, err)]
+    pub async fn session_mcp_disabled(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let rows = sqlx::query("SELECT session_id, server FROM session_mcp_disabled")
+            .fetch_all(&self.reader)
+            .await?;
+        rows.iter()
+            .map(|row| Ok((row.try_get("session_id")?, row.try_get("server")?)))
+            .collect()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

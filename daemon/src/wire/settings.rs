@@ -65,6 +65,10 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
         shell_command_prefix: settings.shell_command_prefix.clone(),
         skills: entries(&settings.skills),
         enable_skill_commands: settings.enable_skill_commands,
+        mcp: pi_protocol::v1::McpSettings {
+            enabled: settings.mcp_enabled,
+            disabled_servers: settings.mcp_disabled_servers.clone(),
+        },
         prompts: entries(&settings.prompts),
         system_prompt: settings
             .system_prompt

@@ -57,6 +57,7 @@ fn main() {
             .session("bench")
             .unwrap(),
         locks: PathLocks::new(),
+        uris: None,
     });
     let call = |name: &str, arguments: Value| -> ToolOutput {
         let tool = pi_tools::create_tool(name, &context).unwrap();

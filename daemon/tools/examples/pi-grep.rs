@@ -33,6 +33,7 @@ fn main() -> anyhow::Result<()> {
         shell: ShellConfig::default(),
         artifacts: Artifacts::new(scratch).session("pi-grep")?,
         locks: PathLocks::new(),
+        uris: None,
     });
     let tool = pi_tools::create_tool("grep", &context)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

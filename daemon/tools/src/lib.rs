@@ -65,6 +65,39 @@ pub struct ToolContext {
     pub artifacts: SessionArtifacts,
     /// The daemon-wide mutation locks.
     pub locks: PathLocks,
+    /// What `read` reaches by URI beyond files and artifacts (the daemon's MCP resources).
+    pub uris: Option<Arc<dyn UriReader>>,
+}
+
+/// What a [`UriReader`] read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum UriContent {
+    /// Text.
+    Text(String),
+    /// Binary data, base64.
+    Blob {
+        /// The data, base64.
+        base64: String,
+        /// Its media type.
+        mime_type: String,
+    },
+}
+
+/// A reading in progress.
+pub type UriFuture<'a> = std::pin::Pin<
+    Box<dyn std::future::Future<Output = Result<Vec<UriContent>, String>> + Send + 'a>,
+>;
+
+/// Resources `read` reaches by URI (`mcp://<server>/<uri>`): the daemon implements it.
+pub trait UriReader: Send + Sync + std::fmt::Debug {
+    /// The prefix of the URIs it reads (`mcp://`).
+    fn scheme(&self) -> &str;
+    /// A sentence for `read`'s description.
+    fn describe(&self) -> String;
+    /// The form of its URIs, for `read`'s `path` description.
+    fn path_hint(&self) -> String;
+    /// Reads `uri`; the error is what the model reads.
+    fn read<'a>(&'a self, uri: &'a str) -> UriFuture<'a>;
 }
 
 impl ToolContext {

@@ -28,6 +28,7 @@ const CHUNK: usize = 1 << 20;
 pub struct ReadTool {
     context: Arc<ToolContext>,
     schema: Value,
+    description: String,
 }
 
 #[derive(Deserialize)]
@@ -69,15 +70,32 @@ enum ReadError {
 impl ReadTool {
     /// `read` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> ReadTool {
+        let (description, path_description) = match &context.uris {
+            Some(reader) => (
+                format!("{DESCRIPTION} {}", reader.describe()),
+                format!(
+                    "Path to the file to read (relative or absolute), artifact://ID, or {}",
+                    reader.path_hint()
+                ),
+            ),
+            None => (
+                DESCRIPTION.to_owned(),
+                "Path to the file to read (relative or absolute), or artifact://ID".to_owned(),
+            ),
+        };
         let schema = object_schema(
             json!({
-                "path": {"type": "string", "description": "Path to the file to read (relative or absolute), or artifact://ID"},
+                "path": {"type": "string", "description": path_description},
                 "offset": {"type": "number", "description": "Line number to start reading from (1-indexed)"},
                 "limit": {"type": "number", "description": "Maximum number of lines to read"},
             }),
             &["path"],
         );
-        ReadTool { context, schema }
+        ReadTool {
+            context,
+            schema,
+            description,
+        }
     }
 }
 
@@ -89,12 +107,35 @@ impl Tool for ReadTool {
         "Read"
     }
     fn description(&self) -> &str {
-        DESCRIPTION
+        &self.description
     }
     fn parameters(&self) -> &Value {
         &self.schema
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        if let Some(reader) = self.context.uris.clone()
+            && let Some(path) = invocation.arguments["path"].as_str()
+            && path.starts_with(reader.scheme())
+        {
+            return Box::pin(async move {
+                let args: ReadArgs = match crate::support::parse_args("read", &invocation.arguments)
+                {
+                    Ok(args) => args,
+                    Err(output) => return output,
+                };
+                let contents = tokio::select! {
+                    () = invocation.cancel.cancelled() => {
+                        return ToolOutput::error("Operation aborted");
+                    }
+                    contents = reader.read(&args.path) => contents,
+                };
+                match contents {
+                    Ok(contents) => read_contents(&args, contents)
+                        .unwrap_or_else(|error| ToolOutput::error(error.to_string())),
+                    Err(error) => ToolOutput::error(error),
+                }
+            });
+        }
         execute_blocking(
             "read",
             self.context.clone(),
@@ -139,15 +180,26 @@ fn read(context: &ToolContext, args: &ReadArgs) -> Result<ToolOutput, ReadError>
             });
         }
     }
+    select_lines(args, &head, &mut file, &path)
+}
+
+/// The lines `args` selects of a text whose first bytes are `head` and whose rest `rest`
+/// streams, with pi's limits and notices (`path` names it in errors).
+fn select_lines(
+    args: &ReadArgs,
+    head: &[u8],
+    rest: &mut dyn std::io::Read,
+    path: &Path,
+) -> Result<ToolOutput, ReadError> {
     let start = whole(args.offset).map_or(0, |offset| (offset - 1).max(0) as u64);
     let count = whole(args.limit).map(|limit| limit.max(0) as u64);
     let mut scan = LineScan::new(start, count, DEFAULT_MAX_BYTES + 8);
-    scan.feed(&head);
+    scan.feed(head);
     let mut buffer = vec![0u8; CHUNK];
     loop {
-        let n = file
+        let n = rest
             .read(&mut buffer)
-            .map_err(|e| ReadError::Fs(fs_error(&e, "read", &path)))?;
+            .map_err(|e| ReadError::Fs(fs_error(&e, "read", path)))?;
         if n == 0 {
             break;
         }
@@ -203,6 +255,49 @@ fn read(context: &ToolContext, args: &ReadArgs) -> Result<ToolOutput, ReadError>
         }
     };
     Ok(ToolOutput::text(text).with_details(details))
+}
+
+/// What a URI reader returned, as `read` shows it: texts joined and paged like a file's
+/// lines, an image as image content, other binary data described.
+fn read_contents(
+    args: &ReadArgs,
+    contents: Vec<crate::UriContent>,
+) -> Result<ToolOutput, ReadError> {
+    let mut texts = Vec::new();
+    let mut images = Vec::new();
+    for content in contents {
+        match content {
+            crate::UriContent::Text(text) => texts.push(text),
+            crate::UriContent::Blob { base64, mime_type } if mime_type.starts_with("image/") => {
+                images.push(UserContent::Image(ImageContent {
+                    data: base64,
+                    mime_type,
+                }));
+            }
+            crate::UriContent::Blob { base64, mime_type } => texts.push(format!(
+                "[binary content: {} of {mime_type}]",
+                format_size((base64.len() * 3 / 4) as u64)
+            )),
+        }
+    }
+    if texts.is_empty() && !images.is_empty() {
+        let mut content = vec![UserContent::text(format!("Read {}", args.path))];
+        content.extend(images);
+        return Ok(ToolOutput {
+            content,
+            details: json!({}),
+            is_error: false,
+        });
+    }
+    let text = texts.join("\n");
+    let mut output = select_lines(
+        args,
+        text.as_bytes(),
+        &mut std::io::empty(),
+        Path::new(&args.path),
+    )?;
+    output.content.extend(images);
+    Ok(output)
 }
 
 fn read_image(

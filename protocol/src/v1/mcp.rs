@@ -159,3 +159,24 @@ pub struct McpTrustResponse {
     /// Where it stands now: `approved`, `denied` or `not approved yet`.
     pub approval: String,
 }
+
+/// Params of `mcp/setEnabled`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSetEnabledParams {
+    /// The session.
+    pub session_id: String,
+    /// The server's name.
+    pub name: String,
+    /// Use it (`true`) or not.
+    pub enabled: bool,
+}
+
+/// Response of `mcp/setEnabled`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSetEnabledResponse {
+    /// The servers the session now does not use (its own choice; settings'
+    /// `mcp.disabledServers` apply too).
+    pub disabled_servers: Vec<String>,
+}

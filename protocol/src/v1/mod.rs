@@ -133,6 +133,8 @@ crate::method_table! {
     /// Approves, refuses or forgets a server a project file defines (what a session's
     /// clients are asked), for scripts.
     McpTrust = "mcp/trust" (McpTrustParams) -> McpTrustResponse;
+    /// Turns an MCP server off (or on again) for one session; its next run follows.
+    McpSetEnabled = "mcp/setEnabled" (McpSetEnabledParams) -> McpSetEnabledResponse;
 }
 
 crate::notification_table! {

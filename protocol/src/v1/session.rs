@@ -153,8 +153,9 @@ pub struct SessionGetResponse {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub resource_diagnostics: Vec<crate::v1::settings::ResourceDiagnostic>,
     /// Slash commands the session offers besides a client's built-ins: its prompt templates
-    /// (`/name`) and, unless `enableSkillCommands` is off, its skills (`/skill:name`). Send
-    /// them as message text; the daemon expands them.
+    /// (`/name`), unless `enableSkillCommands` is off its skills (`/skill:name`), and its MCP
+    /// servers' prompts (`/mcp:server:prompt args`). Send them as message text; the daemon
+    /// expands them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<SlashCommand>,
 }
@@ -167,7 +168,7 @@ pub struct SlashCommand {
     pub name: String,
     /// What it does, as pi shows it.
     pub description: String,
-    /// `template` or `skill`.
+    /// `template`, `skill` or `mcp` (an MCP server's prompt, `mcp:<server>:<prompt>`).
     pub source: String,
 }
 

@@ -69,6 +69,18 @@ pub struct EffectiveSettings {
     /// Appended to the system prompt body (text, or a path to a file), as set.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub append_system_prompt: Option<String>,
+    /// MCP servers.
+    pub mcp: McpSettings,
+}
+
+/// `mcp`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSettings {
+    /// Sessions use MCP servers at all.
+    pub enabled: bool,
+    /// Servers (by name) sessions do not use.
+    pub disabled_servers: Vec<String>,
 }
 
 /// `compaction`.

@@ -3,8 +3,8 @@
 
 use pi_protocol::v1::{
     McpDefinition, McpListParams, McpListResponse, McpLog, McpLogsParams, McpLogsResponse,
-    McpRestartParams, McpRestartResponse, McpServerStatus, McpTrustDecision, McpTrustParams,
-    McpTrustResponse,
+    McpRestartParams, McpRestartResponse, McpServerStatus, McpSetEnabledParams,
+    McpSetEnabledResponse, McpTrustDecision, McpTrustParams, McpTrustResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -199,4 +199,23 @@ pub async fn trust(
         file: definition.file.display().to_string(),
         approval: pool.trust().approval(&definition).as_str().to_owned(),
     })
+}
+
+/// Turns server `params.name` off or on for session `params.session_id`.
+pub async fn set_enabled(
+    context: &RequestContext,
+    params: McpSetEnabledParams,
+) -> Result<McpSetEnabledResponse, ErrorObject> {
+    let pool = pool(context)?;
+    // The session must exist (its row holds the choice).
+    context
+        .state
+        .sessions
+        .stored_info(&params.session_id)
+        .await?;
+    let disabled_servers = pool
+        .set_enabled(&params.session_id, &params.name, params.enabled)
+        .await
+        .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
+    Ok(McpSetEnabledResponse { disabled_servers })
 }

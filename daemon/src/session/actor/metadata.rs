@@ -83,7 +83,17 @@ impl SessionActor {
                 description: skill.description.clone(),
                 source: "skill".to_owned(),
             });
-        templates.chain(skills).collect()
+        let mcp =
+            self.services
+                .tools
+                .commands(&self.row.id)
+                .into_iter()
+                .map(|(name, description)| SlashCommand {
+                    name,
+                    description,
+                    source: "mcp".to_owned(),
+                });
+        templates.chain(skills).chain(mcp).collect()
     }
 
     /// The system prompt of the next run: today's date, the session's tools and resources.

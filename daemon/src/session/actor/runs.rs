@@ -57,6 +57,17 @@ impl SessionActor {
             std::path::PathBuf::from(&self.row.cwd),
         )
         .await;
+        // `/mcp:<server>:<prompt> args`: the server's prompt, fetched now.
+        let environment = crate::session::tool_environment(&self.row);
+        let expanded = match self.services.tools.expand_command(&environment, &text) {
+            Some(expanding) => Some(
+                expanding
+                    .await
+                    .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?,
+            ),
+            None => None,
+        };
+        let text = expanded.unwrap_or(text);
         let message = user_message(self.expand_input(text), images)?;
         self.overflow_recovery_attempted = false;
         if let Some(prompts) = self.compact_before_prompt(vec![message]).await {

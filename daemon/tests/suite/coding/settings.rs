@@ -329,3 +329,31 @@ fn set_default_merges_validates_and_keeps_other_keys() {
          column 3); fix or remove it first",
     );
 }
+
+#[test]
+fn mcp_settings_layer_and_bad_values_are_diagnostics() {
+    let tree = Tree::new(&[
+        (
+            "ours/settings.json",
+            r#"{"mcp": {"disabledServers": ["browser"]}}"#,
+        ),
+        (
+            "project/.pi/settings.json",
+            r#"{"mcp": {"enabled": false, "disabledServers": "browser", "other": 1}}"#,
+        ),
+    ]);
+    let (settings, diagnostics) = load(&tree);
+    assert!(!settings.mcp_enabled);
+    // The project's bad list is ignored; the global one applies.
+    assert_eq!(settings.mcp_disabled_servers, ["browser"]);
+    assert!(
+        diagnostics.contains(
+            "`mcp.disabledServers`: expected an array of strings, found \"browser\"; the value is \
+             ignored"
+        ),
+        "{diagnostics}"
+    );
+    assert!(diagnostics.contains("`mcp.other`"), "{diagnostics}");
+    let defaults = Settings::default();
+    assert!(defaults.mcp_enabled && defaults.mcp_disabled_servers.is_empty());
+}

@@ -54,6 +54,7 @@ impl Session {
             shell: ShellConfig::default(),
             artifacts: artifacts.session(session_id).unwrap(),
             locks,
+            uris: None,
         });
         Session {
             dir,

@@ -590,3 +590,149 @@ async fn an_unused_server_stops_after_the_linger_and_comes_back_when_needed() {
     let again = wait_for_server(&client, "ready", ready).await;
     assert_eq!(again.starts, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_are_slash_commands_and_resources_are_read_with_read() {
+    let world =
+        World::start_with("anthropic-messages", &[(".pi/agent/mcp.json", mcp_json())]).await;
+    world.server.respond_with(|request| {
+        let messages = request.body["messages"].as_array().unwrap();
+        let last = messages.last().unwrap().to_string();
+        if last.contains("What's weather in Paris, Texas?") {
+            return Ok(Turn::reply().text("Sunny.").into());
+        }
+        if last.contains("follow the links") {
+            return Ok(Turn::reply()
+                .tool_call(
+                    "call_1",
+                    "mcp__everything__get-resource-links",
+                    json!({"count": 2}),
+                )
+                .into());
+        }
+        if let Some(start) = last.find("mcp://everything/demo://resource/dynamic/text/2") {
+            let link =
+                &last[start..start + "mcp://everything/demo://resource/dynamic/text/2".len()];
+            return Ok(Turn::reply()
+                .tool_call("call_2", "read", json!({"path": link}))
+                .into());
+        }
+        Ok(Turn::reply().text("Done.").into())
+    });
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events) = world.client().await;
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.clone(),
+            model: Some(MODEL.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    wait_for_server(&client, "ready", ready).await;
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+
+    // The server's prompts are the session's slash commands.
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: session.id.clone(),
+        })
+        .await
+        .unwrap();
+    let command = got
+        .commands
+        .iter()
+        .find(|command| command.name == "mcp:everything:args-prompt")
+        .unwrap_or_else(|| panic!("{:?}", got.commands));
+    assert_eq!(command.source, "mcp");
+    assert!(command.description.contains("two arguments"), "{command:?}");
+
+    // A prompt command becomes the message the server's prompt says.
+    client
+        .call::<SessionPrompt>(&prompt(
+            &session.id,
+            "/mcp:everything:args-prompt Paris Texas",
+        ))
+        .await
+        .unwrap();
+    run_events(&mut events, &session.id).await;
+    let sent = world.server.requests().last().unwrap().body_text.clone();
+    assert!(sent.contains("What's weather in Paris, Texas?"), "{sent}");
+
+    // Bad commands are refused with what to do.
+    for (text, expected) in [
+        (
+            "/mcp:everything:args-prompt",
+            "the prompt args-prompt of MCP server \"everything\" needs the argument \"city\"; \
+             usage: /mcp:everything:args-prompt city=… [state=…]",
+        ),
+        (
+            "/mcp:nope:x",
+            "this session uses no MCP server named \"nope\" (it uses: everything); `pictl mcp \
+             list` shows the servers",
+        ),
+        (
+            "/mcp:everything:nope",
+            "MCP server \"everything\" has no prompt \"nope\" (it has: ",
+        ),
+        (
+            "/mcp:everything",
+            "an MCP prompt command is /mcp:<server>:<prompt> [arguments], not /mcp:everything",
+        ),
+    ] {
+        let error = client
+            .call::<SessionPrompt>(&prompt(&session.id, text))
+            .await
+            .unwrap_err();
+        assert!(error.to_string().contains(expected), "{text}: {error}");
+    }
+
+    // A resource link in a tool result is followed with `read`.
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "follow the links"))
+        .await
+        .unwrap();
+    let seen = run_events(&mut events, &session.id).await;
+    let read = seen
+        .iter()
+        .find_map(|event| match &event.event {
+            pi_protocol::v1::SessionEvent::ToolExecutionEnd {
+                tool_name,
+                result,
+                is_error,
+                ..
+            } if tool_name == "read" => {
+                Some((serde_json::to_string(&result.content).unwrap(), *is_error))
+            }
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no read: {seen:?}"));
+    assert!(!read.1, "{}", read.0);
+    assert!(
+        read.0.contains("Resource 2: This is a plaintext resource"),
+        "{}",
+        read.0
+    );
+    // The model was told how to read them.
+    let requests = world.server.requests();
+    let tools = &requests.last().unwrap().body["tools"];
+    let read_tool = tools
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "read")
+        .unwrap();
+    assert!(
+        read_tool["description"]
+            .as_str()
+            .unwrap()
+            .contains("mcp://SERVER/URI"),
+        "{read_tool}"
+    );
+}

@@ -383,3 +383,118 @@ async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
     assert!(!results[0].2, "{results:?}");
     assert!(results[0].1.contains("from the cache"), "{results:?}");
 }
+
+/// The MCP tools the model was offered, from its "NO TOOL" answer.
+fn offered_mcp_tools(events: &[SessionEventParams]) -> Vec<String> {
+    let text = final_text(events);
+    assert!(text.contains("NO TOOL"), "{text}");
+    let mut names: Vec<String> = text
+        .split('"')
+        .filter(|part| part.starts_with("mcp__"))
+        .map(|part| part.trim_end_matches('\\').to_owned())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn servers_are_turned_off_per_session_and_by_settings() {
+    let mcp_json = json!({"mcpServers": {
+        "fault": fault_server(json!({})),
+        "other": fault_server(json!({"WHICH": "other"})),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/mcp.json", mcp_json.to_string()),
+            (
+                "off/.pi/settings.json",
+                json!({"mcp": {"enabled": false}}).to_string(),
+            ),
+            (
+                "partial/.pi/settings.json",
+                json!({"mcp": {"disabledServers": ["other"]}}).to_string(),
+            ),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let cwd = home.display().to_string();
+    let (client, mut events, id) = session(&world, &cwd).await;
+    let both = |server: &pi_protocol::v1::McpServerStatus| server.state == "ready";
+    wait_for_server(&client, "fault ready", |s| s.name == "fault" && both(s)).await;
+    wait_for_server(&client, "other ready", |s| s.name == "other" && both(s)).await;
+    let all = offered_mcp_tools(&run(&client, &mut events, &id, "call nothing").await);
+    assert!(all.contains(&"mcp__fault__echo".to_owned()), "{all:?}");
+    assert!(all.contains(&"mcp__other__echo".to_owned()), "{all:?}");
+
+    // Off for this session: its next run goes without it, and it no longer holds it.
+    let off = client
+        .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
+            session_id: id.clone(),
+            name: "other".to_owned(),
+            enabled: false,
+        })
+        .await
+        .unwrap();
+    assert_eq!(off.disabled_servers, ["other"]);
+    let without = offered_mcp_tools(&run(&client, &mut events, &id, "call nothing").await);
+    assert!(
+        without.iter().all(|name| name.starts_with("mcp__fault__")),
+        "{without:?}"
+    );
+    let list = client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    let other = list.servers.iter().find(|s| s.name == "other").unwrap();
+    assert!(other.sessions.is_empty(), "{other:?}");
+
+    // On again.
+    let on = client
+        .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
+            session_id: id.clone(),
+            name: "other".to_owned(),
+            enabled: true,
+        })
+        .await
+        .unwrap();
+    assert!(on.disabled_servers.is_empty());
+    let back = offered_mcp_tools(&run(&client, &mut events, &id, "call nothing").await);
+    assert!(back.contains(&"mcp__other__echo".to_owned()), "{back:?}");
+
+    // A project's settings turn MCP off, or one server.
+    let off_cwd = home.join("off").display().to_string();
+    let (off_client, mut off_events, off_id) = session(&world, &off_cwd).await;
+    let none = offered_mcp_tools(&run(&off_client, &mut off_events, &off_id, "call nothing").await);
+    assert!(none.is_empty(), "{none:?}");
+    let partial_cwd = home.join("partial").display().to_string();
+    let (p_client, mut p_events, p_id) = session(&world, &partial_cwd).await;
+    // A server without a `cwd` runs in its session's directory: this one is a new process.
+    wait_for_server(&p_client, "partial's fault ready", |s| {
+        s.name == "fault" && both(s) && s.sessions.contains(&p_id)
+    })
+    .await;
+    let partial = offered_mcp_tools(&run(&p_client, &mut p_events, &p_id, "call nothing").await);
+    assert!(
+        partial.contains(&"mcp__fault__echo".to_owned()),
+        "{partial:?}"
+    );
+    assert!(
+        partial.iter().all(|name| !name.starts_with("mcp__other__")),
+        "{partial:?}"
+    );
+
+    // An unknown session is refused.
+    let error = client
+        .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
+            session_id: "nope".to_owned(),
+            name: "other".to_owned(),
+            enabled: false,
+        })
+        .await
+        .unwrap_err();
+    assert!(error.to_string().contains("nope"), "{error}");
+}
