@@ -41,6 +41,7 @@ pub mod providers;
 pub mod registry;
 pub mod resolve;
 pub mod retry;
+pub mod schema;
 pub mod sse;
 pub mod thinking;
 pub mod transform;

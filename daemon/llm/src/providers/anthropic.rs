@@ -117,7 +117,7 @@ pub fn build_request(
             .iter()
             .map(|tool| {
                 json!({"name": tool.name, "description": tool.description,
-                       "input_schema": tool.parameters})
+                       "input_schema": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::Anthropic)})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

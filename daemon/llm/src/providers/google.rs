@@ -66,7 +66,7 @@ pub fn build_request(
             .iter()
             .map(|tool| {
                 json!({"name": tool.name, "description": tool.description,
-                       "parametersJsonSchema": tool.parameters})
+                       "parametersJsonSchema": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::Google)})
             })
             .collect();
         body.insert(

@@ -131,7 +131,7 @@ pub fn build_request(
             .iter()
             .map(|tool| {
                 let mut function = json!({"name": tool.name, "description": tool.description,
-                                          "parameters": tool.parameters});
+                                          "parameters": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::OpenAi)});
                 if compat.supports_strict_mode {
                     function["strict"] = json!(false);
                 }

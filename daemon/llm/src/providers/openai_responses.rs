@@ -111,7 +111,7 @@ pub fn build_request(
             .iter()
             .map(|tool| {
                 json!({"type": "function", "name": tool.name, "description": tool.description,
-                       "parameters": tool.parameters, "strict": false})
+                       "parameters": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::OpenAi), "strict": false})
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));

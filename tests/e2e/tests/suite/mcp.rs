@@ -17,7 +17,7 @@ use serde_json::{Value, json};
 
 use super::harness::{MODEL, World, prompt};
 
-const SESSIONS: usize = 6;
+const SESSIONS: usize = 20;
 
 /// The pi agent dir's `mcp.json` (a user-level file: trusted) with the everything server.
 fn mcp_json() -> String {
@@ -735,4 +735,148 @@ async fn prompts_are_slash_commands_and_resources_are_read_with_read() {
             .contains("mcp://SERVER/URI"),
         "{read_tool}"
     );
+}
+
+/// Every keyword of `schema` (recursively, schema-aware) that is not in `allowed`.
+fn foreign_keywords(schema: &Value, allowed: &[&str], found: &mut BTreeSet<String>) {
+    let Value::Object(map) = schema else {
+        return;
+    };
+    for (key, value) in map {
+        if !allowed.contains(&key.as_str()) {
+            found.insert(key.clone());
+        }
+        match (key.as_str(), value) {
+            ("properties" | "$defs", Value::Object(children)) => {
+                for child in children.values() {
+                    foreign_keywords(child, allowed, found);
+                }
+            }
+            ("items" | "additionalProperties", Value::Object(_)) => {
+                foreign_keywords(value, allowed, found)
+            }
+            ("items" | "prefixItems" | "anyOf" | "oneOf", Value::Array(children)) => {
+                for child in children {
+                    foreign_keywords(child, allowed, found);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn mcp_schemas_reach_each_api_in_the_subset_it_accepts() {
+    let allowed_by_google = [
+        "$id",
+        "$defs",
+        "$ref",
+        "$anchor",
+        "type",
+        "format",
+        "title",
+        "description",
+        "enum",
+        "items",
+        "prefixItems",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "anyOf",
+        "oneOf",
+        "properties",
+        "additionalProperties",
+        "required",
+        "propertyOrdering",
+    ];
+    for api in [
+        "google-generative-ai",
+        "anthropic-messages",
+        "openai-completions",
+    ] {
+        let world = World::start_with(api, &[(".pi/agent/mcp.json", mcp_json())]).await;
+        world
+            .server
+            .respond_with(|_| Ok(Turn::reply().text("Hello.").into()));
+        let cwd = world.daemon.home.path().display().to_string();
+        let (client, mut events) = world.client().await;
+        let session = client
+            .call::<SessionCreate>(&SessionCreateParams {
+                cwd,
+                model: Some(MODEL.to_owned()),
+                ..SessionCreateParams::default()
+            })
+            .await
+            .unwrap();
+        wait_for_server(&client, "ready", ready).await;
+        client
+            .call::<SessionAttach>(&SessionAttachParams {
+                session_id: session.id.clone(),
+                after_seq: None,
+            })
+            .await
+            .unwrap();
+        client
+            .call::<SessionPrompt>(&prompt(&session.id, "hi"))
+            .await
+            .unwrap();
+        run_events(&mut events, &session.id).await;
+        let requests = world.server.requests();
+        let body = &requests.last().unwrap().body;
+        let schemas: Vec<(String, Value)> = match api {
+            "google-generative-ai" => body["tools"][0]["functionDeclarations"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| {
+                    (
+                        tool["name"].as_str().unwrap().to_owned(),
+                        tool["parametersJsonSchema"].clone(),
+                    )
+                })
+                .collect(),
+            "anthropic-messages" => body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| {
+                    (
+                        tool["name"].as_str().unwrap().to_owned(),
+                        tool["input_schema"].clone(),
+                    )
+                })
+                .collect(),
+            _ => body["tools"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|tool| {
+                    (
+                        tool["function"]["name"].as_str().unwrap().to_owned(),
+                        tool["function"]["parameters"].clone(),
+                    )
+                })
+                .collect(),
+        };
+        let mcp: Vec<&(String, Value)> = schemas
+            .iter()
+            .filter(|(name, _)| name.starts_with("mcp__everything__"))
+            .collect();
+        assert!(mcp.len() > 5, "{api}: {schemas:?}");
+        for (name, schema) in mcp {
+            assert_eq!(schema["type"], "object", "{api} {name}: {schema}");
+            for combinator in ["anyOf", "oneOf", "allOf"] {
+                assert!(schema.get(combinator).is_none(), "{api} {name}: {schema}");
+            }
+            if api == "google-generative-ai" {
+                let mut found = BTreeSet::new();
+                foreign_keywords(schema, &allowed_by_google, &mut found);
+                assert!(found.is_empty(), "{name}: {found:?} in {schema}");
+            }
+            if api == "openai-completions" {
+                assert!(schema["properties"].is_object(), "{name}: {schema}");
+            }
+        }
+    }
 }

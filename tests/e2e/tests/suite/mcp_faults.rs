@@ -498,3 +498,83 @@ async fn servers_are_turned_off_per_session_and_by_settings() {
         .unwrap_err();
     assert!(error.to_string().contains("nope"), "{error}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_filesystem_server_is_shared_by_sessions_in_different_directories() {
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = dir.path().canonicalize().unwrap();
+    // A `cwd` in the definition makes it one server whatever the session's directory.
+    let mcp_json = json!({"mcpServers": {"fs": {
+        "command": peers::npm_bin("mcp-server-filesystem").display().to_string(),
+        "args": [allowed.display().to_string()],
+        "cwd": "/",
+    }}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/mcp.json", mcp_json.to_string()),
+            ("one/.keep", String::new()),
+            ("two/.keep", String::new()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let (writer, mut writer_events, writer_id) =
+        session(&world, &home.join("one").display().to_string()).await;
+    let (reader, mut reader_events, reader_id) =
+        session(&world, &home.join("two").display().to_string()).await;
+    wait_for_server(&writer, "ready", ready).await;
+
+    let file = allowed.join("notes.md");
+    let written = run(
+        &writer,
+        &mut writer_events,
+        &writer_id,
+        &format!(
+            "call mcp__fs__write_file {}",
+            json!({"path": file.display().to_string(), "content": "shared by two sessions\n"})
+        ),
+    )
+    .await;
+    let results = tool_results(&written);
+    assert!(!results[0].2, "{results:?}");
+    let read = run(
+        &reader,
+        &mut reader_events,
+        &reader_id,
+        &format!(
+            "call mcp__fs__read_text_file {}",
+            json!({"path": file.display().to_string()})
+        ),
+    )
+    .await;
+    let results = tool_results(&read);
+    assert!(!results[0].2, "{results:?}");
+    assert!(
+        results[0].1.contains("shared by two sessions"),
+        "{results:?}"
+    );
+    // The server's own refusal reaches the model as an error.
+    let outside = run(
+        &reader,
+        &mut reader_events,
+        &reader_id,
+        r#"call mcp__fs__read_text_file {"path": "/etc/hostname"}"#,
+    )
+    .await;
+    let results = tool_results(&outside);
+    assert!(results[0].2, "{results:?}");
+    assert!(results[0].1.contains("denied"), "{results:?}");
+
+    let list = writer
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.servers.len(), 1, "{list:?}");
+    let mut sessions = list.servers[0].sessions.clone();
+    sessions.sort();
+    let mut expected = vec![writer_id, reader_id];
+    expected.sort();
+    assert_eq!(sessions, expected);
+}

@@ -187,3 +187,62 @@ async fn a_project_server_starts_only_once_approved() {
         .unwrap();
     assert_eq!(forgotten.approval, "not approved yet");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_entries_are_diagnostics_naming_file_and_key_and_the_rest_loads() {
+    let user = json!({"mcpServers": {
+        "good": {"command": "some-server", "args": ["--x", "${HOME}"], "timeout": 30},
+        "bad name": {"command": "x"},
+        "nothing": {"args": []},
+    }});
+    let project = json!({"servers": {
+        "web": {"type": "http", "url": "http://127.0.0.1:1/mcp", "headers": {"X-Token": "${MISSING:-none}"}},
+        "good": {"command": "shadowed"},
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/mcp.json", user.to_string()),
+            ("work/.mcp.json", project.to_string()),
+            ("work/.pi/mcp.json", "{ not json".to_owned()),
+        ],
+    )
+    .await;
+    let home = world.daemon.home.path();
+    let cwd = home.join("work").display().to_string();
+    let (client, _events) = world.client().await;
+    let list = client
+        .call::<McpList>(&McpListParams {
+            cwd: Some(cwd.clone()),
+        })
+        .await
+        .unwrap();
+    let names: Vec<(&str, bool, &str)> = list
+        .definitions
+        .iter()
+        .map(|d| (d.name.as_str(), d.trusted, d.transport.as_str()))
+        .collect();
+    assert_eq!(names, [("good", true, "stdio"), ("web", false, "http")]);
+    let shown: Vec<String> = list
+        .diagnostics
+        .iter()
+        .map(|d| {
+            format!(
+                "{} {} {}",
+                d.path.rsplit('/').take(2).collect::<Vec<_>>().join("<"),
+                d.key.clone().unwrap_or_default(),
+                d.message
+            )
+        })
+        .collect();
+    let all = shown.join("\n");
+    for expected in [
+        "\"timeout\" is in milliseconds: 30 ms looks like seconds; write 30000 for 30 seconds",
+        "mcpServers.bad name a server name must be letters, digits, '-' or '_'; rename it",
+        "mcpServers.nothing",
+        "servers.good server \"good\" is already defined by a file that takes precedence",
+        "is not valid JSON",
+    ] {
+        assert!(all.contains(expected), "missing {expected:?} in\n{all}");
+    }
+}
