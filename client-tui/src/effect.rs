@@ -98,6 +98,24 @@ pub enum Request {
     },
     /// `history/search`.
     SearchHistory(String),
+    /// `mcp/list`.
+    McpList,
+    /// `mcp/restart`.
+    McpRestart(String),
+    /// `mcp/setEnabled` for the attached session.
+    McpSetEnabled {
+        /// The server.
+        name: String,
+        /// Use it or not.
+        enabled: bool,
+    },
+    /// `ui/respond` for the attached session.
+    UiRespond {
+        /// The question.
+        request_id: String,
+        /// The answer.
+        answer: pi_protocol::v1::UiAnswer,
+    },
 }
 
 /// A message to send, with images by path (the runtime reads and encodes them).

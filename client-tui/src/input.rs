@@ -34,6 +34,12 @@ pub enum Input {
     Presence(SessionPresenceParams),
     /// The daemon reloaded its configuration files (`config/changed`).
     ConfigChanged(ConfigChangedParams),
+    /// The MCP servers changed (`mcp/changed`).
+    McpChanged(pi_protocol::v1::McpChangedParams),
+    /// A question for the people watching the session (`ui/request`).
+    UiRequest(pi_protocol::v1::UiRequestParams),
+    /// A question was answered (here or elsewhere) or withdrawn (`ui/resolved`).
+    UiResolved(pi_protocol::v1::UiResolvedParams),
     /// The connection dropped; the runtime reconnects.
     Disconnected {
         /// Why, when known.
@@ -89,6 +95,8 @@ pub enum Reply {
     },
     /// `session/stats`.
     Stats(SessionStatsResponse),
+    /// `mcp/list`: every MCP server.
+    McpServers(Vec<pi_protocol::v1::McpServerStatus>),
     /// `history/search`.
     History {
         /// The query searched (empty: the newest prompts).

@@ -149,6 +149,8 @@ pub enum Overlay {
         /// Title.
         title: String,
     },
+    /// A question from the daemon or another client (`ui/request`): the first answer wins.
+    Question(Question),
     /// A panel of text lines (`/session`).
     Info {
         /// Title.
@@ -156,6 +158,68 @@ pub enum Overlay {
         /// Lines.
         lines: Vec<String>,
     },
+}
+
+/// A `ui/request` being answered.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Question {
+    /// The request.
+    pub request: pi_protocol::v1::UiRequestParams,
+    /// The choices (`select`'s options, `confirm`'s Yes and No); empty for text.
+    pub choices: Vec<String>,
+    /// The highlighted choice.
+    pub selected: usize,
+    /// The text typed (`input`, `editor`).
+    pub text: String,
+}
+
+impl Question {
+    /// The dialog for `request`.
+    pub fn new(request: pi_protocol::v1::UiRequestParams) -> Question {
+        use pi_protocol::v1::UiRequest;
+        let (choices, text) = match &request.request {
+            UiRequest::Select { options, .. } => (options.clone(), String::new()),
+            UiRequest::Confirm { .. } => (vec!["Yes".to_owned(), "No".to_owned()], String::new()),
+            UiRequest::Input { .. } => (Vec::new(), String::new()),
+            UiRequest::Editor { prefill, .. } => (Vec::new(), prefill.clone().unwrap_or_default()),
+        };
+        Question {
+            request,
+            choices,
+            selected: 0,
+            text,
+        }
+    }
+
+    /// The title.
+    pub fn title(&self) -> &str {
+        use pi_protocol::v1::UiRequest;
+        match &self.request.request {
+            UiRequest::Select { title, .. }
+            | UiRequest::Confirm { title, .. }
+            | UiRequest::Input { title, .. }
+            | UiRequest::Editor { title, .. } => title,
+        }
+    }
+
+    /// The answer Enter gives now.
+    pub fn answer(&self) -> pi_protocol::v1::UiAnswer {
+        use pi_protocol::v1::{UiAnswer, UiRequest};
+        match &self.request.request {
+            UiRequest::Confirm { .. } => UiAnswer {
+                confirmed: Some(self.selected == 0),
+                ..UiAnswer::default()
+            },
+            UiRequest::Select { .. } => UiAnswer {
+                value: self.choices.get(self.selected).cloned(),
+                ..UiAnswer::default()
+            },
+            UiRequest::Input { .. } | UiRequest::Editor { .. } => UiAnswer {
+                value: Some(self.text.clone()),
+                ..UiAnswer::default()
+            },
+        }
+    }
 }
 
 /// What a completion inserts.

@@ -109,6 +109,10 @@ pub struct State {
     pub models: Vec<ModelInfo>,
     /// The session's own slash commands (prompt templates, skills).
     pub session_commands: Vec<SlashCommand>,
+    /// Every MCP server of the daemon (`mcp/list`, kept current by `mcp/changed`).
+    pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
+    /// Questions for this session not answered yet, oldest first (the first is shown).
+    pub questions: Vec<pi_protocol::v1::UiRequestParams>,
     /// Token and cost sums.
     pub usage: UsageTotals,
     /// View toggles and scrolling.
@@ -155,6 +159,8 @@ impl State {
             clients: Vec::new(),
             models: Vec::new(),
             session_commands: Vec::new(),
+            mcp_servers: Vec::new(),
+            questions: Vec::new(),
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

@@ -138,6 +138,7 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
     }
     config_watch::spawn(state.clone(), &tracker);
+    tracker.spawn(rpc::methods::mcp::announce_changes(state.clone()));
     let uds = rpc::uds::bind(&state.paths.socket_path())?;
     tracker.spawn(rpc::uds::accept_loop(state.clone(), uds, tracker.clone()));
 

@@ -264,7 +264,10 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         Some(model) => format!("{}/{}", model.provider, model.id),
         None => "no model".to_owned(),
     };
-    let right = format!("{model} · {}", state.thinking_level());
+    let mut right = format!("{model} · {}", state.thinking_level());
+    if let Some(mcp) = mcp_indicator(state) {
+        right = format!("{mcp} · {right}");
+    }
     let gap = width.saturating_sub(stats.width() + right.width());
     let second = if gap >= 2 {
         format!("{stats}{}{right}", " ".repeat(gap))
@@ -288,4 +291,27 @@ pub fn compact_number(number: u64) -> String {
         1_000..1_000_000 => trim_zero(format!("{:.1}", number as f64 / 1_000.0)) + "k",
         _ => trim_zero(format!("{:.1}", number as f64 / 1_000_000.0)) + "M",
     }
+}
+
+/// `MCP 2/3` (ready of the servers this session uses), with `1 failed` when some failed.
+fn mcp_indicator(state: &State) -> Option<String> {
+    let session = state.session.as_ref()?;
+    let ours: Vec<&pi_protocol::v1::McpServerStatus> = state
+        .mcp_servers
+        .iter()
+        .filter(|server| server.sessions.contains(&session.id))
+        .collect();
+    if ours.is_empty() {
+        return None;
+    }
+    let ready = ours.iter().filter(|server| server.state == "ready").count();
+    let failed = ours
+        .iter()
+        .filter(|server| server.state == "failed")
+        .count();
+    Some(if failed > 0 {
+        format!("MCP {ready}/{} ({failed} failed)", ours.len())
+    } else {
+        format!("MCP {ready}/{}", ours.len())
+    })
 }

@@ -40,6 +40,10 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
                 .map(|line| Line::from(truncate(line, inner_width)))
                 .collect(),
         ),
+        Overlay::Question(question) => (
+            question.title().to_owned(),
+            question_lines(question, inner_width),
+        ),
         Overlay::Loading { title, .. } => (
             title.clone(),
             vec![Line::from(Span::styled(
@@ -57,6 +61,10 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
     };
     let footer = match overlay {
         Overlay::Select(_) => " ↑↓ move · enter choose · esc close ",
+        Overlay::Question(question) if question.choices.is_empty() => {
+            " enter answer · esc dismiss "
+        }
+        Overlay::Question(_) => " ↑↓ move · enter answer · esc dismiss ",
         Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
     };
     let block = Block::default()
@@ -158,6 +166,40 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             ),
             Span::raw(truncate(description, width.saturating_sub(25))),
         ]));
+    }
+    lines
+}
+
+/// A question: its message, then its choices (the selected one reversed) or the text typed.
+fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line<'static>> {
+    let mut lines = Vec::new();
+    if let pi_protocol::v1::UiRequest::Confirm { message, .. } = &question.request.request {
+        lines.extend(super::wrap::wrap_text(
+            message,
+            Style::default(),
+            width,
+            &[],
+            &[],
+        ));
+        lines.push(Line::from(""));
+    }
+    if question.choices.is_empty() {
+        lines.push(Line::from(vec![
+            Span::styled("> ".to_owned(), Style::default().fg(Color::Cyan)),
+            Span::raw(question.text.clone()),
+            Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
+        ]));
+    }
+    for (index, choice) in question.choices.iter().enumerate() {
+        let style = if index == question.selected {
+            Style::default().add_modifier(Modifier::REVERSED)
+        } else {
+            Style::default()
+        };
+        lines.push(Line::from(Span::styled(
+            format!("  {}", truncate(choice, width.saturating_sub(2))),
+            style,
+        )));
     }
     lines
 }

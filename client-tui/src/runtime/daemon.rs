@@ -297,6 +297,46 @@ pub async fn perform(
             Ok(list) => Some(Reply::Models(list.models)),
             Err(error) => failed("list models", error),
         },
+        Request::McpList => match client
+            .call::<pi_protocol::v1::McpList>(&pi_protocol::v1::McpListParams::default())
+            .await
+        {
+            Ok(list) => Some(Reply::McpServers(list.servers)),
+            Err(error) => failed("list the MCP servers", error),
+        },
+        Request::McpRestart(name) => match client
+            .call::<pi_protocol::v1::McpRestart>(&pi_protocol::v1::McpRestartParams {
+                name: name.clone(),
+            })
+            .await
+        {
+            Ok(_) => Some(Reply::Done(format!("Restarted MCP server {name}."))),
+            Err(error) => failed("restart the MCP server", error),
+        },
+        Request::McpSetEnabled { name, enabled } => match client
+            .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
+                session_id: session_id.clone(),
+                name: name.clone(),
+                enabled,
+            })
+            .await
+        {
+            Ok(_) => Some(Reply::Done(if enabled {
+                format!("MCP server {name} is on for this session from the next prompt.")
+            } else {
+                format!("MCP server {name} is off for this session from the next prompt.")
+            })),
+            Err(error) => failed("switch the MCP server", error),
+        },
+        Request::UiRespond { request_id, answer } => client
+            .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
+                session_id: session_id.clone(),
+                request_id,
+                answer,
+            })
+            .await
+            .err()
+            .and_then(|e| failed("answer the question", e)),
         Request::ListCommands => match client.call::<SessionGet>(&id()).await {
             Ok(session) => Some(Reply::Commands(session.commands)),
             Err(error) => failed("list the session's commands", error),

@@ -301,6 +301,12 @@ fn notification_input(notification: Notification) -> Option<Input> {
         serde_json::from_value(params)
             .ok()
             .map(Input::ConfigChanged)
+    } else if notification.method == pi_protocol::v1::McpChanged::NAME {
+        serde_json::from_value(params).ok().map(Input::McpChanged)
+    } else if notification.method == pi_protocol::v1::UiRequestNotification::NAME {
+        serde_json::from_value(params).ok().map(Input::UiRequest)
+    } else if notification.method == pi_protocol::v1::UiResolvedNotification::NAME {
+        serde_json::from_value(params).ok().map(Input::UiResolved)
     } else {
         None
     }

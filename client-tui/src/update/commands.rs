@@ -20,6 +20,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("compact", "[instructions]", "Summarize older messages"),
     ("export", "[file]", "Write the session as HTML (or .jsonl)"),
     ("session", "", "Session info and stats"),
+    (
+        "mcp",
+        "[action name]",
+        "MCP servers; restart, enable, disable one",
+    ),
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
     ("detach", "", "Leave; the session keeps running"),
@@ -128,6 +133,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             effects.push(Effect::Request(Request::Export(path)));
         }
         "session" => effects.push(Effect::Request(Request::Stats)),
+        "mcp" => mcp(state, args, effects),
         "copy" => match state.transcript.last_assistant_text() {
             Some(text) => {
                 effects.push(Effect::Copy(text));
@@ -268,4 +274,79 @@ pub(super) fn refresh_completion(state: &mut State) {
     } else {
         None
     };
+}
+
+/// `/mcp` lists the servers (this session's first); `/mcp restart NAME`, `/mcp enable NAME`
+/// and `/mcp disable NAME` act on one.
+fn mcp(state: &mut State, args: &str, effects: &mut Vec<Effect>) {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next()) {
+        (None, _) => {
+            state.overlay = Some(Overlay::Info {
+                title: "MCP servers".to_owned(),
+                lines: mcp_lines(state),
+            });
+        }
+        (Some("restart"), Some(name)) => {
+            effects.push(Effect::Request(Request::McpRestart(name.to_owned())));
+        }
+        (Some(action @ ("enable" | "disable")), Some(name)) => {
+            effects.push(Effect::Request(Request::McpSetEnabled {
+                name: name.to_owned(),
+                enabled: action == "enable",
+            }));
+        }
+        _ => {
+            state.status = Some(
+                "Usage: /mcp, /mcp restart NAME, /mcp enable NAME, /mcp disable NAME".to_owned(),
+            );
+        }
+    }
+}
+
+/// The servers as `/mcp` shows them: this session's first, then the daemon's others.
+pub(crate) fn mcp_lines(state: &State) -> Vec<String> {
+    let session = state.session.as_ref().map(|session| session.id.as_str());
+    let uses = |server: &pi_protocol::v1::McpServerStatus| {
+        session.is_some_and(|id| server.sessions.iter().any(|user| user == id))
+    };
+    let mut lines = Vec::new();
+    for (heading, ours) in [("This session", true), ("Other sessions", false)] {
+        let servers: Vec<&pi_protocol::v1::McpServerStatus> = state
+            .mcp_servers
+            .iter()
+            .filter(|server| uses(server) == ours)
+            .collect();
+        if servers.is_empty() {
+            continue;
+        }
+        if !lines.is_empty() {
+            lines.push(String::new());
+        }
+        lines.push(format!("{heading}:"));
+        for server in servers {
+            let mut line = format!(
+                "  {:<16} {:<8} {} tools · {} sessions",
+                server.name,
+                server.state,
+                server.tools.len(),
+                server.sessions.len()
+            );
+            if let Some(pid) = server.pid {
+                line.push_str(&format!(" · pid {pid}"));
+            }
+            lines.push(line);
+            if let Some(error) = server
+                .last_error
+                .as_ref()
+                .filter(|_| server.state != "ready")
+            {
+                lines.push(format!("    {error}"));
+            }
+        }
+    }
+    if lines.is_empty() {
+        lines.push("No MCP servers. Define them in mcp.json (see `pictl mcp list`).".to_owned());
+    }
+    lines
 }

@@ -134,7 +134,20 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
 pub(super) fn wheel(state: &mut State, lines: isize) {
     match &mut state.overlay {
         Some(Overlay::Select(selector)) => selector.move_by(-lines.signum()),
-        Some(Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. }) => {}
+        Some(Overlay::Question(question)) if !question.choices.is_empty() => {
+            let last = question.choices.len() - 1;
+            question.selected = if lines > 0 {
+                question.selected.saturating_sub(1)
+            } else {
+                (question.selected + 1).min(last)
+            };
+        }
+        Some(
+            Overlay::Hotkeys
+            | Overlay::Info { .. }
+            | Overlay::Loading { .. }
+            | Overlay::Question(_),
+        ) => {}
         None => scroll(state, lines),
     }
 }
@@ -361,6 +374,17 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
     let Some(overlay) = &mut state.overlay else {
         return;
     };
+    if let Overlay::Question(question) = overlay {
+        if let Some(answer) = question_key(question, event) {
+            let request_id = question.request.request_id.clone();
+            state
+                .questions
+                .retain(|pending| pending.request_id != request_id);
+            state.overlay = None;
+            effects.push(Effect::Request(Request::UiRespond { request_id, answer }));
+        }
+        return;
+    }
     let cancel = event.code == KeyCode::Esc
         || (event.code == KeyCode::Char('c') && event.modifiers.contains(KeyModifiers::CONTROL));
     if cancel {
@@ -382,6 +406,8 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         }
         // Only Esc leaves a dialog that is still loading.
         Overlay::Loading { .. } => return,
+        // Handled above.
+        Overlay::Question(_) => return,
     };
     match event.code {
         KeyCode::Up => selector.move_by(-1),
@@ -464,5 +490,61 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
             state.editor.set_text(&value);
             after_edit(state, &before, effects);
         }
+    }
+}
+
+/// A key in a question: moves, edits, or answers (Enter; Esc and Ctrl+C dismiss, which
+/// answers "cancelled").
+fn question_key(
+    question: &mut crate::overlay::Question,
+    event: KeyEvent,
+) -> Option<pi_protocol::v1::UiAnswer> {
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    match event.code {
+        KeyCode::Esc => Some(pi_protocol::v1::UiAnswer {
+            cancelled: true,
+            ..pi_protocol::v1::UiAnswer::default()
+        }),
+        KeyCode::Char('c') if control => Some(pi_protocol::v1::UiAnswer {
+            cancelled: true,
+            ..pi_protocol::v1::UiAnswer::default()
+        }),
+        KeyCode::Enter => Some(question.answer()),
+        KeyCode::Up if !question.choices.is_empty() => {
+            question.selected = question.selected.saturating_sub(1);
+            None
+        }
+        KeyCode::Down if !question.choices.is_empty() => {
+            question.selected = (question.selected + 1).min(question.choices.len() - 1);
+            None
+        }
+        // y / n answer a confirmation at once.
+        KeyCode::Char('y' | 'Y')
+            if matches!(
+                question.request.request,
+                pi_protocol::v1::UiRequest::Confirm { .. }
+            ) =>
+        {
+            question.selected = 0;
+            Some(question.answer())
+        }
+        KeyCode::Char('n' | 'N')
+            if matches!(
+                question.request.request,
+                pi_protocol::v1::UiRequest::Confirm { .. }
+            ) =>
+        {
+            question.selected = 1;
+            Some(question.answer())
+        }
+        KeyCode::Backspace if question.choices.is_empty() => {
+            question.text.pop();
+            None
+        }
+        KeyCode::Char(c) if question.choices.is_empty() && !control => {
+            question.text.push(c);
+            None
+        }
+        _ => None,
     }
 }

@@ -12,6 +12,7 @@ mod session;
 
 use crate::effect::Effect;
 use crate::input::Input;
+use crate::overlay::{Overlay, Question};
 use crate::state::{Connection, State};
 
 pub use commands::COMMANDS;
@@ -47,6 +48,28 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             }
         }
         Input::ConfigChanged(changed) => config_changed(state, changed),
+        Input::McpChanged(changed) => state.mcp_servers = changed.servers,
+        // Kept whatever the session: the daemon sends a session's pending questions while
+        // attaching, before the attach result arrives. Only the attached session's show.
+        Input::UiRequest(request) => {
+            if !state
+                .questions
+                .iter()
+                .any(|pending| pending.request_id == request.request_id)
+            {
+                state.questions.push(request);
+            }
+        }
+        Input::UiResolved(resolved) => {
+            state
+                .questions
+                .retain(|pending| pending.request_id != resolved.request_id);
+            if let Some(Overlay::Question(question)) = &state.overlay
+                && question.request.request_id == resolved.request_id
+            {
+                state.overlay = None;
+            }
+        }
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
             // Who else is attached is unknown until the next snapshot.
@@ -77,6 +100,16 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             state.files = files;
             commands::refresh_completion(state);
         }
+    }
+    // A pending question shows as soon as no other dialog is open.
+    let session = state.session.as_ref().map(|session| session.id.as_str());
+    if state.overlay.is_none()
+        && let Some(request) = state
+            .questions
+            .iter()
+            .find(|request| Some(request.session_id.as_str()) == session)
+    {
+        state.overlay = Some(Overlay::Question(Question::new(request.clone())));
     }
     effects
 }

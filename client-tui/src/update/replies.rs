@@ -21,6 +21,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 commands::open_model_selector(state, "", effects);
             }
         }
+        Reply::McpServers(servers) => state.mcp_servers = servers,
         Reply::Commands(commands) => {
             state.session_commands = commands;
             commands::refresh_completion(state);

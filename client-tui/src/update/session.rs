@@ -94,6 +94,17 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
         effects.push(Effect::ListFiles);
     }
     effects.push(Effect::Request(Request::ListCommands));
+    effects.push(Effect::Request(Request::McpList));
+    // Questions of other sessions are not ours any more (this one's came with the attach).
+    let attached = state.session.as_ref().map(|session| session.id.clone());
+    state
+        .questions
+        .retain(|question| Some(&question.session_id) == attached.as_ref());
+    if let Some(crate::overlay::Overlay::Question(question)) = &state.overlay
+        && Some(&question.request.session_id) != attached.as_ref()
+    {
+        state.overlay = None;
+    }
     if state.history.entries.is_empty() {
         effects.push(Effect::Request(Request::SearchHistory(String::new())));
     }

@@ -571,3 +571,194 @@ fn the_wheel_scrolls_the_transcript_or_moves_through_a_list() {
     };
     assert_eq!(selector.selected().unwrap().value, "google/gemini-2.5-pro");
 }
+
+fn question(id: &str, request: UiRequest) -> Input {
+    Input::UiRequest(UiRequestParams {
+        session_id: SESSION.to_owned(),
+        request_id: id.to_owned(),
+        request,
+    })
+}
+
+fn confirm(title: &str) -> UiRequest {
+    UiRequest::Confirm {
+        title: title.to_owned(),
+        message: "It runs `node server.js` with your permissions.".to_owned(),
+    }
+}
+
+#[test]
+fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.send(question("ui-1", confirm("Start MCP server \"proj\"?")));
+    harness.send(question(
+        "ui-2",
+        UiRequest::Select {
+            title: "Pick".to_owned(),
+            options: vec!["one".to_owned(), "two".to_owned()],
+        },
+    ));
+    // A question for another session is not ours.
+    harness.send(Input::UiRequest(UiRequestParams {
+        session_id: "another".to_owned(),
+        request_id: "ui-9".to_owned(),
+        request: confirm("Not ours"),
+    }));
+    let screen = harness.screen(80, 24);
+    assert!(screen.contains("Start MCP server \"proj\"?"), "{screen}");
+    assert!(screen.contains("It runs `node server.js`"), "{screen}");
+    assert!(!screen.contains("Pick"), "{screen}");
+
+    // `n` refuses the confirmation; the next question opens.
+    harness.send(key(KeyCode::Char('n')));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::UiRespond {
+            request_id: "ui-1".to_owned(),
+            answer: UiAnswer {
+                confirmed: Some(false),
+                ..UiAnswer::default()
+            },
+        })]
+    );
+    let screen = harness.screen(80, 24);
+    assert!(screen.contains("Pick"), "{screen}");
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::UiRespond {
+            request_id: "ui-2".to_owned(),
+            answer: UiAnswer {
+                value: Some("two".to_owned()),
+                ..UiAnswer::default()
+            },
+        })]
+    );
+    assert!(harness.state.overlay.is_none());
+
+    // Answered in another client: the dialog closes here without an answer of ours; Esc on
+    // a question dismisses it (a cancelled answer).
+    harness.send(question("ui-3", confirm("Third")));
+    harness.send(Input::UiResolved(UiResolvedParams {
+        session_id: SESSION.to_owned(),
+        request_id: "ui-3".to_owned(),
+        answer: UiAnswer {
+            confirmed: Some(true),
+            ..UiAnswer::default()
+        },
+    }));
+    assert!(harness.state.overlay.is_none());
+    assert!(
+        harness
+            .state
+            .questions
+            .iter()
+            .all(|question| question.session_id != SESSION)
+    );
+    harness.send(question(
+        "ui-4",
+        UiRequest::Input {
+            title: "Name?".to_owned(),
+            placeholder: None,
+        },
+    ));
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::UiRespond {
+            request_id: "ui-4".to_owned(),
+            answer: UiAnswer {
+                cancelled: true,
+                ..UiAnswer::default()
+            },
+        })]
+    );
+}
+
+fn server(name: &str, state: &str, sessions: &[&str]) -> McpServerStatus {
+    McpServerStatus {
+        name: name.to_owned(),
+        key: format!("key-{name}"),
+        transport: "stdio".to_owned(),
+        state: state.to_owned(),
+        pid: (state == "ready").then_some(4242),
+        file: "/home/u/.pi/agent/mcp.json".to_owned(),
+        tools: vec!["echo".to_owned(), "add".to_owned()],
+        sessions: sessions.iter().map(|id| (*id).to_owned()).collect(),
+        last_error: (state == "failed")
+            .then(|| "the server exited; it starts again in 500 ms".to_owned()),
+        log_path: "/tmp/mcp.log".to_owned(),
+        starts: 1,
+    }
+}
+
+#[test]
+fn mcp_servers_show_in_the_footer_and_in_slash_mcp_which_acts_on_them() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    assert!(
+        !harness.screen(100, 24).contains("MCP "),
+        "no servers, no indicator"
+    );
+    harness.send(Input::McpChanged(McpChangedParams {
+        servers: vec![
+            server("browser", "ready", &[SESSION, "other"]),
+            server("db", "failed", &[SESSION]),
+            server("elsewhere", "ready", &["other"]),
+        ],
+    }));
+    let screen = harness.screen(100, 24);
+    assert!(screen.contains("MCP 1/2 (1 failed)"), "{screen}");
+
+    harness.type_text("/mcp");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(100, 24);
+    for expected in [
+        "This session:",
+        "browser          ready    2 tools · 2 sessions · pid 4242",
+        "db               failed   2 tools · 1 sessions",
+        "the server exited; it starts again in 500 ms",
+        "Other sessions:",
+        "elsewhere",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    harness.send(key(KeyCode::Esc));
+    harness.take_effects();
+    for (line, expected) in [
+        ("/mcp restart db", Request::McpRestart("db".to_owned())),
+        (
+            "/mcp disable browser",
+            Request::McpSetEnabled {
+                name: "browser".to_owned(),
+                enabled: false,
+            },
+        ),
+        (
+            "/mcp enable browser",
+            Request::McpSetEnabled {
+                name: "browser".to_owned(),
+                enabled: true,
+            },
+        ),
+    ] {
+        harness.type_text(line);
+        harness.send(key(KeyCode::Enter));
+        assert_eq!(
+            requests(harness.take_effects()),
+            [Effect::Request(expected)],
+            "{line}"
+        );
+    }
+    harness.type_text("/mcp frobnicate");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Usage: /mcp, /mcp restart NAME, /mcp enable NAME, /mcp disable NAME")
+    );
+}

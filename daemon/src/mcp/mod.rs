@@ -176,6 +176,7 @@ pub struct Handler {
     progress: ProgressRoutes,
     server: std::sync::Weak<Server>,
     cache: Option<ToolCache>,
+    changes: Option<watch::Sender<u64>>,
 }
 
 impl rmcp::ClientHandler for Handler {
@@ -216,6 +217,9 @@ impl rmcp::ClientHandler for Handler {
                     cache.put(&server.key, &tools).await;
                 }
                 server.state().tools = tools;
+                if let Some(changes) = &self.changes {
+                    changes.send_modify(|count| *count += 1);
+                }
             }
             Err(error) => {
                 tracing::warn!(server = server.name(), %error, "cannot list the changed tools");
@@ -465,6 +469,8 @@ pub struct McpPool {
     // never held across an await.
     disabled: Mutex<HashMap<String, BTreeSet<String>>>,
     store: std::sync::OnceLock<crate::store::Store>,
+    // Bumped whenever what `list` shows changes (`mcp/changed`).
+    changes: watch::Sender<u64>,
 }
 
 impl McpPool {
@@ -494,6 +500,7 @@ impl McpPool {
             settings: std::sync::OnceLock::new(),
             disabled: Mutex::new(HashMap::new()),
             store: std::sync::OnceLock::new(),
+            changes: watch::Sender::new(0),
         }
     }
 
@@ -540,6 +547,22 @@ impl McpPool {
         }
         let _ = self.store.set(store);
         Ok(())
+    }
+
+    /// Changes of what [`McpPool::list`] shows: the value is bumped on each (a receiver sees
+    /// the latest, changes in between coalesce).
+    pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|count| *count += 1);
+    }
+
+    /// Sets `server`'s phase and announces the change.
+    fn set_phase(&self, server: &Server, phase: Phase) {
+        server.phase.send_replace(phase);
+        self.changed();
     }
 
     /// Reads sessions' `mcp.*` settings through `roots`.
@@ -646,7 +669,9 @@ impl McpPool {
         env: &BTreeMap<String, String>,
     ) -> Arc<Server> {
         let server = self.server(definition, cwd, env);
-        server.state().users.insert(session_id.to_owned());
+        if server.state().users.insert(session_id.to_owned()) {
+            self.changed();
+        }
         self.ensure_started(&server);
         server
     }
@@ -719,7 +744,7 @@ impl McpPool {
             state.starts += 1;
             state.generation
         };
-        server.phase.send_replace(Phase::Starting);
+        self.set_phase(server, Phase::Starting);
         let pool = self.clone();
         let server = server.clone();
         tokio::spawn(async move {
@@ -760,7 +785,7 @@ impl McpPool {
                     }
                     // Cached before it is ready: whoever sees it ready finds it cached.
                     pool.cache.put(&server.key, &tools).await;
-                    server.phase.send_replace(Phase::Ready);
+                    pool.set_phase(&server, Phase::Ready);
                     tracing::info!(server = server.name(), pid, "MCP server ready");
                     pool.watch_exit(server, running, generation);
                 }
@@ -825,7 +850,7 @@ impl McpPool {
             "it starts again when a session needs it".to_owned()
         };
         server.state().last_error = Some(format!("{what}; {next}"));
-        server.phase.send_replace(Phase::Stopped);
+        self.set_phase(server, Phase::Stopped);
         if !in_use || failures >= MAX_FAILURES {
             return;
         }
@@ -852,6 +877,7 @@ impl McpPool {
             progress: server.progress.clone(),
             server: Arc::downgrade(server),
             cache: Some(self.cache.clone()),
+            changes: Some(self.changes.clone()),
         };
         let (client, pid) = match &server.definition.transport {
             Transport::Stdio {
@@ -957,11 +983,18 @@ impl McpPool {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let (unused, generation) = {
+        let (was_user, unused, generation) = {
             let mut state = server.state();
             let was_user = state.users.remove(session_id);
-            (was_user && state.users.is_empty(), state.generation)
+            (
+                was_user,
+                was_user && state.users.is_empty(),
+                state.generation,
+            )
         };
+        if was_user {
+            self.changed();
+        }
         if unused {
             let pool = self.clone();
             let linger = self.linger;
@@ -987,7 +1020,7 @@ impl McpPool {
             state.client = None;
             (state.stop.take(), state.pid.take())
         };
-        server.phase.send_replace(Phase::Stopped);
+        self.set_phase(server, Phase::Stopped);
         if let Some(pid) = pid
             .and_then(|pid| i32::try_from(pid).ok())
             .and_then(rustix::process::Pid::from_raw)

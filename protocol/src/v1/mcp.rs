@@ -180,3 +180,11 @@ pub struct McpSetEnabledResponse {
     /// `mcp.disabledServers` apply too).
     pub disabled_servers: Vec<String>,
 }
+
+/// Params of `mcp/changed`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpChangedParams {
+    /// Every server the daemon has started or been asked for, as `mcp/list` shows them.
+    pub servers: Vec<McpServerStatus>,
+}

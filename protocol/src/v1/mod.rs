@@ -154,4 +154,7 @@ crate::notification_table! {
     /// reloaded; sent to every connection. A bad edit keeps the file's last good version and
     /// comes with a diagnostic.
     ConfigChanged = "config/changed" (DaemonToClient, ConfigChangedParams);
+    /// An MCP server started, became ready, stopped or failed, changed its tools, or its
+    /// sessions changed; sent to every connection with every server's status (as `mcp/list`).
+    McpChanged = "mcp/changed" (DaemonToClient, McpChangedParams);
 }

@@ -25,23 +25,7 @@ pub async fn list(
     params: McpListParams,
 ) -> Result<McpListResponse, ErrorObject> {
     let pool = pool(context)?;
-    let servers = pool
-        .list()
-        .into_iter()
-        .map(|server| McpServerStatus {
-            name: server.name,
-            key: server.key,
-            transport: server.transport.to_owned(),
-            state: server.state.to_owned(),
-            pid: server.pid,
-            file: server.file.display().to_string(),
-            tools: server.tools,
-            sessions: server.sessions,
-            last_error: server.last_error,
-            log_path: server.log_path.display().to_string(),
-            starts: server.starts,
-        })
-        .collect();
+    let servers = server_statuses(pool);
     let (definitions, diagnostics) = match params.cwd {
         Some(cwd) => {
             let cwd = crate::session::params::absolute_path("cwd", &cwd)?;
@@ -218,4 +202,54 @@ pub async fn set_enabled(
         .await
         .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
     Ok(McpSetEnabledResponse { disabled_servers })
+}
+
+/// Every server's status as the protocol shows it (`mcp/list`, `mcp/changed`).
+pub fn server_statuses(pool: &crate::mcp::McpPool) -> Vec<McpServerStatus> {
+    pool.list()
+        .into_iter()
+        .map(|server| McpServerStatus {
+            name: server.name,
+            key: server.key,
+            transport: server.transport.to_owned(),
+            state: server.state.to_owned(),
+            pid: server.pid,
+            file: server.file.display().to_string(),
+            tools: server.tools,
+            sessions: server.sessions,
+            last_error: server.last_error,
+            log_path: server.log_path.display().to_string(),
+            starts: server.starts,
+        })
+        .collect()
+}
+
+/// Sends `mcp/changed` to every connection whenever the servers change, until shutdown.
+pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) {
+    let Some(pool) = state.mcp.clone() else {
+        return;
+    };
+    let mut changes = pool.subscribe_changes();
+    loop {
+        tokio::select! {
+            () = state.shutdown.cancelled() => return,
+            changed = changes.changed() => {
+                if changed.is_err() {
+                    return;
+                }
+            }
+        }
+        let params = pi_protocol::v1::McpChangedParams {
+            servers: server_statuses(&pool),
+        };
+        let name = <pi_protocol::v1::McpChanged as pi_protocol::NotificationMethod>::NAME;
+        let Ok(frame) = crate::wire::frame::notification(name, &params) else {
+            continue;
+        };
+        for (sink, _) in state.clients() {
+            if sink.is_initialized() {
+                let _ = sink.notify(name, frame.clone());
+            }
+        }
+    }
 }

@@ -126,8 +126,8 @@ fn is_alive(pid: u32) -> bool {
         .unwrap_or(false)
 }
 
-/// The first server `wanted` holds for, by polling `mcp/list`: no notification announces a
-/// server's state yet. The deadline only turns "never" into a failure.
+/// The first server `wanted` holds for, by polling `mcp/list` (simpler here than following
+/// `mcp/changed`). The deadline only turns "never" into a failure.
 pub(super) async fn wait_for_server(
     client: &pi_client::Client,
     what: &str,

@@ -578,3 +578,48 @@ async fn the_filesystem_server_is_shared_by_sessions_in_different_directories() 
     expected.sort();
     assert_eq!(sessions, expected);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_connection_hears_servers_change() {
+    let mcp_json = json!({"mcpServers": {"fault": fault_server(json!({}))}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    // A connection with no session of its own (a status bar, `pictl mcp list --watch`).
+    let (_watcher, mut heard) = world.client().await;
+    let (client, mut events, id) = session(&world, &cwd).await;
+    let mut next = async || {
+        tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            heard.next_of::<pi_protocol::v1::McpChanged>(),
+        )
+        .await
+        .expect("mcp/changed arrives")
+        .unwrap()
+        .unwrap()
+    };
+    let ready_pid = loop {
+        let changed = next().await;
+        if let Some(server) = changed.servers.iter().find(|s| s.state == "ready") {
+            assert_eq!(server.sessions, std::slice::from_ref(&id));
+            break server.pid;
+        }
+    };
+    // A crash is heard too, and the restart after it.
+    run(&client, &mut events, &id, "call mcp__fault__crash {}").await;
+    let mut saw_down = false;
+    loop {
+        let changed = next().await;
+        let server = &changed.servers[0];
+        if server.state != "ready" {
+            saw_down = true;
+        } else if saw_down && server.pid != ready_pid {
+            assert_eq!(server.starts, 2);
+            break;
+        }
+    }
+}

@@ -309,3 +309,40 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
         .unwrap_or_default();
     assert_eq!(editor_line.trim_end(), "› explain the lexer", "{screen}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tui_asks_about_a_project_mcp_server_and_shows_it_in_the_footer() {
+    let project = serde_json::json!({"mcpServers": {
+        "proj": super::mcp_faults::fault_server(serde_json::json!({})),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[("work/.mcp.json", project.to_string())],
+    )
+    .await;
+    let work = world.daemon.home.path().join("work");
+    let tmux = Tmux::new(world.daemon.home.path());
+    let mut env = world.daemon.env();
+    env.push((
+        "PI_DAEMON_BIN".into(),
+        workspace_binary("pid").display().to_string(),
+    ));
+    env.push(("TERM".into(), "xterm-256color".into()));
+    let pictl = workspace_binary("pictl").display().to_string();
+    tmux.start("a", &work, &env, &[pictl, "--model".into(), MODEL.into()]);
+    // The new session's project server is asked about in a dialog.
+    let screen = tmux.wait_for_text("a", "Start MCP server \"proj\"");
+    assert!(screen.contains("with your permissions"), "{screen}");
+    assert!(
+        !screen.contains("MCP 1/1"),
+        "not started before the answer:\n{screen}"
+    );
+    tmux.send("a", &["y"]);
+    // Approved: it starts, and the footer follows it.
+    tmux.wait_for_text("a", "MCP 1/1");
+    tmux.type_text("a", "/mcp");
+    tmux.send("a", &["Enter"]);
+    let screen = tmux.wait_for_text("a", "This session:");
+    assert!(screen.contains("proj"), "{screen}");
+    assert!(screen.contains("ready"), "{screen}");
+}
