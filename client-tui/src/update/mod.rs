@@ -48,7 +48,21 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             }
         }
         Input::ConfigChanged(changed) => config_changed(state, changed),
-        Input::McpChanged(changed) => state.mcp_servers = changed.servers,
+        Input::McpChanged(changed) => {
+            // A server that became ready may bring prompts (`/mcp:server:prompt`).
+            let prompts_may_change = changed.servers.iter().any(|server| {
+                let before = state
+                    .mcp_servers
+                    .iter()
+                    .find(|old| old.key == server.key)
+                    .map(|old| old.state.as_str());
+                server.state == "ready" && before != Some("ready")
+            });
+            state.mcp_servers = changed.servers;
+            if prompts_may_change && state.session.is_some() {
+                effects.push(Effect::Request(crate::effect::Request::ListCommands));
+            }
+        }
         // Kept whatever the session: the daemon sends a session's pending questions while
         // attaching, before the attach result arrives. Only the attached session's show.
         Input::UiRequest(request) => {

@@ -711,6 +711,11 @@ fn mcp_servers_show_in_the_footer_and_in_slash_mcp_which_acts_on_them() {
     }));
     let screen = harness.screen(100, 24);
     assert!(screen.contains("MCP 1/2 (1 failed)"), "{screen}");
+    // Servers that became ready may bring prompts: the session's commands are read again.
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::ListCommands)]
+    );
 
     harness.type_text("/mcp");
     harness.send(key(KeyCode::Enter));
