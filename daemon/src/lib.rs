@@ -9,6 +9,7 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
+pub mod children;
 pub mod coding;
 pub mod compaction;
 pub mod config;
@@ -81,12 +82,14 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         .context("cannot open the database")?;
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
+    let children = Arc::new(children::Children::new());
     let mcp = Arc::new(mcp::McpPool::new(
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
         Duration::from_secs(config.mcp.linger_secs),
         pi_tools::Artifacts::new(paths.artifacts_dir()),
+        children.clone(),
     ));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),

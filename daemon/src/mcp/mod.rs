@@ -36,7 +36,7 @@ use rmcp::service::{
     Peer, RoleClient, RunningService, RunningServiceCancellationToken, ServiceExt as _,
 };
 use rmcp::transport::TokioChildProcess;
-use tokio::sync::{oneshot, watch};
+use tokio::sync::watch;
 
 pub use config::{ServerDefinition, Transport};
 
@@ -404,49 +404,6 @@ impl Server {
     }
 }
 
-/// Starts stdio servers from one long-lived thread (see `guard.rs`).
-#[derive(Debug, Clone)]
-struct Spawner {
-    jobs: std::sync::mpsc::Sender<SpawnJob>,
-}
-
-type SpawnJob = Box<dyn FnOnce() + Send>;
-
-impl Spawner {
-    fn start(runtime: tokio::runtime::Handle) -> Option<Spawner> {
-        let (jobs, queue) = std::sync::mpsc::channel::<SpawnJob>();
-        std::thread::Builder::new()
-            .name("pid-mcp-spawner".to_owned())
-            .spawn(move || {
-                let _entered = runtime.enter();
-                while let Ok(job) = queue.recv() {
-                    job();
-                }
-            })
-            .ok()?;
-        Some(Spawner { jobs })
-    }
-
-    async fn spawn(
-        &self,
-        command: tokio::process::Command,
-    ) -> std::io::Result<(TokioChildProcess, Option<tokio::process::ChildStderr>)> {
-        let (reply, answer) = oneshot::channel();
-        let job: SpawnJob = Box::new(move || {
-            let spawned = TokioChildProcess::builder(command)
-                .stderr(std::process::Stdio::piped())
-                .spawn();
-            let _ = reply.send(spawned);
-        });
-        self.jobs
-            .send(job)
-            .map_err(|_| std::io::Error::other("the process spawner stopped"))?;
-        answer
-            .await
-            .map_err(|_| std::io::Error::other("the process spawner stopped"))?
-    }
-}
-
 /// Every MCP server of the daemon.
 #[derive(Debug)]
 pub struct McpPool {
@@ -456,10 +413,8 @@ pub struct McpPool {
     pi_agent_dir: PathBuf,
     log_dir: PathBuf,
     linger: Duration,
-    // `pid __mcp-guard` when running as the `pid` binary; `None` in-process (tests): servers
-    // then lead their own group without the death signal.
-    guard: Option<PathBuf>,
-    spawner: Mutex<Option<Spawner>>,
+    // Starts servers so that they die with the daemon.
+    children: Arc<crate::children::Children>,
     artifacts: Artifacts,
     trust: Arc<trust::Trust>,
     cache: ToolCache,
@@ -482,18 +437,15 @@ impl McpPool {
         log_dir: PathBuf,
         linger: Duration,
         artifacts: Artifacts,
+        children: Arc<crate::children::Children>,
     ) -> McpPool {
-        let guard = std::env::current_exe()
-            .ok()
-            .filter(|exe| exe.file_name().is_some_and(|name| name == "pid"));
         McpPool {
             servers: Mutex::new(HashMap::new()),
             config_dir,
             pi_agent_dir,
             log_dir,
             linger,
-            guard,
-            spawner: Mutex::new(None),
+            children,
             artifacts,
             trust: Arc::default(),
             cache: ToolCache::default(),
@@ -889,30 +841,23 @@ impl McpPool {
                 let mut full_env = server.env.clone();
                 full_env.extend(env.clone());
                 let program = crate::mcp::tool::find_program(command, &full_env);
-                let mut process = match &self.guard {
-                    Some(guard) => {
-                        let mut process = tokio::process::Command::new(guard);
-                        process.arg("__mcp-guard").arg(&program).args(args);
-                        process
-                    }
-                    None => {
-                        let mut process = tokio::process::Command::new(&program);
-                        process.args(args).process_group(0);
-                        process
-                    }
-                };
+                let mut process = self.children.command(&program, args);
                 process
                     .env_clear()
                     .envs(&full_env)
                     .current_dir(cwd.as_deref().unwrap_or(&server.cwd));
-                let spawner = self.spawner()?;
-                let (transport, stderr) = spawner
-                    .spawn(process)
-                    .await
+                let (transport, stderr) = self
+                    .children
+                    .spawn(move || {
+                        TokioChildProcess::builder(process)
+                            .stderr(std::process::Stdio::piped())
+                            .spawn()
+                    })
+                    .await?
                     .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
                 let pid = transport.id();
                 if let Some(stderr) = stderr {
-                    copy_to_log(stderr, server.log_path.clone());
+                    crate::children::copy_to_log(stderr, server.log_path.clone());
                 }
                 let client = handler
                     .serve(transport)
@@ -956,16 +901,6 @@ impl McpPool {
         Ok((client, pid, tools, prompts))
     }
 
-    fn spawner(&self) -> Result<Spawner, String> {
-        let mut spawner = self.spawner.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(spawner) = spawner.as_ref() {
-            return Ok(spawner.clone());
-        }
-        let started = Spawner::start(tokio::runtime::Handle::current())
-            .ok_or_else(|| "cannot start the process spawner thread".to_owned())?;
-        *spawner = Some(started.clone());
-        Ok(started)
-    }
 
     /// Session `session_id` stopped: it no longer uses any server. Servers left unused stop
     /// after the linger.
@@ -1021,12 +956,9 @@ impl McpPool {
             (state.stop.take(), state.pid.take())
         };
         self.set_phase(server, Phase::Stopped);
-        if let Some(pid) = pid
-            .and_then(|pid| i32::try_from(pid).ok())
-            .and_then(rustix::process::Pid::from_raw)
-        {
+        if let Some(pid) = pid {
             // The leader is still our unreaped child (rmcp holds it): the group is ours.
-            let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+            crate::children::kill_group(pid);
         }
         if let Some(stop) = stop {
             stop.cancel();
@@ -1104,24 +1036,4 @@ impl McpPool {
             .filter(|server| *server.phase.borrow() == Phase::Ready)
             .count()
     }
-}
-
-/// Appends a server's stderr to its log file, in the background.
-fn copy_to_log(mut stderr: tokio::process::ChildStderr, path: PathBuf) {
-    tokio::spawn(async move {
-        let file = tokio::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(&path)
-            .await;
-        match file {
-            Ok(mut file) => {
-                let _ = tokio::io::copy(&mut stderr, &mut file).await;
-            }
-            Err(error) => {
-                tracing::warn!(path = %path.display(), %error, "cannot open the MCP server's log");
-                let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
-            }
-        }
-    });
 }
