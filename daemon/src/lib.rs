@@ -16,6 +16,7 @@ pub mod config;
 pub mod config_watch;
 pub mod lifecycle;
 pub mod logging;
+pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod rpc;
@@ -91,12 +92,17 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         pi_tools::Artifacts::new(paths.artifacts_dir()),
         children.clone(),
     ));
+    let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()));
+    let lsp = Arc::new(lsp::LspPool::new(
+        paths.state_dir.clone(),
+        Duration::from_secs(config.mcp.linger_secs.max(60)),
+        children.clone(),
+        builtin.locks().clone(),
+    ));
+    lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
-        tools: std::sync::Arc::new(
-            tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()))
-                .with_mcp(mcp.clone()),
-        ),
+        tools: std::sync::Arc::new(builtin.with_mcp(mcp.clone()).with_lsp(lsp.clone())),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
             ..session::SessionSettings::default()
@@ -108,6 +114,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     mcp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
     state.mcp = Some(mcp.clone());
+    state.lsp = Some(lsp);
     let state = Arc::new(state);
     mcp.trust()
         .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
@@ -161,6 +168,9 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     state.sessions.shutdown().await;
     if let Some(mcp) = &state.mcp {
         mcp.shutdown().await;
+    }
+    if let Some(lsp) = &state.lsp {
+        lsp.shutdown();
     }
     tracker.close();
     if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())

@@ -38,6 +38,8 @@ pub struct DaemonState {
     pub config_files: crate::config_watch::ConfigFiles,
     /// The MCP servers every session shares (none in-process unless a test sets one).
     pub mcp: Option<std::sync::Arc<crate::mcp::McpPool>>,
+    /// The language servers every session shares (none in-process unless a test sets one).
+    pub lsp: Option<std::sync::Arc<crate::lsp::LspPool>>,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -76,6 +78,7 @@ impl DaemonState {
             ui: crate::ui::UiBroker::default(),
             config_files: crate::config_watch::ConfigFiles::default(),
             mcp: None,
+            lsp: None,
             store,
             supervisor,
             shutdown: CancellationToken::new(),

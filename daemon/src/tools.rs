@@ -25,6 +25,7 @@ pub struct BuiltinTools {
     artifacts: Artifacts,
     shell: ShellConfig,
     mcp: Option<Arc<crate::mcp::McpPool>>,
+    lsp: Option<Arc<crate::lsp::LspPool>>,
 }
 
 impl BuiltinTools {
@@ -35,7 +36,20 @@ impl BuiltinTools {
             artifacts,
             shell: ShellConfig::default(),
             mcp: None,
+            lsp: None,
         }
+    }
+
+    /// Offers the `lsp` tool over `pool` (sessions that name it get it, and diagnostics after
+    /// their `write` and `edit`).
+    pub fn with_lsp(mut self, pool: Arc<crate::lsp::LspPool>) -> BuiltinTools {
+        self.lsp = Some(pool);
+        self
+    }
+
+    /// The tools' shared locks (the language servers' edits take them too).
+    pub fn locks(&self) -> &PathLocks {
+        &self.locks
     }
 
     /// Adds the tools of `pool`'s servers to sessions' runs.
@@ -44,7 +58,11 @@ impl BuiltinTools {
         self
     }
 
-    fn context(&self, environment: &ToolEnvironment) -> Result<Arc<ToolContext>, String> {
+    fn context(
+        &self,
+        environment: &ToolEnvironment,
+        with_lsp: bool,
+    ) -> Result<Arc<ToolContext>, String> {
         let artifacts = self
             .artifacts
             .session(&environment.session_id)
@@ -72,6 +90,14 @@ impl BuiltinTools {
                         session_id: environment.session_id.clone(),
                     }) as Arc<dyn pi_tools::UriReader>
                 }),
+            files: self.lsp.as_ref().filter(|_| with_lsp).map(|pool| {
+                Arc::new(crate::lsp::tool::LspFiles {
+                    pool: pool.clone(),
+                    session_id: environment.session_id.clone(),
+                    cwd: environment.cwd.clone(),
+                    env: environment.env.clone(),
+                }) as Arc<dyn pi_tools::FileObserver>
+            }),
         }))
     }
 }
@@ -82,8 +108,31 @@ impl ToolFactory for BuiltinTools {
         environment: &ToolEnvironment,
         names: &[String],
     ) -> Result<Vec<Arc<dyn Tool>>, String> {
-        let context = self.context(environment)?;
-        pi_tools::create_tools(names, &context).map_err(|error| error.to_string())
+        let with_lsp = self.lsp.is_some() && names.iter().any(|name| name == "lsp");
+        let context = self.context(environment, with_lsp)?;
+        let builtin: Vec<String> = names
+            .iter()
+            .filter(|name| !(with_lsp && *name == "lsp"))
+            .cloned()
+            .collect();
+        let mut tools =
+            pi_tools::create_tools(&builtin, &context).map_err(|error| error.to_string())?;
+        if let Some(pool) = self.lsp.as_ref().filter(|_| with_lsp) {
+            let lsp: Arc<dyn Tool> = Arc::new(crate::lsp::tool::LspTool::new(
+                pool.clone(),
+                environment.session_id.clone(),
+                environment.cwd.clone(),
+                environment.env.clone(),
+            ));
+            // Where the session named it.
+            let at = names
+                .iter()
+                .position(|name| name == "lsp")
+                .unwrap_or(tools.len())
+                .min(tools.len());
+            tools.insert(at, lsp);
+        }
+        Ok(tools)
     }
 
     fn default_names(&self) -> Vec<String> {
@@ -122,6 +171,9 @@ impl ToolFactory for BuiltinTools {
 
     fn session_closed(&self, session_id: &str) {
         if let Some(pool) = &self.mcp {
+            pool.session_closed(session_id);
+        }
+        if let Some(pool) = &self.lsp {
             pool.session_closed(session_id);
         }
     }

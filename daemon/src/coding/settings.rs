@@ -52,6 +52,10 @@ pub struct Settings {
     pub mcp_enabled: bool,
     /// `mcp.disabledServers`: servers (by name) sessions do not use.
     pub mcp_disabled_servers: Vec<String>,
+    /// `lsp.diagnosticsOnWrite`: `write` results carry new errors and warnings (default true).
+    pub lsp_diagnostics_on_write: bool,
+    /// `lsp.diagnosticsOnEdit`: `edit` results too (default false).
+    pub lsp_diagnostics_on_edit: bool,
     /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
@@ -157,6 +161,10 @@ pub struct SettingsLayer {
     pub mcp_enabled: Option<bool>,
     /// `mcp.disabledServers`.
     pub mcp_disabled_servers: Option<Vec<String>>,
+    /// `lsp.diagnosticsOnWrite`.
+    pub lsp_diagnostics_on_write: Option<bool>,
+    /// `lsp.diagnosticsOnEdit`.
+    pub lsp_diagnostics_on_edit: Option<bool>,
     /// `systemPrompt`.
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`.
@@ -202,6 +210,8 @@ impl Default for Settings {
             enable_skill_commands: true,
             mcp_enabled: true,
             mcp_disabled_servers: Vec::new(),
+            lsp_diagnostics_on_write: true,
+            lsp_diagnostics_on_edit: false,
             prompts: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -280,6 +290,14 @@ impl Settings {
         );
         set(&mut self.mcp_enabled, &layer.mcp_enabled);
         set(&mut self.mcp_disabled_servers, &layer.mcp_disabled_servers);
+        set(
+            &mut self.lsp_diagnostics_on_write,
+            &layer.lsp_diagnostics_on_write,
+        );
+        set(
+            &mut self.lsp_diagnostics_on_edit,
+            &layer.lsp_diagnostics_on_edit,
+        );
         set_option(&mut self.system_prompt, &layer.system_prompt);
         set_option(&mut self.append_system_prompt, &layer.append_system_prompt);
     }

@@ -274,6 +274,20 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "lsp" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("lsp.{sub}");
+                        match sub.as_str() {
+                            "diagnosticsOnWrite" => {
+                                layer.lsp_diagnostics_on_write = self.boolean(&dotted, value);
+                            }
+                            "diagnosticsOnEdit" => {
+                                layer.lsp_diagnostics_on_edit = self.boolean(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "shellPath" => layer.shell_path = self.string(key, value),
                 "shellCommandPrefix" => layer.shell_command_prefix = self.string(key, value),
                 "skills" if value.is_object() => {

@@ -901,7 +901,6 @@ impl McpPool {
         Ok((client, pid, tools, prompts))
     }
 
-
     /// Session `session_id` stopped: it no longer uses any server. Servers left unused stop
     /// after the linger.
     pub fn session_closed(self: &Arc<Self>, session_id: &str) {

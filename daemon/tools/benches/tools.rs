@@ -58,6 +58,7 @@ fn main() {
             .unwrap(),
         locks: PathLocks::new(),
         uris: None,
+        files: None,
     });
     let call = |name: &str, arguments: Value| -> ToolOutput {
         let tool = pi_tools::create_tool(name, &context).unwrap();

@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
         artifacts: Artifacts::new(scratch).session("pi-grep")?,
         locks: PathLocks::new(),
         uris: None,
+        files: None,
     });
     let tool = pi_tools::create_tool("grep", &context)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

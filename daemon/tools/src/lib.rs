@@ -43,7 +43,7 @@ pub use grep::GrepTool;
 pub use locks::{PathGuard, PathLocks};
 pub use ls::LsTool;
 pub use read::ReadTool;
-pub use write::WriteTool;
+pub use write::{WriteTool, write_atomically};
 
 /// pi's default tool set.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];
@@ -67,6 +67,42 @@ pub struct ToolContext {
     pub locks: PathLocks,
     /// What `read` reaches by URI beyond files and artifacts (the daemon's MCP resources).
     pub uris: Option<Arc<dyn UriReader>>,
+    /// Told about files `write` and `edit` changed (the daemon's language servers); what it
+    /// answers is appended to the tool's result.
+    pub files: Option<Arc<dyn FileObserver>>,
+}
+
+/// Which tool changed a file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChangedBy {
+    /// `write`.
+    Write,
+    /// `edit`.
+    Edit,
+}
+
+/// Hears about files the tools changed (after the change is on disk and its lock released).
+pub trait FileObserver: Send + Sync + std::fmt::Debug {
+    /// `path` changed; text to append to the tool's result (new diagnostics), if any.
+    fn changed<'a>(
+        &'a self,
+        path: &'a Path,
+        by: ChangedBy,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<String>> + Send + 'a>>;
+}
+
+/// Appends `note` to `output`'s text (a new text block when it has none).
+pub fn append_note(output: &mut pi_agent::ToolOutput, note: &str) {
+    for block in output.content.iter_mut() {
+        if let pi_llm::UserContent::Text(text) = block {
+            text.text.push_str("\n\n");
+            text.text.push_str(note);
+            return;
+        }
+    }
+    output
+        .content
+        .push(pi_llm::UserContent::text(note.to_owned()));
 }
 
 /// What a [`UriReader`] read.

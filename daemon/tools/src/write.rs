@@ -70,12 +70,21 @@ impl Tool for WriteTool {
                 () = invocation.cancel.cancelled() => return ToolOutput::error(ABORTED),
                 guard = self.context.locks.lock(&path) => guard,
             };
+            let written = path.clone();
             let work = move || {
                 let _guard = guard;
                 write(&path, &args)
             };
             match blocking_to_completion(work).await {
-                Ok(Ok(output)) | Ok(Err(output)) | Err(output) => output,
+                Ok(Ok(mut output)) => {
+                    if let Some(files) = &self.context.files
+                        && let Some(note) = files.changed(&written, crate::ChangedBy::Write).await
+                    {
+                        crate::append_note(&mut output, &note);
+                    }
+                    output
+                }
+                Ok(Err(output)) | Err(output) => output,
             }
         })
     }
@@ -97,7 +106,7 @@ fn write(path: &Path, args: &WriteArgs) -> Result<ToolOutput, ToolOutput> {
 
 /// Replaces the file at `path` (following symlinks) with `bytes` atomically, keeping the
 /// existing file's permissions.
-pub(crate) fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let target: PathBuf = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let Some((dir, name)) = target.parent().zip(target.file_name()) else {
         return Err(std::io::Error::other("the path names no file"));

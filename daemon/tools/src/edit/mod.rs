@@ -170,6 +170,7 @@ impl Tool for EditTool {
                 guard = self.context.locks.lock(&path) => guard,
             };
             let display_path = args.path.clone();
+            let changed = path.clone();
             let work = move || {
                 let _guard = guard;
                 let original = match std::fs::read(&path) {
@@ -198,7 +199,16 @@ impl Tool for EditTool {
                 }))
             };
             match blocking_to_completion(work).await {
-                Ok(output) | Err(output) => output,
+                Ok(mut output) => {
+                    if !output.is_error
+                        && let Some(files) = &self.context.files
+                        && let Some(note) = files.changed(&changed, crate::ChangedBy::Edit).await
+                    {
+                        crate::append_note(&mut output, &note);
+                    }
+                    output
+                }
+                Err(output) => output,
             }
         })
     }

@@ -55,6 +55,7 @@ impl Session {
             artifacts: artifacts.session(session_id).unwrap(),
             locks,
             uris: None,
+            files: None,
         });
         Session {
             dir,

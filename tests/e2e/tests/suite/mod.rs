@@ -8,6 +8,7 @@ mod fidelity;
 mod harness;
 mod keys;
 mod load;
+mod lsp;
 mod mcp;
 mod mcp_faults;
 mod mcp_trust;

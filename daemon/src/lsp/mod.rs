@@ -1,0 +1,997 @@
+//! Language servers shared by every session: one server per (program, root) for the whole
+//! daemon, started by the first session that needs it for a file, used by every session
+//! working in that root, stopped after the linger once no session uses it.
+//!
+//! - `rpc.rs`: JSON-RPC over the server's stdio.
+//! - `servers.rs`: which server serves a file, its root and its program.
+//! - `tool.rs`: the model's `lsp` tool, and diagnostics after `write` / `edit`.
+//!
+//! Documents: disk is the truth. A file is opened once per server, whichever session asked;
+//! every change a session's `write` or `edit` (or a rename) makes is sent as the whole text
+//! with the next version, then saved. Diagnostics are kept per file with the order they
+//! arrived in, so "diagnostics newer than my change" needs no version support from the
+//! server.
+//!
+//! Invariants: at most one running connection per key; a server that exits fails its waiting
+//! requests at once (naming it) and starts again on the next use, after a backoff that grows
+//! with failures in a row (5 in a row: left alone for a minute, or until `lsp/restart`).
+
+pub mod rpc;
+pub mod servers;
+pub mod tool;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::{Duration, Instant};
+
+use futures_util::future::BoxFuture;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+use rpc::{Connection, Incoming, RpcError};
+
+/// How long starting a server (process and `initialize`) may take.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long a request may take.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Failures in a row after which a server is left alone for [`COOLDOWN`].
+const MAX_FAILURES: u32 = 5;
+/// How long a failing server is left alone.
+const COOLDOWN: Duration = Duration::from_secs(60);
+/// The first wait before starting a server that failed again (doubled per failure).
+const BACKOFF: Duration = Duration::from_millis(250);
+
+/// Where a server is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Phase {
+    /// Starting (process, `initialize`).
+    Starting,
+    /// Serving.
+    Ready,
+    /// Not running.
+    Stopped,
+}
+
+/// Diagnostics a server published for one file.
+#[derive(Clone, Debug, Default)]
+pub struct Published {
+    /// The diagnostics, as the server sent them.
+    pub items: Vec<Value>,
+    /// When they arrived, in the server's arrival order.
+    pub seq: u64,
+}
+
+/// An open document.
+#[derive(Clone, Debug)]
+struct Document {
+    version: i64,
+    // The text last sent (to skip changes that change nothing).
+    text: Arc<str>,
+}
+
+/// One language server.
+#[derive(Debug)]
+pub struct LspServer {
+    /// Its key: name and root.
+    pub key: String,
+    /// Its definition's name.
+    pub name: String,
+    /// The workspace root.
+    pub root: PathBuf,
+    program: PathBuf,
+    args: Vec<String>,
+    env: BTreeMap<String, String>,
+    /// Its stderr log.
+    pub log_path: PathBuf,
+    phase: watch::Sender<Phase>,
+    // Sync mutexes, never held across an await.
+    state: Mutex<ServerState>,
+    documents: Mutex<HashMap<PathBuf, Document>>,
+    diagnostics: Mutex<HashMap<PathBuf, Published>>,
+    arrivals: AtomicU64,
+    // Bumped whenever diagnostics arrive.
+    diagnostics_changed: watch::Sender<u64>,
+    // Work-done progress tokens in flight (the project still loading).
+    progress: Mutex<BTreeSet<String>>,
+}
+
+#[derive(Debug, Default)]
+struct ServerState {
+    connection: Option<Connection>,
+    pid: Option<u32>,
+    utf8: bool,
+    capabilities: Value,
+    users: BTreeSet<String>,
+    last_error: Option<String>,
+    failures: u32,
+    failed_at: Option<Instant>,
+    starts: u32,
+    generation: u64,
+}
+
+impl LspServer {
+    fn state(&self) -> std::sync::MutexGuard<'_, ServerState> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The connection while ready.
+    pub fn connection(&self) -> Option<Connection> {
+        self.state().connection.clone()
+    }
+
+    /// Whether positions count UTF-8 bytes (else UTF-16 units).
+    pub fn utf8(&self) -> bool {
+        self.state().utf8
+    }
+
+    /// Whether the server offers `capability` (`renameProvider`, ...).
+    pub fn offers(&self, capability: &str) -> bool {
+        let state = self.state();
+        match state.capabilities.get(capability) {
+            None | Some(Value::Null) | Some(Value::Bool(false)) => false,
+            Some(_) => true,
+        }
+    }
+
+    /// Sends a request, naming the server in errors.
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+        let Some(connection) = self.connection() else {
+            return Err(format!(
+                "language server {} ({}) is not running: {}",
+                self.name,
+                self.root.display(),
+                self.state()
+                    .last_error
+                    .clone()
+                    .unwrap_or_else(|| "it was stopped".to_owned())
+            ));
+        };
+        connection
+            .request(method, params, REQUEST_TIMEOUT)
+            .await
+            .map_err(|error| match error {
+                RpcError::Closed => format!(
+                    "language server {} stopped while answering {method} (it exited or \
+                     crashed; it starts again on the next use; see {})",
+                    self.name,
+                    self.log_path.display()
+                ),
+                other => format!("language server {}: {other}", self.name),
+            })
+    }
+
+    /// Opens `path` with its text on disk, or sends the new text if it changed since; the
+    /// diagnostics arrival count at the moment of sending (newer ones reflect this text).
+    pub async fn sync(&self, path: &Path) -> Result<u64, String> {
+        let text = tokio::fs::read_to_string(path)
+            .await
+            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+        let Some(connection) = self.connection() else {
+            return Err(format!("language server {} is not running", self.name));
+        };
+        let uri = path_to_uri(path);
+        let mut documents = self
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let before = self.arrivals.load(Ordering::SeqCst);
+        match documents.get_mut(path) {
+            None => {
+                connection.notify(
+                    "textDocument/didOpen",
+                    json!({"textDocument": {"uri": uri, "languageId": servers::language_id(path),
+                        "version": 1, "text": text}}),
+                );
+                documents.insert(
+                    path.to_path_buf(),
+                    Document {
+                        version: 1,
+                        text: text.into(),
+                    },
+                );
+            }
+            Some(document) if *document.text == *text => {}
+            Some(document) => {
+                document.version += 1;
+                connection.notify(
+                    "textDocument/didChange",
+                    json!({"textDocument": {"uri": uri, "version": document.version},
+                        "contentChanges": [{"text": text}]}),
+                );
+                connection.notify(
+                    "textDocument/didSave",
+                    json!({"textDocument": {"uri": uri}}),
+                );
+                document.text = text.into();
+            }
+        }
+        Ok(before)
+    }
+
+    /// Whether `path` is open in this server.
+    pub fn is_open(&self, path: &Path) -> bool {
+        self.documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .contains_key(path)
+    }
+
+    /// The text last sent for `path`.
+    pub fn text_of(&self, path: &Path) -> Option<Arc<str>> {
+        self.documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .map(|document| document.text.clone())
+    }
+
+    /// The diagnostics of `path` that arrived after `after`, waiting for them at most
+    /// `timeout`; `None` when none arrived in time.
+    pub async fn diagnostics_after(
+        &self,
+        path: &Path,
+        after: u64,
+        timeout: Duration,
+    ) -> Option<Vec<Value>> {
+        let mut changes = self.diagnostics_changed.subscribe();
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            if let Some(published) = self.published(path)
+                && published.seq > after
+            {
+                return Some(published.items);
+            }
+            if tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .is_err()
+            {
+                return None;
+            }
+        }
+    }
+
+    /// The last diagnostics of `path`.
+    pub fn published(&self, path: &Path) -> Option<Published> {
+        self.diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(path)
+            .cloned()
+    }
+
+    /// Every file's last diagnostics.
+    pub fn all_published(&self) -> Vec<(PathBuf, Published)> {
+        let mut all: Vec<(PathBuf, Published)> = self
+            .diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .map(|(path, published)| (path.clone(), published.clone()))
+            .collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// Waits (at most `timeout`) until no work-done progress is running (the project loaded).
+    pub async fn settled(&self, timeout: Duration) {
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut changes = self.diagnostics_changed.subscribe();
+        while !self
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            if tokio::time::timeout_at(deadline, changes.changed())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
+/// What `lsp/list` shows of a server.
+#[derive(Clone, Debug)]
+pub struct ServerStatus {
+    /// Definition name.
+    pub name: String,
+    /// Workspace root.
+    pub root: PathBuf,
+    /// `starting`, `ready`, `stopped` or `failed`.
+    pub state: &'static str,
+    /// The process leading the server's group.
+    pub pid: Option<u32>,
+    /// Sessions using it.
+    pub sessions: Vec<String>,
+    /// Files open in it.
+    pub open_files: usize,
+    /// The last failure.
+    pub last_error: Option<String>,
+    /// Its stderr log.
+    pub log_path: PathBuf,
+    /// Starts since the daemon started.
+    pub starts: u32,
+}
+
+/// Answers what a server asks and keeps what it publishes.
+struct Handler {
+    server: Weak<LspServer>,
+    pool: Weak<LspPool>,
+}
+
+impl Incoming for Handler {
+    fn notification(&self, method: &str, params: Value) {
+        let Some(server) = self.server.upgrade() else {
+            return;
+        };
+        match method {
+            "textDocument/publishDiagnostics" => {
+                let Some(path) = params["uri"].as_str().and_then(uri_to_path) else {
+                    return;
+                };
+                let seq = server.arrivals.fetch_add(1, Ordering::SeqCst) + 1;
+                let items = params["diagnostics"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default();
+                server
+                    .diagnostics
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .insert(path, Published { items, seq });
+                server.diagnostics_changed.send_modify(|count| *count += 1);
+            }
+            "$/progress" => {
+                let token = match &params["token"] {
+                    Value::String(text) => text.clone(),
+                    other => other.to_string(),
+                };
+                let kind = params["value"]["kind"].as_str().unwrap_or_default();
+                {
+                    let mut progress = server
+                        .progress
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner);
+                    match kind {
+                        "begin" => {
+                            progress.insert(token);
+                        }
+                        "end" => {
+                            progress.remove(&token);
+                        }
+                        _ => {}
+                    }
+                }
+                server.diagnostics_changed.send_modify(|count| *count += 1);
+            }
+            "window/logMessage" | "window/showMessage" => {
+                tracing::debug!(server = server.name, message = %params["message"], "language server says");
+            }
+            _ => {}
+        }
+    }
+
+    fn request(
+        &self,
+        method: &str,
+        params: Value,
+    ) -> BoxFuture<'static, Result<Value, (i64, String)>> {
+        let pool = self.pool.clone();
+        let server = self.server.clone();
+        let method = method.to_owned();
+        Box::pin(async move {
+            match method.as_str() {
+                "workspace/configuration" => {
+                    let count = params["items"].as_array().map_or(0, Vec::len);
+                    Ok(Value::Array(vec![Value::Null; count]))
+                }
+                "window/workDoneProgress/create"
+                | "client/registerCapability"
+                | "client/unregisterCapability"
+                | "window/showMessageRequest"
+                | "window/showDocument" => Ok(Value::Null),
+                "workspace/workspaceFolders" => {
+                    let Some(server) = server.upgrade() else {
+                        return Ok(Value::Null);
+                    };
+                    Ok(json!([{"uri": path_to_uri(&server.root),
+                        "name": server.root.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()}]))
+                }
+                "workspace/applyEdit" => {
+                    let Some(pool) = pool.upgrade() else {
+                        return Ok(
+                            json!({"applied": false, "failureReason": "the daemon is stopping"}),
+                        );
+                    };
+                    match pool.apply_edit(&params["edit"]).await {
+                        Ok(_) => Ok(json!({"applied": true})),
+                        Err(error) => Ok(json!({"applied": false, "failureReason": error})),
+                    }
+                }
+                other => Err((-32601, format!("pid does not handle {other}"))),
+            }
+        })
+    }
+}
+
+/// Every language server of the daemon.
+#[derive(Debug)]
+pub struct LspPool {
+    // Key → server. A sync mutex, never held across an await.
+    servers: Mutex<HashMap<String, Arc<LspServer>>>,
+    log_dir: PathBuf,
+    linger: Duration,
+    children: Arc<crate::children::Children>,
+    locks: pi_tools::PathLocks,
+    // Bumped whenever what `list` shows changes.
+    changes: watch::Sender<u64>,
+    // Where sessions' settings come from (`lsp.diagnosticsOnWrite`, `lsp.diagnosticsOnEdit`).
+    settings: std::sync::OnceLock<crate::coding::ResourceRoots>,
+}
+
+impl LspPool {
+    /// Reads sessions' `lsp.*` settings through `roots`.
+    pub fn set_settings_roots(&self, roots: crate::coding::ResourceRoots) {
+        let _ = self.settings.set(roots);
+    }
+
+    /// Whether a session in `cwd` gets diagnostics after `write` and after `edit`.
+    pub fn diagnostics_settings(&self, cwd: &Path) -> (bool, bool) {
+        match self.settings.get() {
+            Some(roots) => {
+                let (settings, _) = roots.load_settings(Some(cwd));
+                (
+                    settings.lsp_diagnostics_on_write,
+                    settings.lsp_diagnostics_on_edit,
+                )
+            }
+            None => (true, false),
+        }
+    }
+
+    /// A pool logging servers' stderr into `log_dir`, stopping unused servers after
+    /// `linger`, editing files under `locks` (the tools' own).
+    pub fn new(
+        log_dir: PathBuf,
+        linger: Duration,
+        children: Arc<crate::children::Children>,
+        locks: pi_tools::PathLocks,
+    ) -> LspPool {
+        LspPool {
+            servers: Mutex::new(HashMap::new()),
+            log_dir,
+            linger,
+            children,
+            locks,
+            changes: watch::Sender::new(0),
+            settings: std::sync::OnceLock::new(),
+        }
+    }
+
+    fn servers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LspServer>>> {
+        self.servers.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Changes of what `list` shows.
+    pub fn subscribe_changes(&self) -> watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|count| *count += 1);
+    }
+
+    fn set_phase(&self, server: &LspServer, phase: Phase) {
+        server.phase.send_replace(phase);
+        self.changed();
+    }
+
+    /// The server for `file` in session `session_id` (in `cwd`, with `env`), ready: started
+    /// if needed (waiting for it), now used by the session.
+    pub async fn server_for(
+        self: &Arc<Self>,
+        session_id: &str,
+        file: &Path,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Result<Arc<LspServer>, String> {
+        let (definition, root, program) = servers::server_for(file, cwd, env)?;
+        let key = format!("{}:{}", definition.name, root.display());
+        let server = {
+            let mut servers = self.servers();
+            servers
+                .entry(key.clone())
+                .or_insert_with(|| {
+                    let safe: String = root
+                        .display()
+                        .to_string()
+                        .chars()
+                        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+                        .collect();
+                    Arc::new(LspServer {
+                        key: key.clone(),
+                        name: definition.name.to_owned(),
+                        root: root.clone(),
+                        program,
+                        args: definition
+                            .args
+                            .iter()
+                            .map(|arg| (*arg).to_owned())
+                            .collect(),
+                        env: env.clone(),
+                        log_path: self.log_dir.join(format!(
+                            "lsp-{}-{}.log",
+                            definition.name,
+                            safe.trim_matches('_')
+                        )),
+                        phase: watch::Sender::new(Phase::Stopped),
+                        state: Mutex::new(ServerState::default()),
+                        documents: Mutex::new(HashMap::new()),
+                        diagnostics: Mutex::new(HashMap::new()),
+                        arrivals: AtomicU64::new(0),
+                        diagnostics_changed: watch::Sender::new(0),
+                        progress: Mutex::new(BTreeSet::new()),
+                    })
+                })
+                .clone()
+        };
+        if server.state().users.insert(session_id.to_owned()) {
+            self.changed();
+        }
+        self.ensure_started(&server);
+        let mut phase = server.phase.subscribe();
+        let _ =
+            tokio::time::timeout(START_TIMEOUT, phase.wait_for(|p| *p != Phase::Starting)).await;
+        if server.connection().is_some() {
+            return Ok(server);
+        }
+        Err(format!(
+            "language server {} for {} is not running: {}",
+            server.name,
+            server.root.display(),
+            server
+                .state()
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "it did not start".to_owned())
+        ))
+    }
+
+    /// The running servers that have `path` open.
+    pub fn servers_with(&self, path: &Path) -> Vec<Arc<LspServer>> {
+        self.servers()
+            .values()
+            .filter(|server| server.connection().is_some() && server.is_open(path))
+            .cloned()
+            .collect()
+    }
+
+    /// The running servers session `session_id` uses.
+    pub fn servers_of(&self, session_id: &str) -> Vec<Arc<LspServer>> {
+        let mut servers: Vec<Arc<LspServer>> = self
+            .servers()
+            .values()
+            .filter(|server| server.state().users.contains(session_id))
+            .cloned()
+            .collect();
+        servers.sort_by(|a, b| a.key.cmp(&b.key));
+        servers
+    }
+
+    fn ensure_started(self: &Arc<Self>, server: &Arc<LspServer>) {
+        if *server.phase.borrow() != Phase::Stopped {
+            return;
+        }
+        let (generation, delay) = {
+            let mut state = server.state();
+            let since = state.failed_at.map(|at| at.elapsed());
+            if state.failures >= MAX_FAILURES && since.is_some_and(|since| since < COOLDOWN) {
+                return;
+            }
+            let backoff = BACKOFF * 2u32.pow(state.failures.saturating_sub(1).min(5));
+            let delay = match (state.failures, since) {
+                (0, _) | (_, None) => Duration::ZERO,
+                (_, Some(since)) => backoff.saturating_sub(since),
+            };
+            state.generation += 1;
+            state.starts += 1;
+            (state.generation, delay)
+        };
+        self.set_phase(server, Phase::Starting);
+        let pool = self.clone();
+        let server = server.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            let starting = {
+                let (pool, server) = (pool.clone(), server.clone());
+                tokio::spawn(async move { pool.start(&server, generation).await })
+            };
+            let outcome = match tokio::time::timeout(START_TIMEOUT, starting).await {
+                Ok(Ok(outcome)) => outcome,
+                Ok(Err(error)) => Err(format!("starting it failed: {error}")),
+                Err(_) => Err(format!(
+                    "it did not start within {} s",
+                    START_TIMEOUT.as_secs()
+                )),
+            };
+            if let Err(error) = outcome {
+                tracing::warn!(server = server.name, %error, "language server failed to start");
+                pool.failed(&server, generation, error);
+            }
+        });
+    }
+
+    /// Starts `server`: process, `initialize`, `initialized`.
+    async fn start(
+        self: &Arc<Self>,
+        server: &Arc<LspServer>,
+        generation: u64,
+    ) -> Result<(), String> {
+        let mut command = self.children.command(&server.program, &server.args);
+        command
+            .env_clear()
+            .envs(&server.env)
+            .current_dir(&server.root)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        let program = server.program.display().to_string();
+        let mut child = self
+            .children
+            .spawn(move || command.spawn())
+            .await?
+            .map_err(|error| format!("cannot start {program}: {error}"))?;
+        let pid = child.id();
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the server's pipes are missing".to_owned());
+        };
+        if let Some(stderr) = child.stderr.take() {
+            crate::children::copy_to_log(stderr, server.log_path.clone());
+        }
+        let connection = Connection::start(
+            input,
+            output,
+            Arc::new(Handler {
+                server: Arc::downgrade(server),
+                pool: Arc::downgrade(self),
+            }),
+        );
+        // Its end, whenever it comes.
+        {
+            let (pool, server, connection) = (self.clone(), server.clone(), connection.clone());
+            tokio::spawn(async move {
+                let status = child.wait().await;
+                connection.closed().await;
+                let what = match status {
+                    Ok(status) => format!("the server exited ({status})"),
+                    Err(error) => format!("the server's process failed: {error}"),
+                };
+                pool.failed(&server, generation, what);
+            });
+        }
+        let root_uri = path_to_uri(&server.root);
+        let initialize = json!({
+            "processId": std::process::id(),
+            "clientInfo": {"name": "pid", "version": env!("CARGO_PKG_VERSION")},
+            "rootUri": root_uri,
+            "rootPath": server.root.display().to_string(),
+            "workspaceFolders": [{"uri": root_uri, "name": server.root.file_name()
+                .map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()}],
+            "capabilities": {
+                "general": {"positionEncodings": ["utf-8", "utf-16"]},
+                "workspace": {"configuration": true, "workspaceFolders": true, "applyEdit": true,
+                    "workspaceEdit": {"documentChanges": true}, "symbol": {}},
+                "textDocument": {
+                    "synchronization": {"didSave": true},
+                    "publishDiagnostics": {"versionSupport": true},
+                    "definition": {"linkSupport": true},
+                    "typeDefinition": {"linkSupport": true},
+                    "implementation": {"linkSupport": true},
+                    "references": {},
+                    "hover": {"contentFormat": ["plaintext", "markdown"]},
+                    "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
+                    "rename": {},
+                },
+                "window": {"workDoneProgress": true},
+            },
+        });
+        let result = connection
+            .request("initialize", initialize, START_TIMEOUT)
+            .await
+            .map_err(|error| format!("initialize failed: {error}"))?;
+        connection.notify("initialized", json!({}));
+        let capabilities = result["capabilities"].clone();
+        let utf8 = capabilities["positionEncoding"] == "utf-8";
+        {
+            let mut state = server.state();
+            if state.generation != generation {
+                drop(state);
+                // Stopped while starting: this process goes.
+                if let Some(pid) = pid {
+                    crate::children::kill_group(pid);
+                }
+                return Ok(());
+            }
+            state.connection = Some(connection);
+            state.pid = pid;
+            state.utf8 = utf8;
+            state.capabilities = capabilities;
+            state.last_error = None;
+        }
+        self.set_phase(server, Phase::Ready);
+        tracing::info!(server = server.name, root = %server.root.display(), pid, "language server ready");
+        Ok(())
+    }
+
+    /// Generation `generation` of `server` failed: it starts again on the next use, after a
+    /// backoff.
+    fn failed(&self, server: &Arc<LspServer>, generation: u64, what: String) {
+        {
+            let mut state = server.state();
+            if state.generation != generation {
+                return;
+            }
+            state.failures += 1;
+            state.failed_at = Some(Instant::now());
+            state.connection = None;
+            state.pid = None;
+            let next = if state.failures >= MAX_FAILURES {
+                format!(
+                    "it failed {} times in a row, so it stays stopped for {} s (`pictl lsp \
+                     restart {}` starts it now)",
+                    state.failures,
+                    COOLDOWN.as_secs(),
+                    server.name
+                )
+            } else {
+                "it starts again on the next use".to_owned()
+            };
+            state.last_error = Some(format!("{what}; {next}"));
+        }
+        // Open documents and diagnostics belong to the dead process.
+        server
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        server
+            .progress
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        self.set_phase(server, Phase::Stopped);
+    }
+
+    /// Stops `server` (its process group).
+    pub fn stop(&self, server: &LspServer, why: &str) {
+        let pid = {
+            let mut state = server.state();
+            state.generation += 1;
+            state.connection = None;
+            state.pid.take()
+        };
+        server
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        if let Some(pid) = pid {
+            crate::children::kill_group(pid);
+        }
+        self.set_phase(server, Phase::Stopped);
+        tracing::info!(server = server.name, why, "language server stopped");
+    }
+
+    /// Stops every server (daemon shutdown).
+    pub fn shutdown(&self) {
+        let servers: Vec<Arc<LspServer>> = self.servers().values().cloned().collect();
+        for server in servers {
+            self.stop(&server, "the daemon is stopping");
+        }
+    }
+
+    /// Restarts the servers named `name`: stopped now, failures forgotten, started again by
+    /// the next use. How many.
+    pub fn restart(&self, name: &str) -> usize {
+        let servers: Vec<Arc<LspServer>> = self
+            .servers()
+            .values()
+            .filter(|server| server.name == name)
+            .cloned()
+            .collect();
+        for server in &servers {
+            self.stop(server, "restart requested");
+            let mut state = server.state();
+            state.failures = 0;
+            state.failed_at = None;
+        }
+        servers.len()
+    }
+
+    /// Session `session_id` stopped: servers left unused stop after the linger.
+    pub fn session_closed(self: &Arc<Self>, session_id: &str) {
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return;
+        };
+        let servers: Vec<Arc<LspServer>> = self.servers().values().cloned().collect();
+        for server in servers {
+            let (was_user, unused, generation) = {
+                let mut state = server.state();
+                let was_user = state.users.remove(session_id);
+                (
+                    was_user,
+                    was_user && state.users.is_empty(),
+                    state.generation,
+                )
+            };
+            if was_user {
+                self.changed();
+            }
+            if unused {
+                let pool = self.clone();
+                let linger = self.linger;
+                runtime.spawn(async move {
+                    tokio::time::sleep(linger).await;
+                    let still_unused = {
+                        let state = server.state();
+                        state.users.is_empty() && state.generation == generation
+                    };
+                    if still_unused {
+                        pool.stop(&server, "no session uses it");
+                    }
+                });
+            }
+        }
+    }
+
+    /// Every server the daemon has seen.
+    pub fn list(&self) -> Vec<ServerStatus> {
+        let mut list: Vec<ServerStatus> = self
+            .servers()
+            .values()
+            .map(|server| {
+                let phase = *server.phase.borrow();
+                let state = server.state();
+                ServerStatus {
+                    name: server.name.clone(),
+                    root: server.root.clone(),
+                    state: match phase {
+                        Phase::Starting => "starting",
+                        Phase::Ready => "ready",
+                        Phase::Stopped if state.last_error.is_some() => "failed",
+                        Phase::Stopped => "stopped",
+                    },
+                    pid: state.pid,
+                    sessions: state.users.iter().cloned().collect(),
+                    open_files: server
+                        .documents
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .len(),
+                    last_error: state.last_error.clone(),
+                    log_path: server.log_path.clone(),
+                    starts: state.starts,
+                }
+            })
+            .collect();
+        list.sort_by(|a, b| (&a.name, &a.root).cmp(&(&b.name, &b.root)));
+        list
+    }
+
+    /// The servers running now.
+    pub fn running_count(&self) -> usize {
+        self.servers()
+            .values()
+            .filter(|server| *server.phase.borrow() == Phase::Ready)
+            .count()
+    }
+
+    /// Applies a `WorkspaceEdit` to the files on disk (under the tools' locks) and tells the
+    /// servers that have them open; per file, (path, text before, text after).
+    pub async fn apply_edit(&self, edit: &Value) -> Result<Vec<(PathBuf, String, String)>, String> {
+        let mut per_file: BTreeMap<PathBuf, Vec<Value>> = BTreeMap::new();
+        if let Some(changes) = edit["changes"].as_object() {
+            for (uri, edits) in changes {
+                let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {uri}"))?;
+                per_file
+                    .entry(path)
+                    .or_default()
+                    .extend(edits.as_array().cloned().unwrap_or_default());
+            }
+        }
+        for change in edit["documentChanges"].as_array().into_iter().flatten() {
+            if let Some(kind) = change["kind"].as_str() {
+                return Err(format!(
+                    "the edit would {kind} a file, which pid does not do for a language server"
+                ));
+            }
+            let uri = change["textDocument"]["uri"].as_str().unwrap_or_default();
+            let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {uri}"))?;
+            per_file
+                .entry(path)
+                .or_default()
+                .extend(change["edits"].as_array().cloned().unwrap_or_default());
+        }
+        let mut done = Vec::new();
+        for (path, edits) in per_file {
+            let guard = self.locks.lock(&path).await;
+            let before = tokio::fs::read_to_string(&path)
+                .await
+                .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            let utf8 = self
+                .servers_with(&path)
+                .first()
+                .is_some_and(|server| server.utf8());
+            let after = tool::apply_text_edits(&before, &edits, utf8)?;
+            let (target, bytes) = (path.clone(), after.clone().into_bytes());
+            tokio::task::spawn_blocking(move || pi_tools::write_atomically(&target, &bytes))
+                .await
+                .map_err(|error| error.to_string())?
+                .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+            drop(guard);
+            for server in self.servers_with(&path) {
+                let _ = server.sync(&path).await;
+            }
+            done.push((path, before, after));
+        }
+        Ok(done)
+    }
+}
+
+/// `path` as a `file://` URI.
+pub fn path_to_uri(path: &Path) -> String {
+    let mut uri = String::from("file://");
+    for byte in path.as_os_str().as_encoded_bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                uri.push(char::from(*byte));
+            }
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri
+}
+
+/// A `file://` URI as a path.
+pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
+    let rest = uri.strip_prefix("file://")?;
+    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
+    let bytes = rest.as_bytes();
+    let mut decoded = Vec::with_capacity(bytes.len());
+    let mut index = 0;
+    while index < bytes.len() {
+        if bytes[index] == b'%'
+            && let Some(byte) = bytes
+                .get(index + 1..index + 3)
+                .and_then(|hex| std::str::from_utf8(hex).ok())
+                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
+        {
+            decoded.push(byte);
+            index += 3;
+            continue;
+        }
+        decoded.push(bytes[index]);
+        index += 1;
+    }
+    let text = String::from_utf8(decoded).ok()?;
+    Some(PathBuf::from(text))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uris_round_trip() {
+        let path = Path::new("/tmp/a dir/ü#x.py");
+        let uri = path_to_uri(path);
+        assert_eq!(uri, "file:///tmp/a%20dir/%C3%BC%23x.py");
+        assert_eq!(uri_to_path(&uri).unwrap(), path);
+        assert_eq!(uri_to_path("file:///a/b.ts").unwrap(), Path::new("/a/b.ts"));
+        assert!(uri_to_path("untitled:1").is_none());
+    }
+}
