@@ -109,8 +109,10 @@ pub enum Request {
         /// Use it or not.
         enabled: bool,
     },
-    /// `ui/respond` for the attached session.
+    /// `ui/respond`.
     UiRespond {
+        /// The question's session.
+        session_id: String,
         /// The question.
         request_id: String,
         /// The answer.

@@ -167,8 +167,9 @@ pub struct Question {
     pub request: pi_protocol::v1::UiRequestParams,
     /// The choices (`select`'s options, `confirm`'s Yes and No); empty for text.
     pub choices: Vec<String>,
-    /// The highlighted choice.
-    pub selected: usize,
+    /// The highlighted choice: none until an arrow key picks one, so keys typed for the
+    /// editor before the dialog appeared cannot answer it.
+    pub selected: Option<usize>,
     /// The text typed (`input`, `editor`).
     pub text: String,
 }
@@ -186,7 +187,7 @@ impl Question {
         Question {
             request,
             choices,
-            selected: 0,
+            selected: None,
             text,
         }
     }
@@ -202,23 +203,23 @@ impl Question {
         }
     }
 
-    /// The answer Enter gives now.
-    pub fn answer(&self) -> pi_protocol::v1::UiAnswer {
+    /// The answer Enter gives now; `None` while no choice is highlighted.
+    pub fn answer(&self) -> Option<pi_protocol::v1::UiAnswer> {
         use pi_protocol::v1::{UiAnswer, UiRequest};
-        match &self.request.request {
+        Some(match &self.request.request {
             UiRequest::Confirm { .. } => UiAnswer {
-                confirmed: Some(self.selected == 0),
+                confirmed: Some(self.selected? == 0),
                 ..UiAnswer::default()
             },
             UiRequest::Select { .. } => UiAnswer {
-                value: self.choices.get(self.selected).cloned(),
+                value: Some(self.choices.get(self.selected?)?.clone()),
                 ..UiAnswer::default()
             },
             UiRequest::Input { .. } | UiRequest::Editor { .. } => UiAnswer {
                 value: Some(self.text.clone()),
                 ..UiAnswer::default()
             },
-        }
+        })
     }
 }
 

@@ -143,6 +143,9 @@ impl ToolFactory for BuiltinTools {
     }
 
     fn delete_session(&self, session_id: &str) {
+        if let Some(pool) = &self.mcp {
+            pool.forget_session(session_id);
+        }
         if let Err(error) = self.artifacts.delete_session(session_id) {
             tracing::warn!(session = session_id, %error, "cannot delete the session's artifacts");
         }

@@ -191,7 +191,7 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
         ]));
     }
     for (index, choice) in question.choices.iter().enumerate() {
-        let style = if index == question.selected {
+        let style = if Some(index) == question.selected {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
             Style::default()

@@ -328,9 +328,13 @@ pub async fn perform(
             })),
             Err(error) => failed("switch the MCP server", error),
         },
-        Request::UiRespond { request_id, answer } => client
+        Request::UiRespond {
+            session_id,
+            request_id,
+            answer,
+        } => client
             .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
-                session_id: session_id.clone(),
+                session_id,
                 request_id,
                 answer,
             })

@@ -136,11 +136,11 @@ pub(super) fn wheel(state: &mut State, lines: isize) {
         Some(Overlay::Select(selector)) => selector.move_by(-lines.signum()),
         Some(Overlay::Question(question)) if !question.choices.is_empty() => {
             let last = question.choices.len() - 1;
-            question.selected = if lines > 0 {
-                question.selected.saturating_sub(1)
-            } else {
-                (question.selected + 1).min(last)
-            };
+            question.selected = Some(match question.selected {
+                None => 0,
+                Some(at) if lines > 0 => at.saturating_sub(1),
+                Some(at) => (at + 1).min(last),
+            });
         }
         Some(
             Overlay::Hotkeys
@@ -380,8 +380,13 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
             state
                 .questions
                 .retain(|pending| pending.request_id != request_id);
+            let session_id = question.request.session_id.clone();
             state.overlay = None;
-            effects.push(Effect::Request(Request::UiRespond { request_id, answer }));
+            effects.push(Effect::Request(Request::UiRespond {
+                session_id,
+                request_id,
+                answer,
+            }));
         }
         return;
     }
@@ -493,8 +498,9 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
     }
 }
 
-/// A key in a question: moves, edits, or answers (Enter; Esc and Ctrl+C dismiss, which
-/// answers "cancelled").
+/// A key in a question: moves, edits, or answers (Enter on a highlighted choice; Esc and
+/// Ctrl+C dismiss, which answers "cancelled"). Nothing is highlighted at first, so keys meant
+/// for the editor cannot answer.
 fn question_key(
     question: &mut crate::overlay::Question,
     event: KeyEvent,
@@ -509,33 +515,15 @@ fn question_key(
             cancelled: true,
             ..pi_protocol::v1::UiAnswer::default()
         }),
-        KeyCode::Enter => Some(question.answer()),
+        KeyCode::Enter => question.answer(),
         KeyCode::Up if !question.choices.is_empty() => {
-            question.selected = question.selected.saturating_sub(1);
+            question.selected = Some(question.selected.map_or(0, |at| at.saturating_sub(1)));
             None
         }
         KeyCode::Down if !question.choices.is_empty() => {
-            question.selected = (question.selected + 1).min(question.choices.len() - 1);
+            let last = question.choices.len() - 1;
+            question.selected = Some(question.selected.map_or(0, |at| (at + 1).min(last)));
             None
-        }
-        // y / n answer a confirmation at once.
-        KeyCode::Char('y' | 'Y')
-            if matches!(
-                question.request.request,
-                pi_protocol::v1::UiRequest::Confirm { .. }
-            ) =>
-        {
-            question.selected = 0;
-            Some(question.answer())
-        }
-        KeyCode::Char('n' | 'N')
-            if matches!(
-                question.request.request,
-                pi_protocol::v1::UiRequest::Confirm { .. }
-            ) =>
-        {
-            question.selected = 1;
-            Some(question.answer())
         }
         KeyCode::Backspace if question.choices.is_empty() => {
             question.text.pop();

@@ -86,8 +86,13 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         }
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
-            // Who else is attached is unknown until the next snapshot.
+            // Who else is attached is unknown until the next snapshot, and which questions
+            // are still open (the daemon sends them again on attach).
             state.clients.clear();
+            state.questions.clear();
+            if matches!(state.overlay, Some(Overlay::Question(_))) {
+                state.overlay = None;
+            }
         }
         Input::Reconnected {
             connection_id,

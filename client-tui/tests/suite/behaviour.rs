@@ -610,11 +610,18 @@ fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
     assert!(screen.contains("It runs `node server.js`"), "{screen}");
     assert!(!screen.contains("Pick"), "{screen}");
 
-    // `n` refuses the confirmation; the next question opens.
-    harness.send(key(KeyCode::Char('n')));
+    // Keys meant for the editor do not answer: nothing is highlighted until an arrow key.
+    harness.type_text("yes");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(requests(harness.take_effects()), []);
+    // Down, Down, Enter: "No" refuses the confirmation; the next question opens.
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Enter));
     assert_eq!(
         requests(harness.take_effects()),
         [Effect::Request(Request::UiRespond {
+            session_id: SESSION.to_owned(),
             request_id: "ui-1".to_owned(),
             answer: UiAnswer {
                 confirmed: Some(false),
@@ -625,10 +632,12 @@ fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
     let screen = harness.screen(80, 24);
     assert!(screen.contains("Pick"), "{screen}");
     harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Down));
     harness.send(key(KeyCode::Enter));
     assert_eq!(
         requests(harness.take_effects()),
         [Effect::Request(Request::UiRespond {
+            session_id: SESSION.to_owned(),
             request_id: "ui-2".to_owned(),
             answer: UiAnswer {
                 value: Some("two".to_owned()),
@@ -668,6 +677,7 @@ fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
     assert_eq!(
         requests(harness.take_effects()),
         [Effect::Request(Request::UiRespond {
+            session_id: SESSION.to_owned(),
             request_id: "ui-4".to_owned(),
             answer: UiAnswer {
                 cancelled: true,

@@ -8,8 +8,9 @@
 //!   `allOf` what any branch requires);
 //! - OpenAI: an object schema has `properties` (some compatible servers insist);
 //! - Google (`parametersJsonSchema`) takes a subset of JSON Schema: other keywords are dropped
-//!   throughout, `const` becomes a one-value `enum`, `allOf` merges into its schema, and a
-//!   nullable `type` list keeps its non-null type.
+//!   throughout, `const` becomes a one-value `enum`, `allOf` merges into its schema, a
+//!   nullable `type` list keeps its non-null type, and draft-07 `definitions` become `$defs`
+//!   (with their references).
 //!
 //! Invariant: property names are never touched, only schema keywords.
 
@@ -163,6 +164,10 @@ fn google_fits(schema: &Value) -> bool {
     };
     map.iter().all(|(key, value)| {
         GOOGLE_KEYWORDS.contains(&key.as_str())
+            && !(key == "$ref"
+                && value
+                    .as_str()
+                    .is_some_and(|r| r.starts_with("#/definitions/")))
             && !(key == "type" && value.is_array())
             && sub_schemas(key, value).all(google_fits)
     })
@@ -185,6 +190,15 @@ fn google(schema: &mut Value) {
     let Value::Object(map) = schema else {
         return;
     };
+    // Draft-07's `definitions` is `$defs` here; references follow.
+    if let Some(definitions) = map.remove("definitions") {
+        map.entry("$defs").or_insert(definitions);
+    }
+    if let Some(Value::String(reference)) = map.get_mut("$ref")
+        && let Some(rest) = reference.strip_prefix("#/definitions/")
+    {
+        *reference = format!("#/$defs/{rest}");
+    }
     if let Some(constant) = map.remove("const") {
         map.entry("enum").or_insert_with(|| json!([constant]));
     }
@@ -242,6 +256,23 @@ fn google(schema: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn google_moves_draft_07_definitions_to_defs_with_their_references() {
+        let schema = json!({
+            "type": "object",
+            "properties": {"item": {"$ref": "#/definitions/Item"}},
+            "definitions": {"Item": {"type": "object", "properties": {"id": {"type": "string"}}}},
+        });
+        assert_eq!(
+            *adapt(&schema, Dialect::Google),
+            json!({
+                "type": "object",
+                "properties": {"item": {"$ref": "#/$defs/Item"}},
+                "$defs": {"Item": {"type": "object", "properties": {"id": {"type": "string"}}}},
+            })
+        );
+    }
 
     #[test]
     fn fitting_schemas_pass_through_untouched() {

@@ -59,6 +59,9 @@ pub struct ServerDefinition {
     /// expansion, so every session's environment agrees), as 32 hex digits. Editing the
     /// entry asks again.
     pub definition_hash: String,
+    /// What it runs as the file writes it (before `${VAR}` expansion, so no secret from the
+    /// environment): the command and arguments, or the URL.
+    pub written: String,
 }
 
 impl ServerDefinition {
@@ -183,6 +186,21 @@ pub fn load(
                     trusted: *trusted,
                     transport,
                     timeout_ms,
+                    written: match (entry.get("url"), entry.get("command")) {
+                        (Some(Value::String(url)), _) => url.clone(),
+                        (_, Some(Value::String(command))) => std::iter::once(command.as_str())
+                            .chain(
+                                entry
+                                    .get("args")
+                                    .and_then(Value::as_array)
+                                    .into_iter()
+                                    .flatten()
+                                    .filter_map(Value::as_str),
+                            )
+                            .collect::<Vec<_>>()
+                            .join(" "),
+                        _ => String::new(),
+                    },
                     definition_hash: {
                         let mut hash = stable_hash(&Value::Object(entry.clone()), None);
                         hash.truncate(32);

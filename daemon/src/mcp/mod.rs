@@ -10,8 +10,9 @@
 //! ([`McpPool::tools_for`]): servers not running yet start, and the run waits for them at most
 //! [`STARTUP_GATE`]; a slower server's tools join a later run. A session uses a server from
 //! then until its actor stops ([`McpPool::session_closed`]); a server nobody uses stops after
-//! the linger. A server that exits is started again by the next run that needs it, unless it
-//! failed [`MAX_FAILURES`] times in a row (then it waits [`COOLDOWN`]).
+//! the linger. A server in use that exits (or fails to start) starts again after a backoff
+//! that doubles with each failure in a row; after [`MAX_FAILURES`] it waits [`COOLDOWN`] (or
+//! `mcp/restart`). A project server starts only while approved.
 //!
 //! Invariants: at most one connection per key; calls from every session go over it
 //! concurrently (rmcp multiplexes them); a stopped server's process group is killed while its
@@ -426,6 +427,8 @@ pub struct McpPool {
     store: std::sync::OnceLock<crate::store::Store>,
     // Bumped whenever what `list` shows changes (`mcp/changed`).
     changes: watch::Sender<u64>,
+    // Set by `shutdown`: nothing starts any more.
+    closed: std::sync::atomic::AtomicBool,
 }
 
 impl McpPool {
@@ -453,6 +456,7 @@ impl McpPool {
             disabled: Mutex::new(HashMap::new()),
             store: std::sync::OnceLock::new(),
             changes: watch::Sender::new(0),
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -682,11 +686,19 @@ impl McpPool {
 
     /// Starts `server` unless it runs, is starting, or is cooling down after failures.
     fn ensure_started(self: &Arc<Self>, server: &Arc<Server>) {
-        if *server.phase.borrow() != Phase::Stopped {
+        // Never after shutdown, and never a project server not approved (or no longer).
+        if self.closed.load(std::sync::atomic::Ordering::SeqCst)
+            || !self.trust.approval(&server.definition).allows_start()
+        {
             return;
         }
+        // Check and move to Starting under the state lock: every phase change happens under
+        // it, so two callers cannot both start the server.
         let generation = {
             let mut state = server.state();
+            if *server.phase.borrow() != Phase::Stopped {
+                return;
+            }
             if state.failures >= MAX_FAILURES
                 && state.failed_at.is_some_and(|at| at.elapsed() < COOLDOWN)
             {
@@ -694,25 +706,29 @@ impl McpPool {
             }
             state.generation += 1;
             state.starts += 1;
+            self.set_phase(server, Phase::Starting);
             state.generation
         };
-        self.set_phase(server, Phase::Starting);
         let pool = self.clone();
         let server = server.clone();
         tokio::spawn(async move {
             // In a task of its own: a panic in the SDK fails this start, not the server.
-            let connecting = {
+            let mut connecting = {
                 let (pool, server) = (pool.clone(), server.clone());
                 tokio::spawn(async move { pool.connect(&server).await })
             };
-            let started = tokio::time::timeout(START_TIMEOUT, connecting).await;
+            let started = tokio::time::timeout(START_TIMEOUT, &mut connecting).await;
             let outcome = match started {
                 Ok(Ok(outcome)) => outcome,
                 Ok(Err(error)) => Err(format!("the MCP client failed while starting it: {error}")),
-                Err(_) => Err(format!(
-                    "did not finish starting within {} s",
-                    START_TIMEOUT.as_secs()
-                )),
+                Err(_) => {
+                    // The stuck start goes, with its process.
+                    connecting.abort();
+                    Err(format!(
+                        "did not finish starting within {} s",
+                        START_TIMEOUT.as_secs()
+                    ))
+                }
             };
             match outcome {
                 Ok((running, pid, tools, prompts)) => {
@@ -737,7 +753,14 @@ impl McpPool {
                     }
                     // Cached before it is ready: whoever sees it ready finds it cached.
                     pool.cache.put(&server.key, &tools).await;
-                    pool.set_phase(&server, Phase::Ready);
+                    {
+                        // Stopped meanwhile: stays stopped (`stop` cancelled the connection).
+                        let state = server.state();
+                        if state.generation != generation {
+                            return;
+                        }
+                        pool.set_phase(&server, Phase::Ready);
+                    }
                     tracing::info!(server = server.name(), pid, "MCP server ready");
                     pool.watch_exit(server, running, generation);
                 }
@@ -772,11 +795,11 @@ impl McpPool {
     /// starts again after a backoff that doubles with each failure in a row; after
     /// [`MAX_FAILURES`] it is left stopped for [`COOLDOWN`] (the circuit breaker).
     fn failed(self: &Arc<Self>, server: &Arc<Server>, generation: u64, what: String) {
+        let mut state = server.state();
+        if state.generation != generation {
+            return;
+        }
         let (in_use, failures) = {
-            let mut state = server.state();
-            if state.generation != generation {
-                return;
-            }
             let stable = state
                 .ready_at
                 .take()
@@ -801,8 +824,9 @@ impl McpPool {
         } else {
             "it starts again when a session needs it".to_owned()
         };
-        server.state().last_error = Some(format!("{what}; {next}"));
+        state.last_error = Some(format!("{what}; {next}"));
         self.set_phase(server, Phase::Stopped);
+        drop(state);
         if !in_use || failures >= MAX_FAILURES {
             return;
         }
@@ -889,10 +913,12 @@ impl McpPool {
                 }
                 config = config.custom_headers(custom);
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                let client = handler
-                    .serve(transport)
-                    .await
-                    .map_err(|error| format!("the MCP handshake with {url} failed: {error}"))?;
+                let client = handler.serve(transport).await.map_err(|error| {
+                    format!(
+                        "the MCP handshake with {} failed: {error}",
+                        without_secrets(url)
+                    )
+                })?;
                 (client, None)
             }
         };
@@ -952,9 +978,9 @@ impl McpPool {
             let mut state = server.state();
             state.generation += 1;
             state.client = None;
+            self.set_phase(server, Phase::Stopped);
             (state.stop.take(), state.pid.take())
         };
-        self.set_phase(server, Phase::Stopped);
         if let Some(pid) = pid {
             // The leader is still our unreaped child (rmcp holds it): the group is ours.
             crate::children::kill_group(pid);
@@ -965,8 +991,35 @@ impl McpPool {
         tracing::info!(server = server.name(), why, "MCP server stopped");
     }
 
+    /// Stops the servers of `definition` (a project server refused or forgotten: it runs no
+    /// more until approved again).
+    pub async fn stop_definition(&self, definition: &ServerDefinition) {
+        let servers: Vec<Arc<Server>> = self
+            .servers()
+            .values()
+            .filter(|server| {
+                server.definition.file == definition.file
+                    && server.definition.definition_hash == definition.definition_hash
+            })
+            .cloned()
+            .collect();
+        for server in servers {
+            self.stop(&server, "its approval was withdrawn").await;
+        }
+    }
+
+    /// Forgets session `session_id`'s own disabled servers (it was deleted; the store's rows
+    /// went with it).
+    pub fn forget_session(&self, session_id: &str) {
+        self.disabled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+    }
+
     /// Stops every server (daemon shutdown).
     pub async fn shutdown(&self) {
+        self.closed.store(true, std::sync::atomic::Ordering::SeqCst);
         let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
         for server in servers {
             self.stop(&server, "the daemon is stopping").await;
@@ -1034,5 +1087,38 @@ impl McpPool {
             .values()
             .filter(|server| *server.phase.borrow() == Phase::Ready)
             .count()
+    }
+}
+
+/// `url` without its user information and query (where tokens hide), for messages.
+fn without_secrets(url: &str) -> String {
+    let (scheme, rest) = url.split_once("://").unwrap_or(("", url));
+    let rest = rest.split(['?', '#']).next().unwrap_or_default();
+    let rest = match rest.split_once('/') {
+        Some((authority, path)) => {
+            let host = authority.rsplit('@').next().unwrap_or(authority);
+            format!("{host}/{path}")
+        }
+        None => rest.rsplit('@').next().unwrap_or(rest).to_owned(),
+    };
+    if scheme.is_empty() {
+        rest
+    } else {
+        format!("{scheme}://{rest}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn urls_lose_their_secrets_in_messages() {
+        assert_eq!(
+            super::without_secrets("https://user:pw@example.com/mcp?token=abc#x"),
+            "https://example.com/mcp"
+        );
+        assert_eq!(
+            super::without_secrets("http://127.0.0.1:9/mcp"),
+            "http://127.0.0.1:9/mcp"
+        );
     }
 }

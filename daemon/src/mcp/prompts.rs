@@ -16,6 +16,8 @@ use super::{McpPool, Server};
 pub const COMMAND_PREFIX: &str = "/mcp:";
 /// The scheme `read` takes for MCP resources.
 pub const RESOURCE_SCHEME: &str = "mcp://";
+/// How long expanding a prompt command may take (the session waits meanwhile).
+const PROMPT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A server's prompt as it lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -249,49 +251,49 @@ impl McpPool {
                  {COMMAND_PREFIX}{head}"
             )));
         };
-        Some(
-            async {
-                let (server, client) = self.ready_server(session_id, server_name).await?;
-                let prompt = server
+        let expanding = async {
+            let (server, client) = self.ready_server(session_id, server_name).await?;
+            let prompt = server
+                .state()
+                .prompts
+                .iter()
+                .find(|prompt| prompt.name == prompt_name)
+                .cloned();
+            let Some(prompt) = prompt else {
+                let names: Vec<String> = server
                     .state()
                     .prompts
                     .iter()
-                    .find(|prompt| prompt.name == prompt_name)
-                    .cloned();
-                let Some(prompt) = prompt else {
-                    let names: Vec<String> = server
-                        .state()
-                        .prompts
-                        .iter()
-                        .map(|prompt| prompt.name.clone())
-                        .collect();
-                    return Err(format!(
-                        "MCP server \"{server_name}\" has no prompt \"{prompt_name}\" (it has: {})",
-                        if names.is_empty() {
-                            "none".to_owned()
-                        } else {
-                            names.join(", ")
-                        }
-                    ));
-                };
-                let arguments = arguments(server_name, &prompt, rest)?;
-                let mut params = rmcp::model::GetPromptRequestParams::new(prompt_name);
-                if !arguments.is_empty() {
-                    params = params.with_arguments(arguments);
-                }
-                let result = tokio::time::timeout(server.call_timeout(), client.get_prompt(params))
-                    .await
-                    .map_err(|_| {
-                        format!("MCP server \"{server_name}\" did not answer for prompt {prompt_name}")
-                    })?
-                    .map_err(|error| {
-                        format!(
-                            "MCP server \"{server_name}\" failed to give prompt {prompt_name}: {error}"
-                        )
-                    })?;
-                Ok(prompt_text(&result))
+                    .map(|prompt| prompt.name.clone())
+                    .collect();
+                return Err(format!(
+                    "MCP server \"{server_name}\" has no prompt \"{prompt_name}\" (it has: {})",
+                    if names.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        names.join(", ")
+                    }
+                ));
+            };
+            let arguments = arguments(server_name, &prompt, rest)?;
+            let mut params = rmcp::model::GetPromptRequestParams::new(prompt_name);
+            if !arguments.is_empty() {
+                params = params.with_arguments(arguments);
             }
-            .await,
+            let result = client.get_prompt(params).await.map_err(|error| {
+                format!("MCP server \"{server_name}\" failed to give prompt {prompt_name}: {error}")
+            })?;
+            Ok(prompt_text(&result))
+        };
+        Some(
+            tokio::time::timeout(PROMPT_TIMEOUT, expanding)
+                .await
+                .unwrap_or_else(|_| {
+                    Err(format!(
+                        "MCP server \"{server_name}\" did not give prompt {prompt_name} within {} s",
+                        PROMPT_TIMEOUT.as_secs()
+                    ))
+                }),
         )
     }
 

@@ -152,7 +152,11 @@ impl Tool for McpTool {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let server_name = self.server.name().to_owned();
-            let Some(client) = self.server.ready_client().await else {
+            let ready = tokio::select! {
+                () = invocation.cancel.cancelled() => return ToolOutput::error("Operation aborted"),
+                client = self.server.ready_client() => client,
+            };
+            let Some(client) = ready else {
                 return ToolOutput::error(format!(
                     "MCP server \"{server_name}\" is not running: {}",
                     self.server.last_error().unwrap_or_else(|| {
@@ -385,6 +389,7 @@ mod tests {
             },
             timeout_ms: None,
             definition_hash: "h".to_owned(),
+            written: "big-server".to_owned(),
         };
         let server = Arc::new(Server {
             key: "k".to_owned(),

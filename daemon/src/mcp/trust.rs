@@ -119,7 +119,34 @@ impl Trust {
         }
     }
 
-    /// Records an answer (memory first, then the store); `None` forgets it.
+    /// Records the answer of a question (memory, then the store).
+    async fn record(
+        &self,
+        definition: &ServerDefinition,
+        approved: bool,
+    ) -> Result<(), crate::store::StoreError> {
+        let key = trust_key(definition);
+        self.answers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(key.clone(), approved);
+        match self.store.get() {
+            Some(store) => {
+                store
+                    .record_mcp_trust(&McpTrustRow {
+                        file: key.0,
+                        definition_hash: key.1,
+                        approved,
+                        decided_at: now_ms(),
+                    })
+                    .await
+            }
+            None => Ok(()),
+        }
+    }
+
+    /// Records an answer given outside a question (`mcp/trust`), withdrawing the pending
+    /// question; `None` forgets it.
     pub async fn answer(
         &self,
         definition: &ServerDefinition,
@@ -192,19 +219,21 @@ impl Trust {
         let session = session_id.to_owned();
         let task = tokio::spawn(async move {
             let answer = approver.confirm(session, title, message).await;
-            // The question is over, whatever the answer.
+            if let Some(approved) = answer
+                && let Err(error) = trust.record(&definition, approved).await
+            {
+                tracing::warn!(server = definition.name, %error, "cannot store the answer");
+            }
+            // From here on no await: the question ends and `then` runs, or the task was
+            // aborted before (its session stopped) and neither happens.
             trust
                 .asking
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&task_key);
-            let Some(approved) = answer else {
-                return;
-            };
-            if let Err(error) = trust.answer(&definition, Some(approved)).await {
-                tracing::warn!(server = definition.name, %error, "cannot store the answer");
+            if let Some(approved) = answer {
+                then(approved);
             }
-            then(approved);
         });
         asking.insert(key, (session_id.to_owned(), task.abort_handle()));
     }
@@ -224,18 +253,11 @@ impl Trust {
     }
 }
 
-/// What a definition runs, in a few words.
+/// What a definition runs, in a few words, as its file writes it (variables unexpanded: the
+/// question shows what is approved, and no secret from the environment).
 pub fn describe(definition: &ServerDefinition) -> String {
     match &definition.transport {
-        super::Transport::Stdio { command, args, .. } => {
-            let mut line = format!("`{command}");
-            for arg in args {
-                line.push(' ');
-                line.push_str(arg);
-            }
-            line.push('`');
-            line
-        }
-        super::Transport::Http { url, .. } => format!("a connection to {url}"),
+        super::Transport::Stdio { .. } => format!("`{}`", definition.written),
+        super::Transport::Http { .. } => format!("a connection to {}", definition.written),
     }
 }

@@ -249,15 +249,16 @@ impl SessionRegistry {
                 if let Ok(mut map) = self.sessions.lock() {
                     map.insert(info.id.clone(), handle);
                 }
+                // The session's MCP servers start now, so their tools are ready by its first
+                // prompt. After the actor is registered: a project server's question goes
+                // through it, and its end releases them.
+                self.services.tools.warm_up(&environment);
             }
             // Stored; its first command loads it from the store instead (and reports).
             Err(error) => {
                 tracing::warn!(session = info.id, %error.message, "cannot start the actor")
             }
         }
-        // The session's MCP servers start now, so their tools are ready by its first prompt.
-        // After the actor is registered: a project server's question goes through it.
-        self.services.tools.warm_up(&environment);
         Ok(info)
     }
 

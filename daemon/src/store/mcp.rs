@@ -1,6 +1,7 @@
 //! What the daemon remembers about MCP servers: the user's answer about each server a
 //! project file defines (by file and definition hash: an edited definition is asked about
-//! again), and each server's last tool list (by definition hash).
+//! again), and each server's last tool list (by its sharing key, stored in the column
+//! `definition_hash`).
 
 use sqlx::Row as _;
 
@@ -72,7 +73,7 @@ impl Store {
             .collect()
     }
 
-    /// Stores a server's tool list (JSON) under its definition hash.
+    /// Stores a server's tool list (JSON) under its sharing key.
     #[tracing::instrument(level = "trace", skip_all, err)]
     pub async fn cache_mcp_tools(
         &self,

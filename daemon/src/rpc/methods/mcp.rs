@@ -178,6 +178,10 @@ pub async fn trust(
         .answer(&definition, answer)
         .await
         .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
+    if answer != Some(true) {
+        // Refused or forgotten: a running server of this definition goes now.
+        pool.stop_definition(&definition).await;
+    }
     Ok(McpTrustResponse {
         name: definition.name.clone(),
         file: definition.file.display().to_string(),

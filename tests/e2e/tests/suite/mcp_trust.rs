@@ -186,6 +186,28 @@ async fn a_project_server_starts_only_once_approved() {
         .await
         .unwrap();
     assert_eq!(forgotten.approval, "not approved yet");
+    // Its approval withdrawn, the running server stops, and nothing starts it again.
+    let stopped = wait_for_server(&client, "stopped", |server| {
+        server.name == "proj" && server.state == "stopped"
+    })
+    .await;
+    assert!(stopped.pid.is_none(), "{stopped:?}");
+    let restarted = client
+        .call::<pi_protocol::v1::McpRestart>(&pi_protocol::v1::McpRestartParams {
+            name: "proj".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(restarted.restarted, 1);
+    let list = client
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    let proj = list.servers.iter().find(|s| s.name == "proj").unwrap();
+    assert_eq!(
+        proj.state, "stopped",
+        "a restart does not start an unapproved server"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -337,7 +337,9 @@ async fn the_tui_asks_about_a_project_mcp_server_and_shows_it_in_the_footer() {
         !screen.contains("MCP 1/1"),
         "not started before the answer:\n{screen}"
     );
-    tmux.send("a", &["y"]);
+    // Nothing is chosen until an arrow key: Down highlights "Yes".
+    tmux.send("a", &["Down"]);
+    tmux.send("a", &["Enter"]);
     // Approved: it starts, and the footer follows it.
     tmux.wait_for_text("a", "MCP 1/1");
     tmux.type_text("a", "/mcp");
