@@ -59,6 +59,9 @@ enum Command {
     /// List or restart the MCP servers the daemon shares between sessions
     #[command(subcommand)]
     Mcp(commands::mcp::McpCommand),
+    /// List or restart the language servers the daemon shares between sessions
+    #[command(subcommand)]
+    Lsp(commands::lsp::LspCommand),
     /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
     Rpc(rpc::RpcArgs),
     /// Print a shell completion script
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
             Command::Models(args) => commands::models::run(args).await,
             Command::Stats(args) => commands::stats::run(args).await,
             Command::Mcp(command) => commands::mcp::run(command).await,
+            Command::Lsp(command) => commands::lsp::run(command).await,
             Command::Rpc(args) => rpc::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,

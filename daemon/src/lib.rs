@@ -149,6 +149,7 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     }
     config_watch::spawn(state.clone(), &tracker);
     tracker.spawn(rpc::methods::mcp::announce_changes(state.clone()));
+    tracker.spawn(rpc::methods::lsp::announce_changes(state.clone()));
     let uds = rpc::uds::bind(&state.paths.socket_path())?;
     tracker.spawn(rpc::uds::accept_loop(state.clone(), uds, tracker.clone()));
 

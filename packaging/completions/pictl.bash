@@ -37,6 +37,9 @@ _pictl() {
             pictl,help)
                 cmd="pictl__subcmd__help"
                 ;;
+            pictl,lsp)
+                cmd="pictl__subcmd__lsp"
+                ;;
             pictl,mcp)
                 cmd="pictl__subcmd__mcp"
                 ;;
@@ -118,6 +121,9 @@ _pictl() {
             pictl__subcmd__help,help)
                 cmd="pictl__subcmd__help__subcmd__help"
                 ;;
+            pictl__subcmd__help,lsp)
+                cmd="pictl__subcmd__help__subcmd__lsp"
+                ;;
             pictl__subcmd__help,mcp)
                 cmd="pictl__subcmd__help__subcmd__mcp"
                 ;;
@@ -160,6 +166,12 @@ _pictl() {
             pictl__subcmd__help__subcmd__daemon,stop)
                 cmd="pictl__subcmd__help__subcmd__daemon__subcmd__stop"
                 ;;
+            pictl__subcmd__help__subcmd__lsp,list)
+                cmd="pictl__subcmd__help__subcmd__lsp__subcmd__list"
+                ;;
+            pictl__subcmd__help__subcmd__lsp,restart)
+                cmd="pictl__subcmd__help__subcmd__lsp__subcmd__restart"
+                ;;
             pictl__subcmd__help__subcmd__mcp,disable)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__disable"
                 ;;
@@ -198,6 +210,24 @@ _pictl() {
                 ;;
             pictl__subcmd__help__subcmd__session,show)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__show"
+                ;;
+            pictl__subcmd__lsp,help)
+                cmd="pictl__subcmd__lsp__subcmd__help"
+                ;;
+            pictl__subcmd__lsp,list)
+                cmd="pictl__subcmd__lsp__subcmd__list"
+                ;;
+            pictl__subcmd__lsp,restart)
+                cmd="pictl__subcmd__lsp__subcmd__restart"
+                ;;
+            pictl__subcmd__lsp__subcmd__help,help)
+                cmd="pictl__subcmd__lsp__subcmd__help__subcmd__help"
+                ;;
+            pictl__subcmd__lsp__subcmd__help,list)
+                cmd="pictl__subcmd__lsp__subcmd__help__subcmd__list"
+                ;;
+            pictl__subcmd__lsp__subcmd__help,restart)
+                cmd="pictl__subcmd__lsp__subcmd__help__subcmd__restart"
                 ;;
             pictl__subcmd__mcp,disable)
                 cmd="pictl__subcmd__mcp__subcmd__disable"
@@ -296,7 +326,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp rpc completions generate-assets daemon attach help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -554,7 +584,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats mcp rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models stats mcp lsp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -710,6 +740,48 @@ _pictl() {
         pictl__subcmd__help__subcmd__help)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__lsp)
+            opts="list restart"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__lsp__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__lsp__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1031,6 +1103,104 @@ _pictl() {
             ;;
         pictl__subcmd__help__subcmd__watch)
             opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp)
+            opts="-h --help list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__help)
+            opts="list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__help__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__list)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__lsp__subcmd__restart)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -165,6 +165,12 @@ impl LspServer {
     /// Opens `path` with its text on disk, or sends the new text if it changed since; the
     /// diagnostics arrival count at the moment of sending (newer ones reflect this text).
     pub async fn sync(&self, path: &Path) -> Result<u64, String> {
+        self.sync_opening(path).await.map(|(after, _)| after)
+    }
+
+    /// [`LspServer::sync`], also saying whether the file was opened now (the server may still
+    /// be loading the project around it).
+    pub async fn sync_opening(&self, path: &Path) -> Result<(u64, bool), String> {
         let text = tokio::fs::read_to_string(path)
             .await
             .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
@@ -177,6 +183,7 @@ impl LspServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         let before = self.arrivals.load(Ordering::SeqCst);
+        let opened = !documents.contains_key(path);
         match documents.get_mut(path) {
             None => {
                 connection.notify(
@@ -207,7 +214,7 @@ impl LspServer {
                 document.text = text.into();
             }
         }
-        Ok(before)
+        Ok((before, opened))
     }
 
     /// Whether `path` is open in this server.

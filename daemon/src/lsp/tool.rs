@@ -263,7 +263,12 @@ impl LspTool {
             as usize;
         let path = self.resolve(file);
         let server = self.server(&path).await?;
-        server.sync(&path).await?;
+        let (after, opened) = server.sync_opening(&path).await?;
+        if opened {
+            // Just opened: the server answers from a half-loaded project until it has
+            // checked the file (its first diagnostics say it has).
+            server.diagnostics_after(&path, after, LOAD_WAIT).await;
+        }
         let text = server
             .text_of(&path)
             .ok_or_else(|| format!("{} is not open in {}", self.shown(&path), server.name))?;

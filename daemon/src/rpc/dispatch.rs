@@ -124,6 +124,12 @@ pub async fn dispatch(
         v1::McpList::NAME => {
             call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
         }
+        v1::LspList::NAME => {
+            call::<v1::LspList, _>(params, |p| methods::lsp::list(context, p)).await
+        }
+        v1::LspRestart::NAME => {
+            call::<v1::LspRestart, _>(params, |p| methods::lsp::restart(context, p)).await
+        }
         v1::McpSetEnabled::NAME => {
             call::<v1::McpSetEnabled, _>(params, |p| methods::mcp::set_enabled(context, p)).await
         }

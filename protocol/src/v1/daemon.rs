@@ -58,6 +58,19 @@ pub struct DaemonStatusResponse {
     /// The MCP servers shared by the sessions (details: `mcp/list`).
     #[serde(default)]
     pub mcp: McpCounts,
+    /// Language servers (see `lsp/list`).
+    #[serde(default)]
+    pub lsp: LspCounts,
+}
+
+/// Language server counts in `daemon/status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LspCounts {
+    /// Servers the daemon has started or been asked for (one per server and root).
+    pub servers: u32,
+    /// Servers ready now.
+    pub running: u32,
 }
 
 /// MCP server counts in `daemon/status`.

@@ -12,6 +12,7 @@ pub mod entry;
 pub mod event;
 pub mod history;
 pub mod initialize;
+pub mod lsp;
 pub mod mcp;
 pub mod message;
 pub mod model;
@@ -28,6 +29,7 @@ pub use entry::*;
 pub use event::*;
 pub use history::*;
 pub use initialize::*;
+pub use lsp::*;
 pub use mcp::*;
 pub use model::*;
 pub use presence::*;
@@ -135,6 +137,10 @@ crate::method_table! {
     McpTrust = "mcp/trust" (McpTrustParams) -> McpTrustResponse;
     /// Turns an MCP server off (or on again) for one session; its next run follows.
     McpSetEnabled = "mcp/setEnabled" (McpSetEnabledParams) -> McpSetEnabledResponse;
+    /// Lists the language servers (one per server and workspace root, shared by sessions).
+    LspList = "lsp/list" (LspListParams) -> LspListResponse;
+    /// Restarts the language servers of a name (failures forgotten); the next use starts them.
+    LspRestart = "lsp/restart" (LspRestartParams) -> LspRestartResponse;
 }
 
 crate::notification_table! {
@@ -157,4 +163,7 @@ crate::notification_table! {
     /// An MCP server started, became ready, stopped or failed, changed its tools, or its
     /// sessions changed; sent to every connection with every server's status (as `mcp/list`).
     McpChanged = "mcp/changed" (DaemonToClient, McpChangedParams);
+    /// A language server started, became ready, stopped or failed, or its sessions changed;
+    /// sent to every connection with every server's status (as `lsp/list`).
+    LspChanged = "lsp/changed" (DaemonToClient, LspChangedParams);
 }

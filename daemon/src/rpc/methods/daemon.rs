@@ -67,6 +67,14 @@ pub async fn status(
                 running: pool.running_count() as u32,
             })
             .unwrap_or_default(),
+        lsp: state
+            .lsp
+            .as_ref()
+            .map(|pool| pi_protocol::v1::LspCounts {
+                servers: pool.list().len() as u32,
+                running: pool.running_count() as u32,
+            })
+            .unwrap_or_default(),
     })
 }
 

@@ -4,6 +4,7 @@
 pub mod artifact;
 pub mod daemon;
 pub mod history;
+pub mod lsp;
 pub mod mcp;
 pub mod model;
 pub mod session;

@@ -228,3 +228,160 @@ async fn pyright_finds_renames_and_reports_type_errors_for_sessions_sharing_it()
         "{status} / {other_status}"
     );
 }
+
+/// The children of process `pid`.
+fn children(pid: u32) -> Vec<u32> {
+    std::fs::read_to_string(format!("/proc/{pid}/task/{pid}/children"))
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter_map(|child| child.parse().ok())
+        .collect()
+}
+
+async fn servers(client: &Client) -> Vec<pi_protocol::v1::LspServerStatus> {
+    client
+        .call::<pi_protocol::v1::LspList>(&pi_protocol::v1::LspListParams::default())
+        .await
+        .unwrap()
+        .servers
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_reports_edit_errors_and_a_crashed_server_comes_back() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (
+                "ts/tsconfig.json",
+                r#"{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}}"#
+                    .to_owned(),
+            ),
+            (
+                "ts/.pi/settings.json",
+                r#"{"lsp": {"diagnosticsOnEdit": true}}"#.to_owned(),
+            ),
+            (
+                "ts/src/math.ts",
+                "export function add(a: number, b: number): number {\n  return a + b;\n}\n"
+                    .to_owned(),
+            ),
+            (
+                "ts/src/main.ts",
+                "import { add } from \"./math\";\n\nconst total: number = add(1, 2);\nconsole.log(total);\n"
+                    .to_owned(),
+            ),
+            ("other/main.go", "package main\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let root = world.daemon.home.path().join("ts");
+    let (client, mut events, id) = lsp_session(&world, &root).await;
+
+    let (definition, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "definition", "file": "src/main.ts", "line": 3, "symbol": "add"}),
+    )
+    .await;
+    assert!(!failed, "{definition}");
+    assert!(
+        definition
+            .contains("src/math.ts:1:17  export function add(a: number, b: number): number {"),
+        "{definition}"
+    );
+
+    // With `lsp.diagnosticsOnEdit`, an `edit` that breaks the types comes back with the error.
+    let edit = |old: &str, new: &str| {
+        format!(
+            "call edit {}",
+            json!({"path": "src/main.ts", "edits": [{"oldText": old, "newText": new}]})
+        )
+    };
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &edit("total: number", "total: string"),
+    )
+    .await;
+    let (_, edited, _, _) = tool_results(&seen).remove(0);
+    assert!(
+        edited.contains("Language server typescript reports:"),
+        "{edited}"
+    );
+    assert!(
+        edited.contains("src/main.ts:3:7 error: Type 'number' is not assignable to type 'string'."),
+        "{edited}"
+    );
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &edit("total: string", "total: number"),
+    )
+    .await;
+    let (_, fixed, _, _) = tool_results(&seen).remove(0);
+    assert!(!fixed.contains("reports"), "{fixed}");
+
+    // One server for the root, used by the session; killed, it comes back on the next use.
+    let listed = servers(&client).await;
+    assert_eq!(listed.len(), 1, "{listed:?}");
+    assert_eq!(listed[0].name, "typescript");
+    assert_eq!(listed[0].state, "ready");
+    assert_eq!(listed[0].sessions, std::slice::from_ref(&id));
+    let guard = listed[0].pid.expect("a running server has a process");
+    for child in children(guard) {
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(child as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+    }
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    while servers(&client).await[0].state == "ready" {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the crash is noticed"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let failed_server = servers(&client).await.remove(0);
+    assert!(
+        failed_server
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("it starts again on the next use")),
+        "{failed_server:?}"
+    );
+    let (hover, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "hover", "file": "src/main.ts", "line": 3, "symbol": "add"}),
+    )
+    .await;
+    assert!(!failed, "{hover}");
+    assert!(
+        hover.contains("add(a: number, b: number): number"),
+        "{hover}"
+    );
+    let back = servers(&client).await.remove(0);
+    assert_eq!((back.state.as_str(), back.starts), ("ready", 2), "{back:?}");
+
+    // A language without an installed server says what to install.
+    let (missing, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "definition", "file": "../other/main.go", "line": 1, "symbol": "main"}),
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(
+        missing,
+        "no language server for .go files is installed; install one of: gopls (`go install \
+         golang.org/x/tools/gopls@latest`)"
+    );
+}
