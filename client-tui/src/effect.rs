@@ -100,6 +100,10 @@ pub enum Request {
     SearchHistory(String),
     /// `mcp/list`.
     McpList,
+    /// `lsp/list`.
+    LspList,
+    /// `lsp/restart`.
+    LspRestart(String),
     /// `mcp/restart`.
     McpRestart(String),
     /// `mcp/setEnabled` for the attached session.

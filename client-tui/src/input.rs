@@ -36,6 +36,8 @@ pub enum Input {
     ConfigChanged(ConfigChangedParams),
     /// The MCP servers changed (`mcp/changed`).
     McpChanged(pi_protocol::v1::McpChangedParams),
+    /// The language servers changed (`lsp/changed`).
+    LspChanged(pi_protocol::v1::LspChangedParams),
     /// A question for the people watching the session (`ui/request`).
     UiRequest(pi_protocol::v1::UiRequestParams),
     /// A question was answered (here or elsewhere) or withdrawn (`ui/resolved`).
@@ -97,6 +99,8 @@ pub enum Reply {
     Stats(SessionStatsResponse),
     /// `mcp/list`: every MCP server.
     McpServers(Vec<pi_protocol::v1::McpServerStatus>),
+    /// `lsp/list`: every language server.
+    LspServers(Vec<pi_protocol::v1::LspServerStatus>),
     /// `history/search`.
     History {
         /// The query searched (empty: the newest prompts).

@@ -111,6 +111,8 @@ pub struct State {
     pub session_commands: Vec<SlashCommand>,
     /// Every MCP server of the daemon (`mcp/list`, kept current by `mcp/changed`).
     pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
+    /// Every language server of the daemon (`lsp/list`, kept current by `lsp/changed`).
+    pub lsp_servers: Vec<pi_protocol::v1::LspServerStatus>,
     /// Questions for this session not answered yet, oldest first (the first is shown).
     pub questions: Vec<pi_protocol::v1::UiRequestParams>,
     /// Token and cost sums.
@@ -160,6 +162,7 @@ impl State {
             models: Vec::new(),
             session_commands: Vec::new(),
             mcp_servers: Vec::new(),
+            lsp_servers: Vec::new(),
             questions: Vec::new(),
             usage: UsageTotals::default(),
             view: ViewOptions::default(),

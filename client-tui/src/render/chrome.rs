@@ -268,6 +268,9 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     if let Some(mcp) = mcp_indicator(state) {
         right = format!("{mcp} · {right}");
     }
+    if let Some(lsp) = lsp_indicator(state) {
+        right = format!("{lsp} · {right}");
+    }
     let gap = width.saturating_sub(stats.width() + right.width());
     let second = if gap >= 2 {
         format!("{stats}{}{right}", " ".repeat(gap))
@@ -313,5 +316,28 @@ fn mcp_indicator(state: &State) -> Option<String> {
         format!("MCP {ready}/{} ({failed} failed)", ours.len())
     } else {
         format!("MCP {ready}/{}", ours.len())
+    })
+}
+
+/// `LSP 1/1` (ready of the language servers this session uses), with failures.
+fn lsp_indicator(state: &State) -> Option<String> {
+    let session = state.session.as_ref()?;
+    let ours: Vec<&pi_protocol::v1::LspServerStatus> = state
+        .lsp_servers
+        .iter()
+        .filter(|server| server.sessions.contains(&session.id))
+        .collect();
+    if ours.is_empty() {
+        return None;
+    }
+    let ready = ours.iter().filter(|server| server.state == "ready").count();
+    let failed = ours
+        .iter()
+        .filter(|server| server.state == "failed")
+        .count();
+    Some(if failed > 0 {
+        format!("LSP {ready}/{} ({failed} failed)", ours.len())
+    } else {
+        format!("LSP {ready}/{}", ours.len())
     })
 }

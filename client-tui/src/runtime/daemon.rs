@@ -304,6 +304,24 @@ pub async fn perform(
             Ok(list) => Some(Reply::McpServers(list.servers)),
             Err(error) => failed("list the MCP servers", error),
         },
+        Request::LspList => match client
+            .call::<pi_protocol::v1::LspList>(&pi_protocol::v1::LspListParams::default())
+            .await
+        {
+            Ok(list) => Some(Reply::LspServers(list.servers)),
+            Err(error) => failed("list the language servers", error),
+        },
+        Request::LspRestart(name) => match client
+            .call::<pi_protocol::v1::LspRestart>(&pi_protocol::v1::LspRestartParams {
+                name: name.clone(),
+            })
+            .await
+        {
+            Ok(_) => Some(Reply::Done(format!(
+                "Restarted language server {name}; the next use starts it."
+            ))),
+            Err(error) => failed("restart the language server", error),
+        },
         Request::McpRestart(name) => match client
             .call::<pi_protocol::v1::McpRestart>(&pi_protocol::v1::McpRestartParams {
                 name: name.clone(),

@@ -303,6 +303,8 @@ fn notification_input(notification: Notification) -> Option<Input> {
             .map(Input::ConfigChanged)
     } else if notification.method == pi_protocol::v1::McpChanged::NAME {
         serde_json::from_value(params).ok().map(Input::McpChanged)
+    } else if notification.method == pi_protocol::v1::LspChanged::NAME {
+        serde_json::from_value(params).ok().map(Input::LspChanged)
     } else if notification.method == pi_protocol::v1::UiRequestNotification::NAME {
         serde_json::from_value(params).ok().map(Input::UiRequest)
     } else if notification.method == pi_protocol::v1::UiResolvedNotification::NAME {

@@ -25,6 +25,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "[action name]",
         "MCP servers; restart, enable, disable one",
     ),
+    ("lsp", "[restart name]", "Language servers; restart one"),
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
     ("detach", "", "Leave; the session keeps running"),
@@ -134,6 +135,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
         }
         "session" => effects.push(Effect::Request(Request::Stats)),
         "mcp" => mcp(state, args, effects),
+        "lsp" => lsp(state, args, effects),
         "copy" => match state.transcript.last_assistant_text() {
             Some(text) => {
                 effects.push(Effect::Copy(text));
@@ -347,6 +349,62 @@ pub(crate) fn mcp_lines(state: &State) -> Vec<String> {
     }
     if lines.is_empty() {
         lines.push("No MCP servers. Define them in mcp.json (see `pictl mcp list`).".to_owned());
+    }
+    lines
+}
+
+/// `/lsp` lists the language servers (this session's first); `/lsp restart NAME` restarts one.
+fn lsp(state: &mut State, args: &str, effects: &mut Vec<Effect>) {
+    let mut words = args.split_whitespace();
+    match (words.next(), words.next()) {
+        (None, _) => {
+            state.overlay = Some(Overlay::Info {
+                title: "Language servers".to_owned(),
+                lines: lsp_lines(state),
+            });
+        }
+        (Some("restart"), Some(name)) => {
+            effects.push(Effect::Request(Request::LspRestart(name.to_owned())));
+        }
+        _ => state.status = Some("Usage: /lsp, /lsp restart NAME".to_owned()),
+    }
+}
+
+/// The language servers as `/lsp` shows them.
+pub(crate) fn lsp_lines(state: &State) -> Vec<String> {
+    let session = state.session.as_ref().map(|session| session.id.as_str());
+    let mut servers: Vec<&pi_protocol::v1::LspServerStatus> = state.lsp_servers.iter().collect();
+    // This session's first.
+    servers.sort_by_key(|server| {
+        !session.is_some_and(|id| server.sessions.iter().any(|user| user == id))
+    });
+    let mut lines: Vec<String> = Vec::new();
+    for server in servers {
+        let mut line = format!(
+            "  {:<14} {:<8} {} open files · {} sessions",
+            server.name,
+            server.state,
+            server.open_files,
+            server.sessions.len()
+        );
+        if let Some(pid) = server.pid {
+            line.push_str(&format!(" · pid {pid}"));
+        }
+        lines.push(line);
+        lines.push(format!("    {}", server.root));
+        if let Some(error) = server
+            .last_error
+            .as_ref()
+            .filter(|_| server.state != "ready")
+        {
+            lines.push(format!("    {error}"));
+        }
+    }
+    if lines.is_empty() {
+        lines.push(
+            "No language server has run yet; one starts when the `lsp` tool or a `write` needs it."
+                .to_owned(),
+        );
     }
     lines
 }

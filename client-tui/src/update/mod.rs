@@ -65,6 +65,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         }
         // Kept whatever the session: the daemon sends a session's pending questions while
         // attaching, before the attach result arrives. Only the attached session's show.
+        Input::LspChanged(changed) => state.lsp_servers = changed.servers,
         Input::UiRequest(request) => {
             if !state
                 .questions

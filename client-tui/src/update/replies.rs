@@ -22,6 +22,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             }
         }
         Reply::McpServers(servers) => state.mcp_servers = servers,
+        Reply::LspServers(servers) => state.lsp_servers = servers,
         Reply::Commands(commands) => {
             state.session_commands = commands;
             commands::refresh_completion(state);

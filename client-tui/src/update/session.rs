@@ -95,6 +95,7 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
     }
     effects.push(Effect::Request(Request::ListCommands));
     effects.push(Effect::Request(Request::McpList));
+    effects.push(Effect::Request(Request::LspList));
     // Questions of other sessions are not ours any more (this one's came with the attach).
     let attached = state.session.as_ref().map(|session| session.id.clone());
     state

@@ -777,3 +777,51 @@ fn mcp_servers_show_in_the_footer_and_in_slash_mcp_which_acts_on_them() {
         Some("Usage: /mcp, /mcp restart NAME, /mcp enable NAME, /mcp disable NAME")
     );
 }
+
+#[test]
+fn language_servers_show_in_the_footer_and_in_slash_lsp() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    let lsp = |name: &str, state: &str, sessions: &[&str]| LspServerStatus {
+        name: name.to_owned(),
+        root: format!("/work/{name}"),
+        state: state.to_owned(),
+        pid: (state == "ready").then_some(777),
+        sessions: sessions.iter().map(|id| (*id).to_owned()).collect(),
+        open_files: 3,
+        last_error: (state == "failed").then(|| "the server exited (signal: 9)".to_owned()),
+        log_path: "/tmp/lsp.log".to_owned(),
+        starts: 1,
+    };
+    harness.send(Input::LspChanged(LspChangedParams {
+        servers: vec![
+            lsp("pyright", "ready", &[SESSION]),
+            lsp("typescript", "failed", &[SESSION]),
+        ],
+    }));
+    let screen = harness.screen(110, 24);
+    assert!(screen.contains("LSP 1/2 (1 failed)"), "{screen}");
+    harness.type_text("/lsp");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(110, 24);
+    for expected in [
+        "pyright        ready    3 open files · 1 sessions · pid 777",
+        "/work/pyright",
+        "the server exited (signal: 9)",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    harness.send(key(KeyCode::Esc));
+    harness.take_effects();
+    harness.type_text("/lsp restart typescript");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::LspRestart(
+            "typescript".to_owned()
+        ))]
+    );
+}
