@@ -95,7 +95,9 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()));
     let lsp = Arc::new(lsp::LspPool::new(
         paths.state_dir.clone(),
-        Duration::from_secs(config.mcp.linger_secs.max(60)),
+        // Language servers cost seconds (minutes for big projects) to start: five minutes
+        // unless settings' `lsp.idleTimeoutMs` says otherwise.
+        lsp::DEFAULT_IDLE_TIMEOUT,
         children.clone(),
         builtin.locks().clone(),
     ));

@@ -131,6 +131,17 @@ impl ToolFactory for BuiltinTools {
                 .unwrap_or(tools.len())
                 .min(tools.len());
             tools.insert(at, lsp);
+            tools = tools
+                .into_iter()
+                .map(|inner| {
+                    Arc::new(crate::lsp::tool::WithLspNotes {
+                        inner,
+                        pool: pool.clone(),
+                        session_id: environment.session_id.clone(),
+                        cwd: environment.cwd.clone(),
+                    }) as Arc<dyn Tool>
+                })
+                .collect();
         }
         Ok(tools)
     }

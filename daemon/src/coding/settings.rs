@@ -11,6 +11,7 @@
 //! project entries first, each resolved against the directory of the file that names it (pi
 //! resolves both scopes' entries the same way).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use pi_agent::QueueMode;
@@ -56,6 +57,11 @@ pub struct Settings {
     pub lsp_diagnostics_on_write: bool,
     /// `lsp.diagnosticsOnEdit`: `edit` results too (default false).
     pub lsp_diagnostics_on_edit: bool,
+    /// `lsp.servers`: overrides of the built-in language servers and new ones, by name
+    /// (layers merge field by field).
+    pub lsp_servers: BTreeMap<String, LspServerSettings>,
+    /// `lsp.idleTimeoutMs`: how long a language server no session uses keeps running.
+    pub lsp_idle_timeout_ms: Option<u64>,
     /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
@@ -165,10 +171,57 @@ pub struct SettingsLayer {
     pub lsp_diagnostics_on_write: Option<bool>,
     /// `lsp.diagnosticsOnEdit`.
     pub lsp_diagnostics_on_edit: Option<bool>,
+    /// `lsp.servers`.
+    pub lsp_servers: BTreeMap<String, LspServerSettings>,
+    /// `lsp.idleTimeoutMs`.
+    pub lsp_idle_timeout_ms: Option<u64>,
     /// `systemPrompt`.
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`.
     pub append_system_prompt: Option<TextOrFile>,
+}
+
+/// One `lsp.servers.<name>` entry: each field set replaces the built-in's (or a lower
+/// layer's).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct LspServerSettings {
+    /// `command`: the program.
+    pub command: Option<String>,
+    /// `args`.
+    pub args: Option<Vec<String>>,
+    /// `fileTypes`: extensions it serves (`"py"` or `".py"`).
+    pub file_types: Option<Vec<String>>,
+    /// `rootMarkers`: files or directories marking a project root.
+    pub root_markers: Option<Vec<String>>,
+    /// `initializationOptions`, sent with `initialize`.
+    pub initialization_options: Option<serde_json::Value>,
+    /// `settings`: what `workspace/configuration` answers (by dotted section).
+    pub settings: Option<serde_json::Value>,
+    /// `disabled`: never start it.
+    pub disabled: Option<bool>,
+}
+
+impl LspServerSettings {
+    /// `other`'s set fields over these.
+    pub fn overlay(&mut self, other: &LspServerSettings) {
+        set_option(&mut self.command, &other.command);
+        set_option(&mut self.args, &other.args);
+        set_option(&mut self.file_types, &other.file_types);
+        set_option(&mut self.root_markers, &other.root_markers);
+        set_option(
+            &mut self.initialization_options,
+            &other.initialization_options,
+        );
+        set_option(&mut self.settings, &other.settings);
+        set_option(&mut self.disabled, &other.disabled);
+    }
+}
+
+/// `value` over `target` when set.
+fn set_option<T: Clone>(target: &mut Option<T>, value: &Option<T>) {
+    if value.is_some() {
+        target.clone_from(value);
+    }
 }
 
 /// Which settings files apply, lowest precedence first.
@@ -212,6 +265,8 @@ impl Default for Settings {
             mcp_disabled_servers: Vec::new(),
             lsp_diagnostics_on_write: true,
             lsp_diagnostics_on_edit: false,
+            lsp_servers: BTreeMap::new(),
+            lsp_idle_timeout_ms: None,
             prompts: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -245,11 +300,6 @@ impl Settings {
         fn set<T: Clone>(target: &mut T, value: &Option<T>) {
             if let Some(value) = value {
                 *target = value.clone();
-            }
-        }
-        fn set_option<T: Clone>(target: &mut Option<T>, value: &Option<T>) {
-            if value.is_some() {
-                target.clone_from(value);
             }
         }
         set_option(&mut self.default_provider, &layer.default_provider);
@@ -298,6 +348,13 @@ impl Settings {
             &mut self.lsp_diagnostics_on_edit,
             &layer.lsp_diagnostics_on_edit,
         );
+        for (name, entry) in &layer.lsp_servers {
+            self.lsp_servers
+                .entry(name.clone())
+                .or_default()
+                .overlay(entry);
+        }
+        set_option(&mut self.lsp_idle_timeout_ms, &layer.lsp_idle_timeout_ms);
         set_option(&mut self.system_prompt, &layer.system_prompt);
         set_option(&mut self.append_system_prompt, &layer.append_system_prompt);
     }

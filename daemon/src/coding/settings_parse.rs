@@ -15,7 +15,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 
 use crate::coding::Diagnostic;
-use crate::coding::settings::{PathEntry, Settings, SettingsFiles, SettingsLayer, TextOrFile};
+use crate::coding::settings::{
+    LspServerSettings, PathEntry, Settings, SettingsFiles, SettingsLayer, TextOrFile,
+};
 
 /// pi's keys the daemon accepts but does not use (TUI, packages, themes, transports).
 const IGNORED_PI_KEYS: &[&str] = &[
@@ -99,7 +101,46 @@ pub fn load_settings(
         .project
         .as_ref()
         .map(|path| read_layer(path, home, last_good, &mut diagnostics));
-    (Settings::merge(&global, project.as_ref()), diagnostics)
+    let settings = Settings::merge(&global, project.as_ref());
+    // A new language server needs a program and the files it serves, whichever layers
+    // set them.
+    for (name, entry) in &settings.lsp_servers {
+        let known = crate::lsp::servers::is_builtin(name);
+        if known || entry.disabled == Some(true) {
+            continue;
+        }
+        let missing: Vec<&str> = [
+            ("command", entry.command.is_none()),
+            (
+                "fileTypes",
+                entry.file_types.as_ref().is_none_or(Vec::is_empty),
+            ),
+        ]
+        .into_iter()
+        .filter_map(|(field, missing)| missing.then_some(field))
+        .collect();
+        if missing.is_empty() {
+            continue;
+        }
+        let path = files
+            .global
+            .iter()
+            .zip(&global)
+            .chain(files.project.iter().zip(project.iter()))
+            .filter(|(_, layer)| layer.lsp_servers.contains_key(name))
+            .map(|(path, _)| path.clone())
+            .next_back()
+            .unwrap_or_default();
+        diagnostics.push(Diagnostic::key_warning(
+            path,
+            format!("lsp.servers.{name}"),
+            format!(
+                "\"{name}\" is not a built-in language server, so it needs {}; it is ignored",
+                missing.join(" and ")
+            ),
+        ));
+    }
+    (settings, diagnostics)
 }
 
 /// Reads one file as a layer (empty when missing). A file that cannot be read or parsed as a
@@ -284,6 +325,15 @@ impl LayerReader<'_> {
                             "diagnosticsOnEdit" => {
                                 layer.lsp_diagnostics_on_edit = self.boolean(&dotted, value);
                             }
+                            "idleTimeoutMs" => {
+                                layer.lsp_idle_timeout_ms = self.integer(&dotted, value);
+                            }
+                            "servers" => {
+                                for (name, value) in self.object(&dotted, value) {
+                                    let entry = self.lsp_server(&format!("{dotted}.{name}"), value);
+                                    layer.lsp_servers.insert(name.clone(), entry);
+                                }
+                            }
                             _ => self.unknown(&dotted),
                         }
                     }
@@ -325,6 +375,42 @@ impl LayerReader<'_> {
                 shown(value)
             ),
         ));
+    }
+
+    fn lsp_server(&mut self, key: &str, value: &Value) -> LspServerSettings {
+        let mut entry = LspServerSettings::default();
+        for (field, value) in self.object(key, value) {
+            let dotted = format!("{key}.{field}");
+            match field.as_str() {
+                "command" => entry.command = self.string(&dotted, value),
+                "args" => entry.args = self.strings(&dotted, value),
+                "fileTypes" => {
+                    entry.file_types = self.strings(&dotted, value).map(|types| {
+                        types
+                            .into_iter()
+                            .map(|kind| kind.trim_start_matches('.').to_owned())
+                            .collect()
+                    });
+                }
+                "rootMarkers" => entry.root_markers = self.strings(&dotted, value),
+                "initializationOptions" | "settings" => {
+                    let value = if value.is_object() {
+                        Some(value.clone())
+                    } else {
+                        self.bad(&dotted, "an object", value);
+                        None
+                    };
+                    if field == "settings" {
+                        entry.settings = value;
+                    } else {
+                        entry.initialization_options = value;
+                    }
+                }
+                "disabled" => entry.disabled = self.boolean(&dotted, value),
+                _ => self.unknown(&dotted),
+            }
+        }
+        entry
     }
 
     fn unknown(&mut self, key: &str) {

@@ -36,6 +36,8 @@ use rpc::{Connection, Incoming, RpcError};
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a request may take.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a server no session uses keeps running, unless `lsp.idleTimeoutMs` says.
+pub const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(300);
 /// Failures in a row after which a server is left alone for [`COOLDOWN`].
 const MAX_FAILURES: u32 = 5;
 /// How long a failing server is left alone.
@@ -83,6 +85,9 @@ pub struct LspServer {
     program: PathBuf,
     args: Vec<String>,
     env: BTreeMap<String, String>,
+    initialization_options: Option<Value>,
+    // What `workspace/configuration` answers.
+    settings: Value,
     /// Its stderr log.
     pub log_path: PathBuf,
     phase: watch::Sender<Phase>,
@@ -95,6 +100,8 @@ pub struct LspServer {
     diagnostics_changed: watch::Sender<u64>,
     // Work-done progress tokens in flight (the project still loading).
     progress: Mutex<BTreeSet<String>>,
+    // While a command runs for a code action: the edits the server applies meanwhile.
+    recorded: Mutex<Option<Vec<(PathBuf, String, String)>>>,
 }
 
 #[derive(Debug, Default)]
@@ -109,6 +116,8 @@ struct ServerState {
     failed_at: Option<Instant>,
     starts: u32,
     generation: u64,
+    // How long it runs once no session uses it.
+    idle_timeout: Duration,
 }
 
 impl LspServer {
@@ -133,6 +142,25 @@ impl LspServer {
             None | Some(Value::Null) | Some(Value::Bool(false)) => false,
             Some(_) => true,
         }
+    }
+
+    /// Whether the server's `capability` has `option` set (`codeActionProvider.resolveProvider`).
+    pub fn offers_nested(&self, capability: &str, option: &str) -> bool {
+        self.state().capabilities[capability][option] == true
+    }
+
+    /// Starts recording the edits the server applies (`workspace/applyEdit`).
+    pub fn record_edits(&self) {
+        *self.recorded.lock().unwrap_or_else(PoisonError::into_inner) = Some(Vec::new());
+    }
+
+    /// The edits applied since [`LspServer::record_edits`]: (path, before, after).
+    pub fn recorded_edits(&self) -> Vec<(PathBuf, String, String)> {
+        self.recorded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .unwrap_or_default()
     }
 
     /// Sends a request, naming the server in errors.
@@ -217,6 +245,39 @@ impl LspServer {
         Ok((before, opened))
     }
 
+    /// The files open in this server.
+    pub fn open_paths(&self) -> Vec<PathBuf> {
+        let mut paths: Vec<PathBuf> = self
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect();
+        paths.sort();
+        paths
+    }
+
+    /// Closes `path` (it is gone from disk).
+    fn close(&self, path: &Path) {
+        let was_open = self
+            .documents
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(path)
+            .is_some();
+        if was_open && let Some(connection) = self.connection() {
+            connection.notify(
+                "textDocument/didClose",
+                json!({"textDocument": {"uri": path_to_uri(path)}}),
+            );
+        }
+        self.diagnostics
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(path);
+    }
+
     /// Whether `path` is open in this server.
     pub fn is_open(&self, path: &Path) -> bool {
         self.documents
@@ -242,13 +303,25 @@ impl LspServer {
         after: u64,
         timeout: Duration,
     ) -> Option<Vec<Value>> {
+        self.published_after(path, after, timeout)
+            .await
+            .map(|published| published.items)
+    }
+
+    /// [`LspServer::diagnostics_after`] with their arrival number.
+    pub async fn published_after(
+        &self,
+        path: &Path,
+        after: u64,
+        timeout: Duration,
+    ) -> Option<Published> {
         let mut changes = self.diagnostics_changed.subscribe();
         let deadline = tokio::time::Instant::now() + timeout;
         loop {
             if let Some(published) = self.published(path)
                 && published.seq > after
             {
-                return Some(published.items);
+                return Some(published);
             }
             if tokio::time::timeout_at(deadline, changes.changed())
                 .await
@@ -300,6 +373,20 @@ impl LspServer {
         }
     }
 }
+
+/// Diagnostics a session's `write` / `edit` reported for a file (or waited for in vain):
+/// newer ones go into the session's next tool result.
+#[derive(Debug)]
+struct Late {
+    server: Weak<LspServer>,
+    path: PathBuf,
+    seq: u64,
+    reported: String,
+    since: Instant,
+}
+
+/// How long late diagnostics are looked for.
+const LATE_FOR: Duration = Duration::from_secs(120);
 
 /// What `lsp/list` shows of a server.
 #[derive(Clone, Debug)]
@@ -393,8 +480,17 @@ impl Incoming for Handler {
         Box::pin(async move {
             match method.as_str() {
                 "workspace/configuration" => {
-                    let count = params["items"].as_array().map_or(0, Vec::len);
-                    Ok(Value::Array(vec![Value::Null; count]))
+                    let settings = server
+                        .upgrade()
+                        .map(|server| server.settings.clone())
+                        .unwrap_or(Value::Null);
+                    let answers = params["items"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .map(|item| configuration_section(&settings, item["section"].as_str()))
+                        .collect();
+                    Ok(Value::Array(answers))
                 }
                 "window/workDoneProgress/create"
                 | "client/registerCapability"
@@ -415,7 +511,18 @@ impl Incoming for Handler {
                         );
                     };
                     match pool.apply_edit(&params["edit"]).await {
-                        Ok(_) => Ok(json!({"applied": true})),
+                        Ok(changes) => {
+                            if let Some(server) = server.upgrade()
+                                && let Some(recorded) = server
+                                    .recorded
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .as_mut()
+                            {
+                                recorded.extend(changes);
+                            }
+                            Ok(json!({"applied": true}))
+                        }
                         Err(error) => Ok(json!({"applied": false, "failureReason": error})),
                     }
                 }
@@ -436,8 +543,10 @@ pub struct LspPool {
     locks: pi_tools::PathLocks,
     // Bumped whenever what `list` shows changes.
     changes: watch::Sender<u64>,
-    // Where sessions' settings come from (`lsp.diagnosticsOnWrite`, `lsp.diagnosticsOnEdit`).
+    // Where sessions' settings come from (`lsp.*`).
     settings: std::sync::OnceLock<crate::coding::ResourceRoots>,
+    // Per session, diagnostics that may still arrive after its `write` / `edit` result.
+    late: Mutex<HashMap<String, Vec<Late>>>,
 }
 
 impl LspPool {
@@ -446,18 +555,20 @@ impl LspPool {
         let _ = self.settings.set(roots);
     }
 
+    fn settings_of(&self, cwd: &Path) -> crate::coding::Settings {
+        match self.settings.get() {
+            Some(roots) => roots.load_settings(Some(cwd)).0,
+            None => crate::coding::Settings::default(),
+        }
+    }
+
     /// Whether a session in `cwd` gets diagnostics after `write` and after `edit`.
     pub fn diagnostics_settings(&self, cwd: &Path) -> (bool, bool) {
-        match self.settings.get() {
-            Some(roots) => {
-                let (settings, _) = roots.load_settings(Some(cwd));
-                (
-                    settings.lsp_diagnostics_on_write,
-                    settings.lsp_diagnostics_on_edit,
-                )
-            }
-            None => (true, false),
-        }
+        let settings = self.settings_of(cwd);
+        (
+            settings.lsp_diagnostics_on_write,
+            settings.lsp_diagnostics_on_edit,
+        )
     }
 
     /// A pool logging servers' stderr into `log_dir`, stopping unused servers after
@@ -476,6 +587,7 @@ impl LspPool {
             locks,
             changes: watch::Sender::new(0),
             settings: std::sync::OnceLock::new(),
+            late: Mutex::new(HashMap::new()),
         }
     }
 
@@ -506,8 +618,31 @@ impl LspPool {
         cwd: &Path,
         env: &BTreeMap<String, String>,
     ) -> Result<Arc<LspServer>, String> {
-        let (definition, root, program) = servers::server_for(file, cwd, env)?;
-        let key = format!("{}:{}", definition.name, root.display());
+        let settings = self.settings_of(cwd);
+        let definitions = servers::definitions(&settings.lsp_servers);
+        let (definition, root, program) = servers::server_for(file, cwd, env, definitions)?;
+        let idle_timeout = settings
+            .lsp_idle_timeout_ms
+            .map_or(self.linger, Duration::from_millis);
+        // Same name and root but another program or configuration (settings changed): another
+        // server, and the session leaves the old one.
+        let fingerprint = {
+            use sha2::Digest as _;
+            let described = json!([
+                program,
+                definition.args,
+                definition.initialization_options,
+                definition.settings,
+                env
+            ]);
+            let digest = sha2::Sha256::digest(described.to_string().as_bytes());
+            digest[..4]
+                .iter()
+                .map(|byte| format!("{byte:02x}"))
+                .collect::<String>()
+        };
+        let base = format!("{}:{}", definition.name, root.display());
+        let key = format!("{base}#{fingerprint}");
         let server = {
             let mut servers = self.servers();
             servers
@@ -521,15 +656,13 @@ impl LspPool {
                         .collect();
                     Arc::new(LspServer {
                         key: key.clone(),
-                        name: definition.name.to_owned(),
+                        name: definition.name.clone(),
                         root: root.clone(),
                         program,
-                        args: definition
-                            .args
-                            .iter()
-                            .map(|arg| (*arg).to_owned())
-                            .collect(),
+                        args: definition.args.clone(),
                         env: env.clone(),
+                        initialization_options: definition.initialization_options.clone(),
+                        settings: definition.settings.clone(),
                         log_path: self.log_dir.join(format!(
                             "lsp-{}-{}.log",
                             definition.name,
@@ -542,10 +675,15 @@ impl LspPool {
                         arrivals: AtomicU64::new(0),
                         diagnostics_changed: watch::Sender::new(0),
                         progress: Mutex::new(BTreeSet::new()),
+                        recorded: Mutex::new(None),
                     })
                 })
                 .clone()
         };
+        self.release(session_id, |other| {
+            other.key != key && other.key.rsplit_once('#').map(|(b, _)| b) == Some(base.as_str())
+        });
+        server.state().idle_timeout = idle_timeout;
         if server.state().users.insert(session_id.to_owned()) {
             self.changed();
         }
@@ -690,8 +828,6 @@ impl LspPool {
                 .map(|name| name.to_string_lossy().into_owned()).unwrap_or_default()}],
             "capabilities": {
                 "general": {"positionEncodings": ["utf-8", "utf-16"]},
-                "workspace": {"configuration": true, "workspaceFolders": true, "applyEdit": true,
-                    "workspaceEdit": {"documentChanges": true}, "symbol": {}},
                 "textDocument": {
                     "synchronization": {"didSave": true},
                     "publishDiagnostics": {"versionSupport": true},
@@ -702,10 +838,22 @@ impl LspPool {
                     "hover": {"contentFormat": ["plaintext", "markdown"]},
                     "documentSymbol": {"hierarchicalDocumentSymbolSupport": true},
                     "rename": {},
+                    "codeAction": {"codeActionLiteralSupport": {"codeActionKind": {"valueSet":
+                        ["", "quickfix", "refactor", "refactor.extract", "refactor.inline",
+                         "refactor.rewrite", "source", "source.organizeImports", "source.fixAll"]}},
+                        "isPreferredSupport": true, "disabledSupport": true, "dataSupport": true,
+                        "resolveSupport": {"properties": ["edit"]}},
                 },
+                "workspace": {"configuration": true, "workspaceFolders": true, "applyEdit": true,
+                    "workspaceEdit": {"documentChanges": true}, "symbol": {},
+                    "executeCommand": {}, "didChangeWatchedFiles": {"dynamicRegistration": false}},
                 "window": {"workDoneProgress": true},
             },
         });
+        let mut initialize = initialize;
+        if let Some(options) = &server.initialization_options {
+            initialize["initializationOptions"] = options.clone();
+        }
         let result = connection
             .request("initialize", initialize, START_TIMEOUT)
             .await
@@ -819,20 +967,36 @@ impl LspPool {
         servers.len()
     }
 
-    /// Session `session_id` stopped: servers left unused stop after the linger.
+    /// Session `session_id` stopped: servers left unused stop after their idle timeout.
     pub fn session_closed(self: &Arc<Self>, session_id: &str) {
+        self.release(session_id, |_| true);
+        self.late
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+    }
+
+    /// Session `session_id` no longer uses the servers `which` picks: those left unused stop
+    /// after their idle timeout.
+    fn release(self: &Arc<Self>, session_id: &str, which: impl Fn(&LspServer) -> bool) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             return;
         };
-        let servers: Vec<Arc<LspServer>> = self.servers().values().cloned().collect();
+        let servers: Vec<Arc<LspServer>> = self
+            .servers()
+            .values()
+            .filter(|server| which(server))
+            .cloned()
+            .collect();
         for server in servers {
-            let (was_user, unused, generation) = {
+            let (was_user, unused, generation, linger) = {
                 let mut state = server.state();
                 let was_user = state.users.remove(session_id);
                 (
                     was_user,
                     was_user && state.users.is_empty(),
                     state.generation,
+                    state.idle_timeout,
                 )
             };
             if was_user {
@@ -840,7 +1004,6 @@ impl LspPool {
             }
             if unused {
                 let pool = self.clone();
-                let linger = self.linger;
                 runtime.spawn(async move {
                     tokio::time::sleep(linger).await;
                     let still_unused = {
@@ -851,6 +1014,108 @@ impl LspPool {
                         pool.stop(&server, "no session uses it");
                     }
                 });
+            }
+        }
+    }
+
+    /// Session `session_id` reported `reported` for `path` from `server` (diagnostics up to
+    /// arrival `seq`): newer ones are its next tool result's business.
+    pub fn expect_late(
+        &self,
+        session_id: &str,
+        server: &Arc<LspServer>,
+        path: &Path,
+        seq: u64,
+        reported: String,
+    ) {
+        let mut late = self.late.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = late.entry(session_id.to_owned()).or_default();
+        entries
+            .retain(|entry| !(entry.path == path && entry.server.ptr_eq(&Arc::downgrade(server))));
+        entries.push(Late {
+            server: Arc::downgrade(server),
+            path: path.to_path_buf(),
+            seq,
+            reported,
+            since: Instant::now(),
+        });
+    }
+
+    /// Diagnostics that arrived for session `session_id`'s changed files after its tool
+    /// results were written and differ from what they said, as a note (paths relative to
+    /// `cwd`).
+    pub fn late_notes(&self, session_id: &str, cwd: &Path) -> Option<String> {
+        let mut notes = Vec::new();
+        let mut late = self.late.lock().unwrap_or_else(PoisonError::into_inner);
+        let entries = late.get_mut(session_id)?;
+        entries.retain(|entry| {
+            let Some(server) = entry.server.upgrade() else {
+                return false;
+            };
+            let Some(published) = server.published(&entry.path).filter(|p| p.seq > entry.seq)
+            else {
+                return entry.since.elapsed() < LATE_FOR;
+            };
+            let shown = entry
+                .path
+                .strip_prefix(cwd)
+                .map(|relative| relative.display().to_string())
+                .unwrap_or_else(|_| entry.path.display().to_string());
+            let text = tool::format_diagnostics(&shown, &published.items, 2);
+            if text != entry.reported {
+                notes.push(if text.is_empty() {
+                    format!(
+                        "Language server {} now reports no errors or warnings in {shown}.",
+                        server.name
+                    )
+                } else {
+                    format!(
+                        "Language server {} reports (after the change to {shown}):\n{}",
+                        server.name,
+                        text.trim_end()
+                    )
+                });
+            }
+            false
+        });
+        if entries.is_empty() {
+            late.remove(session_id);
+        }
+        (!notes.is_empty()).then(|| notes.join("\n"))
+    }
+
+    /// A command of session `session_id` ran (`bash`): files open in its servers that changed
+    /// on disk are sent again, files gone are closed, and the servers hear of both
+    /// (`workspace/didChangeWatchedFiles`).
+    pub async fn after_commands(&self, session_id: &str) {
+        for server in self.servers_of(session_id) {
+            if server.connection().is_none() {
+                continue;
+            }
+            let mut changes = Vec::new();
+            for path in server.open_paths() {
+                match tokio::fs::read_to_string(&path).await {
+                    Ok(text) => {
+                        if server.text_of(&path).is_some_and(|sent| *sent != *text)
+                            && server.sync(&path).await.is_ok()
+                        {
+                            changes.push(json!({"uri": path_to_uri(&path), "type": 2}));
+                        }
+                    }
+                    Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                        server.close(&path);
+                        changes.push(json!({"uri": path_to_uri(&path), "type": 3}));
+                    }
+                    Err(_) => {}
+                }
+            }
+            if !changes.is_empty()
+                && let Some(connection) = server.connection()
+            {
+                connection.notify(
+                    "workspace/didChangeWatchedFiles",
+                    json!({"changes": changes}),
+                );
             }
         }
     }
@@ -949,6 +1214,19 @@ impl LspPool {
     }
 }
 
+/// The part of `settings` a `workspace/configuration` item asks for: the whole for no
+/// section, else the value at its dotted path (`python.analysis`), `null` when absent.
+fn configuration_section(settings: &Value, section: Option<&str>) -> Value {
+    let Some(section) = section.filter(|section| !section.is_empty()) else {
+        return settings.clone();
+    };
+    section
+        .split('.')
+        .try_fold(settings, |value, part| value.get(part))
+        .cloned()
+        .unwrap_or(Value::Null)
+}
+
 /// `path` as a `file://` URI.
 pub fn path_to_uri(path: &Path) -> String {
     let mut uri = String::from("file://");
@@ -991,6 +1269,101 @@ pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn server() -> Arc<LspServer> {
+        Arc::new(LspServer {
+            key: "pyright:/p#0".to_owned(),
+            name: "pyright".to_owned(),
+            root: PathBuf::from("/p"),
+            program: PathBuf::from("/bin/true"),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            initialization_options: None,
+            settings: Value::Null,
+            log_path: PathBuf::from("/tmp/x.log"),
+            phase: watch::Sender::new(Phase::Stopped),
+            state: Mutex::new(ServerState::default()),
+            documents: Mutex::new(HashMap::new()),
+            diagnostics: Mutex::new(HashMap::new()),
+            arrivals: AtomicU64::new(0),
+            diagnostics_changed: watch::Sender::new(0),
+            progress: Mutex::new(BTreeSet::new()),
+            recorded: Mutex::new(None),
+        })
+    }
+
+    fn publish(server: &LspServer, path: &Path, messages: &[&str]) -> u64 {
+        let seq = server.arrivals.fetch_add(1, Ordering::SeqCst) + 1;
+        let items = messages
+            .iter()
+            .map(|message| {
+                json!({"range": {"start": {"line": 0, "character": 0}},
+                "severity": 1, "message": message})
+            })
+            .collect();
+        server
+            .diagnostics
+            .lock()
+            .unwrap()
+            .insert(path.to_path_buf(), Published { items, seq });
+        seq
+    }
+
+    #[test]
+    fn late_diagnostics_go_into_the_next_result_once_and_only_when_they_differ() {
+        let pool = LspPool::new(
+            PathBuf::from("/tmp"),
+            DEFAULT_IDLE_TIMEOUT,
+            Arc::new(crate::children::Children::new()),
+            pi_tools::PathLocks::new(),
+        );
+        let server = server();
+        let path = Path::new("/p/a.py");
+        let cwd = Path::new("/p");
+        // The write waited in vain: nothing yet, nothing to say.
+        pool.expect_late("s1", &server, path, 0, String::new());
+        assert_eq!(pool.late_notes("s1", cwd), None);
+        // They arrive: said once, in the next result.
+        publish(&server, path, &["bad type"]);
+        assert_eq!(
+            pool.late_notes("s1", cwd).as_deref(),
+            Some(
+                "Language server pyright reports (after the change to a.py):\na.py:1:1 error: bad type"
+            )
+        );
+        assert_eq!(pool.late_notes("s1", cwd), None);
+        // The write reported them; a second, identical publication says nothing new, a clean
+        // one says so.
+        let seq = publish(&server, path, &["bad type"]);
+        let reported = tool::format_diagnostics("a.py", &server.published(path).unwrap().items, 2);
+        pool.expect_late("s1", &server, path, seq, reported.clone());
+        publish(&server, path, &["bad type"]);
+        assert_eq!(pool.late_notes("s1", cwd), None);
+        pool.expect_late("s1", &server, path, seq + 1, reported);
+        publish(&server, path, &[]);
+        assert_eq!(
+            pool.late_notes("s1", cwd).as_deref(),
+            Some("Language server pyright now reports no errors or warnings in a.py.")
+        );
+        // Another session's expectations are its own.
+        pool.expect_late("s2", &server, path, 99, String::new());
+        assert_eq!(pool.late_notes("s1", cwd), None);
+    }
+
+    #[test]
+    fn configuration_answers_by_dotted_section() {
+        let settings = json!({"python": {"analysis": {"typeCheckingMode": "strict"}}});
+        assert_eq!(
+            configuration_section(&settings, Some("python.analysis")),
+            json!({"typeCheckingMode": "strict"})
+        );
+        assert_eq!(
+            configuration_section(&settings, Some("python.nope")),
+            Value::Null
+        );
+        assert_eq!(configuration_section(&settings, None), settings);
+        assert_eq!(configuration_section(&Value::Null, Some("x")), Value::Null);
+    }
 
     #[test]
     fn uris_round_trip() {

@@ -1,14 +1,40 @@
-//! Which language server serves a file: the built-in definitions (the common servers, in
-//! order of preference per language), the file's root (the nearest ancestor with one of the
+//! Which language server serves a file: the definitions (settings' new servers first, then
+//! the built-in common servers in order of preference per language, each with the settings'
+//! overrides; disabled ones left out), the file's root (the nearest ancestor with one of the
 //! server's root markers, walking up), and the server's program (the project's own
 //! `node_modules/.bin` and `.venv/bin` first, then `PATH`).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use serde_json::Value;
+
+use crate::coding::settings::LspServerSettings;
+
 /// A language server the daemon knows how to run.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ServerDefinition {
+    /// Its name.
+    pub name: String,
+    /// The program.
+    pub command: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// File extensions it serves (without the dot).
+    pub extensions: Vec<String>,
+    /// Files or directories that mark a project root.
+    pub root_markers: Vec<String>,
+    /// How to install it, for the error when none is found.
+    pub install: String,
+    /// Sent as `initializationOptions`.
+    pub initialization_options: Option<Value>,
+    /// What `workspace/configuration` answers, by dotted section.
+    pub settings: Value,
+}
+
+/// A built-in language server.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Builtin {
     /// Its name (`pyright`, `typescript`, ...).
     pub name: &'static str,
     /// The program.
@@ -24,8 +50,8 @@ pub struct ServerDefinition {
 }
 
 /// The built-in servers, the preferred first for each language.
-pub const DEFAULTS: &[ServerDefinition] = &[
-    ServerDefinition {
+pub const DEFAULTS: &[Builtin] = &[
+    Builtin {
         name: "rust-analyzer",
         command: "rust-analyzer",
         args: &[],
@@ -33,7 +59,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["Cargo.toml", "rust-project.json"],
         install: "rustup component add rust-analyzer",
     },
-    ServerDefinition {
+    Builtin {
         name: "pyright",
         command: "pyright-langserver",
         args: &["--stdio"],
@@ -48,7 +74,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         ],
         install: "npm install -g pyright",
     },
-    ServerDefinition {
+    Builtin {
         name: "basedpyright",
         command: "basedpyright-langserver",
         args: &["--stdio"],
@@ -56,7 +82,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["pyrightconfig.json", "pyproject.toml", "setup.py", ".git"],
         install: "pip install basedpyright",
     },
-    ServerDefinition {
+    Builtin {
         name: "pylsp",
         command: "pylsp",
         args: &[],
@@ -64,7 +90,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["pyproject.toml", "setup.py", "setup.cfg", ".git"],
         install: "pip install python-lsp-server",
     },
-    ServerDefinition {
+    Builtin {
         name: "typescript",
         command: "typescript-language-server",
         args: &["--stdio"],
@@ -72,7 +98,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["tsconfig.json", "jsconfig.json", "package.json", ".git"],
         install: "npm install -g typescript-language-server typescript",
     },
-    ServerDefinition {
+    Builtin {
         name: "gopls",
         command: "gopls",
         args: &[],
@@ -80,7 +106,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["go.work", "go.mod", ".git"],
         install: "go install golang.org/x/tools/gopls@latest",
     },
-    ServerDefinition {
+    Builtin {
         name: "clangd",
         command: "clangd",
         args: &[],
@@ -94,7 +120,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         ],
         install: "apt-get install clangd",
     },
-    ServerDefinition {
+    Builtin {
         name: "bash-language-server",
         command: "bash-language-server",
         args: &["start"],
@@ -102,7 +128,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &[".git"],
         install: "npm install -g bash-language-server",
     },
-    ServerDefinition {
+    Builtin {
         name: "json",
         command: "vscode-json-language-server",
         args: &["--stdio"],
@@ -110,7 +136,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["package.json", ".git"],
         install: "npm install -g vscode-langservers-extracted",
     },
-    ServerDefinition {
+    Builtin {
         name: "css",
         command: "vscode-css-language-server",
         args: &["--stdio"],
@@ -118,7 +144,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["package.json", ".git"],
         install: "npm install -g vscode-langservers-extracted",
     },
-    ServerDefinition {
+    Builtin {
         name: "html",
         command: "vscode-html-language-server",
         args: &["--stdio"],
@@ -126,7 +152,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &["package.json", ".git"],
         install: "npm install -g vscode-langservers-extracted",
     },
-    ServerDefinition {
+    Builtin {
         name: "yaml",
         command: "yaml-language-server",
         args: &["--stdio"],
@@ -134,7 +160,7 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         root_markers: &[".git"],
         install: "npm install -g yaml-language-server",
     },
-    ServerDefinition {
+    Builtin {
         name: "marksman",
         command: "marksman",
         args: &["server"],
@@ -143,6 +169,61 @@ pub const DEFAULTS: &[ServerDefinition] = &[
         install: "download marksman from https://github.com/artempyanykh/marksman/releases",
     },
 ];
+
+/// Whether `name` is a built-in server's.
+pub fn is_builtin(name: &str) -> bool {
+    DEFAULTS.iter().any(|builtin| builtin.name == name)
+}
+
+/// The definitions `settings` (`lsp.servers`) make: new servers first (by name), then the
+/// built-ins with their overrides; disabled ones and incomplete new ones left out.
+pub fn definitions(settings: &BTreeMap<String, LspServerSettings>) -> Vec<ServerDefinition> {
+    let owned =
+        |items: &[&str]| -> Vec<String> { items.iter().map(|&item| item.to_owned()).collect() };
+    let mut definitions = Vec::new();
+    for (name, entry) in settings {
+        if is_builtin(name) || entry.disabled == Some(true) {
+            continue;
+        }
+        let (Some(command), Some(extensions)) = (&entry.command, &entry.file_types) else {
+            continue;
+        };
+        definitions.push(ServerDefinition {
+            name: name.clone(),
+            command: command.clone(),
+            args: entry.args.clone().unwrap_or_default(),
+            extensions: extensions.clone(),
+            root_markers: entry
+                .root_markers
+                .clone()
+                .unwrap_or_else(|| vec![".git".to_owned()]),
+            install: format!("install `{command}`, which settings' lsp.servers.{name} names"),
+            initialization_options: entry.initialization_options.clone(),
+            settings: entry.settings.clone().unwrap_or(Value::Null),
+        });
+    }
+    for builtin in DEFAULTS {
+        let entry = settings.get(builtin.name).cloned().unwrap_or_default();
+        if entry.disabled == Some(true) {
+            continue;
+        }
+        definitions.push(ServerDefinition {
+            name: builtin.name.to_owned(),
+            command: entry.command.unwrap_or_else(|| builtin.command.to_owned()),
+            args: entry.args.unwrap_or_else(|| owned(builtin.args)),
+            extensions: entry
+                .file_types
+                .unwrap_or_else(|| owned(builtin.extensions)),
+            root_markers: entry
+                .root_markers
+                .unwrap_or_else(|| owned(builtin.root_markers)),
+            install: builtin.install.to_owned(),
+            initialization_options: entry.initialization_options,
+            settings: entry.settings.unwrap_or(Value::Null),
+        });
+    }
+    definitions
+}
 
 /// The LSP language id of a file.
 pub fn language_id(path: &Path) -> &'static str {
@@ -174,7 +255,7 @@ pub fn language_id(path: &Path) -> &'static str {
 }
 
 /// The nearest ancestor of `file` holding one of `markers`; `fallback` when none does.
-pub fn root_of(file: &Path, markers: &[&str], fallback: &Path) -> PathBuf {
+pub fn root_of(file: &Path, markers: &[String], fallback: &Path) -> PathBuf {
     let mut dir = file.parent();
     while let Some(current) = dir {
         if markers.iter().any(|marker| current.join(marker).exists()) {
@@ -203,22 +284,36 @@ pub fn find_program(command: &str, root: &Path, env: &BTreeMap<String, String>) 
         .find(|candidate| candidate.is_file())
 }
 
-/// The server for `file`: the first definition for its extension whose program is found,
-/// with its root and program; the error names what to install.
+/// The server for `file` among `definitions`: the first for its extension whose program is
+/// found, with its root and program; the error names what to install.
 pub fn server_for(
     file: &Path,
     session_cwd: &Path,
     env: &BTreeMap<String, String>,
-) -> Result<(&'static ServerDefinition, PathBuf, PathBuf), String> {
+    definitions: Vec<ServerDefinition>,
+) -> Result<(ServerDefinition, PathBuf, PathBuf), String> {
     let extension = file
         .extension()
         .and_then(|extension| extension.to_str())
         .unwrap_or_default();
-    let candidates: Vec<&ServerDefinition> = DEFAULTS
-        .iter()
-        .filter(|definition| definition.extensions.contains(&extension))
+    let serves = |extensions: &[String]| extensions.iter().any(|known| known == extension);
+    let candidates: Vec<ServerDefinition> = definitions
+        .into_iter()
+        .filter(|definition| serves(&definition.extensions))
         .collect();
     if candidates.is_empty() {
+        let disabled: Vec<&str> = DEFAULTS
+            .iter()
+            .filter(|builtin| builtin.extensions.contains(&extension))
+            .map(|builtin| builtin.name)
+            .collect();
+        if !extension.is_empty() && !disabled.is_empty() {
+            return Err(format!(
+                "the language servers for .{extension} files ({}) are disabled in settings \
+                 (lsp.servers.<name>.disabled)",
+                disabled.join(", ")
+            ));
+        }
         return Err(format!(
             "no language server is known for {} files",
             if extension.is_empty() {
@@ -229,9 +324,14 @@ pub fn server_for(
         ));
     }
     for definition in &candidates {
-        let root = root_of(file, definition.root_markers, session_cwd);
-        if let Some(program) = find_program(definition.command, &root, env) {
-            return Ok((definition, root, program));
+        let root = root_of(file, &definition.root_markers, session_cwd);
+        let found = if Path::new(&definition.command).is_absolute() {
+            Some(PathBuf::from(&definition.command)).filter(|program| program.is_file())
+        } else {
+            find_program(&definition.command, &root, env)
+        };
+        if let Some(program) = found {
+            return Ok((definition.clone(), root, program));
         }
     }
     let options: Vec<String> = candidates
@@ -255,14 +355,17 @@ mod tests {
         std::fs::create_dir_all(project.join("src/deep")).unwrap();
         std::fs::write(project.join("tsconfig.json"), "{}").unwrap();
         let file = project.join("src/deep/main.ts");
-        assert_eq!(root_of(&file, &["tsconfig.json"], dir.path()), project);
         assert_eq!(
-            root_of(&file, &["nothing-here"], dir.path()),
+            root_of(&file, &["tsconfig.json".to_owned()], dir.path()),
+            project
+        );
+        assert_eq!(
+            root_of(&file, &["nothing-here".to_owned()], dir.path()),
             dir.path().to_path_buf()
         );
 
         let env: BTreeMap<String, String> = [("PATH".to_owned(), "/nonexistent".to_owned())].into();
-        let error = server_for(&file, dir.path(), &env).unwrap_err();
+        let error = server_for(&file, dir.path(), &env, definitions(&BTreeMap::new())).unwrap_err();
         assert_eq!(
             error,
             "no language server for .ts files is installed; install one of: typescript \
@@ -271,13 +374,104 @@ mod tests {
         let bin = project.join("node_modules/.bin");
         std::fs::create_dir_all(&bin).unwrap();
         std::fs::write(bin.join("typescript-language-server"), "").unwrap();
-        let (definition, root, program) = server_for(&file, dir.path(), &env).unwrap();
+        let (definition, root, program) =
+            server_for(&file, dir.path(), &env, definitions(&BTreeMap::new())).unwrap();
         assert_eq!(definition.name, "typescript");
         assert_eq!(root, project);
         assert_eq!(program, bin.join("typescript-language-server"));
         assert_eq!(
-            server_for(Path::new("/x/notes.xyz"), dir.path(), &env).unwrap_err(),
+            server_for(
+                Path::new("/x/notes.xyz"),
+                dir.path(),
+                &env,
+                definitions(&BTreeMap::new())
+            )
+            .unwrap_err(),
             "no language server is known for .xyz files"
+        );
+    }
+
+    #[test]
+    fn settings_override_built_ins_add_servers_and_disable_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir_all(&bin).unwrap();
+        for program in ["my-pyright", "zls"] {
+            std::fs::write(bin.join(program), "").unwrap();
+        }
+        let env: BTreeMap<String, String> = [("PATH".to_owned(), bin.display().to_string())].into();
+        let settings: BTreeMap<String, LspServerSettings> = [
+            (
+                "pyright".to_owned(),
+                LspServerSettings {
+                    command: Some("my-pyright".to_owned()),
+                    settings: Some(serde_json::json!({"python": {"analysis": {}}})),
+                    ..LspServerSettings::default()
+                },
+            ),
+            (
+                "zig".to_owned(),
+                LspServerSettings {
+                    command: Some("zls".to_owned()),
+                    file_types: Some(vec!["zig".to_owned()]),
+                    ..LspServerSettings::default()
+                },
+            ),
+            (
+                "half".to_owned(),
+                LspServerSettings {
+                    command: Some("half".to_owned()),
+                    ..LspServerSettings::default()
+                },
+            ),
+            (
+                "typescript".to_owned(),
+                LspServerSettings {
+                    disabled: Some(true),
+                    ..LspServerSettings::default()
+                },
+            ),
+        ]
+        .into();
+        let definitions = definitions(&settings);
+        assert_eq!(definitions[0].name, "zig");
+        assert!(
+            definitions
+                .iter()
+                .all(|d| d.name != "half" && d.name != "typescript")
+        );
+
+        let file = dir.path().join("a.py");
+        let (definition, root, program) =
+            server_for(&file, dir.path(), &env, definitions.clone()).unwrap();
+        assert_eq!(definition.name, "pyright");
+        assert_eq!(definition.args, ["--stdio"]);
+        assert_eq!(
+            definition.settings["python"],
+            serde_json::json!({"analysis": {}})
+        );
+        assert_eq!(
+            (root.as_path(), program),
+            (dir.path(), bin.join("my-pyright"))
+        );
+
+        let (definition, _, program) = server_for(
+            &dir.path().join("main.zig"),
+            dir.path(),
+            &env,
+            definitions.clone(),
+        )
+        .unwrap();
+        assert_eq!(
+            (definition.name.as_str(), program),
+            ("zig", bin.join("zls"))
+        );
+        assert_eq!(definition.root_markers, [".git"]);
+
+        assert_eq!(
+            server_for(&dir.path().join("a.ts"), dir.path(), &env, definitions).unwrap_err(),
+            "the language servers for .ts files (typescript) are disabled in settings \
+             (lsp.servers.<name>.disabled)"
         );
     }
 }

@@ -25,7 +25,7 @@ const LOAD_WAIT: Duration = Duration::from_secs(15);
 /// Locations shown at most.
 const MAX_LOCATIONS: usize = 50;
 
-const DESCRIPTION: &str = "Code intelligence from language servers (shared with the user's other sessions). Actions: diagnostics (errors and warnings of `file`, or of every file the servers checked when `file` is omitted), definition, type_definition, implementation, references, hover (`file` + 1-based `line` + `symbol`, a name on that line, `name#2` for its second occurrence), symbols (`file`'s outline, or with `query` and no file the workspace's symbols), rename (`file` + `line` + `symbol` + `new_name`; applies the edit to every file and returns the diff, `apply: false` only previews), status (the running servers).";
+const DESCRIPTION: &str = "Code intelligence from language servers (shared with the user's other sessions). Actions: diagnostics (errors and warnings of `file`, or of every file the servers checked when `file` is omitted), definition, type_definition, implementation, references, hover (`file` + 1-based `line` + `symbol`, a name on that line, `name#2` for its second occurrence), symbols (`file`'s outline, or with `query` and no file the workspace's symbols), rename (`file` + `line` + `symbol` + `new_name`; applies the edit to every file and returns the diff, `apply: false` only previews), code_actions (`file` + `line` (+ `symbol`): lists the fixes and refactorings there, numbered; with `index` or `title` applies one and returns the diff), status (the running servers).";
 
 /// The `lsp` tool of one session.
 pub struct LspTool {
@@ -45,6 +45,8 @@ struct Args {
     query: Option<String>,
     new_name: Option<String>,
     apply: Option<bool>,
+    index: Option<f64>,
+    title: Option<String>,
 }
 
 impl LspTool {
@@ -59,14 +61,16 @@ impl LspTool {
             "type": "object",
             "properties": {
                 "action": {"type": "string", "enum": ["diagnostics", "definition", "type_definition",
-                    "implementation", "references", "hover", "symbols", "rename", "status"],
+                    "implementation", "references", "hover", "symbols", "rename", "code_actions", "status"],
                     "description": "What to do"},
                 "file": {"type": "string", "description": "The file (relative or absolute)"},
                 "line": {"type": "number", "description": "1-based line of the symbol"},
                 "symbol": {"type": "string", "description": "The name on that line (name#N: its Nth occurrence)"},
                 "query": {"type": "string", "description": "Workspace symbol search text"},
                 "new_name": {"type": "string", "description": "rename: the new name"},
-                "apply": {"type": "boolean", "description": "rename: write the files (default true)"},
+                "apply": {"type": "boolean", "description": "rename, code_actions: write the files (default true)"},
+                "index": {"type": "number", "description": "code_actions: apply the action with this number (from the list)"},
+                "title": {"type": "string", "description": "code_actions: apply the action with this title"},
             },
             "required": ["action"],
         });
@@ -103,10 +107,10 @@ impl LspTool {
                     .await
             }
             "definition" | "type_definition" | "implementation" | "references" | "hover"
-            | "rename" => self.at_position(&args).await,
+            | "rename" | "code_actions" => self.at_position(&args).await,
             other => Err(format!(
                 "unknown action \"{other}\"; use diagnostics, definition, type_definition, \
-                 implementation, references, hover, symbols, rename or status"
+                 implementation, references, hover, symbols, rename, code_actions or status"
             )),
         }
     }
@@ -300,6 +304,7 @@ impl LspTool {
                 }
                 self.rename(&edit, args.apply.unwrap_or(true)).await
             }
+            "code_actions" => self.code_actions(&server, &path, &text, line, args).await,
             _ => {
                 let method = match action {
                     "definition" => "textDocument/definition",
@@ -321,14 +326,205 @@ impl LspTool {
         }
     }
 
-    async fn rename(&self, edit: &Value, apply: bool) -> Result<String, String> {
-        let changes: Vec<(PathBuf, String, String)> = if apply {
-            self.pool.apply_edit(edit).await?
-        } else {
-            preview_edit(edit, &self.pool).await?
+    async fn code_actions(
+        &self,
+        server: &Arc<LspServer>,
+        path: &Path,
+        text: &str,
+        line: usize,
+        args: &Args,
+    ) -> Result<String, String> {
+        // The line (or the symbol on it), with the diagnostics there: quick fixes need them.
+        let start = position(text, line, args.symbol.as_deref(), server.utf8())?;
+        let end = match args.symbol.as_deref().filter(|symbol| !symbol.is_empty()) {
+            Some(symbol) => {
+                let name = symbol.rsplit_once('#').map_or(symbol, |(name, _)| name);
+                let width = if server.utf8() {
+                    name.len()
+                } else {
+                    name.encode_utf16().count()
+                };
+                json!({"line": line - 1, "character": start["character"].as_u64().unwrap_or(0) + width as u64})
+            }
+            None => {
+                let code = text.split('\n').nth(line - 1).unwrap_or_default();
+                let code = code.strip_suffix('\r').unwrap_or(code);
+                let width = if server.utf8() {
+                    code.len()
+                } else {
+                    code.encode_utf16().count()
+                };
+                json!({"line": line - 1, "character": width})
+            }
         };
+        let diagnostics: Vec<Value> = server
+            .published(path)
+            .map(|published| published.items)
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|item| {
+                let from = item["range"]["start"]["line"].as_u64().unwrap_or(0);
+                let to = item["range"]["end"]["line"].as_u64().unwrap_or(from);
+                (from..=to).contains(&((line - 1) as u64))
+            })
+            .collect();
+        // Fixes and refactorings, then the file's source actions (organize imports, fix all),
+        // which servers give only when asked for.
+        let mut actions: Vec<Value> = Vec::new();
+        for only in [None, Some(json!(["source"]))] {
+            let mut context = json!({"diagnostics": diagnostics, "triggerKind": 1});
+            if let Some(only) = only {
+                context["only"] = only;
+            }
+            let result = server
+                .request(
+                    "textDocument/codeAction",
+                    json!({"textDocument": {"uri": path_to_uri(path)},
+                        "range": {"start": start, "end": end}, "context": context}),
+                )
+                .await?;
+            for action in result.as_array().into_iter().flatten() {
+                let seen = actions.iter().any(|known| {
+                    known["title"] == action["title"] && known["kind"] == action["kind"]
+                });
+                if action.get("disabled").is_none() && !seen {
+                    actions.push(action.clone());
+                }
+            }
+        }
+        let chosen = match (args.index, args.title.as_deref()) {
+            (None, None) => {
+                if actions.is_empty() {
+                    return Ok(format!("No code actions at {}:{line}.", self.shown(path)));
+                }
+                let lines: Vec<String> = actions
+                    .iter()
+                    .enumerate()
+                    .map(|(at, action)| {
+                        let kind = action["kind"]
+                            .as_str()
+                            .map(|kind| format!(" ({kind})"))
+                            .unwrap_or_default();
+                        let preferred = if action["isPreferred"] == true {
+                            " [preferred]"
+                        } else {
+                            ""
+                        };
+                        format!(
+                            "{}. {}{kind}{preferred}",
+                            at + 1,
+                            action["title"].as_str().unwrap_or_default()
+                        )
+                    })
+                    .collect();
+                return Ok(format!(
+                    "{}\nApply one with `index` (or `title`).",
+                    lines.join("\n")
+                ));
+            }
+            (Some(index), _) => {
+                let at = (index.fract() == 0.0 && index >= 1.0)
+                    .then_some(index as usize - 1)
+                    .filter(|at| *at < actions.len())
+                    .ok_or_else(|| {
+                        format!(
+                            "there is no code action {index} here ({} found); list them without \
+                             `index`",
+                            actions.len()
+                        )
+                    })?;
+                actions[at].clone()
+            }
+            (None, Some(title)) => actions
+                .iter()
+                .find(|action| action["title"].as_str() == Some(title))
+                .or_else(|| {
+                    let wanted = title.to_lowercase();
+                    actions.iter().find(|action| {
+                        action["title"]
+                            .as_str()
+                            .is_some_and(|found| found.to_lowercase().contains(&wanted))
+                    })
+                })
+                .cloned()
+                .ok_or_else(|| {
+                    format!("no code action here is titled \"{title}\"; list them without `title`")
+                })?,
+        };
+        self.apply_action(server, chosen, args.apply.unwrap_or(true))
+            .await
+    }
+
+    /// Applies a code action: its edit, then its command (whose edits the server sends back
+    /// through `workspace/applyEdit`).
+    async fn apply_action(
+        &self,
+        server: &Arc<LspServer>,
+        mut action: Value,
+        apply: bool,
+    ) -> Result<String, String> {
+        let title = action["title"].as_str().unwrap_or_default().to_owned();
+        // A bare `Command`.
+        if action["command"].is_string() {
+            action = json!({"title": title, "command": action});
+        }
+        if action.get("edit").is_none()
+            && action.get("command").is_none()
+            && server.offers_nested("codeActionProvider", "resolveProvider")
+        {
+            action = server.request("codeAction/resolve", action).await?;
+        }
+        let mut changes = Vec::new();
+        if let Some(edit) = action.get("edit") {
+            changes = if apply {
+                self.pool.apply_edit(edit).await?
+            } else {
+                preview_edit(edit, &self.pool).await?
+            };
+        }
+        let mut unseen = "";
+        if let Some(command) = action.get("command").filter(|command| command.is_object()) {
+            if !apply {
+                if action.get("edit").is_none() {
+                    return Err(format!(
+                        "\"{title}\" runs a command in the language server, so it cannot be \
+                         previewed; apply it or leave it"
+                    ));
+                }
+                unseen = " (applying it also runs a command in the language server, which a \
+                          preview cannot show)";
+            } else {
+                server.record_edits();
+                let executed = server
+                    .request(
+                        "workspace/executeCommand",
+                        json!({"command": command["command"], "arguments": command.get("arguments")
+                        .cloned().unwrap_or_else(|| json!([]))}),
+                    )
+                    .await;
+                changes.extend(server.recorded_edits());
+                executed?;
+            }
+        }
+        changes.retain(|(_, before, after)| before != after);
+        if changes.is_empty() {
+            return Ok(format!("Applied \"{title}\"; it changed no file."));
+        }
+        let verb = if apply {
+            "Applied"
+        } else {
+            "Would apply (not applied)"
+        };
+        Ok(format!(
+            "{verb} \"{title}\" to {} file(s){unseen}.\n{}",
+            changes.len(),
+            self.diffs(&changes)
+        ))
+    }
+
+    fn diffs(&self, changes: &[(PathBuf, String, String)]) -> String {
         let mut text = String::new();
-        for (path, before, after) in &changes {
+        for (path, before, after) in changes {
             let shown = self.shown(path);
             let diff = similar::TextDiff::from_lines(before, after)
                 .unified_diff()
@@ -337,6 +533,16 @@ impl LspTool {
                 .to_string();
             text.push_str(&diff);
         }
+        text
+    }
+
+    async fn rename(&self, edit: &Value, apply: bool) -> Result<String, String> {
+        let changes: Vec<(PathBuf, String, String)> = if apply {
+            self.pool.apply_edit(edit).await?
+        } else {
+            preview_edit(edit, &self.pool).await?
+        };
+        let text = self.diffs(&changes);
         let summary = format!(
             "{} {} file(s).",
             if apply {
@@ -749,12 +955,20 @@ impl pi_tools::FileObserver for LspFiles {
                 .await
                 .ok()?;
             let after = server.sync(path).await.ok()?;
-            let items = server.diagnostics_after(path, after, WRITE_WAIT).await?;
             let shown = path
                 .strip_prefix(&self.cwd)
                 .map(|relative| relative.display().to_string())
                 .unwrap_or_else(|_| path.display().to_string());
-            let text = format_diagnostics(&shown, &items, 2);
+            let Some(published) = server.published_after(path, after, WRITE_WAIT).await else {
+                // Too slow: whatever comes goes into the next tool result.
+                self.pool
+                    .expect_late(&self.session_id, &server, path, after, String::new());
+                return None;
+            };
+            let text = format_diagnostics(&shown, &published.items, 2);
+            // A server may publish again (a fuller check): that goes into the next result.
+            self.pool
+                .expect_late(&self.session_id, &server, path, published.seq, text.clone());
             (!text.is_empty()).then(|| {
                 format!(
                     "Language server {} reports:\n{}",
@@ -762,6 +976,50 @@ impl pi_tools::FileObserver for LspFiles {
                     text.trim_end()
                 )
             })
+        })
+    }
+}
+
+/// A session's tool whose results also carry diagnostics that arrived late for files the
+/// session changed; after `bash`, the language servers hear of the files it changed.
+pub struct WithLspNotes {
+    /// The tool.
+    pub inner: Arc<dyn Tool>,
+    /// The pool.
+    pub pool: Arc<LspPool>,
+    /// The session.
+    pub session_id: String,
+    /// Its directory.
+    pub cwd: PathBuf,
+}
+
+impl Tool for WithLspNotes {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn parameters(&self) -> &Value {
+        self.inner.parameters()
+    }
+
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async move {
+            let mut output = self.inner.clone().execute(invocation).await;
+            if self.inner.name() == "bash" {
+                self.pool.after_commands(&self.session_id).await;
+            }
+            if let Some(note) = self.pool.late_notes(&self.session_id, &self.cwd) {
+                pi_tools::append_note(&mut output, &note);
+            }
+            output
         })
     }
 }

@@ -357,3 +357,53 @@ fn mcp_settings_layer_and_bad_values_are_diagnostics() {
     let defaults = Settings::default();
     assert!(defaults.mcp_enabled && defaults.mcp_disabled_servers.is_empty());
 }
+
+#[test]
+fn lsp_servers_merge_field_by_field_and_incomplete_ones_are_diagnostics() {
+    let tree = Tree::new(&[
+        (
+            "ours/settings.json",
+            r#"{"lsp": {"idleTimeoutMs": 1000, "servers": {
+                "pyright": {"command": "my-pyright", "settings": {"python": {"x": 1}}},
+                "zig": {"command": "zls"},
+                "half": {"args": ["--stdio"]}}}}"#,
+        ),
+        (
+            "project/.pi/settings.json",
+            r#"{"lsp": {"servers": {
+                "pyright": {"args": ["--stdio", "-v"], "initializationOptions": 3},
+                "zig": {"fileTypes": [".zig"], "colour": "blue"},
+                "typescript": {"disabled": true}}}}"#,
+        ),
+    ]);
+    let (settings, diagnostics) = load(&tree);
+    assert_eq!(settings.lsp_idle_timeout_ms, Some(1000));
+    let pyright = &settings.lsp_servers["pyright"];
+    // The user's command and settings, the project's args; the bad options are ignored.
+    assert_eq!(pyright.command.as_deref(), Some("my-pyright"));
+    assert_eq!(
+        pyright.args.as_deref(),
+        Some(&["--stdio".to_owned(), "-v".to_owned()][..])
+    );
+    assert_eq!(pyright.settings, Some(json!({"python": {"x": 1}})));
+    assert_eq!(pyright.initialization_options, None);
+    assert_eq!(
+        settings.lsp_servers["zig"].file_types.as_deref(),
+        Some(&["zig".to_owned()][..])
+    );
+    assert_eq!(settings.lsp_servers["typescript"].disabled, Some(true));
+    for expected in [
+        "`lsp.servers.pyright.initializationOptions`: expected an object, found 3; the value is \
+         ignored",
+        "`lsp.servers.zig.colour`: unknown key; it is ignored",
+        "ours/settings.json: `lsp.servers.half`: \"half\" is not a built-in language server, so \
+         it needs command and fileTypes; it is ignored",
+    ] {
+        assert!(
+            diagnostics.contains(expected),
+            "{expected}\n--\n{diagnostics}"
+        );
+    }
+    // zig is complete across the two files.
+    assert!(!diagnostics.contains("lsp.servers.zig`:"), "{diagnostics}");
+}

@@ -385,3 +385,245 @@ async fn typescript_reports_edit_errors_and_a_crashed_server_comes_back() {
          golang.org/x/tools/gopls@latest`)"
     );
 }
+
+/// Waits (20 s at most) until `lsp/list` shows a server for which `done` holds.
+async fn wait_for_lsp(
+    client: &Client,
+    what: &str,
+    done: impl Fn(&pi_protocol::v1::LspServerStatus) -> bool,
+) -> pi_protocol::v1::LspServerStatus {
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        if let Some(server) = servers(client)
+            .await
+            .into_iter()
+            .find(|server| done(server))
+        {
+            return server;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no language server became {what}: {:?}",
+            servers(client).await
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn typescript_code_actions_apply_and_bash_changes_reach_the_server() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (
+                "ts/tsconfig.json",
+                r#"{"compilerOptions": {"strict": true, "target": "es2020", "module": "commonjs"}}"#
+                    .to_owned(),
+            ),
+            (
+                "ts/src/util.ts",
+                "export function double(x: number): number {\n  return x * 2;\n}\n\nexport function triple(x: number): number {\n  return x * 3;\n}\n"
+                    .to_owned(),
+            ),
+            (
+                "ts/src/main.ts",
+                "import { triple } from \"./util\";\nimport { double } from \"./util\";\n\nconsole.log(double(2));\n"
+                    .to_owned(),
+            ),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let root = world.daemon.home.path().join("ts");
+    let main = root.join("src/main.ts");
+    let (client, mut events, id) = lsp_session(&world, &root).await;
+
+    // Fixes, refactorings and the file's source actions, numbered.
+    let (listed, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "code_actions", "file": "src/main.ts", "line": 1, "symbol": "triple"}),
+    )
+    .await;
+    assert!(!failed, "{listed}");
+    assert!(
+        listed.starts_with("1. Remove import from './util' (quickfix) [preferred]\n"),
+        "{listed}"
+    );
+    assert!(
+        listed.contains(". Organize Imports (source.organizeImports.ts)"),
+        "{listed}"
+    );
+    assert!(
+        listed.ends_with("Apply one with `index` (or `title`)."),
+        "{listed}"
+    );
+
+    // A fix with an edit, previewed: the diff, the file untouched.
+    let before = std::fs::read_to_string(&main).unwrap();
+    let (preview, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "code_actions", "file": "src/main.ts", "line": 1, "symbol": "triple",
+            "index": 1, "apply": false}),
+    )
+    .await;
+    assert!(!failed, "{preview}");
+    assert!(
+        preview
+            .starts_with("Would apply (not applied) \"Remove import from './util'\" to 1 file(s)"),
+        "{preview}"
+    );
+    assert!(
+        preview.contains("-import { triple } from \"./util\";\n"),
+        "{preview}"
+    );
+    assert_eq!(std::fs::read_to_string(&main).unwrap(), before);
+
+    // A refactoring the server runs as a command: its edit comes back through
+    // `workspace/applyEdit`, is written, and shown.
+    let (applied, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "code_actions", "file": "src/main.ts", "line": 1, "symbol": "triple",
+            "title": "convert named imports to namespace"}),
+    )
+    .await;
+    assert!(!failed, "{applied}");
+    assert!(
+        applied
+            .starts_with("Applied \"Convert named imports to namespace import\" to 1 file(s).\n"),
+        "{applied}"
+    );
+    assert!(
+        applied.contains("+import * as util from \"./util\";\n"),
+        "{applied}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&main).unwrap(),
+        "import * as util from \"./util\";\nimport { double } from \"./util\";\n\nconsole.log(double(2));\n"
+    );
+    let (wrong, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "code_actions", "file": "src/main.ts", "line": 1, "index": 40}),
+    )
+    .await;
+    assert!(failed);
+    assert!(
+        wrong.starts_with("there is no code action 40 here ("),
+        "{wrong}"
+    );
+
+    // util.ts open in the server; a `bash` command renames its function on disk: the server
+    // hears of it, so main.ts's import is now an error.
+    let (hover, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "hover", "file": "src/util.ts", "line": 1, "symbol": "double"}),
+    )
+    .await;
+    assert!(
+        !failed && hover.contains("double(x: number): number"),
+        "{hover}"
+    );
+    run(
+        &client,
+        &mut events,
+        &id,
+        &format!(
+            "call bash {}",
+            json!({"command": "sed -i 's/function double/function twice/' src/util.ts"})
+        ),
+    )
+    .await;
+    let (diagnostics, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "diagnostics", "file": "src/main.ts"}),
+    )
+    .await;
+    assert!(!failed, "{diagnostics}");
+    assert!(
+        diagnostics.contains(
+            "src/main.ts:2:10 error: Module '\"./util\"' has no exported member 'double'."
+        ),
+        "{diagnostics}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn settings_configure_disable_and_time_out_language_servers() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (
+                "py/pyproject.toml",
+                "[project]\nname = \"demo\"\n".to_owned(),
+            ),
+            (
+                "py/.pi/settings.json",
+                json!({"lsp": {"idleTimeoutMs": 300, "servers": {
+                    "pyright": {"settings": {"python": {"analysis": {"typeCheckingMode": "strict"}}}},
+                    "typescript": {"disabled": true}}}})
+                .to_string(),
+            ),
+            ("py/loose.py", "def ident(x):\n    return x\n".to_owned()),
+            ("py/web/app.ts", "export const x = 1;\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let root = world.daemon.home.path().join("py");
+    let (client, mut events, id) = lsp_session(&world, &root).await;
+
+    // pyright asks for its configuration (`workspace/configuration`): strict mode, from
+    // settings, reports what basic mode does not.
+    let (diagnostics, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "diagnostics", "file": "loose.py"}),
+    )
+    .await;
+    assert!(!failed, "{diagnostics}");
+    assert!(
+        diagnostics.contains("loose.py:1:11 error: Type annotation is missing for parameter \"x\""),
+        "{diagnostics}"
+    );
+
+    let (disabled, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "hover", "file": "web/app.ts", "line": 1, "symbol": "x"}),
+    )
+    .await;
+    assert!(failed);
+    assert_eq!(
+        disabled,
+        "the language servers for .ts files (typescript) are disabled in settings \
+         (lsp.servers.<name>.disabled)"
+    );
+
+    // No session uses it any more: it stops after `lsp.idleTimeoutMs`.
+    let running = wait_for_lsp(&client, "ready", |server| server.state == "ready").await;
+    assert_eq!(running.sessions, std::slice::from_ref(&id));
+    client
+        .call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
+            session_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    let stopped = wait_for_lsp(&client, "stopped", |server| server.state == "stopped").await;
+    assert!(
+        stopped.sessions.is_empty() && stopped.pid.is_none(),
+        "{stopped:?}"
+    );
+}
