@@ -625,15 +625,15 @@ impl LspPool {
             .lsp_idle_timeout_ms
             .map_or(self.linger, Duration::from_millis);
         // Same name and root but another program or configuration (settings changed): another
-        // server, and the session leaves the old one.
+        // server, and the session leaves the old one. Not the environment: sessions started
+        // from different shells differ in it and must still share (the first one's applies).
         let fingerprint = {
             use sha2::Digest as _;
             let described = json!([
                 program,
                 definition.args,
                 definition.initialization_options,
-                definition.settings,
-                env
+                definition.settings
             ]);
             let digest = sha2::Sha256::digest(described.to_string().as_bytes());
             digest[..4]
