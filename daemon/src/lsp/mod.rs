@@ -547,7 +547,15 @@ pub struct LspPool {
     settings: std::sync::OnceLock<crate::coding::ResourceRoots>,
     // Per session, diagnostics that may still arrive after its `write` / `edit` result.
     late: Mutex<HashMap<String, Vec<Late>>>,
+    // Per directory, the settings files' modification times and sizes, and what they said.
+    settings_cache: Mutex<HashMap<PathBuf, SettingsStamp>>,
 }
+
+/// Settings files' (modification time, size) or absence, and the settings they made.
+type SettingsStamp = (
+    Vec<Option<(std::time::SystemTime, u64)>>,
+    Arc<crate::coding::Settings>,
+);
 
 impl LspPool {
     /// Reads sessions' `lsp.*` settings through `roots`.
@@ -555,11 +563,36 @@ impl LspPool {
         let _ = self.settings.set(roots);
     }
 
-    fn settings_of(&self, cwd: &Path) -> crate::coding::Settings {
-        match self.settings.get() {
-            Some(roots) => roots.load_settings(Some(cwd)).0,
-            None => crate::coding::Settings::default(),
+    /// The settings of a session in `cwd`, read again only when one of the files changed
+    /// (every `lsp` call needs them; reading and parsing the files each time is most of the
+    /// daemon's cost of a call).
+    fn settings_of(&self, cwd: &Path) -> Arc<crate::coding::Settings> {
+        let Some(roots) = self.settings.get() else {
+            return Arc::new(crate::coding::Settings::default());
+        };
+        let files = roots.settings_files(Some(cwd));
+        let stamps: Vec<Option<(std::time::SystemTime, u64)>> = files
+            .global
+            .iter()
+            .chain(files.project.iter())
+            .map(|path| {
+                std::fs::metadata(path)
+                    .ok()
+                    .and_then(|meta| Some((meta.modified().ok()?, meta.len())))
+            })
+            .collect();
+        let mut cache = self
+            .settings_cache
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((known, settings)) = cache.get(cwd)
+            && *known == stamps
+        {
+            return settings.clone();
         }
+        let settings = Arc::new(roots.load_settings(Some(cwd)).0);
+        cache.insert(cwd.to_path_buf(), (stamps, settings.clone()));
+        settings
     }
 
     /// Whether a session in `cwd` gets diagnostics after `write` and after `edit`.
@@ -588,6 +621,7 @@ impl LspPool {
             changes: watch::Sender::new(0),
             settings: std::sync::OnceLock::new(),
             late: Mutex::new(HashMap::new()),
+            settings_cache: Mutex::new(HashMap::new()),
         }
     }
 

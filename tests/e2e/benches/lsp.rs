@@ -3,9 +3,13 @@
 //!
 //! 1. The server's own time: `textDocument/hover` sent straight to `pyright-langserver` over
 //!    stdio (the daemon's own JSON-RPC client, `pi_daemon::lsp::rpc`), median of 200.
-//! 2. One session: the scripted model asks for one `lsp` hover per turn, 200 turns; the time
-//!    per turn. The same with the built-in `read`: the time per turn without LSP. Overhead per
-//!    call = (`lsp` turn − `read` turn) − (1).
+//! 2. One session: the scripted model asks for one `lsp` hover per turn, 200 turns. Each
+//!    call's time from its `tool_execution_start` to its `tool_execution_end` event (the
+//!    daemon's whole handling of the call: tool dispatch, server lookup, document sync,
+//!    position, the request, the answer's formatting), median: overhead per call = that − (1).
+//!    Also the time per turn, and the same with the built-in `read` (the time per turn
+//!    without LSP); whole turns include the model request, whose history grows with every
+//!    turn, so their difference is the noisier measure.
 //! 3. Later sessions in the same root: new server processes (target 0) and the time of a new
 //!    session's first `lsp` call against the first session's first (cold) call.
 //!
@@ -188,8 +192,10 @@ async fn run(
     client: &pi_client::Client,
     events: &mut pi_client::Notifications,
     id: &str,
-) -> (usize, usize, f64, f64) {
+) -> (usize, usize, f64, f64, Vec<f64>) {
     let started = Instant::now();
+    let mut executions = Vec::new();
+    let mut call_started = Instant::now();
     client
         .call::<SessionPrompt>(&SessionMessageParams {
             session_id: id.to_owned(),
@@ -206,7 +212,9 @@ async fn run(
             .unwrap()
             .unwrap();
         match notification.event {
+            SessionEvent::ToolExecutionStart { .. } => call_started = Instant::now(),
             SessionEvent::ToolExecutionEnd { is_error, .. } => {
+                executions.push(call_started.elapsed().as_secs_f64() * 1000.0);
                 if calls == 0 {
                     first = started.elapsed().as_secs_f64();
                 }
@@ -217,7 +225,13 @@ async fn run(
             _ => {}
         }
     }
-    (calls, failed, first, started.elapsed().as_secs_f64())
+    (
+        calls,
+        failed,
+        first,
+        started.elapsed().as_secs_f64(),
+        executions,
+    )
 }
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -251,30 +265,34 @@ async fn main() {
     let (client, mut events, id) = session(&daemon, &root).await;
     // The first call starts the server (cold).
     server.respond_with(responder(1, "lsp", hover.clone()));
-    let (_, failed, cold_first, _) = run(&client, &mut events, &id).await;
+    let (_, failed, cold_first, _, _) = run(&client, &mut events, &id).await;
     assert_eq!(failed, 0);
 
     let mut lsp_turn = f64::MAX;
     let mut read_turn = f64::MAX;
+    let mut lsp_executions = Vec::new();
     // A fresh session per run (the responder counts the session's tool results).
     for _ in 0..3 {
         server.respond_with(responder(CALLS, "lsp", hover.clone()));
         let (client, mut events, id) = session(&daemon, &root).await;
-        let (calls, failed, _, seconds) = run(&client, &mut events, &id).await;
+        let (calls, failed, _, seconds, executions) = run(&client, &mut events, &id).await;
         assert_eq!((calls, failed), (CALLS, 0));
         lsp_turn = lsp_turn.min(seconds * 1000.0 / (CALLS + 1) as f64);
+        lsp_executions.extend(executions);
         server.respond_with(responder(CALLS, "read", json!({"path": "main.py"})));
         let (client, mut events, id) = session(&daemon, &root).await;
-        let (calls, failed, _, seconds) = run(&client, &mut events, &id).await;
+        let (calls, failed, _, seconds, _) = run(&client, &mut events, &id).await;
         assert_eq!((calls, failed), (CALLS, 0));
         read_turn = read_turn.min(seconds * 1000.0 / (CALLS + 1) as f64);
     }
-    let overhead = lsp_turn - read_turn - direct;
+    let turn_overhead = lsp_turn - read_turn - direct;
+    let execution = median(&mut lsp_executions);
+    let overhead = execution - direct;
 
     // Another session in the root: no new process, no cold start.
     let (other, mut other_events, other_id) = session(&daemon, &root).await;
     server.respond_with(responder(1, "lsp", hover.clone()));
-    let (_, failed, warm_first, _) = run(&other, &mut other_events, &other_id).await;
+    let (_, failed, warm_first, _, _) = run(&other, &mut other_events, &other_id).await;
     assert_eq!(failed, 0);
     let list = client
         .call::<LspList>(&LspListParams::default())
@@ -289,7 +307,14 @@ async fn main() {
     println!("| one session, a turn with an `lsp` hover | {lsp_turn:.3} ms | |");
     println!("| one session, a turn with a built-in `read` | {read_turn:.3} ms | |");
     println!(
-        "| daemon overhead per `lsp` call (`lsp` turn − `read` turn − server alone) | {overhead:.3} ms | < 1 ms |"
+        "| `lsp` call, tool start to end, median of {} | {execution:.3} ms | |",
+        lsp_executions.len()
+    );
+    println!(
+        "| daemon overhead per `lsp` call (call − server alone) | {overhead:.3} ms | < 1 ms |"
+    );
+    println!(
+        "| the same from whole turns (`lsp` turn − `read` turn − server alone) | {turn_overhead:.3} ms | |"
     );
     println!(
         "| first session's first `lsp` call (starts pyright) | {:.0} ms | |",
@@ -303,7 +328,8 @@ async fn main() {
     println!(
         "{}",
         json!({"bench": "lsp", "directMs": direct, "lspTurnMs": lsp_turn, "readTurnMs": read_turn,
-            "overheadMs": overhead, "coldFirstMs": cold_first * 1000.0,
+            "overheadMs": overhead, "executionMs": execution,
+            "turnOverheadMs": turn_overhead, "coldFirstMs": cold_first * 1000.0,
             "warmFirstMs": warm_first * 1000.0, "servers": servers, "starts": starts})
     );
     assert_eq!((servers, starts), (1, 1));
