@@ -1385,6 +1385,39 @@ mod tests {
     }
 
     #[test]
+    fn settings_are_read_again_when_a_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let pool = LspPool::new(
+            dir.path().to_path_buf(),
+            DEFAULT_IDLE_TIMEOUT,
+            Arc::new(crate::children::Children::new()),
+            pi_tools::PathLocks::new(),
+        );
+        pool.set_settings_roots(crate::coding::ResourceRoots {
+            config_dir: Some(dir.path().join("config")),
+            ..crate::coding::ResourceRoots::default()
+        });
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(project.join(".pi")).unwrap();
+        assert_eq!(pool.settings_of(&project).lsp_idle_timeout_ms, None);
+        let file = project.join(".pi/settings.json");
+        std::fs::write(&file, r#"{"lsp": {"idleTimeoutMs": 5}}"#).unwrap();
+        assert_eq!(pool.settings_of(&project).lsp_idle_timeout_ms, Some(5));
+        // Same size, new content: the modification time tells.
+        std::fs::write(&file, r#"{"lsp": {"idleTimeoutMs": 7}}"#).unwrap();
+        let later = std::time::SystemTime::now() + Duration::from_secs(2);
+        std::fs::File::options()
+            .write(true)
+            .open(&file)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+        assert_eq!(pool.settings_of(&project).lsp_idle_timeout_ms, Some(7));
+        std::fs::remove_file(&file).unwrap();
+        assert_eq!(pool.settings_of(&project).lsp_idle_timeout_ms, None);
+    }
+
+    #[test]
     fn configuration_answers_by_dotted_section() {
         let settings = json!({"python": {"analysis": {"typeCheckingMode": "strict"}}});
         assert_eq!(
