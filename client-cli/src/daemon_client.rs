@@ -54,6 +54,7 @@ pub async fn all_sessions(
                 cwd: cwd.map(str::to_owned),
                 limit: Some(500),
                 cursor,
+                parent_id: None,
             })
             .await?;
         sessions.extend(page.sessions);

@@ -122,6 +122,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         message_count: last_seq,
         first_message: None,
         parent_session_id: None,
+        task_name: None,
         status: SessionStatus::Running,
         last_seq,
         warnings: Vec::new(),

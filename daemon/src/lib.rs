@@ -24,6 +24,7 @@ pub mod schema_export;
 pub mod session;
 pub mod state;
 pub mod store;
+pub mod tasks;
 pub mod testing;
 pub mod tools;
 pub mod ui;
@@ -102,9 +103,17 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         builtin.locks().clone(),
     ));
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
+    let tasks = Arc::new(tasks::TaskManager::new(coding::ResourceRoots::from_paths(
+        &paths,
+    )));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
-        tools: std::sync::Arc::new(builtin.with_mcp(mcp.clone()).with_lsp(lsp.clone())),
+        tools: std::sync::Arc::new(
+            builtin
+                .with_mcp(mcp.clone())
+                .with_lsp(lsp.clone())
+                .with_tasks(tasks.clone()),
+        ),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
             ..session::SessionSettings::default()
@@ -118,6 +127,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     state.mcp = Some(mcp.clone());
     state.lsp = Some(lsp);
     let state = Arc::new(state);
+    tasks.set_state(Arc::downgrade(&state));
     mcp.trust()
         .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;

@@ -26,7 +26,11 @@ pub struct BuiltinTools {
     shell: ShellConfig,
     mcp: Option<Arc<crate::mcp::McpPool>>,
     lsp: Option<Arc<crate::lsp::LspPool>>,
+    tasks: Option<Arc<crate::tasks::TaskManager>>,
 }
+
+/// The tools `BuiltinTools` makes itself (beyond pi-tools'), by name.
+const TASK_TOOLS: [&str; 3] = ["task", "delegate_to_subagents", "submit_result"];
 
 impl BuiltinTools {
     /// The factory over `artifacts`, with fresh locks (create one per daemon).
@@ -37,7 +41,15 @@ impl BuiltinTools {
             shell: ShellConfig::default(),
             mcp: None,
             lsp: None,
+            tasks: None,
         }
+    }
+
+    /// Offers `task`, `delegate_to_subagents` and (to children) `submit_result` over
+    /// `manager`; sessions that name `task` read `agent://` transcripts.
+    pub fn with_tasks(mut self, manager: Arc<crate::tasks::TaskManager>) -> BuiltinTools {
+        self.tasks = Some(manager);
+        self
     }
 
     /// Offers the `lsp` tool over `pool` (sessions that name it get it, and diagnostics after
@@ -62,6 +74,7 @@ impl BuiltinTools {
         &self,
         environment: &ToolEnvironment,
         with_lsp: bool,
+        with_tasks: bool,
     ) -> Result<Arc<ToolContext>, String> {
         let artifacts = self
             .artifacts
@@ -74,22 +87,36 @@ impl BuiltinTools {
             shell: self.shell.clone(),
             artifacts,
             locks: self.locks.clone(),
-            // Only where MCP servers are defined: elsewhere `read` stays pi's.
-            uris: self
-                .mcp
-                .as_ref()
-                .filter(|pool| {
-                    !pool
-                        .definitions(&environment.cwd, &environment.env)
-                        .0
-                        .is_empty()
-                })
-                .map(|pool| {
-                    Arc::new(McpResources {
-                        pool: pool.clone(),
-                        session_id: environment.session_id.clone(),
-                    }) as Arc<dyn pi_tools::UriReader>
-                }),
+            // Only where MCP servers are defined (or the session delegates): elsewhere `read`
+            // stays pi's.
+            uris: UriReaders::of(
+                self.mcp
+                    .as_ref()
+                    .filter(|pool| {
+                        !pool
+                            .definitions(&environment.cwd, &environment.env)
+                            .0
+                            .is_empty()
+                    })
+                    .map(|pool| {
+                        Arc::new(McpResources {
+                            pool: pool.clone(),
+                            session_id: environment.session_id.clone(),
+                        }) as Arc<dyn pi_tools::UriReader>
+                    })
+                    .into_iter()
+                    .chain(
+                        self.tasks
+                            .as_ref()
+                            .filter(|_| with_tasks)
+                            .map(|manager| {
+                                Arc::new(crate::tasks::tool::AgentTranscripts {
+                                    manager: manager.clone(),
+                                }) as Arc<dyn pi_tools::UriReader>
+                            }),
+                    )
+                    .collect(),
+            ),
             files: self.lsp.as_ref().filter(|_| with_lsp).map(|pool| {
                 Arc::new(crate::lsp::tool::LspFiles {
                     pool: pool.clone(),
@@ -109,14 +136,42 @@ impl ToolFactory for BuiltinTools {
         names: &[String],
     ) -> Result<Vec<Arc<dyn Tool>>, String> {
         let with_lsp = self.lsp.is_some() && names.iter().any(|name| name == "lsp");
-        let context = self.context(environment, with_lsp)?;
+        let with_tasks = self.tasks.is_some()
+            && names
+                .iter()
+                .any(|name| name == "task" || name == "delegate_to_subagents");
+        let context = self.context(environment, with_lsp, with_tasks)?;
         let builtin: Vec<String> = names
             .iter()
             .filter(|name| !(with_lsp && *name == "lsp"))
+            .filter(|name| !(self.tasks.is_some() && TASK_TOOLS.contains(&name.as_str())))
             .cloned()
             .collect();
         let mut tools =
             pi_tools::create_tools(&builtin, &context).map_err(|error| error.to_string())?;
+        if let Some(manager) = &self.tasks {
+            // Where the session named them.
+            for (at, name) in names.iter().enumerate() {
+                let tool: Arc<dyn Tool> = match name.as_str() {
+                    "task" => Arc::new(crate::tasks::tool::TaskTool::new(
+                        manager.clone(),
+                        environment.clone(),
+                        crate::tasks::tool::Shape::Task,
+                    )),
+                    "delegate_to_subagents" => Arc::new(crate::tasks::tool::TaskTool::new(
+                        manager.clone(),
+                        environment.clone(),
+                        crate::tasks::tool::Shape::Delegate,
+                    )),
+                    "submit_result" => Arc::new(crate::tasks::tool::SubmitResultTool::new(
+                        manager.clone(),
+                        environment.session_id.clone(),
+                    )),
+                    _ => continue,
+                };
+                tools.insert(at.min(tools.len()), tool);
+            }
+        }
         if let Some(pool) = self.lsp.as_ref().filter(|_| with_lsp) {
             let lsp: Arc<dyn Tool> = Arc::new(crate::lsp::tool::LspTool::new(
                 pool.clone(),
@@ -216,6 +271,54 @@ impl ToolFactory for BuiltinTools {
                 .await
                 .unwrap_or_else(|| Ok(text.to_owned()))
         }))
+    }
+}
+
+/// The URI readers of a session (`mcp://`, `agent://`), as one.
+#[derive(Debug)]
+struct UriReaders(Vec<Arc<dyn pi_tools::UriReader>>);
+
+impl UriReaders {
+    /// `None` without readers, the reader itself when one.
+    fn of(mut readers: Vec<Arc<dyn pi_tools::UriReader>>) -> Option<Arc<dyn pi_tools::UriReader>> {
+        match readers.len() {
+            0 => None,
+            1 => readers.pop(),
+            _ => Some(Arc::new(UriReaders(readers))),
+        }
+    }
+}
+
+impl pi_tools::UriReader for UriReaders {
+    fn scheme(&self) -> &str {
+        self.0.first().map_or("", |reader| reader.scheme())
+    }
+
+    fn handles(&self, uri: &str) -> bool {
+        self.0.iter().any(|reader| reader.handles(uri))
+    }
+
+    fn describe(&self) -> String {
+        self.0
+            .iter()
+            .map(|reader| reader.describe())
+            .collect::<Vec<_>>()
+            .join(" ")
+    }
+
+    fn path_hint(&self) -> String {
+        self.0
+            .iter()
+            .map(|reader| reader.path_hint())
+            .collect::<Vec<_>>()
+            .join(", or ")
+    }
+
+    fn read<'a>(&'a self, uri: &'a str) -> pi_tools::UriFuture<'a> {
+        match self.0.iter().find(|reader| reader.handles(uri)) {
+            Some(reader) => reader.read(uri),
+            None => Box::pin(async move { Err(format!("nothing reads {uri}")) }),
+        }
     }
 }
 

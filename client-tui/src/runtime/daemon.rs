@@ -109,6 +109,7 @@ pub async fn recent_sessions(client: &Client, cwd: &Path) -> Result<Vec<SessionI
             cwd: Some(cwd.display().to_string()),
             limit: Some(100),
             cursor: None,
+            parent_id: None,
         })
         .await?
         .sessions)

@@ -33,6 +33,7 @@ pub fn info(last_seq: u64) -> SessionInfo {
         message_count: 0,
         first_message: None,
         parent_session_id: None,
+        task_name: None,
         status: SessionStatus::Idle,
         last_seq,
         warnings: Vec::new(),

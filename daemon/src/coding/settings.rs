@@ -62,6 +62,8 @@ pub struct Settings {
     pub lsp_servers: BTreeMap<String, LspServerSettings>,
     /// `lsp.idleTimeoutMs`: how long a language server no session uses keeps running.
     pub lsp_idle_timeout_ms: Option<u64>,
+    /// `task.*`: subagents.
+    pub task: TaskSettings,
     /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
@@ -175,10 +177,56 @@ pub struct SettingsLayer {
     pub lsp_servers: BTreeMap<String, LspServerSettings>,
     /// `lsp.idleTimeoutMs`.
     pub lsp_idle_timeout_ms: Option<u64>,
+    /// `task.maxConcurrency`.
+    pub task_max_concurrency: Option<u64>,
+    /// `task.maxRunning`.
+    pub task_max_running: Option<u64>,
+    /// `task.maxDepth`.
+    pub task_max_depth: Option<u64>,
+    /// `task.maxTurns`.
+    pub task_max_turns: Option<u64>,
+    /// `task.idleTimeoutMs`.
+    pub task_idle_timeout_ms: Option<u64>,
+    /// `task.loopLimit`.
+    pub task_loop_limit: Option<u64>,
     /// `systemPrompt`.
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`.
     pub append_system_prompt: Option<TextOrFile>,
+}
+
+/// `task.*`: limits and guards of subagents.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TaskSettings {
+    /// `task.maxConcurrency`: children of one parent running at once (default 4).
+    pub max_concurrency: u64,
+    /// `task.maxRunning`: children running at once in the whole daemon (default 32; read from
+    /// the global files).
+    pub max_running: u64,
+    /// `task.maxDepth`: how deep children may nest; a child at this depth gets no `task`
+    /// (default 2).
+    pub max_depth: u64,
+    /// `task.maxTurns`: a child's turns before it is told to wrap up; stopped 5 turns later
+    /// (default 50).
+    pub max_turns: u64,
+    /// `task.idleTimeoutMs`: a child with no activity this long is stopped; the time inside a
+    /// tool call does not count (default 300000).
+    pub idle_timeout_ms: u64,
+    /// `task.loopLimit`: identical consecutive tool calls that stop a child (default 5).
+    pub loop_limit: u64,
+}
+
+impl Default for TaskSettings {
+    fn default() -> Self {
+        TaskSettings {
+            max_concurrency: 4,
+            max_running: 32,
+            max_depth: 2,
+            max_turns: 50,
+            idle_timeout_ms: 300_000,
+            loop_limit: 5,
+        }
+    }
 }
 
 /// One `lsp.servers.<name>` entry: each field set replaces the built-in's (or a lower
@@ -267,6 +315,7 @@ impl Default for Settings {
             lsp_diagnostics_on_edit: false,
             lsp_servers: BTreeMap::new(),
             lsp_idle_timeout_ms: None,
+            task: TaskSettings::default(),
             prompts: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -355,6 +404,12 @@ impl Settings {
                 .overlay(entry);
         }
         set_option(&mut self.lsp_idle_timeout_ms, &layer.lsp_idle_timeout_ms);
+        set(&mut self.task.max_concurrency, &layer.task_max_concurrency);
+        set(&mut self.task.max_running, &layer.task_max_running);
+        set(&mut self.task.max_depth, &layer.task_max_depth);
+        set(&mut self.task.max_turns, &layer.task_max_turns);
+        set(&mut self.task.idle_timeout_ms, &layer.task_idle_timeout_ms);
+        set(&mut self.task.loop_limit, &layer.task_loop_limit);
         set_option(&mut self.system_prompt, &layer.system_prompt);
         set_option(&mut self.append_system_prompt, &layer.append_system_prompt);
     }

@@ -338,6 +338,24 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "task" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("task.{sub}");
+                        let target = match sub.as_str() {
+                            "maxConcurrency" => &mut layer.task_max_concurrency,
+                            "maxRunning" => &mut layer.task_max_running,
+                            "maxDepth" => &mut layer.task_max_depth,
+                            "maxTurns" => &mut layer.task_max_turns,
+                            "idleTimeoutMs" => &mut layer.task_idle_timeout_ms,
+                            "loopLimit" => &mut layer.task_loop_limit,
+                            _ => {
+                                self.unknown(&dotted);
+                                continue;
+                            }
+                        };
+                        *target = self.integer(&dotted, value);
+                    }
+                }
                 "shellPath" => layer.shell_path = self.string(key, value),
                 "shellCommandPrefix" => layer.shell_command_prefix = self.string(key, value),
                 "skills" if value.is_object() => {

@@ -44,6 +44,17 @@ use crate::session::actor::SessionActor;
 use crate::session::entries::{EntryBase, EntryIds};
 use crate::store::{NewEntry, SessionRow, StorageFailure, Store, StoreError};
 
+/// What makes a new session a subagent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subagent {
+    /// Its id, chosen by the caller (its result slot is registered under it first).
+    pub id: String,
+    /// The session whose `task` call starts it.
+    pub parent_id: String,
+    /// The task's name.
+    pub task_name: String,
+}
+
 /// Loaded sessions by id. A sync mutex, never held across await.
 pub type SessionMap = Mutex<HashMap<String, SessionHandle>>;
 
@@ -93,6 +104,15 @@ impl SessionRegistry {
 
     /// Creates a session.
     pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, ErrorObject> {
+        self.create_as(params, None).await
+    }
+
+    /// Creates a session; with `task`, a subagent.
+    pub async fn create_as(
+        &self,
+        params: SessionCreateParams,
+        task: Option<Subagent>,
+    ) -> Result<SessionInfo, ErrorObject> {
         let normalized = params::absolute_path("cwd", &params.cwd)?;
         let cwd = normalized.as_path();
         if !cwd.is_dir() {
@@ -148,7 +168,9 @@ impl SessionRegistry {
             .unwrap_or_else(|| self.services.tools.default_names());
         let now = now_millis();
         let mut row = SessionRow {
-            id: new_uuid(),
+            id: task
+                .as_ref()
+                .map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
             env: params.env.clone(),
             name: params
@@ -156,7 +178,7 @@ impl SessionRegistry {
                 .as_ref()
                 .map(|name| name.trim().to_owned())
                 .filter(|name| !name.is_empty()),
-            parent_session_id: None,
+            parent_session_id: task.as_ref().map(|task| task.parent_id.clone()),
             created_at: now,
             updated_at: now,
             leaf_id: None,
@@ -171,6 +193,7 @@ impl SessionRegistry {
             running: false,
             system_prompt: params.system_prompt.clone(),
             append_system_prompt: params.append_system_prompt.clone(),
+            task_name: task.as_ref().map(|task| task.task_name.clone()),
         };
         let tools = self
             .services
@@ -335,7 +358,12 @@ impl SessionRegistry {
             .map(|cwd| cwd.display().to_string());
         let mut rows = self
             .store
-            .list_sessions(cwd.as_deref(), cursor.as_ref(), limit + 1)
+            .list_sessions_under(
+                cwd.as_deref(),
+                params.parent_id.as_deref(),
+                cursor.as_ref(),
+                limit + 1,
+            )
             .await
             .map_err(storage(&self.store))?;
         let next_cursor = if rows.len() > limit as usize {
@@ -515,6 +543,7 @@ impl SessionRegistry {
             first_message: None,
             last_seq: 0,
             running: false,
+            task_name: None,
             ..source
         };
         pi_format::summarize_into_row(&copied, &mut row);
@@ -698,6 +727,7 @@ pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
         message_count: row.message_count,
         first_message: row.first_message.clone(),
         parent_session_id: row.parent_session_id.clone(),
+        task_name: row.task_name.clone(),
         status: if running {
             SessionStatus::Running
         } else {

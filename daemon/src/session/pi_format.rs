@@ -155,6 +155,7 @@ pub fn import_file(
         running: false,
         system_prompt: None,
         append_system_prompt: None,
+        task_name: None,
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

@@ -45,6 +45,8 @@ pub struct SessionRow {
     pub system_prompt: Option<String>,
     /// Appended to the system prompt body (set at creation).
     pub append_system_prompt: Option<String>,
+    /// A subagent's task name (set at creation; `parent_session_id` is its parent).
+    pub task_name: Option<String>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -54,7 +56,7 @@ macro_rules! session_columns {
     () => {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
-         append_system_prompt"
+         append_system_prompt, task_name"
     };
 }
 
@@ -86,6 +88,17 @@ impl Store {
         cursor: Option<&ListCursor>,
         limit: u32,
     ) -> Result<Vec<SessionRow>, StoreError> {
+        self.list_sessions_under(cwd, None, cursor, limit).await
+    }
+
+    /// Like [`Store::list_sessions`], only the subagents of `parent` when given.
+    pub async fn list_sessions_under(
+        &self,
+        cwd: Option<&str>,
+        parent: Option<&str>,
+        cursor: Option<&ListCursor>,
+        limit: u32,
+    ) -> Result<Vec<SessionRow>, StoreError> {
         let (after_updated, after_id) = match cursor {
             Some((updated, id)) => (Some(*updated), Some(id.as_str())),
             None => (None, None),
@@ -95,12 +108,14 @@ impl Store {
             session_columns!(),
             " FROM sessions WHERE (?1 IS NULL OR cwd = ?1) \
               AND (?2 IS NULL OR updated_at < ?2 OR (updated_at = ?2 AND id < ?3)) \
+              AND (?5 IS NULL OR (parent_session_id = ?5 AND task_name IS NOT NULL)) \
               ORDER BY updated_at DESC, id DESC LIMIT ?4"
         ))
         .bind(cwd)
         .bind(after_updated)
         .bind(after_id)
         .bind(i64::from(limit))
+        .bind(parent)
         .fetch_all(&self.reader)
         .await?;
         rows.iter().map(session_from_row).collect()
@@ -163,12 +178,13 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
     values.extend([
         row.system_prompt.as_deref().into(),
         row.append_system_prompt.as_deref().into(),
+        row.task_name.as_deref().into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -237,5 +253,6 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         running: row.try_get("running")?,
         system_prompt: row.try_get("system_prompt")?,
         append_system_prompt: row.try_get("append_system_prompt")?,
+        task_name: row.try_get("task_name")?,
     })
 }

@@ -28,6 +28,7 @@ fn row(id: &str) -> SessionRow {
         running: false,
         system_prompt: None,
         append_system_prompt: None,
+        task_name: None,
     }
 }
 

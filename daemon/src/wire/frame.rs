@@ -229,6 +229,7 @@ mod tests {
                     message_count: 0,
                     first_message: None,
                     parent_session_id: None,
+                    task_name: None,
                     status: pi_protocol::v1::SessionStatus::Idle,
                     last_seq: 9,
                     warnings: Vec::new(),

@@ -128,6 +128,10 @@ pub type UriFuture<'a> = std::pin::Pin<
 pub trait UriReader: Send + Sync + std::fmt::Debug {
     /// The prefix of the URIs it reads (`mcp://`).
     fn scheme(&self) -> &str;
+    /// Whether it reads `uri` (by default: `uri` starts with [`UriReader::scheme`]).
+    fn handles(&self, uri: &str) -> bool {
+        uri.starts_with(self.scheme())
+    }
     /// A sentence for `read`'s description.
     fn describe(&self) -> String;
     /// The form of its URIs, for `read`'s `path` description.

@@ -115,7 +115,7 @@ impl Tool for ReadTool {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         if let Some(reader) = self.context.uris.clone()
             && let Some(path) = invocation.arguments["path"].as_str()
-            && path.starts_with(reader.scheme())
+            && reader.handles(path)
         {
             return Box::pin(async move {
                 let args: ReadArgs = match crate::support::parse_args("read", &invocation.arguments)

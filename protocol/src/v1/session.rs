@@ -39,9 +39,13 @@ pub struct SessionInfo {
     /// First user message text, for pickers.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub first_message: Option<String>,
-    /// The session this one was forked from.
+    /// The session this one was forked from, or, with `taskName`, the session whose `task`
+    /// call started it (a subagent).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parent_session_id: Option<String>,
+    /// A subagent's task name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_name: Option<String>,
     /// `idle` or `running`.
     pub status: SessionStatus,
     /// The newest event sequence number.
@@ -119,6 +123,9 @@ pub struct SessionListParams {
     /// `nextCursor` of the previous page.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// Only the subagents this session's `task` calls started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_id: Option<String>,
 }
 
 /// Response of `session/list`: newest activity first.

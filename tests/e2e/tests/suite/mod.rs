@@ -13,5 +13,6 @@ mod mcp;
 mod mcp_faults;
 mod mcp_trust;
 mod retry;
+mod tasks;
 mod tree;
 mod tui;
