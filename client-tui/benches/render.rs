@@ -151,11 +151,11 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
 }
 
 fn event(seq: u64, event: SessionEvent) -> Input {
-    Input::Event(SessionEventParams {
+    Input::Event(Box::new(SessionEventParams {
         session_id: "bench".into(),
         seq,
         event,
-    })
+    }))
 }
 
 struct Stats {

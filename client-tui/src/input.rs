@@ -29,7 +29,7 @@ pub enum Input {
     /// Attached (first time, after a reconnect, or to another session).
     Attached(Box<Attachment>),
     /// A session event.
-    Event(SessionEventParams),
+    Event(Box<SessionEventParams>),
     /// Who is attached and what they type.
     Presence(SessionPresenceParams),
     /// The daemon reloaded its configuration files (`config/changed`).
@@ -111,7 +111,7 @@ pub enum Reply {
     /// `session/navigate`.
     Navigated(SessionNavigateResponse),
     /// `session/fork`.
-    Forked(SessionForkResponse),
+    Forked(Box<SessionForkResponse>),
     /// A request succeeded; show this sentence.
     Done(String),
     /// A request succeeded with warnings for the user (a custom model id, ...).

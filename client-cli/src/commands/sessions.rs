@@ -33,6 +33,9 @@ pub struct SessionsArgs {
     /// Print one JSON object per session
     #[arg(long)]
     pub json: bool,
+    /// Show subagents under the session whose `task` call started them
+    #[arg(long)]
+    pub tree: bool,
 }
 
 /// `pictl session ...` subcommands.
@@ -121,11 +124,21 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    let ordered: Vec<(usize, &SessionInfo)> = if args.tree {
+        tree_order(&sessions)
+    } else {
+        sessions.iter().map(|session| (0, session)).collect()
+    };
     let mut table = Table::new(&["ID", "NAME", "CWD", "UPDATED", "MESSAGES", "MODEL"]);
-    for session in &sessions {
+    for (depth, session) in ordered {
+        let name = session.name.clone().unwrap_or_default();
         table.row(vec![
             session.id.clone(),
-            session.name.clone().unwrap_or_default(),
+            if depth == 0 {
+                name
+            } else {
+                format!("{}└ {name}", "  ".repeat(depth - 1))
+            },
             session.cwd.clone(),
             human_time(session.updated_at),
             session.message_count.to_string(),
@@ -136,6 +149,44 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
         print_text(&table.render(Style::stdout()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// `sessions` (newest first) with each subagent right under its parent, and its depth.
+fn tree_order(sessions: &[SessionInfo]) -> Vec<(usize, &SessionInfo)> {
+    let known: std::collections::HashSet<&str> =
+        sessions.iter().map(|session| session.id.as_str()).collect();
+    // A subagent's listed parent.
+    let parents: Vec<Option<&str>> = sessions
+        .iter()
+        .map(|session| {
+            session
+                .task_name
+                .as_ref()
+                .and(session.parent_session_id.as_deref())
+                .filter(|parent| known.contains(parent))
+        })
+        .collect();
+    fn visit<'a>(
+        at: usize,
+        depth: usize,
+        sessions: &'a [SessionInfo],
+        parents: &[Option<&str>],
+        out: &mut Vec<(usize, &'a SessionInfo)>,
+    ) {
+        out.push((depth, &sessions[at]));
+        for child in 0..sessions.len() {
+            if parents[child] == Some(sessions[at].id.as_str()) {
+                visit(child, depth + 1, sessions, parents, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for root in 0..sessions.len() {
+        if parents[root].is_none() {
+            visit(root, 0, sessions, &parents, &mut out);
+        }
+    }
+    out
 }
 
 /// Runs one `pictl session` subcommand.

@@ -194,3 +194,42 @@ async fn stats_sums_tokens_and_cost_by_model_and_day() {
     let bad = world.pictl(&["stats", "--since", "yesterday"]).await;
     assert_exit(&bad, 2);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_tree_shows_subagents_under_their_parent() {
+    let world = World::start().await;
+    // The parent delegates one task; the child answers; the parent finishes.
+    world.server.push(Turn::reply().tool_call(
+        "t1",
+        "task",
+        serde_json::json!({"context": "", "tasks": [{"name": "worker", "task": "say hi"}]}),
+    ));
+    world.server.push(Turn::reply().text("hi"));
+    world.server.push(Turn::reply().text("Done."));
+    let output = world
+        .pictl(&["run", "--json", "--model", MODEL, "--tools", "read,task", "delegate"])
+        .await;
+    assert_exit(&output, 0);
+    let parent = json_lines(&output)[0]["id"].as_str().unwrap().to_owned();
+
+    let tree = ok(&world, &["sessions", "--tree"]).await;
+    let lines: Vec<&str> = tree.lines().collect();
+    assert_eq!(lines.len(), 3, "{tree}");
+    assert!(lines[1].starts_with(&parent), "{tree}");
+    assert!(lines[2].contains("└ worker"), "{tree}");
+    // Without --tree the child is a row like any other, newest first.
+    let flat = ok(&world, &["sessions"]).await;
+    assert!(!flat.contains('└'), "{flat}");
+    let json = ok(&world, &["sessions", "--json"]).await;
+    let child = json_lines_of(&json)
+        .into_iter()
+        .find(|session| session["taskName"] == "worker")
+        .expect("the child is listed with its task name");
+    assert_eq!(child["parentSessionId"], parent.as_str());
+}
+
+fn json_lines_of(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}

@@ -232,7 +232,7 @@ pub async fn perform(
             })
             .await
         {
-            Ok(forked) => Some(Reply::Forked(forked)),
+            Ok(forked) => Some(Reply::Forked(Box::new(forked))),
             Err(error) => failed("fork", error),
         },
         Request::Navigate {

@@ -294,7 +294,9 @@ fn draw(guard: &mut terminal::TerminalGuard, state: &State) -> anyhow::Result<()
 fn notification_input(notification: Notification) -> Option<Input> {
     let params = notification.params.unwrap_or(serde_json::Value::Null);
     if notification.method == SessionEventNotification::NAME {
-        serde_json::from_value(params).ok().map(Input::Event)
+        serde_json::from_value(params)
+            .ok()
+            .map(|params| Input::Event(Box::new(params)))
     } else if notification.method == SessionPresence::NAME {
         serde_json::from_value(params).ok().map(Input::Presence)
     } else if notification.method == pi_protocol::v1::ConfigChanged::NAME {

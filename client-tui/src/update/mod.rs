@@ -37,7 +37,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             }
         }
         Input::Attached(attachment) => session::on_attached(state, *attachment, &mut effects),
-        Input::Event(event) => session::on_event(state, event, &mut effects),
+        Input::Event(event) => session::on_event(state, *event, &mut effects),
         Input::Presence(presence) => {
             if state
                 .session

@@ -236,14 +236,14 @@ fn events_the_snapshot_already_reflects_or_of_other_sessions_are_ignored() {
         },
     );
     harness.send(stale);
-    harness.send(Input::Event(SessionEventParams {
+    harness.send(Input::Event(Box::new(SessionEventParams {
         session_id: "another".into(),
         seq: 9,
         event: SessionEvent::MessageEnd {
             message: user("elsewhere"),
             entry_id: Some("x".into()),
         },
-    }));
+    })));
     assert_eq!(item_texts(&harness), ["user: one", "user: two"]);
 }
 

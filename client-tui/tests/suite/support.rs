@@ -177,11 +177,11 @@ pub fn history(messages: Vec<AgentMessage>) -> Vec<EntryRecord> {
 }
 
 pub fn event(seq: u64, event: SessionEvent) -> Input {
-    Input::Event(SessionEventParams {
+    Input::Event(Box::new(SessionEventParams {
         session_id: SESSION.to_owned(),
         seq,
         event,
-    })
+    }))
 }
 
 pub fn delta(seq: u64, index: usize, text: &str) -> Input {
