@@ -105,16 +105,11 @@ impl BuiltinTools {
                         }) as Arc<dyn pi_tools::UriReader>
                     })
                     .into_iter()
-                    .chain(
-                        self.tasks
-                            .as_ref()
-                            .filter(|_| with_tasks)
-                            .map(|manager| {
-                                Arc::new(crate::tasks::tool::AgentTranscripts {
-                                    manager: manager.clone(),
-                                }) as Arc<dyn pi_tools::UriReader>
-                            }),
-                    )
+                    .chain(self.tasks.as_ref().filter(|_| with_tasks).map(|manager| {
+                        Arc::new(crate::tasks::tool::AgentTranscripts {
+                            manager: manager.clone(),
+                        }) as Arc<dyn pi_tools::UriReader>
+                    }))
                     .collect(),
             ),
             files: self.lsp.as_ref().filter(|_| with_lsp).map(|pool| {

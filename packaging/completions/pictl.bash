@@ -1814,7 +1814,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__sessions)
-            opts="-h --cwd --all --json --help"
+            opts="-h --cwd --all --json --tree --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -71,6 +71,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand run" -s h -l help -d 'Print 
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l cwd -d 'Sessions of this working directory (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l all -d 'Sessions of every working directory'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l json -d 'Print one JSON object per session'
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l tree -d 'Show subagents under the session whose `task` call started them'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand session; and not __fish_seen_subcommand_from show rename rm fork label export import help" -f -a "show" -d 'Show a session\'s metadata and its current branch'

@@ -207,7 +207,15 @@ async fn sessions_tree_shows_subagents_under_their_parent() {
     world.server.push(Turn::reply().text("hi"));
     world.server.push(Turn::reply().text("Done."));
     let output = world
-        .pictl(&["run", "--json", "--model", MODEL, "--tools", "read,task", "delegate"])
+        .pictl(&[
+            "run",
+            "--json",
+            "--model",
+            MODEL,
+            "--tools",
+            "read,task",
+            "delegate",
+        ])
         .await;
     assert_exit(&output, 0);
     let parent = json_lines(&output)[0]["id"].as_str().unwrap().to_owned();

@@ -168,9 +168,7 @@ impl SessionRegistry {
             .unwrap_or_else(|| self.services.tools.default_names());
         let now = now_millis();
         let mut row = SessionRow {
-            id: task
-                .as_ref()
-                .map_or_else(new_uuid, |task| task.id.clone()),
+            id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
             env: params.env.clone(),
             name: params

@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 
 use pi_agent::ToolOutput;
 use pi_protocol::v1::message::{AssistantContent, StopReason};
-use pi_protocol::v1::{
-    EmptyResponse, SessionCreateParams, SessionEvent, SessionEventParams,
-};
+use pi_protocol::v1::{EmptyResponse, SessionCreateParams, SessionEvent, SessionEventParams};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
@@ -236,10 +234,7 @@ impl TaskManager {
                 .map(|name| name.trim().to_owned())
                 .filter(|name| !name.is_empty())
                 .unwrap_or_else(|| format!("{agent_name}-{}", index + 1));
-            if names
-                .iter()
-                .any(|known| known.eq_ignore_ascii_case(&name))
-            {
+            if names.iter().any(|known| known.eq_ignore_ascii_case(&name)) {
                 if spec.name.is_some() {
                     return Err(format!(
                         "tasks[{index}].name \"{name}\" is used twice; names must be unique"
@@ -258,57 +253,60 @@ impl TaskManager {
             progress,
         ));
         let per_parent = self.parent_permits(&parent.session_id, settings.max_concurrency);
-        let runs = planned.into_iter().enumerate().map(|(index, (name, agent, spec))| {
-            let manager = self.clone();
-            let daemon = daemon.clone();
-            let board = board.clone();
-            let cancel = cancel.clone();
-            let per_parent = per_parent.clone();
-            let parent_info = parent_info.clone();
-            async move {
-                let started = Instant::now();
-                let mut outcome = TaskOutcome {
-                    name: name.clone(),
-                    agent: agent.name.clone(),
-                    session_id: None,
-                    status: "failed",
-                    result: None,
-                    error: None,
-                    tokens: 0,
-                    turns: 0,
-                    duration: Duration::ZERO,
-                };
-                let permits = tokio::select! {
-                    () = cancel.cancelled() => None,
-                    permits = async {
-                        let mine = per_parent.acquire_owned().await.ok()?;
-                        let global = manager.running.clone().acquire_owned().await.ok()?;
-                        Some((mine, global))
-                    } => permits,
-                };
-                if permits.is_none() {
-                    outcome.status = "aborted";
-                    outcome.error = Some("aborted before it started".to_owned());
-                    board.set(index, |task| task.status = "aborted");
-                    return outcome;
+        let runs = planned
+            .into_iter()
+            .enumerate()
+            .map(|(index, (name, agent, spec))| {
+                let manager = self.clone();
+                let daemon = daemon.clone();
+                let board = board.clone();
+                let cancel = cancel.clone();
+                let per_parent = per_parent.clone();
+                let parent_info = parent_info.clone();
+                async move {
+                    let started = Instant::now();
+                    let mut outcome = TaskOutcome {
+                        name: name.clone(),
+                        agent: agent.name.clone(),
+                        session_id: None,
+                        status: "failed",
+                        result: None,
+                        error: None,
+                        tokens: 0,
+                        turns: 0,
+                        duration: Duration::ZERO,
+                    };
+                    let permits = tokio::select! {
+                        () = cancel.cancelled() => None,
+                        permits = async {
+                            let mine = per_parent.acquire_owned().await.ok()?;
+                            let global = manager.running.clone().acquire_owned().await.ok()?;
+                            Some((mine, global))
+                        } => permits,
+                    };
+                    if permits.is_none() {
+                        outcome.status = "aborted";
+                        outcome.error = Some("aborted before it started".to_owned());
+                        board.set(index, |task| task.status = "aborted");
+                        return outcome;
+                    }
+                    let child = Child {
+                        manager: &manager,
+                        daemon: &daemon,
+                        parent,
+                        parent_info: &parent_info,
+                        settings,
+                        depth,
+                        context,
+                        board: &board,
+                        index,
+                    };
+                    child.run(&agent, &spec, &mut outcome, &cancel).await;
+                    outcome.duration = started.elapsed();
+                    drop(permits);
+                    outcome
                 }
-                let child = Child {
-                    manager: &manager,
-                    daemon: &daemon,
-                    parent,
-                    parent_info: &parent_info,
-                    settings,
-                    depth,
-                    context,
-                    board: &board,
-                    index,
-                };
-                child.run(&agent, &spec, &mut outcome, &cancel).await;
-                outcome.duration = started.elapsed();
-                drop(permits);
-                outcome
-            }
-        });
+            });
         Ok(futures_util::future::join_all(runs).await)
     }
 
@@ -426,10 +424,7 @@ impl Child<'_> {
         cancel: &CancellationToken,
     ) {
         let schema = spec.output_schema.clone().or_else(|| agent.output.clone());
-        let id = spec
-            .resume
-            .clone()
-            .unwrap_or_else(crate::session::new_uuid);
+        let id = spec.resume.clone().unwrap_or_else(crate::session::new_uuid);
         // Before the child exists: its tools look the slot up when it is created.
         let slot = Arc::new(Slot {
             schema: schema.clone(),
@@ -585,7 +580,12 @@ impl Child<'_> {
                 reply,
             })
             .await
-            .map_err(|error| ("failed", format!("cannot watch the subagent: {}", error.message)))?;
+            .map_err(|error| {
+                (
+                    "failed",
+                    format!("cannot watch the subagent: {}", error.message),
+                )
+            })?;
         let mut text = first_prompt(self.context, &spec.task, schema);
         let mut reminders = 0;
         let result = loop {
@@ -600,11 +600,12 @@ impl Child<'_> {
                     .await
             };
             if let Err(error) = prompt {
-                break Err(("failed", format!("the subagent did not start: {}", error.message)));
+                break Err((
+                    "failed",
+                    format!("the subagent did not start: {}", error.message),
+                ));
             }
-            let (watched, last) = self
-                .watch(id, spec, &mut receiver, outcome, cancel)
-                .await;
+            let (watched, last) = self.watch(id, spec, &mut receiver, outcome, cancel).await;
             if let Watched::Stopped(status, why) = watched {
                 let _ = sessions
                     .call(id, |reply: crate::session::Reply<EmptyResponse>| {

@@ -84,7 +84,8 @@ impl TaskTool {
             .collect();
         let timeout = json!({"type": "number", "description": "Seconds the subagent may stay idle (time inside a tool call does not count)"});
         let resume = json!({"type": "string", "description": "Session id of an earlier subagent of this session: the task goes to it, with its history"});
-        let cwd = json!({"type": "string", "description": "Its working directory, relative to yours"});
+        let cwd =
+            json!({"type": "string", "description": "Its working directory, relative to yours"});
         let (description, schema) = match shape {
             Shape::Task => (
                 format!(
@@ -181,9 +182,10 @@ impl TaskTool {
                 Ok((args.context, specs))
             }
             Shape::Delegate => {
-                let args: DelegateArgs = serde_json::from_value(arguments.clone()).map_err(
-                    |error| format!("invalid arguments for delegate_to_subagents: {error}"),
-                )?;
+                let args: DelegateArgs =
+                    serde_json::from_value(arguments.clone()).map_err(|error| {
+                        format!("invalid arguments for delegate_to_subagents: {error}")
+                    })?;
                 let specs = args
                     .tasks
                     .into_iter()

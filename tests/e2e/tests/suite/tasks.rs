@@ -48,7 +48,10 @@ fn results_so_far(request: &RecordedRequest) -> usize {
 
 /// The last user message's text (a resumed child's new task).
 fn last_user_text(request: &RecordedRequest) -> String {
-    let messages = request.body["messages"].as_array().cloned().unwrap_or_default();
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     messages
         .iter()
         .rev()
@@ -99,11 +102,7 @@ fn responder(gate: Gate, never: Gate) -> impl Fn(&RecordedRequest) -> Result<Tur
                 _ => Turn::reply().text("spawned"),
             }
         } else if task == "loop" {
-            Turn::reply().tool_call(
-                format!("l{done}"),
-                "bash",
-                json!({"command": "true"}),
-            )
+            Turn::reply().tool_call(format!("l{done}"), "bash", json!({"command": "true"}))
         } else if let Some(seconds) = task.strip_prefix("wait ") {
             match done {
                 0 => Turn::reply().tool_call(
@@ -210,7 +209,11 @@ async fn three_children_run_at_once_report_in_order_and_are_sessions_of_their_ow
             .collect::<Vec<_>>(),
         ["a", "b", "c"]
     );
-    assert!(listed.iter().all(|child| child.parent_session_id.as_deref() == Some(id.as_str())));
+    assert!(
+        listed
+            .iter()
+            .all(|child| child.parent_session_id.as_deref() == Some(id.as_str()))
+    );
     let child_a = listed[0].id.clone();
     let (watcher, mut watched) = world.client().await;
     watcher
@@ -242,7 +245,10 @@ async fn three_children_run_at_once_report_in_order_and_are_sessions_of_their_ow
     let b = text.find("## b (task): done").expect("b reported");
     let c = text.find("## c (explore): done").expect("c reported");
     assert!(a < b && b < c, "{text}");
-    assert!(text.contains(&format!("transcript: agent://{child_a}")), "{text}");
+    assert!(
+        text.contains(&format!("transcript: agent://{child_a}")),
+        "{text}"
+    );
     // b's first submission broke the schema; the corrected one is its result.
     assert_eq!(details["tasks"][1]["result"], json!({"count": 3}));
     assert_eq!(details["tasks"][0]["result"], "alpha");
@@ -281,7 +287,10 @@ async fn three_children_run_at_once_report_in_order_and_are_sessions_of_their_ow
         &client,
         &mut events,
         &id,
-        &format!("call read {}", json!({"path": format!("agent://{child_a}")})),
+        &format!(
+            "call read {}",
+            json!({"path": format!("agent://{child_a}")})
+        ),
     )
     .await;
     let (transcript, failed, _) = the_result(&seen);
@@ -290,7 +299,8 @@ async fn three_children_run_at_once_report_in_order_and_are_sessions_of_their_ow
     assert!(transcript.contains("## Assistant\nalpha\n"), "{transcript}");
 
     // Resumed, the child gets the new task on top of its real history.
-    let again = json!({"context": "", "tasks": [{"resume": child_a, "task": "answer again please"}]});
+    let again =
+        json!({"context": "", "tasks": [{"resume": child_a, "task": "answer again please"}]});
     let seen = run(&client, &mut events, &id, &format!("call task {again}")).await;
     let (text, failed, details) = the_result(&seen);
     assert!(!failed, "{text}");
@@ -313,7 +323,10 @@ async fn three_children_run_at_once_report_in_order_and_are_sessions_of_their_ow
 async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_children() {
     let world = World::start_with(
         "anthropic-messages",
-        &[(".pi/settings.json", json!({"task": {"loopLimit": 3}}).to_string())],
+        &[(
+            ".pi/settings.json",
+            json!({"task": {"loopLimit": 3}}).to_string(),
+        )],
     )
     .await;
     let gate = Gate::new();
@@ -402,7 +415,9 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
         .await
         .unwrap();
     wait_for_requests(&world, "the holder's request", |requests| {
-        requests.iter().any(|r| child_task(r).as_deref() == Some("hold"))
+        requests
+            .iter()
+            .any(|r| child_task(r).as_deref() == Some("hold"))
     })
     .await;
     client
