@@ -91,6 +91,11 @@ pub enum Request {
     ListCommands,
     /// `session/list` for this working directory.
     ListSessions,
+    /// `session/list {parentId}` of this session, and its parent (`/agents`).
+    ListAgents {
+        /// The session's parent, when it is a subagent.
+        parent: Option<String>,
+    },
     /// `session/read` of the whole tree.
     ReadTree {
         /// For `/fork`.

@@ -86,6 +86,13 @@ pub enum Reply {
     Commands(Vec<SlashCommand>),
     /// `session/list` for the picker.
     Sessions(Vec<SessionInfo>),
+    /// For `/agents`: the session's parent (when it is a subagent) and its subagents.
+    Agents {
+        /// The session whose `task` call started this one.
+        parent: Option<Box<SessionInfo>>,
+        /// The subagents this session's `task` calls started, newest first.
+        children: Vec<SessionInfo>,
+    },
     /// `session/read` of the whole tree, for `/tree` and `/fork`.
     Tree {
         /// Entries in creation order.

@@ -103,9 +103,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         builtin.locks().clone(),
     ));
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
-    let tasks = Arc::new(tasks::TaskManager::new(coding::ResourceRoots::from_paths(
-        &paths,
-    )));
+    let tasks = Arc::new(tasks::TaskManager::new(
+        coding::ResourceRoots::from_paths(&paths),
+        &paths.data_dir,
+    ));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(

@@ -364,6 +364,31 @@ pub async fn perform(
             Ok(session) => Some(Reply::Commands(session.commands)),
             Err(error) => failed("list the session's commands", error),
         },
+        Request::ListAgents { parent } => {
+            let children = client
+                .call::<SessionList>(&SessionListParams {
+                    cwd: None,
+                    limit: Some(500),
+                    cursor: None,
+                    parent_id: Some(session_id.clone()),
+                })
+                .await;
+            let parent = match parent {
+                Some(parent) => client
+                    .call::<SessionGet>(&SessionIdParams { session_id: parent })
+                    .await
+                    .ok()
+                    .map(|got| Box::new(got.info)),
+                None => None,
+            };
+            match children {
+                Ok(children) => Some(Reply::Agents {
+                    parent,
+                    children: children.sessions,
+                }),
+                Err(error) => failed("list the subagents", error),
+            }
+        }
         Request::ListSessions => match recent_sessions(&client, &cwd).await {
             Ok(sessions) => Some(Reply::Sessions(sessions)),
             Err(error) => failed("list sessions", error),

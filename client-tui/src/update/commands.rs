@@ -13,6 +13,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("thinking", "[level]", "Set the thinking level"),
     ("new", "", "Start a new session here"),
     ("resume", "", "Attach to another session"),
+    (
+        "agents",
+        "",
+        "Subagents of this session (or its parent): attach to one",
+    ),
     ("tree", "", "Move to another point of the session tree"),
     ("fork", "", "New session from an earlier message"),
     ("name", "<name>", "Name the session"),
@@ -94,6 +99,18 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                 title: "Resume a session".to_owned(),
             });
             effects.push(Effect::Request(Request::ListSessions));
+        }
+        "agents" => {
+            let parent = state
+                .session
+                .as_ref()
+                .filter(|session| session.task_name.is_some())
+                .and_then(|session| session.parent_session_id.clone());
+            state.overlay = Some(Overlay::Loading {
+                kind: SelectorKind::Session,
+                title: "Subagents".to_owned(),
+            });
+            effects.push(Effect::Request(Request::ListAgents { parent }));
         }
         "tree" | "fork" => {
             let for_fork = name == "fork";

@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 
 use pi_protocol::v1::message::AgentMessage;
-use pi_protocol::v1::{EntryRecord, SessionEntry};
+use pi_protocol::v1::{EntryRecord, SessionEntry, SessionInfo};
 
 use crate::effect::{Effect, SwitchTo};
 use crate::input::Reply;
@@ -61,6 +61,58 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.overlay = Some(Overlay::Select(Selector::new(
                 SelectorKind::Session,
                 "Resume a session",
+                items,
+            )));
+        }
+        Reply::Agents { parent, children } => {
+            if !waiting_for(state, SelectorKind::Session) {
+                return;
+            }
+            if parent.is_none() && children.is_empty() {
+                state.overlay = None;
+                state.status = Some("This session has started no subagents.".to_owned());
+                return;
+            }
+            let status = |session: &SessionInfo| {
+                if session.status == pi_protocol::v1::SessionStatus::Running {
+                    "running"
+                } else {
+                    "idle"
+                }
+            };
+            let mut items = Vec::new();
+            if let Some(parent) = parent {
+                items.push(SelectorItem {
+                    label: format!(
+                        "↑ {} (parent)",
+                        parent
+                            .task_name
+                            .clone()
+                            .or(parent.name.clone())
+                            .unwrap_or_else(|| parent.id.chars().take(8).collect())
+                    ),
+                    detail: format!("{} messages · {}", parent.message_count, status(&parent)),
+                    current: false,
+                    value: parent.id.clone(),
+                    depth: 0,
+                });
+            }
+            for child in children {
+                items.push(SelectorItem {
+                    label: child
+                        .task_name
+                        .clone()
+                        .or(child.name.clone())
+                        .unwrap_or_else(|| child.id.chars().take(8).collect()),
+                    detail: format!("{} messages · {}", child.message_count, status(&child)),
+                    current: false,
+                    value: child.id,
+                    depth: 1,
+                });
+            }
+            state.overlay = Some(Overlay::Select(Selector::new(
+                SelectorKind::Session,
+                "Subagents",
                 items,
             )));
         }

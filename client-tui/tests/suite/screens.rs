@@ -633,3 +633,79 @@ fn session_warnings_show_when_the_session_loads() {
         "{screen}"
     );
 }
+
+#[test]
+fn agents_picker_lists_the_parent_and_the_subagents_and_attaches_to_one() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/agents");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness
+            .take_effects()
+            .iter()
+            .any(|effect| format!("{effect:?}").contains("ListAgents")),
+        "asks for the subagents"
+    );
+    let mut parent = info(9);
+    parent.id = "p1".into();
+    parent.name = Some("main work".into());
+    let mut scout = info(4);
+    scout.id = "c1".into();
+    scout.task_name = Some("scout".into());
+    scout.parent_session_id = Some(SESSION.into());
+    scout.status = SessionStatus::Running;
+    let mut fixer = info(2);
+    fixer.id = "c2".into();
+    fixer.task_name = Some("fixer".into());
+    fixer.parent_session_id = Some(SESSION.into());
+    harness.send(Input::Reply(Reply::Agents {
+        parent: Some(Box::new(parent)),
+        children: vec![scout, fixer],
+    }));
+    assert_snapshot!(harness.screen(70, 12));
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Enter));
+    let effects = harness.take_effects();
+    assert!(
+        effects
+            .iter()
+            .any(|effect| format!("{effect:?}").contains("Existing(\"c1\")")),
+        "{effects:?}"
+    );
+}
+
+#[test]
+fn a_running_task_call_shows_its_subagents() {
+    let mut harness = Harness::attached(history(vec![
+        user("split the work"),
+        AgentMessage::Assistant(assistant(
+            vec![tool_call(
+                "t1",
+                "task",
+                json!({"context": "", "tasks": [{"name": "scout", "task": "look"}, {"name": "fixer", "task": "fix"}]}),
+            )],
+            StopReason::ToolUse,
+        )),
+    ]));
+    harness.send(event(3, SessionEvent::AgentStart));
+    harness.send(event(
+        4,
+        SessionEvent::ToolExecutionUpdate {
+            tool_call_id: "t1".into(),
+            tool_name: "task".into(),
+            args: json!({}),
+            partial_result: ToolResult {
+                content: vec![text(
+                    "scout (explore): running, in grep, 2 turns, 1200 tokens\nfixer (task): queued, 0 turns, 0 tokens",
+                )],
+                details: None,
+            },
+        },
+    ));
+    let screen = harness.screen(90, 14);
+    assert!(
+        screen.contains("scout (explore): running, in grep, 2 turns, 1200 tokens"),
+        "{screen}"
+    );
+    assert!(screen.contains("fixer (task): queued"), "{screen}");
+}

@@ -15,9 +15,11 @@
 //! it is reminded up to 3 times) or, without a schema, its last assistant text.
 
 pub mod agents;
+pub mod isolation;
 pub mod tool;
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
@@ -93,6 +95,8 @@ pub struct TaskOutcome {
     pub turns: u64,
     /// How long it ran.
     pub duration: Duration,
+    /// What became of an isolated task's changes.
+    pub changes: Option<isolation::Merged>,
 }
 
 /// Every running child of the daemon, and what they need.
@@ -100,6 +104,9 @@ pub struct TaskOutcome {
 pub struct TaskManager {
     state: OnceLock<Weak<DaemonState>>,
     roots: ResourceRoots,
+    // Isolated tasks' worktrees, and the patches of their changes.
+    worktrees: PathBuf,
+    patches: PathBuf,
     running: Arc<Semaphore>,
     // Per parent session: its children's permits.
     parents: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -108,12 +115,15 @@ pub struct TaskManager {
 }
 
 impl TaskManager {
-    /// A manager reading settings and agents through `roots`.
-    pub fn new(roots: ResourceRoots) -> TaskManager {
+    /// A manager reading settings and agents through `roots`, keeping isolated tasks'
+    /// worktrees and patches under `data_dir`.
+    pub fn new(roots: ResourceRoots, data_dir: &std::path::Path) -> TaskManager {
         let max_running = roots.load_settings(None).0.task.max_running.max(1);
         TaskManager {
             state: OnceLock::new(),
             roots,
+            worktrees: data_dir.join("worktrees"),
+            patches: data_dir.join("patches"),
             running: Arc::new(Semaphore::new(max_running as usize)),
             parents: Mutex::new(HashMap::new()),
             slots: Mutex::new(HashMap::new()),
@@ -183,7 +193,7 @@ impl TaskManager {
         specs: Vec<TaskSpec>,
         cancel: CancellationToken,
         progress: pi_agent::ProgressSink,
-    ) -> Result<Vec<TaskOutcome>, String> {
+    ) -> Result<(Vec<TaskOutcome>, Vec<String>), String> {
         let daemon = self.daemon()?;
         let settings = self.settings(&parent.cwd);
         let depth = self.depth(&parent.session_id).await;
@@ -197,7 +207,7 @@ impl TaskManager {
         if specs.is_empty() {
             return Err("tasks is empty: give at least one task".to_owned());
         }
-        let (agents, _) = agents::discover(&agents::search_dirs(
+        let (agents, problems) = agents::discover(&agents::search_dirs(
             &parent.cwd,
             self.roots.config_dir.as_deref(),
             self.roots.pi_agent_dir.as_deref(),
@@ -214,18 +224,31 @@ impl TaskManager {
             if spec.task.trim().is_empty() {
                 return Err(format!("tasks[{index}].task is empty: say what to do"));
             }
-            if spec.isolated {
+            if spec.isolated && spec.resume.is_some() {
                 return Err(format!(
-                    "tasks[{index}].isolated: running a task in its own git worktree is not \
-                     supported by pid yet; run it without `isolated`"
+                    "tasks[{index}]: `isolated` and `resume` do not go together (an isolated \
+                     task's worktree is gone once its changes came back); resume it without \
+                     `isolated`"
                 ));
             }
             let agent_name = spec.agent.clone().unwrap_or_else(|| "task".to_owned());
             let Some(agent) = agents.get(&agent_name).cloned() else {
                 let known: Vec<&str> = agents.keys().map(String::as_str).collect();
                 return Err(format!(
-                    "Unknown agent \"{agent_name}\". Available: {}",
-                    known.join(", ")
+                    "Unknown agent \"{agent_name}\". Available: {}{}",
+                    known.join(", "),
+                    if problems.is_empty() {
+                        String::new()
+                    } else {
+                        format!(
+                            ". Agent files with problems (not loaded): {}",
+                            problems
+                                .iter()
+                                .map(ToString::to_string)
+                                .collect::<Vec<_>>()
+                                .join("; ")
+                        )
+                    }
                 ));
             };
             let mut name = spec
@@ -275,6 +298,7 @@ impl TaskManager {
                         tokens: 0,
                         turns: 0,
                         duration: Duration::ZERO,
+                        changes: None,
                     };
                     let permits = tokio::select! {
                         () = cancel.cancelled() => None,
@@ -307,7 +331,8 @@ impl TaskManager {
                     outcome
                 }
             });
-        Ok(futures_util::future::join_all(runs).await)
+        let problems: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        Ok((futures_util::future::join_all(runs).await, problems))
     }
 
     fn parent_permits(&self, parent: &str, limit: u64) -> Arc<Semaphore> {
@@ -435,7 +460,33 @@ impl Child<'_> {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.clone(), slot.clone());
-        if let Err(error) = self.start(agent, spec, &outcome.name, &id).await {
+        let worktree = if spec.isolated {
+            match isolation::create(&self.parent.cwd, &self.manager.worktrees, &id).await {
+                Ok(worktree) => Some(worktree),
+                Err(error) => {
+                    self.manager
+                        .slots
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&id);
+                    outcome.error = Some(error);
+                    self.board.set(self.index, |task| task.status = "failed");
+                    return;
+                }
+            }
+        } else {
+            None
+        };
+        let base = worktree
+            .as_ref()
+            .map_or_else(|| self.parent.cwd.clone(), |worktree| worktree.cwd.clone());
+        if let Err(error) = self.start(agent, spec, &outcome.name, &id, &base).await {
+            if let Some(worktree) = &worktree {
+                outcome.changes = Some(
+                    isolation::finish(worktree, &self.manager.patches, &id, &outcome.name, false)
+                        .await,
+                );
+            }
             self.manager
                 .slots
                 .lock()
@@ -468,6 +519,17 @@ impl Child<'_> {
                 outcome.error = Some(error);
             }
         }
+        if let Some(worktree) = &worktree {
+            let merged = isolation::finish(
+                worktree,
+                &self.manager.patches,
+                &id,
+                &outcome.name,
+                outcome.status == "done",
+            )
+            .await;
+            outcome.changes = Some(merged);
+        }
         let status = outcome.status;
         self.board.set(self.index, |task| {
             task.status = status;
@@ -482,6 +544,7 @@ impl Child<'_> {
         spec: &TaskSpec,
         name: &str,
         id: &str,
+        base: &std::path::Path,
     ) -> Result<(), String> {
         let sessions = &self.daemon.sessions;
         if let Some(resume) = &spec.resume {
@@ -496,11 +559,18 @@ impl Child<'_> {
                     "cannot resume {resume}: it is not a subagent of this session"
                 ));
             }
+            if !std::path::Path::new(&info.cwd).is_dir() {
+                return Err(format!(
+                    "cannot resume {resume}: its working directory {} is gone (an isolated \
+                     task's worktree is removed once its changes came back)",
+                    info.cwd
+                ));
+            }
             return Ok(());
         }
         let cwd = match &spec.cwd {
-            Some(dir) => crate::coding::normalize_lexically(&self.parent.cwd.join(dir)),
-            None => self.parent.cwd.clone(),
+            Some(dir) => crate::coding::normalize_lexically(&base.join(dir)),
+            None => base.to_path_buf(),
         };
         let child_may_spawn = self.depth + 1 < self.settings.max_depth;
         let mut tools: Vec<String> = match &agent.tools {
@@ -890,7 +960,8 @@ fn first_prompt(context: &str, task: &str, schema: Option<&Value>) -> String {
 }
 
 /// The parent's tool result: per task its status, result or error, tokens, time, session.
-pub fn render(outcomes: &[TaskOutcome]) -> ToolOutput {
+/// `problems`: agent files that did not load, said at the end.
+pub fn render(outcomes: &[TaskOutcome], problems: &[String]) -> ToolOutput {
     let done = outcomes.iter().filter(|o| o.status == "done").count();
     let mut text = format!("{} task(s): {done} done", outcomes.len());
     let failed = outcomes.len() - done;
@@ -916,6 +987,9 @@ pub fn render(outcomes: &[TaskOutcome]) -> ToolOutput {
         if let Some(error) = &outcome.error {
             text.push_str(&format!("\nerror: {error}"));
         }
+        if let Some(changes) = &outcome.changes {
+            text.push_str(&format!("\nchanges: {}", changes.message));
+        }
         if let Some(result) = &outcome.result {
             let shown = match result {
                 Value::String(text) => text.clone(),
@@ -930,11 +1004,20 @@ pub fn render(outcomes: &[TaskOutcome]) -> ToolOutput {
             }
         }
     }
+    if !problems.is_empty() {
+        text.push_str("\n\nAgent files with problems (not loaded):");
+        for problem in problems {
+            text.push_str(&format!("\n- {problem}"));
+        }
+    }
     let details = json!({"tasks": outcomes.iter().map(|outcome| json!({
         "name": outcome.name, "agent": outcome.agent, "sessionId": outcome.session_id,
         "status": outcome.status, "result": outcome.result, "error": outcome.error,
         "tokens": outcome.tokens, "turns": outcome.turns,
         "durationMs": outcome.duration.as_millis() as u64,
+        "changes": outcome.changes.as_ref().map(|changes| json!({
+            "message": changes.message, "patchPath": changes.patch, "applied": changes.applied,
+        })),
     })).collect::<Vec<_>>()});
     ToolOutput {
         content: vec![pi_llm::UserContent::text(text)],

@@ -246,7 +246,7 @@ impl Tool for TaskTool {
                 )
                 .await
             {
-                Ok(outcomes) => super::render(&outcomes),
+                Ok((outcomes, problems)) => super::render(&outcomes, &problems),
                 Err(error) => ToolOutput::error(error),
             }
         })
