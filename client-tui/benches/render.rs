@@ -123,6 +123,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         first_message: None,
         parent_session_id: None,
         task_name: None,
+        missing_env: Vec::new(),
         status: SessionStatus::Running,
         last_seq,
         warnings: Vec::new(),

@@ -138,6 +138,8 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             after_seq: None,
         })
         .await?;
+    // A session the daemon loaded again lacks the secret variables it never stores.
+    client.supply_missing_env(&attached.snapshot.info).await?;
     let mode = if args.pi_compat {
         PartialMode::Full
     } else {

@@ -310,6 +310,10 @@ impl State {
                 after_seq: None,
             })
             .await?;
+        self.bridge
+            .client
+            .supply_missing_env(&attached.snapshot.info)
+            .await?;
         self.events = PiEvents::new(PartialMode::Full);
         self.events
             .resume_partial(attached.snapshot.streaming_message);

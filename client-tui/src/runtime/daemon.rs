@@ -33,6 +33,7 @@ pub async fn attach_fresh(client: &Client, session_id: &str) -> Result<Attachmen
             after_seq: None,
         })
         .await?;
+    client.supply_missing_env(&response.snapshot.info).await?;
     let mut entries = Vec::new();
     let mut cursor = None;
     loop {
@@ -71,11 +72,14 @@ pub async fn attach_resume(
         })
         .await;
     match resumed {
-        Ok(response) => Ok(Attachment {
-            connection_id: client.initialize_response().connection_id.clone(),
-            response,
-            history: None,
-        }),
+        Ok(response) => {
+            client.supply_missing_env(&response.snapshot.info).await?;
+            Ok(Attachment {
+                connection_id: client.initialize_response().connection_id.clone(),
+                response,
+                history: None,
+            })
+        }
         Err(error) if error.rpc_kind() == Some(ErrorKind::ResyncRequired) => {
             attach_fresh(client, session_id).await
         }

@@ -13,11 +13,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("thinking", "[level]", "Set the thinking level"),
     ("new", "", "Start a new session here"),
     ("resume", "", "Attach to another session"),
-    (
-        "agents",
-        "",
-        "Subagents of this session (or its parent): attach to one",
-    ),
+    ("agents", "", "Attach to a subagent, or the parent"),
     ("tree", "", "Move to another point of the session tree"),
     ("fork", "", "New session from an earlier message"),
     ("name", "<name>", "Name the session"),

@@ -34,6 +34,7 @@ pub fn info(last_seq: u64) -> SessionInfo {
         first_message: None,
         parent_session_id: None,
         task_name: None,
+        missing_env: Vec::new(),
         status: SessionStatus::Idle,
         last_seq,
         warnings: Vec::new(),

@@ -64,6 +64,10 @@ pub struct Settings {
     pub lsp_idle_timeout_ms: Option<u64>,
     /// `task.*`: subagents.
     pub task: TaskSettings,
+    /// `sessionEnv.exclude`: more name patterns of client variables never stored.
+    pub session_env_exclude: Vec<String>,
+    /// `sessionEnv.include`: name patterns stored even though they look like secrets.
+    pub session_env_include: Vec<String>,
     /// `systemPrompt`: replaces the default prompt body (text, or a path to a file).
     pub system_prompt: Option<TextOrFile>,
     /// `appendSystemPrompt`: appended to the prompt body (text, or a path to a file).
@@ -177,6 +181,10 @@ pub struct SettingsLayer {
     pub lsp_servers: BTreeMap<String, LspServerSettings>,
     /// `lsp.idleTimeoutMs`.
     pub lsp_idle_timeout_ms: Option<u64>,
+    /// `sessionEnv.exclude`.
+    pub session_env_exclude: Option<Vec<String>>,
+    /// `sessionEnv.include`.
+    pub session_env_include: Option<Vec<String>>,
     /// `task.maxConcurrency`.
     pub task_max_concurrency: Option<u64>,
     /// `task.maxRunning`.
@@ -316,6 +324,8 @@ impl Default for Settings {
             lsp_servers: BTreeMap::new(),
             lsp_idle_timeout_ms: None,
             task: TaskSettings::default(),
+            session_env_exclude: Vec::new(),
+            session_env_include: Vec::new(),
             prompts: Vec::new(),
             system_prompt: None,
             append_system_prompt: None,
@@ -404,6 +414,8 @@ impl Settings {
                 .overlay(entry);
         }
         set_option(&mut self.lsp_idle_timeout_ms, &layer.lsp_idle_timeout_ms);
+        set(&mut self.session_env_exclude, &layer.session_env_exclude);
+        set(&mut self.session_env_include, &layer.session_env_include);
         set(&mut self.task.max_concurrency, &layer.task_max_concurrency);
         set(&mut self.task.max_running, &layer.task_max_running);
         set(&mut self.task.max_depth, &layer.task_max_depth);

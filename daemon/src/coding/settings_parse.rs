@@ -338,6 +338,16 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "sessionEnv" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("sessionEnv.{sub}");
+                        match sub.as_str() {
+                            "exclude" => layer.session_env_exclude = self.strings(&dotted, value),
+                            "include" => layer.session_env_include = self.strings(&dotted, value),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "task" => {
                     for (sub, value) in self.object(key, value) {
                         let dotted = format!("task.{sub}");

@@ -119,6 +119,8 @@ pub struct SessionActor {
     retry: AutoRetry,
     commands: mpsc::Receiver<Command>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
+    // `Command::WhenSettled` callers, answered once nothing runs, compacts or waits to retry.
+    settled_waiters: Vec<Reply<EmptyResponse>>,
 }
 
 impl SessionActor {
@@ -221,6 +223,7 @@ impl SessionActor {
             retry: AutoRetry::default(),
             commands,
             closing: None,
+            settled_waiters: Vec::new(),
             store,
             services,
             sessions,
@@ -232,9 +235,22 @@ impl SessionActor {
         Ok(handle)
     }
 
+    /// Nothing runs, compacts, summarizes or waits to retry.
+    fn is_settled(&self) -> bool {
+        self.run.is_none()
+            && self.job.is_none()
+            && self.pending_compaction.is_none()
+            && !self.retry.is_pending()
+    }
+
     async fn serve(mut self) {
         tracing::debug!("loaded");
         loop {
+            if !self.settled_waiters.is_empty() && self.is_settled() {
+                for waiter in self.settled_waiters.drain(..) {
+                    let _ = waiter.send(Ok(EmptyResponse {}));
+                }
+            }
             if self.run.is_none()
                 && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
@@ -349,7 +365,13 @@ impl SessionActor {
                 // Like pi's editor, the history keeps what was sent even if the session
                 // refuses it (busy, no model), so that it can be recalled and sent again.
                 // Recorded alongside the prompt: the two writes can share a transaction.
-                let history = runs::record_history(self.store.clone(), &self.row.cwd, &text);
+                // A subagent's prompts come from its parent's `task` call, not a person.
+                let remembered = if self.row.task_name.is_some() {
+                    ""
+                } else {
+                    text.as_str()
+                };
+                let history = runs::record_history(self.store.clone(), &self.row.cwd, remembered);
                 let (result, ()) = tokio::join!(self.prompt(text.clone(), images), history);
                 let _ = reply.send(result);
             }
@@ -360,7 +382,7 @@ impl SessionActor {
                 reply,
             } => {
                 let result = self.enqueue(steering, text.clone(), images);
-                if result.is_ok() {
+                if result.is_ok() && self.row.task_name.is_none() {
                     runs::record_history(self.store.clone(), &self.row.cwd, &text).await;
                 }
                 let _ = reply.send(result);
@@ -388,6 +410,16 @@ impl SessionActor {
             }
             Command::SetName { name, reply } => {
                 let _ = reply.send(self.set_name(&name).await);
+            }
+            Command::WhenSettled { reply } => {
+                if self.is_settled() {
+                    let _ = reply.send(Ok(EmptyResponse {}));
+                } else {
+                    self.settled_waiters.push(reply);
+                }
+            }
+            Command::SetEnv { env, reply } => {
+                let _ = reply.send(Ok(self.set_env(env)));
             }
             Command::Label {
                 entry_id,

@@ -17,6 +17,7 @@ pub mod presence;
 pub mod recent;
 pub mod recovery;
 pub mod retry;
+pub mod secrets;
 pub mod services;
 pub mod sink;
 pub mod stats;
@@ -87,6 +88,15 @@ impl SessionRegistry {
     /// The services sessions use.
     pub fn services(&self) -> &SessionServices {
         &self.services
+    }
+
+    /// Which client variables stay in memory only (the global settings' `sessionEnv`).
+    pub fn env_policy(&self) -> secrets::EnvPolicy {
+        let (settings, _) = self.services.settings.resources.load_settings(None);
+        secrets::EnvPolicy {
+            exclude: settings.session_env_exclude,
+            include: settings.session_env_include,
+        }
     }
 
     /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
@@ -167,10 +177,19 @@ impl SessionRegistry {
             .clone()
             .unwrap_or_else(|| self.services.tools.default_names());
         let now = now_millis();
+        // Variables that look like secrets live in memory only.
+        let policy = self.env_policy();
+        let (kept_env, secret_env) = match &params.env {
+            Some(env) => {
+                let (kept, secret) = policy.split(env);
+                (Some(kept), secret)
+            }
+            None => (None, BTreeMap::new()),
+        };
         let mut row = SessionRow {
             id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
-            env: params.env.clone(),
+            env: kept_env,
             name: params
                 .name
                 .as_ref()
@@ -192,6 +211,8 @@ impl SessionRegistry {
             system_prompt: params.system_prompt.clone(),
             append_system_prompt: params.append_system_prompt.clone(),
             task_name: task.as_ref().map(|task| task.task_name.clone()),
+            secret_env_names: secret_env.keys().cloned().collect(),
+            secret_env,
         };
         let tools = self
             .services
@@ -726,6 +747,7 @@ pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
         first_message: row.first_message.clone(),
         parent_session_id: row.parent_session_id.clone(),
         task_name: row.task_name.clone(),
+        missing_env: missing_env(row),
         status: if running {
             SessionStatus::Running
         } else {
@@ -770,14 +792,29 @@ fn settings_default_model(
 }
 /// Where a session's tools run.
 pub fn tool_environment(row: &SessionRow) -> ToolEnvironment {
+    let mut env = row
+        .env
+        .clone()
+        .unwrap_or_else(|| std::env::vars().collect::<BTreeMap<_, _>>());
+    env.extend(
+        row.secret_env
+            .iter()
+            .map(|(name, value)| (name.clone(), value.clone())),
+    );
     ToolEnvironment {
         session_id: row.id.clone(),
         cwd: row.cwd.clone().into(),
-        env: row
-            .env
-            .clone()
-            .unwrap_or_else(|| std::env::vars().collect::<BTreeMap<_, _>>()),
+        env,
     }
+}
+
+/// The secret variables a session lost (not stored; not supplied since it was loaded).
+pub fn missing_env(row: &SessionRow) -> Vec<String> {
+    row.secret_env_names
+        .iter()
+        .filter(|name| !row.secret_env.contains_key(*name))
+        .cloned()
+        .collect()
 }
 
 /// The text blocks of user content, joined by newlines.

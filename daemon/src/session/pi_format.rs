@@ -6,7 +6,7 @@
 //! parent links (each the child of the previous); compactions' `firstKeptEntryIndex` becomes
 //! `firstKeptEntryId`; version 2's `hookMessage` role becomes `custom`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::Path;
 
 use pi_protocol::v1::SessionEntry;
@@ -156,6 +156,8 @@ pub fn import_file(
         system_prompt: None,
         append_system_prompt: None,
         task_name: None,
+        secret_env_names: Vec::new(),
+        secret_env: BTreeMap::new(),
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

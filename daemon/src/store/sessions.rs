@@ -47,6 +47,12 @@ pub struct SessionRow {
     pub append_system_prompt: Option<String>,
     /// A subagent's task name (set at creation; `parent_session_id` is its parent).
     pub task_name: Option<String>,
+    /// Names of the client's variables that looked like secrets (`session::secrets`): not
+    /// stored, only their names.
+    pub secret_env_names: Vec<String>,
+    /// Their values, in memory only (never written; empty after a load until a client
+    /// supplies them).
+    pub secret_env: BTreeMap<String, String>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -56,7 +62,7 @@ macro_rules! session_columns {
     () => {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
-         append_system_prompt, task_name"
+         append_system_prompt, task_name, secret_env_names"
     };
 }
 
@@ -179,12 +185,15 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
         row.system_prompt.as_deref().into(),
         row.append_system_prompt.as_deref().into(),
         row.task_name.as_deref().into(),
+        serde_json::to_string(&row.secret_env_names)
+            .unwrap_or_else(|_| "[]".to_owned())
+            .into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -232,6 +241,7 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
     let tools: String = row.try_get("tools")?;
     let provider: Option<String> = row.try_get("model_provider")?;
     let model_id: Option<String> = row.try_get("model_id")?;
+    let secret_names: String = row.try_get("secret_env_names")?;
     Ok(SessionRow {
         id: row.try_get("id")?,
         cwd: row.try_get("cwd")?,
@@ -254,5 +264,8 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         system_prompt: row.try_get("system_prompt")?,
         append_system_prompt: row.try_get("append_system_prompt")?,
         task_name: row.try_get("task_name")?,
+        secret_env_names: serde_json::from_str(&secret_names)
+            .map_err(StoreError::corrupt("sessions.secret_env_names"))?,
+        secret_env: BTreeMap::new(),
     })
 }

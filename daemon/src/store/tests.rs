@@ -29,6 +29,8 @@ fn row(id: &str) -> SessionRow {
         system_prompt: None,
         append_system_prompt: None,
         task_name: None,
+        secret_env_names: Vec::new(),
+        secret_env: std::collections::BTreeMap::new(),
     }
 }
 
@@ -315,4 +317,47 @@ async fn the_readers_cannot_write() {
         .await
         .unwrap_err();
     assert_eq!(StoreError::from(error).failure(), StorageFailure::ReadOnly);
+}
+
+#[tokio::test]
+async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
+    let (dir, store) = temp_store().await;
+    // A row as the daemon wrote it before: the client's whole environment.
+    let mut old = row("s1");
+    old.env = Some(
+        [
+            ("PATH", "/bin"),
+            ("OPENAI_API_KEY", "sk-sentinel"),
+            ("github_token", "ghp-sentinel"),
+            ("DB_PASSWORD", "pw-sentinel"),
+            ("EDITOR", "vi"),
+        ]
+        .map(|(name, value)| (name.to_owned(), value.to_owned()))
+        .into(),
+    );
+    store.insert_session(old).await.unwrap();
+    store.insert_session(row("no-env")).await.unwrap();
+    // The migration's scrub, run again on that row.
+    let sql = include_str!("../../../migrations/20261126020000_session_secret_env.sql");
+    let scrub = &sql[sql.find("UPDATE sessions").unwrap()..];
+    let mut other = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(dir.path().join("pi.db"))
+        .connect()
+        .await
+        .unwrap();
+    other.execute(scrub).await.unwrap();
+    let scrubbed = store.session("s1").await.unwrap().unwrap();
+    assert_eq!(
+        scrubbed.env.unwrap().keys().collect::<Vec<_>>(),
+        ["EDITOR", "PATH"]
+    );
+    assert_eq!(
+        scrubbed.secret_env_names,
+        ["DB_PASSWORD", "OPENAI_API_KEY", "github_token"]
+    );
+    let untouched = store.session("no-env").await.unwrap().unwrap();
+    assert_eq!(
+        (untouched.env, untouched.secret_env_names),
+        (None, Vec::new())
+    );
 }

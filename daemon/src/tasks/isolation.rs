@@ -32,8 +32,16 @@ pub struct Merged {
     pub applied: bool,
 }
 
-/// Runs git in `dir`: its stdout, or an error with its stderr.
+/// Runs git in `dir`: its stdout as text, or an error with its stderr.
 async fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<String, String> {
+    git_bytes(dir, args, input)
+        .await
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Runs git in `dir`: its stdout as it is (patches of files that are not UTF-8 stay exact),
+/// or an error with its stderr.
+async fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, String> {
     use tokio::io::AsyncWriteExt as _;
     let mut command = tokio::process::Command::new("git");
     command
@@ -63,7 +71,7 @@ async fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<String, 
         .await
         .map_err(|error| format!("git failed: {error}"))?;
     if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        Ok(output.stdout)
     } else {
         Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
     }
@@ -115,15 +123,21 @@ pub async fn create(parent_cwd: &Path, dir: &Path, id: &str) -> Result<Worktree,
 }
 
 /// Saves child `id`'s changes in `worktree` as `<patches>/<id>.patch`, applies them to the
-/// parent's tree when `apply`, and removes the worktree.
+/// parent's tree when `apply` (holding `applying`, so two children never patch at once),
+/// and removes the worktree.
 pub async fn finish(
     worktree: &Worktree,
     patches: &Path,
     id: &str,
     name: &str,
     apply: bool,
+    applying: &tokio::sync::Mutex<()>,
 ) -> Merged {
-    match save_and_apply(worktree, patches, id, name, apply).await {
+    let saved = {
+        let _one_at_a_time = applying.lock().await;
+        save_and_apply(worktree, patches, id, name, apply).await
+    };
+    match saved {
         Ok(merged) => {
             if let Err(error) = git(
                 &worktree.repo,
@@ -165,7 +179,22 @@ async fn save_and_apply(
     let mut kept = String::new();
     if head.trim() != worktree.base {
         let short: String = id.chars().take(8).collect();
-        let branch = format!("pi-task/{name}-{short}");
+        // A name the model chose: only what a branch name always allows.
+        let safe: String = name
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        let safe = safe.trim_matches('-');
+        let branch = format!(
+            "pi-task/{}-{short}",
+            if safe.is_empty() { "task" } else { safe }
+        );
         git(
             &worktree.repo,
             &["branch", "--force", &branch, head.trim()],
@@ -175,13 +204,13 @@ async fn save_and_apply(
         kept = format!(" (its commits are on branch {branch})");
     }
     git(path, &["add", "--all"], None).await?;
-    let diff = git(
+    let diff = git_bytes(
         path,
         &["diff", "--cached", "--binary", "--no-color", &worktree.base],
         None,
     )
     .await?;
-    if diff.trim().is_empty() {
+    if diff.iter().all(u8::is_ascii_whitespace) {
         return Ok(Merged {
             message: format!("it changed no file{kept}"),
             patch: None,
@@ -194,8 +223,8 @@ async fn save_and_apply(
     std::fs::write(&patch, &diff)
         .map_err(|error| format!("cannot write {}: {error}", patch.display()))?;
     let files = diff
-        .lines()
-        .filter(|line| line.starts_with("diff --git "))
+        .split(|byte| *byte == b'\n')
+        .filter(|line| line.starts_with(b"diff --git "))
         .count();
     if !apply {
         return Ok(Merged {
@@ -211,7 +240,7 @@ async fn save_and_apply(
     match git(
         &worktree.repo,
         &["apply", "--whitespace=nowarn", "-"],
-        Some(diff.as_bytes()),
+        Some(&diff),
     )
     .await
     {

@@ -41,6 +41,8 @@ const MAX_REMINDERS: u32 = 3;
 const MAX_SCHEMA_RETRIES: u32 = 3;
 /// Turns after the wrap-up message before the child is stopped.
 const WRAP_UP_GRACE: u64 = 5;
+/// How long a tool call of a child may run without any event (its output counts).
+const TOOL_LIMIT: Duration = Duration::from_secs(30 * 60);
 /// A result longer than this is cut in the parent's tool result (the rest: `agent://`).
 const RESULT_PREVIEW: usize = 5_000;
 
@@ -107,6 +109,8 @@ pub struct TaskManager {
     // Isolated tasks' worktrees, and the patches of their changes.
     worktrees: PathBuf,
     patches: PathBuf,
+    // Held while a child's changes are applied to its parent's tree.
+    applying: tokio::sync::Mutex<()>,
     running: Arc<Semaphore>,
     // Per parent session: its children's permits.
     parents: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -124,6 +128,7 @@ impl TaskManager {
             roots,
             worktrees: data_dir.join("worktrees"),
             patches: data_dir.join("patches"),
+            applying: tokio::sync::Mutex::new(()),
             running: Arc::new(Semaphore::new(max_running as usize)),
             parents: Mutex::new(HashMap::new()),
             slots: Mutex::new(HashMap::new()),
@@ -224,6 +229,40 @@ impl TaskManager {
             if spec.task.trim().is_empty() {
                 return Err(format!("tasks[{index}].task is empty: say what to do"));
             }
+            if let Some(resume) = &spec.resume
+                && (planned
+                    .iter()
+                    .any(|(_, _, other): &(String, agents::Agent, TaskSpec)| {
+                        other.resume.as_ref() == Some(resume)
+                    })
+                    || self.slot(resume).is_some())
+            {
+                return Err(format!(
+                    "tasks[{index}].resume: {resume} is already working on a task; wait for it \
+                     (one task at a time per subagent)"
+                ));
+            }
+            if let Some(dir) = &spec.cwd {
+                let relative = std::path::Path::new(dir);
+                let escapes = relative.is_absolute()
+                    || crate::coding::normalize_lexically(
+                        &std::path::Path::new("/x").join(relative),
+                    )
+                    .strip_prefix("/x")
+                    .is_err();
+                if escapes {
+                    return Err(format!(
+                        "tasks[{index}].cwd \"{dir}\" must be a directory inside yours, relative to it"
+                    ));
+                }
+            }
+            if let Some(schema) = &spec.output_schema
+                && let Err(error) = jsonschema::validator_for(schema)
+            {
+                return Err(format!(
+                    "tasks[{index}].outputSchema is not a valid JSON Schema: {error}"
+                ));
+            }
             if spec.isolated && spec.resume.is_some() {
                 return Err(format!(
                     "tasks[{index}]: `isolated` and `resume` do not go together (an isolated \
@@ -304,7 +343,14 @@ impl TaskManager {
                         () = cancel.cancelled() => None,
                         permits = async {
                             let mine = per_parent.acquire_owned().await.ok()?;
-                            let global = manager.running.clone().acquire_owned().await.ok()?;
+                            // The daemon-wide budget counts root batches' children; a child's own
+                            // children run under its permit (waiting for another could deadlock
+                            // a full daemon of delegating children).
+                            let global = if depth == 0 {
+                                Some(manager.running.clone().acquire_owned().await.ok()?)
+                            } else {
+                                None
+                            };
                             Some((mine, global))
                         } => permits,
                     };
@@ -386,13 +432,11 @@ impl Board {
     }
 
     fn set(&self, index: usize, change: impl FnOnce(&mut BoardTask)) {
-        let tasks = {
-            let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Some(task) = tasks.get_mut(index) {
-                change(task);
-            }
-            tasks.clone()
-        };
+        // Published under the lock: updates never arrive out of order.
+        let mut tasks = self.tasks.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(task) = tasks.get_mut(index) {
+            change(task);
+        }
         let lines: Vec<String> = tasks
             .iter()
             .map(|task| {
@@ -483,8 +527,15 @@ impl Child<'_> {
         if let Err(error) = self.start(agent, spec, &outcome.name, &id, &base).await {
             if let Some(worktree) = &worktree {
                 outcome.changes = Some(
-                    isolation::finish(worktree, &self.manager.patches, &id, &outcome.name, false)
-                        .await,
+                    isolation::finish(
+                        worktree,
+                        &self.manager.patches,
+                        &id,
+                        &outcome.name,
+                        false,
+                        &self.manager.applying,
+                    )
+                    .await,
                 );
             }
             self.manager
@@ -526,6 +577,7 @@ impl Child<'_> {
                 &id,
                 &outcome.name,
                 outcome.status == "done",
+                &self.manager.applying,
             )
             .await;
             outcome.changes = Some(merged);
@@ -675,7 +727,9 @@ impl Child<'_> {
                     format!("the subagent did not start: {}", error.message),
                 ));
             }
-            let (watched, last) = self.watch(id, spec, &mut receiver, outcome, cancel).await;
+            let (watched, last) = self
+                .watch(id, spec, &sink, &mut receiver, outcome, cancel)
+                .await;
             if let Watched::Stopped(status, why) = watched {
                 let _ = sessions
                     .call(id, |reply: crate::session::Reply<EmptyResponse>| {
@@ -693,6 +747,9 @@ impl Child<'_> {
                 (Some(Ok(data)), _) => break Ok(data),
                 (Some(Err(error)), _) => break Err(("failed", error)),
                 (None, Last::Failed(error)) => break Err(("failed", error)),
+                (None, Last::Aborted) => {
+                    break Err(("aborted", "the subagent's run was aborted".to_owned()));
+                }
                 (None, Last::Text(text)) if schema.is_none() => break Ok(Value::String(text)),
                 (None, Last::Nothing) if schema.is_none() => {
                     break Err(("failed", "the subagent ended without a reply".to_owned()));
@@ -724,12 +781,13 @@ impl Child<'_> {
         result
     }
 
-    /// Watches one run of the child until it ends or a guard stops it; how, and its last
-    /// assistant message.
+    /// Watches the child until it has settled (its run ended and no retry or compaction it
+    /// scheduled is pending) or a guard stops it; how, and its last assistant message.
     async fn watch(
         &self,
         id: &str,
         spec: &TaskSpec,
+        sink: &crate::session::sink::EventSink,
         receiver: &mut crate::session::sink::SinkReceiver,
         outcome: &mut TaskOutcome,
         cancel: &CancellationToken,
@@ -737,177 +795,236 @@ impl Child<'_> {
         let idle = spec
             .timeout
             .unwrap_or(Duration::from_millis(self.settings.idle_timeout_ms));
-        let mut last = Last::Nothing;
-        let mut in_tools: usize = 0;
-        let mut streak: (String, u64) = (String::new(), 0);
-        let mut schema_failures = 0;
-        let mut wrapped_up = false;
+        let mut state = WatchState {
+            last: Last::Nothing,
+            in_tools: 0,
+            streak: (String::new(), 0),
+            schema_failures: 0,
+            wrapped_up: false,
+            ended: false,
+        };
+        // Asked once a run ended: answered when nothing runs, compacts or waits to retry.
+        let mut settled: Option<futures_util::future::BoxFuture<'_, ()>> = None;
         let mut frames = Vec::new();
         loop {
             frames.clear();
+            // Inside a tool call the clock is the longer tool limit (a build, a test run);
+            // every event starts it again.
+            let limit = if state.in_tools > 0 {
+                idle.max(TOOL_LIMIT)
+            } else {
+                idle
+            };
             let received = tokio::select! {
                 () = cancel.cancelled() => {
-                    return (Watched::Stopped("aborted", "aborted: the parent's run was aborted".to_owned()), last);
+                    return (Watched::Stopped("aborted", "aborted: the parent's run was aborted".to_owned()), state.last);
                 }
-                received = async {
-                    if in_tools > 0 {
-                        Some(receiver.recv_many(&mut frames, 256).await)
-                    } else {
-                        tokio::time::timeout(idle, receiver.recv_many(&mut frames, 256)).await.ok()
+                () = sink.closed() => {
+                    return (Watched::Stopped("failed", "lost the subagent's events (its event queue overflowed)".to_owned()), state.last);
+                }
+                () = async { if let Some(settled) = settled.as_mut() { settled.await } }, if settled.is_some() => {
+                    // Everything it did before settling is queued already.
+                    while let Some(frame) = receiver.try_recv() {
+                        if let Some(stopped) = self.on_frame(&frame, id, &mut state, outcome).await {
+                            return (stopped, state.last);
+                        }
                     }
-                } => received,
+                    return (Watched::Ended, state.last);
+                }
+                received = tokio::time::timeout(limit, receiver.recv_many(&mut frames, 256)) => received.ok(),
             };
             let Some(count) = received else {
-                return (
-                    Watched::Stopped(
-                        "timed_out",
-                        format!(
-                            "timed out: the subagent did nothing for {} s",
-                            idle.as_secs_f64()
-                        ),
-                    ),
-                    last,
-                );
+                let why = if state.in_tools > 0 {
+                    format!(
+                        "timed out: a tool call of the subagent ran {} s without any output",
+                        limit.as_secs_f64()
+                    )
+                } else {
+                    format!(
+                        "timed out: the subagent did nothing for {} s",
+                        idle.as_secs_f64()
+                    )
+                };
+                return (Watched::Stopped("timed_out", why), state.last);
             };
             if count == 0 {
                 return (
                     Watched::Stopped("failed", "the subagent's events stopped".to_owned()),
-                    last,
+                    state.last,
                 );
             }
             for frame in &frames {
-                let Some(event) = event_of(frame, id) else {
-                    continue;
-                };
-                match event {
-                    SessionEvent::ToolExecutionStart {
-                        tool_name, args, ..
-                    } => {
-                        in_tools += 1;
-                        let key = format!("{tool_name} {args}");
-                        if streak.0 == key {
-                            streak.1 += 1;
-                        } else {
-                            streak = (key, 1);
-                        }
-                        if streak.1 >= self.settings.loop_limit {
-                            return (
-                                Watched::Stopped(
-                                    "failed",
-                                    format!(
-                                        "stopped: the subagent made the same call (`{tool_name}` \
-                                         with the same arguments) {} times in a row",
-                                        streak.1
-                                    ),
-                                ),
-                                last,
-                            );
-                        }
-                        self.board
-                            .set(self.index, |task| task.tool = Some(tool_name.clone()));
-                    }
-                    SessionEvent::ToolExecutionEnd {
-                        tool_name,
-                        is_error,
-                        result,
-                        ..
-                    } => {
-                        in_tools = in_tools.saturating_sub(1);
-                        if tool_name == "submit_result" && is_error {
-                            schema_failures += 1;
-                            if schema_failures > MAX_SCHEMA_RETRIES {
-                                let why = result
-                                    .content
-                                    .iter()
-                                    .filter_map(|block| match block {
-                                        pi_protocol::v1::message::UserContent::Text(text) => {
-                                            Some(text.text.as_str())
-                                        }
-                                        pi_protocol::v1::message::UserContent::Image(_) => None,
-                                    })
-                                    .collect::<Vec<_>>()
-                                    .join("\n");
-                                return (
-                                    Watched::Stopped(
-                                        "failed",
-                                        format!(
-                                            "the result did not match the output schema after \
-                                             {MAX_SCHEMA_RETRIES} corrections: {why}"
-                                        ),
-                                    ),
-                                    last,
-                                );
-                            }
-                        }
-                        self.board.set(self.index, |task| task.tool = None);
-                    }
-                    SessionEvent::TurnEnd { message, .. } => {
-                        outcome.turns += 1;
-                        outcome.tokens += message.usage.total_tokens;
-                        let (turns, tokens) = (outcome.turns, outcome.tokens);
-                        self.board.set(self.index, |task| {
-                            task.turns = turns;
-                            task.tokens = tokens;
-                        });
-                        last = if message.stop_reason == StopReason::Error {
-                            Last::Failed(
-                                message
-                                    .error_message
-                                    .clone()
-                                    .unwrap_or_else(|| "the model request failed".to_owned()),
-                            )
-                        } else {
-                            let text: Vec<&str> = message
-                                .content
-                                .iter()
-                                .filter_map(|block| match block {
-                                    AssistantContent::Text(text) => Some(text.text.as_str()),
-                                    _ => None,
-                                })
-                                .collect();
-                            let text = text.join("\n").trim().to_owned();
-                            if text.is_empty() {
-                                last
-                            } else {
-                                Last::Text(text)
-                            }
-                        };
-                        if outcome.turns >= self.settings.max_turns + WRAP_UP_GRACE {
-                            return (
-                                Watched::Stopped(
-                                    "failed",
-                                    format!(
-                                        "stopped after {} turns (task.maxTurns is {}, and it \
-                                         was told to wrap up)",
-                                        outcome.turns, self.settings.max_turns
-                                    ),
-                                ),
-                                last,
-                            );
-                        }
-                        if outcome.turns >= self.settings.max_turns && !wrapped_up {
-                            wrapped_up = true;
-                            let _ = self
-                                .daemon
-                                .sessions
-                                .call(id, |reply| Command::Enqueue {
-                                    steering: true,
-                                    text: "You have used your turn budget. Wrap up now: \
-                                           finish the step you are on and report your result \
-                                           (with submit_result if you were asked for one)."
-                                        .to_owned(),
-                                    images: Vec::new(),
-                                    reply,
-                                })
-                                .await;
-                        }
-                    }
-                    SessionEvent::AgentEnd { .. } => return (Watched::Ended, last),
-                    _ => {}
+                if let Some(stopped) = self.on_frame(frame, id, &mut state, outcome).await {
+                    return (stopped, state.last);
                 }
+            }
+            if state.ended && settled.is_none() {
+                let sessions = &self.daemon.sessions;
+                let id = id.to_owned();
+                settled = Some(Box::pin(async move {
+                    let _ = sessions
+                        .call(&id, |reply| Command::WhenSettled { reply })
+                        .await;
+                }));
             }
         }
     }
+
+    /// Takes one event of the child into `state`; `Some` when a guard stops it.
+    async fn on_frame(
+        &self,
+        frame: &[u8],
+        id: &str,
+        state: &mut WatchState,
+        outcome: &mut TaskOutcome,
+    ) -> Option<Watched> {
+        let loop_limit = self.settings.loop_limit.max(2);
+        let max_turns = self.settings.max_turns.max(1);
+        match event_of(frame, id)? {
+            SessionEvent::AgentEnd { .. } => {
+                state.ended = true;
+                state.in_tools = 0;
+            }
+            SessionEvent::AutoRetryEnd {
+                success: false,
+                final_error,
+                ..
+            } => {
+                state.last = Last::Failed(
+                    final_error.unwrap_or_else(|| "the model request failed".to_owned()),
+                );
+            }
+            SessionEvent::ToolExecutionStart {
+                tool_name, args, ..
+            } => {
+                state.in_tools += 1;
+                let key = format!("{tool_name} {args}");
+                if state.streak.0 == key {
+                    state.streak.1 += 1;
+                } else {
+                    state.streak = (key, 1);
+                }
+                if state.streak.1 >= loop_limit {
+                    return Some(Watched::Stopped(
+                        "failed",
+                        format!(
+                            "stopped: the subagent made the same call (`{tool_name}` with the \
+                             same arguments) {} times in a row",
+                            state.streak.1
+                        ),
+                    ));
+                }
+                self.board
+                    .set(self.index, |task| task.tool = Some(tool_name.clone()));
+            }
+            SessionEvent::ToolExecutionEnd {
+                tool_name,
+                is_error,
+                result,
+                ..
+            } => {
+                state.in_tools = state.in_tools.saturating_sub(1);
+                if tool_name == "submit_result" && is_error {
+                    state.schema_failures += 1;
+                    if state.schema_failures > MAX_SCHEMA_RETRIES {
+                        let why = result
+                            .content
+                            .iter()
+                            .filter_map(|block| match block {
+                                pi_protocol::v1::message::UserContent::Text(text) => {
+                                    Some(text.text.as_str())
+                                }
+                                pi_protocol::v1::message::UserContent::Image(_) => None,
+                            })
+                            .collect::<Vec<_>>()
+                            .join("\n");
+                        return Some(Watched::Stopped(
+                            "failed",
+                            format!(
+                                "the result did not match the output schema after \
+                                 {MAX_SCHEMA_RETRIES} corrections: {why}"
+                            ),
+                        ));
+                    }
+                }
+                self.board.set(self.index, |task| task.tool = None);
+            }
+            SessionEvent::TurnEnd { message, .. } => {
+                outcome.turns += 1;
+                outcome.tokens += message.usage.total_tokens;
+                let (turns, tokens) = (outcome.turns, outcome.tokens);
+                self.board.set(self.index, |task| {
+                    task.turns = turns;
+                    task.tokens = tokens;
+                });
+                state.last = match message.stop_reason {
+                    StopReason::Error => Last::Failed(
+                        message
+                            .error_message
+                            .clone()
+                            .unwrap_or_else(|| "the model request failed".to_owned()),
+                    ),
+                    StopReason::Aborted => Last::Aborted,
+                    _ => {
+                        let text: Vec<&str> = message
+                            .content
+                            .iter()
+                            .filter_map(|block| match block {
+                                AssistantContent::Text(text) => Some(text.text.as_str()),
+                                _ => None,
+                            })
+                            .collect();
+                        let text = text.join("\n").trim().to_owned();
+                        if text.is_empty() {
+                            std::mem::replace(&mut state.last, Last::Nothing)
+                        } else {
+                            Last::Text(text)
+                        }
+                    }
+                };
+                if outcome.turns >= max_turns + WRAP_UP_GRACE {
+                    return Some(Watched::Stopped(
+                        "failed",
+                        format!(
+                            "stopped after {} turns (task.maxTurns is {max_turns}, and it was \
+                             told to wrap up)",
+                            outcome.turns
+                        ),
+                    ));
+                }
+                if outcome.turns >= max_turns && !state.wrapped_up {
+                    state.wrapped_up = true;
+                    let _ = self
+                        .daemon
+                        .sessions
+                        .call(id, |reply| Command::Enqueue {
+                            steering: true,
+                            text: "You have used your turn budget. Wrap up now: finish the step \
+                                   you are on and report your result (with submit_result if \
+                                   you were asked for one)."
+                                .to_owned(),
+                            images: Vec::new(),
+                            reply,
+                        })
+                        .await;
+                }
+            }
+            _ => {}
+        }
+        None
+    }
+}
+
+/// What watching a child has seen so far.
+struct WatchState {
+    last: Last,
+    in_tools: usize,
+    // The last tool call (name and arguments) and how many times in a row it came.
+    streak: (String, u64),
+    schema_failures: u32,
+    wrapped_up: bool,
+    // A run ended (the settled check is due).
+    ended: bool,
 }
 
 /// The child's last assistant message, as far as the result is concerned.
@@ -915,6 +1032,7 @@ enum Last {
     Nothing,
     Text(String),
     Failed(String),
+    Aborted,
 }
 
 /// The session event in `frame`, if it is one of session `id`.

@@ -159,7 +159,8 @@ impl TaskTool {
         let seconds = |timeout: Option<f64>| {
             timeout
                 .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
-                .map(Duration::from_secs_f64)
+                // A week at most: beyond that it means "no limit" anyway.
+                .map(|seconds| Duration::from_secs_f64(seconds.min(7.0 * 86_400.0)))
         };
         match self.shape {
             Shape::Task => {

@@ -230,6 +230,7 @@ mod tests {
                     first_message: None,
                     parent_session_id: None,
                     task_name: None,
+                    missing_env: Vec::new(),
                     status: pi_protocol::v1::SessionStatus::Idle,
                     last_seq: 9,
                     warnings: Vec::new(),

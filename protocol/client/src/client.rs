@@ -203,6 +203,30 @@ impl Client {
         })
     }
 
+    /// Supplies, from this process's environment, the secret variables `session` lacks since
+    /// the daemon loaded it again (`missingEnv`; the daemon never stores them). Returns the
+    /// names supplied; an error only when the call fails.
+    pub async fn supply_missing_env(
+        &self,
+        session: &pi_protocol::v1::SessionInfo,
+    ) -> Result<Vec<String>, ClientError> {
+        let env: std::collections::BTreeMap<String, String> = session
+            .missing_env
+            .iter()
+            .filter_map(|name| std::env::var(name).ok().map(|value| (name.clone(), value)))
+            .collect();
+        if env.is_empty() {
+            return Ok(Vec::new());
+        }
+        let response = self
+            .call::<pi_protocol::v1::SessionSetEnv>(&pi_protocol::v1::SessionSetEnvParams {
+                session_id: session.id.clone(),
+                env,
+            })
+            .await?;
+        Ok(response.accepted)
+    }
+
     /// Calls a method by name with raw JSON params (for bridges and tests).
     pub async fn call_raw(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         self.inner.request(method, params).await

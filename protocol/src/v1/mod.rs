@@ -79,6 +79,9 @@ crate::method_table! {
     SessionSetThinking = "session/setThinking" (SessionSetThinkingParams) -> SessionSetThinkingResponse;
     /// Names the session (a `session_info` entry).
     SessionSetName = "session/setName" (SessionSetNameParams) -> EmptyResponse;
+    /// Supplies secret variables a session lacks since it was loaded again (`missingEnv`):
+    /// kept in memory only; other names are ignored.
+    SessionSetEnv = "session/setEnv" (SessionSetEnvParams) -> SessionSetEnvResponse;
     /// Labels an entry, or clears its label.
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).

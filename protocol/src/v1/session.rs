@@ -46,6 +46,11 @@ pub struct SessionInfo {
     /// A subagent's task name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub task_name: Option<String>,
+    /// Secret variables of the client that created the session (names like `*KEY*`,
+    /// `*TOKEN*`, ...: never stored) that it lacks since it was loaded again; a client that
+    /// has them supplies them with `session/setEnv`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_env: Vec<String>,
     /// `idle` or `running`.
     pub status: SessionStatus,
     /// The newest event sequence number.
@@ -358,6 +363,26 @@ pub struct SessionSetNameParams {
     pub session_id: String,
     /// The new name (trimmed; must not be empty).
     pub name: String,
+}
+
+/// Params of `session/setEnv`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetEnvParams {
+    /// The session.
+    pub session_id: String,
+    /// Variables; only those the session lacks (`SessionInfo.missingEnv`) are taken.
+    pub env: BTreeMap<String, String>,
+}
+
+/// Response of `session/setEnv`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetEnvResponse {
+    /// The names taken (in memory only).
+    pub accepted: Vec<String>,
+    /// What the session still lacks.
+    pub missing_env: Vec<String>,
 }
 
 /// Params of `session/label`.

@@ -224,6 +224,21 @@ pub async fn set_name(
         .await
 }
 
+/// `session/setEnv`.
+pub async fn set_env(
+    context: &RequestContext,
+    params: pi_protocol::v1::SessionSetEnvParams,
+) -> Result<pi_protocol::v1::SessionSetEnvResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .call(&params.session_id, |reply| Command::SetEnv {
+            env: params.env.clone(),
+            reply,
+        })
+        .await
+}
+
 /// `session/label`.
 pub async fn label(
     context: &RequestContext,

@@ -93,6 +93,19 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// Answered once the session has settled: no run, no compaction or summary, no retry
+    /// waiting (what a subagent's watcher waits for after a run ends).
+    WhenSettled {
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// Supply lost secret variables.
+    SetEnv {
+        /// Variables (only missing ones are taken).
+        env: std::collections::BTreeMap<String, String>,
+        /// Answer.
+        reply: Reply<pi_protocol::v1::SessionSetEnvResponse>,
+    },
     /// Label an entry.
     Label {
         /// Target entry.

@@ -30,6 +30,15 @@ impl SessionActor {
             .and_then(|model| self.services.models.unlisted_warning(model))
             .into_iter()
             .collect();
+        if !info.missing_env.is_empty() {
+            info.warnings.push(format!(
+                "this session lacks {} (secret variables of the client that created it are \
+                 never stored, so they are gone since the session was loaded again); attach \
+                 from a shell that has them (pictl supplies them) or send them with \
+                 session/setEnv",
+                info.missing_env.join(", ")
+            ));
+        }
         info
     }
 
@@ -198,6 +207,42 @@ impl SessionActor {
         Ok(SessionSetThinkingResponse {
             level: level.as_str().to_owned(),
         })
+    }
+
+    /// Takes the lost secret variables `env` holds (memory only) and rebuilds the tools
+    /// with them.
+    pub(super) fn set_env(
+        &mut self,
+        env: std::collections::BTreeMap<String, String>,
+    ) -> pi_protocol::v1::SessionSetEnvResponse {
+        let missing = crate::session::missing_env(&self.row);
+        let mut accepted = Vec::new();
+        for (name, value) in env {
+            if missing.contains(&name) {
+                self.row.secret_env.insert(name.clone(), value);
+                accepted.push(name);
+            }
+        }
+        if !accepted.is_empty() {
+            let environment = crate::session::tool_environment(&self.row);
+            match self.services.tools.tools(&environment, &self.row.tools) {
+                Ok(tools) => self.tools = tools,
+                Err(error) => {
+                    tracing::warn!(session = self.row.id, %error, "cannot rebuild the tools");
+                }
+            }
+            let info = self.info();
+            self.broadcast(pi_protocol::v1::SessionEvent::SessionUpdated { info });
+            tracing::info!(
+                session = self.row.id,
+                variables = accepted.len(),
+                "secret variables supplied"
+            );
+        }
+        pi_protocol::v1::SessionSetEnvResponse {
+            accepted,
+            missing_env: crate::session::missing_env(&self.row),
+        }
     }
 
     pub(super) async fn set_name(&mut self, name: &str) -> Result<EmptyResponse, ErrorObject> {

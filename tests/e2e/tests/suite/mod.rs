@@ -13,6 +13,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_trust;
 mod retry;
+mod secrets;
 mod tasks;
 mod tree;
 mod tui;

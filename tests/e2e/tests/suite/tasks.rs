@@ -14,7 +14,10 @@ use pi_protocol::v1::{
     SessionEvent, SessionIdParams, SessionInfo, SessionList, SessionListParams, SessionPrompt,
 };
 use pi_test_support::events::run_events;
-use pi_test_support::model_server::{Gate, RecordedRequest, Turn};
+use pi_test_support::model_server::{Gate, RecordedRequest, ScriptErrorKind, Turn};
+
+/// Answers of the `flaky` child so far.
+static FLAKY: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 use serde_json::{Value, json};
 
 use super::harness::{MODEL, World, prompt};
@@ -122,6 +125,12 @@ fn responder(gate: Gate, never: Gate) -> impl Fn(&RecordedRequest) -> Result<Tur
                 ),
                 _ => Turn::reply().text("appended"),
             }
+        } else if task == "flaky" {
+            // The first answer fails (overloaded); the session's automatic retry gets the second.
+            if FLAKY.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                return Ok(Turn::api_error(529, ScriptErrorKind::Overloaded, "Overloaded").into());
+            }
+            Turn::reply().text("recovered")
         } else if task == "hold" {
             Turn::reply().text("never").hold_after(0, &never)
         } else {
@@ -340,7 +349,7 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
         &[
             (
                 ".pi/settings.json",
-                json!({"task": {"loopLimit": 3}}).to_string(),
+                json!({"task": {"loopLimit": 3}, "retry": {"baseDelayMs": 10}}).to_string(),
             ),
             (
                 ".pi/agents/broken.md",
@@ -384,6 +393,15 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
     // It got past its 2 s command: the timer waited while the tool ran.
     assert_eq!(details["tasks"][1]["turns"], 1);
     assert!(details["tasks"][1]["durationMs"].as_u64().unwrap() >= 3000);
+
+    // A child whose model fails once is retried by its session; the task waits for the retry
+    // instead of taking the first failure as the end.
+    let call = json!({"context": "", "tasks": [{"name": "flaky", "task": "flaky"}]});
+    let seen = run(&client, &mut events, &id, &format!("call task {call}")).await;
+    let (text, failed, details) = the_result(&seen);
+    assert!(!failed, "{text}");
+    assert_eq!(details["tasks"][0]["result"], "recovered", "{text}");
+    assert_eq!(FLAKY.load(std::sync::atomic::Ordering::SeqCst), 2);
 
     // Depth: a child may delegate, its child may not (task.maxDepth 2).
     let call = json!({"context": "", "tasks": [{"name": "middle", "task": "spawn"}]});
