@@ -392,6 +392,8 @@ pub async fn open_session(
             name: None,
             system_prompt,
             append_system_prompt,
+            no_skills: false,
+            no_context_files: false,
         })
         .await
         .map_err(model_error)?;

@@ -213,6 +213,8 @@ impl SessionRegistry {
             task_name: task.as_ref().map(|task| task.task_name.clone()),
             secret_env_names: secret_env.keys().cloned().collect(),
             secret_env,
+            no_skills: params.no_skills,
+            no_context_files: params.no_context_files,
         };
         let tools = self
             .services

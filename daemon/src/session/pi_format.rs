@@ -158,6 +158,8 @@ pub fn import_file(
         task_name: None,
         secret_env_names: Vec::new(),
         secret_env: BTreeMap::new(),
+        no_skills: false,
+        no_context_files: false,
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

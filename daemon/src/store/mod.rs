@@ -105,12 +105,19 @@ impl Store {
             .journal_mode(SqliteJournalMode::Wal)
             .synchronous(SqliteSynchronous::Normal)
             .foreign_keys(true)
+            // What is deleted or overwritten (a scrubbed secret, a deleted session) is zeroed in
+            // the file, not left in free space.
+            .pragma("secure_delete", "ON")
             .busy_timeout(options.busy_timeout);
         if let Some(pages) = options.max_page_count {
             writer_options = writer_options.pragma("max_page_count", pages.to_string());
         }
         let mut connection = writer_options.connect().await?;
         MIGRATOR.run(&mut connection).await?;
+        // Old page images (from before a migration that scrubbed data) leave the WAL file.
+        sqlx::query("PRAGMA wal_checkpoint(TRUNCATE)")
+            .execute(&mut connection)
+            .await?;
         let schema_version: Option<i64> =
             sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success = 1")
                 .fetch_one(&mut connection)

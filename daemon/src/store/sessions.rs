@@ -53,6 +53,10 @@ pub struct SessionRow {
     /// Their values, in memory only (never written; empty after a load until a client
     /// supplies them).
     pub secret_env: BTreeMap<String, String>,
+    /// The system prompt leaves out skills (set at creation).
+    pub no_skills: bool,
+    /// The system prompt leaves out context files (set at creation).
+    pub no_context_files: bool,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -62,7 +66,7 @@ macro_rules! session_columns {
     () => {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
-         append_system_prompt, task_name, secret_env_names"
+         append_system_prompt, task_name, secret_env_names, no_skills, no_context_files"
     };
 }
 
@@ -188,12 +192,14 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
         serde_json::to_string(&row.secret_env_names)
             .unwrap_or_else(|_| "[]".to_owned())
             .into(),
+        row.no_skills.into(),
+        row.no_context_files.into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -267,5 +273,7 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         secret_env_names: serde_json::from_str(&secret_names)
             .map_err(StoreError::corrupt("sessions.secret_env_names"))?,
         secret_env: BTreeMap::new(),
+        no_skills: row.try_get("no_skills")?,
+        no_context_files: row.try_get("no_context_files")?,
     })
 }

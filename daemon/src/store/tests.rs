@@ -31,6 +31,8 @@ fn row(id: &str) -> SessionRow {
         task_name: None,
         secret_env_names: Vec::new(),
         secret_env: std::collections::BTreeMap::new(),
+        no_skills: false,
+        no_context_files: false,
     }
 }
 
@@ -360,4 +362,40 @@ async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
         (untouched.env, untouched.secret_env_names),
         (None, Vec::new())
     );
+}
+
+#[tokio::test]
+async fn secrets_stored_before_leave_the_database_files_when_it_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.db");
+    // A database as the daemon left it before the scrub: the whole environment stored.
+    {
+        let mut old = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+            .connect()
+            .await
+            .unwrap();
+        MIGRATOR.run_to(20261126010000, &mut old).await.unwrap();
+        old.execute(
+            "INSERT INTO sessions (id, cwd, env, created_at, updated_at, thinking_level, tools) \
+             VALUES ('s1', '/w', '{\"PATH\":\"/bin\",\"AWS_SECRET_ACCESS_KEY\":\"leak-9c2e7a\"}', \
+             1, 1, 'off', '[]')",
+        )
+        .await
+        .unwrap();
+    }
+    let store = Store::open(&path).await.unwrap();
+    let row = store.session("s1").await.unwrap().unwrap();
+    assert_eq!(row.secret_env_names, ["AWS_SECRET_ACCESS_KEY"]);
+    store.close().await;
+    for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let bytes = std::fs::read(file.path()).unwrap();
+        assert!(
+            !bytes.windows(11).any(|window| window == b"leak-9c2e7a"),
+            "{} still holds the secret",
+            file.path().display()
+        );
+    }
 }

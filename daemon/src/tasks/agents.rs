@@ -38,6 +38,10 @@ pub struct Agent {
     pub system_prompt: Option<String>,
     /// Appended to the system prompt (bundled agents; profiles' `appendSystemPrompt`).
     pub append_system_prompt: Option<String>,
+    /// No skills in its system prompt (profiles' `noSkills`).
+    pub no_skills: bool,
+    /// No context files in its system prompt (profiles' `noContextFiles`).
+    pub no_context_files: bool,
     /// Where it came from (a file, or `bundled`).
     pub source: String,
 }
@@ -94,6 +98,8 @@ pub fn bundled() -> Vec<Agent> {
             output: None,
             system_prompt: None,
             append_system_prompt: Some((*role).to_owned()),
+            no_skills: false,
+            no_context_files: false,
             source: "bundled".to_owned(),
         })
         .collect()
@@ -196,6 +202,8 @@ pub fn read_agent(file: &Path, profile: bool) -> Result<Agent, String> {
         output: None,
         system_prompt: (!body.is_empty()).then(|| body.to_owned()),
         append_system_prompt: text_of("appendSystemPrompt"),
+        no_skills: fields.get("noSkills").and_then(Field::as_bool) == Some(true),
+        no_context_files: fields.get("noContextFiles").and_then(Field::as_bool) == Some(true),
         source: file.display().to_string(),
     };
     if profile {
@@ -206,13 +214,6 @@ pub fn read_agent(file: &Path, profile: bool) -> Result<Agent, String> {
             agent.tools = Some(Vec::new());
         }
         agent.exclude_tools = list_of("excludeTools").unwrap_or_default();
-        for unsupported in ["noSkills", "noContextFiles"] {
-            if fields.get(unsupported).and_then(Field::as_bool) == Some(true) {
-                return Err(format!(
-                    "`{unsupported}` is not supported by pid yet; remove it to use this profile"
-                ));
-            }
-        }
     } else if agent.description.is_empty() {
         return Err("`description` is required (the `task` tool shows it)".to_owned());
     }
@@ -273,7 +274,7 @@ mod tests {
         std::fs::write(
             project.join("agent-profiles/fast.md"),
             "---\nprovider: openai\nmodel: gpt-x\nthinkingLevel: minimal\nexcludeTools: [bash]\n\
-             appendSystemPrompt: Be quick.\n---\nYou are fast.\n",
+             appendSystemPrompt: Be quick.\nnoSkills: true\nnoContextFiles: true\n---\nYou are fast.\n",
         )
         .unwrap();
         let (agents, diagnostics) = discover(std::slice::from_ref(&project));
@@ -293,6 +294,8 @@ mod tests {
         assert_eq!(fast.thinking.as_deref(), Some("minimal"));
         assert_eq!(fast.exclude_tools, ["bash"]);
         assert_eq!(fast.append_system_prompt.as_deref(), Some("Be quick."));
+        assert!(fast.no_skills && fast.no_context_files);
+        assert!(!scout.no_skills && !scout.no_context_files);
         assert!(!agents.contains_key("bad"));
         let shown: Vec<String> = diagnostics.iter().map(ToString::to_string).collect();
         assert_eq!(shown.len(), 1, "{shown:?}");

@@ -659,6 +659,8 @@ impl Child<'_> {
             name: Some(name.to_owned()),
             system_prompt: agent.system_prompt.clone(),
             append_system_prompt: agent.append_system_prompt.clone(),
+            no_skills: agent.no_skills,
+            no_context_files: agent.no_context_files,
         };
         sessions
             .create_as(

@@ -101,6 +101,12 @@ pub struct SessionCreateParams {
     /// `--append-system-prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub append_system_prompt: Option<String>,
+    /// The system prompt lists no skills (pi's `--no-skills` for discovered ones).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_skills: bool,
+    /// The system prompt carries no context files (`AGENTS.md`, `CLAUDE.md`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_context_files: bool,
 }
 
 /// Params naming a session.

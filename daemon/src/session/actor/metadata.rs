@@ -118,8 +118,16 @@ impl SessionActor {
             tools: &tools,
             cwd: &self.row.cwd,
             date,
-            context_files: &resources.context_files,
-            skills: &resources.skills,
+            context_files: if self.row.no_context_files {
+                &[]
+            } else {
+                &resources.context_files
+            },
+            skills: if self.row.no_skills {
+                &[]
+            } else {
+                &resources.skills
+            },
             custom_prompt: self
                 .row
                 .system_prompt

@@ -355,6 +355,11 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
                 ".pi/agents/broken.md",
                 "---\nname: broken\n---\nNo description.\n".to_owned(),
             ),
+            ("AGENTS.md", "PROJECT-RULES-MARKER\n".to_owned()),
+            (
+                ".pi/agent-profiles/bare.md",
+                "---\nnoSkills: true\nnoContextFiles: true\n---\n".to_owned(),
+            ),
         ],
     )
     .await;
@@ -403,6 +408,25 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
     assert_eq!(details["tasks"][0]["result"], "recovered", "{text}");
     assert_eq!(FLAKY.load(std::sync::atomic::Ordering::SeqCst), 2);
 
+    // A pi-subagents profile without context files: its child's prompt lacks AGENTS.md, a
+    // default child's has it.
+    let call =
+        json!({"context": "", "tasks": [{"name": "bare", "agent": "bare", "task": "answer bare"}]});
+    let seen = run(&client, &mut events, &id, &format!("call task {call}")).await;
+    let (text, failed, _) = the_result(&seen);
+    assert!(!failed, "{text}");
+    let system_of = |task: &str| -> String {
+        let request = world
+            .server
+            .requests()
+            .into_iter()
+            .find(|r| child_task(r).as_deref() == Some(task))
+            .unwrap();
+        request.body["system"].to_string()
+    };
+    assert!(!system_of("answer bare").contains("PROJECT-RULES-MARKER"));
+    assert!(system_of("loop").contains("PROJECT-RULES-MARKER"));
+
     // Depth: a child may delegate, its child may not (task.maxDepth 2).
     let call = json!({"context": "", "tasks": [{"name": "middle", "task": "spawn"}]});
     let seen = run(&client, &mut events, &id, &format!("call task {call}")).await;
@@ -438,7 +462,7 @@ async fn guards_stop_children_that_loop_or_idle_and_a_parent_abort_stops_its_chi
     for (call, expected) in [
         (
             json!({"context": "", "tasks": [{"task": "x", "agent": "nobody"}]}),
-            "Unknown agent \"nobody\". Available: explore, plan, reviewer, task",
+            "Unknown agent \"nobody\". Available: bare, explore, plan, reviewer, task",
         ),
         (
             json!({"context": "", "tasks": [{"task": "x", "isolated": true}]}),
