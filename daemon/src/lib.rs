@@ -19,6 +19,7 @@ pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod model;
+pub mod policy;
 pub mod rpc;
 pub mod schema_export;
 pub mod session;
@@ -103,6 +104,9 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         builtin.locks().clone(),
     ));
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
+    let policy = Arc::new(policy::PolicyManager::new(
+        coding::ResourceRoots::from_paths(&paths),
+    ));
     let tasks = Arc::new(tasks::TaskManager::new(
         coding::ResourceRoots::from_paths(&paths),
         &paths.data_dir,
@@ -113,7 +117,8 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
             builtin
                 .with_mcp(mcp.clone())
                 .with_lsp(lsp.clone())
-                .with_tasks(tasks.clone()),
+                .with_tasks(tasks.clone())
+                .with_policy(policy.clone()),
         ),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
@@ -127,8 +132,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
     state.mcp = Some(mcp.clone());
     state.lsp = Some(lsp);
+    state.policy = Some(policy.clone());
     let state = Arc::new(state);
     tasks.set_state(Arc::downgrade(&state));
+    policy.set_state(Arc::downgrade(&state));
     mcp.trust()
         .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;

@@ -40,6 +40,8 @@ pub struct DaemonState {
     pub mcp: Option<std::sync::Arc<crate::mcp::McpPool>>,
     /// The language servers every session shares (none in-process unless a test sets one).
     pub lsp: Option<std::sync::Arc<crate::lsp::LspPool>>,
+    /// The approvals of every session (none in-process unless a test sets one).
+    pub policy: Option<std::sync::Arc<crate::policy::PolicyManager>>,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -79,6 +81,7 @@ impl DaemonState {
             config_files: crate::config_watch::ConfigFiles::default(),
             mcp: None,
             lsp: None,
+            policy: None,
             store,
             supervisor,
             shutdown: CancellationToken::new(),

@@ -27,6 +27,7 @@ pub struct BuiltinTools {
     mcp: Option<Arc<crate::mcp::McpPool>>,
     lsp: Option<Arc<crate::lsp::LspPool>>,
     tasks: Option<Arc<crate::tasks::TaskManager>>,
+    policy: Option<Arc<crate::policy::PolicyManager>>,
 }
 
 /// The tools `BuiltinTools` makes itself (beyond pi-tools'), by name.
@@ -42,7 +43,36 @@ impl BuiltinTools {
             mcp: None,
             lsp: None,
             tasks: None,
+            policy: None,
         }
+    }
+
+    /// Puts every tool of every session (MCP servers' too) behind `manager`'s approvals.
+    pub fn with_policy(mut self, manager: Arc<crate::policy::PolicyManager>) -> BuiltinTools {
+        self.policy = Some(manager);
+        self
+    }
+
+    /// `tools` behind the policy, when there is one.
+    fn gated(
+        &self,
+        environment: &ToolEnvironment,
+        tools: Vec<Arc<dyn Tool>>,
+    ) -> Vec<Arc<dyn Tool>> {
+        let Some(manager) = &self.policy else {
+            return tools;
+        };
+        tools
+            .into_iter()
+            .map(|inner| {
+                Arc::new(crate::policy::PolicyGate {
+                    inner,
+                    manager: manager.clone(),
+                    session_id: environment.session_id.clone(),
+                    cwd: environment.cwd.clone(),
+                }) as Arc<dyn Tool>
+            })
+            .collect()
     }
 
     /// Offers `task`, `delegate_to_subagents` and (to children) `submit_result` over
@@ -193,7 +223,7 @@ impl ToolFactory for BuiltinTools {
                 })
                 .collect();
         }
-        Ok(tools)
+        Ok(self.gated(environment, tools))
     }
 
     fn default_names(&self) -> Vec<String> {
@@ -217,13 +247,14 @@ impl ToolFactory for BuiltinTools {
         environment: &'a ToolEnvironment,
     ) -> crate::session::services::ToolsFuture<'a> {
         Box::pin(async move {
-            match &self.mcp {
+            let tools = match &self.mcp {
                 Some(pool) => {
                     pool.tools_for(&environment.session_id, &environment.cwd, &environment.env)
                         .await
                 }
                 None => Vec::new(),
-            }
+            };
+            self.gated(environment, tools)
         })
     }
 
@@ -239,6 +270,9 @@ impl ToolFactory for BuiltinTools {
         }
         if let Some(pool) = &self.lsp {
             pool.session_closed(session_id);
+        }
+        if let Some(manager) = &self.policy {
+            manager.session_closed(session_id);
         }
     }
 

@@ -1454,7 +1454,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__rpc)
-            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --system-prompt --append-system-prompt --cwd --ready --help"
+            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --ready --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1481,6 +1481,10 @@ _pictl() {
                     return 0
                     ;;
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1504,7 +1508,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__run)
-            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --system-prompt --append-system-prompt --cwd --json --pi-compat --help"
+            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --json --pi-compat --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1531,6 +1535,10 @@ _pictl() {
                     return 0
                     ;;
                 --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -58,6 +58,7 @@ high\t''
 xhigh\t''"
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l session -d 'Continue this session (a full id or a unique prefix)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l tools -d 'Tools of a new session (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
@@ -165,6 +166,7 @@ high\t''
 xhigh\t''"
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l session -d 'Continue this session (a full id or a unique prefix)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l tools -d 'Tools of a new session (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F

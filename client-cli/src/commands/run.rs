@@ -71,6 +71,9 @@ pub struct SessionOptions {
     /// Give a new session no tools (combine with --tools to add some back)
     #[arg(long)]
     pub no_tools: bool,
+    /// Approval mode of the session: yolo (default), ask-writes, ask-all, read-only
+    #[arg(long, value_name = "MODE")]
+    pub mode: Option<String>,
     /// Replace the system prompt of a new session (text, or a file to read it from)
     #[arg(long, value_name = "TEXT|FILE")]
     pub system_prompt: Option<String>,
@@ -132,6 +135,14 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let client = connected.client;
     let mut notifications = connected.notifications;
     let session = open_session(&client, &args.options, &cwd).await?;
+    if let Some(mode) = &args.options.mode {
+        client
+            .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
+                session_id: session.id.clone(),
+                mode: mode.clone(),
+            })
+            .await?;
+    }
     let attached = client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: session.id.clone(),

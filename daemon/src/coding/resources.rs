@@ -98,6 +98,40 @@ impl ResourceRoots {
             .map(|dir| dir.join("settings.json"))
     }
 
+    /// The settings layers of `cwd` one by one: the global files' (lowest first) and the
+    /// project's (for policies, where a project may only tighten).
+    pub fn settings_layers(
+        &self,
+        cwd: &Path,
+    ) -> (
+        Vec<crate::coding::settings::SettingsLayer>,
+        Option<crate::coding::settings::SettingsLayer>,
+    ) {
+        let files = self.settings_files(Some(cwd));
+        let mut diagnostics = Vec::new();
+        let global = files
+            .global
+            .iter()
+            .map(|path| {
+                settings_parse::read_layer(
+                    path,
+                    self.home.as_deref(),
+                    &self.last_good,
+                    &mut diagnostics,
+                )
+            })
+            .collect();
+        let project = files.project.as_ref().map(|path| {
+            settings_parse::read_layer(
+                path,
+                self.home.as_deref(),
+                &self.last_good,
+                &mut diagnostics,
+            )
+        });
+        (global, project)
+    }
+
     /// Effective settings for `cwd` (or the global layers only) and their diagnostics.
     pub fn load_settings(&self, cwd: Option<&Path>) -> (Settings, Vec<Diagnostic>) {
         settings_parse::load_settings(

@@ -181,6 +181,12 @@ pub struct SettingsLayer {
     pub lsp_servers: BTreeMap<String, LspServerSettings>,
     /// `lsp.idleTimeoutMs`.
     pub lsp_idle_timeout_ms: Option<u64>,
+    /// `approvals.mode`.
+    pub approvals_mode: Option<String>,
+    /// `approvals.rules`, each parsed.
+    pub approvals_rules: Option<Vec<crate::policy::rules::Rule>>,
+    /// `approvals.askTimeoutMs`.
+    pub approvals_ask_timeout_ms: Option<u64>,
     /// `sessionEnv.exclude`.
     pub session_env_exclude: Option<Vec<String>>,
     /// `sessionEnv.include`.

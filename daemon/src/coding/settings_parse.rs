@@ -338,6 +338,33 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "approvals" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("approvals.{sub}");
+                        match sub.as_str() {
+                            "mode" => {
+                                layer.approvals_mode =
+                                    self.string(&dotted, value).and_then(|mode| {
+                                        if crate::policy::rules::Mode::parse(&mode).is_some() {
+                                            Some(mode)
+                                        } else {
+                                            self.bad(
+                                                &dotted,
+                                                "yolo, ask-writes, ask-all or read-only",
+                                                value,
+                                            );
+                                            None
+                                        }
+                                    });
+                            }
+                            "askTimeoutMs" => {
+                                layer.approvals_ask_timeout_ms = self.integer(&dotted, value)
+                            }
+                            "rules" => layer.approvals_rules = Some(self.rules(&dotted, value)),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "sessionEnv" => {
                     for (sub, value) in self.object(key, value) {
                         let dotted = format!("sessionEnv.{sub}");
@@ -403,6 +430,63 @@ impl LayerReader<'_> {
                 shown(value)
             ),
         ));
+    }
+
+    fn rules(&mut self, key: &str, value: &Value) -> Vec<crate::policy::rules::Rule> {
+        use crate::policy::rules::{Action, PathPattern, Rule};
+        let Value::Array(items) = value else {
+            self.bad(key, "an array of rules", value);
+            return Vec::new();
+        };
+        let mut rules = Vec::new();
+        for (index, item) in items.iter().enumerate() {
+            let dotted = format!("{key}[{index}]");
+            let mut rule = Rule {
+                tool: String::new(),
+                command: None,
+                path: None,
+                action: Action::Ask,
+            };
+            let mut action = None;
+            for (field, value) in self.object(&dotted, item) {
+                let field_key = format!("{dotted}.{field}");
+                match field.as_str() {
+                    "tool" => rule.tool = self.string(&field_key, value).unwrap_or_default(),
+                    "command" => rule.command = self.string(&field_key, value),
+                    "path" => {
+                        rule.path =
+                            self.string(&field_key, value)
+                                .map(|path| match path.as_str() {
+                                    "inside-cwd" => PathPattern::InsideCwd,
+                                    "outside-cwd" => PathPattern::OutsideCwd,
+                                    _ => PathPattern::Glob(path),
+                                });
+                    }
+                    "action" => {
+                        action = self.string(&field_key, value).and_then(|text| {
+                            let parsed = Action::parse(&text);
+                            if parsed.is_none() {
+                                self.bad(&field_key, "allow, ask or deny", value);
+                            }
+                            parsed
+                        });
+                    }
+                    _ => self.unknown(&field_key),
+                }
+            }
+            match (rule.tool.is_empty(), action) {
+                (false, Some(action)) => {
+                    rule.action = action;
+                    rules.push(rule);
+                }
+                _ => self.diagnostics.push(Diagnostic::key_warning(
+                    self.path,
+                    dotted,
+                    "a rule needs `tool` and `action` (allow, ask or deny); it is ignored",
+                )),
+            }
+        }
+        rules
     }
 
     fn lsp_server(&mut self, key: &str, value: &Value) -> LspServerSettings {

@@ -79,6 +79,9 @@ pub async fn dispatch(
         v1::SessionSetThinking::NAME => {
             call::<v1::SessionSetThinking, _>(params, |p| session::set_thinking(context, p)).await
         }
+        v1::SessionSetPolicy::NAME => {
+            call::<v1::SessionSetPolicy, _>(params, |p| session::set_policy(context, p)).await
+        }
         v1::SessionSetEnv::NAME => {
             call::<v1::SessionSetEnv, _>(params, |p| session::set_env(context, p)).await
         }

@@ -673,6 +673,12 @@ impl Child<'_> {
             )
             .await
             .map_err(|error| format!("cannot start the subagent: {}", error.message))?;
+        // A child works under its parent's approval mode.
+        if let Some(policy) = &self.daemon.policy
+            && let Some(mode) = policy.mode_of(&self.parent.session_id)
+        {
+            policy.set_mode(id, mode);
+        }
         Ok(())
     }
 

@@ -79,6 +79,10 @@ crate::method_table! {
     SessionSetThinking = "session/setThinking" (SessionSetThinkingParams) -> SessionSetThinkingResponse;
     /// Names the session (a `session_info` entry).
     SessionSetName = "session/setName" (SessionSetNameParams) -> EmptyResponse;
+    /// Sets a session's approval mode (replacing the user settings' `approvals.mode`; the
+    /// project's file still applies and may only tighten). Kept while the daemon runs; its
+    /// subagents inherit it.
+    SessionSetPolicy = "session/setPolicy" (SessionSetPolicyParams) -> SessionSetPolicyResponse;
     /// Supplies secret variables a session lacks since it was loaded again (`missingEnv`):
     /// kept in memory only; other names are ignored.
     SessionSetEnv = "session/setEnv" (SessionSetEnvParams) -> SessionSetEnvResponse;

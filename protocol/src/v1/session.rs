@@ -371,6 +371,24 @@ pub struct SessionSetNameParams {
     pub name: String,
 }
 
+/// Params of `session/setPolicy`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetPolicyParams {
+    /// The session.
+    pub session_id: String,
+    /// `yolo`, `ask-writes`, `ask-all` or `read-only`.
+    pub mode: String,
+}
+
+/// Response of `session/setPolicy`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetPolicyResponse {
+    /// The session's mode now.
+    pub mode: String,
+}
+
 /// Params of `session/setEnv`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

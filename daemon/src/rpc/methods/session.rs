@@ -224,6 +224,39 @@ pub async fn set_name(
         .await
 }
 
+/// `session/setPolicy`.
+pub async fn set_policy(
+    context: &RequestContext,
+    params: pi_protocol::v1::SessionSetPolicyParams,
+) -> Result<pi_protocol::v1::SessionSetPolicyResponse, ErrorObject> {
+    let Some(mode) = crate::policy::rules::Mode::parse(&params.mode) else {
+        return Err(ErrorObject::new(
+            pi_protocol::ErrorKind::InvalidParams,
+            format!(
+                "mode must be yolo, ask-writes, ask-all or read-only, not \"{}\"",
+                params.mode
+            ),
+        )
+        .with_field("mode"));
+    };
+    // The session must exist.
+    context
+        .state
+        .sessions
+        .stored_info(&params.session_id)
+        .await?;
+    let Some(policy) = &context.state.policy else {
+        return Err(ErrorObject::new(
+            pi_protocol::ErrorKind::InvalidParams,
+            "this daemon runs without approvals",
+        ));
+    };
+    policy.set_mode(&params.session_id, mode);
+    Ok(pi_protocol::v1::SessionSetPolicyResponse {
+        mode: mode.name().to_owned(),
+    })
+}
+
 /// `session/setEnv`.
 pub async fn set_env(
     context: &RequestContext,

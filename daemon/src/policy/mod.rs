@@ -1,0 +1,300 @@
+//! Approvals: every tool call of a session passes a policy gate (`PolicyGate`) that allows it,
+//! denies it with a reason the model reads, or asks the people attached to the session
+//! (`ui/request` through the UI broker: first answer wins, re-sent on attach, a timeout
+//! denies).
+//!
+//! - `rules.rs`: rules, modes and the decision (strictest of the layers).
+//!
+//! Layers: the user's settings files (`approvals.mode`, `approvals.rules`; a session's own
+//! mode from `session/setPolicy` replaces their mode), then the project's file, which can only
+//! tighten. Default: `yolo`, pi's behaviour.
+
+pub mod rules;
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::time::Duration;
+
+use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
+use pi_protocol::v1::{UiAskParams, UiRequest};
+use serde_json::Value;
+
+use crate::coding::ResourceRoots;
+use crate::state::DaemonState;
+use rules::{Action, Decision, Layer, Mode};
+
+/// How long an `ask` waits for an answer unless `approvals.askTimeoutMs` says.
+const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
+
+const ALLOW_ONCE: &str = "Allow once";
+const ALLOW_SESSION: &str = "Allow for this session";
+const DENY: &str = "Deny";
+
+/// The sessions' modes and what people allowed them.
+#[derive(Debug)]
+pub struct PolicyManager {
+    roots: ResourceRoots,
+    state: OnceLock<Weak<DaemonState>>,
+    // Per session: its own mode, and the calls allowed for the rest of the session
+    // (tool, and for `bash` the command).
+    sessions: Mutex<HashMap<String, SessionPolicy>>,
+}
+
+#[derive(Clone, Debug, Default)]
+struct SessionPolicy {
+    mode: Option<Mode>,
+    allowed: Vec<(String, Option<String>)>,
+}
+
+impl PolicyManager {
+    /// A manager reading settings through `roots`.
+    pub fn new(roots: ResourceRoots) -> PolicyManager {
+        PolicyManager {
+            roots,
+            state: OnceLock::new(),
+            sessions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The daemon whose clients are asked.
+    pub fn set_state(&self, state: Weak<DaemonState>) {
+        let _ = self.state.set(state);
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionPolicy>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Sets session `session_id`'s own mode (replacing the user's settings' mode).
+    pub fn set_mode(&self, session_id: &str, mode: Mode) {
+        self.sessions()
+            .entry(session_id.to_owned())
+            .or_default()
+            .mode = Some(mode);
+    }
+
+    /// Session `session_id`'s own mode.
+    pub fn mode_of(&self, session_id: &str) -> Option<Mode> {
+        self.sessions()
+            .get(session_id)
+            .and_then(|policy| policy.mode)
+    }
+
+    /// The layers for a session in `cwd`, and the ask timeout.
+    fn layers(&self, session_id: &str, cwd: &std::path::Path) -> (Vec<Layer>, Duration) {
+        let (global, project) = self.roots.settings_layers(cwd);
+        let mut user = Layer {
+            mode: None,
+            rules: Vec::new(),
+            source: "your settings".to_owned(),
+        };
+        let mut timeout = None;
+        for layer in &global {
+            if let Some(mode) = layer.approvals_mode.as_deref().and_then(Mode::parse) {
+                user.mode = Some(mode);
+            }
+            if let Some(rules) = &layer.approvals_rules {
+                // Later files first: they win.
+                let mut rules = rules.clone();
+                rules.extend(user.rules);
+                user.rules = rules;
+            }
+            timeout = layer.approvals_ask_timeout_ms.or(timeout);
+        }
+        if let Some(mode) = self.mode_of(session_id) {
+            user.mode = Some(mode);
+            user.source = "this session".to_owned();
+        }
+        let mut layers = vec![user];
+        if let Some(project) = project {
+            layers.push(Layer {
+                mode: project.approvals_mode.as_deref().and_then(Mode::parse),
+                rules: project.approvals_rules.clone().unwrap_or_default(),
+                source: "the project's .pi/settings.json".to_owned(),
+            });
+            timeout = project.approvals_ask_timeout_ms.or(timeout);
+        }
+        (
+            layers,
+            timeout.map_or(DEFAULT_ASK_TIMEOUT, Duration::from_millis),
+        )
+    }
+
+    /// Forgets a session that stopped.
+    pub fn session_closed(&self, session_id: &str) {
+        // Its mode stays (a reloaded session keeps it while the daemon runs); what was
+        // allowed "for this session" goes with the actor.
+        if let Some(policy) = self.sessions().get_mut(session_id) {
+            policy.allowed.clear();
+        }
+    }
+
+    fn allowed_before(&self, session_id: &str, tool: &str, arguments: &Value) -> bool {
+        let command = arguments["command"].as_str();
+        self.sessions().get(session_id).is_some_and(|policy| {
+            policy
+                .allowed
+                .iter()
+                .any(|(allowed_tool, allowed_command)| {
+                    allowed_tool == tool
+                        && (allowed_command.is_none() || allowed_command.as_deref() == command)
+                })
+        })
+    }
+
+    /// Decides a call; asks when the decision is `ask`. `Ok` runs it; `Err` is the reason
+    /// for the model.
+    async fn check(
+        &self,
+        session_id: &str,
+        cwd: &std::path::Path,
+        tool: &str,
+        arguments: &Value,
+    ) -> Result<(), String> {
+        let (layers, timeout) = self.layers(session_id, cwd);
+        let Decision { action, reason } = rules::decide(&layers, tool, arguments, cwd);
+        match action {
+            Action::Allow => Ok(()),
+            Action::Deny => Err(format!(
+                "Denied by policy: {reason} does not allow `{tool}`{}. Do something else, or \
+                 ask the user to change the approvals.",
+                describe(tool, arguments)
+            )),
+            Action::Ask if self.allowed_before(session_id, tool, arguments) => Ok(()),
+            Action::Ask => {
+                self.ask(session_id, tool, arguments, &reason, timeout)
+                    .await
+            }
+        }
+    }
+
+    async fn ask(
+        &self,
+        session_id: &str,
+        tool: &str,
+        arguments: &Value,
+        reason: &str,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
+            return Err("Denied: the daemon is stopping".to_owned());
+        };
+        let title = format!(
+            "Allow `{tool}`{}? ({reason} asks)",
+            describe(tool, arguments)
+        );
+        let asked = crate::ui::UiBroker::ask(
+            &state,
+            UiAskParams {
+                session_id: session_id.to_owned(),
+                request: UiRequest::Select {
+                    title,
+                    options: vec![
+                        ALLOW_ONCE.to_owned(),
+                        ALLOW_SESSION.to_owned(),
+                        DENY.to_owned(),
+                    ],
+                },
+                timeout_ms: Some(timeout.as_millis() as u64),
+            },
+        )
+        .await
+        .map_err(|error| {
+            format!(
+                "Denied: the question could not be asked ({})",
+                error.message
+            )
+        })?;
+        if asked.answer.cancelled {
+            return Err(format!(
+                "Denied: nobody answered within {} s (approvals.askTimeoutMs)",
+                timeout.as_secs()
+            ));
+        }
+        match asked.answer.value.as_deref() {
+            Some(ALLOW_ONCE) => Ok(()),
+            Some(ALLOW_SESSION) => {
+                let command = (tool == "bash")
+                    .then(|| arguments["command"].as_str().map(str::to_owned))
+                    .flatten();
+                self.sessions()
+                    .entry(session_id.to_owned())
+                    .or_default()
+                    .allowed
+                    .push((tool.to_owned(), command));
+                Ok(())
+            }
+            Some(DENY) => Err(format!(
+                "Denied by the user: `{tool}`{} was not allowed. Do something else or ask \
+                 the user.",
+                describe(tool, arguments)
+            )),
+            // Any other text: the user's reason, for the model.
+            Some(other) => Err(format!("Denied by the user: {other}")),
+            None => Err("Denied: the answer was empty".to_owned()),
+        }
+    }
+}
+
+/// ` with `command`` / ` on path` for messages.
+fn describe(tool: &str, arguments: &Value) -> String {
+    if tool == "bash"
+        && let Some(command) = arguments["command"].as_str()
+    {
+        let short: String = command.chars().take(200).collect();
+        return format!(" with `{short}`");
+    }
+    if let Some(path) = arguments["path"].as_str() {
+        return format!(" on {path}");
+    }
+    String::new()
+}
+
+/// A session's tool behind the policy.
+pub struct PolicyGate {
+    /// The tool.
+    pub inner: Arc<dyn Tool>,
+    /// The manager.
+    pub manager: Arc<PolicyManager>,
+    /// The session.
+    pub session_id: String,
+    /// Its directory.
+    pub cwd: PathBuf,
+}
+
+impl Tool for PolicyGate {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+
+    fn description(&self) -> &str {
+        self.inner.description()
+    }
+
+    fn parameters(&self) -> &Value {
+        self.inner.parameters()
+    }
+
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        Box::pin(async move {
+            let checked = tokio::select! {
+                () = invocation.cancel.cancelled() => Err("Operation aborted".to_owned()),
+                checked = self.manager.check(
+                    &self.session_id,
+                    &self.cwd,
+                    self.inner.name(),
+                    &invocation.arguments,
+                ) => checked,
+            };
+            match checked {
+                Ok(()) => self.inner.clone().execute(invocation).await,
+                Err(reason) => ToolOutput::error(reason),
+            }
+        })
+    }
+}
