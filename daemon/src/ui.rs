@@ -36,8 +36,9 @@ pub struct UiBroker {
 #[derive(Debug)]
 struct Pending {
     params: UiRequestParams,
-    // Dropped (unanswered) when the request times out or its asker goes away.
-    answer: oneshot::Sender<UiAnswer>,
+    // Dropped (unanswered) when the request times out or its asker goes away. With who
+    // answered.
+    answer: oneshot::Sender<(UiAnswer, String)>,
 }
 
 impl UiBroker {
@@ -78,16 +79,23 @@ impl UiBroker {
         };
         // Answered: `respond` already removed it, so this is a no-op; otherwise it withdraws.
         drop(withdraw);
+        let (answer, answered_by) = match answer {
+            Some((answer, by)) => (answer, Some(by)),
+            None => (cancelled(), None),
+        };
         Ok(UiAskResponse {
             request_id,
-            answer: answer.unwrap_or_else(cancelled),
+            answer,
+            answered_by,
         })
     }
 
     /// Answers a pending request; `accepted: false` when it was answered already or is gone.
+    /// `by` names the answering client.
     pub async fn respond(
         state: &Arc<DaemonState>,
         params: UiRespondParams,
+        by: String,
     ) -> Result<UiRespondResponse, ErrorObject> {
         let pending = {
             let mut table = state.ui.table();
@@ -101,7 +109,7 @@ impl UiBroker {
         let Some(pending) = pending else {
             return Ok(UiRespondResponse { accepted: false });
         };
-        let _ = pending.answer.send(params.answer.clone());
+        let _ = pending.answer.send((params.answer.clone(), by));
         let resolved = UiResolvedParams {
             session_id: params.session_id.clone(),
             request_id: params.request_id,

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use pi_protocol::v1::{UiAskParams, UiRequest};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::coding::ResourceRoots;
 use crate::state::DaemonState;
@@ -29,6 +29,7 @@ const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
 const ALLOW_ONCE: &str = "Allow once";
 const ALLOW_SESSION: &str = "Allow for this session";
+const ALLOW_PROJECT: &str = "Always allow in this project";
 const DENY: &str = "Deny";
 
 /// The sessions' modes and what people allowed them.
@@ -154,31 +155,101 @@ impl PolicyManager {
     ) -> Result<(), String> {
         let (layers, timeout) = self.layers(session_id, cwd);
         let Decision { action, reason } = rules::decide(&layers, tool, arguments, cwd);
-        match action {
-            Action::Allow => Ok(()),
-            Action::Deny => Err(format!(
-                "Denied by policy: {reason} does not allow `{tool}`{}. Do something else, or \
-                 ask the user to change the approvals.",
-                describe(tool, arguments)
-            )),
-            Action::Ask if self.allowed_before(session_id, tool, arguments) => Ok(()),
+        let call = format!("`{tool}`{}", describe(tool, arguments));
+        let (outcome, record) = match action {
+            // Allowed by a mode's default: nothing worth a line in the transcript.
+            Action::Allow if !reason.starts_with("a rule") => (Ok(()), None),
+            Action::Allow => (
+                Ok(()),
+                Some(json!({"call": call, "decision": "allowed", "by": reason})),
+            ),
+            Action::Deny => (
+                Err(format!(
+                    "Denied by policy: {reason} does not allow {call}. Do something else, or \
+                     ask the user to change the approvals."
+                )),
+                Some(json!({"call": call, "decision": "denied", "by": reason})),
+            ),
+            Action::Ask if self.allowed_before(session_id, tool, arguments) => (
+                Ok(()),
+                Some(json!({"call": call, "decision": "allowed",
+                    "by": "allowed for this session earlier"})),
+            ),
+            Action::Ask if self.allowed_in_project(cwd, tool, arguments).await => (
+                Ok(()),
+                Some(json!({"call": call, "decision": "allowed",
+                    "by": "allowed always in this project"})),
+            ),
             Action::Ask => {
-                self.ask(session_id, tool, arguments, &reason, timeout)
-                    .await
+                let (outcome, answer, answered_by) = self
+                    .ask(session_id, cwd, tool, arguments, &reason, timeout)
+                    .await;
+                let decision = if outcome.is_ok() { "allowed" } else { "denied" };
+                (
+                    outcome,
+                    Some(json!({"call": call, "decision": decision, "asked": reason,
+                        "answer": answer, "answeredBy": answered_by})),
+                )
             }
+        };
+        if let Some(data) = record {
+            self.record(session_id, data).await;
+        }
+        outcome
+    }
+
+    /// Writes a decision into the session (an `approval` custom entry: transcript, export).
+    async fn record(&self, session_id: &str, data: Value) {
+        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
+            return;
+        };
+        let recorded = state
+            .sessions
+            .call(session_id, |reply| crate::session::Command::Record {
+                custom_type: "approval".to_owned(),
+                data: data.clone(),
+                reply,
+            })
+            .await;
+        if let Err(error) = recorded {
+            tracing::warn!(
+                session = session_id,
+                error = error.message,
+                "cannot record an approval"
+            );
         }
     }
 
+    async fn allowed_in_project(
+        &self,
+        cwd: &std::path::Path,
+        tool: &str,
+        arguments: &Value,
+    ) -> bool {
+        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
+            return false;
+        };
+        let command = arguments["command"].as_str().unwrap_or_default();
+        state
+            .store
+            .allowed_in_project(&cwd.display().to_string(), tool, command)
+            .await
+            .unwrap_or(false)
+    }
+
+    /// Asks the people attached to the session: the outcome, the answer and who gave it.
+    #[allow(clippy::too_many_arguments, reason = "one call site")]
     async fn ask(
         &self,
         session_id: &str,
+        cwd: &std::path::Path,
         tool: &str,
         arguments: &Value,
         reason: &str,
         timeout: Duration,
-    ) -> Result<(), String> {
+    ) -> (Result<(), String>, Option<String>, Option<String>) {
         let Some(state) = self.state.get().and_then(Weak::upgrade) else {
-            return Err("Denied: the daemon is stopping".to_owned());
+            return (Err("Denied: the daemon is stopping".to_owned()), None, None);
         };
         let title = format!(
             "Allow `{tool}`{}? ({reason} asks)",
@@ -193,26 +264,39 @@ impl PolicyManager {
                     options: vec![
                         ALLOW_ONCE.to_owned(),
                         ALLOW_SESSION.to_owned(),
+                        ALLOW_PROJECT.to_owned(),
                         DENY.to_owned(),
                     ],
                 },
                 timeout_ms: Some(timeout.as_millis() as u64),
             },
         )
-        .await
-        .map_err(|error| {
-            format!(
-                "Denied: the question could not be asked ({})",
-                error.message
-            )
-        })?;
+        .await;
+        let asked = match asked {
+            Ok(asked) => asked,
+            Err(error) => {
+                return (
+                    Err(format!(
+                        "Denied: the question could not be asked ({})",
+                        error.message
+                    )),
+                    None,
+                    None,
+                );
+            }
+        };
         if asked.answer.cancelled {
-            return Err(format!(
-                "Denied: nobody answered within {} s (approvals.askTimeoutMs)",
-                timeout.as_secs()
-            ));
+            return (
+                Err(format!(
+                    "Denied: nobody answered within {} s (approvals.askTimeoutMs)",
+                    timeout.as_secs()
+                )),
+                None,
+                None,
+            );
         }
-        match asked.answer.value.as_deref() {
+        let answer = asked.answer.value.clone();
+        let outcome = match asked.answer.value.as_deref() {
             Some(ALLOW_ONCE) => Ok(()),
             Some(ALLOW_SESSION) => {
                 let command = (tool == "bash")
@@ -225,6 +309,26 @@ impl PolicyManager {
                     .push((tool.to_owned(), command));
                 Ok(())
             }
+            Some(ALLOW_PROJECT) => {
+                let command = if tool == "bash" {
+                    arguments["command"].as_str().unwrap_or_default()
+                } else {
+                    ""
+                };
+                if let Err(error) = state
+                    .store
+                    .allow_in_project(
+                        &cwd.display().to_string(),
+                        tool,
+                        command,
+                        crate::session::now_millis(),
+                    )
+                    .await
+                {
+                    tracing::warn!(%error, "cannot remember a project approval");
+                }
+                Ok(())
+            }
             Some(DENY) => Err(format!(
                 "Denied by the user: `{tool}`{} was not allowed. Do something else or ask \
                  the user.",
@@ -233,7 +337,8 @@ impl PolicyManager {
             // Any other text: the user's reason, for the model.
             Some(other) => Err(format!("Denied by the user: {other}")),
             None => Err("Denied: the answer was empty".to_owned()),
-        }
+        };
+        (outcome, answer, asked.answered_by)
     }
 }
 

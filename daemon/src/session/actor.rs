@@ -411,6 +411,18 @@ impl SessionActor {
             Command::SetName { name, reply } => {
                 let _ = reply.send(self.set_name(&name).await);
             }
+            Command::Record {
+                custom_type,
+                data,
+                reply,
+            } => {
+                let row = self.row.clone();
+                let recorded = self
+                    .append_entries(row, vec![EntryKind::Custom { custom_type, data }])
+                    .await
+                    .map(|()| EmptyResponse {});
+                let _ = reply.send(recorded);
+            }
             Command::WhenSettled { reply } => {
                 if self.is_settled() {
                     let _ = reply.send(Ok(EmptyResponse {}));
@@ -561,6 +573,10 @@ enum EntryKind {
         target_id: String,
         label: Option<String>,
     },
+    Custom {
+        custom_type: String,
+        data: serde_json::Value,
+    },
 }
 
 impl EntryKind {
@@ -571,6 +587,13 @@ impl EntryKind {
             timestamp,
         } = base;
         match self {
+            EntryKind::Custom { custom_type, data } => SessionEntry::Custom {
+                id,
+                parent_id,
+                timestamp,
+                custom_type,
+                data: Some(data),
+            },
             EntryKind::ModelChange { provider, model_id } => SessionEntry::ModelChange {
                 id,
                 parent_id,

@@ -12,6 +12,7 @@
 //! write; reads use a pool of read-only connections
 //! (`docs/decisions/0007-one-sqlite-writer.md`).
 
+mod approvals;
 mod entries;
 mod error;
 mod history;

@@ -85,6 +85,10 @@ pub struct UiAskResponse {
     pub request_id: String,
     /// The answer.
     pub answer: UiAnswer,
+    /// The `clientInfo.name` and connection id of the client that answered (none when the
+    /// request was cancelled or timed out).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
 }
 
 /// Notification `ui/request` (daemon → attached clients).

@@ -19,5 +19,7 @@ pub async fn respond(
     context: &RequestContext,
     params: UiRespondParams,
 ) -> Result<UiRespondResponse, ErrorObject> {
-    UiBroker::respond(&context.state, params).await
+    let connection = &context.connection;
+    let by = format!("{} ({})", connection.client_name(), connection.sink().id());
+    UiBroker::respond(&context.state, params, by).await
 }

@@ -93,6 +93,15 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// Records a `custom` entry (an approval decision, ...) at the leaf.
+    Record {
+        /// Its `customType`.
+        custom_type: String,
+        /// Its data.
+        data: serde_json::Value,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     /// Answered once the session has settled: no run, no compaction or summary, no retry
     /// waiting (what a subagent's watcher waits for after a run ends).
     WhenSettled {

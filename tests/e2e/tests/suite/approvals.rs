@@ -149,7 +149,14 @@ async fn a_read_only_project_denies_writes_and_the_model_reads_why() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn asking_reaches_every_client_the_first_answer_wins_and_deny_reaches_the_model() {
-    let world = World::start_with("anthropic-messages", &[]).await;
+    let mut world = World::start_with(
+        "anthropic-messages",
+        &[(
+            ".pi/settings.json",
+            json!({"approvals": {"askTimeoutMs": 20000}}).to_string(),
+        )],
+    )
+    .await;
     world.server.respond_with(caller);
     let home = world.daemon.home.path().to_path_buf();
     let (client, mut events) = world.client().await;
@@ -186,7 +193,15 @@ async fn asking_reaches_every_client_the_first_answer_wins_and_deny_reaches_the_
                 title,
                 "Allow `bash` with `touch made.txt`? (ask-writes mode (this session) asks)"
             );
-            assert_eq!(options, &["Allow once", "Allow for this session", "Deny"]);
+            assert_eq!(
+                options,
+                &[
+                    "Allow once",
+                    "Allow for this session",
+                    "Always allow in this project",
+                    "Deny"
+                ]
+            );
         }
         other => panic!("not a choice: {other:?}"),
     }
@@ -221,4 +236,59 @@ async fn asking_reaches_every_client_the_first_answer_wins_and_deny_reaches_the_
     assert!(home.join("made.txt").exists());
     let next = world.server.requests().last().unwrap().body_text.clone();
     assert!(next.contains("Denied by the user"), "the model read it");
+
+    // "Always allow in this project" outlives the daemon.
+    let other = format!("call bash {}", json!({"command": "touch other.txt"}));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, &other))
+        .await
+        .unwrap();
+    let question = next_request(&mut second_events).await;
+    answer(&second, &question, "Always allow in this project").await;
+    let seen = run_events(&mut events, &session.id).await;
+    assert!(!result(&seen).1);
+
+    // Every decision is in the session, with who answered.
+    let export = client
+        .call::<pi_protocol::v1::SessionExport>(&pi_protocol::v1::SessionExportParams {
+            session_id: session.id.clone(),
+            format: pi_protocol::v1::ExportFormat::Jsonl,
+            path: None,
+        })
+        .await
+        .unwrap();
+    let text = serde_json::to_string(&export).unwrap();
+    assert_eq!(
+        text.matches("\\\"customType\\\":\\\"approval\\\"").count(),
+        4,
+        "{text}"
+    );
+    assert!(text.contains("allowed for this session earlier"), "{text}");
+    assert!(text.contains("\\\"answeredBy\\\":\\\""), "{text}");
+
+    drop((client, second, late));
+    world.daemon.kill9().await;
+    std::fs::remove_file(home.join("other.txt")).unwrap();
+    world.daemon.restart().await;
+    let (client, mut events) = world.client().await;
+    let again = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: home.display().to_string(),
+            model: Some(MODEL.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    attach(&client, &again.id).await;
+    client
+        .call::<SessionSetPolicy>(&SessionSetPolicyParams {
+            session_id: again.id.clone(),
+            mode: "ask-writes".to_owned(),
+        })
+        .await
+        .unwrap();
+    // Nobody is there to answer: it runs because the project allows it.
+    let seen = run(&client, &mut events, &again.id, &other).await;
+    assert!(!result(&seen).1, "{:?}", result(&seen));
+    assert!(home.join("other.txt").exists());
 }
