@@ -60,6 +60,8 @@ pub enum Request {
     SetModel(String),
     /// `session/setThinking`.
     SetThinking(String),
+    /// `session/setPolicy`.
+    SetPolicy(String),
     /// `session/setName`.
     SetName(String),
     /// `session/label` (empty label clears).

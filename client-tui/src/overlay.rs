@@ -25,6 +25,8 @@ pub enum SelectorKind {
     Fork,
     /// A prompt from history (Ctrl+R).
     History,
+    /// An approval mode (`/approvals`).
+    Approvals,
 }
 
 /// One row of a selector.

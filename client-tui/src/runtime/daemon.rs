@@ -203,6 +203,16 @@ pub async fn perform(
             .await
             .err()
             .and_then(|e| failed("set the thinking level", e)),
+        Request::SetPolicy(mode) => match client
+            .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
+                session_id: session_id.clone(),
+                mode,
+            })
+            .await
+        {
+            Ok(set) => Some(Reply::Done(format!("Approval mode: {}.", set.mode))),
+            Err(error) => failed("set the approval mode", error),
+        },
         Request::SetName(name) => client
             .call::<SessionSetName>(&SessionSetNameParams {
                 session_id: session_id.clone(),

@@ -14,6 +14,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("new", "", "Start a new session here"),
     ("resume", "", "Attach to another session"),
     ("agents", "", "Attach to a subagent, or the parent"),
+    (
+        "approvals",
+        "[mode]",
+        "Approval mode: yolo, ask-writes, ask-all, read-only",
+    ),
     ("tree", "", "Move to another point of the session tree"),
     ("fork", "", "New session from an earlier message"),
     ("name", "<name>", "Name the session"),
@@ -95,6 +100,33 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                 title: "Resume a session".to_owned(),
             });
             effects.push(Effect::Request(Request::ListSessions));
+        }
+        "approvals" => {
+            const MODES: [(&str, &str); 4] = [
+                ("yolo", "everything runs (pi's behaviour)"),
+                ("ask-writes", "reads run; writes and commands ask"),
+                ("ask-all", "every call asks"),
+                ("read-only", "reads run; the rest is denied"),
+            ];
+            if args.is_empty() {
+                let items = MODES
+                    .iter()
+                    .map(|(mode, detail)| SelectorItem {
+                        label: (*mode).to_owned(),
+                        detail: (*detail).to_owned(),
+                        value: (*mode).to_owned(),
+                        depth: 0,
+                        current: false,
+                    })
+                    .collect();
+                state.overlay = Some(Overlay::Select(Selector::new(
+                    SelectorKind::Approvals,
+                    "Approval mode",
+                    items,
+                )));
+            } else {
+                effects.push(Effect::Request(Request::SetPolicy(args.to_owned())));
+            }
         }
         "agents" => {
             let parent = state

@@ -458,6 +458,7 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
     match kind {
         SelectorKind::Model => effects.push(Effect::Request(Request::SetModel(value))),
         SelectorKind::Thinking => effects.push(Effect::Request(Request::SetThinking(value))),
+        SelectorKind::Approvals => effects.push(Effect::Request(Request::SetPolicy(value))),
         SelectorKind::Session => {
             let current = state.session.as_ref().map(|session| session.id.as_str());
             if current != Some(value.as_str()) {

@@ -709,3 +709,23 @@ fn a_running_task_call_shows_its_subagents() {
     );
     assert!(screen.contains("fixer (task): queued"), "{screen}");
 }
+
+#[test]
+fn approvals_sets_the_mode_by_name_or_from_a_list() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/approvals read-only");
+    harness.send(key(KeyCode::Enter));
+    let effects = format!("{:?}", harness.take_effects());
+    assert!(effects.contains("SetPolicy(\"read-only\")"), "{effects}");
+    harness.type_text("/approvals");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(70, 12);
+    assert!(
+        screen.contains("ask-writes  reads run; writes and commands ask"),
+        "{screen}"
+    );
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Enter));
+    let effects = format!("{:?}", harness.take_effects());
+    assert!(effects.contains("SetPolicy(\"ask-writes\")"), "{effects}");
+}

@@ -102,6 +102,9 @@ pub struct LspServer {
     progress: Mutex<BTreeSet<String>>,
     // While a command runs for a code action: the edits the server applies meanwhile.
     recorded: Mutex<Option<Vec<(PathBuf, String, String)>>>,
+    // The diagnostics arrival count when a text was last sent (any file): diagnostics that
+    // arrived later reflect every change.
+    last_sent: AtomicU64,
 }
 
 #[derive(Debug, Default)]
@@ -214,6 +217,7 @@ impl LspServer {
         let opened = !documents.contains_key(path);
         match documents.get_mut(path) {
             None => {
+                self.last_sent.store(before, Ordering::SeqCst);
                 connection.notify(
                     "textDocument/didOpen",
                     json!({"textDocument": {"uri": uri, "languageId": servers::language_id(path),
@@ -229,6 +233,7 @@ impl LspServer {
             }
             Some(document) if *document.text == *text => {}
             Some(document) => {
+                self.last_sent.store(before, Ordering::SeqCst);
                 document.version += 1;
                 connection.notify(
                     "textDocument/didChange",
@@ -243,6 +248,11 @@ impl LspServer {
             }
         }
         Ok((before, opened))
+    }
+
+    /// The diagnostics arrival count when a text was last sent to the server.
+    pub fn last_sent(&self) -> u64 {
+        self.last_sent.load(Ordering::SeqCst)
     }
 
     /// The files open in this server.
@@ -710,6 +720,7 @@ impl LspPool {
                         diagnostics_changed: watch::Sender::new(0),
                         progress: Mutex::new(BTreeSet::new()),
                         recorded: Mutex::new(None),
+                        last_sent: AtomicU64::new(0),
                     })
                 })
                 .clone()
@@ -1323,6 +1334,7 @@ mod tests {
             diagnostics_changed: watch::Sender::new(0),
             progress: Mutex::new(BTreeSet::new()),
             recorded: Mutex::new(None),
+            last_sent: AtomicU64::new(0),
         })
     }
 

@@ -24,8 +24,10 @@ const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(5);
 const LOAD_WAIT: Duration = Duration::from_secs(15);
 /// Locations shown at most.
 const MAX_LOCATIONS: usize = 50;
+/// Files a glob's `diagnostics` checks at most.
+const MAX_GLOB_FILES: usize = 50;
 
-const DESCRIPTION: &str = "Code intelligence from language servers (shared with the user's other sessions). Actions: diagnostics (errors and warnings of `file`, or of every file the servers checked when `file` is omitted), definition, type_definition, implementation, references, hover (`file` + 1-based `line` + `symbol`, a name on that line, `name#2` for its second occurrence), symbols (`file`'s outline, or with `query` and no file the workspace's symbols), rename (`file` + `line` + `symbol` + `new_name`; applies the edit to every file and returns the diff, `apply: false` only previews), code_actions (`file` + `line` (+ `symbol`): lists the fixes and refactorings there, numbered; with `index` or `title` applies one and returns the diff), status (the running servers).";
+const DESCRIPTION: &str = "Code intelligence from language servers (shared with the user's other sessions). Actions: diagnostics (errors and warnings of `file`, of the files matching a glob like `src/**/*.py`, or of every file the servers checked when `file` is omitted), definition, type_definition, implementation, references, hover (`file` + 1-based `line` + `symbol`, a name on that line, `name#2` for its second occurrence), symbols (`file`'s outline, or with `query` and no file the workspace's symbols), rename (`file` + `line` + `symbol` + `new_name`; applies the edit to every file and returns the diff, `apply: false` only previews), code_actions (`file` + `line` (+ `symbol`): lists the fixes and refactorings there, numbered; with `index` or `title` applies one and returns the diff), status (the running servers).";
 
 /// The `lsp` tool of one session.
 pub struct LspTool {
@@ -152,18 +154,13 @@ impl LspTool {
 
     async fn diagnostics(&self, file: Option<&str>) -> Result<String, String> {
         match file.filter(|file| *file != "*") {
+            Some(pattern) if pattern.contains(['*', '?', '[', '{']) => {
+                self.diagnostics_of_glob(pattern).await
+            }
             Some(file) => {
                 let path = self.resolve(file);
                 let server = self.server(&path).await?;
-                let after = server.sync(&path).await?;
-                server.settled(LOAD_WAIT).await;
-                let items = match server
-                    .diagnostics_after(&path, after, DIAGNOSTICS_WAIT)
-                    .await
-                {
-                    Some(items) => items,
-                    None => server.published(&path).map(|p| p.items).unwrap_or_default(),
-                };
+                let items = current_diagnostics(&server, &path, DIAGNOSTICS_WAIT).await?;
                 let text = format_diagnostics(&self.shown(&path), &items, 4);
                 Ok(if text.is_empty() {
                     format!("{}: no errors or warnings", self.shown(&path))
@@ -185,6 +182,52 @@ impl LspTool {
                 })
             }
         }
+    }
+
+    /// Diagnostics of the files under the session's directory matching `pattern` (at most
+    /// [`MAX_GLOB_FILES`] of those a server is installed for; `.gitignore` respected).
+    async fn diagnostics_of_glob(&self, pattern: &str) -> Result<String, String> {
+        let glob = globset::Glob::new(pattern)
+            .map_err(|error| format!("`{pattern}` is not a valid glob: {error}"))?
+            .compile_matcher();
+        let cwd = self.cwd.clone();
+        let files: Vec<PathBuf> = tokio::task::spawn_blocking(move || {
+            ignore::WalkBuilder::new(&cwd)
+                .build()
+                .filter_map(Result::ok)
+                .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+                .map(ignore::DirEntry::into_path)
+                .filter(|path| {
+                    path.strip_prefix(&cwd)
+                        .is_ok_and(|relative| glob.is_match(relative))
+                })
+                .take(MAX_GLOB_FILES * 4)
+                .collect()
+        })
+        .await
+        .map_err(|error| error.to_string())?;
+        let deadline = tokio::time::Instant::now() + DIAGNOSTICS_WAIT;
+        let mut text = String::new();
+        let mut checked = 0;
+        for path in files {
+            if checked == MAX_GLOB_FILES {
+                break;
+            }
+            let Ok(server) = self.server(&path).await else {
+                continue;
+            };
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            let Ok(items) = current_diagnostics(&server, &path, left).await else {
+                continue;
+            };
+            checked += 1;
+            text.push_str(&format_diagnostics(&self.shown(&path), &items, 4));
+        }
+        Ok(match (checked, text.is_empty()) {
+            (0, _) => format!("No file matching `{pattern}` has a language server."),
+            (n, true) => format!("{n} file(s) matching `{pattern}`: no errors or warnings"),
+            (n, false) => format!("{n} file(s) matching `{pattern}`:\n{text}"),
+        })
     }
 
     async fn symbols(&self, file: Option<&str>, query: Option<&str>) -> Result<String, String> {
@@ -620,6 +663,28 @@ impl Tool for LspTool {
             }
         })
     }
+}
+
+/// The diagnostics of `path` as the server sees it now: after sending its text when it
+/// changed (or opening it), waiting up to `wait` for a check newer than the last change of
+/// any file; diagnostics already newer than that answer at once.
+async fn current_diagnostics(
+    server: &LspServer,
+    path: &Path,
+    wait: Duration,
+) -> Result<Vec<Value>, String> {
+    let after = server.sync(path).await?;
+    // Published after the last text any file sent: nothing newer can come.
+    if let Some(published) = server.published(path)
+        && published.seq > server.last_sent()
+    {
+        return Ok(published.items);
+    }
+    server.settled(LOAD_WAIT).await;
+    Ok(match server.diagnostics_after(path, after, wait).await {
+        Some(items) => items,
+        None => server.published(path).map(|p| p.items).unwrap_or_default(),
+    })
 }
 
 /// The LSP position of `symbol` (or the line's first non-blank) on 1-based `line` of `text`.

@@ -598,6 +598,24 @@ async fn settings_configure_disable_and_time_out_language_servers() {
         "{diagnostics}"
     );
 
+    // A glob checks every matching file.
+    let (globbed, failed) = lsp(
+        &client,
+        &mut events,
+        &id,
+        json!({"action": "diagnostics", "file": "**/*.py"}),
+    )
+    .await;
+    assert!(!failed, "{globbed}");
+    assert!(
+        globbed.starts_with("1 file(s) matching `**/*.py`:\n"),
+        "{globbed}"
+    );
+    assert!(
+        globbed.contains("loose.py:1:11 error: Type annotation is missing"),
+        "{globbed}"
+    );
+
     let (disabled, failed) = lsp(
         &client,
         &mut events,
