@@ -14,11 +14,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("new", "", "Start a new session here"),
     ("resume", "", "Attach to another session"),
     ("agents", "", "Attach to a subagent, or the parent"),
-    (
-        "approvals",
-        "[mode]",
-        "Approval mode: yolo, ask-writes, ask-all, read-only",
-    ),
+    ("approvals", "[mode]", "Set the approval mode"),
     ("tree", "", "Move to another point of the session tree"),
     ("fork", "", "New session from an earlier message"),
     ("name", "<name>", "Name the session"),
