@@ -263,6 +263,30 @@ impl Transcript {
                     );
                 }
             }
+            SessionEntry::Custom {
+                custom_type,
+                data: Some(data),
+                ..
+            } if custom_type == "approval" => {
+                // The daemon's approval decisions (`policy`): one line each.
+                let text = |key: &str| data[key].as_str().unwrap_or_default().to_owned();
+                let how = match (data.get("answeredBy"), data.get("by")) {
+                    (Some(by), _) if by.is_string() => {
+                        format!("{} answered \"{}\"", text("answeredBy"), text("answer"))
+                    }
+                    (_, Some(_)) => text("by"),
+                    _ => "nobody answered".to_owned(),
+                };
+                let denied = text("decision") == "denied";
+                self.notice(
+                    if denied {
+                        NoticeLevel::Warning
+                    } else {
+                        NoticeLevel::Info
+                    },
+                    format!("Approval: {} {} ({how})", text("call"), text("decision")),
+                );
+            }
             SessionEntry::Custom { .. }
             | SessionEntry::Label { .. }
             | SessionEntry::SessionInfo { .. } => {}

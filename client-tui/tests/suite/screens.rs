@@ -729,3 +729,39 @@ fn approvals_sets_the_mode_by_name_or_from_a_list() {
     let effects = format!("{:?}", harness.take_effects());
     assert!(effects.contains("SetPolicy(\"ask-writes\")"), "{effects}");
 }
+
+#[test]
+fn approval_decisions_show_in_the_transcript() {
+    let mut harness = Harness::attached(Vec::new());
+    for (seq, data) in [
+        json!({"call": "`bash` with `rm x`", "decision": "denied", "asked": "ask-writes mode",
+            "answer": "Deny", "answeredBy": "pictl (c3)"}),
+        json!({"call": "`write` on a.txt", "decision": "allowed",
+            "by": "allowed for this session earlier"}),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        harness.send(event(
+            10 + seq as u64,
+            SessionEvent::EntryAdded {
+                entry: SessionEntry::Custom {
+                    id: format!("a{seq}"),
+                    parent_id: None,
+                    timestamp: "2026-11-26T10:00:00.000Z".into(),
+                    custom_type: "approval".into(),
+                    data: Some(data),
+                },
+            },
+        ));
+    }
+    let screen = harness.screen(90, 12);
+    assert!(
+        screen.contains("Approval: `bash` with `rm x` denied (pictl (c3) answered \"Deny\")"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Approval: `write` on a.txt allowed (allowed for this session earlier)"),
+        "{screen}"
+    );
+}
