@@ -142,6 +142,65 @@ impl ResourceRoots {
     }
 }
 
+/// What was derived from a directory's settings files, per directory, made again only
+/// when one of the files' modification time or size changed (for callers that need the
+/// settings on every tool call: reading and parsing the files each time is most of their
+/// cost).
+#[derive(Debug)]
+pub struct SettingsCache<T> {
+    // Per directory: the files' (modification time, size) or absence, and the value.
+    entries: std::sync::Mutex<std::collections::HashMap<PathBuf, Stamped<T>>>,
+}
+
+/// A settings file's modification time and size.
+type FileStamp = (std::time::SystemTime, u64);
+
+/// The files' stamps (or absence) and the value made from them.
+type Stamped<T> = (Vec<Option<FileStamp>>, std::sync::Arc<T>);
+
+impl<T> Default for SettingsCache<T> {
+    fn default() -> Self {
+        SettingsCache {
+            entries: std::sync::Mutex::new(std::collections::HashMap::new()),
+        }
+    }
+}
+
+impl<T> SettingsCache<T> {
+    /// The value for `cwd` under `roots`: the cached one while its files are unchanged, else
+    /// `make`'s.
+    pub fn get(
+        &self,
+        roots: &ResourceRoots,
+        cwd: &Path,
+        make: impl FnOnce() -> T,
+    ) -> std::sync::Arc<T> {
+        let files = roots.settings_files(Some(cwd));
+        let stamps: Vec<Option<FileStamp>> = files
+            .global
+            .iter()
+            .chain(files.project.iter())
+            .map(|path| {
+                std::fs::metadata(path)
+                    .ok()
+                    .and_then(|meta| Some((meta.modified().ok()?, meta.len())))
+            })
+            .collect();
+        let mut entries = self
+            .entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((known, value)) = entries.get(cwd)
+            && *known == stamps
+        {
+            return value.clone();
+        }
+        let value = std::sync::Arc::new(make());
+        entries.insert(cwd.to_path_buf(), (stamps, value.clone()));
+        value
+    }
+}
+
 /// Loads the resources of `cwd`.
 pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
     let (settings, mut diagnostics) = roots.load_settings(Some(cwd));

@@ -558,14 +558,8 @@ pub struct LspPool {
     // Per session, diagnostics that may still arrive after its `write` / `edit` result.
     late: Mutex<HashMap<String, Vec<Late>>>,
     // Per directory, the settings files' modification times and sizes, and what they said.
-    settings_cache: Mutex<HashMap<PathBuf, SettingsStamp>>,
+    settings_cache: crate::coding::resources::SettingsCache<crate::coding::Settings>,
 }
-
-/// Settings files' (modification time, size) or absence, and the settings they made.
-type SettingsStamp = (
-    Vec<Option<(std::time::SystemTime, u64)>>,
-    Arc<crate::coding::Settings>,
-);
 
 impl LspPool {
     /// Reads sessions' `lsp.*` settings through `roots`.
@@ -580,29 +574,8 @@ impl LspPool {
         let Some(roots) = self.settings.get() else {
             return Arc::new(crate::coding::Settings::default());
         };
-        let files = roots.settings_files(Some(cwd));
-        let stamps: Vec<Option<(std::time::SystemTime, u64)>> = files
-            .global
-            .iter()
-            .chain(files.project.iter())
-            .map(|path| {
-                std::fs::metadata(path)
-                    .ok()
-                    .and_then(|meta| Some((meta.modified().ok()?, meta.len())))
-            })
-            .collect();
-        let mut cache = self
-            .settings_cache
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((known, settings)) = cache.get(cwd)
-            && *known == stamps
-        {
-            return settings.clone();
-        }
-        let settings = Arc::new(roots.load_settings(Some(cwd)).0);
-        cache.insert(cwd.to_path_buf(), (stamps, settings.clone()));
-        settings
+        self.settings_cache
+            .get(roots, cwd, || roots.load_settings(Some(cwd)).0)
     }
 
     /// Whether a session in `cwd` gets diagnostics after `write` and after `edit`.
@@ -631,7 +604,7 @@ impl LspPool {
             changes: watch::Sender::new(0),
             settings: std::sync::OnceLock::new(),
             late: Mutex::new(HashMap::new()),
-            settings_cache: Mutex::new(HashMap::new()),
+            settings_cache: Default::default(),
         }
     }
 

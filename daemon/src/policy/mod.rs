@@ -40,6 +40,8 @@ pub struct PolicyManager {
     // Per session: its own mode, and the calls allowed for the rest of the session
     // (tool, and for `bash` the command).
     sessions: Mutex<HashMap<String, SessionPolicy>>,
+    // Per directory: the settings' approval layers (user's, project's) and ask timeout.
+    settings: crate::coding::resources::SettingsCache<(Layer, Option<Layer>, Option<u64>)>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -55,6 +57,7 @@ impl PolicyManager {
             roots,
             state: OnceLock::new(),
             sessions: Mutex::new(HashMap::new()),
+            settings: Default::default(),
         }
     }
 
@@ -84,6 +87,26 @@ impl PolicyManager {
 
     /// The layers for a session in `cwd`, and the ask timeout.
     fn layers(&self, session_id: &str, cwd: &std::path::Path) -> (Vec<Layer>, Duration) {
+        let settings = self
+            .settings
+            .get(&self.roots, cwd, || self.read_layers(cwd));
+        let (user, project, timeout) = settings.as_ref();
+        let mut user = user.clone();
+        if let Some(mode) = self.mode_of(session_id) {
+            user.mode = Some(mode);
+            user.source = "this session".to_owned();
+        }
+        let mut layers = vec![user];
+        layers.extend(project.clone());
+        (
+            layers,
+            timeout.map_or(DEFAULT_ASK_TIMEOUT, Duration::from_millis),
+        )
+    }
+
+    /// The approval layers of `cwd`'s settings files: the user's (merged), the project's,
+    /// and the ask timeout.
+    fn read_layers(&self, cwd: &std::path::Path) -> (Layer, Option<Layer>, Option<u64>) {
         let (global, project) = self.roots.settings_layers(cwd);
         let mut user = Layer {
             mode: None,
@@ -103,23 +126,15 @@ impl PolicyManager {
             }
             timeout = layer.approvals_ask_timeout_ms.or(timeout);
         }
-        if let Some(mode) = self.mode_of(session_id) {
-            user.mode = Some(mode);
-            user.source = "this session".to_owned();
-        }
-        let mut layers = vec![user];
-        if let Some(project) = project {
-            layers.push(Layer {
+        let project = project.map(|project| {
+            timeout = project.approvals_ask_timeout_ms.or(timeout);
+            Layer {
                 mode: project.approvals_mode.as_deref().and_then(Mode::parse),
                 rules: project.approvals_rules.clone().unwrap_or_default(),
                 source: "the project's .pi/settings.json".to_owned(),
-            });
-            timeout = project.approvals_ask_timeout_ms.or(timeout);
-        }
-        (
-            layers,
-            timeout.map_or(DEFAULT_ASK_TIMEOUT, Duration::from_millis),
-        )
+            }
+        });
+        (user, project, timeout)
     }
 
     /// Forgets a session that stopped.

@@ -323,7 +323,7 @@ fn rule_matches(rule: &Rule, tool: &str, arguments: &Value, cwd: &Path) -> Optio
         let line = arguments["command"].as_str()?;
         let matched = simple_commands(line)
             .into_iter()
-            .find(|command| command_glob(pattern, command))?;
+            .find(|command| crate::session::secrets::wildcard_match(pattern, command))?;
         return Some(format!("`{}` matches `{pattern}`", matched));
     }
     if let Some(pattern) = &rule.path {
@@ -339,44 +339,16 @@ fn rule_matches(rule: &Rule, tool: &str, arguments: &Value, cwd: &Path) -> Optio
                 } else {
                     resolve(cwd, ".").join(glob)
                 };
-                path_glob(&full.display().to_string(), &path.display().to_string())
+                // `*` stays in a directory, `**` crosses.
+                globset::GlobBuilder::new(&full.display().to_string())
+                    .literal_separator(true)
+                    .build()
+                    .is_ok_and(|glob| glob.compile_matcher().is_match(&path))
             }
         };
         return matched.then(|| format!("{} matches the rule's path", path.display()));
     }
     Some(format!("tool `{tool}`"))
-}
-
-/// `pattern` (a glob, `*` matching anything) against a whole command, case-sensitively.
-fn command_glob(pattern: &str, command: &str) -> bool {
-    wildcard(pattern.as_bytes(), command.as_bytes(), true)
-}
-
-/// `**` crosses directories, `*` does not.
-fn path_glob(pattern: &str, path: &str) -> bool {
-    wildcard(pattern.as_bytes(), path.as_bytes(), false)
-}
-
-fn wildcard(pattern: &[u8], text: &[u8], star_crosses: bool) -> bool {
-    match pattern.first() {
-        None => text.is_empty(),
-        Some(b'*') => {
-            let double = pattern.get(1) == Some(&b'*');
-            let rest = if double { &pattern[2..] } else { &pattern[1..] };
-            let crosses = star_crosses || double;
-            for skip in 0..=text.len() {
-                if skip > 0 && !crosses && text[skip - 1] == b'/' {
-                    break;
-                }
-                if wildcard(rest, &text[skip..], star_crosses) {
-                    return true;
-                }
-            }
-            false
-        }
-        Some(b'?') => !text.is_empty() && wildcard(&pattern[1..], &text[1..], star_crosses),
-        Some(&c) => text.first() == Some(&c) && wildcard(&pattern[1..], &text[1..], star_crosses),
-    }
 }
 
 /// `raw` against `cwd`, `..` resolved, symlinks of the part that exists followed.

@@ -48,8 +48,13 @@ impl EnvPolicy {
 
 /// `*` (any run) and `?` (one character) against `name`, ignoring ASCII case.
 pub fn glob_match(pattern: &str, name: &str) -> bool {
-    let pattern: Vec<char> = pattern.to_ascii_uppercase().chars().collect();
-    let name: Vec<char> = name.to_ascii_uppercase().chars().collect();
+    wildcard_match(&pattern.to_ascii_uppercase(), &name.to_ascii_uppercase())
+}
+
+/// `*` (any run, `/` included) and `?` (one character) against the whole of `text`.
+pub fn wildcard_match(pattern: &str, text: &str) -> bool {
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = text.chars().collect();
     let (mut p, mut n) = (0, 0);
     let (mut star, mut resume) = (None, 0);
     while n < name.len() {
