@@ -136,6 +136,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let state = Arc::new(state);
     tasks.set_state(Arc::downgrade(&state));
     policy.set_state(Arc::downgrade(&state));
+    match state.store.policy_modes().await {
+        Ok(modes) => policy.restore_modes(modes),
+        Err(error) => tracing::warn!(%error, "cannot read the sessions' approval modes"),
+    }
     mcp.trust()
         .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;

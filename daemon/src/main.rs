@@ -32,6 +32,11 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // The sandbox helper of `bash` (see `pi_tools::sandbox`); its arguments may be any bytes.
+    let raw: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if raw.first().and_then(|first| first.to_str()) == Some(pi_tools::sandbox::HELPER_ARG) {
+        return pi_tools::sandbox::helper_main(&raw[1..]);
+    }
     // The process between the daemon and a stdio MCP server (see `pi_daemon::mcp::guard`).
     let args: Vec<String> = std::env::args().skip(1).collect();
     if args.first().map(String::as_str) == Some("__mcp-guard") {

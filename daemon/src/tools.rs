@@ -150,6 +150,10 @@ impl BuiltinTools {
                     env: environment.env.clone(),
                 }) as Arc<dyn pi_tools::FileObserver>
             }),
+            sandbox: self
+                .policy
+                .as_ref()
+                .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env)),
         }))
     }
 }
@@ -460,6 +464,7 @@ pub async fn user_bash(
         env: &environment.env,
         shell: &shell,
         artifacts: &session_artifacts,
+        sandbox: None,
     };
     let request = ExecRequest {
         command: command.to_owned(),

@@ -187,6 +187,12 @@ pub struct SettingsLayer {
     pub approvals_rules: Option<Vec<crate::policy::rules::Rule>>,
     /// `approvals.askTimeoutMs`.
     pub approvals_ask_timeout_ms: Option<u64>,
+    /// `sandbox` (or `sandbox.mode`): `off`, `workspace-write` or `read-only`.
+    pub sandbox_mode: Option<String>,
+    /// `sandbox.network`.
+    pub sandbox_network: Option<bool>,
+    /// `sandbox.writableRoots` (absolute, or `~/` for the user's home).
+    pub sandbox_writable_roots: Option<Vec<String>>,
     /// `sessionEnv.exclude`.
     pub session_env_exclude: Option<Vec<String>>,
     /// `sessionEnv.include`.

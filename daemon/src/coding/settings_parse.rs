@@ -365,6 +365,22 @@ impl LayerReader<'_> {
                         }
                     }
                 }
+                "sandbox" if value.is_string() => {
+                    layer.sandbox_mode = self.sandbox_mode(key, value)
+                }
+                "sandbox" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("sandbox.{sub}");
+                        match sub.as_str() {
+                            "mode" => layer.sandbox_mode = self.sandbox_mode(&dotted, value),
+                            "network" => layer.sandbox_network = self.boolean(&dotted, value),
+                            "writableRoots" => {
+                                layer.sandbox_writable_roots = self.strings(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "sessionEnv" => {
                     for (sub, value) in self.object(key, value) {
                         let dotted = format!("sessionEnv.{sub}");
@@ -558,6 +574,16 @@ impl LayerReader<'_> {
             Some(number) if number <= u64::from(u32::MAX) => Some(number),
             _ => {
                 self.bad(key, "a non-negative integer", value);
+                None
+            }
+        }
+    }
+
+    fn sandbox_mode(&mut self, key: &str, value: &Value) -> Option<String> {
+        match value.as_str() {
+            Some(mode @ ("off" | "workspace-write" | "read-only")) => Some(mode.to_owned()),
+            _ => {
+                self.bad(key, "\"off\", \"workspace-write\" or \"read-only\"", value);
                 None
             }
         }

@@ -5,6 +5,10 @@
 //!
 //! - `rules.rs`: rules, modes and the decision (strictest of the layers).
 //!
+//! The sandbox (`sandbox` in settings, confinement of `bash`, see `pi_tools::sandbox`) is
+//! decided here too: the user's files set it, the project's can only tighten it (a stricter
+//! mode, the network off).
+//!
 //! Layers: the user's settings files (`approvals.mode`, `approvals.rules`; a session's own
 //! mode from `session/setPolicy` replaces their mode), then the project's file, which can only
 //! tighten. Default: `yolo`, pi's behaviour.
@@ -40,8 +44,29 @@ pub struct PolicyManager {
     // Per session: its own mode, and the calls allowed for the rest of the session
     // (tool, and for `bash` the command).
     sessions: Mutex<HashMap<String, SessionPolicy>>,
-    // Per directory: the settings' approval layers (user's, project's) and ask timeout.
-    settings: crate::coding::resources::SettingsCache<(Layer, Option<Layer>, Option<u64>)>,
+    // Per directory: what the settings say.
+    settings: crate::coding::resources::SettingsCache<PolicySettings>,
+    // The sandbox helper: the daemon's own executable.
+    sandbox_helper: PathBuf,
+}
+
+/// What a directory's settings files say about approvals and the sandbox.
+#[derive(Debug)]
+struct PolicySettings {
+    // The user's approval layer (merged files).
+    user: Layer,
+    // The project's.
+    project: Option<Layer>,
+    ask_timeout_ms: Option<u64>,
+    sandbox: SandboxSettings,
+}
+
+/// The `sandbox` settings, merged.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct SandboxSettings {
+    mode: Option<pi_tools::sandbox::SandboxMode>,
+    network: bool,
+    writable_roots: Vec<String>,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -58,7 +83,44 @@ impl PolicyManager {
             state: OnceLock::new(),
             sessions: Mutex::new(HashMap::new()),
             settings: Default::default(),
+            sandbox_helper: sandbox_helper(),
         }
+    }
+
+    /// Restores the sessions' own modes (stored by `session/setPolicy`).
+    pub fn restore_modes(&self, modes: Vec<(String, String)>) {
+        for (session_id, mode) in modes {
+            if let Some(mode) = Mode::parse(&mode) {
+                self.set_mode(&session_id, mode);
+            }
+        }
+    }
+
+    /// The sandbox for `bash` in a session in `cwd` with environment `env` (`None`: off).
+    pub fn sandbox(
+        &self,
+        cwd: &std::path::Path,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Option<pi_tools::sandbox::Sandbox> {
+        let settings = self
+            .settings
+            .get(&self.roots, cwd, || self.read_settings(cwd));
+        let sandbox = &settings.sandbox;
+        let home = env.get("HOME").filter(|home| !home.is_empty());
+        Some(pi_tools::sandbox::Sandbox {
+            mode: sandbox.mode?,
+            helper: self.sandbox_helper.clone(),
+            writable_roots: sandbox
+                .writable_roots
+                .iter()
+                .filter_map(|root| match (root.strip_prefix("~/"), home) {
+                    (Some(rest), Some(home)) => Some(PathBuf::from(home).join(rest)),
+                    (Some(_), None) => None,
+                    (None, _) => Some(cwd.join(root)),
+                })
+                .collect(),
+            network: sandbox.network,
+        })
     }
 
     /// The daemon whose clients are asked.
@@ -89,25 +151,45 @@ impl PolicyManager {
     fn layers(&self, session_id: &str, cwd: &std::path::Path) -> (Vec<Layer>, Duration) {
         let settings = self
             .settings
-            .get(&self.roots, cwd, || self.read_layers(cwd));
-        let (user, project, timeout) = settings.as_ref();
-        let mut user = user.clone();
+            .get(&self.roots, cwd, || self.read_settings(cwd));
+        let mut user = settings.user.clone();
         if let Some(mode) = self.mode_of(session_id) {
             user.mode = Some(mode);
             user.source = "this session".to_owned();
         }
         let mut layers = vec![user];
-        layers.extend(project.clone());
+        layers.extend(settings.project.clone());
         (
             layers,
-            timeout.map_or(DEFAULT_ASK_TIMEOUT, Duration::from_millis),
+            settings
+                .ask_timeout_ms
+                .map_or(DEFAULT_ASK_TIMEOUT, Duration::from_millis),
         )
     }
 
-    /// The approval layers of `cwd`'s settings files: the user's (merged), the project's,
-    /// and the ask timeout.
-    fn read_layers(&self, cwd: &std::path::Path) -> (Layer, Option<Layer>, Option<u64>) {
+    /// What `cwd`'s settings files say: the user's approval layer (merged), the project's,
+    /// the ask timeout and the sandbox.
+    fn read_settings(&self, cwd: &std::path::Path) -> PolicySettings {
         let (global, project) = self.roots.settings_layers(cwd);
+        let mut sandbox = SandboxSettings::default();
+        for layer in &global {
+            if let Some(mode) = &layer.sandbox_mode {
+                sandbox.mode = sandbox_mode(mode);
+            }
+            sandbox.network = layer.sandbox_network.unwrap_or(sandbox.network);
+            if let Some(roots) = &layer.sandbox_writable_roots {
+                sandbox.writable_roots = roots.clone();
+            }
+        }
+        if let Some(project) = &project {
+            // Only tighter: a stricter mode, the network off; never more writable roots.
+            if let Some(mode) = project.sandbox_mode.as_deref().and_then(sandbox_mode) {
+                sandbox.mode = Some(sandbox.mode.map_or(mode, |mode_now| mode_now.max(mode)));
+            }
+            if project.sandbox_network == Some(false) {
+                sandbox.network = false;
+            }
+        }
         let mut user = Layer {
             mode: None,
             rules: Vec::new(),
@@ -134,7 +216,12 @@ impl PolicyManager {
                 source: "the project's .pi/settings.json".to_owned(),
             }
         });
-        (user, project, timeout)
+        PolicySettings {
+            user,
+            project,
+            ask_timeout_ms: timeout,
+            sandbox,
+        }
     }
 
     /// Forgets a session that stopped.
@@ -354,6 +441,25 @@ impl PolicyManager {
             None => Err("Denied: the answer was empty".to_owned()),
         };
         (outcome, answer, asked.answered_by)
+    }
+}
+
+/// A `sandbox` mode setting (`off`: none).
+fn sandbox_mode(mode: &str) -> Option<pi_tools::sandbox::SandboxMode> {
+    match mode {
+        "workspace-write" => Some(pi_tools::sandbox::SandboxMode::WorkspaceWrite),
+        "read-only" => Some(pi_tools::sandbox::SandboxMode::ReadOnly),
+        _ => None,
+    }
+}
+
+/// The daemon's own executable, which is the sandbox helper. On Linux `/proc/self/exe`, which
+/// the child resolves to the daemon's image even after an upgrade replaced the file.
+fn sandbox_helper() -> PathBuf {
+    if cfg!(target_os = "linux") {
+        PathBuf::from("/proc/self/exe")
+    } else {
+        std::env::current_exe().unwrap_or_else(|_| PathBuf::from("pid"))
     }
 }
 

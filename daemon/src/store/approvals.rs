@@ -1,5 +1,6 @@
 //! Calls a person allowed "always in this project" when the approvals policy asked: by
-//! project directory, tool, and for `bash` the exact command (empty: any call of the tool).
+//! project directory, tool, and for `bash` the exact command (empty: any call of the tool);
+//! and sessions' own approval modes.
 
 use crate::store::writer::Statements;
 use crate::store::{Store, StoreError};
@@ -41,5 +42,28 @@ impl Store {
         .fetch_optional(&self.reader)
         .await?;
         Ok(found.is_some())
+    }
+}
+
+impl Store {
+    /// Stores session `session_id`'s own approval mode.
+    #[tracing::instrument(level = "trace", skip_all, err)]
+    pub async fn set_policy_mode(&self, session_id: &str, mode: &str) -> Result<(), StoreError> {
+        let mut write = Statements::default();
+        write.push(
+            "UPDATE sessions SET policy_mode = ? WHERE id = ?",
+            [mode.into(), session_id.into()],
+        );
+        self.write_statements(write).await
+    }
+
+    /// Every session's own approval mode: (session id, mode).
+    #[tracing::instrument(level = "trace", skip_all, err)]
+    pub async fn policy_modes(&self) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(
+            sqlx::query_as("SELECT id, policy_mode FROM sessions WHERE policy_mode IS NOT NULL")
+                .fetch_all(&self.reader)
+                .await?,
+        )
     }
 }

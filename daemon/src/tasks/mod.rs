@@ -678,6 +678,9 @@ impl Child<'_> {
             && let Some(mode) = policy.mode_of(&self.parent.session_id)
         {
             policy.set_mode(id, mode);
+            if let Err(error) = self.daemon.store.set_policy_mode(id, mode.name()).await {
+                tracing::warn!(%error, "cannot store a subagent's approval mode");
+            }
         }
         Ok(())
     }

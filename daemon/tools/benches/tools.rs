@@ -59,6 +59,7 @@ fn main() {
         locks: PathLocks::new(),
         uris: None,
         files: None,
+        sandbox: None,
     });
     let call = |name: &str, arguments: Value| -> ToolOutput {
         let tool = pi_tools::create_tool(name, &context).unwrap();

@@ -35,6 +35,7 @@ fn main() -> anyhow::Result<()> {
         locks: PathLocks::new(),
         uris: None,
         files: None,
+        sandbox: None,
     });
     let tool = pi_tools::create_tool("grep", &context)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

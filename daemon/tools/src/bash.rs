@@ -77,6 +77,7 @@ impl Tool for BashTool {
                 env: &context.env,
                 shell: &context.shell,
                 artifacts: &context.artifacts,
+                sandbox: context.sandbox.as_ref(),
             };
             // pi's updates: an empty one as the command starts, then the raw tail so far with
             // `{}` or the truncation details (no `(no output)`, no notice).
@@ -125,6 +126,15 @@ impl Tool for BashTool {
                     true
                 }
             };
+            if let Some(sandbox) = &context.sandbox
+                && matches!(result.end, ExecEnd::Exited(code) if code != 0)
+                && crate::sandbox::looks_denied(&result.output.truncation.content)
+            {
+                text.push_str(&format!(
+                    "\n\n[Blocked by the sandbox? {}. If the command needs more, ask the user to change the `sandbox` setting.]",
+                    sandbox.describe(&context.cwd)
+                ));
+            }
             ToolOutput {
                 content: vec![pi_llm::UserContent::text(text)],
                 details,

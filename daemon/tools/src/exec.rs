@@ -49,6 +49,8 @@ pub struct ExecPlace<'a> {
     pub shell: &'a ShellConfig,
     /// Where full output goes when truncated.
     pub artifacts: &'a SessionArtifacts,
+    /// Confines the command when set.
+    pub sandbox: Option<&'a crate::sandbox::Sandbox>,
 }
 
 /// How the collected output is turned into text.
@@ -132,6 +134,10 @@ pub async fn run(
         args: vec!["-c".into(), command.into()],
         cwd: place.cwd.to_path_buf(),
         env: place.env.clone(),
+    };
+    let spec = match place.sandbox {
+        Some(sandbox) => sandbox.wrap(spec),
+        None => spec,
     };
     let (mut child, mut output) = spawn_with_merged_output(&spec)?;
     let mut window = OutputWindow::new(place.artifacts, request.style);

@@ -23,6 +23,7 @@ mod ls;
 pub mod output;
 pub mod paths;
 mod read;
+pub mod sandbox;
 pub mod spawn;
 mod support;
 pub mod truncate;
@@ -70,6 +71,8 @@ pub struct ToolContext {
     /// Told about files `write` and `edit` changed (the daemon's language servers); what it
     /// answers is appended to the tool's result.
     pub files: Option<Arc<dyn FileObserver>>,
+    /// Confines `bash` when set (the `sandbox` setting).
+    pub sandbox: Option<sandbox::Sandbox>,
 }
 
 /// Which tool changed a file.

@@ -252,6 +252,17 @@ pub async fn set_policy(
         ));
     };
     policy.set_mode(&params.session_id, mode);
+    context
+        .state
+        .store
+        .set_policy_mode(&params.session_id, mode.name())
+        .await
+        .map_err(|error| {
+            ErrorObject::new(
+                pi_protocol::ErrorKind::Storage,
+                format!("the mode is set but could not be stored, so a daemon restart forgets it: {error}"),
+            )
+        })?;
     Ok(pi_protocol::v1::SessionSetPolicyResponse {
         mode: mode.name().to_owned(),
     })

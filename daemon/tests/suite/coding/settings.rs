@@ -407,3 +407,23 @@ fn lsp_servers_merge_field_by_field_and_incomplete_ones_are_diagnostics() {
     // zig is complete across the two files.
     assert!(!diagnostics.contains("lsp.servers.zig`:"), "{diagnostics}");
 }
+
+#[test]
+fn bad_sandbox_settings_are_diagnostics_naming_the_key_and_what_it_takes() {
+    let tree = Tree::new(&[
+        ("ours/settings.json", r#"{"sandbox": "strict"}"#),
+        (
+            "project/.pi/settings.json",
+            r#"{"sandbox": {"mode": 1, "network": "no", "writableRoots": "/opt", "paths": []}}"#,
+        ),
+    ]);
+    let (_, diagnostics) = load(&tree);
+    assert_eq!(
+        diagnostics,
+        "warning: <root>/ours/settings.json: `sandbox`: expected \"off\", \"workspace-write\" or \"read-only\", found \"strict\"; the value is ignored\n\
+         warning: <root>/project/.pi/settings.json: `sandbox.mode`: expected \"off\", \"workspace-write\" or \"read-only\", found 1; the value is ignored\n\
+         warning: <root>/project/.pi/settings.json: `sandbox.network`: expected true or false, found \"no\"; the value is ignored\n\
+         warning: <root>/project/.pi/settings.json: `sandbox.writableRoots`: expected an array of strings, found \"/opt\"; the value is ignored\n\
+         warning: <root>/project/.pi/settings.json: `sandbox.paths`: unknown key; it is ignored"
+    );
+}

@@ -267,6 +267,7 @@ async fn user_shell_commands_get_sanitized_output() {
         env: &context.env,
         shell: &context.shell,
         artifacts: &context.artifacts,
+        sandbox: None,
     };
     let request = ExecRequest {
         command: "printf '\\033[31mred\\033[0m\\r\\nplain\\n'; exit 4".to_owned(),

@@ -56,6 +56,7 @@ impl Session {
             locks,
             uris: None,
             files: None,
+            sandbox: None,
         });
         Session {
             dir,

@@ -291,4 +291,34 @@ async fn asking_reaches_every_client_the_first_answer_wins_and_deny_reaches_the_
     let seen = run(&client, &mut events, &again.id, &other).await;
     assert!(!result(&seen).1, "{:?}", result(&seen));
     assert!(home.join("other.txt").exists());
+
+    // A session's own mode outlives the daemon too.
+    client
+        .call::<SessionSetPolicy>(&SessionSetPolicyParams {
+            session_id: again.id.clone(),
+            mode: "read-only".to_owned(),
+        })
+        .await
+        .unwrap();
+    drop(client);
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+    let (client, mut events) = world.client().await;
+    attach(&client, &again.id).await;
+    let call = json!({"path": "kept-out.txt", "content": "no"});
+    let seen = run(
+        &client,
+        &mut events,
+        &again.id,
+        &format!("call write {call}"),
+    )
+    .await;
+    let (text, failed) = result(&seen);
+    assert!(failed);
+    assert_eq!(
+        text,
+        "Denied by policy: read-only mode (this session) does not allow `write` on \
+         kept-out.txt. Do something else, or ask the user to change the approvals."
+    );
+    assert!(!home.join("kept-out.txt").exists());
 }

@@ -14,6 +14,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_trust;
 mod retry;
+mod sandbox;
 mod secrets;
 mod tasks;
 mod tree;
