@@ -62,6 +62,10 @@ enum Command {
     /// List or restart the language servers the daemon shares between sessions
     #[command(subcommand)]
     Lsp(commands::lsp::LspCommand),
+    /// List (or kill) the background jobs sessions run
+    Jobs(commands::pools::JobsArgs),
+    /// List the Python kernels of the sessions' `python` tool
+    Kernels(commands::pools::KernelsArgs),
     /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
     Rpc(rpc::RpcArgs),
     /// Print a shell completion script
@@ -122,6 +126,8 @@ fn main() -> ExitCode {
             Command::Stats(args) => commands::stats::run(args).await,
             Command::Mcp(command) => commands::mcp::run(command).await,
             Command::Lsp(command) => commands::lsp::run(command).await,
+            Command::Jobs(args) => commands::pools::jobs(args).await,
+            Command::Kernels(args) => commands::pools::kernels(args).await,
             Command::Rpc(args) => rpc::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,

@@ -109,6 +109,8 @@ pub enum Request {
     McpList,
     /// `lsp/list`.
     LspList,
+    /// `job/list` of the attached session and `kernel/list`.
+    Pools,
     /// `lsp/restart`.
     LspRestart(String),
     /// `mcp/restart`.

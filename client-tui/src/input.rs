@@ -108,6 +108,13 @@ pub enum Reply {
     McpServers(Vec<pi_protocol::v1::McpServerStatus>),
     /// `lsp/list`: every language server.
     LspServers(Vec<pi_protocol::v1::LspServerStatus>),
+    /// The attached session's jobs and the daemon's kernels.
+    Pools {
+        /// `job/list` of the session.
+        jobs: Vec<pi_protocol::v1::JobInfo>,
+        /// `kernel/list`.
+        kernels: Vec<pi_protocol::v1::KernelInfo>,
+    },
     /// `history/search`.
     History {
         /// The query searched (empty: the newest prompts).

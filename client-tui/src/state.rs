@@ -113,6 +113,10 @@ pub struct State {
     pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
     /// Every language server of the daemon (`lsp/list`, kept current by `lsp/changed`).
     pub lsp_servers: Vec<pi_protocol::v1::LspServerStatus>,
+    /// The attached session's background jobs (`job/list`, refreshed after its tool calls).
+    pub jobs: Vec<pi_protocol::v1::JobInfo>,
+    /// The daemon's Python kernels (`kernel/list`, refreshed with the jobs).
+    pub kernels: Vec<pi_protocol::v1::KernelInfo>,
     /// Questions for this session not answered yet, oldest first (the first is shown).
     pub questions: Vec<pi_protocol::v1::UiRequestParams>,
     /// Token and cost sums.
@@ -163,6 +167,8 @@ impl State {
             session_commands: Vec::new(),
             mcp_servers: Vec::new(),
             lsp_servers: Vec::new(),
+            jobs: Vec::new(),
+            kernels: Vec::new(),
             questions: Vec::new(),
             usage: UsageTotals::default(),
             view: ViewOptions::default(),

@@ -41,6 +41,11 @@ impl Children {
         }
     }
 
+    /// Whether processes run under the guard (this process is the `pid` binary).
+    pub fn guarded(&self) -> bool {
+        self.guard.is_some()
+    }
+
     /// A command running `program args` in a process group of its own that dies with the
     /// daemon (once spawned through [`Children::spawn`]).
     pub fn command(&self, program: &Path, args: &[String]) -> tokio::process::Command {

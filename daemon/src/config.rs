@@ -63,6 +63,14 @@ pub struct LimitsConfig {
     pub outbound_queue_bytes: usize,
     /// Requests one connection may have in flight; further reads wait.
     pub max_in_flight: usize,
+    /// Background jobs running at once, daemon-wide.
+    pub jobs: usize,
+    /// Background jobs one session runs at once.
+    pub jobs_per_session: usize,
+    /// Python kernels alive at once; the least recently used idle one makes room.
+    pub kernels: usize,
+    /// Seconds a kernel may sit idle before it is stopped.
+    pub kernel_idle_secs: u64,
 }
 
 impl Default for WebSocketConfig {
@@ -82,6 +90,10 @@ impl Default for LimitsConfig {
             outbound_queue: 65_536,
             outbound_queue_bytes: 32 * 1024 * 1024,
             max_in_flight: 64,
+            jobs: 64,
+            jobs_per_session: 8,
+            kernels: 4,
+            kernel_idle_secs: 300,
         }
     }
 }
@@ -163,6 +175,15 @@ impl Config {
         }
         if config.limits.max_in_flight == 0 {
             return Err(out_of_range("limits.max_in_flight", "must be at least 1"));
+        }
+        for (key, value) in [
+            ("limits.jobs", config.limits.jobs),
+            ("limits.jobs_per_session", config.limits.jobs_per_session),
+            ("limits.kernels", config.limits.kernels),
+        ] {
+            if value == 0 {
+                return Err(out_of_range(key, "must be at least 1"));
+            }
         }
         Ok(config)
     }

@@ -14,6 +14,8 @@ pub mod coding;
 pub mod compaction;
 pub mod config;
 pub mod config_watch;
+pub mod jobs;
+pub mod kernels;
 pub mod lifecycle;
 pub mod logging;
 pub mod lsp;
@@ -111,6 +113,25 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         coding::ResourceRoots::from_paths(&paths),
         &paths.data_dir,
     ));
+    let jobs = Arc::new(jobs::JobPool::new(
+        children.clone(),
+        jobs::JobLimits {
+            per_session: config.limits.jobs_per_session,
+            total: config.limits.jobs,
+        },
+    ));
+    match jobs.attach_store(store.clone()).await {
+        Ok(0) => {}
+        Ok(lost) => tracing::warn!(jobs = lost, "jobs of the previous daemon were lost"),
+        Err(error) => tracing::warn!(%error, "cannot read the stored jobs"),
+    }
+    let kernels = Arc::new(kernels::KernelPool::new(
+        children.clone(),
+        kernels::KernelLimits {
+            max: config.limits.kernels,
+            idle: Duration::from_secs(config.limits.kernel_idle_secs),
+        },
+    ));
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(
@@ -118,7 +139,9 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
                 .with_mcp(mcp.clone())
                 .with_lsp(lsp.clone())
                 .with_tasks(tasks.clone())
-                .with_policy(policy.clone()),
+                .with_policy(policy.clone())
+                .with_jobs(jobs.clone())
+                .with_kernels(kernels.clone()),
         ),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
@@ -133,6 +156,8 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     state.mcp = Some(mcp.clone());
     state.lsp = Some(lsp);
     state.policy = Some(policy.clone());
+    state.jobs = Some(jobs);
+    state.kernels = Some(kernels);
     let state = Arc::new(state);
     tasks.set_state(Arc::downgrade(&state));
     policy.set_state(Arc::downgrade(&state));
@@ -196,6 +221,12 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     }
     if let Some(lsp) = &state.lsp {
         lsp.shutdown();
+    }
+    if let Some(jobs) = &state.jobs {
+        jobs.shutdown().await;
+    }
+    if let Some(kernels) = &state.kernels {
+        kernels.shutdown().await;
     }
     tracker.close();
     if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())

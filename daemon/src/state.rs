@@ -42,6 +42,10 @@ pub struct DaemonState {
     pub lsp: Option<std::sync::Arc<crate::lsp::LspPool>>,
     /// The approvals of every session (none in-process unless a test sets one).
     pub policy: Option<std::sync::Arc<crate::policy::PolicyManager>>,
+    /// Background jobs (none in-process unless a test sets one).
+    pub jobs: Option<std::sync::Arc<crate::jobs::JobPool>>,
+    /// Python kernels (none in-process unless a test sets one).
+    pub kernels: Option<std::sync::Arc<crate::kernels::KernelPool>>,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -81,6 +85,8 @@ impl DaemonState {
             config_files: crate::config_watch::ConfigFiles::default(),
             mcp: None,
             lsp: None,
+            jobs: None,
+            kernels: None,
             policy: None,
             store,
             supervisor,

@@ -28,6 +28,8 @@ pub struct BuiltinTools {
     lsp: Option<Arc<crate::lsp::LspPool>>,
     tasks: Option<Arc<crate::tasks::TaskManager>>,
     policy: Option<Arc<crate::policy::PolicyManager>>,
+    jobs: Option<Arc<crate::jobs::JobPool>>,
+    kernels: Option<Arc<crate::kernels::KernelPool>>,
 }
 
 /// The tools `BuiltinTools` makes itself (beyond pi-tools'), by name.
@@ -44,6 +46,8 @@ impl BuiltinTools {
             lsp: None,
             tasks: None,
             policy: None,
+            jobs: None,
+            kernels: None,
         }
     }
 
@@ -86,6 +90,18 @@ impl BuiltinTools {
     /// their `write` and `edit`).
     pub fn with_lsp(mut self, pool: Arc<crate::lsp::LspPool>) -> BuiltinTools {
         self.lsp = Some(pool);
+        self
+    }
+
+    /// Offers `job` (and `bash` with `background`) over `pool` to sessions that name `job`.
+    pub fn with_jobs(mut self, pool: Arc<crate::jobs::JobPool>) -> BuiltinTools {
+        self.jobs = Some(pool);
+        self
+    }
+
+    /// Offers `python` over `pool` to sessions that name it.
+    pub fn with_kernels(mut self, pool: Arc<crate::kernels::KernelPool>) -> BuiltinTools {
+        self.kernels = Some(pool);
         self
     }
 
@@ -174,10 +190,45 @@ impl ToolFactory for BuiltinTools {
             .iter()
             .filter(|name| !(with_lsp && *name == "lsp"))
             .filter(|name| !(self.tasks.is_some() && TASK_TOOLS.contains(&name.as_str())))
+            .filter(|name| !(self.jobs.is_some() && *name == "job"))
+            .filter(|name| !(self.kernels.is_some() && *name == "python"))
             .cloned()
             .collect();
         let mut tools =
             pi_tools::create_tools(&builtin, &context).map_err(|error| error.to_string())?;
+        if let Some(pool) = &self.jobs
+            && let Some(at) = names.iter().position(|name| name == "job")
+        {
+            // `bash` gains `background`; `job` goes where the session named it.
+            for tool in &mut tools {
+                if tool.name() == "bash" {
+                    *tool = Arc::new(crate::jobs::tool::BackgroundBash::new(
+                        tool.clone(),
+                        pool.clone(),
+                        context.clone(),
+                    ));
+                }
+            }
+            let job: Arc<dyn Tool> = Arc::new(crate::jobs::tool::JobTool::new(
+                pool.clone(),
+                environment.session_id.clone(),
+            ));
+            tools.insert(at.min(tools.len()), job);
+        }
+        if let Some(pool) = &self.kernels
+            && let Some(at) = names.iter().position(|name| name == "python")
+        {
+            let python: Arc<dyn Tool> = Arc::new(crate::kernels::tool::PythonTool::new(
+                pool.clone(),
+                crate::kernels::KernelPlace {
+                    session_id: environment.session_id.clone(),
+                    cwd: environment.cwd.clone(),
+                    env: environment.env.clone(),
+                },
+                context.artifacts.clone(),
+            ));
+            tools.insert(at.min(tools.len()), python);
+        }
         if let Some(manager) = &self.tasks {
             // Where the session named them.
             for (at, name) in names.iter().enumerate() {
@@ -238,6 +289,13 @@ impl ToolFactory for BuiltinTools {
     }
 
     fn delete_session(&self, session_id: &str) {
+        if let Some(pool) = &self.jobs {
+            pool.session_deleted(session_id);
+        }
+        if let Some(pool) = self.kernels.clone() {
+            let session_id = session_id.to_owned();
+            tokio::spawn(async move { pool.session_deleted(&session_id).await });
+        }
         if let Some(pool) = &self.mcp {
             pool.forget_session(session_id);
         }

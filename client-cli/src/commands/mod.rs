@@ -7,6 +7,7 @@ pub mod drive;
 pub mod lsp;
 pub mod mcp;
 pub mod models;
+pub mod pools;
 pub mod run;
 pub mod sessions;
 pub mod stats;

@@ -271,6 +271,9 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     if let Some(lsp) = lsp_indicator(state) {
         right = format!("{lsp} · {right}");
     }
+    if let Some(pools) = pools_indicator(state) {
+        right = format!("{pools} · {right}");
+    }
     let gap = width.saturating_sub(stats.width() + right.width());
     let second = if gap >= 2 {
         format!("{stats}{}{right}", " ".repeat(gap))
@@ -317,6 +320,28 @@ fn mcp_indicator(state: &State) -> Option<String> {
     } else {
         format!("MCP {ready}/{}", ours.len())
     })
+}
+
+/// `2 jobs · kernel busy`: what the attached session keeps running.
+fn pools_indicator(state: &State) -> Option<String> {
+    let session = state.session.as_ref()?;
+    let running = state
+        .jobs
+        .iter()
+        .filter(|job| job.session_id == session.id && job.state == "running")
+        .count();
+    let kernel = state
+        .kernels
+        .iter()
+        .find(|kernel| kernel.session_id == session.id)
+        .map(|kernel| format!("kernel {}", kernel.state));
+    let jobs = match running {
+        0 => None,
+        1 => Some("1 job".to_owned()),
+        count => Some(format!("{count} jobs")),
+    };
+    let parts: Vec<String> = jobs.into_iter().chain(kernel).collect();
+    (!parts.is_empty()).then(|| parts.join(" · "))
 }
 
 /// `LSP 1/1` (ready of the language servers this session uses), with failures.

@@ -319,6 +319,23 @@ pub async fn perform(
             Ok(list) => Some(Reply::McpServers(list.servers)),
             Err(error) => failed("list the MCP servers", error),
         },
+        Request::Pools => {
+            let jobs = client
+                .call::<pi_protocol::v1::JobList>(&pi_protocol::v1::JobListParams {
+                    session_id: Some(session_id.clone()),
+                })
+                .await;
+            let kernels = client
+                .call::<pi_protocol::v1::KernelList>(&pi_protocol::v1::KernelListParams {})
+                .await;
+            match (jobs, kernels) {
+                (Ok(jobs), Ok(kernels)) => Some(Reply::Pools {
+                    jobs: jobs.jobs,
+                    kernels: kernels.kernels,
+                }),
+                (Err(error), _) | (_, Err(error)) => failed("list the jobs and kernels", error),
+            }
+        }
         Request::LspList => match client
             .call::<pi_protocol::v1::LspList>(&pi_protocol::v1::LspListParams::default())
             .await

@@ -23,6 +23,10 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
         }
         Reply::McpServers(servers) => state.mcp_servers = servers,
         Reply::LspServers(servers) => state.lsp_servers = servers,
+        Reply::Pools { jobs, kernels } => {
+            state.jobs = jobs;
+            state.kernels = kernels;
+        }
         Reply::Commands(commands) => {
             state.session_commands = commands;
             commands::refresh_completion(state);

@@ -96,6 +96,7 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
     effects.push(Effect::Request(Request::ListCommands));
     effects.push(Effect::Request(Request::McpList));
     effects.push(Effect::Request(Request::LspList));
+    effects.push(Effect::Request(Request::Pools));
     // Questions of other sessions are not ours any more (this one's came with the attach).
     let attached = state.session.as_ref().map(|session| session.id.clone());
     state
@@ -188,17 +189,22 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             tool_name,
             result,
             is_error,
-        } => state.transcript.tool_progress(
-            &tool_call_id,
-            &tool_name,
-            None,
-            if is_error {
-                ToolStatus::Failed
-            } else {
-                ToolStatus::Done
-            },
-            Some(&result),
-        ),
+        } => {
+            if matches!(tool_name.as_str(), "bash" | "job" | "python") {
+                effects.push(Effect::Request(Request::Pools));
+            }
+            state.transcript.tool_progress(
+                &tool_call_id,
+                &tool_name,
+                None,
+                if is_error {
+                    ToolStatus::Failed
+                } else {
+                    ToolStatus::Done
+                },
+                Some(&result),
+            );
+        }
         SessionEvent::QueueUpdate {
             steering,
             follow_up,

@@ -825,3 +825,61 @@ fn language_servers_show_in_the_footer_and_in_slash_lsp() {
         ))]
     );
 }
+
+#[test]
+fn the_sessions_jobs_and_kernel_show_in_the_footer_and_refresh_after_its_commands() {
+    let mut harness = Harness::attached(Vec::new());
+    assert!(
+        requests(harness.take_effects()).contains(&Effect::Request(Request::Pools)),
+        "attaching asks for the jobs and kernels"
+    );
+    harness.send(event(
+        3,
+        SessionEvent::ToolExecutionEnd {
+            tool_call_id: "t1".into(),
+            tool_name: "bash".into(),
+            result: ToolResult {
+                content: vec![text("Started job job-1 in the background")],
+                details: None,
+            },
+            is_error: false,
+        },
+    ));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Pools)]
+    );
+    let job = |id: &str, session: &str, state: &str| JobInfo {
+        id: id.to_owned(),
+        session_id: session.to_owned(),
+        command: "npm run dev".to_owned(),
+        cwd: "/work".to_owned(),
+        state: state.to_owned(),
+        ..JobInfo::default()
+    };
+    harness.send(Input::Reply(Reply::Pools {
+        jobs: vec![
+            job("job-1", SESSION, "running"),
+            job("job-2", SESSION, "running"),
+            job("job-3", SESSION, "exited"),
+            job("job-4", "another-session", "running"),
+        ],
+        kernels: vec![KernelInfo {
+            session_id: SESSION.to_owned(),
+            interpreter: "/work/.venv/bin/python".to_owned(),
+            state: "busy".to_owned(),
+            ..KernelInfo::default()
+        }],
+    }));
+    let screen = harness.screen(120, 24);
+    assert!(screen.contains("2 jobs · kernel busy"), "{screen}");
+    harness.send(Input::Reply(Reply::Pools {
+        jobs: Vec::new(),
+        kernels: Vec::new(),
+    }));
+    let screen = harness.screen(120, 24);
+    assert!(
+        !screen.contains("jobs ·") && !screen.contains("kernel busy"),
+        "{screen}"
+    );
+}

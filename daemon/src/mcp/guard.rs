@@ -5,12 +5,19 @@
 //! its parent dies (`PR_SET_PDEATHSIG`), and the guard kills its group. Servers started by
 //! `npx` or `uvx` run as grandchildren; the group reaches them too.
 //!
+//! With `PI_GUARD_STATUS=FILE` in its environment (not passed on), the guard writes the
+//! server's exit code to FILE before it takes the group down (killing its own group kills the
+//! guard too, so its own exit status cannot carry the code): background jobs need it.
+//!
 //! The daemon starts guards from one thread that lives as long as the daemon, because the
 //! death signal follows the thread that started the process, not the process.
 
 use std::process::ExitCode;
 
 use rustix::process::{Signal, getpgrp, getppid, kill_process_group};
+
+/// The environment variable naming the file the child's exit code goes to.
+pub const STATUS_VARIABLE: &str = "PI_GUARD_STATUS";
 
 /// Runs the guard for `program args...`; returns the server's exit code.
 pub fn run(args: &[String]) -> ExitCode {
@@ -39,7 +46,12 @@ pub fn run(args: &[String]) -> ExitCode {
         else {
             return ExitCode::from(5);
         };
-        let mut child = match tokio::process::Command::new(program).args(rest).spawn() {
+        let status_file = std::env::var_os(STATUS_VARIABLE);
+        let mut child = match tokio::process::Command::new(program)
+            .args(rest)
+            .env_remove(STATUS_VARIABLE)
+            .spawn()
+        {
             Ok(child) => child,
             Err(error) => {
                 #[allow(clippy::print_stderr, reason = "goes to the server's log file")]
@@ -52,8 +64,11 @@ pub fn run(args: &[String]) -> ExitCode {
         tokio::select! {
             status = child.wait() => {
                 // The server is gone; whatever it left behind goes with the group.
-                let _ = kill_process_group(getpgrp(), Signal::KILL);
                 let code = status.ok().and_then(|status| status.code()).unwrap_or(1);
+                if let Some(file) = status_file {
+                    let _ = std::fs::write(file, code.to_string());
+                }
+                let _ = kill_process_group(getpgrp(), Signal::KILL);
                 ExitCode::from(u8::try_from(code).unwrap_or(1))
             }
             _ = terminate.recv() => {

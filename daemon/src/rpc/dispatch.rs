@@ -133,6 +133,15 @@ pub async fn dispatch(
         v1::LspList::NAME => {
             call::<v1::LspList, _>(params, |p| methods::lsp::list(context, p)).await
         }
+        v1::JobList::NAME => {
+            call::<v1::JobList, _>(params, |p| methods::pools::list_jobs(context, p)).await
+        }
+        v1::JobKill::NAME => {
+            call::<v1::JobKill, _>(params, |p| methods::pools::kill_job(context, p)).await
+        }
+        v1::KernelList::NAME => {
+            call::<v1::KernelList, _>(params, |p| methods::pools::list_kernels(context, p)).await
+        }
         v1::LspRestart::NAME => {
             call::<v1::LspRestart, _>(params, |p| methods::lsp::restart(context, p)).await
         }

@@ -155,6 +155,10 @@ impl Store {
                     .bind(&id)
                     .execute(&mut *connection)
                     .await?;
+                sqlx::query("DELETE FROM jobs WHERE session_id = ?1")
+                    .bind(&id)
+                    .execute(&mut *connection)
+                    .await?;
                 Ok(result.rows_affected() > 0)
             })
         })

@@ -146,7 +146,7 @@ impl Tool for BashTool {
 
 /// The text and details pi shows for output `snapshot`: the tail (or `(no output)`), and when
 /// truncated a notice naming the artifact with the full output.
-pub(crate) fn render(snapshot: &TailSnapshot) -> (String, Value) {
+pub fn render(snapshot: &TailSnapshot) -> (String, Value) {
     let truncation = &snapshot.truncation;
     let mut text = if truncation.content.is_empty() {
         "(no output)".to_owned()

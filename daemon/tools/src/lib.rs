@@ -36,7 +36,7 @@ use std::sync::Arc;
 use pi_agent::Tool;
 
 pub use artifacts::{ARTIFACT_SCHEME, ArtifactChunk, ArtifactError, Artifacts, SessionArtifacts};
-pub use bash::BashTool;
+pub use bash::{BashTool, render as render_tail};
 pub use edit::EditTool;
 pub use exec::{ExecEnd, ExecError, ExecPlace, ExecRequest, ExecResult, OutputStyle, ShellConfig};
 pub use find::FindTool;

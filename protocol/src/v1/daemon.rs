@@ -61,6 +61,9 @@ pub struct DaemonStatusResponse {
     /// Language servers (see `lsp/list`).
     #[serde(default)]
     pub lsp: LspCounts,
+    /// Background jobs and Python kernels (see `job/list`, `kernel/list`).
+    #[serde(default)]
+    pub pools: crate::v1::PoolCounts,
 }
 
 /// Language server counts in `daemon/status`.

@@ -16,6 +16,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod message;
 pub mod model;
+pub mod pool;
 pub mod presence;
 pub mod session;
 pub mod settings;
@@ -32,6 +33,7 @@ pub use initialize::*;
 pub use lsp::*;
 pub use mcp::*;
 pub use model::*;
+pub use pool::*;
 pub use presence::*;
 pub use session::*;
 pub use settings::*;
@@ -148,6 +150,13 @@ crate::method_table! {
     LspList = "lsp/list" (LspListParams) -> LspListResponse;
     /// Restarts the language servers of a name (failures forgotten); the next use starts them.
     LspRestart = "lsp/restart" (LspRestartParams) -> LspRestartResponse;
+    /// Lists background jobs (`bash` with `background: true`), also those a daemon restart
+    /// lost.
+    JobList = "job/list" (JobListParams) -> JobListResponse;
+    /// Kills a session's job, or all of its running jobs (their whole process groups).
+    JobKill = "job/kill" (JobKillParams) -> JobKillResponse;
+    /// Lists the live Python kernels (the `python` tool), least recently used first.
+    KernelList = "kernel/list" (KernelListParams) -> KernelListResponse;
 }
 
 crate::notification_table! {

@@ -41,6 +41,27 @@ pub fn python() -> PathBuf {
     path
 }
 
+/// The venv (a directory) that has `ipykernel`, for the `python` tool's kernels.
+pub fn kernel_venv() -> PathBuf {
+    let path = dir().join("kernel-venv");
+    assert!(
+        path.join("bin/python").is_file(),
+        "the test peers' ipykernel venv is not installed at {}; run tests/install-peers (the \
+         README's test command does)",
+        path.display()
+    );
+    path
+}
+
+/// The venv (a directory) of the pip peers, which has no `ipykernel`.
+pub fn venv_without_ipykernel() -> PathBuf {
+    python()
+        .parent()
+        .and_then(std::path::Path::parent)
+        .map(std::path::Path::to_path_buf)
+        .unwrap_or_default()
+}
+
 /// `tests/peers/fault_server.py`, an MCP server that crashes, hangs and returns big results on
 /// request; run it with [`python`].
 pub fn fault_server() -> PathBuf {

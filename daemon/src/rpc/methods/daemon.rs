@@ -75,6 +75,25 @@ pub async fn status(
                 running: pool.running_count() as u32,
             })
             .unwrap_or_default(),
+        pools: pi_protocol::v1::PoolCounts {
+            jobs_running: state
+                .jobs
+                .as_ref()
+                .map_or(0, |pool| pool.running(None) as u32),
+            jobs_limit: state
+                .jobs
+                .as_ref()
+                .map_or(0, |pool| pool.limits().total as u32),
+            jobs_per_session_limit: state
+                .jobs
+                .as_ref()
+                .map_or(0, |pool| pool.limits().per_session as u32),
+            kernels: state.kernels.as_ref().map_or(0, |pool| pool.count() as u32),
+            kernels_limit: state
+                .kernels
+                .as_ref()
+                .map_or(0, |pool| pool.limits().max as u32),
+        },
     })
 }
 

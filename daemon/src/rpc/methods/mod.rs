@@ -7,6 +7,7 @@ pub mod history;
 pub mod lsp;
 pub mod mcp;
 pub mod model;
+pub mod pools;
 pub mod session;
 pub mod settings;
 pub mod ui;

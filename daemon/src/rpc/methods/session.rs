@@ -148,11 +148,19 @@ pub async fn abort(
     params: SessionIdParams,
 ) -> Result<EmptyResponse, ErrorObject> {
     context.state.user_shells.abort(&params.session_id);
-    context
+    let aborted = context
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Abort { reply })
-        .await
+        .await;
+    // Everything the agent set running stops too: its jobs, its kernels' cells.
+    if let Some(jobs) = &context.state.jobs {
+        jobs.kill_session(&params.session_id).await;
+    }
+    if let Some(kernels) = &context.state.kernels {
+        kernels.interrupt_session(&params.session_id).await;
+    }
+    aborted
 }
 
 /// `session/abortRetry`.

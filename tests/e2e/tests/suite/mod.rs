@@ -13,6 +13,7 @@ mod lsp;
 mod mcp;
 mod mcp_faults;
 mod mcp_trust;
+mod pools;
 mod retry;
 mod sandbox;
 mod secrets;

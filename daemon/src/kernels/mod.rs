@@ -1,0 +1,844 @@
+//! The kernel pool: persistent Python kernels for the `python` tool, one per session and
+//! interpreter, speaking the Jupyter wire protocol (ZeroMQ, `jupyter-zmq-client`) to a real
+//! `ipykernel`.
+//!
+//! A kernel is `<interpreter> -m ipykernel_launcher -f <connection file>` in the session's
+//! directory and environment, under the guard that takes it down with the daemon
+//! (`children.rs`). The pool keeps at most `limits.max` kernels: starting one more stops the
+//! least recently used idle kernel; a kernel idle longer than `limits.idle` is stopped. A
+//! kernel that died (killed, crashed) is started again on the next cell, and the tool says
+//! its state was lost.
+//!
+//! A cell's text output goes through the same tail window as `bash` (everything past 50 KB
+//! or 2000 lines spills to an artifact), so the daemon's memory does not grow with a cell's
+//! output.
+
+pub mod tool;
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::time::{Duration, Instant};
+
+use jupyter_protocol::{
+    ConnectionInfo, ExecuteRequest, ExecutionState, InterruptRequest, JupyterMessage,
+    JupyterMessageContent, KernelInfoRequest, MediaType, ReplyStatus, ShutdownRequest, Transport,
+};
+use jupyter_zmq_client::{ClientControlConnection, ClientIoPubConnection, ClientShellConnection};
+use pi_protocol::v1::KernelInfo;
+use tokio::sync::watch;
+
+use crate::children::Children;
+
+/// How long a kernel may take to start and answer.
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long an interrupted cell may take to stop.
+const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
+
+/// The pool's limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelLimits {
+    /// Kernels alive at once.
+    pub max: usize,
+    /// Idle time after which a kernel stops.
+    pub idle: Duration,
+}
+
+/// Who asks for a kernel, and where.
+#[derive(Clone, Debug)]
+pub struct KernelPlace {
+    /// The session.
+    pub session_id: String,
+    /// Its directory.
+    pub cwd: PathBuf,
+    /// Its environment.
+    pub env: BTreeMap<String, String>,
+}
+
+/// What a cell produced besides its text (which goes to the caller's output window).
+#[derive(Debug, Default)]
+pub struct CellOutput {
+    /// PNG images (base64) the cell displayed.
+    pub images: Vec<String>,
+    /// The error, when the cell raised one: `Name: value`.
+    pub error: Option<String>,
+    /// Why the cell stopped early (`interrupted`, the kernel died), when so.
+    pub stopped: Option<String>,
+    /// The kernel was (re)started for this cell, losing earlier state (not on a first
+    /// start).
+    pub restarted: Option<String>,
+}
+
+/// Receives a cell's text output (streams, results, tracebacks) as it arrives: a tail in
+/// memory, everything past the limits in an artifact; and is told the output so far.
+pub struct TextSink<'a, 'w> {
+    /// The output window.
+    pub window: &'a mut pi_tools::output::OutputWindow<'w>,
+    /// Progress: the output so far (throttled).
+    pub on_output: &'a mut (dyn FnMut(pi_tools::output::TailSnapshot) + Send),
+}
+
+/// Least time between two progress reports.
+const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+struct Kernel {
+    session_id: String,
+    interpreter: PathBuf,
+    pid: Option<u32>,
+    shell: tokio::sync::Mutex<ClientShellConnection>,
+    iopub: tokio::sync::Mutex<ClientIoPubConnection>,
+    control: tokio::sync::Mutex<ClientControlConnection>,
+    connection_file: PathBuf,
+    // `Some(reason)` once the process is gone.
+    exited: watch::Sender<Option<String>>,
+    busy: AtomicBool,
+    last_used: Mutex<Instant>,
+    last_used_at: AtomicU64,
+    executions: AtomicU64,
+    starts: u32,
+}
+
+/// A kernel's session and interpreter.
+type KernelKey = (String, PathBuf);
+
+/// The daemon's Python kernels.
+pub struct KernelPool {
+    children: Arc<Children>,
+    limits: KernelLimits,
+    kernels: Mutex<HashMap<(String, PathBuf), Arc<Kernel>>>,
+    // Kernels being started, counted against the limit.
+    starting: Mutex<usize>,
+    // How often each (session, interpreter) was started; a restart is start > 1.
+    starts: Mutex<HashMap<KernelKey, (u32, Option<String>)>>,
+    reaper: OnceLock<()>,
+}
+
+impl std::fmt::Debug for KernelPool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KernelPool")
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
+}
+
+impl KernelPool {
+    /// A pool starting kernels through `children`.
+    pub fn new(children: Arc<Children>, limits: KernelLimits) -> KernelPool {
+        KernelPool {
+            children,
+            limits,
+            kernels: Mutex::new(HashMap::new()),
+            starting: Mutex::new(0),
+            starts: Mutex::new(HashMap::new()),
+            reaper: OnceLock::new(),
+        }
+    }
+
+    fn kernels(&self) -> std::sync::MutexGuard<'_, HashMap<(String, PathBuf), Arc<Kernel>>> {
+        self.kernels.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The limits.
+    pub fn limits(&self) -> KernelLimits {
+        self.limits
+    }
+
+    /// Live kernels.
+    pub fn count(&self) -> usize {
+        self.kernels().len()
+    }
+
+    /// Live kernels as `kernel/list` shows them, least recently used first.
+    pub fn list(&self) -> Vec<KernelInfo> {
+        let mut kernels: Vec<Arc<Kernel>> = self.kernels().values().cloned().collect();
+        kernels.sort_by_key(|kernel| {
+            *kernel
+                .last_used
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+        });
+        kernels
+            .iter()
+            .map(|kernel| KernelInfo {
+                session_id: kernel.session_id.clone(),
+                interpreter: kernel.interpreter.display().to_string(),
+                state: if kernel.busy.load(Ordering::SeqCst) {
+                    "busy".to_owned()
+                } else {
+                    "idle".to_owned()
+                },
+                pid: kernel.pid,
+                executions: kernel.executions.load(Ordering::SeqCst),
+                starts: kernel.starts,
+                last_used_at: kernel.last_used_at.load(Ordering::SeqCst) as i64,
+            })
+            .collect()
+    }
+
+    /// The interpreter for a session in `cwd`: the project's `.venv`, else `python3` on the
+    /// session's `PATH`.
+    pub fn interpreter(cwd: &Path, env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
+        let venv = cwd.join(".venv/bin/python");
+        if venv.is_file() {
+            return Ok(venv);
+        }
+        env.get("PATH")
+            .into_iter()
+            .flat_map(|path| path.split(':'))
+            .map(|dir| Path::new(dir).join("python3"))
+            .find(|candidate| candidate.is_file())
+            .ok_or_else(|| {
+                "No Python interpreter: the project has no .venv and python3 is not on the \
+                 session's PATH. Install Python 3 or create a .venv in the project."
+                    .to_owned()
+            })
+    }
+
+    /// Runs `code` in the session's kernel (started, or restarted when `reset`), streaming
+    /// text to `sink`; stops it at `timeout` or `cancel` with an interrupt.
+    pub async fn execute(
+        self: &Arc<Self>,
+        place: &KernelPlace,
+        code: &str,
+        reset: bool,
+        timeout: Option<Duration>,
+        cancel: &tokio_util::sync::CancellationToken,
+        sink: TextSink<'_, '_>,
+    ) -> Result<CellOutput, String> {
+        let interpreter = Self::interpreter(&place.cwd, &place.env)?;
+        let key = (place.session_id.clone(), interpreter.clone());
+        let removed = if reset {
+            self.kernels().remove(&key)
+        } else {
+            None
+        };
+        if let Some(kernel) = removed {
+            stop(&kernel).await;
+            self.note_start_reason(&key, "the kernel was reset as asked");
+        }
+        let kernel = match self.live(&key) {
+            Some(kernel) => kernel,
+            None => self.start(place, &interpreter).await?,
+        };
+        let restarted = self
+            .starts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get_mut(&key)
+            .and_then(|(_, reason)| reason.take());
+        kernel.busy.store(true, Ordering::SeqCst);
+        let result = run_cell(&kernel, code, timeout, cancel, sink).await;
+        kernel.busy.store(false, Ordering::SeqCst);
+        kernel.executions.fetch_add(1, Ordering::SeqCst);
+        touch(&kernel);
+        let mut output = result?;
+        output.restarted = restarted;
+        if let Some(reason) = kernel.exited.borrow().clone() {
+            // Died during the cell: the next cell starts a new one.
+            self.kernels().remove(&key);
+            self.note_start_reason(&key, &reason);
+            output.stopped = Some(format!(
+                "{reason}; the next cell starts a new kernel (all variables and imports are lost)"
+            ));
+        }
+        Ok(output)
+    }
+
+    fn note_start_reason(&self, key: &(String, PathBuf), reason: &str) {
+        self.starts
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entry(key.clone())
+            .or_insert((0, None))
+            .1 = Some(reason.to_owned());
+    }
+
+    /// The live kernel of `key`; a dead one is dropped (and the next start says why).
+    fn live(&self, key: &(String, PathBuf)) -> Option<Arc<Kernel>> {
+        let mut kernels = self.kernels();
+        let kernel = kernels.get(key)?.clone();
+        let exited = kernel.exited.borrow().clone();
+        match exited {
+            None => Some(kernel),
+            Some(reason) => {
+                kernels.remove(key);
+                drop(kernels);
+                self.note_start_reason(key, &reason);
+                None
+            }
+        }
+    }
+
+    /// Interrupts the session's running cells (`session/abort`).
+    pub async fn interrupt_session(&self, session_id: &str) {
+        let kernels: Vec<Arc<Kernel>> = self
+            .kernels()
+            .values()
+            .filter(|kernel| kernel.session_id == session_id && kernel.busy.load(Ordering::SeqCst))
+            .cloned()
+            .collect();
+        for kernel in kernels {
+            interrupt(&kernel).await;
+        }
+    }
+
+    /// Stops a deleted session's kernels.
+    pub async fn session_deleted(&self, session_id: &str) {
+        let kernels: Vec<Arc<Kernel>> = {
+            let mut map = self.kernels();
+            let keys: Vec<_> = map
+                .keys()
+                .filter(|(session, _)| session == session_id)
+                .cloned()
+                .collect();
+            keys.iter().filter_map(|key| map.remove(key)).collect()
+        };
+        for kernel in kernels {
+            stop(&kernel).await;
+        }
+    }
+
+    /// Stops every kernel (the daemon stops).
+    pub async fn shutdown(&self) {
+        let kernels: Vec<Arc<Kernel>> = self.kernels().drain().map(|(_, kernel)| kernel).collect();
+        for kernel in kernels {
+            stop(&kernel).await;
+        }
+    }
+
+    /// Makes room for one more kernel: stops the least recently used idle one when the pool
+    /// is full; an error when every kernel is busy.
+    async fn make_room(&self) -> Result<(), String> {
+        loop {
+            let victim = {
+                let kernels = self.kernels();
+                let mut starting = self.starting.lock().unwrap_or_else(PoisonError::into_inner);
+                if kernels.len() + *starting < self.limits.max {
+                    *starting += 1;
+                    return Ok(());
+                }
+                kernels
+                    .iter()
+                    .filter(|(_, kernel)| !kernel.busy.load(Ordering::SeqCst))
+                    .min_by_key(|(_, kernel)| {
+                        *kernel
+                            .last_used
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                    })
+                    .map(|(key, _)| key.clone())
+            };
+            let Some(key) = victim else {
+                return Err(format!(
+                    "All {} Python kernels are busy (the limit is `kernels` in config.toml's \
+                     [limits]). Try again when a cell finishes.",
+                    self.limits.max
+                ));
+            };
+            let removed = self.kernels().remove(&key);
+            if let Some(kernel) = removed {
+                tracing::info!(
+                    session = kernel.session_id,
+                    "evicting the least recently used kernel"
+                );
+                self.note_start_reason(
+                    &key,
+                    "the kernel was stopped to make room for another session's (the pool's limit)",
+                );
+                stop(&kernel).await;
+            }
+        }
+    }
+
+    async fn start(
+        self: &Arc<Self>,
+        place: &KernelPlace,
+        interpreter: &Path,
+    ) -> Result<Arc<Kernel>, String> {
+        self.make_room().await?;
+        let started = self.spawn(place, interpreter).await;
+        *self.starting.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        let kernel = Arc::new(started?);
+        self.kernels().insert(
+            (place.session_id.clone(), interpreter.to_path_buf()),
+            kernel.clone(),
+        );
+        self.spawn_reaper();
+        Ok(kernel)
+    }
+
+    /// Stops kernels idle longer than the limit, every few seconds while any live.
+    fn spawn_reaper(self: &Arc<Self>) {
+        if self.reaper.set(()).is_err() {
+            return;
+        }
+        let pool = Arc::downgrade(self);
+        let every =
+            (self.limits.idle / 4).clamp(Duration::from_millis(100), Duration::from_secs(30));
+        tokio::spawn(async move {
+            loop {
+                tokio::time::sleep(every).await;
+                let Some(pool) = pool.upgrade() else {
+                    return;
+                };
+                let idle: Vec<((String, PathBuf), Arc<Kernel>)> = {
+                    let mut kernels = pool.kernels();
+                    let keys: Vec<_> = kernels
+                        .iter()
+                        .filter(|(_, kernel)| {
+                            !kernel.busy.load(Ordering::SeqCst)
+                                && kernel
+                                    .last_used
+                                    .lock()
+                                    .unwrap_or_else(PoisonError::into_inner)
+                                    .elapsed()
+                                    >= pool.limits.idle
+                        })
+                        .map(|(key, _)| key.clone())
+                        .collect();
+                    keys.into_iter()
+                        .filter_map(|key| kernels.remove(&key).map(|kernel| (key, kernel)))
+                        .collect()
+                };
+                for (key, kernel) in idle {
+                    pool.note_start_reason(
+                        &key,
+                        &format!(
+                            "the kernel was stopped after {} s idle",
+                            pool.limits.idle.as_secs()
+                        ),
+                    );
+                    stop(&kernel).await;
+                }
+            }
+        });
+    }
+
+    async fn spawn(&self, place: &KernelPlace, interpreter: &Path) -> Result<Kernel, String> {
+        check_ipykernel(place, interpreter).await?;
+        let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
+        let ports = jupyter_zmq_client::peek_ports(ip, 5)
+            .await
+            .map_err(|error| format!("cannot find free ports for the kernel: {error}"))?;
+        let mut key_bytes = [0u8; 16];
+        getrandom::fill(&mut key_bytes).map_err(|error| format!("no randomness: {error}"))?;
+        let info = ConnectionInfo {
+            ip: ip.to_string(),
+            transport: Transport::TCP,
+            shell_port: ports[0],
+            iopub_port: ports[1],
+            stdin_port: ports[2],
+            control_port: ports[3],
+            hb_port: ports[4],
+            key: hex(&key_bytes),
+            signature_scheme: "hmac-sha256".to_owned(),
+            kernel_name: Some("python3".to_owned()),
+        };
+        let runtime_dir = std::env::temp_dir().join(format!(
+            "pid-kernels-{}",
+            rustix::process::getuid().as_raw()
+        ));
+        std::fs::create_dir_all(&runtime_dir)
+            .map_err(|error| format!("cannot create {}: {error}", runtime_dir.display()))?;
+        let connection_file = runtime_dir.join(format!("kernel-{}.json", hex(&key_bytes[..8])));
+        let json = serde_json::to_vec(&info).map_err(|error| error.to_string())?;
+        write_private(&connection_file, &json)
+            .map_err(|error| format!("cannot write {}: {error}", connection_file.display()))?;
+        let args = vec![
+            "-m".to_owned(),
+            "ipykernel_launcher".to_owned(),
+            "-f".to_owned(),
+            connection_file.display().to_string(),
+        ];
+        let mut command = self.children.command(interpreter, &args);
+        command
+            .current_dir(&place.cwd)
+            .env_clear()
+            .envs(&place.env)
+            .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(false);
+        let mut child = self
+            .children
+            .spawn(move || command.spawn())
+            .await?
+            .map_err(|error| format!("cannot start {}: {error}", interpreter.display()))?;
+        let pid = child.id();
+        // The kernel's stderr: kept (the last lines) to explain a crash.
+        let stderr_tail = Arc::new(Mutex::new(String::new()));
+        if let Some(mut stderr) = child.stderr.take() {
+            let tail = stderr_tail.clone();
+            tokio::spawn(async move {
+                use tokio::io::AsyncReadExt as _;
+                let mut buffer = vec![0u8; 8192];
+                while let Ok(count) = stderr.read(&mut buffer).await {
+                    if count == 0 {
+                        break;
+                    }
+                    let mut tail = tail.lock().unwrap_or_else(PoisonError::into_inner);
+                    tail.push_str(&String::from_utf8_lossy(&buffer[..count]));
+                    if tail.len() > 4096 {
+                        let cut = tail.len() - 4096;
+                        let cut = (cut..tail.len())
+                            .find(|at| tail.is_char_boundary(*at))
+                            .unwrap_or(0);
+                        tail.replace_range(..cut, "");
+                    }
+                }
+            });
+        }
+        let exited = watch::channel(None::<String>).0;
+        let watcher = exited.clone();
+        let status_tail = stderr_tail.clone();
+        tokio::spawn(async move {
+            let status = child.wait().await;
+            let reason = match status {
+                Ok(status) => match status.code() {
+                    Some(code) => format!("the kernel exited (code {code})"),
+                    None => "the kernel was killed".to_owned(),
+                },
+                Err(error) => format!("the kernel was lost ({error})"),
+            };
+            let stderr = status_tail
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone();
+            if !stderr.trim().is_empty() {
+                tracing::info!(stderr = stderr.trim(), "{reason}");
+            }
+            watcher.send_replace(Some(reason));
+        });
+        let client_session = format!("pid-{}", hex(&key_bytes[8..]));
+        let connect = async {
+            let identity = jupyter_zmq_client::peer_identity_for_session(&client_session)
+                .map_err(|error| error.to_string())?;
+            let shell = jupyter_zmq_client::create_client_shell_connection_with_identity(
+                &info,
+                &client_session,
+                identity,
+            )
+            .await
+            .map_err(|error| error.to_string())?;
+            let iopub =
+                jupyter_zmq_client::create_client_iopub_connection(&info, "", &client_session)
+                    .await
+                    .map_err(|error| error.to_string())?;
+            let control =
+                jupyter_zmq_client::create_client_control_connection(&info, &client_session)
+                    .await
+                    .map_err(|error| error.to_string())?;
+            Ok::<_, String>((shell, iopub, control))
+        };
+        let (shell, iopub, control) = connect
+            .await
+            .map_err(|error| format!("cannot connect to the kernel: {error}"))?;
+        let starts = {
+            let mut starts = self.starts.lock().unwrap_or_else(PoisonError::into_inner);
+            let entry = starts
+                .entry((place.session_id.clone(), interpreter.to_path_buf()))
+                .or_insert((0, None));
+            entry.0 += 1;
+            entry.0
+        };
+        let kernel = Kernel {
+            session_id: place.session_id.clone(),
+            interpreter: interpreter.to_path_buf(),
+            pid,
+            shell: tokio::sync::Mutex::new(shell),
+            iopub: tokio::sync::Mutex::new(iopub),
+            control: tokio::sync::Mutex::new(control),
+            connection_file,
+            exited,
+            busy: AtomicBool::new(false),
+            last_used: Mutex::new(Instant::now()),
+            last_used_at: AtomicU64::new(crate::session::now_millis() as u64),
+            executions: AtomicU64::new(0),
+            starts,
+        };
+        let ready = tokio::time::timeout(START_TIMEOUT, wait_ready(&kernel)).await;
+        match ready {
+            Ok(Ok(())) => Ok(kernel),
+            failed => {
+                stop(&kernel).await;
+                let stderr = stderr_tail
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                let why = match failed {
+                    Ok(Err(error)) => error,
+                    _ => format!("it did not answer within {} s", START_TIMEOUT.as_secs()),
+                };
+                Err(format!(
+                    "The Python kernel ({}) did not start: {why}{}",
+                    interpreter.display(),
+                    if stderr.trim().is_empty() {
+                        String::new()
+                    } else {
+                        format!("\n{}", stderr.trim())
+                    }
+                ))
+            }
+        }
+    }
+}
+
+fn touch(kernel: &Kernel) {
+    *kernel
+        .last_used
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner) = Instant::now();
+    kernel
+        .last_used_at
+        .store(crate::session::now_millis() as u64, Ordering::SeqCst);
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)?;
+    file.write_all(bytes)
+}
+
+/// Whether `interpreter` has ipykernel; an error with the exact install command if not.
+async fn check_ipykernel(place: &KernelPlace, interpreter: &Path) -> Result<(), String> {
+    let output = tokio::process::Command::new(interpreter)
+        .args(["-c", "import ipykernel"])
+        .current_dir(&place.cwd)
+        .env_clear()
+        .envs(&place.env)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .map_err(|error| format!("cannot run {}: {error}", interpreter.display()))?;
+    if output.status.success() {
+        return Ok(());
+    }
+    Err(format!(
+        "ipykernel is not installed for {python}, so the python tool cannot start a kernel. \
+         Install it with:\n  {python} -m pip install ipykernel",
+        python = interpreter.display()
+    ))
+}
+
+/// Waits until the kernel answers on shell and its status reaches our iopub subscription
+/// (a subscription takes a moment to take effect; messages before it are lost).
+async fn wait_ready(kernel: &Kernel) -> Result<(), String> {
+    let mut exited = kernel.exited.subscribe();
+    loop {
+        let request: JupyterMessage = KernelInfoRequest {}.into();
+        let mut shell = kernel.shell.lock().await;
+        shell
+            .send(request)
+            .await
+            .map_err(|error| format!("cannot reach the kernel: {error}"))?;
+        tokio::select! {
+            reply = shell.read() => {
+                reply.map_err(|error| format!("the kernel's answer was unreadable: {error}"))?;
+            }
+            reason = exit_reason(&mut exited) => {
+                return Err(reason);
+            }
+        }
+        drop(shell);
+        let mut iopub = kernel.iopub.lock().await;
+        if tokio::time::timeout(Duration::from_millis(200), iopub.read())
+            .await
+            .is_ok()
+        {
+            // Drain the rest of that request's status messages.
+            while tokio::time::timeout(Duration::from_millis(50), iopub.read())
+                .await
+                .is_ok()
+            {}
+            return Ok(());
+        }
+    }
+}
+
+/// Waits for the kernel's process to end; why it ended.
+async fn exit_reason(exited: &mut watch::Receiver<Option<String>>) -> String {
+    match exited.wait_for(Option::is_some).await {
+        Ok(reason) => reason.clone().unwrap_or_default(),
+        Err(_) => "the kernel was lost".to_owned(),
+    }
+}
+
+async fn interrupt(kernel: &Kernel) {
+    let request: JupyterMessage = InterruptRequest {}.into();
+    let mut control = kernel.control.lock().await;
+    if let Err(error) = control.send(request).await {
+        tracing::warn!(%error, "cannot interrupt a kernel");
+    }
+}
+
+/// Asks the kernel to shut down, then kills its group.
+async fn stop(kernel: &Kernel) {
+    if kernel.exited.borrow().is_none() {
+        let request: JupyterMessage = ShutdownRequest { restart: false }.into();
+        if let Ok(mut control) =
+            tokio::time::timeout(Duration::from_millis(500), kernel.control.lock()).await
+        {
+            let _ = control.send(request).await;
+        }
+        let mut exited = kernel.exited.subscribe();
+        if tokio::time::timeout(Duration::from_secs(2), exited.wait_for(Option::is_some))
+            .await
+            .is_err()
+            && let Some(pid) = kernel.pid
+        {
+            crate::children::kill_group(pid);
+        }
+    }
+    let _ = std::fs::remove_file(&kernel.connection_file);
+}
+
+/// Runs one cell: sends it, collects its iopub output until the kernel is idle again,
+/// interrupting it at `timeout` or `cancel`.
+async fn run_cell(
+    kernel: &Kernel,
+    code: &str,
+    timeout: Option<Duration>,
+    cancel: &tokio_util::sync::CancellationToken,
+    sink: TextSink<'_, '_>,
+) -> Result<CellOutput, String> {
+    let mut last_progress: Option<Instant> = None;
+    let mut request = ExecuteRequest::new(code.to_owned());
+    request.allow_stdin = false;
+    request.store_history = true;
+    let message: JupyterMessage = request.into();
+    let msg_id = message.header.msg_id.clone();
+    let mut iopub = kernel.iopub.lock().await;
+    {
+        let mut shell = kernel.shell.lock().await;
+        shell
+            .send(message)
+            .await
+            .map_err(|error| format!("cannot send the cell to the kernel: {error}"))?;
+    }
+    let mut output = CellOutput::default();
+    let mut exited = kernel.exited.subscribe();
+    let deadline = timeout.map(|timeout| tokio::time::Instant::now() + timeout);
+    let mut interrupted_at: Option<tokio::time::Instant> = None;
+    loop {
+        let until_deadline = async {
+            match (deadline, interrupted_at) {
+                (_, Some(at)) => tokio::time::sleep_until(at + INTERRUPT_GRACE).await,
+                (Some(deadline), None) => tokio::time::sleep_until(deadline).await,
+                (None, None) => std::future::pending().await,
+            }
+        };
+        tokio::select! {
+            biased;
+            reason = exit_reason(&mut exited) => {
+                output.stopped = Some(reason);
+                return Ok(output);
+            }
+            () = cancel.cancelled(), if interrupted_at.is_none() => {
+                interrupt(kernel).await;
+                interrupted_at = Some(tokio::time::Instant::now());
+                output.stopped = Some("interrupted (the run was aborted)".to_owned());
+            }
+            () = until_deadline => {
+                if interrupted_at.is_some() {
+                    // The interrupt did not stop it: the kernel goes.
+                    if let Some(pid) = kernel.pid {
+                        crate::children::kill_group(pid);
+                    }
+                    continue;
+                }
+                interrupt(kernel).await;
+                interrupted_at = Some(tokio::time::Instant::now());
+                output.stopped = Some(format!(
+                    "timed out after {} s and was interrupted",
+                    timeout.unwrap_or_default().as_secs_f64()
+                ));
+            }
+            message = iopub.read() => {
+                let message = message.map_err(|error| format!("the kernel's output was unreadable: {error}"))?;
+                if message.parent_header.as_ref().is_none_or(|parent| parent.msg_id != msg_id) {
+                    continue;
+                }
+                let text = match message.content {
+                    JupyterMessageContent::StreamContent(stream) => Some(stream.text),
+                    JupyterMessageContent::ExecuteResult(result) => {
+                        add_media(&mut output, &result.data.content)
+                    }
+                    JupyterMessageContent::DisplayData(display) => {
+                        add_media(&mut output, &display.data.content)
+                    }
+                    JupyterMessageContent::ErrorOutput(error) => {
+                        output.error = Some(format!("{}: {}", error.ename, error.evalue));
+                        Some(trim_traceback(&error.traceback))
+                    }
+                    JupyterMessageContent::Status(status)
+                        if status.execution_state == ExecutionState::Idle =>
+                    {
+                        break;
+                    }
+                    _ => None,
+                };
+                if let Some(text) = text {
+                    sink.window
+                        .push(text.as_bytes())
+                        .await
+                        .map_err(|error| format!("cannot keep the cell's output: {error}"))?;
+                    if last_progress.is_none_or(|last| last.elapsed() >= PROGRESS_INTERVAL) {
+                        last_progress = Some(Instant::now());
+                        (sink.on_output)(sink.window.snapshot());
+                    }
+                }
+            }
+        }
+    }
+    // The reply on shell (its status; the outputs came on iopub).
+    let mut shell = kernel.shell.lock().await;
+    if let Ok(Ok(reply)) = tokio::time::timeout(Duration::from_secs(5), shell.read()).await
+        && let JupyterMessageContent::ExecuteReply(reply) = reply.content
+        && reply.status == ReplyStatus::Aborted
+        && output.stopped.is_none()
+    {
+        output.stopped = Some("the kernel aborted the cell".to_owned());
+    }
+    Ok(output)
+}
+
+/// A result or display: an image the model can see (kept in `output`), else its plain text.
+fn add_media(output: &mut CellOutput, media: &[MediaType]) -> Option<String> {
+    if let Some(png) = media.iter().find_map(|item| match item {
+        MediaType::Png(data) => Some(data.replace('\n', "")),
+        _ => None,
+    }) {
+        output.images.push(png);
+        return None;
+    }
+    media.iter().find_map(|item| match item {
+        MediaType::Plain(text) => Some(format!("{text}\n")),
+        _ => None,
+    })
+}
+
+/// A traceback without colours, at most its last 30 lines.
+fn trim_traceback(traceback: &[String]) -> String {
+    let text = pi_tools::output::sanitize(&traceback.join("\n"));
+    let lines: Vec<&str> = text.lines().collect();
+    let keep = lines.len().saturating_sub(30);
+    let mut trimmed = String::new();
+    if keep > 0 {
+        trimmed.push_str(&format!("[{keep} earlier traceback lines skipped]\n"));
+    }
+    trimmed.push_str(&lines[keep..].join("\n"));
+    trimmed.push('\n');
+    trimmed
+}
