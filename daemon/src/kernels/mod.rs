@@ -33,6 +33,37 @@ use crate::children::Children;
 
 /// How long a kernel may take to start and answer.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// Run in every kernel at start: stdout and stderr flush every 1 MB, so a cell that prints a
+/// lot sends many bounded `stream` messages instead of one per 0.2 s of any size (the daemon
+/// holds at most one message at a time).
+const BOUNDED_OUTPUT: &str = r#"import sys
+
+
+def _pi_bound(stream, limit=1 << 20):
+    write, flush = stream.write, stream.flush
+    pending = [0]
+
+    def bounded(text):
+        count = write(text)
+        pending[0] += len(text)
+        if pending[0] > limit:
+            pending[0] = 0
+            flush()
+        return count
+
+    stream.write = bounded
+
+
+for _pi_stream in (sys.stdout, sys.stderr):
+    try:
+        _pi_bound(_pi_stream)
+    except Exception:
+        pass
+del _pi_bound, _pi_stream
+"#;
+
+/// How long a session waits for a kernel of the full pool to become idle.
+const ROOM_TIMEOUT: Duration = Duration::from_secs(120);
 /// How long an interrupted cell may take to stop.
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 
@@ -90,6 +121,8 @@ struct Kernel {
     iopub: tokio::sync::Mutex<ClientIoPubConnection>,
     control: tokio::sync::Mutex<ClientControlConnection>,
     connection_file: PathBuf,
+    // The kernel's Unix sockets are `<prefix>-1` ... `<prefix>-5`.
+    ipc_prefix: String,
     // `Some(reason)` once the process is gone.
     exited: watch::Sender<Option<String>>,
     busy: AtomicBool,
@@ -107,11 +140,14 @@ pub struct KernelPool {
     children: Arc<Children>,
     limits: KernelLimits,
     kernels: Mutex<HashMap<(String, PathBuf), Arc<Kernel>>>,
-    // Kernels being started, counted against the limit.
+    // Kernel processes not in the map: being started, or removed and being stopped. Counted
+    // against the limit with the map, under the map's lock.
     starting: Mutex<usize>,
     // How often each (session, interpreter) was started; a restart is start > 1.
     starts: Mutex<HashMap<KernelKey, (u32, Option<String>)>>,
     reaper: OnceLock<()>,
+    // Notified whenever a cell ends (a kernel may be evicted now).
+    idle: tokio::sync::Notify,
 }
 
 impl std::fmt::Debug for KernelPool {
@@ -132,6 +168,7 @@ impl KernelPool {
             starting: Mutex::new(0),
             starts: Mutex::new(HashMap::new()),
             reaper: OnceLock::new(),
+            idle: tokio::sync::Notify::new(),
         }
     }
 
@@ -209,14 +246,15 @@ impl KernelPool {
         let interpreter = Self::interpreter(&place.cwd, &place.env)?;
         let key = (place.session_id.clone(), interpreter.clone());
         let removed = if reset {
-            self.kernels().remove(&key)
+            self.take(&[key.clone()])
         } else {
-            None
+            Vec::new()
         };
-        if let Some(kernel) = removed {
-            stop(&kernel).await;
+        for kernel in removed {
+            self.retire(&kernel).await;
             self.note_start_reason(&key, "the kernel was reset as asked");
         }
+        // `live` and `start` hand the kernel over marked busy.
         let kernel = match self.live(&key) {
             Some(kernel) => kernel,
             None => self.start(place, &interpreter).await?,
@@ -227,9 +265,13 @@ impl KernelPool {
             .unwrap_or_else(PoisonError::into_inner)
             .get_mut(&key)
             .and_then(|(_, reason)| reason.take());
-        kernel.busy.store(true, Ordering::SeqCst);
-        let result = run_cell(&kernel, code, timeout, cancel, sink).await;
-        kernel.busy.store(false, Ordering::SeqCst);
+        let result = {
+            let _busy = Busy {
+                kernel: &kernel,
+                idle: &self.idle,
+            };
+            run_cell(&kernel, code, timeout, cancel, sink).await
+        };
         kernel.executions.fetch_add(1, Ordering::SeqCst);
         touch(&kernel);
         let mut output = result?;
@@ -260,7 +302,10 @@ impl KernelPool {
         let kernel = kernels.get(key)?.clone();
         let exited = kernel.exited.borrow().clone();
         match exited {
-            None => Some(kernel),
+            None => {
+                kernel.busy.store(true, Ordering::SeqCst);
+                Some(kernel)
+            }
             Some(reason) => {
                 kernels.remove(key);
                 drop(kernels);
@@ -285,18 +330,33 @@ impl KernelPool {
 
     /// Stops a deleted session's kernels.
     pub async fn session_deleted(&self, session_id: &str) {
-        let kernels: Vec<Arc<Kernel>> = {
-            let mut map = self.kernels();
-            let keys: Vec<_> = map
-                .keys()
-                .filter(|(session, _)| session == session_id)
-                .cloned()
-                .collect();
-            keys.iter().filter_map(|key| map.remove(key)).collect()
-        };
-        for kernel in kernels {
-            stop(&kernel).await;
+        let keys: Vec<KernelKey> = self
+            .kernels()
+            .keys()
+            .filter(|(session, _)| session == session_id)
+            .cloned()
+            .collect();
+        for kernel in self.take(&keys) {
+            self.retire(&kernel).await;
         }
+    }
+
+    /// Removes the kernels of `keys` from the map, their slots still counted until
+    /// [`KernelPool::retire`] has stopped them.
+    fn take(&self, keys: &[KernelKey]) -> Vec<Arc<Kernel>> {
+        let mut kernels = self.kernels();
+        let mut outside = self.starting.lock().unwrap_or_else(PoisonError::into_inner);
+        let taken: Vec<Arc<Kernel>> = keys.iter().filter_map(|key| kernels.remove(key)).collect();
+        *outside += taken.len();
+        taken
+    }
+
+    /// Stops a kernel [`KernelPool::take`] removed and frees its slot.
+    async fn retire(&self, kernel: &Kernel) {
+        stop(kernel).await;
+        tracing::debug!(pid = kernel.pid, exited = ?kernel.exited.borrow().clone(), "kernel retired");
+        *self.starting.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
+        self.idle.notify_waiters();
     }
 
     /// Stops every kernel (the daemon stops).
@@ -311,14 +371,23 @@ impl KernelPool {
     /// is full; an error when every kernel is busy.
     async fn make_room(&self) -> Result<(), String> {
         loop {
-            let victim = {
-                let kernels = self.kernels();
+            // Registered before looking, so a cell ending in between is not missed.
+            let idle = self.idle.notified();
+            let removed = {
+                let mut kernels = self.kernels();
                 let mut starting = self.starting.lock().unwrap_or_else(PoisonError::into_inner);
                 if kernels.len() + *starting < self.limits.max {
                     *starting += 1;
+                    tracing::debug!(
+                        live = kernels.len(),
+                        outside = *starting,
+                        "kernel slot taken"
+                    );
                     return Ok(());
                 }
-                kernels
+                // The least recently used idle kernel; removed under the lock that `live`
+                // takes to mark a kernel busy, so it cannot start a cell meanwhile.
+                let victim = kernels
                     .iter()
                     .filter(|(_, kernel)| !kernel.busy.load(Ordering::SeqCst))
                     .min_by_key(|(_, kernel)| {
@@ -327,17 +396,26 @@ impl KernelPool {
                             .lock()
                             .unwrap_or_else(PoisonError::into_inner)
                     })
-                    .map(|(key, _)| key.clone())
+                    .map(|(key, _)| key.clone());
+                let removed =
+                    victim.and_then(|key| kernels.remove(&key).map(|kernel| (key, kernel)));
+                // Its process counts until it is gone.
+                *starting += usize::from(removed.is_some());
+                removed
             };
-            let Some(key) = victim else {
-                return Err(format!(
-                    "All {} Python kernels are busy (the limit is `kernels` in config.toml's \
-                     [limits]). Try again when a cell finishes.",
-                    self.limits.max
-                ));
+            let Some((key, kernel)) = removed else {
+                // Every kernel is busy: wait for a cell to end.
+                if tokio::time::timeout(ROOM_TIMEOUT, idle).await.is_err() {
+                    return Err(format!(
+                        "All {} Python kernels stayed busy for {} s (the limit is `kernels` in \
+                         config.toml's [limits]). Try again when a cell finishes.",
+                        self.limits.max,
+                        ROOM_TIMEOUT.as_secs()
+                    ));
+                }
+                continue;
             };
-            let removed = self.kernels().remove(&key);
-            if let Some(kernel) = removed {
+            {
                 tracing::info!(
                     session = kernel.session_id,
                     "evicting the least recently used kernel"
@@ -346,7 +424,7 @@ impl KernelPool {
                     &key,
                     "the kernel was stopped to make room for another session's (the pool's limit)",
                 );
-                stop(&kernel).await;
+                self.retire(&kernel).await;
             }
         }
     }
@@ -358,12 +436,16 @@ impl KernelPool {
     ) -> Result<Arc<Kernel>, String> {
         self.make_room().await?;
         let started = self.spawn(place, interpreter).await;
+        // The slot and the kernel change places under both locks: never one too many.
+        let mut kernels = self.kernels();
         *self.starting.lock().unwrap_or_else(PoisonError::into_inner) -= 1;
         let kernel = Arc::new(started?);
-        self.kernels().insert(
+        kernel.busy.store(true, Ordering::SeqCst);
+        kernels.insert(
             (place.session_id.clone(), interpreter.to_path_buf()),
             kernel.clone(),
         );
+        drop(kernels);
         self.spawn_reaper();
         Ok(kernel)
     }
@@ -382,9 +464,10 @@ impl KernelPool {
                 let Some(pool) = pool.upgrade() else {
                     return;
                 };
-                let idle: Vec<((String, PathBuf), Arc<Kernel>)> = {
+                // Chosen and removed under the lock `live` takes to mark a kernel busy.
+                let idle: Vec<(KernelKey, Arc<Kernel>)> = {
                     let mut kernels = pool.kernels();
-                    let keys: Vec<_> = kernels
+                    let keys: Vec<KernelKey> = kernels
                         .iter()
                         .filter(|(_, kernel)| {
                             !kernel.busy.load(Ordering::SeqCst)
@@ -397,9 +480,12 @@ impl KernelPool {
                         })
                         .map(|(key, _)| key.clone())
                         .collect();
-                    keys.into_iter()
+                    let removed: Vec<(KernelKey, Arc<Kernel>)> = keys
+                        .into_iter()
                         .filter_map(|key| kernels.remove(&key).map(|kernel| (key, kernel)))
-                        .collect()
+                        .collect();
+                    *pool.starting.lock().unwrap_or_else(PoisonError::into_inner) += removed.len();
+                    removed
                 };
                 for (key, kernel) in idle {
                     pool.note_start_reason(
@@ -409,7 +495,7 @@ impl KernelPool {
                             pool.limits.idle.as_secs()
                         ),
                     );
-                    stop(&kernel).await;
+                    pool.retire(&kernel).await;
                 }
             }
         });
@@ -417,39 +503,44 @@ impl KernelPool {
 
     async fn spawn(&self, place: &KernelPlace, interpreter: &Path) -> Result<Kernel, String> {
         check_ipykernel(place, interpreter).await?;
-        let ip = std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST);
-        let ports = jupyter_zmq_client::peek_ports(ip, 5)
-            .await
-            .map_err(|error| format!("cannot find free ports for the kernel: {error}"))?;
         let mut key_bytes = [0u8; 16];
         getrandom::fill(&mut key_bytes).map_err(|error| format!("no randomness: {error}"))?;
-        let info = ConnectionInfo {
-            ip: ip.to_string(),
-            transport: Transport::TCP,
-            shell_port: ports[0],
-            iopub_port: ports[1],
-            stdin_port: ports[2],
-            control_port: ports[3],
-            hb_port: ports[4],
-            key: hex(&key_bytes),
-            signature_scheme: "hmac-sha256".to_owned(),
-            kernel_name: Some("python3".to_owned()),
-        };
+        // Unix sockets in a private directory, not TCP ports: no port can be taken between
+        // choosing it and the kernel binding it, and no other user can connect.
         let runtime_dir = std::env::temp_dir().join(format!(
             "pid-kernels-{}",
             rustix::process::getuid().as_raw()
         ));
-        std::fs::create_dir_all(&runtime_dir)
-            .map_err(|error| format!("cannot create {}: {error}", runtime_dir.display()))?;
+        private_dir(&runtime_dir)
+            .map_err(|error| format!("cannot use {}: {error}", runtime_dir.display()))?;
+        let info = ConnectionInfo {
+            ip: runtime_dir
+                .join(format!("k-{}", hex(&key_bytes[..6])))
+                .display()
+                .to_string(),
+            transport: Transport::IPC,
+            shell_port: 1,
+            iopub_port: 2,
+            stdin_port: 3,
+            control_port: 4,
+            hb_port: 5,
+            key: hex(&key_bytes),
+            signature_scheme: "hmac-sha256".to_owned(),
+            kernel_name: Some("python3".to_owned()),
+        };
         let connection_file = runtime_dir.join(format!("kernel-{}.json", hex(&key_bytes[..8])));
         let json = serde_json::to_vec(&info).map_err(|error| error.to_string())?;
         write_private(&connection_file, &json)
             .map_err(|error| format!("cannot write {}: {error}", connection_file.display()))?;
+        let startup = runtime_dir.join("pi_bounded_output.py");
+        write_private(&startup, BOUNDED_OUTPUT.as_bytes())
+            .map_err(|error| format!("cannot write {}: {error}", startup.display()))?;
         let args = vec![
             "-m".to_owned(),
             "ipykernel_launcher".to_owned(),
             "-f".to_owned(),
             connection_file.display().to_string(),
+            format!("--IPKernelApp.exec_files={}", startup.display()),
         ];
         let mut command = self.children.command(interpreter, &args);
         command
@@ -532,9 +623,33 @@ impl KernelPool {
                     .map_err(|error| error.to_string())?;
             Ok::<_, String>((shell, iopub, control))
         };
-        let (shell, iopub, control) = connect
-            .await
-            .map_err(|error| format!("cannot connect to the kernel: {error}"))?;
+        let mut exited_early = exited.subscribe();
+        let connected = tokio::select! {
+            connected = connect => connected,
+            reason = exit_reason(&mut exited_early) => Err(reason),
+        };
+        let (shell, iopub, control) = match connected {
+            Ok(sockets) => sockets,
+            Err(error) => {
+                if let Some(pid) = pid {
+                    crate::children::kill_group(pid);
+                }
+                let _ = std::fs::remove_file(&connection_file);
+                let stderr = stderr_tail
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .clone();
+                return Err(format!(
+                    "The Python kernel ({}) did not start: cannot connect to it ({error}){}",
+                    interpreter.display(),
+                    if stderr.trim().is_empty() {
+                        String::new()
+                    } else {
+                        format!("\n{}", stderr.trim())
+                    }
+                ));
+            }
+        };
         let starts = {
             let mut starts = self.starts.lock().unwrap_or_else(PoisonError::into_inner);
             let entry = starts
@@ -551,6 +666,7 @@ impl KernelPool {
             iopub: tokio::sync::Mutex::new(iopub),
             control: tokio::sync::Mutex::new(control),
             connection_file,
+            ipc_prefix: info.ip.clone(),
             exited,
             busy: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
@@ -585,6 +701,20 @@ impl KernelPool {
     }
 }
 
+/// Marks a kernel idle again (and tells those waiting for room) when the cell ends, also
+/// when its future is dropped.
+struct Busy<'a> {
+    kernel: &'a Kernel,
+    idle: &'a tokio::sync::Notify,
+}
+
+impl Drop for Busy<'_> {
+    fn drop(&mut self) {
+        self.kernel.busy.store(false, Ordering::SeqCst);
+        self.idle.notify_waiters();
+    }
+}
+
 fn touch(kernel: &Kernel) {
     *kernel
         .last_used
@@ -597,6 +727,24 @@ fn touch(kernel: &Kernel) {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Creates `dir` (0700) or checks that it is ours and private.
+fn private_dir(dir: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => return Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(error) => return Err(error),
+    }
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() || meta.uid() != rustix::process::getuid().as_raw() {
+        return Err(std::io::Error::other("it is not a directory of this user"));
+    }
+    if meta.permissions().mode() & 0o077 != 0 {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
@@ -699,9 +847,15 @@ async fn stop(kernel: &Kernel) {
             && let Some(pid) = kernel.pid
         {
             crate::children::kill_group(pid);
+            // Gone (reaped) before the slot is given to another kernel.
+            let _ = tokio::time::timeout(Duration::from_secs(5), exited.wait_for(Option::is_some))
+                .await;
         }
     }
     let _ = std::fs::remove_file(&kernel.connection_file);
+    for port in 1..=5 {
+        let _ = std::fs::remove_file(format!("{}-{port}", kernel.ipc_prefix));
+    }
 }
 
 /// Runs one cell: sends it, collects its iopub output until the kernel is idle again,

@@ -1,7 +1,7 @@
 //! The `bash` sandbox on the real `pid`, two sessions at once: in a project whose settings say
 //! `sandbox: workspace-write`, a command writes inside the project but not outside it, cannot
-//! open a TCP connection, and the model reads why; a session elsewhere, without the setting,
-//! runs the same commands unconfined at the same time. Linux only: where the kernel has no
+//! open a TCP connection, and the model reads why (background jobs alike); a session
+//! elsewhere, without the setting, runs the same commands unconfined at the same time. Linux only: where the kernel has no
 //! Landlock the daemon says so on the command's output, and this test stops there, printing
 //! that reason.
 
@@ -156,4 +156,54 @@ async fn a_workspace_write_sandbox_confines_bash_while_another_session_runs_free
     .await;
     assert!(failed && text.starts_with("not sandboxed\n"), "{text}");
     assert!(!outside.path().join("child.txt").exists());
+
+    // Background jobs are confined too.
+    let jobs_session = boxed_client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: boxed_dir.display().to_string(),
+            model: Some(MODEL.to_owned()),
+            tools: Some(vec!["bash".to_owned(), "job".to_owned()]),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap()
+        .id;
+    boxed_client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: jobs_session.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let seen = run(
+        &boxed_client,
+        &mut boxed_events,
+        &jobs_session,
+        &format!(
+            "call bash {}",
+            json!({"command": format!("touch {}/job.txt", outside.path().display()), "background": true})
+        ),
+    )
+    .await;
+    let (_, content, _, details) = tool_results(&seen).remove(0);
+    let job = details["jobId"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{content}"))
+        .to_owned();
+    let seen = run(
+        &boxed_client,
+        &mut boxed_events,
+        &jobs_session,
+        &format!(
+            "call job {}",
+            json!({"action": "wait", "id": job, "timeout": 30})
+        ),
+    )
+    .await;
+    let (_, content, _, _) = tool_results(&seen).remove(0);
+    assert!(
+        content.contains("Permission denied") && content.contains("exited with code 1"),
+        "{content}"
+    );
+    assert!(!outside.path().join("job.txt").exists());
 }
