@@ -246,7 +246,7 @@ impl KernelPool {
         let interpreter = Self::interpreter(&place.cwd, &place.env)?;
         let key = (place.session_id.clone(), interpreter.clone());
         let removed = if reset {
-            self.take(&[key.clone()])
+            self.take(std::slice::from_ref(&key))
         } else {
             Vec::new()
         };
