@@ -43,6 +43,22 @@ fn start_twice_gives_one_daemon_and_stop_ends_it() {
     assert_eq!(code, Some(0));
     assert_eq!(status["pid"].as_u64(), Some(pid));
     assert_eq!(status["protocolVersion"], pi_protocol::PROTOCOL_VERSION);
+    assert_eq!(status["pools"]["kernelsLimit"], 4);
+
+    // The pools, empty.
+    let (code, jobs) = home.pictl_json(&["jobs", "--json"]);
+    assert_eq!((code, jobs), (Some(0), serde_json::json!({"jobs": []})));
+    let (code, kernels) = home.pictl_json(&["kernels", "--json"]);
+    assert_eq!(
+        (code, kernels),
+        (Some(0), serde_json::json!({"kernels": [], "limit": 4}))
+    );
+    let output = home.pictl(&["jobs", "--kill", "job-nope"]);
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "pictl: error: no job job-nope; `pictl jobs` lists them\n"
+    );
 
     let (code, stopped) = home.pictl_json(&["daemon", "stop"]);
     assert_eq!(code, Some(0));

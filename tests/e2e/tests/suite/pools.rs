@@ -250,8 +250,15 @@ async fn jobs_run_in_the_background_across_calls_and_sessions_and_never_outlive_
     assert_eq!(repl_jobs[0].state, "running");
     let repl_pid = repl_jobs[0].pid.unwrap();
 
-    // kill -9 of the daemon takes the job with it; the restarted daemon says it was lost.
+    // A job outlives its clients detaching.
     drop((web_client, repl_client));
+    let (watcher, _watcher_events) = world.client().await;
+    let repl_jobs = jobs_of(&watcher, &repl).await;
+    assert_eq!(repl_jobs[0].state, "running");
+    assert!(Path::new(&format!("/proc/{repl_pid}")).exists());
+    drop(watcher);
+
+    // kill -9 of the daemon takes the job with it; the restarted daemon says it was lost.
     world.daemon.kill9().await;
     assert!(gone(repl_pid).await, "the job outlived the daemon");
     world.daemon.restart().await;
@@ -441,6 +448,31 @@ async fn python_kernels_keep_state_show_images_stop_on_abort_and_share_a_capped_
     );
     let (text, _, _) = call(&client, &mut events, &first, "python", json!({"code": "y"})).await;
     assert_eq!(text.trim_end(), "'kept'");
+
+    // `reset` starts afresh, and says so.
+    let (text, failed, _) = call(
+        &client,
+        &mut events,
+        &first,
+        "python",
+        json!({"code": "'y' in globals()", "reset": true}),
+    )
+    .await;
+    assert!(!failed, "{text}");
+    assert_eq!(
+        text,
+        "[New kernel: the kernel was reset as asked, so variables and imports from earlier \
+         cells are gone.]\nFalse\n"
+    );
+    let (text, _, _) = call(
+        &client,
+        &mut events,
+        &first,
+        "python",
+        json!({"code": "y = 'again'"}),
+    )
+    .await;
+    assert_eq!(text, "(no output)");
 
     // A kernel killed from outside: the next cell gets a new one and says so.
     let pid = kernels(&client).await[0].pid.unwrap();
