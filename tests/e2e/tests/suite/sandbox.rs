@@ -72,9 +72,21 @@ async fn a_workspace_write_sandbox_confines_bash_while_another_session_runs_free
     world.server.respond_with(caller);
     let home = world.daemon.home.path();
     let (boxed_dir, free_dir) = (home.join("boxed"), home.join("free"));
-    // Outside both projects and outside the temp directories (the test's home is under
-    // /tmp, which the sandbox lets commands write).
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    // Outside both projects and outside the temp directories the sandbox lets commands
+    // write (/tmp, where the test's home is, and $TMPDIR): /var/tmp, else the user's home.
+    let base = [
+        "/var/tmp".to_owned(),
+        std::env::var("HOME").unwrap_or_default(),
+    ]
+    .into_iter()
+    .map(std::path::PathBuf::from)
+    .find(|dir| {
+        dir.is_dir()
+            && !dir.starts_with("/tmp")
+            && std::env::var_os("TMPDIR").is_none_or(|tmp| !dir.starts_with(tmp))
+    })
+    .expect("a directory outside /tmp and $TMPDIR (/var/tmp or $HOME) for the test to write");
+    let outside = tempfile::tempdir_in(base).unwrap();
     let server = world.server.url();
     let host_port = server
         .trim_start_matches("http://")
