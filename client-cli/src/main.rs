@@ -4,6 +4,7 @@
 //! codes documented in `docs/cli.md` (0 ok, 1 failed, 2 usage, 3 daemon unreachable or
 //! incompatible, 130 interrupted).
 
+mod acp;
 mod attachments;
 mod commands;
 mod daemon_client;
@@ -66,6 +67,9 @@ enum Command {
     Jobs(commands::pools::JobsArgs),
     /// List the Python kernels of the sessions' `python` tool
     Kernels(commands::pools::KernelsArgs),
+    /// Serve the Agent Client Protocol on stdio (for Zed, JetBrains, Neovim), over daemon
+    /// sessions
+    Acp(acp::AcpArgs),
     /// Bridge pi's RPC protocol (pi --mode rpc) on stdio to a daemon session
     Rpc(rpc::RpcArgs),
     /// Print a shell completion script
@@ -129,6 +133,7 @@ fn main() -> ExitCode {
             Command::Jobs(args) => commands::pools::jobs(args).await,
             Command::Kernels(args) => commands::pools::kernels(args).await,
             Command::Rpc(args) => rpc::run(args).await,
+            Command::Acp(args) => acp::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
             Command::Attach(args) => commands::attach::attach(args).await,

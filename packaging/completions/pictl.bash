@@ -19,6 +19,9 @@ _pictl() {
             pictl,abort)
                 cmd="pictl__subcmd__abort"
                 ;;
+            pictl,acp)
+                cmd="pictl__subcmd__acp"
+                ;;
             pictl,attach)
                 cmd="pictl__subcmd__attach"
                 ;;
@@ -108,6 +111,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,abort)
                 cmd="pictl__subcmd__help__subcmd__abort"
+                ;;
+            pictl__subcmd__help,acp)
+                cmd="pictl__subcmd__help__subcmd__acp"
                 ;;
             pictl__subcmd__help,attach)
                 cmd="pictl__subcmd__help__subcmd__attach"
@@ -338,7 +344,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels rpc completions generate-assets daemon attach help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -366,6 +372,24 @@ _pictl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__acp)
+            opts="-h --model --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --model)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -596,7 +620,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -610,6 +634,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__abort)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__acp)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -1,6 +1,7 @@
 //! One module per area. Each test starts its own daemon in a temporary `PI_HOME` whose
 //! `.pi/agent/models.json` points provider `scripted` at a scripted model server.
 
+mod acp;
 mod approvals;
 mod config;
 mod conformance;

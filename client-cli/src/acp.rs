@@ -1,0 +1,716 @@
+//! `pictl acp`: an Agent Client Protocol agent on stdio (Zed's `agent_servers`, Neovim's ACP
+//! adapters) over daemon sessions. ACP v1: newline-delimited JSON-RPC 2.0 on stdin/stdout
+//! ([decision 0011](../../docs/decisions/0011-acp-bridge.md): the messages are built here as
+//! JSON and checked against the official TypeScript SDK in the tests).
+//!
+//! - `initialize`: image and embedded-context prompts, `session/load`, MCP over HTTP.
+//! - `session/new` creates a daemon session (this process's environment, as `pictl run`);
+//!   `session/load` replays its stored history as `session/update`s; both attach, so the
+//!   session's events stream to the editor while `pictl attach` shows it too.
+//! - `session/prompt`: text, images, resource links (`@path`) and embedded resources (fenced
+//!   blocks) become one daemon prompt; the response waits for the run's `agent_end`.
+//!   `session/cancel` aborts the run (`stopReason: cancelled`).
+//! - Events: text and thinking deltas → message and thought chunks; tool starts → `tool_call`
+//!   (kind, title, locations, raw input); tool ends → `tool_call_update` (text, and for `edit`
+//!   and `write` a diff of the whole file, read before and after).
+//! - Modes are the daemon's approval modes (`session/set_mode` → `session/setPolicy`).
+//! - Questions (`ui/request`: approvals, selections, confirmations) → `session/request_permission`;
+//!   the editor's choice goes back with `ui/respond` (another client may answer first).
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use clap::Args;
+use pi_client::Client;
+use pi_protocol::v1::{
+    SessionAbort, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
+    SessionIdParams, SessionPrompt, SessionRead, SessionReadParams, SessionSetPolicy,
+    SessionSetPolicyParams, UiAnswer, UiRespond, UiRespondParams,
+};
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::daemon_client;
+use crate::error::CliError;
+
+/// The ACP protocol version spoken.
+const PROTOCOL_VERSION: u64 = 1;
+/// The approval modes offered as ACP session modes.
+const MODES: [(&str, &str, &str); 4] = [
+    (
+        "yolo",
+        "Yolo",
+        "Everything runs without asking (pi's behaviour)",
+    ),
+    (
+        "ask-writes",
+        "Ask before writes",
+        "Reads run; edits, writes and commands that may write ask",
+    ),
+    ("ask-all", "Ask for everything", "Every tool call asks"),
+    (
+        "read-only",
+        "Read-only",
+        "Reads run; everything else is denied",
+    ),
+];
+
+/// `pictl acp`.
+#[derive(Debug, Args)]
+pub struct AcpArgs {
+    /// Model for new sessions (`provider/id`); the daemon's default otherwise
+    #[arg(long)]
+    model: Option<String>,
+}
+
+/// What the bridge knows about one attached session.
+#[derive(Debug, Default)]
+struct SessionState {
+    cwd: PathBuf,
+    // The run's end: bumped at each `agent_end`.
+    ended: Option<watch::Sender<u64>>,
+    cancelled: bool,
+    // File contents before a running `edit`/`write`, by tool call id.
+    before: HashMap<String, (PathBuf, Option<String>)>,
+    // The tool call running now (what a question is about).
+    current_call: Option<(String, String)>,
+}
+
+struct Bridge {
+    client: Client,
+    out: mpsc::UnboundedSender<Value>,
+    sessions: Mutex<HashMap<String, SessionState>>,
+    // Our requests to the editor, by id.
+    pending: Mutex<HashMap<u64, oneshot::Sender<Value>>>,
+    next_id: Mutex<u64>,
+    model: Option<String>,
+}
+
+impl Bridge {
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionState>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn send(&self, message: Value) {
+        let _ = self.out.send(message);
+    }
+
+    fn update(&self, session_id: &str, update: Value) {
+        self.send(json!({
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": session_id, "update": update},
+        }));
+    }
+
+    /// Sends a request to the editor; its result (or `None` when it failed or the editor left).
+    async fn request(&self, method: &str, params: Value) -> Option<Value> {
+        let id = {
+            let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
+            *next += 1;
+            *next
+        };
+        let (reply, answer) = oneshot::channel();
+        self.pending
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, reply);
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let response = answer.await.ok()?;
+        response.get("result").cloned()
+    }
+}
+
+/// Runs `pictl acp` until stdin closes.
+pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
+    let connected = daemon_client::connect().await?;
+    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
+    let bridge = Arc::new(Bridge {
+        client: connected.client,
+        out,
+        sessions: Mutex::new(HashMap::new()),
+        pending: Mutex::new(HashMap::new()),
+        next_id: Mutex::new(0),
+        model: args.model,
+    });
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(message) = outgoing.recv().await {
+            let mut line = message.to_string();
+            line.push('\n');
+            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let mut notifications = connected.notifications;
+    let events = {
+        let bridge = bridge.clone();
+        tokio::spawn(async move {
+            while let Some(notification) = notifications.next().await {
+                let params = notification.params.unwrap_or(Value::Null);
+                match notification.method.as_str() {
+                    "session/event" => on_event(&bridge, &params),
+                    "ui/request" => {
+                        let bridge = bridge.clone();
+                        tokio::spawn(async move { on_question(&bridge, params).await });
+                    }
+                    _ => {}
+                }
+            }
+        })
+    };
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let message: Value = match serde_json::from_str(&line) {
+            Ok(message) => message,
+            Err(error) => {
+                bridge.send(json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": format!("not JSON: {error}")}}));
+                continue;
+            }
+        };
+        let method = message["method"].as_str().map(str::to_owned);
+        let id = message.get("id").cloned();
+        match (method, id) {
+            (Some(method), Some(id)) => {
+                let bridge = bridge.clone();
+                let params = message["params"].clone();
+                tokio::spawn(async move {
+                    let response = match handle(&bridge, &method, params).await {
+                        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+                        Err((code, text)) => json!({"jsonrpc": "2.0", "id": id,
+                            "error": {"code": code, "message": text}}),
+                    };
+                    bridge.send(response);
+                });
+            }
+            (Some(method), None) => {
+                if method == "session/cancel"
+                    && let Some(session_id) = message["params"]["sessionId"].as_str()
+                {
+                    cancel(&bridge, session_id).await;
+                }
+            }
+            (None, Some(id)) => {
+                let waiting = id.as_u64().and_then(|id| {
+                    bridge
+                        .pending
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .remove(&id)
+                });
+                if let Some(waiting) = waiting {
+                    let _ = waiting.send(message);
+                }
+            }
+            (None, None) => {}
+        }
+    }
+    events.abort();
+    drop(bridge);
+    let _ = writer.await;
+    Ok(ExitCode::SUCCESS)
+}
+
+type Failure = (i64, String);
+
+fn invalid(message: impl Into<String>) -> Failure {
+    (-32602, message.into())
+}
+
+fn daemon_error(error: pi_client::ClientError) -> Failure {
+    (-32603, error.to_string())
+}
+
+async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Value, Failure> {
+    match method {
+        "initialize" => Ok(json!({
+            "protocolVersion": PROTOCOL_VERSION,
+            "agentCapabilities": {
+                "loadSession": true,
+                "promptCapabilities": {"image": true, "audio": false, "embeddedContext": true},
+                "mcpCapabilities": {"http": true, "sse": false},
+            },
+            "agentInfo": {"name": "pi", "title": "pi (daemon)", "version": env!("CARGO_PKG_VERSION")},
+            "authMethods": [],
+        })),
+        "authenticate" => Ok(json!({})),
+        "session/new" => {
+            let cwd = absolute_cwd(&params)?;
+            let created = bridge
+                .client
+                .call::<SessionCreate>(&SessionCreateParams {
+                    cwd: cwd.display().to_string(),
+                    env: Some(std::env::vars().collect()),
+                    model: bridge.model.clone(),
+                    ..SessionCreateParams::default()
+                })
+                .await
+                .map_err(daemon_error)?;
+            attach(bridge, &created.id, &cwd).await?;
+            Ok(json!({"sessionId": created.id, "modes": modes("yolo")}))
+        }
+        "session/load" => {
+            let session_id = session_id(&params)?;
+            let cwd = absolute_cwd(&params)?;
+            replay(bridge, &session_id).await?;
+            attach(bridge, &session_id, &cwd).await?;
+            Ok(json!({"modes": modes("yolo")}))
+        }
+        "session/set_mode" => {
+            let session_id = session_id(&params)?;
+            let mode = params["modeId"].as_str().unwrap_or_default().to_owned();
+            bridge
+                .client
+                .call::<SessionSetPolicy>(&SessionSetPolicyParams {
+                    session_id: session_id.clone(),
+                    mode: mode.clone(),
+                })
+                .await
+                .map_err(daemon_error)?;
+            bridge.update(
+                &session_id,
+                json!({"sessionUpdate": "current_mode_update", "currentModeId": mode}),
+            );
+            Ok(json!({}))
+        }
+        "session/prompt" => prompt(bridge, params).await,
+        other => Err((
+            -32601,
+            format!("`pictl acp` does not support the method {other:?}"),
+        )),
+    }
+}
+
+fn session_id(params: &Value) -> Result<String, Failure> {
+    params["sessionId"]
+        .as_str()
+        .map(str::to_owned)
+        .ok_or_else(|| invalid("`sessionId` is missing"))
+}
+
+fn absolute_cwd(params: &Value) -> Result<PathBuf, Failure> {
+    let cwd = params["cwd"]
+        .as_str()
+        .ok_or_else(|| invalid("`cwd` is missing"))?;
+    let cwd = PathBuf::from(cwd);
+    if !cwd.is_absolute() {
+        return Err(invalid(format!(
+            "`cwd` must be an absolute path, not {}",
+            cwd.display()
+        )));
+    }
+    Ok(cwd)
+}
+
+fn modes(current: &str) -> Value {
+    json!({
+        "currentModeId": current,
+        "availableModes": MODES.iter().map(|(id, name, description)| json!({
+            "id": id, "name": name, "description": description,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+async fn attach(bridge: &Arc<Bridge>, session_id: &str, cwd: &Path) -> Result<(), Failure> {
+    bridge.sessions().insert(
+        session_id.to_owned(),
+        SessionState {
+            cwd: cwd.to_path_buf(),
+            ..SessionState::default()
+        },
+    );
+    bridge
+        .client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session_id.to_owned(),
+            after_seq: None,
+        })
+        .await
+        .map_err(daemon_error)?;
+    Ok(())
+}
+
+async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
+    let session_id = session_id(&params)?;
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for block in params["prompt"].as_array().into_iter().flatten() {
+        match block["type"].as_str() {
+            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
+            Some("image") => images.push(pi_protocol::v1::message::ImageContent {
+                data: block["data"].as_str().unwrap_or_default().to_owned(),
+                mime_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
+            }),
+            Some("resource_link") => {
+                let uri = block["uri"].as_str().unwrap_or_default();
+                text.push_str(&format!(" @{}", uri.strip_prefix("file://").unwrap_or(uri)));
+            }
+            Some("resource") => {
+                let resource = &block["resource"];
+                let uri = resource["uri"].as_str().unwrap_or_default();
+                if let Some(body) = resource["text"].as_str() {
+                    text.push_str(&format!("\n\n{uri}\n```\n{body}\n```\n"));
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut ended = {
+        let mut sessions = bridge.sessions();
+        let state = sessions.get_mut(&session_id).ok_or_else(|| {
+            invalid(format!(
+                "no session {session_id} on this connection; use session/new or session/load first"
+            ))
+        })?;
+        state.cancelled = false;
+        state
+            .ended
+            .get_or_insert_with(|| watch::channel(0).0)
+            .subscribe()
+    };
+    let before = *ended.borrow_and_update();
+    bridge
+        .client
+        .call::<SessionPrompt>(&pi_protocol::v1::SessionMessageParams {
+            session_id: session_id.clone(),
+            text,
+            images,
+        })
+        .await
+        .map_err(daemon_error)?;
+    let _ = ended.wait_for(|count| *count > before).await;
+    let cancelled = bridge
+        .sessions()
+        .get(&session_id)
+        .is_some_and(|state| state.cancelled);
+    Ok(json!({"stopReason": if cancelled { "cancelled" } else { "end_turn" }}))
+}
+
+async fn cancel(bridge: &Arc<Bridge>, session_id: &str) {
+    if let Some(state) = bridge.sessions().get_mut(session_id) {
+        state.cancelled = true;
+    }
+    let _ = bridge
+        .client
+        .call::<SessionAbort>(&SessionIdParams {
+            session_id: session_id.to_owned(),
+        })
+        .await;
+}
+
+/// ACP's tool kind for one of our tools.
+fn kind(tool: &str) -> &'static str {
+    match tool {
+        "read" | "ls" | "lsp" => "read",
+        "edit" | "write" => "edit",
+        "bash" | "python" | "job" => "execute",
+        "grep" | "find" => "search",
+        "task" | "delegate_to_subagents" => "think",
+        _ => "other",
+    }
+}
+
+/// A title for a tool call: the tool and its main argument.
+fn title(tool: &str, args: &Value) -> String {
+    let main = ["command", "path", "pattern", "code"]
+        .iter()
+        .find_map(|key| args[key].as_str());
+    match main {
+        Some(main) => {
+            let first = main.lines().next().unwrap_or_default();
+            format!("{tool}: {first}")
+        }
+        None => tool.to_owned(),
+    }
+}
+
+fn resolve(cwd: &Path, path: &str) -> PathBuf {
+    let path = Path::new(path.strip_prefix('@').unwrap_or(path));
+    if path.is_absolute() {
+        path.to_path_buf()
+    } else {
+        cwd.join(path)
+    }
+}
+
+fn on_event(bridge: &Arc<Bridge>, params: &Value) {
+    let Some(session_id) = params["sessionId"].as_str() else {
+        return;
+    };
+    let event = &params["event"];
+    let cwd = match bridge.sessions().get(session_id) {
+        Some(state) => state.cwd.clone(),
+        None => return,
+    };
+    match event["type"].as_str().unwrap_or_default() {
+        "message_update" => {
+            let delta = &event["assistantMessageEvent"];
+            let chunk = match delta["type"].as_str() {
+                Some("text_delta") => "agent_message_chunk",
+                Some("thinking_delta") => "agent_thought_chunk",
+                _ => return,
+            };
+            bridge.update(
+                session_id,
+                json!({"sessionUpdate": chunk,
+                    "content": {"type": "text", "text": delta["delta"].as_str().unwrap_or_default()}}),
+            );
+        }
+        "tool_execution_start" => {
+            let id = event["toolCallId"].as_str().unwrap_or_default().to_owned();
+            let tool = event["toolName"].as_str().unwrap_or_default().to_owned();
+            let args = &event["args"];
+            let location = args["path"].as_str().map(|path| resolve(&cwd, path));
+            if let Some(state) = bridge.sessions().get_mut(session_id) {
+                if matches!(tool.as_str(), "edit" | "write")
+                    && let Some(path) = &location
+                {
+                    let old = std::fs::read_to_string(path).ok();
+                    state.before.insert(id.clone(), (path.clone(), old));
+                }
+                state.current_call = Some((id.clone(), title(&tool, args)));
+            }
+            bridge.update(
+                session_id,
+                json!({
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": id,
+                    "title": title(&tool, args),
+                    "kind": kind(&tool),
+                    "status": "in_progress",
+                    "locations": location.map(|path| vec![json!({"path": path})]).unwrap_or_default(),
+                    "rawInput": args,
+                }),
+            );
+        }
+        "tool_execution_end" => {
+            let id = event["toolCallId"].as_str().unwrap_or_default().to_owned();
+            let failed = event["isError"].as_bool().unwrap_or(false);
+            let before = bridge
+                .sessions()
+                .get_mut(session_id)
+                .and_then(|state| state.before.remove(&id));
+            let mut content = Vec::new();
+            if let Some((path, old)) = before
+                && !failed
+                && let Ok(new) = std::fs::read_to_string(&path)
+            {
+                content.push(json!({"type": "diff", "path": path, "oldText": old, "newText": new}));
+            }
+            let text: String = event["result"]["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            if !text.is_empty() {
+                content.push(json!({"type": "content", "content": {"type": "text", "text": text}}));
+            }
+            bridge.update(
+                session_id,
+                json!({
+                    "sessionUpdate": "tool_call_update",
+                    "toolCallId": id,
+                    "status": if failed { "failed" } else { "completed" },
+                    "content": content,
+                }),
+            );
+        }
+        "agent_end" => {
+            if let Some(state) = bridge.sessions().get_mut(session_id) {
+                state.current_call = None;
+                if let Some(ended) = &state.ended {
+                    ended.send_modify(|count| *count += 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// A daemon question → `session/request_permission`; the choice → `ui/respond`.
+async fn on_question(bridge: &Arc<Bridge>, params: Value) {
+    let Some(session_id) = params["sessionId"].as_str().map(str::to_owned) else {
+        return;
+    };
+    let request_id = params["requestId"].as_str().unwrap_or_default().to_owned();
+    let request = &params["request"];
+    let current = match bridge.sessions().get(&session_id) {
+        Some(state) => state.current_call.clone(),
+        None => return,
+    };
+    let (options, confirm) = match request["method"].as_str() {
+        Some("select") => (
+            request["options"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|option| {
+                    let lower = option.to_lowercase();
+                    let kind = if lower.starts_with("deny") || lower.starts_with("no") {
+                        "reject_once"
+                    } else if lower.contains("always") || lower.contains("this session") {
+                        "allow_always"
+                    } else {
+                        "allow_once"
+                    };
+                    json!({"optionId": option, "name": option, "kind": kind})
+                })
+                .collect::<Vec<_>>(),
+            false,
+        ),
+        Some("confirm") => (
+            vec![
+                json!({"optionId": "yes", "name": "Yes", "kind": "allow_once"}),
+                json!({"optionId": "no", "name": "No", "kind": "reject_once"}),
+            ],
+            true,
+        ),
+        // Text input has no ACP form; another client answers it.
+        _ => return,
+    };
+    let question = request["title"].as_str().unwrap_or_default();
+    let (call_id, call_title) =
+        current.unwrap_or_else(|| (request_id.clone(), question.to_owned()));
+    let result = bridge
+        .request(
+            "session/request_permission",
+            json!({
+                "sessionId": session_id,
+                "toolCall": {"toolCallId": call_id, "title": call_title,
+                    "content": [{"type": "content", "content": {"type": "text", "text": question}}]},
+                "options": options,
+            }),
+        )
+        .await;
+    let outcome = result.as_ref().map(|result| &result["outcome"]);
+    let chosen = outcome
+        .filter(|outcome| outcome["outcome"] == "selected")
+        .and_then(|outcome| outcome["optionId"].as_str())
+        .map(str::to_owned);
+    let answer = match (chosen, confirm) {
+        (None, _) => UiAnswer {
+            cancelled: true,
+            ..UiAnswer::default()
+        },
+        (Some(choice), true) => UiAnswer {
+            confirmed: Some(choice == "yes"),
+            ..UiAnswer::default()
+        },
+        (Some(choice), false) => UiAnswer {
+            value: Some(choice),
+            ..UiAnswer::default()
+        },
+    };
+    // Another client may have answered first; then this answer is refused, which is fine.
+    let _ = bridge
+        .client
+        .call::<UiRespond>(&UiRespondParams {
+            session_id,
+            request_id,
+            answer,
+        })
+        .await;
+}
+
+/// Sends a stored session's history as updates (`session/load`).
+async fn replay(bridge: &Arc<Bridge>, session_id: &str) -> Result<(), Failure> {
+    let mut cursor = None;
+    loop {
+        let page = bridge
+            .client
+            .call::<SessionRead>(&SessionReadParams {
+                session_id: session_id.to_owned(),
+                scope: Default::default(),
+                limit: Some(1000),
+                cursor: cursor.clone(),
+            })
+            .await
+            .map_err(daemon_error)?;
+        for record in &page.entries {
+            let entry = serde_json::to_value(&record.entry).unwrap_or(Value::Null);
+            replay_entry(bridge, session_id, &entry);
+        }
+        match page.next_cursor {
+            Some(next) => cursor = Some(next),
+            None => return Ok(()),
+        }
+    }
+}
+
+fn replay_entry(bridge: &Bridge, session_id: &str, entry: &Value) {
+    if entry["type"] != "message" {
+        return;
+    }
+    let message = &entry["message"];
+    let blocks: Vec<Value> = match &message["content"] {
+        Value::String(text) => vec![json!({"type": "text", "text": text})],
+        Value::Array(blocks) => blocks.clone(),
+        _ => Vec::new(),
+    };
+    match message["role"].as_str() {
+        Some("user") => {
+            for block in blocks.iter().filter(|block| block["type"] == "text") {
+                bridge.update(
+                    session_id,
+                    json!({"sessionUpdate": "user_message_chunk",
+                        "content": {"type": "text", "text": block["text"]}}),
+                );
+            }
+        }
+        Some("assistant") => {
+            for block in &blocks {
+                match block["type"].as_str() {
+                    Some("text") => bridge.update(
+                        session_id,
+                        json!({"sessionUpdate": "agent_message_chunk",
+                            "content": {"type": "text", "text": block["text"]}}),
+                    ),
+                    Some("thinking") => bridge.update(
+                        session_id,
+                        json!({"sessionUpdate": "agent_thought_chunk",
+                            "content": {"type": "text", "text": block["thinking"]}}),
+                    ),
+                    Some("toolCall") => {
+                        let tool = block["name"].as_str().unwrap_or_default();
+                        bridge.update(
+                            session_id,
+                            json!({"sessionUpdate": "tool_call",
+                                "toolCallId": block["id"],
+                                "title": title(tool, &block["arguments"]),
+                                "kind": kind(tool),
+                                "status": "in_progress",
+                                "rawInput": block["arguments"]}),
+                        );
+                    }
+                    _ => {}
+                }
+            }
+        }
+        Some("toolResult") => {
+            let text: String = blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n");
+            bridge.update(
+                session_id,
+                json!({"sessionUpdate": "tool_call_update",
+                    "toolCallId": message["toolCallId"],
+                    "status": if message["isError"] == true { "failed" } else { "completed" },
+                    "content": [{"type": "content", "content": {"type": "text", "text": text}}]}),
+            );
+        }
+        _ => {}
+    }
+}
