@@ -20,4 +20,5 @@ mod sandbox;
 mod secrets;
 mod tasks;
 mod tree;
+mod ts_client;
 mod tui;
