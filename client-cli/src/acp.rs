@@ -254,15 +254,27 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
                 })
                 .await
                 .map_err(daemon_error)?;
+            give_mcp_servers(bridge, &created.id, &params).await?;
             attach(bridge, &created.id, &cwd).await?;
-            Ok(json!({"sessionId": created.id, "modes": modes("yolo")}))
+            let model = created
+                .model
+                .as_ref()
+                .map(|model| format!("{}/{}", model.provider, model.id));
+            Ok(json!({
+                "sessionId": created.id,
+                "modes": modes("yolo"),
+                "configOptions": config_options(bridge, model).await,
+            }))
         }
         "session/load" => {
             let session_id = session_id(&params)?;
             let cwd = absolute_cwd(&params)?;
             replay(bridge, &session_id).await?;
-            attach(bridge, &session_id, &cwd).await?;
-            Ok(json!({"modes": modes("yolo")}))
+            give_mcp_servers(bridge, &session_id, &params).await?;
+            let model = attach(bridge, &session_id, &cwd).await?;
+            Ok(
+                json!({"modes": modes("yolo"), "configOptions": config_options(bridge, model).await}),
+            )
         }
         "session/set_mode" => {
             let session_id = session_id(&params)?;
@@ -282,6 +294,37 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
             Ok(json!({}))
         }
         "session/prompt" => prompt(bridge, params).await,
+        "session/set_config_option" => {
+            let session_id = session_id(&params)?;
+            if params["configId"] != "model" {
+                return Err(invalid(format!(
+                    "unknown configuration option {}; `pictl acp` offers \"model\"",
+                    params["configId"]
+                )));
+            }
+            let model = params["value"]
+                .as_str()
+                .ok_or_else(|| invalid("`value` must be a model (`provider/id`)"))?;
+            let changed = bridge
+                .client
+                .call::<pi_protocol::v1::SessionSetModel>(&pi_protocol::v1::SessionSetModelParams {
+                    session_id,
+                    model: model.to_owned(),
+                })
+                .await
+                .map_err(daemon_error)?;
+            let current = serde_json::to_value(&changed).ok().and_then(|changed| {
+                let model = &changed["model"];
+                Some(format!(
+                    "{}/{}",
+                    model["provider"].as_str()?,
+                    model["id"].as_str()?
+                ))
+            });
+            Ok(
+                json!({"configOptions": config_options(bridge, current.or(Some(model.to_owned()))).await}),
+            )
+        }
         other => Err((
             -32601,
             format!("`pictl acp` does not support the method {other:?}"),
@@ -319,7 +362,103 @@ fn modes(current: &str) -> Value {
     })
 }
 
-async fn attach(bridge: &Arc<Bridge>, session_id: &str, cwd: &Path) -> Result<(), Failure> {
+/// The session's settings an editor can change: the model (those with a key).
+async fn config_options(bridge: &Bridge, current: Option<String>) -> Value {
+    let models = bridge
+        .client
+        .call::<pi_protocol::v1::ModelList>(&Default::default())
+        .await
+        .map(|list| list.models)
+        .unwrap_or_default();
+    let options: Vec<Value> = models
+        .iter()
+        .filter(|model| model.has_key)
+        .map(|model| {
+            json!({"value": format!("{}/{}", model.provider, model.id), "name": model.name,
+                "description": format!("{} · {} tokens of context", model.provider, model.context_window)})
+        })
+        .collect();
+    json!([{
+        "id": "model",
+        "name": "Model",
+        "category": "model",
+        "type": "select",
+        "currentValue": current.unwrap_or_default(),
+        "options": options,
+    }])
+}
+
+/// The editor's `mcpServers` for the session (`mcp/setSessionServers`): stdio and HTTP ones.
+async fn give_mcp_servers(
+    bridge: &Bridge,
+    session_id: &str,
+    params: &Value,
+) -> Result<(), Failure> {
+    let pairs = |list: &Value| -> std::collections::BTreeMap<String, String> {
+        list.as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|pair| {
+                Some((
+                    pair["name"].as_str()?.to_owned(),
+                    pair["value"].as_str()?.to_owned(),
+                ))
+            })
+            .collect()
+    };
+    let servers: Vec<pi_protocol::v1::McpSessionServer> = params["mcpServers"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|server| {
+            let name = server["name"].as_str()?.to_owned();
+            match server["type"].as_str() {
+                Some("http") => Some(pi_protocol::v1::McpSessionServer {
+                    name,
+                    url: server["url"].as_str().map(str::to_owned),
+                    headers: pairs(&server["headers"]),
+                    ..Default::default()
+                }),
+                // SSE is not offered (`mcpCapabilities.sse` is false).
+                Some("sse") => None,
+                _ => Some(pi_protocol::v1::McpSessionServer {
+                    name,
+                    command: server["command"].as_str().map(str::to_owned),
+                    args: server["args"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect(),
+                    env: pairs(&server["env"]),
+                    ..Default::default()
+                }),
+            }
+        })
+        .collect();
+    if servers.is_empty() {
+        return Ok(());
+    }
+    bridge
+        .client
+        .call::<pi_protocol::v1::McpSetSessionServers>(
+            &pi_protocol::v1::McpSetSessionServersParams {
+                session_id: session_id.to_owned(),
+                servers,
+            },
+        )
+        .await
+        .map_err(daemon_error)?;
+    Ok(())
+}
+
+/// Attaches; the session's model (`provider/id`).
+async fn attach(
+    bridge: &Arc<Bridge>,
+    session_id: &str,
+    cwd: &Path,
+) -> Result<Option<String>, Failure> {
     bridge.sessions().insert(
         session_id.to_owned(),
         SessionState {
@@ -327,7 +466,7 @@ async fn attach(bridge: &Arc<Bridge>, session_id: &str, cwd: &Path) -> Result<()
             ..SessionState::default()
         },
     );
-    bridge
+    let attached = bridge
         .client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: session_id.to_owned(),
@@ -335,7 +474,11 @@ async fn attach(bridge: &Arc<Bridge>, session_id: &str, cwd: &Path) -> Result<()
         })
         .await
         .map_err(daemon_error)?;
-    Ok(())
+    Ok(attached
+        .snapshot
+        .info
+        .model
+        .map(|model| format!("{}/{}", model.provider, model.id)))
 }
 
 async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {

@@ -143,6 +143,7 @@ impl BuiltinTools {
                             .definitions(&environment.cwd, &environment.env)
                             .0
                             .is_empty()
+                            || !pool.session_servers(&environment.session_id).is_empty()
                     })
                     .map(|pool| {
                         Arc::new(McpResources {

@@ -64,8 +64,18 @@ const cwd = process.env.PROJECT;
       protocolVersion: 1,
       clientCapabilities: { fs: { readTextFile: false, writeTextFile: false }, terminal: false },
     });
-    const session = await agent.request("session/new", { cwd, mcpServers: [] });
+    // An MCP server the editor brings (the reference "everything" server, from npm).
+    const everything = path.join(process.env.PI_PEERS_DIR, "node_modules/.bin/mcp-server-everything");
+    const session = await agent.request("session/new", {
+      cwd,
+      mcpServers: [{ name: "everything", command: everything, args: [], env: [] }],
+    });
     seen.session = session;
+    seen.setModel = await agent.request("session/set_config_option", {
+      sessionId: session.sessionId,
+      configId: "model",
+      value: session.configOptions[0].currentValue,
+    });
     seen.setMode = await agent.request("session/set_mode", {
       sessionId: session.sessionId,
       modeId: "ask-writes",
@@ -81,6 +91,15 @@ const cwd = process.env.PROJECT;
       ],
     });
     await agent.request("session/set_mode", { sessionId: session.sessionId, modeId: "yolo" });
+    seen.mcpPrompt = await agent.request("session/prompt", {
+      sessionId: session.sessionId,
+      prompt: [
+        {
+          type: "text",
+          text: `call mcp__everything__echo ${JSON.stringify({ message: "from the editor" })}`,
+        },
+      ],
+    });
     const before = seen.updates.length;
     const cancelled = agent.request("session/prompt", {
       sessionId: session.sessionId,

@@ -424,6 +424,9 @@ pub struct McpPool {
     // Servers each session was told not to use (`mcp/setEnabled`), by name. A sync mutex,
     // never held across an await.
     disabled: Mutex<HashMap<String, BTreeSet<String>>>,
+    // Servers a client gave one session (`session/setMcpServers`: an editor's ACP
+    // `mcpServers`), trusted, in memory while the daemon runs. A sync mutex.
+    session_servers: Mutex<HashMap<String, Vec<ServerDefinition>>>,
     store: std::sync::OnceLock<crate::store::Store>,
     // Bumped whenever what `list` shows changes (`mcp/changed`).
     changes: watch::Sender<u64>,
@@ -454,6 +457,7 @@ impl McpPool {
             cache: ToolCache::default(),
             settings: std::sync::OnceLock::new(),
             disabled: Mutex::new(HashMap::new()),
+            session_servers: Mutex::new(HashMap::new()),
             store: std::sync::OnceLock::new(),
             changes: watch::Sender::new(0),
             closed: std::sync::atomic::AtomicBool::new(false),
@@ -474,6 +478,26 @@ impl McpPool {
             &config::files(&self.config_dir, &self.pi_agent_dir, cwd),
             env,
         )
+    }
+
+    /// Sets the servers a client gave session `session_id` (replacing earlier ones); they
+    /// join the files' servers for the session's next run.
+    pub fn set_session_servers(&self, session_id: &str, servers: Vec<ServerDefinition>) {
+        self.session_servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(session_id.to_owned(), servers);
+        self.changed();
+    }
+
+    /// The servers a client gave session `session_id`.
+    pub fn session_servers(&self, session_id: &str) -> Vec<ServerDefinition> {
+        self.session_servers
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default()
     }
 
     /// Starts the servers session `session_id` (in `cwd`, with `env`) sees, without waiting.
@@ -583,6 +607,11 @@ impl McpPool {
             Some(refused) => definitions.retain(|definition| !refused.contains(&definition.name)),
             None => definitions.clear(),
         }
+        // What a client gave this session: trusted, and replacing a file's server of the same
+        // name.
+        let given = self.session_servers(session_id);
+        definitions.retain(|definition| !given.iter().any(|server| server.name == definition.name));
+        definitions.extend(given);
         let mut used = Vec::new();
         for definition in definitions {
             match self.trust.approval(&definition) {
@@ -1012,6 +1041,10 @@ impl McpPool {
     /// went with it).
     pub fn forget_session(&self, session_id: &str) {
         self.disabled
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(session_id);
+        self.session_servers
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .remove(session_id);

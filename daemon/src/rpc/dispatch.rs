@@ -148,6 +148,12 @@ pub async fn dispatch(
         v1::McpSetEnabled::NAME => {
             call::<v1::McpSetEnabled, _>(params, |p| methods::mcp::set_enabled(context, p)).await
         }
+        v1::McpSetSessionServers::NAME => {
+            call::<v1::McpSetSessionServers, _>(params, |p| {
+                methods::mcp::set_session_servers(context, p)
+            })
+            .await
+        }
         v1::McpTrust::NAME => {
             call::<v1::McpTrust, _>(params, |p| methods::mcp::trust(context, p)).await
         }

@@ -188,3 +188,45 @@ pub struct McpChangedParams {
     /// Every server the daemon has started or been asked for, as `mcp/list` shows them.
     pub servers: Vec<McpServerStatus>,
 }
+
+/// Params of `mcp/setSessionServers`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSetSessionServersParams {
+    /// The session.
+    pub session_id: String,
+    /// The servers (replacing those given before); empty removes them.
+    pub servers: Vec<McpSessionServer>,
+}
+
+/// A server a client gives one session (an editor's ACP `mcpServers`): a command (stdio) or
+/// a URL (Streamable HTTP).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSessionServer {
+    /// Its name (tools are `mcp__<name>__<tool>`).
+    pub name: String,
+    /// The program, for a stdio server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub args: Vec<String>,
+    /// Variables added to the session's environment.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub env: std::collections::BTreeMap<String, String>,
+    /// The endpoint, for an HTTP server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
+    /// Extra request headers.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub headers: std::collections::BTreeMap<String, String>,
+}
+
+/// Response of `mcp/setSessionServers`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct McpSetSessionServersResponse {
+    /// The names of the session's given servers now.
+    pub servers: Vec<String>,
+}

@@ -146,6 +146,9 @@ crate::method_table! {
     McpTrust = "mcp/trust" (McpTrustParams) -> McpTrustResponse;
     /// Turns an MCP server off (or on again) for one session; its next run follows.
     McpSetEnabled = "mcp/setEnabled" (McpSetEnabledParams) -> McpSetEnabledResponse;
+    /// Gives one session MCP servers of its own (an editor's ACP `mcpServers`), trusted,
+    /// replacing those given before; kept while the daemon runs.
+    McpSetSessionServers = "mcp/setSessionServers" (McpSetSessionServersParams) -> McpSetSessionServersResponse;
     /// Lists the language servers (one per server and workspace root, shared by sessions).
     LspList = "lsp/list" (LspListParams) -> LspListResponse;
     /// Restarts the language servers of a name (failures forgotten); the next use starts them.

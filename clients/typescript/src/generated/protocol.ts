@@ -1128,6 +1128,7 @@ export interface ProtocolV1 {
   McpLogsMethod?: McpLogsMethod;
   McpRestartMethod?: McpRestartMethod;
   McpSetEnabledMethod?: McpSetEnabledMethod;
+  McpSetSessionServersMethod?: McpSetSessionServersMethod;
   McpTrustMethod?: McpTrustMethod;
   ModelListMethod?: ModelListMethod;
   SessionAbortMethod?: SessionAbortMethod;
@@ -2232,6 +2233,82 @@ export interface McpSetEnabledResponse {
    * `mcp.disabledServers` apply too).
    */
   disabledServers: string[];
+}
+/**
+ * Gives one session MCP servers of its own (an editor's ACP `mcpServers`), trusted,
+ *  replacing those given before; kept while the daemon runs.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "McpSetSessionServersMethod".
+ */
+export interface McpSetSessionServersMethod {
+  params: McpSetSessionServersParams;
+  result: McpSetSessionServersResponse;
+}
+/**
+ * Params of `mcp/setSessionServers`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "McpSetSessionServersParams".
+ */
+export interface McpSetSessionServersParams {
+  /**
+   * The servers (replacing those given before); empty removes them.
+   */
+  servers: McpSessionServer[];
+  /**
+   * The session.
+   */
+  sessionId: string;
+}
+/**
+ * A server a client gives one session (an editor's ACP `mcpServers`): a command (stdio) or
+ * a URL (Streamable HTTP).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "McpSessionServer".
+ */
+export interface McpSessionServer {
+  /**
+   * Its arguments.
+   */
+  args?: string[];
+  /**
+   * The program, for a stdio server.
+   */
+  command?: string | null;
+  /**
+   * Variables added to the session's environment.
+   */
+  env?: {
+    [k: string]: string;
+  };
+  /**
+   * Extra request headers.
+   */
+  headers?: {
+    [k: string]: string;
+  };
+  /**
+   * Its name (tools are `mcp__<name>__<tool>`).
+   */
+  name: string;
+  /**
+   * The endpoint, for an HTTP server.
+   */
+  url?: string | null;
+}
+/**
+ * Response of `mcp/setSessionServers`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "McpSetSessionServersResponse".
+ */
+export interface McpSetSessionServersResponse {
+  /**
+   * The names of the session's given servers now.
+   */
+  servers: string[];
 }
 /**
  * Approves, refuses or forgets a server a project file defines (what a session's
@@ -6660,6 +6737,7 @@ export interface MethodMap {
   "mcp/logs": McpLogsMethod;
   "mcp/restart": McpRestartMethod;
   "mcp/setEnabled": McpSetEnabledMethod;
+  "mcp/setSessionServers": McpSetSessionServersMethod;
   "mcp/trust": McpTrustMethod;
   "model/list": ModelListMethod;
   "session/abort": SessionAbortMethod;

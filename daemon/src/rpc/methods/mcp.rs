@@ -208,6 +208,69 @@ pub async fn set_enabled(
     Ok(McpSetEnabledResponse { disabled_servers })
 }
 
+/// `mcp/setSessionServers`.
+pub async fn set_session_servers(
+    context: &RequestContext,
+    params: pi_protocol::v1::McpSetSessionServersParams,
+) -> Result<pi_protocol::v1::McpSetSessionServersResponse, ErrorObject> {
+    let pool = pool(context)?;
+    context
+        .state
+        .sessions
+        .stored_info(&params.session_id)
+        .await?;
+    let mut servers = Vec::new();
+    for (index, server) in params.servers.into_iter().enumerate() {
+        let (transport, written) = match (server.command, server.url) {
+            (Some(command), None) => {
+                let written = std::iter::once(command.clone())
+                    .chain(server.args.iter().cloned())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                (
+                    crate::mcp::config::Transport::Stdio {
+                        command,
+                        args: server.args,
+                        env: server.env,
+                        cwd: None,
+                    },
+                    written,
+                )
+            }
+            (None, Some(url)) => (
+                crate::mcp::config::Transport::Http {
+                    url: url.clone(),
+                    headers: server.headers,
+                },
+                url,
+            ),
+            _ => {
+                return Err(ErrorObject::new(
+                    ErrorKind::InvalidParams,
+                    format!(
+                        "servers[{index}] (\"{}\") needs either `command` (a stdio server) or `url` \
+                         (an HTTP server)",
+                        server.name
+                    ),
+                )
+                .with_field("servers"));
+            }
+        };
+        servers.push(crate::mcp::ServerDefinition {
+            name: server.name,
+            file: std::path::PathBuf::from("(given by a client)"),
+            trusted: true,
+            transport,
+            timeout_ms: None,
+            definition_hash: String::new(),
+            written,
+        });
+    }
+    let names = servers.iter().map(|server| server.name.clone()).collect();
+    pool.set_session_servers(&params.session_id, servers);
+    Ok(pi_protocol::v1::McpSetSessionServersResponse { servers: names })
+}
+
 /// Every server's status as the protocol shows it (`mcp/list`, `mcp/changed`).
 pub fn server_statuses(pool: &crate::mcp::McpPool) -> Vec<McpServerStatus> {
     pool.list()

@@ -8,7 +8,7 @@
 
 use serde_json::Value;
 
-use super::harness::World;
+use super::harness::{MODEL, World};
 use super::mcp_faults::caller;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -67,6 +67,19 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
         .map(|mode| mode["id"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["yolo", "ask-writes", "ask-all", "read-only"]);
+
+    // The model as a configuration option, and changing it.
+    let model = &seen["session"]["configOptions"][0];
+    assert_eq!(model["category"], "model");
+    assert_eq!(model["currentValue"], MODEL);
+    assert!(
+        model["options"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|option| option["value"] == MODEL)
+    );
+    assert_eq!(seen["setModel"]["configOptions"][0]["currentValue"], MODEL);
 
     // The edit: asked as a permission request, answered, run, shown as a diff.
     let permissions = seen["permissions"].as_array().unwrap();
@@ -133,6 +146,14 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
             .any(|update| update["currentModeId"] == "ask-writes")
     );
 
+    // The editor's MCP server serves this session.
+    assert_eq!(seen["mcpPrompt"]["stopReason"], "end_turn");
+    let echoed = of("tool_call_update").into_iter().any(|update| {
+        update["status"] == "completed"
+            && update["content"][0]["content"]["text"] == "Echo: from the editor"
+    });
+    assert!(echoed, "{updates:?}");
+
     // Cancel mid-turn.
     assert_eq!(seen["cancelPrompt"]["stopReason"], "cancelled");
     let bash_call = of("tool_call")
@@ -161,7 +182,11 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
         .filter_map(|update| update["content"]["text"].as_str())
         .collect();
     assert!(user_texts[0].starts_with("call edit "), "{user_texts:?}");
-    assert!(user_texts[1].starts_with("call bash "), "{user_texts:?}");
+    assert!(
+        user_texts[1].starts_with("call mcp__everything__echo "),
+        "{user_texts:?}"
+    );
+    assert!(user_texts[2].starts_with("call bash "), "{user_texts:?}");
     let replayed_edit = loaded
         .iter()
         .find(|update| update["sessionUpdate"] == "tool_call" && update["kind"] == "edit")
@@ -192,5 +217,25 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
             .sessions
             .iter()
             .any(|session| session.id == session_id)
+    );
+
+    // A server with neither a command nor a URL is refused, saying so.
+    let error = client
+        .call::<pi_protocol::v1::McpSetSessionServers>(
+            &pi_protocol::v1::McpSetSessionServersParams {
+                session_id: session_id.clone(),
+                servers: vec![pi_protocol::v1::McpSessionServer {
+                    name: "nothing".to_owned(),
+                    ..Default::default()
+                }],
+            },
+        )
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains(
+            "servers[0] (\"nothing\") needs either `command` (a stdio server) or `url` (an HTTP server)"
+        ),
+        "{error}"
     );
 }
