@@ -135,6 +135,10 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         }
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
+            // Jobs may have ended meanwhile: refresh what the footer shows.
+            if !state.jobs.is_empty() || !state.kernels.is_empty() {
+                effects.push(Effect::Request(Request::Pools));
+            }
             if state.status.as_deref() == Some(ABORTING) {
                 state.status = None;
             }
@@ -190,7 +194,12 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             result,
             is_error,
         } => {
-            if matches!(tool_name.as_str(), "bash" | "job" | "python") {
+            // A job started (bash's `jobId`), managed, or a kernel used: the footer's counts.
+            let started_job = result
+                .details
+                .as_ref()
+                .is_some_and(|details| details.get("jobId").is_some());
+            if started_job || matches!(tool_name.as_str(), "job" | "python") {
                 effects.push(Effect::Request(Request::Pools));
             }
             state.transcript.tool_progress(

@@ -840,7 +840,7 @@ fn the_sessions_jobs_and_kernel_show_in_the_footer_and_refresh_after_its_command
             tool_name: "bash".into(),
             result: ToolResult {
                 content: vec![text("Started job job-1 in the background")],
-                details: None,
+                details: Some(serde_json::json!({"jobId": "job-1"})),
             },
             is_error: false,
         },
@@ -849,6 +849,20 @@ fn the_sessions_jobs_and_kernel_show_in_the_footer_and_refresh_after_its_command
         requests(harness.take_effects()),
         [Effect::Request(Request::Pools)]
     );
+    // A plain command asks for nothing.
+    harness.send(event(
+        4,
+        SessionEvent::ToolExecutionEnd {
+            tool_call_id: "t2".into(),
+            tool_name: "bash".into(),
+            result: ToolResult {
+                content: vec![text("ok")],
+                details: None,
+            },
+            is_error: false,
+        },
+    ));
+    assert!(requests(harness.take_effects()).is_empty());
     let job = |id: &str, session: &str, state: &str| JobInfo {
         id: id.to_owned(),
         session_id: session.to_owned(),

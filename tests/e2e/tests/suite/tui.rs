@@ -205,16 +205,26 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.send("a", &["Enter"]);
     tmux.wait_for_text("a", "queued steer: also check the tests");
     tmux.send("a", &["Escape"]);
-    // As in pi, Esc takes the queued message back into the editor before aborting.
-    let screen = tmux.wait_for("a", "the run to end", |screen| {
-        !screen.contains("Working…") && !screen.contains("queued steer")
-    });
-    let editor_line = screen
-        .lines()
-        .skip_while(|line| !line.starts_with("──"))
-        .nth(1)
-        .unwrap_or_default();
-    assert_eq!(editor_line.trim_end(), "› also check the tests", "{screen}");
+    // As in pi, Esc takes the queued message back into the editor before aborting. (The
+    // queue's update from the daemon and the editor's refill arrive separately: wait for both.)
+    let editor_line = |screen: &str| {
+        screen
+            .lines()
+            .skip_while(|line| !line.starts_with("──"))
+            .nth(1)
+            .unwrap_or_default()
+            .trim_end()
+            .to_owned()
+    };
+    let screen = tmux.wait_for(
+        "a",
+        "the run to end and the steer back in the editor",
+        |screen| {
+            !screen.contains("Working…")
+                && !screen.contains("queued steer")
+                && editor_line(screen) == "› also check the tests"
+        },
+    );
     assert!(
         !transcript(&screen).contains("also check the tests"),
         "not delivered:\n{screen}"
@@ -263,10 +273,18 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.type_text("b", "are you still there?");
     tmux.send("b", &["Enter"]);
     for name in ["a", "b"] {
-        // The reply shows before `agent_end` clears the spinner; wait for the run's end too.
-        let screen = tmux.wait_for(name, "the reply and the run's end", |screen| {
-            screen.contains("Back after the restart.") && !screen.contains("Working…")
-        });
+        // The reply shows before `agent_end` clears the spinner; wait for the run's end too,
+        // and for b's emptied editor to reach a (the draft's presence update can trail the
+        // run when the reply is quick).
+        let screen = tmux.wait_for(
+            name,
+            "the reply, the run's end and b's empty draft",
+            |screen| {
+                screen.contains("Back after the restart.")
+                    && !screen.contains("Working…")
+                    && !screen.contains("is typing")
+            },
+        );
         assert!(screen.contains("› are you still there?"), "{screen}");
         assert_eq!(
             screen.matches("The lexer looks fine to me.").count(),
