@@ -214,6 +214,7 @@ impl JobPool {
             killing: AtomicBool::new(false),
         });
         self.jobs().insert(id.clone(), job.clone());
+        let info = self.info_of_live(&job);
         let pool = self.clone();
         tokio::spawn(async move {
             let code = waiter.await;
@@ -230,7 +231,7 @@ impl JobPool {
             };
             pool.finish(&job, end).await;
         });
-        Ok(self.info_of_live(&self.jobs()[&id]))
+        Ok(info)
     }
 
     async fn finish(&self, job: &Job, end: JobEnd) {
