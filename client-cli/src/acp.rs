@@ -256,10 +256,7 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
                 .map_err(daemon_error)?;
             give_mcp_servers(bridge, &created.id, &params).await?;
             attach(bridge, &created.id, &cwd).await?;
-            let model = created
-                .model
-                .as_ref()
-                .map(|model| format!("{}/{}", model.provider, model.id));
+            let model = created.model.as_ref().map(model_name);
             Ok(json!({
                 "sessionId": created.id,
                 "modes": modes("yolo"),
@@ -474,11 +471,12 @@ async fn attach(
         })
         .await
         .map_err(daemon_error)?;
-    Ok(attached
-        .snapshot
-        .info
-        .model
-        .map(|model| format!("{}/{}", model.provider, model.id)))
+    Ok(attached.snapshot.info.model.as_ref().map(model_name))
+}
+
+/// `provider/id`.
+fn model_name(model: &pi_protocol::v1::ModelRef) -> String {
+    format!("{}/{}", model.provider, model.id)
 }
 
 async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {

@@ -89,25 +89,16 @@ impl Tool for BackgroundBash {
                 return ToolOutput::error("invalid arguments for bash: `command` must be a string");
             };
             let context = &self.context;
-            if !context.cwd.is_dir() {
-                return ToolOutput::error(format!(
-                    "Working directory does not exist: {}\nCannot execute bash commands.",
-                    context.cwd.display()
-                ));
-            }
-            let line = match &context.shell.command_prefix {
-                Some(prefix) => format!("{prefix}\n{command}"),
-                None => command.to_owned(),
+            let place = pi_tools::ExecPlace {
+                cwd: &context.cwd,
+                env: &context.env,
+                shell: &context.shell,
+                artifacts: &context.artifacts,
+                sandbox: context.sandbox.as_ref(),
             };
-            let spec = pi_tools::spawn::SpawnSpec {
-                program: pi_tools::exec::find_shell(&context.shell, &context.env),
-                args: vec!["-c".into(), line.into()],
-                cwd: context.cwd.clone(),
-                env: context.env.clone(),
-            };
-            let spec = match &context.sandbox {
-                Some(sandbox) => sandbox.wrap(spec),
-                None => spec,
+            let spec = match pi_tools::exec::shell_spec(place, command) {
+                Ok(spec) => spec,
+                Err(error) => return ToolOutput::error(error.to_string()),
             };
             let tty = invocation.arguments["tty"] == Value::Bool(true);
             let started = self

@@ -511,8 +511,7 @@ impl KernelPool {
             "pid-kernels-{}",
             rustix::process::getuid().as_raw()
         ));
-        private_dir(&runtime_dir)
-            .map_err(|error| format!("cannot use {}: {error}", runtime_dir.display()))?;
+        crate::lifecycle::ensure_private_dir(&runtime_dir).map_err(|error| format!("{error:#}"))?;
         let info = ConnectionInfo {
             ip: runtime_dir
                 .join(format!("k-{}", hex(&key_bytes[..6])))
@@ -727,24 +726,6 @@ fn touch(kernel: &Kernel) {
 
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
-/// Creates `dir` (0700) or checks that it is ours and private.
-fn private_dir(dir: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::{DirBuilderExt as _, MetadataExt as _, PermissionsExt as _};
-    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
-        Ok(()) => return Ok(()),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(error) => return Err(error),
-    }
-    let meta = std::fs::symlink_metadata(dir)?;
-    if !meta.is_dir() || meta.uid() != rustix::process::getuid().as_raw() {
-        return Err(std::io::Error::other("it is not a directory of this user"));
-    }
-    if meta.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
 }
 
 fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {

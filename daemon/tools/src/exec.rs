@@ -122,23 +122,7 @@ pub async fn run(
     cancel: &CancellationToken,
     on_progress: &mut (dyn FnMut(TailSnapshot) + Send),
 ) -> Result<ExecResult, ExecError> {
-    if !place.cwd.is_dir() {
-        return Err(ExecError::MissingCwd(place.cwd.display().to_string()));
-    }
-    let command = match &place.shell.command_prefix {
-        Some(prefix) => format!("{prefix}\n{}", request.command),
-        None => request.command.clone(),
-    };
-    let spec = SpawnSpec {
-        program: find_shell(place.shell, place.env),
-        args: vec!["-c".into(), command.into()],
-        cwd: place.cwd.to_path_buf(),
-        env: place.env.clone(),
-    };
-    let spec = match place.sandbox {
-        Some(sandbox) => sandbox.wrap(spec),
-        None => spec,
-    };
+    let spec = shell_spec(place, &request.command)?;
     let (mut child, mut output) = spawn_with_merged_output(&spec)?;
     let mut window = OutputWindow::new(place.artifacts, request.style);
     let deadline = request
@@ -216,6 +200,28 @@ pub async fn run(
     }
     let output = window.finish().await?;
     Ok(ExecResult { end, output })
+}
+
+/// What starts `command` in `place`: `<shell> -c <prefix + command>` in its directory and
+/// environment, through the sandbox when it has one. Also used for background jobs.
+pub fn shell_spec(place: ExecPlace<'_>, command: &str) -> Result<SpawnSpec, ExecError> {
+    if !place.cwd.is_dir() {
+        return Err(ExecError::MissingCwd(place.cwd.display().to_string()));
+    }
+    let line = match &place.shell.command_prefix {
+        Some(prefix) => format!("{prefix}\n{command}"),
+        None => command.to_owned(),
+    };
+    let spec = SpawnSpec {
+        program: find_shell(place.shell, place.env),
+        args: vec!["-c".into(), line.into()],
+        cwd: place.cwd.to_path_buf(),
+        env: place.env.clone(),
+    };
+    Ok(match place.sandbox {
+        Some(sandbox) => sandbox.wrap(spec),
+        None => spec,
+    })
 }
 
 /// When the next throttled progress report may go out.
