@@ -59,6 +59,7 @@ const STORE_CLOSE_TIMEOUT: Duration = Duration::from_millis(800);
 
 /// Runs the daemon until SIGTERM, SIGINT or `daemon/shutdown`, then shuts down gracefully.
 pub fn run(options: RunOptions) -> anyhow::Result<()> {
+    let user_umask = lifecycle::private_umask();
     if options.autostarted {
         // Leave the autostarting client's session and process group, so a Ctrl+C or a closed
         // terminal there never reaches the daemon. Fails harmlessly if already a leader.
@@ -69,10 +70,10 @@ pub fn run(options: RunOptions) -> anyhow::Result<()> {
         .thread_name("pid-worker")
         .build()
         .context("cannot start the async runtime")?;
-    runtime.block_on(serve(options))
+    runtime.block_on(serve(options, user_umask))
 }
 
-async fn serve(options: RunOptions) -> anyhow::Result<()> {
+async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     let paths = pi_paths::Paths::from_env().context("cannot resolve the daemon's directories")?;
     lifecycle::prepare_directories(&paths)?;
     let lock = InstanceLock::acquire(&paths)?;
@@ -87,22 +88,23 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         .context("cannot open the database")?;
 
     let supervisor = lifecycle::detect_supervisor(options.autostarted);
-    let children = Arc::new(children::Children::new());
+    let spawner = pi_tools::spawn::Spawner::for_current_exe(Some(user_umask));
     let mcp = Arc::new(mcp::McpPool::new(
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
         Duration::from_secs(config.mcp.linger_secs),
         pi_tools::Artifacts::new(paths.artifacts_dir()),
-        children.clone(),
+        spawner.clone(),
     ));
-    let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()));
+    let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()))
+        .with_spawner(spawner.clone());
     let lsp = Arc::new(lsp::LspPool::new(
         paths.state_dir.clone(),
         // Language servers cost seconds (minutes for big projects) to start: five minutes
         // unless settings' `lsp.idleTimeoutMs` says otherwise.
         lsp::DEFAULT_IDLE_TIMEOUT,
-        children.clone(),
+        spawner.clone(),
         builtin.locks().clone(),
     ));
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
@@ -112,9 +114,10 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     let tasks = Arc::new(tasks::TaskManager::new(
         coding::ResourceRoots::from_paths(&paths),
         &paths.data_dir,
+        spawner.clone(),
     ));
     let jobs = Arc::new(jobs::JobPool::new(
-        children.clone(),
+        spawner.clone(),
         jobs::JobLimits {
             per_session: config.limits.jobs_per_session,
             total: config.limits.jobs,
@@ -126,7 +129,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
         Err(error) => tracing::warn!(%error, "cannot read the stored jobs"),
     }
     let kernels = Arc::new(kernels::KernelPool::new(
-        children.clone(),
+        spawner.clone(),
         kernels::KernelLimits {
             max: config.limits.kernels,
             idle: Duration::from_secs(config.limits.kernel_idle_secs),
@@ -153,6 +156,7 @@ async fn serve(options: RunOptions) -> anyhow::Result<()> {
     }
     mcp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let mut state = DaemonState::new(paths.clone(), config, store, supervisor, services);
+    state.spawner = spawner;
     state.mcp = Some(mcp.clone());
     state.lsp = Some(lsp);
     state.policy = Some(policy.clone());

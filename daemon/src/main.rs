@@ -37,10 +37,9 @@ fn main() -> ExitCode {
     if raw.first().and_then(|first| first.to_str()) == Some(pi_tools::sandbox::HELPER_ARG) {
         return pi_tools::sandbox::helper_main(&raw[1..]);
     }
-    // The process between the daemon and a stdio MCP server (see `pi_daemon::mcp::guard`).
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.first().map(String::as_str) == Some("__mcp-guard") {
-        return pi_daemon::mcp::guard::run(&args[1..]);
+    // The process between the daemon and every process it starts (see `pi_tools::guard`).
+    if raw.first().and_then(|first| first.to_str()) == Some(pi_tools::guard::HELPER_ARG) {
+        return pi_tools::guard::main(&raw[1..]);
     }
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Run) {

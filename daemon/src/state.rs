@@ -46,6 +46,8 @@ pub struct DaemonState {
     pub jobs: Option<std::sync::Arc<crate::jobs::JobPool>>,
     /// Python kernels (none in-process unless a test sets one).
     pub kernels: Option<std::sync::Arc<crate::kernels::KernelPool>>,
+    /// Starts the processes of user shell commands (the daemon's guard in `pid`).
+    pub spawner: pi_tools::spawn::Spawner,
     /// Who started this process.
     pub supervisor: Supervisor,
     /// Cancelled once to begin shutdown (signal or `daemon/shutdown`); listeners stop
@@ -89,6 +91,7 @@ impl DaemonState {
             kernels: None,
             policy: None,
             store,
+            spawner: pi_tools::spawn::Spawner::direct(),
             supervisor,
             shutdown: CancellationToken::new(),
             started_at: unix_millis(),

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use pi_agent::Tool;
 use pi_agent::message::BashExecutionMessage;
 use pi_tools::exec::{self, ExecEnd, ExecPlace, ExecRequest, OutputStyle, ShellConfig};
+use pi_tools::spawn::Spawner;
 use pi_tools::{Artifacts, DEFAULT_TOOLS, PathLocks, ToolContext};
 use tokio_util::sync::CancellationToken;
 
@@ -30,6 +31,8 @@ pub struct BuiltinTools {
     policy: Option<Arc<crate::policy::PolicyManager>>,
     jobs: Option<Arc<crate::jobs::JobPool>>,
     kernels: Option<Arc<crate::kernels::KernelPool>>,
+    // Starts `bash`'s commands (under the daemon's guard in `pid`).
+    spawner: Spawner,
 }
 
 /// The tools `BuiltinTools` makes itself (beyond pi-tools'), by name.
@@ -48,7 +51,14 @@ impl BuiltinTools {
             policy: None,
             jobs: None,
             kernels: None,
+            spawner: Spawner::direct(),
         }
+    }
+
+    /// Starts the tools' commands through `spawner` (the daemon's guard).
+    pub fn with_spawner(mut self, spawner: Spawner) -> BuiltinTools {
+        self.spawner = spawner;
+        self
     }
 
     /// Puts every tool of every session (MCP servers' too) behind `manager`'s approvals.
@@ -171,6 +181,7 @@ impl BuiltinTools {
                 .policy
                 .as_ref()
                 .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env)),
+            spawner: self.spawner.clone(),
         }))
     }
 }
@@ -510,6 +521,7 @@ impl Drop for UserShellGuard<'_> {
 pub async fn user_bash(
     environment: &ToolEnvironment,
     artifacts: &Artifacts,
+    spawner: &Spawner,
     command: &str,
     exclude_from_context: bool,
     cancel: &CancellationToken,
@@ -524,6 +536,7 @@ pub async fn user_bash(
         shell: &shell,
         artifacts: &session_artifacts,
         sandbox: None,
+        spawner,
     };
     let request = ExecRequest {
         command: command.to_owned(),

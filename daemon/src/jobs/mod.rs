@@ -29,8 +29,8 @@ use pi_protocol::v1::JobInfo;
 use tokio::io::AsyncWriteExt as _;
 use tokio::sync::watch;
 
-use crate::children::Children;
 use crate::store::{JobRow, Store};
+use pi_tools::spawn::Spawner;
 
 /// Most output one read returns; the rest stays in the file (`artifact://<job id>`).
 pub const MAX_READ_BYTES: u64 = 50 * 1024;
@@ -107,7 +107,7 @@ pub struct JobOutput {
 
 /// The daemon's jobs.
 pub struct JobPool {
-    children: Arc<Children>,
+    spawner: Spawner,
     limits: JobLimits,
     store: OnceLock<Store>,
     jobs: Mutex<HashMap<String, Arc<Job>>>,
@@ -123,9 +123,9 @@ impl std::fmt::Debug for JobPool {
 
 impl JobPool {
     /// A pool starting processes through `children`.
-    pub fn new(children: Arc<Children>, limits: JobLimits) -> JobPool {
+    pub fn new(spawner: Spawner, limits: JobLimits) -> JobPool {
         JobPool {
-            children,
+            spawner,
             limits,
             store: OnceLock::new(),
             jobs: Mutex::new(HashMap::new()),
@@ -262,7 +262,9 @@ impl JobPool {
             .iter()
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        let mut command = self.children.command(&request.program, &args);
+        let mut command = self
+            .spawner
+            .server_command(&request.program, &args, Some(status_file));
         let stderr = file.try_clone().map_err(|error| error.to_string())?;
         command
             .current_dir(&request.cwd)
@@ -272,13 +274,11 @@ impl JobPool {
             .stdout(file)
             .stderr(stderr)
             .kill_on_drop(false);
-        if self.children.guarded() {
-            command.env(crate::mcp::guard::STATUS_VARIABLE, status_file);
-        }
         let mut child = self
-            .children
-            .spawn(move || command.spawn())
-            .await?
+            .spawner
+            .spawn_on_thread(move || command.spawn())
+            .await
+            .map_err(|error| error.to_string())?
             .map_err(|error| format!("{}: {error}", request.program.display()))?;
         let pid = child.id();
         let stdin = child
@@ -311,7 +311,9 @@ impl JobPool {
             .iter()
             .map(|arg| arg.to_string_lossy().into_owned())
             .collect();
-        let plain = self.children.command(&request.program, &args);
+        let plain = self
+            .spawner
+            .server_command(&request.program, &args, Some(status_file));
         let std_command = plain.as_std();
         let mut command = CommandBuilder::new(std_command.get_program());
         command.args(std_command.get_args());
@@ -323,14 +325,12 @@ impl JobPool {
         if !request.env.contains_key("TERM") {
             command.env("TERM", "dumb");
         }
-        if self.children.guarded() {
-            command.env(crate::mcp::guard::STATUS_VARIABLE, status_file);
-        }
         let slave = pair.slave;
         let mut child = self
-            .children
-            .spawn(move || slave.spawn_command(command))
-            .await?
+            .spawner
+            .spawn_on_thread(move || slave.spawn_command(command))
+            .await
+            .map_err(|error| error.to_string())?
             .map_err(|error| format!("{}: {error}", request.program.display()))?;
         let pid = child.process_id();
         let mut reader = pair
@@ -591,7 +591,7 @@ fn signal_kill(job: &Job) -> bool {
     }
     job.killing.store(true, Ordering::SeqCst);
     if let Some(pid) = job.pid {
-        crate::children::kill_group(pid);
+        pi_tools::spawn::kill_group(pid);
     }
     true
 }

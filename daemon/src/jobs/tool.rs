@@ -95,6 +95,7 @@ impl Tool for BackgroundBash {
                 shell: &context.shell,
                 artifacts: &context.artifacts,
                 sandbox: context.sandbox.as_ref(),
+                spawner: &context.spawner,
             };
             let spec = match pi_tools::exec::shell_spec(place, command) {
                 Ok(spec) => spec,

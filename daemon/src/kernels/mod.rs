@@ -29,7 +29,7 @@ use jupyter_zmq_client::{ClientControlConnection, ClientIoPubConnection, ClientS
 use pi_protocol::v1::KernelInfo;
 use tokio::sync::watch;
 
-use crate::children::Children;
+use pi_tools::spawn::Spawner;
 
 /// How long a kernel may take to start and answer.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -137,7 +137,7 @@ type KernelKey = (String, PathBuf);
 
 /// The daemon's Python kernels.
 pub struct KernelPool {
-    children: Arc<Children>,
+    spawner: Spawner,
     limits: KernelLimits,
     kernels: Mutex<HashMap<(String, PathBuf), Arc<Kernel>>>,
     // Kernel processes not in the map: being started, or removed and being stopped. Counted
@@ -160,9 +160,9 @@ impl std::fmt::Debug for KernelPool {
 
 impl KernelPool {
     /// A pool starting kernels through `children`.
-    pub fn new(children: Arc<Children>, limits: KernelLimits) -> KernelPool {
+    pub fn new(spawner: Spawner, limits: KernelLimits) -> KernelPool {
         KernelPool {
-            children,
+            spawner,
             limits,
             kernels: Mutex::new(HashMap::new()),
             starting: Mutex::new(0),
@@ -502,7 +502,7 @@ impl KernelPool {
     }
 
     async fn spawn(&self, place: &KernelPlace, interpreter: &Path) -> Result<Kernel, String> {
-        check_ipykernel(place, interpreter).await?;
+        check_ipykernel(&self.spawner, place, interpreter).await?;
         let mut key_bytes = [0u8; 16];
         getrandom::fill(&mut key_bytes).map_err(|error| format!("no randomness: {error}"))?;
         // Unix sockets in a private directory, not TCP ports: no port can be taken between
@@ -541,7 +541,7 @@ impl KernelPool {
             connection_file.display().to_string(),
             format!("--IPKernelApp.exec_files={}", startup.display()),
         ];
-        let mut command = self.children.command(interpreter, &args);
+        let mut command = self.spawner.server_command(interpreter, &args, None);
         command
             .current_dir(&place.cwd)
             .env_clear()
@@ -552,9 +552,10 @@ impl KernelPool {
             .stderr(std::process::Stdio::piped())
             .kill_on_drop(false);
         let mut child = self
-            .children
-            .spawn(move || command.spawn())
-            .await?
+            .spawner
+            .spawn_on_thread(move || command.spawn())
+            .await
+            .map_err(|error| error.to_string())?
             .map_err(|error| format!("cannot start {}: {error}", interpreter.display()))?;
         let pid = child.id();
         // The kernel's stderr: kept (the last lines) to explain a crash.
@@ -631,7 +632,7 @@ impl KernelPool {
             Ok(sockets) => sockets,
             Err(error) => {
                 if let Some(pid) = pid {
-                    crate::children::kill_group(pid);
+                    pi_tools::spawn::kill_group(pid);
                 }
                 let _ = std::fs::remove_file(&connection_file);
                 let stderr = stderr_tail
@@ -741,14 +742,19 @@ fn write_private(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 /// Whether `interpreter` has ipykernel; an error with the exact install command if not.
-async fn check_ipykernel(place: &KernelPlace, interpreter: &Path) -> Result<(), String> {
-    let output = tokio::process::Command::new(interpreter)
-        .args(["-c", "import ipykernel"])
-        .current_dir(&place.cwd)
-        .env_clear()
-        .envs(&place.env)
-        .stdin(std::process::Stdio::null())
-        .output()
+async fn check_ipykernel(
+    spawner: &Spawner,
+    place: &KernelPlace,
+    interpreter: &Path,
+) -> Result<(), String> {
+    let spec = pi_tools::spawn::SpawnSpec {
+        program: interpreter.to_path_buf(),
+        args: vec!["-c".into(), "import ipykernel".into()],
+        cwd: place.cwd.clone(),
+        env: place.env.clone(),
+    };
+    let output = spawner
+        .output(&spec)
         .await
         .map_err(|error| format!("cannot run {}: {error}", interpreter.display()))?;
     if output.status.success() {
@@ -827,7 +833,7 @@ async fn stop(kernel: &Kernel) {
             .is_err()
             && let Some(pid) = kernel.pid
         {
-            crate::children::kill_group(pid);
+            pi_tools::spawn::kill_group(pid);
             // Gone (reaped) before the slot is given to another kernel.
             let _ = tokio::time::timeout(Duration::from_secs(5), exited.wait_for(Option::is_some))
                 .await;
@@ -889,7 +895,7 @@ async fn run_cell(
                 if interrupted_at.is_some() {
                     // The interrupt did not stop it: the kernel goes.
                     if let Some(pid) = kernel.pid {
-                        crate::children::kill_group(pid);
+                        pi_tools::spawn::kill_group(pid);
                     }
                     continue;
                 }

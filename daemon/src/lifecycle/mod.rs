@@ -20,13 +20,46 @@ use pi_paths::Paths;
 use pi_protocol::v1::Supervisor;
 use tokio_util::sync::CancellationToken;
 
-/// Creates the daemon's directories. The runtime directory (socket, lock, token) is made 0700
-/// and must belong to the current user.
+/// Makes every file and directory this process creates private (file-creation mask `077`),
+/// whatever mask the user started it with; returns the user's mask, which the processes the
+/// daemon starts get back (through the guard, `pi_tools::guard`).
+pub fn private_umask() -> u32 {
+    rustix::process::umask(rustix::fs::Mode::from_bits_truncate(0o077)).bits()
+}
+
+/// Creates the daemon's directories, each 0700 and the current user's; a directory an older
+/// daemon (or another mask) made readable by others is tightened, and so are the database's
+/// files in it.
 pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
-    for dir in [&paths.config_dir, &paths.data_dir, &paths.state_dir] {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for dir in [
+        &paths.config_dir,
+        &paths.data_dir,
+        &paths.state_dir,
+        &paths.runtime_dir,
+    ] {
+        ensure_private_dir(dir)?;
     }
-    ensure_private_dir(&paths.runtime_dir)
+    let database = paths.database_path();
+    let mut database_files = vec![database.clone()];
+    for suffix in ["-wal", "-shm"] {
+        let mut name = database.as_os_str().to_owned();
+        name.push(suffix);
+        database_files.push(name.into());
+    }
+    for file in database_files.iter().chain([&paths.log_file()]) {
+        match std::fs::metadata(file) {
+            Ok(metadata) if metadata.permissions().mode() & 0o077 != 0 => {
+                std::fs::set_permissions(file, std::fs::Permissions::from_mode(0o600))
+                    .with_context(|| format!("cannot make {} private (0600)", file.display()))?;
+            }
+            Ok(_) => {}
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+            Err(error) => {
+                return Err(error).with_context(|| format!("cannot inspect {}", file.display()));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Creates `dir` with mode 0700, or tightens an existing one; refuses a directory that belongs

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use pi_tools::spawn::Spawner;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
@@ -549,7 +550,7 @@ pub struct LspPool {
     servers: Mutex<HashMap<String, Arc<LspServer>>>,
     log_dir: PathBuf,
     linger: Duration,
-    children: Arc<crate::children::Children>,
+    spawner: Spawner,
     locks: pi_tools::PathLocks,
     // Bumped whenever what `list` shows changes.
     changes: watch::Sender<u64>,
@@ -592,14 +593,14 @@ impl LspPool {
     pub fn new(
         log_dir: PathBuf,
         linger: Duration,
-        children: Arc<crate::children::Children>,
+        spawner: Spawner,
         locks: pi_tools::PathLocks,
     ) -> LspPool {
         LspPool {
             servers: Mutex::new(HashMap::new()),
             log_dir,
             linger,
-            children,
+            spawner,
             locks,
             changes: watch::Sender::new(0),
             settings: std::sync::OnceLock::new(),
@@ -794,7 +795,9 @@ impl LspPool {
         server: &Arc<LspServer>,
         generation: u64,
     ) -> Result<(), String> {
-        let mut command = self.children.command(&server.program, &server.args);
+        let mut command = self
+            .spawner
+            .server_command(&server.program, &server.args, None);
         command
             .env_clear()
             .envs(&server.env)
@@ -804,9 +807,10 @@ impl LspPool {
             .stderr(std::process::Stdio::piped());
         let program = server.program.display().to_string();
         let mut child = self
-            .children
-            .spawn(move || command.spawn())
-            .await?
+            .spawner
+            .spawn_on_thread(move || command.spawn())
+            .await
+            .map_err(|error| error.to_string())?
             .map_err(|error| format!("cannot start {program}: {error}"))?;
         let pid = child.id();
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
@@ -885,7 +889,7 @@ impl LspPool {
                 drop(state);
                 // Stopped while starting: this process goes.
                 if let Some(pid) = pid {
-                    crate::children::kill_group(pid);
+                    pi_tools::spawn::kill_group(pid);
                 }
                 return Ok(());
             }
@@ -953,7 +957,7 @@ impl LspPool {
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
         if let Some(pid) = pid {
-            crate::children::kill_group(pid);
+            pi_tools::spawn::kill_group(pid);
         }
         self.set_phase(server, Phase::Stopped);
         tracing::info!(server = server.name, why, "language server stopped");
@@ -1333,7 +1337,7 @@ mod tests {
         let pool = LspPool::new(
             PathBuf::from("/tmp"),
             DEFAULT_IDLE_TIMEOUT,
-            Arc::new(crate::children::Children::new()),
+            Spawner::direct(),
             pi_tools::PathLocks::new(),
         );
         let server = server();
@@ -1375,7 +1379,7 @@ mod tests {
         let pool = LspPool::new(
             dir.path().to_path_buf(),
             DEFAULT_IDLE_TIMEOUT,
-            Arc::new(crate::children::Children::new()),
+            Spawner::direct(),
             pi_tools::PathLocks::new(),
         );
         pool.set_settings_roots(crate::coding::ResourceRoots {

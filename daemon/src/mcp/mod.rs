@@ -2,8 +2,8 @@
 //! definition for the whole daemon, whatever the number of sessions using it.
 //!
 //! - `config.rs`: where definitions come from (`mcp.json` files) and what they mean.
-//! - `guard.rs`: the process between the daemon and a stdio server, so the server's whole
-//!   process tree dies with the daemon, also on SIGKILL.
+//! - Stdio servers run under the guard (`pi_tools::guard`), so the server's whole process
+//!   tree dies with the daemon, also on SIGKILL.
 //! - `tool.rs`: a server's tool as a session's tool (`mcp__<server>__<tool>`).
 //!
 //! [`McpPool`] keys servers by [`ServerDefinition::key`]. A session's run asks for its tools
@@ -21,7 +21,6 @@
 //! its clients.
 
 pub mod config;
-pub mod guard;
 pub mod prompts;
 pub mod tool;
 pub mod trust;
@@ -33,6 +32,7 @@ use std::time::{Duration, Instant};
 
 use pi_agent::Tool;
 use pi_tools::Artifacts;
+use pi_tools::spawn::Spawner;
 use rmcp::service::{
     Peer, RoleClient, RunningService, RunningServiceCancellationToken, ServiceExt as _,
 };
@@ -415,7 +415,7 @@ pub struct McpPool {
     log_dir: PathBuf,
     linger: Duration,
     // Starts servers so that they die with the daemon.
-    children: Arc<crate::children::Children>,
+    spawner: Spawner,
     artifacts: Artifacts,
     trust: Arc<trust::Trust>,
     cache: ToolCache,
@@ -443,7 +443,7 @@ impl McpPool {
         log_dir: PathBuf,
         linger: Duration,
         artifacts: Artifacts,
-        children: Arc<crate::children::Children>,
+        spawner: Spawner,
     ) -> McpPool {
         McpPool {
             servers: Mutex::new(HashMap::new()),
@@ -451,7 +451,7 @@ impl McpPool {
             pi_agent_dir,
             log_dir,
             linger,
-            children,
+            spawner,
             artifacts,
             trust: Arc::default(),
             cache: ToolCache::default(),
@@ -894,19 +894,20 @@ impl McpPool {
                 let mut full_env = server.env.clone();
                 full_env.extend(env.clone());
                 let program = crate::mcp::tool::find_program(command, &full_env);
-                let mut process = self.children.command(&program, args);
+                let mut process = self.spawner.server_command(&program, args, None);
                 process
                     .env_clear()
                     .envs(&full_env)
                     .current_dir(cwd.as_deref().unwrap_or(&server.cwd));
                 let (transport, stderr) = self
-                    .children
-                    .spawn(move || {
+                    .spawner
+                    .spawn_on_thread(move || {
                         TokioChildProcess::builder(process)
                             .stderr(std::process::Stdio::piped())
                             .spawn()
                     })
-                    .await?
+                    .await
+                    .map_err(|error| error.to_string())?
                     .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
                 let pid = transport.id();
                 if let Some(stderr) = stderr {
@@ -1012,7 +1013,7 @@ impl McpPool {
         };
         if let Some(pid) = pid {
             // The leader is still our unreaped child (rmcp holds it): the group is ours.
-            crate::children::kill_group(pid);
+            pi_tools::spawn::kill_group(pid);
         }
         if let Some(stop) = stop {
             stop.cancel();

@@ -8,6 +8,8 @@
 
 use std::path::{Path, PathBuf};
 
+use pi_tools::spawn::{SpawnSpec, Spawner};
+
 /// A child's worktree.
 #[derive(Clone, Debug)]
 pub struct Worktree {
@@ -33,43 +35,31 @@ pub struct Merged {
 }
 
 /// Runs git in `dir`: its stdout as text, or an error with its stderr.
-async fn git(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<String, String> {
-    git_bytes(dir, args, input)
+async fn git(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<String, String> {
+    git_bytes(spawner, dir, args)
         .await
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
 }
 
-/// Runs git in `dir`: its stdout as it is (patches of files that are not UTF-8 stay exact),
+/// Runs git in `dir` (under the daemon's guard, with the daemon's environment and no
+/// terminal prompts): its stdout as it is (patches of files that are not UTF-8 stay exact),
 /// or an error with its stderr.
-async fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, String> {
-    use tokio::io::AsyncWriteExt as _;
-    let mut command = tokio::process::Command::new("git");
-    command
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stdin(if input.is_some() {
-            std::process::Stdio::piped()
-        } else {
-            std::process::Stdio::null()
-        })
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .kill_on_drop(true);
-    let mut child = command
-        .spawn()
-        .map_err(|error| format!("cannot run git: {error}"))?;
-    if let (Some(input), Some(mut stdin)) = (input, child.stdin.take()) {
-        stdin
-            .write_all(input)
-            .await
-            .map_err(|error| format!("cannot feed git: {error}"))?;
-    }
-    let output = child
-        .wait_with_output()
+async fn git_bytes(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+    let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    env.insert("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned());
+    let spec = SpawnSpec {
+        program: PathBuf::from("git"),
+        args: ["-C".into(), dir.as_os_str().to_owned()]
+            .into_iter()
+            .chain(args.iter().map(std::ffi::OsString::from))
+            .collect(),
+        cwd: dir.to_path_buf(),
+        env,
+    };
+    let output = spawner
+        .output(&spec)
         .await
-        .map_err(|error| format!("git failed: {error}"))?;
+        .map_err(|error| format!("cannot run git: {error}"))?;
     if output.status.success() {
         Ok(output.stdout)
     } else {
@@ -78,8 +68,13 @@ async fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Ve
 }
 
 /// A worktree for child `id` under `dir`, of the repository holding `parent_cwd`.
-pub async fn create(parent_cwd: &Path, dir: &Path, id: &str) -> Result<Worktree, String> {
-    let repo = git(parent_cwd, &["rev-parse", "--show-toplevel"], None)
+pub async fn create(
+    spawner: &Spawner,
+    parent_cwd: &Path,
+    dir: &Path,
+    id: &str,
+) -> Result<Worktree, String> {
+    let repo = git(spawner, parent_cwd, &["rev-parse", "--show-toplevel"])
         .await
         .map_err(|_| {
             format!(
@@ -88,7 +83,7 @@ pub async fn create(parent_cwd: &Path, dir: &Path, id: &str) -> Result<Worktree,
             )
         })?;
     let repo = PathBuf::from(repo.trim());
-    let base = git(&repo, &["rev-parse", "HEAD"], None)
+    let base = git(spawner, &repo, &["rev-parse", "HEAD"])
         .await
         .map_err(|_| {
             format!(
@@ -102,9 +97,13 @@ pub async fn create(parent_cwd: &Path, dir: &Path, id: &str) -> Result<Worktree,
         .map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
     let path = dir.join(id);
     let shown = path.display().to_string();
-    git(&repo, &["worktree", "add", "--detach", &shown, &base], None)
-        .await
-        .map_err(|error| format!("cannot create a worktree at {shown}: {error}"))?;
+    git(
+        spawner,
+        &repo,
+        &["worktree", "add", "--detach", &shown, &base],
+    )
+    .await
+    .map_err(|error| format!("cannot create a worktree at {shown}: {error}"))?;
     let relative = parent_cwd
         .canonicalize()
         .ok()
@@ -126,6 +125,7 @@ pub async fn create(parent_cwd: &Path, dir: &Path, id: &str) -> Result<Worktree,
 /// parent's tree when `apply` (holding `applying`, so two children never patch at once),
 /// and removes the worktree.
 pub async fn finish(
+    spawner: &Spawner,
     worktree: &Worktree,
     patches: &Path,
     id: &str,
@@ -135,11 +135,12 @@ pub async fn finish(
 ) -> Merged {
     let saved = {
         let _one_at_a_time = applying.lock().await;
-        save_and_apply(worktree, patches, id, name, apply).await
+        save_and_apply(spawner, worktree, patches, id, name, apply).await
     };
     match saved {
         Ok(merged) => {
             if let Err(error) = git(
+                spawner,
                 &worktree.repo,
                 &[
                     "worktree",
@@ -147,7 +148,6 @@ pub async fn finish(
                     "--force",
                     &worktree.path.display().to_string(),
                 ],
-                None,
             )
             .await
             {
@@ -168,6 +168,7 @@ pub async fn finish(
 }
 
 async fn save_and_apply(
+    spawner: &Spawner,
     worktree: &Worktree,
     patches: &Path,
     id: &str,
@@ -175,7 +176,7 @@ async fn save_and_apply(
     apply: bool,
 ) -> Result<Merged, String> {
     let path = &worktree.path;
-    let head = git(path, &["rev-parse", "HEAD"], None).await?;
+    let head = git(spawner, path, &["rev-parse", "HEAD"]).await?;
     let mut kept = String::new();
     if head.trim() != worktree.base {
         let short: String = id.chars().take(8).collect();
@@ -196,18 +197,18 @@ async fn save_and_apply(
             if safe.is_empty() { "task" } else { safe }
         );
         git(
+            spawner,
             &worktree.repo,
             &["branch", "--force", &branch, head.trim()],
-            None,
         )
         .await?;
         kept = format!(" (its commits are on branch {branch})");
     }
-    git(path, &["add", "--all"], None).await?;
+    git(spawner, path, &["add", "--all"]).await?;
     let diff = git_bytes(
+        spawner,
         path,
         &["diff", "--cached", "--binary", "--no-color", &worktree.base],
-        None,
     )
     .await?;
     if diff.iter().all(u8::is_ascii_whitespace) {
@@ -238,9 +239,9 @@ async fn save_and_apply(
         });
     }
     match git(
+        spawner,
         &worktree.repo,
-        &["apply", "--whitespace=nowarn", "-"],
-        Some(&diff),
+        &["apply", "--whitespace=nowarn", &patch.display().to_string()],
     )
     .await
     {

@@ -111,6 +111,8 @@ pub struct TaskManager {
     patches: PathBuf,
     // Held while a child's changes are applied to its parent's tree.
     applying: tokio::sync::Mutex<()>,
+    // Runs git for isolated tasks.
+    spawner: pi_tools::spawn::Spawner,
     running: Arc<Semaphore>,
     // Per parent session: its children's permits.
     parents: Mutex<HashMap<String, Arc<Semaphore>>>,
@@ -121,7 +123,11 @@ pub struct TaskManager {
 impl TaskManager {
     /// A manager reading settings and agents through `roots`, keeping isolated tasks'
     /// worktrees and patches under `data_dir`.
-    pub fn new(roots: ResourceRoots, data_dir: &std::path::Path) -> TaskManager {
+    pub fn new(
+        roots: ResourceRoots,
+        data_dir: &std::path::Path,
+        spawner: pi_tools::spawn::Spawner,
+    ) -> TaskManager {
         let max_running = roots.load_settings(None).0.task.max_running.max(1);
         TaskManager {
             state: OnceLock::new(),
@@ -129,6 +135,7 @@ impl TaskManager {
             worktrees: data_dir.join("worktrees"),
             patches: data_dir.join("patches"),
             applying: tokio::sync::Mutex::new(()),
+            spawner,
             running: Arc::new(Semaphore::new(max_running as usize)),
             parents: Mutex::new(HashMap::new()),
             slots: Mutex::new(HashMap::new()),
@@ -505,7 +512,14 @@ impl Child<'_> {
             .unwrap_or_else(PoisonError::into_inner)
             .insert(id.clone(), slot.clone());
         let worktree = if spec.isolated {
-            match isolation::create(&self.parent.cwd, &self.manager.worktrees, &id).await {
+            match isolation::create(
+                &self.manager.spawner,
+                &self.parent.cwd,
+                &self.manager.worktrees,
+                &id,
+            )
+            .await
+            {
                 Ok(worktree) => Some(worktree),
                 Err(error) => {
                     self.manager
@@ -528,6 +542,7 @@ impl Child<'_> {
             if let Some(worktree) = &worktree {
                 outcome.changes = Some(
                     isolation::finish(
+                        &self.manager.spawner,
                         worktree,
                         &self.manager.patches,
                         &id,
@@ -572,6 +587,7 @@ impl Child<'_> {
         }
         if let Some(worktree) = &worktree {
             let merged = isolation::finish(
+                &self.manager.spawner,
                 worktree,
                 &self.manager.patches,
                 &id,

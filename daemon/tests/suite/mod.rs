@@ -1,5 +1,6 @@
 mod bad_input;
 mod coding;
+mod guard;
 mod handshake;
 mod lifecycle;
 mod migrations;

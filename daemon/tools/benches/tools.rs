@@ -60,6 +60,7 @@ fn main() {
         uris: None,
         files: None,
         sandbox: None,
+        spawner: pi_tools::spawn::Spawner::direct(),
     });
     let call = |name: &str, arguments: Value| -> ToolOutput {
         let tool = pi_tools::create_tool(name, &context).unwrap();

@@ -36,6 +36,7 @@ fn main() -> anyhow::Result<()> {
         uris: None,
         files: None,
         sandbox: None,
+        spawner: pi_tools::spawn::Spawner::direct(),
     });
     let tool = pi_tools::create_tool("grep", &context)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -78,6 +78,7 @@ impl Tool for BashTool {
                 shell: &context.shell,
                 artifacts: &context.artifacts,
                 sandbox: context.sandbox.as_ref(),
+                spawner: &context.spawner,
             };
             // pi's updates: an empty one as the command starts, then the raw tail so far with
             // `{}` or the truncation details (no `(no output)`, no notice).

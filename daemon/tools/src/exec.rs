@@ -21,7 +21,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::artifacts::{ArtifactError, SessionArtifacts};
 use crate::output::{OutputWindow, TailSnapshot};
-use crate::spawn::{SpawnError, SpawnSpec, spawn_with_merged_output};
+use crate::spawn::{SpawnError, SpawnSpec, Spawner};
 
 /// How long output is still read after the shell exits, for processes that keep the pipe open.
 pub const DRAIN_GRACE: Duration = Duration::from_millis(250);
@@ -51,6 +51,8 @@ pub struct ExecPlace<'a> {
     pub artifacts: &'a SessionArtifacts,
     /// Confines the command when set.
     pub sandbox: Option<&'a crate::sandbox::Sandbox>,
+    /// Starts the command.
+    pub spawner: &'a Spawner,
 }
 
 /// How the collected output is turned into text.
@@ -123,7 +125,7 @@ pub async fn run(
     on_progress: &mut (dyn FnMut(TailSnapshot) + Send),
 ) -> Result<ExecResult, ExecError> {
     let spec = shell_spec(place, &request.command)?;
-    let (mut child, mut output) = spawn_with_merged_output(&spec)?;
+    let (mut child, mut output) = place.spawner.spawn_with_merged_output(&spec)?;
     let mut window = OutputWindow::new(place.artifacts, request.style);
     let deadline = request
         .timeout

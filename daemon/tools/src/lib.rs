@@ -1,6 +1,6 @@
 //! pi-tools: the built-in coding tools with pi's semantics — `read`, `write`, `edit`, `bash`,
 //! `grep`, `find`, `ls` — plus what they share with the daemon: the process-spawn helper
-//! ([`spawn`]), the shell executor ([`exec`]), the daemon-wide per-path mutation lock
+//! ([`spawn`], under the [`guard`]), the shell executor ([`exec`]), the daemon-wide per-path mutation lock
 //! ([`PathLocks`]) and session artifacts ([`Artifacts`]).
 //!
 //! A session's tools are built by [`create_tools`] from one [`ToolContext`]: the session's
@@ -17,6 +17,7 @@ mod edit;
 pub mod exec;
 mod find;
 mod grep;
+pub mod guard;
 mod image;
 pub mod locks;
 mod ls;
@@ -73,6 +74,8 @@ pub struct ToolContext {
     pub files: Option<Arc<dyn FileObserver>>,
     /// Confines `bash` when set (the `sandbox` setting).
     pub sandbox: Option<sandbox::Sandbox>,
+    /// Starts `bash`'s commands (under the daemon's guard).
+    pub spawner: spawn::Spawner,
 }
 
 /// Which tool changed a file.

@@ -256,8 +256,8 @@ fn kernel_processes() -> usize {
             let own = cmdline(pid);
             own.contains("ipykernel_launcher")
                 && own.contains("pid-kernels-")
-                && !own.contains("__mcp-guard")
-                && cmdline(&parent(pid)).contains("__mcp-guard")
+                && !own.contains("__guard")
+                && cmdline(&parent(pid)).contains("__guard")
         })
         .count()
 }

@@ -441,6 +441,7 @@ pub async fn bash(
     let message = crate::tools::user_bash(
         &environment,
         &state.artifacts,
+        &state.spawner,
         &params.command,
         params.exclude_from_context,
         &running.cancel,

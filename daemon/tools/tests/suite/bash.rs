@@ -268,6 +268,7 @@ async fn user_shell_commands_get_sanitized_output() {
         shell: &context.shell,
         artifacts: &context.artifacts,
         sandbox: None,
+        spawner: &context.spawner,
     };
     let request = ExecRequest {
         command: "printf '\\033[31mred\\033[0m\\r\\nplain\\n'; exit 4".to_owned(),

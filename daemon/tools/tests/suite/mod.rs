@@ -57,6 +57,7 @@ impl Session {
             uris: None,
             files: None,
             sandbox: None,
+            spawner: pi_tools::spawn::Spawner::direct(),
         });
         Session {
             dir,

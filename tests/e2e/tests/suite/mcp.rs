@@ -271,7 +271,7 @@ async fn sessions_share_one_server_process_and_it_dies_with_the_daemon() {
     // The guard and the node process it runs: one server for all the sessions.
     let guards = servers
         .iter()
-        .filter(|(_, cmdline)| cmdline.contains("__mcp-guard"))
+        .filter(|(_, cmdline)| cmdline.contains("__guard"))
         .count();
     assert_eq!(guards, 1, "{children:?}");
     assert!(servers.iter().any(|(pid, _)| *pid == guard), "{children:?}");

@@ -15,6 +15,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_trust;
 mod pools;
+mod processes;
 mod retry;
 mod sandbox;
 mod secrets;
