@@ -117,6 +117,15 @@ pub enum ConfigError {
         /// The parser's explanation, with line, column and key.
         message: String,
     },
+    /// Another user could have written the file; the message says how to fix its owner or
+    /// mode.
+    #[error("refusing {path}: {source}", path = .path.display())]
+    Untrusted {
+        /// The config file.
+        path: PathBuf,
+        /// Who could have written it.
+        source: pi_paths::UntrustedFile,
+    },
     /// A value is out of range.
     #[error("invalid configuration in {path}: `{key}` {problem}", path = .path.display())]
     OutOfRange {
@@ -130,8 +139,13 @@ pub enum ConfigError {
 }
 
 impl Config {
-    /// Loads `path`, or the defaults when it does not exist.
+    /// Loads `path`, or the defaults when it does not exist; refuses a file another user
+    /// could have written.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        pi_paths::check_trusted(path).map_err(|source| ConfigError::Untrusted {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {

@@ -76,6 +76,15 @@ impl fmt::Debug for OAuthCredential {
 /// Why `auth.json` could not be read or written.
 #[derive(Debug, thiserror::Error)]
 pub enum AuthError {
+    /// Another user could have written the file (its commands and addresses would be used
+    /// with our keys); the message says how to fix its owner or mode.
+    #[error("{path} is refused: {source}", path = .path.display())]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// Who could have written it.
+        source: pi_paths::UntrustedFile,
+    },
     /// The file exists but cannot be read; fix its permissions.
     #[error("cannot read {path}: {source}", path = .path.display())]
     Read {
@@ -129,8 +138,13 @@ impl AuthFile {
         }
     }
 
-    /// Reads `path`; a missing file has no credentials.
+    /// Reads `path`; a missing file has no credentials. A file another user could have
+    /// written is refused.
     pub fn load(path: &Path) -> Result<AuthFile, AuthError> {
+        pi_paths::check_trusted(path).map_err(|source| AuthError::Untrusted {
+            path: path.to_owned(),
+            source,
+        })?;
         let text = match fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == io::ErrorKind::NotFound => {

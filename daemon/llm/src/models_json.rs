@@ -24,6 +24,15 @@ use crate::model::InputKind;
 /// Why a `models.json` was not used. While a file has an error, none of it applies.
 #[derive(Debug, thiserror::Error)]
 pub enum ModelsJsonError {
+    /// Another user could have written the file (its commands and addresses would be used
+    /// with our keys); the message says how to fix its owner or mode.
+    #[error("{path} is refused: {source}", path = .path.display())]
+    Untrusted {
+        /// The file.
+        path: PathBuf,
+        /// Who could have written it.
+        source: pi_paths::UntrustedFile,
+    },
     /// The file exists but cannot be read; fix its permissions.
     #[error("cannot read {path}: {source}", path = .path.display())]
     Read {
@@ -156,8 +165,13 @@ struct RawFile {
 }
 
 impl ModelsFile {
-    /// Reads and validates `path`; `Ok(None)` when the file does not exist.
+    /// Reads and validates `path`; `Ok(None)` when the file does not exist. A file another
+    /// user could have written is refused.
     pub fn load(path: &Path) -> Result<Option<ModelsFile>, ModelsJsonError> {
+        pi_paths::check_trusted(path).map_err(|source| ModelsJsonError::Untrusted {
+            path: path.to_owned(),
+            source,
+        })?;
         match fs::read_to_string(path) {
             Ok(text) => ModelsFile::parse(path, &text).map(Some),
             Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),

@@ -360,6 +360,7 @@ fn load(
         tracing::warn!(%problem, "models.json partly applied");
         let path = match &problem {
             ModelsJsonError::Read { path, .. }
+            | ModelsJsonError::Untrusted { path, .. }
             | ModelsJsonError::Parse { path, .. }
             | ModelsJsonError::Invalid { path, .. }
             | ModelsJsonError::Value { path, .. }

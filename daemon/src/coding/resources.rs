@@ -113,7 +113,7 @@ impl ResourceRoots {
             .global
             .iter()
             .map(|path| {
-                settings_parse::read_layer(
+                settings_parse::read_global_layer(
                     path,
                     self.home.as_deref(),
                     &self.last_good,
@@ -152,8 +152,9 @@ pub struct SettingsCache<T> {
     entries: std::sync::Mutex<std::collections::HashMap<PathBuf, Stamped<T>>>,
 }
 
-/// A settings file's modification time and size.
-type FileStamp = (std::time::SystemTime, u64);
+/// A settings file's modification time, size, owner and mode (a file another user can write
+/// is refused, so a `chmod` counts as a change).
+type FileStamp = (std::time::SystemTime, u64, u32, u32);
 
 /// The files' stamps (or absence) and the value made from them.
 type Stamped<T> = (Vec<Option<FileStamp>>, std::sync::Arc<T>);
@@ -181,9 +182,10 @@ impl<T> SettingsCache<T> {
             .iter()
             .chain(files.project.iter())
             .map(|path| {
-                std::fs::metadata(path)
-                    .ok()
-                    .and_then(|meta| Some((meta.modified().ok()?, meta.len())))
+                use std::os::unix::fs::MetadataExt as _;
+                std::fs::metadata(path).ok().and_then(|meta| {
+                    Some((meta.modified().ok()?, meta.len(), meta.uid(), meta.mode()))
+                })
             })
             .collect();
         let mut entries = self

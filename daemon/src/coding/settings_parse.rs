@@ -95,7 +95,7 @@ pub fn load_settings(
     let global: Vec<SettingsLayer> = files
         .global
         .iter()
-        .map(|path| read_layer(path, home, last_good, &mut diagnostics))
+        .map(|path| read_global_layer(path, home, last_good, &mut diagnostics))
         .collect();
     let project = files
         .project
@@ -141,6 +141,25 @@ pub fn load_settings(
         ));
     }
     (settings, diagnostics)
+}
+
+/// Reads one of the user's own files as a layer: as [`read_layer`], but a file another user
+/// could have written (its commands would run as ours) is refused with a diagnostic that says
+/// how to fix its owner or mode, and counts as empty.
+pub fn read_global_layer(
+    path: &Path,
+    home: Option<&Path>,
+    last_good: &LastGoodLayers,
+    diagnostics: &mut Vec<Diagnostic>,
+) -> SettingsLayer {
+    if let Err(untrusted) = pi_paths::check_trusted(path) {
+        diagnostics.push(Diagnostic::warning(
+            path,
+            format!("is refused, and the file is ignored: {untrusted}"),
+        ));
+        return SettingsLayer::default();
+    }
+    read_layer(path, home, last_good, diagnostics)
 }
 
 /// Reads one file as a layer (empty when missing). A file that cannot be read or parsed as a

@@ -122,6 +122,15 @@ pub fn load(
     let mut servers: Vec<ServerDefinition> = Vec::new();
     let mut diagnostics = Vec::new();
     for (path, trusted) in files {
+        // A user's file another user could have written would run that user's commands as
+        // ours; a project's file is asked about before its servers start anyway.
+        if *trusted && let Err(untrusted) = pi_paths::check_trusted(path) {
+            diagnostics.push(Diagnostic::warning(
+                path,
+                format!("is refused, and its servers are not used: {untrusted}"),
+            ));
+            continue;
+        }
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => continue,

@@ -258,7 +258,9 @@ pub fn daemon_binary(explicit: Option<&Path>) -> Result<PathBuf, ClientError> {
 }
 
 fn spawn_daemon(paths: &Paths, binary: &Path) -> Result<tokio::process::Child, ClientError> {
-    std::fs::create_dir_all(&paths.state_dir)
+    // Private, as the daemon keeps it (the log holds what sessions did).
+    std::os::unix::fs::DirBuilderExt::mode(std::fs::DirBuilder::new().recursive(true), 0o700)
+        .create(&paths.state_dir)
         .map_err(|e| ClientError::io(format!("cannot create {}", paths.state_dir.display()), e))?;
     let log_path = paths.log_file();
     if std::fs::metadata(&log_path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {

@@ -14,6 +14,10 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub mod trust;
+
+pub use trust::{UntrustedFile, check_trusted};
+
 /// Longest socket path that fits `sockaddr_un.sun_path` on every supported platform (macOS has
 /// 104 bytes including the terminating NUL).
 pub const MAX_SOCKET_PATH_BYTES: usize = 103;

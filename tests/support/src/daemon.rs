@@ -37,6 +37,8 @@ pub struct TempDaemon {
     binary: PathBuf,
     child: Option<Child>,
     stderr_path: PathBuf,
+    // The file-creation mask the daemon starts with; the test's own when `None`.
+    launch_umask: Option<u32>,
 }
 
 impl TempDaemon {
@@ -76,6 +78,7 @@ impl TempDaemon {
             paths,
             binary: binary.to_path_buf(),
             child: None,
+            launch_umask: None,
         };
         daemon.spawn_and_wait().await;
         daemon
@@ -88,6 +91,12 @@ impl TempDaemon {
             "restart called while the daemon still runs"
         );
         self.spawn_and_wait().await;
+    }
+
+    /// Starts the daemon with file-creation mask `mask` from the next (re)start on, as a user
+    /// with that `umask` would.
+    pub fn set_launch_umask(&mut self, mask: u32) {
+        self.launch_umask = Some(mask);
     }
 
     /// Spawns another `pid` in the same home without waiting; for "second daemon" tests.
@@ -156,7 +165,17 @@ impl TempDaemon {
     }
 
     fn command(&self) -> Command {
-        let mut command = Command::new(&self.binary);
+        let mut command = match self.launch_umask {
+            Some(mask) => {
+                let mut shell = Command::new("/bin/sh");
+                shell
+                    .arg("-c")
+                    .arg(format!("umask {mask:03o} && exec \"$0\""))
+                    .arg(&self.binary);
+                shell
+            }
+            None => Command::new(&self.binary),
+        };
         command
             .env("PI_HOME", self.home.path())
             .env("PI_LOG", "info")

@@ -7,6 +7,7 @@ mod config;
 mod conformance;
 mod crash;
 mod fidelity;
+mod files;
 mod harness;
 mod keys;
 mod load;
