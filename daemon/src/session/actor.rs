@@ -430,6 +430,9 @@ impl SessionActor {
                     self.settled_waiters.push(reply);
                 }
             }
+            Command::Environment { reply } => {
+                let _ = reply.send(Ok(crate::session::tool_environment(&self.row)));
+            }
             Command::SetEnv { env, reply } => {
                 let _ = reply.send(Ok(self.set_env(env)));
             }

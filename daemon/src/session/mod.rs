@@ -71,6 +71,11 @@ pub struct SessionRegistry {
     // Held while an actor is being loaded, so one session never gets two actors.
     loading: tokio::sync::Mutex<()>,
     next_generation: AtomicU64,
+    // The variables each session holds in memory only (never stored), for the daemon's life:
+    // an actor that unloads when idle gets them back when it loads again, a fork takes its
+    // source's. Written at create, fork and `session/setEnv`, removed at delete. A sync
+    // mutex, never held across an await.
+    held_env: Mutex<HashMap<String, BTreeMap<String, String>>>,
 }
 
 impl SessionRegistry {
@@ -82,7 +87,60 @@ impl SessionRegistry {
             sessions: Arc::new(Mutex::new(HashMap::new())),
             loading: tokio::sync::Mutex::new(()),
             next_generation: AtomicU64::new(1),
+            held_env: Mutex::new(HashMap::new()),
         }
+    }
+
+    /// `row` with the variables the daemon holds for it in memory.
+    fn with_held_env(&self, mut row: SessionRow) -> SessionRow {
+        let held = self
+            .held_env
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(env) = held.get(&row.id) {
+            row.secret_env = env.clone();
+        }
+        row
+    }
+
+    /// Remembers what `id` holds in memory (nothing: forgets it).
+    fn hold_env(&self, id: &str, env: &BTreeMap<String, String>) {
+        let mut held = self
+            .held_env
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if env.is_empty() {
+            held.remove(id);
+        } else {
+            held.insert(id.to_owned(), env.clone());
+        }
+    }
+
+    /// `session/setEnv`: the variables of `env` the session lacks, taken (in memory).
+    pub async fn set_env(
+        &self,
+        id: &str,
+        env: BTreeMap<String, String>,
+    ) -> Result<pi_protocol::v1::SessionSetEnvResponse, ErrorObject> {
+        let response = self
+            .call(id, |reply| Command::SetEnv {
+                env: env.clone(),
+                reply,
+            })
+            .await?;
+        if !response.accepted.is_empty() {
+            let mut held = self
+                .held_env
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let held = held.entry(id.to_owned()).or_default();
+            for name in &response.accepted {
+                if let Some(value) = env.get(name) {
+                    held.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        Ok(response)
     }
 
     /// The services sessions use.
@@ -263,6 +321,7 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, cwd = row.cwd, "session created");
+        self.hold_env(&row.id, &row.secret_env);
         // A created session is about to be used (attached, prompted): its actor starts from
         // what was just written instead of reading it back. It unloads when idle like any.
         let mut info = info(&row, false, row.last_seq);
@@ -340,6 +399,7 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
+        let row = self.with_held_env(row);
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let handle = SessionActor::spawn(
             self.store.clone(),
@@ -395,8 +455,11 @@ impl SessionRegistry {
             None
         };
         let sessions = rows
-            .iter()
-            .map(|row| info(row, row.running, row.last_seq))
+            .into_iter()
+            .map(|row| {
+                let row = self.with_held_env(row);
+                info(&row, row.running, row.last_seq)
+            })
             .collect();
         Ok(SessionListResponse {
             sessions,
@@ -412,6 +475,7 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(id))?;
+        let row = self.with_held_env(row);
         Ok(info(&row, row.running, row.last_seq))
     }
 
@@ -498,6 +562,8 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?
             .ok_or_else(|| session_not_found(session_id))?;
+        // The fork holds what its source holds in memory.
+        let source = self.with_held_env(source);
         let stored = self
             .store
             .entry(session_id, entry_id)
@@ -573,6 +639,7 @@ impl SessionRegistry {
             .insert_session_with_entries(row.clone(), stored)
             .await
             .map_err(storage(&self.store))?;
+        self.hold_env(&row.id, &row.secret_env);
         Ok(SessionForkResponse {
             session: info(&row, false, row.last_seq),
             text,
@@ -597,6 +664,7 @@ impl SessionRegistry {
         {
             return Err(session_not_found(id));
         }
+        self.hold_env(id, &BTreeMap::new());
         self.services.tools.delete_session(id);
         tracing::info!(session = id, "session deleted");
         Ok(EmptyResponse {})
@@ -604,13 +672,8 @@ impl SessionRegistry {
 
     /// Where a stored session's tools (and user shell commands) run.
     pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, ErrorObject> {
-        let row = self
-            .store
-            .session(id)
-            .await
-            .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(id))?;
-        Ok(tool_environment(&row))
+        // From the actor: the variables it holds in memory only are part of it.
+        self.call(id, |reply| Command::Environment { reply }).await
     }
 
     /// Imports a pi session file (an absolute path) as a new session.

@@ -1,38 +1,133 @@
-//! Secrets at rest: a client sends its whole environment with `session/create`; variables
-//! whose names look like secrets (`*KEY*`, `*SECRET*`, `*TOKEN*`, `*PASSWORD*`,
-//! `*CREDENTIAL*`, any case, plus settings' `sessionEnv.exclude`, minus
-//! `sessionEnv.include`) reach the session's tools and its provider in memory only. The store
-//! keeps their names, so a session loaded again (after a daemon restart) knows what it lacks:
-//! it says so, and the next client that attaches supplies them (`session/setEnv`).
+//! Secrets at rest: a client sends its whole environment with `session/create`, and no
+//! credential in it may reach the store. The rule is an allow-list: only variables known to
+//! be harmless — the shell's, the locale's, the terminal's, the paths of language toolchains
+//! ([`STORED_NAMES`]) — are stored, and only when their value does not look like a
+//! credential either (a URL with a password, a PEM block, a JWT, a cloud or forge token:
+//! [`looks_like_credential`]); the user's settings add names with `sessionEnv.include` and take
+//! them away with `sessionEnv.exclude`. Everything else reaches the session's tools and its
+//! provider in memory only. The store keeps the names, so a session loaded again (after a
+//! daemon restart) knows what it lacks: it says so (`missingEnv`), and the next client that
+//! attaches supplies them (`session/setEnv`).
 //!
 //! Only the global settings files count: a project file cannot make secrets persist.
 
 use std::collections::BTreeMap;
 
-/// Name patterns of secrets, always applied.
-pub const DEFAULT_PATTERNS: [&str; 5] =
-    ["*KEY*", "*SECRET*", "*TOKEN*", "*PASSWORD*", "*CREDENTIAL*"];
+/// Names (and `*` patterns) of the variables stored, unless their value looks like a
+/// credential: what a shell, a terminal and the usual toolchains set, none of which holds a
+/// secret.
+pub const STORED_NAMES: &[&str] = &[
+    // The shell, the user, the terminal and the locale.
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "PWD",
+    "OLDPWD",
+    "SHLVL",
+    "HOSTNAME",
+    "HOSTTYPE",
+    "OSTYPE",
+    "MACHTYPE",
+    "TERM",
+    "COLORTERM",
+    "TERM_PROGRAM",
+    "TERM_PROGRAM_VERSION",
+    "LANG",
+    "LANGUAGE",
+    "LC_*",
+    "TZ",
+    "TMPDIR",
+    "TMP",
+    "TEMP",
+    "EDITOR",
+    "VISUAL",
+    "PAGER",
+    "LESS",
+    "MANPATH",
+    "INFOPATH",
+    "XDG_*",
+    "DISPLAY",
+    "WAYLAND_DISPLAY",
+    "NO_COLOR",
+    "FORCE_COLOR",
+    "CLICOLOR",
+    "CLICOLOR_FORCE",
+    "LS_COLORS",
+    "GIT_EDITOR",
+    "GIT_PAGER",
+    "DEBIAN_FRONTEND",
+    // Compilers and the toolchains' own directories.
+    "CC",
+    "CXX",
+    "CFLAGS",
+    "CXXFLAGS",
+    "CPPFLAGS",
+    "LDFLAGS",
+    "PKG_CONFIG_PATH",
+    "LD_LIBRARY_PATH",
+    "LIBRARY_PATH",
+    "CPATH",
+    "CMAKE_PREFIX_PATH",
+    "CARGO_HOME",
+    "CARGO_TARGET_DIR",
+    "RUSTUP_HOME",
+    "RUSTUP_TOOLCHAIN",
+    "RUSTFLAGS",
+    "RUST_BACKTRACE",
+    "RUST_LOG",
+    "GOPATH",
+    "GOROOT",
+    "GOBIN",
+    "JAVA_HOME",
+    "NODE_PATH",
+    "NODE_ENV",
+    "NVM_DIR",
+    "NVM_BIN",
+    "NVM_INC",
+    "PNPM_HOME",
+    "BUN_INSTALL",
+    "DENO_DIR",
+    "PYENV_ROOT",
+    "PYENV_VERSION",
+    "VIRTUAL_ENV",
+    "CONDA_PREFIX",
+    "CONDA_DEFAULT_ENV",
+    "CONDA_EXE",
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONUNBUFFERED",
+    "PYTHONDONTWRITEBYTECODE",
+    "GEM_HOME",
+    "GEM_PATH",
+    "RBENV_ROOT",
+    "HOMEBREW_PREFIX",
+    "HOMEBREW_CELLAR",
+    "HOMEBREW_REPOSITORY",
+];
 
-/// Which variables are kept in memory only.
+/// Which variables are stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
-    /// More patterns of names never stored (`sessionEnv.exclude`).
+    /// Patterns of names never stored (`sessionEnv.exclude`), whatever else says.
     pub exclude: Vec<String>,
-    /// Patterns of names stored even though they look like secrets (`sessionEnv.include`).
+    /// Patterns of names stored although they are not known to be harmless, whatever their
+    /// value (`sessionEnv.include`: the user vouches for them).
     pub include: Vec<String>,
 }
 
 impl EnvPolicy {
-    /// Whether `name` is kept in memory only.
-    pub fn is_secret(&self, name: &str) -> bool {
+    /// Whether `name=value` is kept in memory only.
+    pub fn is_secret(&self, name: &str, value: &str) -> bool {
+        if self.exclude.iter().any(|pattern| glob_match(pattern, name)) {
+            return true;
+        }
         if self.include.iter().any(|pattern| glob_match(pattern, name)) {
             return false;
         }
-        DEFAULT_PATTERNS
-            .iter()
-            .copied()
-            .chain(self.exclude.iter().map(String::as_str))
-            .any(|pattern| glob_match(pattern, name))
+        let harmless = STORED_NAMES.iter().any(|pattern| glob_match(pattern, name));
+        !harmless || looks_like_credential(value)
     }
 
     /// `env` split into (what may be stored, what stays in memory).
@@ -42,8 +137,60 @@ impl EnvPolicy {
     ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
         env.iter()
             .map(|(name, value)| (name.clone(), value.clone()))
-            .partition(|(name, _)| !self.is_secret(name))
+            .partition(|(name, value)| !self.is_secret(name, value))
     }
+}
+
+/// Whether `value` has the shape of a credential: a URL with a password, a private key, a
+/// JSON Web Token, or a token of a well-known service.
+pub fn looks_like_credential(value: &str) -> bool {
+    // `scheme://user:password@host`.
+    let url_password = value.match_indices("://").any(|(at, _)| {
+        let rest = &value[at + 3..];
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+        authority
+            .rsplit_once('@')
+            .is_some_and(|(user_info, _)| user_info.contains(':'))
+    });
+    if url_password || value.contains("-----BEGIN") {
+        return true;
+    }
+    // A JWT: three base64url parts, the first a JSON header.
+    let jwt = value
+        .split(|c: char| c.is_whitespace() || c == '=')
+        .any(|word| {
+            let parts: Vec<&str> = word.split('.').collect();
+            parts.len() == 3 && parts[0].starts_with("eyJ") && parts[1].starts_with("eyJ")
+        });
+    if jwt {
+        return true;
+    }
+    const PREFIXES: [&str; 17] = [
+        "AKIA",
+        "ASIA",
+        "ghp_",
+        "gho_",
+        "ghu_",
+        "ghs_",
+        "ghr_",
+        "github_pat_",
+        "glpat-",
+        "xoxa-",
+        "xoxb-",
+        "xoxp-",
+        "xoxs-",
+        "sk-",
+        "sk_live_",
+        "npm_",
+        "hf_",
+    ];
+    value
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+        .any(|word| {
+            word.len() >= 16 && PREFIXES.iter().any(|prefix| word.starts_with(prefix))
+                || word.starts_with("AIza") && word.len() >= 30
+                || word.starts_with("pypi-") && word.len() >= 30
+        })
 }
 
 /// `*` (any run) and `?` (one character) against `name`, ignoring ASCII case.
@@ -81,28 +228,39 @@ mod tests {
     use super::*;
 
     #[test]
-    fn secret_names_match_the_patterns_in_any_case() {
+    fn only_harmless_names_with_harmless_values_are_stored() {
         let policy = EnvPolicy::default();
-        for secret in [
-            "ANTHROPIC_API_KEY",
-            "openai_api_key",
-            "GITHUB_TOKEN",
-            "AWS_SECRET_ACCESS_KEY",
-            "DB_PASSWORD",
-            "GOOGLE_APPLICATION_CREDENTIALS",
-            "KEY",
+        for (name, value) in [
+            ("PATH", "/usr/bin:/bin"),
+            ("HOME", "/home/alice"),
+            ("LC_ALL", "C.UTF-8"),
+            ("XDG_CONFIG_HOME", "/home/alice/.config"),
+            ("EDITOR", "vim"),
+            ("LS_COLORS", "rs=0:di=01;34:ln=01;36"),
+            ("RUSTFLAGS", "-C target-cpu=native"),
+            ("CARGO_HOME", "/home/alice/.cargo"),
         ] {
-            assert!(policy.is_secret(secret), "{secret}");
+            assert!(!policy.is_secret(name, value), "{name}={value}");
         }
-        for plain in ["PATH", "HOME", "TERM", "EDITOR", "LANG"] {
-            assert!(!policy.is_secret(plain), "{plain}");
+        for (name, value) in [
+            // Not known to be harmless, whatever the value.
+            ("ANTHROPIC_API_KEY", "x"),
+            ("SMTP_PASS", "hunter2"),
+            ("MY_SETTING", "plain"),
+            // Known names holding credentials.
+            ("XDG_DATA_DIRS", "https://alice:hunter2@example.com/share"),
+            ("PYTHONPATH", "ghp_0123456789abcdefghijABCDEFGHIJ012345"),
+            ("LESS", "-----BEGIN OPENSSH PRIVATE KEY-----"),
+        ] {
+            assert!(policy.is_secret(name, value), "{name}={value}");
         }
         let tuned = EnvPolicy {
-            exclude: vec!["MY_*".to_owned()],
-            include: vec!["PUBLIC_KEY_PATH".to_owned()],
+            exclude: vec!["EDITOR".to_owned(), "MY_*".to_owned()],
+            include: vec!["PUBLIC_KEY_PATH".to_owned(), "MY_*".to_owned()],
         };
-        assert!(tuned.is_secret("MY_PRIVATE_THING"));
-        assert!(!tuned.is_secret("PUBLIC_KEY_PATH"));
+        assert!(tuned.is_secret("EDITOR", "vim"));
+        assert!(tuned.is_secret("MY_PRIVATE_THING", "x"));
+        assert!(!tuned.is_secret("PUBLIC_KEY_PATH", "/home/alice/.ssh/id.pub"));
         assert!(glob_match("a?c*", "abcdef") && !glob_match("a?c", "abcd"));
         let env: BTreeMap<String, String> = [("PATH", "/bin"), ("X_TOKEN", "t")]
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
@@ -110,5 +268,37 @@ mod tests {
         let (kept, secret) = policy.split(&env);
         assert_eq!(kept.keys().collect::<Vec<_>>(), ["PATH"]);
         assert_eq!(secret.keys().collect::<Vec<_>>(), ["X_TOKEN"]);
+    }
+
+    #[test]
+    fn credential_shapes_are_recognized_in_any_value() {
+        for value in [
+            "postgres://app:s3cr3t@db.internal:5432/app",
+            "redis://:s3cr3t@cache:6379/0",
+            "https://user:token@github.com/org/repo.git",
+            "AKIAIOSFODNN7EXAMPLE",
+            "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "github_pat_11ABCDEFG0123456789_abcdefghijklmnop",
+            "glpat-abcdefghij0123456789",
+            "xoxb-123456789012-1234567890123-abcdefghijklmnop",
+            "sk-ant-api03-abcdefghijklmnopqrstuvwx",
+            "sk_live_abcdefghijklmnop0123",
+            "AIzaSyA-abcdefghijklmnopqrstuvwxyz012",
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl",
+            "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
+            "npm_abcdefghijklmnopqrstuvwxyz0123456789",
+            "hf_abcdefghijklmnopqrstuvwxyz0123",
+        ] {
+            assert!(looks_like_credential(value), "{value}");
+        }
+        for value in [
+            "/usr/local/bin:/usr/bin",
+            "https://example.com/path@v1",
+            "en_US.UTF-8",
+            "skip",
+            "rs=0:di=01;34",
+        ] {
+            assert!(!looks_like_credential(value), "{value}");
+        }
     }
 }

@@ -399,3 +399,81 @@ async fn secrets_stored_before_leave_the_database_files_when_it_opens() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_allow_list_migration_moves_every_unknown_or_credential_variable_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.db");
+    // A database as the daemon left it under the name-pattern rule.
+    {
+        let mut old = sqlx::sqlite::SqliteConnectOptions::new()
+            .filename(&path)
+            .create_if_missing(true)
+            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+            .connect()
+            .await
+            .unwrap();
+        MIGRATOR.run_to(20261126060000, &mut old).await.unwrap();
+        old.execute(
+            "INSERT INTO sessions (id, cwd, env, secret_env_names, created_at, updated_at, \
+             thinking_level, tools) VALUES ('s1', '/w', '{\"PATH\":\"/bin\",\"EDITOR\":\"vi\",\
+             \"LC_ALL\":\"C.UTF-8\",\"DATABASE_URL\":\"postgres://app:leak-4d1a@db/app\",\
+             \"SMTP_PASS\":\"leak-77b0\",\"PYTHONPATH\":\"https://u:leak-e3c9@pypi/simple\",\
+             \"SOME_SETTING\":\"x\"}', '[\"OPENAI_API_KEY\"]', 1, 1, 'off', '[]')",
+        )
+        .await
+        .unwrap();
+    }
+    let store = Store::open(&path).await.unwrap();
+    let row = store.session("s1").await.unwrap().unwrap();
+    assert_eq!(
+        row.env.unwrap().keys().collect::<Vec<_>>(),
+        ["EDITOR", "LC_ALL", "PATH"]
+    );
+    assert_eq!(
+        row.secret_env_names,
+        [
+            "DATABASE_URL",
+            "OPENAI_API_KEY",
+            "PYTHONPATH",
+            "SMTP_PASS",
+            "SOME_SETTING"
+        ]
+    );
+    store.close().await;
+    for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
+        let bytes = std::fs::read(file.path()).unwrap();
+        for leak in [&b"leak-4d1a"[..], b"leak-77b0", b"leak-e3c9"] {
+            assert!(
+                !bytes.windows(leak.len()).any(|window| window == leak),
+                "{} still holds a credential",
+                file.path().display()
+            );
+        }
+    }
+}
+
+#[test]
+fn the_allow_list_migration_names_the_variables_the_daemon_stores() {
+    let sql = include_str!("../../../migrations/20261126070000_session_env_allow_list.sql");
+    let listed: std::collections::BTreeSet<&str> = sql
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("('"))
+        .filter_map(|rest| rest.split('\'').next())
+        .collect();
+    let stored: std::collections::BTreeSet<&str> = crate::session::secrets::STORED_NAMES
+        .iter()
+        .copied()
+        .filter(|name| !name.contains('*'))
+        .collect();
+    assert_eq!(listed, stored);
+    for pattern in crate::session::secrets::STORED_NAMES
+        .iter()
+        .filter(|name| name.contains('*'))
+    {
+        assert!(
+            sql.contains(&format!("key GLOB '{pattern}'")),
+            "the migration lacks {pattern}"
+        );
+    }
+}

@@ -284,10 +284,7 @@ pub async fn set_env(
     context
         .state
         .sessions
-        .call(&params.session_id, |reply| Command::SetEnv {
-            env: params.env.clone(),
-            reply,
-        })
+        .set_env(&params.session_id, params.env)
         .await
 }
 

@@ -108,6 +108,12 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// The environment the session's commands run in (its stored variables and those it
+    /// holds in memory only).
+    Environment {
+        /// Answer.
+        reply: Reply<crate::session::ToolEnvironment>,
+    },
     /// Supply lost secret variables.
     SetEnv {
         /// Variables (only missing ones are taken).

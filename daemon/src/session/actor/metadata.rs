@@ -31,12 +31,22 @@ impl SessionActor {
             .into_iter()
             .collect();
         if !info.missing_env.is_empty() {
+            const SHOWN: usize = 8;
+            let mut names = info
+                .missing_env
+                .iter()
+                .take(SHOWN)
+                .cloned()
+                .collect::<Vec<_>>()
+                .join(", ");
+            if info.missing_env.len() > SHOWN {
+                names.push_str(&format!(" and {} more", info.missing_env.len() - SHOWN));
+            }
             info.warnings.push(format!(
-                "this session lacks {} (secret variables of the client that created it are \
-                 never stored, so they are gone since the session was loaded again); attach \
-                 from a shell that has them (pictl supplies them) or send them with \
-                 session/setEnv",
-                info.missing_env.join(", ")
+                "this session lacks {names} (only variables known to hold no secret are \
+                 stored, so the others of the client that created it are gone since the \
+                 session was loaded again); attach from a shell that has them (pictl supplies \
+                 them) or send them with session/setEnv"
             ));
         }
         info
