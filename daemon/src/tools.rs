@@ -270,6 +270,7 @@ impl ToolFactory for BuiltinTools {
                 environment.session_id.clone(),
                 environment.cwd.clone(),
                 environment.env.clone(),
+                context.write_gate(),
             ));
             // Where the session named it.
             let at = names

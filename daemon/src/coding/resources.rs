@@ -99,15 +99,15 @@ impl ResourceRoots {
     }
 
     /// The settings layers of `cwd` one by one: the global files' (lowest first) and the
-    /// project's (for policies, where a project may only tighten).
+    /// project's (for policies, where a project may only tighten); `None`: the global ones.
     pub fn settings_layers(
         &self,
-        cwd: &Path,
+        cwd: Option<&Path>,
     ) -> (
         Vec<crate::coding::settings::SettingsLayer>,
         Option<crate::coding::settings::SettingsLayer>,
     ) {
-        let files = self.settings_files(Some(cwd));
+        let files = self.settings_files(cwd);
         let mut diagnostics = Vec::new();
         let global = files
             .global

@@ -33,6 +33,9 @@ use tokio::sync::watch;
 
 use rpc::{Connection, Incoming, RpcError};
 
+/// A file an edit changed: (path, text before, text after).
+pub type FileChange = (PathBuf, String, String);
+
 /// How long starting a server (process and `initialize`) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// How long a request may take.
@@ -102,7 +105,7 @@ pub struct LspServer {
     // Work-done progress tokens in flight (the project still loading).
     progress: Mutex<BTreeSet<String>>,
     // While a command runs for a code action: the edits the server applies meanwhile.
-    recorded: Mutex<Option<Vec<(PathBuf, String, String)>>>,
+    recorded: Mutex<Option<(pi_tools::WriteGate, Vec<FileChange>)>>,
     // The diagnostics arrival count when a text was last sent (any file): diagnostics that
     // arrived later reflect every change.
     last_sent: AtomicU64,
@@ -153,9 +156,10 @@ impl LspServer {
         self.state().capabilities[capability][option] == true
     }
 
-    /// Starts recording the edits the server applies (`workspace/applyEdit`).
-    pub fn record_edits(&self) {
-        *self.recorded.lock().unwrap_or_else(PoisonError::into_inner) = Some(Vec::new());
+    /// Starts recording the edits the server applies (`workspace/applyEdit`), on behalf of a
+    /// session whose `gate` says where they may go.
+    pub fn record_edits(&self, gate: pi_tools::WriteGate) {
+        *self.recorded.lock().unwrap_or_else(PoisonError::into_inner) = Some((gate, Vec::new()));
     }
 
     /// The edits applied since [`LspServer::record_edits`]: (path, before, after).
@@ -164,6 +168,7 @@ impl LspServer {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .take()
+            .map(|(_, edits)| edits)
             .unwrap_or_default()
     }
 
@@ -521,10 +526,23 @@ impl Incoming for Handler {
                             json!({"applied": false, "failureReason": "the daemon is stopping"}),
                         );
                     };
-                    match pool.apply_edit(&params["edit"]).await {
+                    // On behalf of the session whose code action runs, within where it may
+                    // write; with none running, where the server asked.
+                    let gate = server.upgrade().and_then(|server| {
+                        server
+                            .recorded
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner)
+                            .as_ref()
+                            .map(|(gate, _)| gate.clone())
+                    });
+                    match pool
+                        .apply_edit(&params["edit"], &gate.unwrap_or_default())
+                        .await
+                    {
                         Ok(changes) => {
                             if let Some(server) = server.upgrade()
-                                && let Some(recorded) = server
+                                && let Some((_, recorded)) = server
                                     .recorded
                                     .lock()
                                     .unwrap_or_else(PoisonError::into_inner)
@@ -1185,8 +1203,13 @@ impl LspPool {
     }
 
     /// Applies a `WorkspaceEdit` to the files on disk (under the tools' locks) and tells the
-    /// servers that have them open; per file, (path, text before, text after).
-    pub async fn apply_edit(&self, edit: &Value) -> Result<Vec<(PathBuf, String, String)>, String> {
+    /// servers that have them open; per file, (path, text before, text after). Nothing is
+    /// written when `gate` refuses any of the files.
+    pub async fn apply_edit(
+        &self,
+        edit: &Value,
+        gate: &pi_tools::WriteGate,
+    ) -> Result<Vec<(PathBuf, String, String)>, String> {
         let mut per_file: BTreeMap<PathBuf, Vec<Value>> = BTreeMap::new();
         if let Some(changes) = edit["changes"].as_object() {
             for (uri, edits) in changes {
@@ -1209,6 +1232,9 @@ impl LspPool {
                 .entry(path)
                 .or_default()
                 .extend(change["edits"].as_array().cloned().unwrap_or_default());
+        }
+        for path in per_file.keys() {
+            gate.check(path)?;
         }
         let mut done = Vec::new();
         for (path, edits) in per_file {

@@ -35,6 +35,8 @@ pub struct LspTool {
     session_id: String,
     cwd: PathBuf,
     env: BTreeMap<String, String>,
+    // Where the session's edits may go (its sandbox).
+    gate: pi_tools::WriteGate,
     schema: Value,
 }
 
@@ -52,12 +54,13 @@ struct Args {
 }
 
 impl LspTool {
-    /// The tool for session `session_id` in `cwd` with `env`.
+    /// The tool for session `session_id` in `cwd` with `env`, whose edits `gate` admits.
     pub fn new(
         pool: Arc<LspPool>,
         session_id: String,
         cwd: PathBuf,
         env: BTreeMap<String, String>,
+        gate: pi_tools::WriteGate,
     ) -> LspTool {
         let schema = json!({
             "type": "object",
@@ -81,6 +84,7 @@ impl LspTool {
             session_id,
             cwd,
             env,
+            gate,
             schema,
         }
     }
@@ -520,7 +524,7 @@ impl LspTool {
         let mut changes = Vec::new();
         if let Some(edit) = action.get("edit") {
             changes = if apply {
-                self.pool.apply_edit(edit).await?
+                self.pool.apply_edit(edit, &self.gate).await?
             } else {
                 preview_edit(edit, &self.pool).await?
             };
@@ -537,7 +541,7 @@ impl LspTool {
                 unseen = " (applying it also runs a command in the language server, which a \
                           preview cannot show)";
             } else {
-                server.record_edits();
+                server.record_edits(self.gate.clone());
                 let executed = server
                     .request(
                         "workspace/executeCommand",
@@ -581,7 +585,7 @@ impl LspTool {
 
     async fn rename(&self, edit: &Value, apply: bool) -> Result<String, String> {
         let changes: Vec<(PathBuf, String, String)> = if apply {
-            self.pool.apply_edit(edit).await?
+            self.pool.apply_edit(edit, &self.gate).await?
         } else {
             preview_edit(edit, &self.pool).await?
         };

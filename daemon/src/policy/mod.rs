@@ -104,8 +104,27 @@ impl PolicyManager {
     ) -> Option<pi_tools::sandbox::Sandbox> {
         let settings = self
             .settings
-            .get(&self.roots, cwd, || self.read_settings(cwd));
-        let sandbox = &settings.sandbox;
+            .get(&self.roots, cwd, || self.read_settings(Some(cwd)));
+        self.sandbox_of(&settings.sandbox, cwd, env)
+    }
+
+    /// The sandbox the user's settings alone give sessions (a directory without project
+    /// settings), its relative roots against `cwd_placeholder`.
+    pub fn default_sandbox(
+        &self,
+        cwd_placeholder: &std::path::Path,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Option<pi_tools::sandbox::Sandbox> {
+        let settings = self.read_settings(None);
+        self.sandbox_of(&settings.sandbox, cwd_placeholder, env)
+    }
+
+    fn sandbox_of(
+        &self,
+        sandbox: &SandboxSettings,
+        cwd: &std::path::Path,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Option<pi_tools::sandbox::Sandbox> {
         let home = env.get("HOME").filter(|home| !home.is_empty());
         Some(pi_tools::sandbox::Sandbox {
             mode: sandbox.mode?,
@@ -151,7 +170,7 @@ impl PolicyManager {
     fn layers(&self, session_id: &str, cwd: &std::path::Path) -> (Vec<Layer>, Duration) {
         let settings = self
             .settings
-            .get(&self.roots, cwd, || self.read_settings(cwd));
+            .get(&self.roots, cwd, || self.read_settings(Some(cwd)));
         let mut user = settings.user.clone();
         if let Some(mode) = self.mode_of(session_id) {
             user.mode = Some(mode);
@@ -169,7 +188,7 @@ impl PolicyManager {
 
     /// What `cwd`'s settings files say: the user's approval layer (merged), the project's,
     /// the ask timeout and the sandbox.
-    fn read_settings(&self, cwd: &std::path::Path) -> PolicySettings {
+    fn read_settings(&self, cwd: Option<&std::path::Path>) -> PolicySettings {
         let (global, project) = self.roots.settings_layers(cwd);
         let mut sandbox = SandboxSettings::default();
         for layer in &global {

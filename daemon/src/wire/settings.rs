@@ -93,3 +93,24 @@ pub fn diagnostic(diagnostic: &Diagnostic) -> ResourceDiagnostic {
         message: diagnostic.message.clone(),
     }
 }
+
+/// The wire form of a sandbox for sessions in `cwd` with `env` (`None`: off).
+pub fn effective_sandbox(
+    sandbox: Option<&pi_tools::sandbox::Sandbox>,
+    cwd: &std::path::Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> pi_protocol::v1::EffectiveSandbox {
+    let Some(sandbox) = sandbox else {
+        return pi_protocol::v1::EffectiveSandbox::default();
+    };
+    pi_protocol::v1::EffectiveSandbox {
+        mode: sandbox.mode.as_str().to_owned(),
+        network: sandbox.network,
+        writable_roots: sandbox
+            .writable(cwd, env)
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect(),
+        enforcement: Some(pi_tools::sandbox::Enforcement::of_this_machine().describe()),
+    }
+}

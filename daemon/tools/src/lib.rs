@@ -72,7 +72,8 @@ pub struct ToolContext {
     /// Told about files `write` and `edit` changed (the daemon's language servers); what it
     /// answers is appended to the tool's result.
     pub files: Option<Arc<dyn FileObserver>>,
-    /// Confines `bash` when set (the `sandbox` setting).
+    /// Confines `bash`, and where `write` and `edit` may write, when set (the `sandbox`
+    /// setting).
     pub sandbox: Option<sandbox::Sandbox>,
     /// Starts `bash`'s commands (under the daemon's guard).
     pub spawner: spawn::Spawner,
@@ -158,6 +159,51 @@ impl ToolContext {
     /// Resolves a path argument (see [`paths::resolve`]).
     pub fn resolve(&self, input: &str) -> PathBuf {
         paths::resolve(input, &self.cwd, self.home())
+    }
+
+    /// Whether the session's file tools may write `path` (absolute): always, unless its
+    /// sandbox refuses; the error is the text the model reads.
+    pub fn check_write(&self, path: &Path) -> Result<(), String> {
+        check_write(self.sandbox.as_ref(), path, &self.cwd, &self.env)
+    }
+
+    /// What decides where this session's edits may go, for writers outside this crate (the
+    /// language servers' edits).
+    pub fn write_gate(&self) -> WriteGate {
+        WriteGate {
+            sandbox: self.sandbox.clone(),
+            cwd: self.cwd.clone(),
+            env: self.env.clone(),
+        }
+    }
+}
+
+/// Where one session's edits may go: anywhere, unless its sandbox says otherwise.
+#[derive(Clone, Debug, Default)]
+pub struct WriteGate {
+    sandbox: Option<sandbox::Sandbox>,
+    cwd: PathBuf,
+    env: BTreeMap<String, String>,
+}
+
+impl WriteGate {
+    /// Whether `path` (absolute) may be written; the error is the text the model reads.
+    pub fn check(&self, path: &Path) -> Result<(), String> {
+        check_write(self.sandbox.as_ref(), path, &self.cwd, &self.env)
+    }
+}
+
+fn check_write(
+    sandbox: Option<&sandbox::Sandbox>,
+    path: &Path,
+    cwd: &Path,
+    env: &BTreeMap<String, String>,
+) -> Result<(), String> {
+    match sandbox {
+        Some(sandbox) if !sandbox.allows_write(path, cwd, env) => {
+            Err(sandbox.refuse_write(path, cwd))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -105,6 +105,36 @@ impl Sandbox {
         }
     }
 
+    /// Whether the file tools (`write`, `edit`, language-server edits) may write `path`
+    /// (absolute) for a session in `cwd` with `env`: beneath one of the roots the session's
+    /// commands may write, judged as the kernel judges it — symbolic links followed, a path
+    /// that does not exist yet by its nearest existing ancestor.
+    pub fn allows_write(
+        &self,
+        path: &Path,
+        cwd: &Path,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> bool {
+        let Some(real) = resolve_existing_prefix(path) else {
+            return false;
+        };
+        self.writable(cwd, env)
+            .iter()
+            .filter_map(|root| root.canonicalize().ok())
+            .any(|root| real.starts_with(root))
+    }
+
+    /// What a file tool answers when [`Sandbox::allows_write`] refused `path`.
+    pub fn refuse_write(&self, path: &Path, cwd: &Path) -> String {
+        format!(
+            "Cannot write {}: the sandbox does not let the agent write there.\n\n[Blocked by \
+             the sandbox: {}. If the file must change, ask the user to change the `sandbox` \
+             setting.]",
+            path.display(),
+            self.describe(cwd)
+        )
+    }
+
     /// What the sandbox allows, in a sentence for the model.
     pub fn describe(&self, cwd: &Path) -> String {
         let network = if self.network {
@@ -129,6 +159,87 @@ impl Sandbox {
                 format!("the sandbox (read-only) lets commands write nowhere; {network}")
             }
         }
+    }
+}
+
+/// `path` with its longest existing prefix resolved (symbolic links followed, `..` taken
+/// after them) and the rest, which does not exist yet, appended; `None` for a relative path.
+fn resolve_existing_prefix(path: &Path) -> Option<PathBuf> {
+    if !path.is_absolute() {
+        return None;
+    }
+    let mut missing = Vec::new();
+    let mut existing = path;
+    loop {
+        if let Ok(real) = existing.canonicalize() {
+            let mut resolved = real;
+            for part in missing.iter().rev() {
+                match part {
+                    std::path::Component::ParentDir => {
+                        resolved.pop();
+                    }
+                    std::path::Component::CurDir => {}
+                    other => resolved.push(other),
+                }
+            }
+            return Some(resolved);
+        }
+        let part = existing.components().next_back()?;
+        missing.push(part);
+        existing = existing.parent()?;
+    }
+}
+
+/// What this machine enforces when a session's sandbox is on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Enforcement {
+    /// Landlock (files; TCP from ABI 4) and the seccomp socket filter; the newest ABI the
+    /// kernel offers.
+    Landlock {
+        /// The kernel's Landlock ABI version.
+        abi: u8,
+    },
+    /// The kernel has no Landlock: only the network filter; the file tools still keep to the
+    /// roots.
+    NetworkOnly,
+    /// macOS `sandbox-exec`.
+    Seatbelt,
+}
+
+impl Enforcement {
+    /// In words, for status reports.
+    pub fn describe(self) -> String {
+        match self {
+            Enforcement::Landlock { abi } => {
+                format!("landlock (ABI {abi}) and a seccomp socket filter")
+            }
+            Enforcement::NetworkOnly => {
+                "a seccomp socket filter only: this kernel has no Landlock, so commands' file \
+                 writes are not confined (the file tools still keep to the roots)"
+                    .to_owned()
+            }
+            Enforcement::Seatbelt => "macOS sandbox-exec".to_owned(),
+        }
+    }
+
+    /// What this kernel offers, probed once (a Landlock ruleset is created and dropped; the
+    /// daemon itself is never confined).
+    pub fn of_this_machine() -> Enforcement {
+        static PROBED: std::sync::OnceLock<Enforcement> = std::sync::OnceLock::new();
+        *PROBED.get_or_init(|| {
+            #[cfg(target_os = "linux")]
+            {
+                linux::probe()
+            }
+            #[cfg(target_os = "macos")]
+            {
+                Enforcement::Seatbelt
+            }
+            #[cfg(not(any(target_os = "linux", target_os = "macos")))]
+            {
+                Enforcement::NetworkOnly
+            }
+        })
     }
 }
 
@@ -286,6 +397,28 @@ mod linux {
         Fully,
         /// The kernel has no Landlock: only the seccomp network filter.
         NetworkOnly,
+    }
+
+    /// The newest Landlock ABI the kernel accepts a ruleset for (created, never enforced).
+    pub(super) fn probe() -> super::Enforcement {
+        let versions = [
+            (ABI::V6, 6),
+            (ABI::V5, 5),
+            (ABI::V4, 4),
+            (ABI::V3, 3),
+            (ABI::V2, 2),
+            (ABI::V1, 1),
+        ];
+        for (abi, number) in versions {
+            let created = Ruleset::default()
+                .set_compatibility(CompatLevel::HardRequirement)
+                .handle_access(AccessFs::from_all(abi))
+                .and_then(|ruleset| ruleset.create());
+            if created.is_ok() {
+                return super::Enforcement::Landlock { abi: number };
+            }
+        }
+        super::Enforcement::NetworkOnly
     }
 
     pub(super) fn confine(writable: &[PathBuf], network: bool) -> Result<Confined, String> {

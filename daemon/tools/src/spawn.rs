@@ -129,6 +129,13 @@ impl Spawner {
         self.inner.guard.is_some()
     }
 
+    /// The user's file-creation mask, which the daemon's own mask (`077`) replaced: what the
+    /// tools create for the user follows it. `None` in-process, where the mask was not
+    /// changed.
+    pub fn user_umask(&self) -> Option<u32> {
+        self.inner.guard.as_ref().and_then(|guard| guard.umask)
+    }
+
     /// A command running `program args` that keeps its stdio for the daemon (a server, a job,
     /// a kernel), in a process group of its own that dies with the daemon once spawned
     /// through [`Spawner::spawn_on_thread`]. With `status_file`, a guarded command's exit

@@ -65,15 +65,19 @@ impl Tool for WriteTool {
                 Err(output) => return output,
             };
             let path = self.context.resolve(&args.path);
+            if let Err(refused) = self.context.check_write(&path) {
+                return ToolOutput::error(refused);
+            }
             let guard = tokio::select! {
                 biased;
                 () = invocation.cancel.cancelled() => return ToolOutput::error(ABORTED),
                 guard = self.context.locks.lock(&path) => guard,
             };
             let written = path.clone();
+            let user_umask = self.context.spawner.user_umask();
             let work = move || {
                 let _guard = guard;
-                write(&path, &args)
+                write(&path, &args, user_umask)
             };
             match blocking_to_completion(work).await {
                 Ok(Ok(mut output)) => {
@@ -90,12 +94,12 @@ impl Tool for WriteTool {
     }
 }
 
-fn write(path: &Path, args: &WriteArgs) -> Result<ToolOutput, ToolOutput> {
+fn write(path: &Path, args: &WriteArgs, user_umask: Option<u32>) -> Result<ToolOutput, ToolOutput> {
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)
+        create_dirs(parent, user_umask)
             .map_err(|error| ToolOutput::error(fs_error(&error, "mkdir", parent)))?;
     }
-    write_atomically(path, args.content.as_bytes())
+    write_new_or_replace(path, args.content.as_bytes(), user_umask)
         .map_err(|error| ToolOutput::error(fs_error(&error, "open", path)))?;
     Ok(ToolOutput::text(format!(
         "Successfully wrote {} bytes to {}",
@@ -104,16 +108,52 @@ fn write(path: &Path, args: &WriteArgs) -> Result<ToolOutput, ToolOutput> {
     )))
 }
 
+/// Creates `dir` and its missing ancestors; with `user_umask`, each new one gets the mode the
+/// user's own `mkdir` would give it (the daemon itself creates everything private).
+fn create_dirs(dir: &Path, user_umask: Option<u32>) -> std::io::Result<()> {
+    let Some(mask) = user_umask else {
+        return std::fs::create_dir_all(dir);
+    };
+    let missing: Vec<&Path> = dir
+        .ancestors()
+        .take_while(|ancestor| std::fs::symlink_metadata(ancestor).is_err())
+        .collect();
+    for new in missing.into_iter().rev() {
+        match std::fs::create_dir(new) {
+            Ok(()) => std::fs::set_permissions(
+                new,
+                std::os::unix::fs::PermissionsExt::from_mode(0o777 & !mask),
+            )?,
+            Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(())
+}
+
 /// Replaces the file at `path` (following symlinks) with `bytes` atomically, keeping the
 /// existing file's permissions.
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_new_or_replace(path, bytes, None)
+}
+
+/// As [`write_atomically`]; a new file, with `user_umask`, gets the mode the user's own
+/// programs would give it (the daemon itself creates everything private).
+pub fn write_new_or_replace(
+    path: &Path,
+    bytes: &[u8],
+    user_umask: Option<u32>,
+) -> std::io::Result<()> {
     let target: PathBuf = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
     let Some((dir, name)) = target.parent().zip(target.file_name()) else {
         return Err(std::io::Error::other("the path names no file"));
     };
     let permissions = std::fs::metadata(&target)
         .ok()
-        .map(|metadata| metadata.permissions());
+        .map(|metadata| metadata.permissions())
+        .or_else(|| {
+            user_umask.map(|mask| std::os::unix::fs::PermissionsExt::from_mode(0o666 & !mask))
+        });
     let mut random = [0u8; 6];
     let _ = getrandom::fill(&mut random);
     let suffix: String = random.iter().map(|byte| format!("{byte:02x}")).collect();

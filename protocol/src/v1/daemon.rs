@@ -64,6 +64,10 @@ pub struct DaemonStatusResponse {
     /// Background jobs and Python kernels (see `job/list`, `kernel/list`).
     #[serde(default)]
     pub pools: crate::v1::PoolCounts,
+    /// The sandbox the user's settings give sessions (a project's settings may tighten it;
+    /// `settings/get {cwd}` says what a directory gets).
+    #[serde(default)]
+    pub sandbox: crate::v1::settings::EffectiveSandbox,
 }
 
 /// Language server counts in `daemon/status`.

@@ -27,6 +27,40 @@ pub struct SettingsGetResponse {
     pub writable_file: String,
     /// Problems found in the files; the offending keys are ignored.
     pub diagnostics: Vec<ResourceDiagnostic>,
+    /// The sandbox in force for sessions in `cwd` (the user's settings, tightened by the
+    /// project's), or, without `cwd`, what the user's settings give.
+    #[serde(default)]
+    pub sandbox: EffectiveSandbox,
+}
+
+/// The sandbox sessions get: what confines their `bash` commands and background jobs, and
+/// where their file tools (`write`, `edit`, language-server edits) may write.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EffectiveSandbox {
+    /// `off`, `workspace-write` or `read-only`.
+    pub mode: String,
+    /// Whether commands may open network sockets (always when `off`).
+    pub network: bool,
+    /// Where commands and file tools may write with `workspace-write`: the session's
+    /// directory (`cwd`, or `<session directory>` when none was given), the temp directories
+    /// and the setting's `writableRoots`. Empty otherwise.
+    pub writable_roots: Vec<String>,
+    /// What this machine enforces when the sandbox is on (Landlock and its ABI, the network
+    /// filter alone, or macOS `sandbox-exec`); absent when `off`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enforcement: Option<String>,
+}
+
+impl Default for EffectiveSandbox {
+    fn default() -> Self {
+        EffectiveSandbox {
+            mode: "off".to_owned(),
+            network: true,
+            writable_roots: Vec::new(),
+            enforcement: None,
+        }
+    }
 }
 
 /// Effective settings, in `settings.json`'s key names, with pi's defaults filled in.

@@ -1330,6 +1330,7 @@ export interface DaemonStatusResponse {
    * The protocol version the daemon speaks.
    */
   protocolVersion: number;
+  sandbox?: EffectiveSandbox;
   sessions: SessionCounts;
   /**
    * Absolute path of the Unix socket.
@@ -1503,6 +1504,31 @@ export interface PoolCounts {
    * The most kernels alive at once.
    */
   kernelsLimit: number;
+}
+/**
+ * The sandbox the user's settings give sessions (a project's settings may tighten it;
+ * `settings/get {cwd}` says what a directory gets).
+ */
+export interface EffectiveSandbox {
+  /**
+   * What this machine enforces when the sandbox is on (Landlock and its ABI, the network
+   * filter alone, or macOS `sandbox-exec`); absent when `off`.
+   */
+  enforcement?: string | null;
+  /**
+   * `off`, `workspace-write` or `read-only`.
+   */
+  mode: string;
+  /**
+   * Whether commands may open network sockets (always when `off`).
+   */
+  network: boolean;
+  /**
+   * Where commands and file tools may write with `workspace-write`: the session's
+   * directory (`cwd`, or `<session directory>` when none was given), the temp directories
+   * and the setting's `writableRoots`. Empty otherwise.
+   */
+  writableRoots: string[];
 }
 /**
  * Session counts.
@@ -5369,11 +5395,37 @@ export interface SettingsGetResponse {
    * The files consulted, lowest precedence first (whether or not they exist).
    */
   files: string[];
+  sandbox?: EffectiveSandbox1;
   settings: EffectiveSettings;
   /**
    * The file `settings/setDefault` writes.
    */
   writableFile: string;
+}
+/**
+ * The sandbox in force for sessions in `cwd` (the user's settings, tightened by the
+ * project's), or, without `cwd`, what the user's settings give.
+ */
+export interface EffectiveSandbox1 {
+  /**
+   * What this machine enforces when the sandbox is on (Landlock and its ABI, the network
+   * filter alone, or macOS `sandbox-exec`); absent when `off`.
+   */
+  enforcement?: string | null;
+  /**
+   * `off`, `workspace-write` or `read-only`.
+   */
+  mode: string;
+  /**
+   * Whether commands may open network sockets (always when `off`).
+   */
+  network: boolean;
+  /**
+   * Where commands and file tools may write with `workspace-write`: the session's
+   * directory (`cwd`, or `<session directory>` when none was given), the temp directories
+   * and the setting's `writableRoots`. Empty otherwise.
+   */
+  writableRoots: string[];
 }
 /**
  * The effective settings.
@@ -6109,6 +6161,34 @@ export interface ConfigStatus1 {
    * Why the files are not watched (changes then need `pictl daemon restart`), when so.
    */
   watchError?: string | null;
+}
+/**
+ * The sandbox sessions get: what confines their `bash` commands and background jobs, and
+ * where their file tools (`write`, `edit`, language-server edits) may write.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "EffectiveSandbox".
+ */
+export interface EffectiveSandbox2 {
+  /**
+   * What this machine enforces when the sandbox is on (Landlock and its ABI, the network
+   * filter alone, or macOS `sandbox-exec`); absent when `off`.
+   */
+  enforcement?: string | null;
+  /**
+   * `off`, `workspace-write` or `read-only`.
+   */
+  mode: string;
+  /**
+   * Whether commands may open network sockets (always when `off`).
+   */
+  network: boolean;
+  /**
+   * Where commands and file tools may write with `workspace-write`: the session's
+   * directory (`cwd`, or `<session directory>` when none was given), the temp directories
+   * and the setting's `writableRoots`. Empty otherwise.
+   */
+  writableRoots: string[];
 }
 /**
  * Language server counts in `daemon/status`.

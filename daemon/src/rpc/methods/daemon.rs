@@ -94,6 +94,15 @@ pub async fn status(
                 .as_ref()
                 .map_or(0, |pool| pool.limits().max as u32),
         },
+        sandbox: {
+            let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+            let place = std::path::Path::new(super::settings::SESSION_DIRECTORY);
+            let sandbox = state
+                .policy
+                .as_ref()
+                .and_then(|policy| policy.default_sandbox(place, &env));
+            crate::wire::settings::effective_sandbox(sandbox.as_ref(), place, &env)
+        },
     })
 }
 

@@ -62,6 +62,17 @@ async fn respond(context: &RequestContext, cwd: Option<PathBuf>) -> SettingsGetR
         .writable_settings_file()
         .map(|path| path.display().to_string())
         .unwrap_or_default();
+    let sandbox = {
+        let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+        let place = cwd
+            .clone()
+            .unwrap_or_else(|| PathBuf::from(SESSION_DIRECTORY));
+        let sandbox = context.state.policy.as_ref().and_then(|policy| match &cwd {
+            Some(cwd) => policy.sandbox(cwd, &env),
+            None => policy.default_sandbox(&place, &env),
+        });
+        crate::wire::settings::effective_sandbox(sandbox.as_ref(), &place, &env)
+    };
     let loaded = tokio::task::spawn_blocking(move || roots.load_settings(cwd.as_deref())).await;
     let (settings, diagnostics) = loaded.unwrap_or_default();
     let fallbacks = SettingsFallbacks {
@@ -79,5 +90,9 @@ async fn respond(context: &RequestContext, cwd: Option<PathBuf>) -> SettingsGetR
             .collect(),
         writable_file,
         diagnostics: diagnostics.iter().map(diagnostic).collect(),
+        sandbox,
     }
 }
+
+/// What stands for a session's directory where none was given.
+pub const SESSION_DIRECTORY: &str = "<session directory>";

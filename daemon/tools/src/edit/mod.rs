@@ -164,6 +164,9 @@ impl Tool for EditTool {
                 Err(error) => return ToolOutput::error(error.to_string()),
             };
             let path = self.context.resolve(&args.path);
+            if let Err(refused) = self.context.check_write(&path) {
+                return ToolOutput::error(refused);
+            }
             let guard = tokio::select! {
                 biased;
                 () = invocation.cancel.cancelled() => return ToolOutput::error(ABORTED),

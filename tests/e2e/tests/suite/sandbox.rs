@@ -8,7 +8,10 @@
 use std::path::Path;
 
 use pi_client::{Client, Notifications};
-use pi_protocol::v1::{SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams};
+use pi_protocol::v1::{
+    DaemonStatus, DaemonStatusParams, SessionAttach, SessionAttachParams, SessionCreate,
+    SessionCreateParams, SettingsGet, SettingsGetParams,
+};
 use serde_json::json;
 
 use super::harness::{MODEL, World};
@@ -218,4 +221,68 @@ async fn a_workspace_write_sandbox_confines_bash_while_another_session_runs_free
         "{content}"
     );
     assert!(!outside.path().join("job.txt").exists());
+
+    // The file tools keep to the same roots, with the same note; the free session writes
+    // the same file at the same time.
+    let target = outside.path().join("by-write.txt");
+    let write = format!(
+        "call write {}",
+        json!({"path": target.display().to_string(), "content": "x"})
+    );
+    let (boxed_seen, free_seen) = tokio::join!(
+        run(&boxed_client, &mut boxed_events, &boxed, &write),
+        run(&free_client, &mut free_events, &free, &write),
+    );
+    let (_, content, is_error, _) = tool_results(&boxed_seen).remove(0);
+    assert!(is_error, "{content}");
+    let content: serde_json::Value = serde_json::from_str(&content).unwrap();
+    assert_eq!(
+        content[0]["text"],
+        format!(
+            "Cannot write {}: the sandbox does not let the agent write there.\n\n[Blocked by \
+             the sandbox: the sandbox (workspace-write) lets commands write only beneath {}, \
+             /tmp; the network is off. If the file must change, ask the user to change the \
+             `sandbox` setting.]",
+            target.canonicalize().unwrap_or(target.clone()).display(),
+            boxed_dir.display()
+        )
+    );
+    let (_, content, is_error, _) = tool_results(&free_seen).remove(0);
+    assert!(!is_error, "{content}");
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "x");
+
+    // The sandbox in force, as clients see it.
+    let boxed_settings = boxed_client
+        .call::<SettingsGet>(&SettingsGetParams {
+            cwd: Some(boxed_dir.display().to_string()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(boxed_settings.sandbox.mode, "workspace-write");
+    assert!(!boxed_settings.sandbox.network);
+    assert_eq!(
+        boxed_settings.sandbox.writable_roots[..2],
+        [boxed_dir.display().to_string(), "/tmp".to_owned()]
+    );
+    let enforcement = boxed_settings.sandbox.enforcement.unwrap_or_default();
+    assert!(enforcement.starts_with("landlock (ABI "), "{enforcement}");
+    let free_settings = free_client
+        .call::<SettingsGet>(&SettingsGetParams {
+            cwd: Some(free_dir.display().to_string()),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (
+            free_settings.sandbox.mode.as_str(),
+            free_settings.sandbox.enforcement
+        ),
+        ("off", None)
+    );
+    // The user's settings give no sandbox; the project tightened it.
+    let status = free_client
+        .call::<DaemonStatus>(&DaemonStatusParams {})
+        .await
+        .unwrap();
+    assert_eq!(status.sandbox.mode, "off");
 }
