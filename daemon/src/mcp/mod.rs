@@ -82,11 +82,26 @@ pub struct ToolInfo {
     pub input_schema: serde_json::Value,
 }
 
+/// A server as one session sees it: the name the session's definition gives it (its tools are
+/// `mcp__<name>__<tool>`) and the shared server. Two definitions of one command (`mcp.json`
+/// and an editor's, say) are two bindings of one server: one process, both names work.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// The definition's name for the server.
+    pub name: String,
+    /// How long a call may take (the definition's `timeout`).
+    pub timeout: Duration,
+    /// The shared server.
+    pub server: Arc<Server>,
+}
+
 /// What `mcp/list` shows of a server.
 #[derive(Clone, Debug)]
 pub struct ServerStatus {
-    /// The server's name.
+    /// The server's name (in the definition that started it).
     pub name: String,
+    /// Other names sessions give it (another definition of the same command).
+    pub aliases: Vec<String>,
     /// Its sharing key.
     pub key: String,
     /// `stdio` or `http`.
@@ -337,7 +352,8 @@ struct ServerState {
     tools: Vec<ToolInfo>,
     prompts: Vec<prompts::PromptInfo>,
     ready_at: Option<Instant>,
-    users: BTreeSet<String>,
+    // The sessions using it, each with the names its definitions give it.
+    users: BTreeMap<String, BTreeSet<String>>,
     last_error: Option<String>,
     failures: u32,
     failed_at: Option<Instant>,
@@ -367,9 +383,17 @@ impl Server {
 
     /// How long a call may take.
     pub fn call_timeout(&self) -> Duration {
-        self.definition
-            .timeout_ms
-            .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
+        call_timeout(&self.definition)
+    }
+
+    /// Whether `name` is its name or one a session gives it.
+    fn is_named(&self, name: &str) -> bool {
+        self.name() == name
+            || self
+                .state()
+                .users
+                .values()
+                .any(|names| names.contains(name))
     }
 
     /// Routes the server's progress notifications with `token` to `sink` while the guard
@@ -593,15 +617,15 @@ impl McpPool {
         Some(refused)
     }
 
-    /// The servers the session sees and may start, each now used by it and started if it
-    /// was not. Project servers not answered about yet are asked about; once approved, they
-    /// start and join the session's next run.
+    /// The servers the session sees and may start, each now used by it under its
+    /// definition's name and started if it was not. Project servers not answered about yet
+    /// are asked about; once approved, they start and join the session's next run.
     fn acquire(
         self: &Arc<Self>,
         session_id: &str,
         cwd: &Path,
         env: &BTreeMap<String, String>,
-    ) -> Vec<Arc<Server>> {
+    ) -> Vec<Binding> {
         let (mut definitions, _) = self.definitions(cwd, env);
         match self.refused(session_id, cwd) {
             Some(refused) => definitions.retain(|definition| !refused.contains(&definition.name)),
@@ -635,30 +659,58 @@ impl McpPool {
                 }
             }
         }
-        // Servers the session used before but no longer may (disabled since) are released.
+        // Each server is used by the session under exactly the names it has now; servers it
+        // used before but no longer may (disabled since) are released.
         let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
         for server in servers {
-            if !used.iter().any(|kept| Arc::ptr_eq(kept, &server)) {
+            let names: BTreeSet<String> = used
+                .iter()
+                .filter(|binding| Arc::ptr_eq(&binding.server, &server))
+                .map(|binding| binding.name.clone())
+                .collect();
+            if names.is_empty() {
                 self.release(&server, session_id);
+                continue;
+            }
+            let renamed = {
+                let mut state = server.state();
+                let before = state.users.insert(session_id.to_owned(), names.clone());
+                before.as_ref() != Some(&names)
+            };
+            if renamed {
+                self.changed();
             }
         }
         used
     }
 
-    /// `definition`'s server, now used by `session_id` and started if it was not.
+    /// `definition`'s server, now used by `session_id` under the definition's name and
+    /// started if it was not.
     fn use_server(
         self: &Arc<Self>,
         session_id: &str,
         definition: ServerDefinition,
         cwd: &Path,
         env: &BTreeMap<String, String>,
-    ) -> Arc<Server> {
+    ) -> Binding {
+        let name = definition.name.clone();
+        let timeout = call_timeout(&definition);
         let server = self.server(definition, cwd, env);
-        if server.state().users.insert(session_id.to_owned()) {
+        let added = server
+            .state()
+            .users
+            .entry(session_id.to_owned())
+            .or_default()
+            .insert(name.clone());
+        if added {
             self.changed();
         }
         self.ensure_started(&server);
-        server
+        Binding {
+            name,
+            timeout,
+            server,
+        }
     }
 
     /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
@@ -672,8 +724,8 @@ impl McpPool {
         let used = self.acquire(session_id, cwd, env);
         // The gate: one deadline for all of them.
         let deadline = tokio::time::Instant::now() + STARTUP_GATE;
-        for server in &used {
-            let mut phase = server.phase.subscribe();
+        for binding in &used {
+            let mut phase = binding.server.phase.subscribe();
             let _ =
                 tokio::time::timeout_at(deadline, phase.wait_for(|p| *p != Phase::Starting)).await;
         }
@@ -974,7 +1026,7 @@ impl McpPool {
         };
         let (was_user, unused, generation) = {
             let mut state = server.state();
-            let was_user = state.users.remove(session_id);
+            let was_user = state.users.remove(session_id).is_some();
             (
                 was_user,
                 was_user && state.users.is_empty(),
@@ -1065,7 +1117,7 @@ impl McpPool {
         let servers: Vec<Arc<Server>> = self
             .servers()
             .values()
-            .filter(|server| server.name() == name)
+            .filter(|server| server.is_named(name))
             .cloned()
             .collect();
         for server in &servers {
@@ -1090,8 +1142,16 @@ impl McpPool {
             .map(|server| {
                 let phase = *server.phase.borrow();
                 let state = server.state();
+                let aliases: BTreeSet<String> = state
+                    .users
+                    .values()
+                    .flatten()
+                    .filter(|name| **name != server.definition.name)
+                    .cloned()
+                    .collect();
                 ServerStatus {
                     name: server.definition.name.clone(),
+                    aliases: aliases.into_iter().collect(),
                     key: server.key.clone(),
                     transport: server.definition.transport_name(),
                     state: match phase {
@@ -1103,7 +1163,7 @@ impl McpPool {
                     pid: state.pid,
                     file: server.definition.file.clone(),
                     tools: state.tools.iter().map(|tool| tool.name.clone()).collect(),
-                    sessions: state.users.iter().cloned().collect(),
+                    sessions: state.users.keys().cloned().collect(),
                     last_error: state.last_error.clone(),
                     log_path: server.log_path.clone(),
                     starts: state.starts,
@@ -1121,6 +1181,13 @@ impl McpPool {
             .filter(|server| *server.phase.borrow() == Phase::Ready)
             .count()
     }
+}
+
+/// How long a call to `definition`'s server may take.
+fn call_timeout(definition: &ServerDefinition) -> Duration {
+    definition
+        .timeout_ms
+        .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
 }
 
 /// `url` without its user information and query (where tokens hide), for messages.

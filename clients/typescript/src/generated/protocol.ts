@@ -2055,6 +2055,12 @@ export interface McpDefinition {
  */
 export interface McpServerStatus {
   /**
+   * Other names sessions give the same server: another definition of the same command
+   * (an editor's ACP `mcpServers` repeating a `mcp.json` server, say). The tools are
+   * offered under each name; `mcp/restart` and `mcp/logs` take any of them.
+   */
+  aliases?: string[];
+  /**
    * The file that defines it.
    */
   file: string;

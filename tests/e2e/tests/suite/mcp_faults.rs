@@ -4,9 +4,12 @@
 //! a crashed server starts again by itself, one that keeps failing trips the circuit breaker,
 //! and the tool lists follow the server.
 
+use std::collections::BTreeSet;
+
 use pi_client::{Client, Notifications};
 use pi_protocol::v1::{
-    ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpRestart, McpRestartParams,
+    ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpLogs, McpLogsParams, McpRestart,
+    McpRestartParams, McpSessionServer, McpSetSessionServers, McpSetSessionServersParams,
     SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionEvent,
     SessionEventParams, SessionPrompt,
 };
@@ -622,4 +625,101 @@ async fn every_connection_hears_servers_change() {
             break;
         }
     }
+}
+
+/// An editor gives sessions the `mcp.json` server's command under another name (ACP
+/// `mcpServers` become `mcp/setSessionServers`): one process serves both names, and both
+/// names' tools work; a session given nothing sees only the file's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_names_for_one_command_share_one_process_and_both_work() {
+    let mcp_json = json!({"mcpServers": {"fault": fault_server(json!({}))}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let mut editors = Vec::new();
+    for _ in 0..2 {
+        let (client, events, id) = session(&world, &cwd).await;
+        let given = client
+            .call::<McpSetSessionServers>(&McpSetSessionServersParams {
+                session_id: id.clone(),
+                servers: vec![McpSessionServer {
+                    name: "again".to_owned(),
+                    command: Some(peers::python().display().to_string()),
+                    args: vec![peers::fault_server().display().to_string()],
+                    ..McpSessionServer::default()
+                }],
+            })
+            .await
+            .unwrap();
+        assert_eq!(given.servers, ["again"]);
+        editors.push((client, events, id));
+    }
+    let (plain, mut plain_events, plain_id) = session(&world, &cwd).await;
+    wait_for_server(&plain, "ready", ready).await;
+
+    let pid_of = |events: &[SessionEventParams]| -> String {
+        let results = tool_results(events);
+        assert_eq!(results.len(), 1, "{}", final_text(events));
+        assert!(!results[0].2, "{results:?}");
+        results[0].1.clone()
+    };
+    let runs = editors.iter_mut().map(|(client, events, id)| async move {
+        let by_file = run(client, events, id, "call mcp__fault__pid {}").await;
+        let by_editor = run(client, events, id, "call mcp__again__pid {}").await;
+        (by_file, by_editor)
+    });
+    let mut pids = BTreeSet::new();
+    for (by_file, by_editor) in futures_util::future::join_all(runs).await {
+        pids.insert(pid_of(&by_file));
+        pids.insert(pid_of(&by_editor));
+    }
+    let by_plain = run(
+        &plain,
+        &mut plain_events,
+        &plain_id,
+        "call mcp__fault__pid {}",
+    )
+    .await;
+    pids.insert(pid_of(&by_plain));
+    assert_eq!(pids.len(), 1, "one process answers every name: {pids:?}");
+    // The session given nothing has only the file's name.
+    let unknown = run(
+        &plain,
+        &mut plain_events,
+        &plain_id,
+        "call mcp__again__pid {}",
+    )
+    .await;
+    assert_eq!(
+        offered_mcp_tools(&unknown)
+            .iter()
+            .filter(|name| name.starts_with("mcp__again__"))
+            .count(),
+        0
+    );
+
+    let list = plain
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.servers.len(), 1, "{list:?}");
+    let server = &list.servers[0];
+    assert_eq!(server.name, "fault");
+    assert_eq!(server.aliases, ["again"]);
+    assert_eq!(server.starts, 1);
+    assert_eq!(server.sessions.len(), 3);
+    // `mcp/logs` and `mcp/restart` take the other name too.
+    let logs = plain
+        .call::<McpLogs>(&McpLogsParams {
+            name: "again".to_owned(),
+            lines: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(logs.logs.len(), 1);
+    assert_eq!(logs.logs[0].key, server.key);
 }
