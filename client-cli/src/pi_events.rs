@@ -146,7 +146,9 @@ impl PiEvents {
             | SessionEvent::EntryAdded { .. }
             | SessionEvent::LeafChanged { .. }
             | SessionEvent::SessionUpdated { .. }
-            | SessionEvent::SessionError { .. } => return None,
+            | SessionEvent::SessionError { .. }
+            | SessionEvent::ToolsWaitStart { .. }
+            | SessionEvent::ToolsWaitEnd { .. } => return None,
         };
         Some(value)
     }

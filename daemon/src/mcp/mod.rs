@@ -6,13 +6,18 @@
 //!   process tree dies with the daemon, also on SIGKILL.
 //! - `tool.rs`: a server's tool as a session's tool (`mcp__<server>__<tool>`).
 //!
+//! - `source.rs`: a run's MCP tools, asked before each model request (tools of servers that
+//!   became ready join the next turn), and the wait for servers never seen before.
+//!
 //! [`McpPool`] keys servers by [`ServerDefinition::key`]. A session's run asks for its tools
-//! ([`McpPool::tools_for`]): servers not running yet start, and the run waits for them at most
-//! [`STARTUP_GATE`]; a slower server's tools join a later run. A session uses a server from
-//! then until its actor stops ([`McpPool::session_closed`]); a server nobody uses stops after
-//! the linger. A server in use that exits (or fails to start) starts again after a backoff
-//! that doubles with each failure in a row; after [`MAX_FAILURES`] it waits [`COOLDOWN`] (or
-//! `mcp/restart`). A project server starts only while approved.
+//! ([`McpPool::run_tools`]): servers not running yet start, a starting server's cached tool
+//! list is offered at once (calls wait for the server), and the run's first request waits
+//! (at most `[mcp] first_start_wait_secs`) for a server that never listed its tools. A
+//! session uses a server from then until its actor stops ([`McpPool::session_closed`]); a
+//! server nobody uses stops after the linger. A server in use that exits (or fails to start)
+//! starts again after a backoff that doubles with each failure in a row; after
+//! [`MAX_FAILURES`] it waits [`COOLDOWN`] (or `mcp/restart`). A project server starts only
+//! while approved.
 //!
 //! Invariants: at most one connection per key; calls from every session go over it
 //! concurrently (rmcp multiplexes them); a stopped server's process group is killed while its
@@ -23,6 +28,7 @@
 pub mod config;
 pub mod guard;
 pub mod prompts;
+pub mod source;
 pub mod tool;
 pub mod trust;
 
@@ -31,7 +37,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use pi_agent::Tool;
 use pi_tools::Artifacts;
 use rmcp::service::{
     Peer, RoleClient, RunningService, RunningServiceCancellationToken, ServiceExt as _,
@@ -41,8 +46,6 @@ use tokio::sync::watch;
 
 pub use config::{ServerDefinition, Transport};
 
-/// How long a run waits for servers that are starting.
-pub const STARTUP_GATE: Duration = Duration::from_millis(250);
 /// How long starting a server (process, handshake, tool list) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Failures in a row after which a server waits [`COOLDOWN`] before the next start.
@@ -232,7 +235,10 @@ impl rmcp::ClientHandler for Handler {
                 if let Some(cache) = &self.cache {
                     cache.put(&server.key, &tools).await;
                 }
-                server.state().tools = tools;
+                let mut state = server.state();
+                state.tools = tools;
+                state.listed = true;
+                drop(state);
                 if let Some(changes) = &self.changes {
                     changes.send_modify(|count| *count += 1);
                 }
@@ -352,6 +358,11 @@ struct ServerState {
     tools: Vec<ToolInfo>,
     prompts: Vec<prompts::PromptInfo>,
     ready_at: Option<Instant>,
+    // Its tool list is known (listed by it, now or before: the cache had it). Runs wait for a
+    // starting server whose list is not known, until `awaited_until`.
+    listed: bool,
+    // Set at its first start while its list is not known: the end of runs' wait for it.
+    awaited_until: Option<Instant>,
     // The sessions using it, each with the names its definitions give it.
     users: BTreeMap<String, BTreeSet<String>>,
     last_error: Option<String>,
@@ -438,6 +449,8 @@ pub struct McpPool {
     pi_agent_dir: PathBuf,
     log_dir: PathBuf,
     linger: Duration,
+    // How long runs wait for a server that never listed its tools, from its first start.
+    first_start_wait: Duration,
     // Starts servers so that they die with the daemon.
     children: Arc<crate::children::Children>,
     artifacts: Artifacts,
@@ -460,12 +473,13 @@ pub struct McpPool {
 
 impl McpPool {
     /// A pool reading definitions from `config_dir` and `pi_agent_dir`, logging servers'
-    /// stderr into `log_dir`, stopping unused servers after `linger`.
+    /// stderr into `log_dir`, timed by `config` (`[mcp]`: the linger of unused servers, the
+    /// wait for new ones).
     pub fn new(
         config_dir: PathBuf,
         pi_agent_dir: PathBuf,
         log_dir: PathBuf,
-        linger: Duration,
+        config: &crate::config::McpConfig,
         artifacts: Artifacts,
         children: Arc<crate::children::Children>,
     ) -> McpPool {
@@ -474,7 +488,8 @@ impl McpPool {
             config_dir,
             pi_agent_dir,
             log_dir,
-            linger,
+            linger: Duration::from_secs(config.linger_secs),
+            first_start_wait: Duration::from_secs(config.first_start_wait_secs),
             children,
             artifacts,
             trust: Arc::default(),
@@ -713,25 +728,6 @@ impl McpPool {
         }
     }
 
-    /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
-    /// servers that are not running and waiting for them at most [`STARTUP_GATE`].
-    pub async fn tools_for(
-        self: &Arc<Self>,
-        session_id: &str,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-    ) -> Vec<Arc<dyn Tool>> {
-        let used = self.acquire(session_id, cwd, env);
-        // The gate: one deadline for all of them.
-        let deadline = tokio::time::Instant::now() + STARTUP_GATE;
-        for binding in &used {
-            let mut phase = binding.server.phase.subscribe();
-            let _ =
-                tokio::time::timeout_at(deadline, phase.wait_for(|p| *p != Phase::Starting)).await;
-        }
-        tool::session_tools(&used, &self.artifacts, session_id)
-    }
-
     fn server(
         &self,
         definition: ServerDefinition,
@@ -748,6 +744,7 @@ impl McpPool {
                     .join(format!("mcp-{}-{key}.log", definition.name));
                 let cached = self.cache.get(&key);
                 let state = ServerState {
+                    listed: cached.is_some(),
                     tools: cached.unwrap_or_default(),
                     ..ServerState::default()
                 };
@@ -787,6 +784,9 @@ impl McpPool {
             }
             state.generation += 1;
             state.starts += 1;
+            if !state.listed && state.awaited_until.is_none() {
+                state.awaited_until = Some(Instant::now() + self.first_start_wait);
+            }
             self.set_phase(server, Phase::Starting);
             state.generation
         };
@@ -821,6 +821,7 @@ impl McpPool {
                             state.stop = Some(running.cancellation_token());
                             state.pid = pid;
                             state.tools = tools.clone();
+                            state.listed = true;
                             state.prompts = prompts;
                             state.ready_at = Some(Instant::now());
                             state.last_error = None;
@@ -1126,6 +1127,8 @@ impl McpPool {
                 let mut state = server.state();
                 state.failures = 0;
                 state.failed_at = None;
+                // Runs wait for it again, as for a new server, if it never listed its tools.
+                state.awaited_until = None;
             }
             if !server.state().users.is_empty() {
                 self.ensure_started(server);

@@ -196,7 +196,7 @@ impl McpPool {
     }
 
     /// The servers session `session_id` uses, under each name it gives them.
-    fn servers_of(&self, session_id: &str) -> Vec<(String, Arc<Server>)> {
+    pub(super) fn servers_of(&self, session_id: &str) -> Vec<(String, Arc<Server>)> {
         let mut named = Vec::new();
         for server in self.servers().values() {
             let names = server

@@ -991,6 +991,29 @@ export type SessionEvent =
     }
   | {
       /**
+       * The servers waited for, by the session's names for them.
+       */
+      sources: string[];
+      /**
+       * The longest the wait lasts, in milliseconds.
+       */
+      timeoutMs: number;
+      type: "tools_wait_start";
+    }
+  | {
+      /**
+       * The run was aborted during the wait.
+       */
+      aborted: boolean;
+      /**
+       * The servers still not ready (failed, or slower than the wait): their tools join a
+       * later turn once they are.
+       */
+      notReady: string[];
+      type: "tools_wait_end";
+    }
+  | {
+      /**
        * What happened.
        */
       message: string;
@@ -3108,6 +3131,29 @@ export interface SessionEventParams {
          */
         success: boolean;
         type: "auto_retry_end";
+      }
+    | {
+        /**
+         * The servers waited for, by the session's names for them.
+         */
+        sources: string[];
+        /**
+         * The longest the wait lasts, in milliseconds.
+         */
+        timeoutMs: number;
+        type: "tools_wait_start";
+      }
+    | {
+        /**
+         * The run was aborted during the wait.
+         */
+        aborted: boolean;
+        /**
+         * The servers still not ready (failed, or slower than the wait): their tools join a
+         * later turn once they are.
+         */
+        notReady: string[];
+        type: "tools_wait_end";
       }
     | {
         /**

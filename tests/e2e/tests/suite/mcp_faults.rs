@@ -370,9 +370,8 @@ async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
     // Killed: the cache was written before the server showed as ready.
     world.daemon.kill9().await;
     world.daemon.restart().await;
-    // The new daemon has not started the server (Python takes longer than the 250 ms gate
-    // to load the SDK), yet the first run offers its tools from the cache, and the call
-    // waits for the server.
+    // The new daemon starts the server with the session, and the first run offers its tools
+    // from the cache at once (it was seen: no wait), and the call waits for the server.
     let (client, mut events, id) = session(&world, &cwd).await;
     let echoed = run(
         &client,
@@ -385,6 +384,12 @@ async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
     assert_eq!(results.len(), 1, "{}", final_text(&echoed));
     assert!(!results[0].2, "{results:?}");
     assert!(results[0].1.contains("from the cache"), "{results:?}");
+    assert!(
+        !echoed
+            .iter()
+            .any(|event| matches!(event.event, SessionEvent::ToolsWaitStart { .. })),
+        "a server seen before is not waited for"
+    );
 }
 
 /// The MCP tools the model was offered, from its "NO TOOL" answer.
