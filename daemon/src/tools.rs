@@ -294,6 +294,13 @@ impl ToolFactory for BuiltinTools {
         }))
     }
 
+    fn source_tool_names(&self, session_id: &str) -> Vec<String> {
+        self.mcp
+            .as_ref()
+            .map(|pool| pool.tool_names(session_id))
+            .unwrap_or_default()
+    }
+
     fn warm_up(&self, environment: &ToolEnvironment) {
         if let Some(pool) = &self.mcp {
             pool.warm_up(&environment.session_id, &environment.cwd, &environment.env);

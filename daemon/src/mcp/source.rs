@@ -42,6 +42,24 @@ impl McpPool {
             session_id: session_id.to_owned(),
         }
     }
+
+    /// The names of the MCP tools session `session_id`'s runs offer now, from the servers
+    /// it uses (from its creation or its first run in this daemon on).
+    pub fn tool_names(&self, session_id: &str) -> Vec<String> {
+        let bindings: Vec<Binding> = self
+            .servers_of(session_id)
+            .into_iter()
+            .map(|(name, server)| Binding {
+                name,
+                timeout: server.call_timeout(),
+                server,
+            })
+            .collect();
+        super::tool::session_tools(&bindings, &self.artifacts, session_id)
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    }
 }
 
 impl ToolSource for RunTools {

@@ -89,6 +89,10 @@ pub trait ToolFactory: Send + Sync {
     fn tool_source(&self, _environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {
         None
     }
+    /// The names of the tools a run's `tool_source` would give session `session_id` now.
+    fn source_tool_names(&self, _session_id: &str) -> Vec<String> {
+        Vec::new()
+    }
     /// A session was created: start what its runs' `tool_source` will need, in the
     /// background.
     fn warm_up(&self, _environment: &ToolEnvironment) {}

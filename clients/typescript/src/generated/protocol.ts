@@ -4413,6 +4413,12 @@ export interface SessionGetResponse {
    */
   commands?: SlashCommand[];
   info: SessionInfo4;
+  /**
+   * The MCP servers' tools its runs offer now (`mcp__<server>__<tool>`), from the servers
+   * the session uses — from its creation, or in a session loaded again from its next run
+   * on. A server starting for the first time joins when it has listed its tools.
+   */
+  mcpTools?: string[];
   queue: QueueState2;
   /**
    * Problems found in the session's settings files, context files, skills and prompt
@@ -4425,7 +4431,8 @@ export interface SessionGetResponse {
    */
   systemPrompt?: string | null;
   /**
-   * Active tool names.
+   * The session's own tools (the built-in ones `session/create` named, or the defaults).
+   * Its runs also offer `mcpTools`; where a name is in both, the own tool is the one.
    */
   tools: string[];
 }

@@ -11,7 +11,7 @@ use pi_protocol::v1::{
     ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpLogs, McpLogsParams, McpRestart,
     McpRestartParams, McpSessionServer, McpSetSessionServers, McpSetSessionServersParams,
     SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionEvent,
-    SessionEventParams, SessionPrompt,
+    SessionEventParams, SessionGet, SessionIdParams, SessionPrompt,
 };
 use pi_test_support::events::run_events;
 use pi_test_support::model_server::{RecordedRequest, Turn};
@@ -699,13 +699,34 @@ async fn two_names_for_one_command_share_one_process_and_both_work() {
         "call mcp__again__pid {}",
     )
     .await;
+    let offered = offered_mcp_tools(&unknown);
     assert_eq!(
-        offered_mcp_tools(&unknown)
+        offered
             .iter()
             .filter(|name| name.starts_with("mcp__again__"))
             .count(),
         0
     );
+    // `session/get` lists the MCP tools runs offer, apart from the session's own.
+    let mcp_tools = |client: &Client, id: &str| {
+        let client = client.clone();
+        let id = id.to_owned();
+        async move {
+            let got = client
+                .call::<SessionGet>(&SessionIdParams { session_id: id })
+                .await
+                .unwrap();
+            assert!(got.tools.iter().all(|name| !name.starts_with("mcp__")));
+            let mut names = got.mcp_tools;
+            names.sort();
+            names
+        }
+    };
+    assert_eq!(mcp_tools(&plain, &plain_id).await, offered);
+    let editor = mcp_tools(&editors[0].0, &editors[0].2).await;
+    assert_eq!(editor.len(), 2 * offered.len(), "{editor:?}");
+    assert!(editor.contains(&"mcp__again__pid".to_owned()));
+    assert!(editor.contains(&"mcp__fault__pid".to_owned()));
 
     let list = plain
         .call::<McpList>(&McpListParams::default())
