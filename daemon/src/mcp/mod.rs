@@ -515,6 +515,7 @@ impl McpPool {
     ) -> (Vec<ServerDefinition>, Vec<crate::coding::Diagnostic>) {
         config::load(
             &config::files(&self.config_dir, &self.pi_agent_dir, cwd),
+            cwd,
             env,
         )
     }
