@@ -13,7 +13,8 @@ use pi_daemon::kernels::{KernelLimits, KernelPool};
 use pi_daemon::session::{ToolEnvironment, ToolFactory as _};
 use pi_daemon::tools::BuiltinTools;
 
-const BEGIN: &str = "<!-- generated: daemon tool definitions (daemon/tests/suite/tool_docs.rs) -->\n";
+const BEGIN: &str =
+    "<!-- generated: daemon tool definitions (daemon/tests/suite/tool_docs.rs) -->\n";
 const END: &str = "<!-- end of generated daemon tool definitions -->\n";
 
 #[tokio::test]

@@ -2,15 +2,17 @@
 //! daemon: no cached tool list), on the real `pid` with the fault server held at start by a
 //! gate file the test opens: a session's first request waits for them (`tools_wait_start` /
 //! `tools_wait_end`) and offers their tools; one slower than `[mcp] first_start_wait_secs`
-//! is reported not ready, and its tools join the run's next turn once it is.
+//! is reported not ready, and its tools join the run's next turn once it is. The outside
+//! probe's servers from PyPI serve the first prompt in new directories.
 
 use pi_protocol::v1::{McpList, McpListParams, SessionEvent, SessionEventParams, SessionPrompt};
 use pi_test_support::events::{events_until, run_events};
 use pi_test_support::model_server::{RecordedRequest, Turn};
+use pi_test_support::peers;
 use serde_json::json;
 
 use super::harness::{World, prompt};
-use super::mcp_faults::{caller, fault_server, final_text, session, tool_results};
+use super::mcp_faults::{caller, fault_server, final_text, run, session, tool_results};
 
 /// The run's `tools_wait_*` events, as (kind, servers).
 fn waits(events: &[SessionEventParams]) -> Vec<(&'static str, Vec<String>)> {
@@ -222,4 +224,82 @@ async fn a_server_slower_than_the_wait_joins_the_runs_next_turn() {
         .collect();
     assert_eq!(with_slow.iter().filter(|offered| !**offered).count(), 2);
     assert_eq!(with_slow.iter().filter(|offered| **offered).count(), 4);
+}
+
+/// The outside probe's case with its servers from PyPI (`mcp-server-git`, `mcp-server-time`:
+/// a second or two to start): on a fresh daemon, sessions in two new git repositories call
+/// both servers' tools from their first prompt. `git` runs per directory; `time`, with an
+/// absolute `cwd`, is one server for both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pypi_git_and_time_servers_serve_the_first_prompt_in_new_directories() {
+    let mcp_json = json!({"mcpServers": {
+        "git": {"command": peers::pypi_server("mcp-server-git").display().to_string()},
+        "time": {
+            "command": peers::pypi_server("mcp-server-time").display().to_string(),
+            "args": ["--local-timezone", "UTC"],
+            "cwd": "/",
+        },
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/mcp.json", mcp_json.to_string()),
+            ("one/README.md", "one\n".to_owned()),
+            ("two/README.md", "two\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let mut sessions = Vec::new();
+    for dir in ["one", "two"] {
+        let dir = home.join(dir);
+        let init = std::process::Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&dir)
+            .status()
+            .expect("git runs");
+        assert!(init.success());
+        let (client, events, id) = session(&world, &dir.display().to_string()).await;
+        sessions.push((client, events, id, dir));
+    }
+    let runs = sessions
+        .iter_mut()
+        .map(|(client, events, id, dir)| async move {
+            let status = format!(
+                "call mcp__git__git_status {}",
+                json!({"repo_path": dir.display().to_string()})
+            );
+            let git = run(client, events, id, &status).await;
+            let time = run(
+                client,
+                events,
+                id,
+                r#"call mcp__time__get_current_time {"timezone": "UTC"}"#,
+            )
+            .await;
+            (git, time)
+        });
+    for (git, time) in futures_util::future::join_all(runs).await {
+        let results = tool_results(&git);
+        assert_eq!(results.len(), 1, "{}", final_text(&git));
+        assert!(!results[0].2, "{results:?}");
+        assert!(results[0].1.contains("README.md"), "{results:?}");
+        let results = tool_results(&time);
+        assert_eq!(results.len(), 1, "{}", final_text(&time));
+        assert!(!results[0].2, "{results:?}");
+        assert!(results[0].1.contains("UTC"), "{results:?}");
+    }
+    let list = sessions[0]
+        .0
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    let count = |name: &str| {
+        list.servers
+            .iter()
+            .filter(|server| server.name == name)
+            .count()
+    };
+    assert_eq!((count("git"), count("time")), (2, 1), "{list:?}");
 }
