@@ -276,8 +276,8 @@ async fn run_prompt(
                 }
                 // A person watching learns why the first answer takes a while.
                 if !json_output
-                    && std::io::stderr().is_terminal()
                     && let Some(notice) = output::tools_wait_notice(&event.event)
+                    && std::io::stderr().is_terminal()
                 {
                     output::eprint_line(&notice);
                 }

@@ -397,16 +397,6 @@ impl Server {
         call_timeout(&self.definition)
     }
 
-    /// Whether `name` is its name or one a session gives it.
-    fn is_named(&self, name: &str) -> bool {
-        self.name() == name
-            || self
-                .state()
-                .users
-                .values()
-                .any(|names| names.contains(name))
-    }
-
     /// Routes the server's progress notifications with `token` to `sink` while the guard
     /// lives.
     pub fn route_progress(&self, token: String, sink: pi_agent::ProgressSink) -> ProgressRoute {
@@ -1119,7 +1109,15 @@ impl McpPool {
         let servers: Vec<Arc<Server>> = self
             .servers()
             .values()
-            .filter(|server| server.is_named(name))
+            // Its name, or one a session gives it.
+            .filter(|server| {
+                server.name() == name
+                    || server
+                        .state()
+                        .users
+                        .values()
+                        .any(|names| names.contains(name))
+            })
             .cloned()
             .collect();
         for server in &servers {

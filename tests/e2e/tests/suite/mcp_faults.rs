@@ -748,4 +748,15 @@ async fn two_names_for_one_command_share_one_process_and_both_work() {
         .unwrap();
     assert_eq!(logs.logs.len(), 1);
     assert_eq!(logs.logs[0].key, server.key);
+    let restarted = plain
+        .call::<McpRestart>(&McpRestartParams {
+            name: "again".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(restarted.restarted, 1);
+    wait_for_server(&plain, "started again", |server| {
+        server.starts == 2 && server.state == "ready"
+    })
+    .await;
 }
