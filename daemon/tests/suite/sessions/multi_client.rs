@@ -268,14 +268,7 @@ async fn after_an_unload_only_durable_events_are_replayed() {
         .unwrap();
     let seen = run_events(&mut events, &session.id).await;
     client.close().await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while daemon.state.sessions.loaded_count() > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session never unloaded"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    daemon.wait_until_unloaded().await;
     let (client, _events) = daemon.client().await;
     let attached = client
         .call::<SessionAttach>(&attach(&session.id, Some(0)))
@@ -400,14 +393,7 @@ async fn a_too_old_cursor_needs_a_resync() {
     run_events(&mut events, &session.id).await;
     // Unloaded, the session replays from the store alone, where more than 2 events wait.
     client.close().await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while daemon.state.sessions.loaded_count() > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session never unloaded"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    daemon.wait_until_unloaded().await;
     let (client, _events) = daemon.client().await;
     let error = client
         .call::<SessionAttach>(&attach(&session.id, Some(0)))

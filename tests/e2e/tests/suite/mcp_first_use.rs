@@ -29,6 +29,13 @@ fn waits(events: &[SessionEventParams]) -> Vec<(&'static str, Vec<String>)> {
         .collect()
 }
 
+/// A `mcp.json` with server `slow`: the fault server, held at start until `gate` exists.
+fn slow_server(gate: &std::path::Path) -> serde_json::Value {
+    json!({"mcpServers": {
+        "slow": fault_server(json!({"FAULT_SERVER_START_GATE": gate.display().to_string()})),
+    }})
+}
+
 /// The tool names a recorded request offered.
 fn offered(request: &RecordedRequest) -> Vec<String> {
     request.body["tools"]
@@ -43,9 +50,7 @@ fn offered(request: &RecordedRequest) -> Vec<String> {
 async fn a_first_run_waits_for_servers_never_seen_and_offers_their_tools() {
     let gate_dir = tempfile::tempdir().unwrap();
     let gate = gate_dir.path().join("open");
-    let mcp_json = json!({"mcpServers": {
-        "slow": fault_server(json!({"FAULT_SERVER_START_GATE": gate.display().to_string()})),
-    }});
+    let mcp_json = slow_server(&gate);
     let world = World::start_with(
         "anthropic-messages",
         &[
@@ -168,9 +173,7 @@ fn gate_opener(gate: String, servers: usize) -> impl Fn(&RecordedRequest) -> Res
 async fn a_server_slower_than_the_wait_joins_the_runs_next_turn() {
     let gate_dir = tempfile::tempdir().unwrap();
     let gate = gate_dir.path().join("open");
-    let mcp_json = json!({"mcpServers": {
-        "slow": fault_server(json!({"FAULT_SERVER_START_GATE": gate.display().to_string()})),
-    }});
+    let mcp_json = slow_server(&gate);
     let world = World::start_with_config(
         "anthropic-messages",
         "[mcp]\nfirst_start_wait_secs = 1\n",
