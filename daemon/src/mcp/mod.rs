@@ -5,7 +5,6 @@
 //! - `guard.rs`: the process between the daemon and a stdio server, so the server's whole
 //!   process tree dies with the daemon, also on SIGKILL.
 //! - `tool.rs`: a server's tool as a session's tool (`mcp__<server>__<tool>`).
-//!
 //! - `source.rs`: a run's MCP tools, asked before each model request (tools of servers that
 //!   became ready join the next turn), and the wait for servers never seen before.
 //!
