@@ -11,8 +11,11 @@
 //!   blocks) become one daemon prompt; the response waits for the run's `agent_end`.
 //!   `session/cancel` aborts the run (`stopReason: cancelled`).
 //! - Events: text and thinking deltas → message and thought chunks; tool starts → `tool_call`
-//!   (kind, title, locations, raw input); tool ends → `tool_call_update` (text, and for `edit`
-//!   and `write` a diff of the whole file, read before and after).
+//!   (kind, title, locations, raw input); tool ends → `tool_call_update` (text, and a diff of
+//!   the whole file: for `write`, the text it wrote against the before-image the tool reports
+//!   — none for a new file, no diff for a previous file past the tool's bound —; for `edit`,
+//!   the file read at the call's start and at its end, left out when the two are equal, which
+//!   is what a start read that came after the edit looks like).
 //! - Modes are the daemon's approval modes (`session/set_mode` → `session/setPolicy`).
 //! - Questions (`ui/request`: approvals, selections, confirmations) → `session/request_permission`;
 //!   the editor's choice goes back with `ui/respond` (another client may answer first).
@@ -73,10 +76,26 @@ struct SessionState {
     // The run's end: bumped at each `agent_end`.
     ended: Option<watch::Sender<u64>>,
     cancelled: bool,
-    // File contents before a running `edit`/`write`, by tool call id.
-    before: HashMap<String, (PathBuf, Option<String>)>,
+    // The file a running `edit`/`write` changes, by tool call id.
+    changing: HashMap<String, Change>,
     // The tool call running now (what a question is about).
     current_call: Option<(String, String)>,
+}
+
+/// A file a running tool call changes, for its diff.
+#[derive(Debug)]
+struct Change {
+    path: PathBuf,
+    what: ChangeKind,
+}
+
+#[derive(Debug)]
+enum ChangeKind {
+    /// `write`: the text it writes (its `content` argument); the result's details say what
+    /// the file was.
+    Write { text: String },
+    /// `edit`: the file when the call's start arrived (it may have been edited already).
+    Edit { before: Option<String> },
 }
 
 struct Bridge {
@@ -582,6 +601,27 @@ fn resolve(cwd: &Path, path: &str) -> PathBuf {
     }
 }
 
+/// The (old, new) texts of a finished call's diff (`None` old: a new file); `None` when no
+/// honest diff can be made.
+fn diff_texts(what: ChangeKind, path: &Path, result: &Value) -> Option<(Option<String>, String)> {
+    match what {
+        ChangeKind::Write { text } => {
+            let details = &result["details"];
+            if details["created"] == true {
+                return Some((None, text));
+            }
+            // Past the tool's bound (or not UTF-8) the before-image is unknown.
+            let previous = details["previousText"].as_str()?;
+            Some((Some(previous.to_owned()), text))
+        }
+        ChangeKind::Edit { before } => {
+            let after = std::fs::read_to_string(path).ok()?;
+            // Equal texts: the start was read after the edit (or nothing changed).
+            (before.as_deref() != Some(after.as_str())).then_some((before, after))
+        }
+    }
+}
+
 fn on_event(bridge: &Arc<Bridge>, params: &Value) {
     let Some(session_id) = params["sessionId"].as_str() else {
         return;
@@ -611,11 +651,23 @@ fn on_event(bridge: &Arc<Bridge>, params: &Value) {
             let args = &event["args"];
             let location = args["path"].as_str().map(|path| resolve(&cwd, path));
             if let Some(state) = bridge.sessions().get_mut(session_id) {
-                if matches!(tool.as_str(), "edit" | "write")
-                    && let Some(path) = &location
-                {
-                    let old = std::fs::read_to_string(path).ok();
-                    state.before.insert(id.clone(), (path.clone(), old));
+                let what = match (tool.as_str(), &location) {
+                    ("write", Some(_)) => args["content"].as_str().map(|text| ChangeKind::Write {
+                        text: text.to_owned(),
+                    }),
+                    ("edit", Some(path)) => Some(ChangeKind::Edit {
+                        before: std::fs::read_to_string(path).ok(),
+                    }),
+                    _ => None,
+                };
+                if let (Some(what), Some(path)) = (what, &location) {
+                    state.changing.insert(
+                        id.clone(),
+                        Change {
+                            path: path.clone(),
+                            what,
+                        },
+                    );
                 }
                 state.current_call = Some((id.clone(), title(&tool, args)));
             }
@@ -635,16 +687,18 @@ fn on_event(bridge: &Arc<Bridge>, params: &Value) {
         "tool_execution_end" => {
             let id = event["toolCallId"].as_str().unwrap_or_default().to_owned();
             let failed = event["isError"].as_bool().unwrap_or(false);
-            let before = bridge
+            let change = bridge
                 .sessions()
                 .get_mut(session_id)
-                .and_then(|state| state.before.remove(&id));
+                .and_then(|state| state.changing.remove(&id));
             let mut content = Vec::new();
-            if let Some((path, old)) = before
+            if let Some(change) = change
                 && !failed
-                && let Ok(new) = std::fs::read_to_string(&path)
+                && let Some((old, new)) = diff_texts(change.what, &change.path, &event["result"])
             {
-                content.push(json!({"type": "diff", "path": path, "oldText": old, "newText": new}));
+                content.push(
+                    json!({"type": "diff", "path": change.path, "oldText": old, "newText": new}),
+                );
             }
             let text: String = event["result"]["content"]
                 .as_array()
@@ -853,5 +907,52 @@ fn replay_entry(bridge: &Bridge, session_id: &str, entry: &Value) {
             );
         }
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> ChangeKind {
+        ChangeKind::Write {
+            text: text.to_owned(),
+        }
+    }
+
+    #[test]
+    fn a_diff_comes_from_what_the_tool_saw_or_is_left_out() {
+        let nowhere = Path::new("/nonexistent/file.txt");
+        // `write`: the tool's before-image.
+        let created = json!({"details": {"created": true}});
+        assert_eq!(
+            diff_texts(write("new\n"), nowhere, &created),
+            Some((None, "new\n".to_owned()))
+        );
+        let replaced =
+            json!({"details": {"created": false, "previousBytes": 4, "previousText": "old\n"}});
+        assert_eq!(
+            diff_texts(write("new\n"), nowhere, &replaced),
+            Some((Some("old\n".to_owned()), "new\n".to_owned()))
+        );
+        // Past the tool's bound: no before-image, no diff.
+        let big = json!({"details": {"created": false, "previousBytes": 60000}});
+        assert_eq!(diff_texts(write("new\n"), nowhere, &big), None);
+
+        // `edit`: the start read, unless it already saw the edited file.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.txt");
+        std::fs::write(&path, "after\n").unwrap();
+        let edited = ChangeKind::Edit {
+            before: Some("before\n".to_owned()),
+        };
+        assert_eq!(
+            diff_texts(edited, &path, &Value::Null),
+            Some((Some("before\n".to_owned()), "after\n".to_owned()))
+        );
+        let too_late = ChangeKind::Edit {
+            before: Some("after\n".to_owned()),
+        };
+        assert_eq!(diff_texts(too_late, &path, &Value::Null), None);
     }
 }

@@ -211,9 +211,81 @@ pub fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
+/// The sentence for a run's wait for new MCP servers (`tools_wait_start` / `tools_wait_end`),
+/// `None` for other events and for a wait that ended well.
+pub fn tools_wait_notice(event: &pi_protocol::v1::SessionEvent) -> Option<String> {
+    use pi_protocol::v1::SessionEvent;
+    let servers = |names: &[String]| {
+        format!(
+            "MCP {} {}",
+            if names.len() == 1 {
+                "server"
+            } else {
+                "servers"
+            },
+            names.join(", ")
+        )
+    };
+    match event {
+        SessionEvent::ToolsWaitStart {
+            sources,
+            timeout_ms,
+        } => Some(format!(
+            "Waiting for {} to start (at most {} s).",
+            servers(sources),
+            timeout_ms.div_ceil(1000)
+        )),
+        SessionEvent::ToolsWaitEnd {
+            not_ready,
+            aborted: false,
+        } if !not_ready.is_empty() => Some(format!(
+            "{} not ready; the model goes without {} tools until {} ready.",
+            servers(not_ready),
+            if not_ready.len() == 1 { "its" } else { "their" },
+            if not_ready.len() == 1 {
+                "it is"
+            } else {
+                "they are"
+            },
+        )),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_wait_for_new_mcp_servers_is_told_in_sentences() {
+        use pi_protocol::v1::SessionEvent;
+        let start = SessionEvent::ToolsWaitStart {
+            sources: vec!["git".to_owned(), "time".to_owned()],
+            timeout_ms: 29_500,
+        };
+        assert_eq!(
+            tools_wait_notice(&start).as_deref(),
+            Some("Waiting for MCP servers git, time to start (at most 30 s).")
+        );
+        let late = SessionEvent::ToolsWaitEnd {
+            not_ready: vec!["time".to_owned()],
+            aborted: false,
+        };
+        assert_eq!(
+            tools_wait_notice(&late).as_deref(),
+            Some("MCP server time not ready; the model goes without its tools until it is ready.")
+        );
+        let fine = SessionEvent::ToolsWaitEnd {
+            not_ready: Vec::new(),
+            aborted: false,
+        };
+        assert_eq!(tools_wait_notice(&fine), None);
+        let aborted = SessionEvent::ToolsWaitEnd {
+            not_ready: vec!["time".to_owned()],
+            aborted: true,
+        };
+        assert_eq!(tools_wait_notice(&aborted), None);
+    }
 
     #[test]
     fn times_round_trip_through_dates() {

@@ -14,8 +14,9 @@
 //!
 //! Daemon-only events (`queue_update`, `entry_added`, `leaf_changed`, `session_updated`,
 //! `session_error`) have no pi counterpart and convert to nothing; daemon-only fields
-//! (`entryId`, the `id`/`toolName` of `toolcall_start`, the `arguments` of `toolcall_delta`)
-//! are left out, so each line validates against pi's event schema.
+//! (`entryId`, the `id`/`toolName` of `toolcall_start`, the `arguments` of `toolcall_delta`,
+//! the `details` of a successful `write`: what the file was, for editors' diffs) are left out,
+//! so each line validates against pi's event schema.
 
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -96,7 +97,10 @@ impl PiEvents {
             } => self.message_update(assistant_message_event),
             SessionEvent::MessageEnd { message, .. } => {
                 self.partial = None;
-                let message = serde_json::to_value(message).unwrap_or(Value::Null);
+                let message = match message {
+                    AgentMessage::ToolResult(result) => tool_result_json(result),
+                    other => serde_json::to_value(other).unwrap_or(Value::Null),
+                };
                 self.run_messages.push(message.clone());
                 json!({"type": "message_end", "message": message})
             }
@@ -127,13 +131,19 @@ impl PiEvents {
                 tool_name,
                 result,
                 is_error,
-            } => json!({
-                "type": "tool_execution_end",
-                "toolCallId": tool_call_id,
-                "toolName": tool_name,
-                "result": result,
-                "isError": is_error,
-            }),
+            } => {
+                let mut result = serde_json::to_value(result).unwrap_or(Value::Null);
+                if tool_name == "write" && !is_error {
+                    drop_details(&mut result);
+                }
+                json!({
+                    "type": "tool_execution_end",
+                    "toolCallId": tool_call_id,
+                    "toolName": tool_name,
+                    "result": result,
+                    "isError": is_error,
+                })
+            }
             // Same shapes as pi's (0.73: `compaction_start|end` with `reason`, including
             // `manual`; `auto_retry_start|end`).
             SessionEvent::AutoRetryStart { .. }
@@ -146,7 +156,9 @@ impl PiEvents {
             | SessionEvent::EntryAdded { .. }
             | SessionEvent::LeafChanged { .. }
             | SessionEvent::SessionUpdated { .. }
-            | SessionEvent::SessionError { .. } => return None,
+            | SessionEvent::SessionError { .. }
+            | SessionEvent::ToolsWaitStart { .. }
+            | SessionEvent::ToolsWaitEnd { .. } => return None,
         };
         Some(value)
     }
@@ -303,15 +315,24 @@ pub fn assistant_json(message: &AssistantMessage) -> Value {
 
 /// Tool result messages with their `role`.
 fn tool_results_json(results: &[pi_protocol::v1::message::ToolResultMessage]) -> Value {
-    Value::Array(
-        results
-            .iter()
-            .map(|result| {
-                serde_json::to_value(AgentMessage::ToolResult(result.clone()))
-                    .unwrap_or(Value::Null)
-            })
-            .collect(),
-    )
+    Value::Array(results.iter().map(tool_result_json).collect())
+}
+
+/// A tool result message with its `role`, as pi writes it: a successful `write` without the
+/// daemon's details (pi's has none).
+fn tool_result_json(result: &pi_protocol::v1::message::ToolResultMessage) -> Value {
+    let mut value =
+        serde_json::to_value(AgentMessage::ToolResult(result.clone())).unwrap_or(Value::Null);
+    if result.tool_name == "write" && !result.is_error {
+        drop_details(&mut value);
+    }
+    value
+}
+
+fn drop_details(value: &mut Value) {
+    if let Value::Object(map) = value {
+        map.shift_remove("details");
+    }
 }
 
 /// The text blocks of an assistant message, in order (what print mode shows).

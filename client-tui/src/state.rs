@@ -101,6 +101,9 @@ pub struct State {
     pub bash_running: bool,
     /// A compaction is running (Esc aborts it).
     pub compacting: bool,
+    /// The MCP servers a request of the run waits for (`tools_wait_start`), until
+    /// `tools_wait_end`.
+    pub tools_wait: Option<Vec<String>>,
     /// Messages queued in the daemon, not yet delivered.
     pub queue: QueueState,
     /// Every client attached to the session (this one included), with drafts.
@@ -161,6 +164,7 @@ impl State {
             retry_pending: false,
             bash_running: false,
             compacting: false,
+            tools_wait: None,
             queue: QueueState::default(),
             clients: Vec::new(),
             models: Vec::new(),

@@ -30,11 +30,19 @@ pub struct McpConfig {
     /// Seconds an MCP server no session uses keeps running (a session started soon after
     /// reuses it); 0 stops it at once.
     pub linger_secs: u64,
+    /// Seconds a run waits, before its first model request, for an MCP server that has never
+    /// listed its tools (a definition's first use in a directory, or on a fresh daemon), counted
+    /// from the server's start; 0 does not wait. Its tools join a later turn whenever it is
+    /// ready.
+    pub first_start_wait_secs: u64,
 }
 
 impl Default for McpConfig {
     fn default() -> Self {
-        McpConfig { linger_secs: 60 }
+        McpConfig {
+            linger_secs: 60,
+            first_start_wait_secs: 30,
+        }
     }
 }
 
@@ -223,16 +231,18 @@ mod tests {
         assert_eq!(config.websocket.port, 0);
         assert_eq!(config.limits.max_message_bytes, DEFAULT_MAX_MESSAGE_BYTES);
         assert_eq!(config.mcp.linger_secs, 60);
+        assert_eq!(config.mcp.first_start_wait_secs, 30);
     }
 
     #[test]
     fn values_are_read() {
         let config = Config::parse(
             Path::new("c.toml"),
-            "[websocket]\nport = 7777\nallowed_origins = [\"vscode-webview://x\"]\n[limits]\nmax_message_bytes = 4096\n[mcp]\nlinger_secs = 5\n",
+            "[websocket]\nport = 7777\nallowed_origins = [\"vscode-webview://x\"]\n[limits]\nmax_message_bytes = 4096\n[mcp]\nlinger_secs = 5\nfirst_start_wait_secs = 2\n",
         )
         .unwrap();
         assert_eq!(config.mcp.linger_secs, 5);
+        assert_eq!(config.mcp.first_start_wait_secs, 2);
         assert_eq!(config.websocket.port, 7777);
         assert_eq!(
             config.websocket.allowed_origins,

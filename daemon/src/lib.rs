@@ -93,7 +93,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
-        Duration::from_secs(config.mcp.linger_secs),
+        &config.mcp,
         pi_tools::Artifacts::new(paths.artifacts_dir()),
         spawner.clone(),
     ));

@@ -8,8 +8,8 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use pi_agent::Tool;
 use pi_agent::message::BashExecutionMessage;
+use pi_agent::{Tool, ToolSource};
 use pi_tools::exec::{self, ExecEnd, ExecPlace, ExecRequest, OutputStyle, ShellConfig};
 use pi_tools::spawn::Spawner;
 use pi_tools::{Artifacts, DEFAULT_TOOLS, PathLocks, ToolContext};
@@ -68,27 +68,6 @@ impl BuiltinTools {
     }
 
     /// `tools` behind the policy, when there is one.
-    fn gated(
-        &self,
-        environment: &ToolEnvironment,
-        tools: Vec<Arc<dyn Tool>>,
-    ) -> Vec<Arc<dyn Tool>> {
-        let Some(manager) = &self.policy else {
-            return tools;
-        };
-        tools
-            .into_iter()
-            .map(|inner| {
-                Arc::new(crate::policy::PolicyGate {
-                    inner,
-                    manager: manager.clone(),
-                    session_id: environment.session_id.clone(),
-                    cwd: environment.cwd.clone(),
-                }) as Arc<dyn Tool>
-            })
-            .collect()
-    }
-
     /// Offers `task`, `delegate_to_subagents` and (to children) `submit_result` over
     /// `manager`; sessions that name `task` read `agent://` transcripts.
     pub fn with_tasks(mut self, manager: Arc<crate::tasks::TaskManager>) -> BuiltinTools {
@@ -291,7 +270,7 @@ impl ToolFactory for BuiltinTools {
                 })
                 .collect();
         }
-        Ok(self.gated(environment, tools))
+        Ok(gated(self.policy.as_ref(), environment, tools))
     }
 
     fn default_names(&self) -> Vec<String> {
@@ -317,20 +296,21 @@ impl ToolFactory for BuiltinTools {
         }
     }
 
-    fn dynamic_tools<'a>(
-        &'a self,
-        environment: &'a ToolEnvironment,
-    ) -> crate::session::services::ToolsFuture<'a> {
-        Box::pin(async move {
-            let tools = match &self.mcp {
-                Some(pool) => {
-                    pool.tools_for(&environment.session_id, &environment.cwd, &environment.env)
-                        .await
-                }
-                None => Vec::new(),
-            };
-            self.gated(environment, tools)
-        })
+    fn tool_source(&self, environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {
+        let pool = self.mcp.as_ref()?;
+        let run_tools = pool.run_tools(&environment.session_id, &environment.cwd, &environment.env);
+        Some(Arc::new(GatedSource {
+            inner: run_tools,
+            policy: self.policy.clone(),
+            environment: environment.clone(),
+        }))
+    }
+
+    fn source_tool_names(&self, session_id: &str) -> Vec<String> {
+        self.mcp
+            .as_ref()
+            .map(|pool| pool.tool_names(session_id))
+            .unwrap_or_default()
     }
 
     fn warm_up(&self, environment: &ToolEnvironment) {
@@ -375,6 +355,45 @@ impl ToolFactory for BuiltinTools {
                 .await
                 .unwrap_or_else(|| Ok(text.to_owned()))
         }))
+    }
+}
+
+/// `tools` behind the session's approvals (when the daemon has a policy manager).
+fn gated(
+    policy: Option<&Arc<crate::policy::PolicyManager>>,
+    environment: &ToolEnvironment,
+    tools: Vec<Arc<dyn Tool>>,
+) -> Vec<Arc<dyn Tool>> {
+    let Some(manager) = policy else {
+        return tools;
+    };
+    tools
+        .into_iter()
+        .map(|inner| {
+            Arc::new(crate::policy::PolicyGate {
+                inner,
+                manager: manager.clone(),
+                session_id: environment.session_id.clone(),
+                cwd: environment.cwd.clone(),
+            }) as Arc<dyn Tool>
+        })
+        .collect()
+}
+
+/// A run's MCP tools behind the session's approvals, like its built-in ones.
+struct GatedSource {
+    inner: crate::mcp::source::RunTools,
+    policy: Option<Arc<crate::policy::PolicyManager>>,
+    environment: ToolEnvironment,
+}
+
+impl ToolSource for GatedSource {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        gated(self.policy.as_ref(), &self.environment, self.inner.tools())
+    }
+
+    fn awaited(&self) -> Option<pi_agent::ToolWait> {
+        self.inner.awaited()
     }
 }
 

@@ -194,6 +194,17 @@ pub fn event_to_wire(
             steering: steering.clone(),
             follow_up: follow_up.clone(),
         },
+        AgentEvent::ToolsWaitStart {
+            sources,
+            timeout_ms,
+        } => SessionEvent::ToolsWaitStart {
+            sources: sources.clone(),
+            timeout_ms: *timeout_ms,
+        },
+        AgentEvent::ToolsWaitEnd { not_ready, aborted } => SessionEvent::ToolsWaitEnd {
+            not_ready: not_ready.clone(),
+            aborted: *aborted,
+        },
     })
 }
 

@@ -10,38 +10,9 @@
 // "allow once"); a prompt whose model runs a long `bash`, cancelled with session/cancel once
 // its tool call shows; then, on a second connection, session/load of the session.
 
-import { spawn } from "node:child_process";
-import { Readable, Writable } from "node:stream";
-import { pathToFileURL } from "node:url";
 import path from "node:path";
 
-const sdkPath = path.join(
-  process.env.PI_PEERS_DIR,
-  "node_modules/@agentclientprotocol/sdk/dist/v1/stable/acp.js",
-);
-const acp = await import(pathToFileURL(sdkPath).href);
-
-function start() {
-  const child = spawn(process.env.PICTL, ["acp"], {
-    stdio: ["pipe", "pipe", "inherit"],
-    env: process.env,
-  });
-  const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  return { child, stream };
-}
-
-function waitFor(predicate, what, timeoutMs = 20000) {
-  return new Promise((resolve, reject) => {
-    const started = Date.now();
-    const tick = () => {
-      const found = predicate();
-      if (found) return resolve(found);
-      if (Date.now() - started > timeoutMs) return reject(new Error(`timed out waiting for ${what}`));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
+import { acp, start, waitFor } from "./acp_client.mjs";
 
 const seen = { updates: [], permissions: [], loadUpdates: [] };
 const cwd = process.env.PROJECT;

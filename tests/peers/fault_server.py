@@ -18,11 +18,14 @@ Environment, read at start:
   FAULT_SERVER_COUNT_FILE=PATH   append "start <pid>" to PATH on every start (counts restarts)
   FAULT_SERVER_EXIT_AT_START=1   write "exiting at start" to stderr and exit with code 2 before
                                  reading anything (trips a restart circuit breaker)
+  FAULT_SERVER_START_GATE=PATH   read nothing (not even the handshake) until PATH exists: a
+                                 server that starts as slowly as the test wants
 """
 
 import asyncio
 import os
 import sys
+import time
 
 if count_file := os.environ.get("FAULT_SERVER_COUNT_FILE"):
     with open(count_file, "a") as f:
@@ -31,6 +34,9 @@ if os.environ.get("FAULT_SERVER_EXIT_AT_START") == "1":
     sys.stderr.write("exiting at start\n")
     sys.stderr.flush()
     os._exit(2)
+if gate := os.environ.get("FAULT_SERVER_START_GATE"):
+    while not os.path.exists(gate):
+        time.sleep(0.05)
 
 # Imported after the start switches, which must act before the SDK loads.
 from mcp.server import NotificationOptions  # noqa: E402

@@ -11,6 +11,7 @@
 //! Ctrl+C aborts the run (the session stays consistent) and exits 130, a second Ctrl+C exits
 //! at once.
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
@@ -272,6 +273,13 @@ async fn run_prompt(
                 }
                 if json_output && let Some(line) = converter.convert(&event.event) {
                     print_json(&line);
+                }
+                // A person watching learns why the first answer takes a while.
+                if !json_output
+                    && let Some(notice) = output::tools_wait_notice(&event.event)
+                    && std::io::stderr().is_terminal()
+                {
+                    output::eprint_line(&notice);
                 }
                 match event.event {
                     SessionEvent::MessageEnd { message: AgentMessage::Assistant(message), .. } => {

@@ -308,7 +308,7 @@ async fn show(client: &Client, id: &str, json_output: bool) -> Result<(), CliErr
     let style = Style::stdout();
     let info = &details.info;
     let mut table = Table::new(&["FIELD", "VALUE"]);
-    let rows = [
+    let mut rows = vec![
         ("id", info.id.clone()),
         ("name", info.name.clone().unwrap_or_default()),
         ("cwd", info.cwd.clone()),
@@ -319,8 +319,11 @@ async fn show(client: &Client, id: &str, json_output: bool) -> Result<(), CliErr
         ("messages", info.message_count.to_string()),
         ("status", format!("{:?}", info.status).to_lowercase()),
         ("tools", details.tools.join(",")),
-        ("clients", details.attached_clients.to_string()),
     ];
+    if !details.mcp_tools.is_empty() {
+        rows.push(("mcp tools", details.mcp_tools.join(",")));
+    }
+    rows.push(("clients", details.attached_clients.to_string()));
     for (field, value) in rows {
         table.row(vec![field.to_owned(), value]);
     }

@@ -174,6 +174,11 @@ impl HumanPrinter {
                 error_message: Some(error),
                 ..
             } => self.line(&self.style.red(&format!("compaction failed: {error}"))),
+            SessionEvent::ToolsWaitStart { .. } | SessionEvent::ToolsWaitEnd { .. } => {
+                if let Some(notice) = crate::output::tools_wait_notice(event) {
+                    self.line(&self.style.dim(&notice));
+                }
+            }
             SessionEvent::AgentStart
             | SessionEvent::AgentEnd { .. }
             | SessionEvent::TurnStart

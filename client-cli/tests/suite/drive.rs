@@ -165,7 +165,8 @@ async fn watch_shows_another_clients_run_live() {
         .unwrap();
     assert_eq!(status.code(), Some(130));
 
-    // --after-seq replays the durable events; --json prints them as the daemon sends them.
+    // --after-seq replays what happened since (the session is still loaded: every event,
+    // its creation entries first); --json prints them as the daemon sends them.
     let mut watcher = world
         .command(&["watch", &session.id, "--after-seq", "0", "--json"])
         .spawn()

@@ -40,12 +40,27 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         }
     }
     if state.running {
+        let activity = match &state.tools_wait {
+            Some(servers) => truncate(
+                &format!(
+                    "Waiting for MCP {} {}… (esc to abort)",
+                    if servers.len() == 1 {
+                        "server"
+                    } else {
+                        "servers"
+                    },
+                    servers.join(", ")
+                ),
+                width.saturating_sub(2),
+            ),
+            None => "Working… (esc to abort)".to_owned(),
+        };
         lines.push(Line::from(vec![
             Span::styled(
                 format!("{} ", SPINNER[state.spinner % SPINNER.len()]),
                 Style::default().fg(Color::Cyan),
             ),
-            Span::styled("Working… (esc to abort)".to_owned(), dim),
+            Span::styled(activity, dim),
         ]));
     }
     for text in &state.queue.steering {

@@ -135,6 +135,7 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         }
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
+            state.tools_wait = None;
             // Jobs may have ended meanwhile: refresh what the footer shows.
             if !state.jobs.is_empty() || !state.kernels.is_empty() {
                 effects.push(Effect::Request(Request::Pools));
@@ -300,6 +301,30 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         }
         SessionEvent::SessionError { message } => {
             state.transcript.notice(NoticeLevel::Error, message);
+        }
+        SessionEvent::ToolsWaitStart { sources, .. } => state.tools_wait = Some(sources),
+        SessionEvent::ToolsWaitEnd { not_ready, aborted } => {
+            state.tools_wait = None;
+            if !aborted && !not_ready.is_empty() {
+                state.transcript.notice(
+                    NoticeLevel::Warning,
+                    format!(
+                        "MCP {} {} not ready; {} tools join a later turn once {} ready.",
+                        if not_ready.len() == 1 {
+                            "server"
+                        } else {
+                            "servers"
+                        },
+                        not_ready.join(", "),
+                        if not_ready.len() == 1 { "its" } else { "their" },
+                        if not_ready.len() == 1 {
+                            "it is"
+                        } else {
+                            "they are"
+                        },
+                    ),
+                );
+            }
         }
     }
 }

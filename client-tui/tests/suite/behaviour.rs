@@ -690,6 +690,7 @@ fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
 fn server(name: &str, state: &str, sessions: &[&str]) -> McpServerStatus {
     McpServerStatus {
         name: name.to_owned(),
+        aliases: Vec::new(),
         key: format!("key-{name}"),
         transport: "stdio".to_owned(),
         state: state.to_owned(),

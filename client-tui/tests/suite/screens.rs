@@ -474,6 +474,35 @@ fn footer_counts_tokens_cost_and_context() {
 }
 
 #[test]
+fn a_run_waiting_for_new_mcp_servers_says_so() {
+    let mut harness = Harness::attached(history(vec![user("go")]));
+    harness.send(event(2, SessionEvent::AgentStart));
+    harness.send(event(
+        3,
+        SessionEvent::ToolsWaitStart {
+            sources: vec!["git".into(), "time".into()],
+            timeout_ms: 30_000,
+        },
+    ));
+    let waiting = harness.screen(64, 8);
+    harness.send(event(
+        4,
+        SessionEvent::ToolsWaitEnd {
+            not_ready: vec!["time".into()],
+            aborted: false,
+        },
+    ));
+    assert_snapshot!(format!(
+        "{waiting}
+
+=== over ===
+
+{}",
+        harness.screen(64, 10)
+    ));
+}
+
+#[test]
 fn retries_and_user_shell_commands() {
     let mut harness = Harness::attached(history(vec![user("go")]));
     harness.send(event(

@@ -70,6 +70,21 @@ pub enum AgentEvent {
         /// The result.
         result: ToolOutput,
     },
+    /// A model request waits for tools on their way (the run's [`crate::ToolSource`]).
+    ToolsWaitStart {
+        /// What the tools come from (MCP server names).
+        sources: Vec<String>,
+        /// The longest the wait may last, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// The wait is over; the request goes out with the tools that are there.
+    ToolsWaitEnd {
+        /// The sources whose tools are still not there (they join a later turn when they
+        /// come).
+        not_ready: Vec<String>,
+        /// The run was aborted during the wait.
+        aborted: bool,
+    },
     /// The steering or follow-up queue changed (texts of the queued messages).
     QueueUpdate {
         /// Queued steering messages.

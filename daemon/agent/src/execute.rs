@@ -38,6 +38,7 @@ enum Prepared {
 /// order.
 pub(crate) async fn execute_tool_calls(
     config: &RunConfig,
+    tools: &[Arc<dyn Tool>],
     handles: &RunHandles,
     calls: Vec<ToolCall>,
 ) -> Vec<ToolResultMessage> {
@@ -59,7 +60,7 @@ pub(crate) async fn execute_tool_calls(
         })
         .await;
         let (sender, receiver) = oneshot::channel::<ToolOutput>();
-        let resolved = match config.tools.iter().find(|tool| tool.name() == call.name) {
+        let resolved = match tools.iter().find(|tool| tool.name() == call.name) {
             None => Err(ToolOutput::error(format!("Tool {} not found", call.name))),
             Some(tool) => {
                 match validate_arguments(&call.name, tool.parameters(), &call.arguments) {

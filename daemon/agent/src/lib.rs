@@ -17,4 +17,4 @@ pub use execute::{ABORTED, SKIPPED_FOR_STEERING};
 pub use message::{AgentMessage, convert_to_llm};
 pub use queue::{MessageQueues, QueueMode};
 pub use run::{RunConfig, RunHandles, RunOutcome, ToolExecution, run};
-pub use tool::{ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput};
+pub use tool::{ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput, ToolSource, ToolWait};

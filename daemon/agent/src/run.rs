@@ -5,6 +5,10 @@
 //! message → run its tool calls → `turn_end`], injecting steering messages after the tools and
 //! follow-ups when the agent would stop, then `agent_end`. An error or aborted assistant
 //! message ends the run. Abort (the run's cancellation token) ends the stream and the tools.
+//!
+//! The tools of a model request (and of its tool calls) are the run's own plus what its
+//! [`ToolSource`] gives at that moment, after waiting (`tools_wait_start` / `tools_wait_end`)
+//! for tools the source says are on their way.
 
 use std::sync::Arc;
 
@@ -19,7 +23,7 @@ use crate::event::AgentEvent;
 use crate::execute::execute_tool_calls;
 use crate::message::{AgentMessage, convert_to_llm};
 use crate::queue::MessageQueues;
-use crate::tool::Tool;
+use crate::tool::{Tool, ToolSource};
 
 /// How tool calls of one assistant message run.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -52,6 +56,8 @@ pub struct RunConfig {
     pub system_prompt: Option<String>,
     /// Active tools.
     pub tools: Vec<Arc<dyn Tool>>,
+    /// Tools that join the run while it runs, asked before each model request.
+    pub tool_source: Option<Arc<dyn ToolSource>>,
     /// Parallel or sequential tool calls.
     pub tool_execution: ToolExecution,
     /// Session id, for prompt-cache keys.
@@ -126,6 +132,7 @@ pub async fn run(
     let mut run = Run {
         config,
         handles,
+        tools: config.tools.clone(),
         context,
         new_messages: Vec::new(),
         last_assistant: None,
@@ -140,6 +147,8 @@ pub async fn run(
 struct Run<'a> {
     config: &'a RunConfig,
     handles: &'a RunHandles,
+    // The tools of the latest model request: the config's and its source's.
+    tools: Vec<Arc<dyn Tool>>,
     context: Vec<AgentMessage>,
     new_messages: Vec<AgentMessage>,
     last_assistant: Option<AssistantMessage>,
@@ -179,7 +188,7 @@ impl Run<'_> {
             let tool_results = if calls.is_empty() {
                 Vec::new()
             } else {
-                execute_tool_calls(self.config, self.handles, calls.clone()).await
+                execute_tool_calls(self.config, &self.tools, self.handles, calls.clone()).await
             };
             for result in &tool_results {
                 let message = AgentMessage::ToolResult(result.clone());
@@ -219,6 +228,9 @@ impl Run<'_> {
     }
 
     async fn stream_assistant(&mut self) -> AssistantMessage {
+        if !self.handles.cancel.is_cancelled() {
+            self.refresh_tools().await;
+        }
         let model = &self.config.model;
         let message = if self.handles.cancel.is_cancelled() || self.handles.events.is_closed() {
             let message = aborted_message(model);
@@ -232,7 +244,6 @@ impl Run<'_> {
                 system_prompt: self.config.system_prompt.clone(),
                 messages: convert_to_llm(&self.context),
                 tools: self
-                    .config
                     .tools
                     .iter()
                     .map(|tool| ToolDefinition {
@@ -276,6 +287,37 @@ impl Run<'_> {
         self.context.push(agent_message.clone());
         self.new_messages.push(agent_message);
         message
+    }
+
+    /// The tools for the next request: the run's own and its source's, after waiting for
+    /// those on their way (an abort ends the wait).
+    async fn refresh_tools(&mut self) {
+        let Some(source) = &self.config.tool_source else {
+            return;
+        };
+        if let Some(wait) = source.awaited() {
+            let sources = wait.sources.clone();
+            self.emit(AgentEvent::ToolsWaitStart {
+                sources: wait.sources,
+                timeout_ms: wait.timeout.as_millis() as u64,
+            })
+            .await;
+            let end = tokio::select! {
+                not_ready = wait.done => AgentEvent::ToolsWaitEnd { not_ready, aborted: false },
+                () = self.handles.cancel.cancelled() => AgentEvent::ToolsWaitEnd {
+                    not_ready: sources,
+                    aborted: true,
+                },
+            };
+            self.emit(end).await;
+        }
+        let mut tools = self.config.tools.clone();
+        for tool in source.tools() {
+            if !tools.iter().any(|own| own.name() == tool.name()) {
+                tools.push(tool);
+            }
+        }
+        self.tools = tools;
     }
 
     async fn take_queued(&mut self, kind: QueueKind) -> Vec<AgentMessage> {

@@ -31,6 +31,38 @@ pub trait Tool: Send + Sync + 'static {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture;
 }
 
+/// Tools that join a run while it runs (the daemon's MCP servers, which start in the
+/// background): the loop asks before each model request, so tools that became ready join the
+/// next turn. What a source gives comes after the run's own tools; a name the run's own tools
+/// use keeps the own tool.
+pub trait ToolSource: Send + Sync {
+    /// The tools to offer now.
+    fn tools(&self) -> Vec<Arc<dyn Tool>>;
+    /// Tools on their way that the next request should wait for; `None` when nothing is
+    /// worth waiting for.
+    fn awaited(&self) -> Option<ToolWait>;
+}
+
+/// A wait for tools on their way (see [`ToolSource::awaited`]).
+pub struct ToolWait {
+    /// What the tools come from, for people (MCP server names).
+    pub sources: Vec<String>,
+    /// The longest the wait may last.
+    pub timeout: std::time::Duration,
+    /// Completes when the wait is over (its sources ready or failed, or the timeout passed)
+    /// with the sources whose tools are still not there.
+    pub done: Pin<Box<dyn Future<Output = Vec<String>> + Send>>,
+}
+
+impl std::fmt::Debug for ToolWait {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolWait")
+            .field("sources", &self.sources)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
 /// One call of a tool.
 #[derive(Debug)]
 pub struct ToolInvocation {

@@ -122,7 +122,7 @@ impl std::fmt::Debug for JobPool {
 }
 
 impl JobPool {
-    /// A pool starting processes through `children`.
+    /// A pool starting processes through `spawner`.
     pub fn new(spawner: Spawner, limits: JobLimits) -> JobPool {
         JobPool {
             spawner,

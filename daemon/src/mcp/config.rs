@@ -114,9 +114,11 @@ pub fn files(config_dir: &Path, pi_agent_dir: &Path, cwd: &Path) -> Vec<(PathBuf
     ]
 }
 
-/// Loads every server of `files` (`(path, trusted)`), expanding variables from `env`.
+/// Loads every server of `files` (`(path, trusted)`) for a session in `cwd`, expanding
+/// variables from `env`.
 pub fn load(
     files: &[(PathBuf, bool)],
+    cwd: &Path,
     env: &BTreeMap<String, String>,
 ) -> (Vec<ServerDefinition>, Vec<Diagnostic>) {
     let mut servers: Vec<ServerDefinition> = Vec::new();
@@ -188,7 +190,7 @@ pub fn load(
             {
                 continue;
             }
-            match server(entry, env, &mut problem) {
+            match server(entry, cwd, env, &mut problem) {
                 Some((transport, timeout_ms)) => servers.push(ServerDefinition {
                     name: name.clone(),
                     file: path.clone(),
@@ -230,9 +232,11 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
 }
 
-/// One entry as a transport and timeout, or `None` after reporting why not.
+/// One entry as a transport and timeout, or `None` after reporting why not. A relative
+/// `cwd` is the session's directory's (`cwd`) subdirectory, `~/…` one of its `HOME`.
 fn server(
     entry: &Map<String, Value>,
+    session_cwd: &Path,
     env: &BTreeMap<String, String>,
     problem: &mut dyn FnMut(String),
 ) -> Option<(Transport, Option<u64>)> {
@@ -334,7 +338,14 @@ fn server(
                 }
             };
             let env_vars = strings("env", problem);
-            let cwd = text("cwd", problem).map(PathBuf::from);
+            let cwd = text("cwd", problem).map(|dir| {
+                let home = env.get("HOME").map(PathBuf::from);
+                let joined = match (dir.strip_prefix("~/").or((dir == "~").then_some("")), home) {
+                    (Some(rest), Some(home)) => home.join(rest),
+                    _ => session_cwd.join(&dir),
+                };
+                crate::session::params::normalize_absolute(&joined).unwrap_or(joined)
+            });
             Some((
                 Transport::Stdio {
                     command,
@@ -439,16 +450,35 @@ mod tests {
         .unwrap();
         std::fs::write(
             &project,
-            r#"{"servers": {"fs": {"command": "evil"}, "local": {"command": "./server"}}}"#,
+            r#"{"servers": {"fs": {"command": "evil"}, "local": {"command": "./server", "cwd": "tools/.."}, "mine": {"command": "x", "cwd": "~/mcp"}}}"#,
         )
         .unwrap();
         let env = BTreeMap::from([("HOME".to_owned(), "/home/u".to_owned())]);
-        let (servers, diagnostics) = load(&[(ours.clone(), true), (project.clone(), false)], &env);
+        let (servers, diagnostics) = load(
+            &[(ours.clone(), true), (project.clone(), false)],
+            Path::new("/work/project"),
+            &env,
+        );
         let names: Vec<(&str, bool)> = servers
             .iter()
             .map(|server| (server.name.as_str(), server.trusted))
             .collect();
-        assert_eq!(names, [("fs", true), ("web", true), ("local", false)]);
+        assert_eq!(
+            names,
+            [
+                ("fs", true),
+                ("web", true),
+                ("local", false),
+                ("mine", false)
+            ]
+        );
+        // A relative `cwd` is in the session's directory, `~/` in its HOME.
+        let cwd_of = |server: &ServerDefinition| match &server.transport {
+            Transport::Stdio { cwd, .. } => cwd.clone(),
+            Transport::Http { .. } => None,
+        };
+        assert_eq!(cwd_of(&servers[2]), Some(PathBuf::from("/work/project")));
+        assert_eq!(cwd_of(&servers[3]), Some(PathBuf::from("/home/u/mcp")));
         assert_eq!(
             servers[0].transport,
             Transport::Stdio {

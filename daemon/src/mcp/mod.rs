@@ -5,14 +5,18 @@
 //! - Stdio servers run under the guard (`pi_tools::guard`), so the server's whole process
 //!   tree dies with the daemon, also on SIGKILL.
 //! - `tool.rs`: a server's tool as a session's tool (`mcp__<server>__<tool>`).
+//! - `source.rs`: a run's MCP tools, asked before each model request (tools of servers that
+//!   became ready join the next turn), and the wait for servers never seen before.
 //!
 //! [`McpPool`] keys servers by [`ServerDefinition::key`]. A session's run asks for its tools
-//! ([`McpPool::tools_for`]): servers not running yet start, and the run waits for them at most
-//! [`STARTUP_GATE`]; a slower server's tools join a later run. A session uses a server from
-//! then until its actor stops ([`McpPool::session_closed`]); a server nobody uses stops after
-//! the linger. A server in use that exits (or fails to start) starts again after a backoff
-//! that doubles with each failure in a row; after [`MAX_FAILURES`] it waits [`COOLDOWN`] (or
-//! `mcp/restart`). A project server starts only while approved.
+//! ([`McpPool::run_tools`]): servers not running yet start, a starting server's cached tool
+//! list is offered at once (calls wait for the server), and the run's first request waits
+//! (at most `[mcp] first_start_wait_secs`) for a server that never listed its tools. A
+//! session uses a server from then until its actor stops ([`McpPool::session_closed`]); a
+//! server nobody uses stops after the linger. A server in use that exits (or fails to start)
+//! starts again after a backoff that doubles with each failure in a row; after
+//! [`MAX_FAILURES`] it waits [`COOLDOWN`] (or `mcp/restart`). A project server starts only
+//! while approved.
 //!
 //! Invariants: at most one connection per key; calls from every session go over it
 //! concurrently (rmcp multiplexes them); a stopped server's process group is killed while its
@@ -22,6 +26,7 @@
 
 pub mod config;
 pub mod prompts;
+pub mod source;
 pub mod tool;
 pub mod trust;
 
@@ -30,7 +35,6 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use pi_agent::Tool;
 use pi_tools::Artifacts;
 use pi_tools::spawn::Spawner;
 use rmcp::service::{
@@ -41,8 +45,6 @@ use tokio::sync::watch;
 
 pub use config::{ServerDefinition, Transport};
 
-/// How long a run waits for servers that are starting.
-pub const STARTUP_GATE: Duration = Duration::from_millis(250);
 /// How long starting a server (process, handshake, tool list) may take.
 const START_TIMEOUT: Duration = Duration::from_secs(60);
 /// Failures in a row after which a server waits [`COOLDOWN`] before the next start.
@@ -82,11 +84,26 @@ pub struct ToolInfo {
     pub input_schema: serde_json::Value,
 }
 
+/// A server as one session sees it: the name the session's definition gives it (its tools are
+/// `mcp__<name>__<tool>`) and the shared server. Two definitions of one command (`mcp.json`
+/// and an editor's, say) are two bindings of one server: one process, both names work.
+#[derive(Clone, Debug)]
+pub struct Binding {
+    /// The definition's name for the server.
+    pub name: String,
+    /// How long a call may take (the definition's `timeout`).
+    pub timeout: Duration,
+    /// The shared server.
+    pub server: Arc<Server>,
+}
+
 /// What `mcp/list` shows of a server.
 #[derive(Clone, Debug)]
 pub struct ServerStatus {
-    /// The server's name.
+    /// The server's name (in the definition that started it).
     pub name: String,
+    /// Other names sessions give it (another definition of the same command).
+    pub aliases: Vec<String>,
     /// Its sharing key.
     pub key: String,
     /// `stdio` or `http`.
@@ -217,7 +234,10 @@ impl rmcp::ClientHandler for Handler {
                 if let Some(cache) = &self.cache {
                     cache.put(&server.key, &tools).await;
                 }
-                server.state().tools = tools;
+                let mut state = server.state();
+                state.tools = tools;
+                state.listed = true;
+                drop(state);
                 if let Some(changes) = &self.changes {
                     changes.send_modify(|count| *count += 1);
                 }
@@ -337,7 +357,13 @@ struct ServerState {
     tools: Vec<ToolInfo>,
     prompts: Vec<prompts::PromptInfo>,
     ready_at: Option<Instant>,
-    users: BTreeSet<String>,
+    // Its tool list is known (listed by it, now or before: the cache had it). Runs wait for a
+    // starting server whose list is not known, until `awaited_until`.
+    listed: bool,
+    // Set at its first start while its list is not known: the end of runs' wait for it.
+    awaited_until: Option<Instant>,
+    // The sessions using it, each with the names its definitions give it.
+    users: BTreeMap<String, BTreeSet<String>>,
     last_error: Option<String>,
     failures: u32,
     failed_at: Option<Instant>,
@@ -367,9 +393,7 @@ impl Server {
 
     /// How long a call may take.
     pub fn call_timeout(&self) -> Duration {
-        self.definition
-            .timeout_ms
-            .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
+        call_timeout(&self.definition)
     }
 
     /// Routes the server's progress notifications with `token` to `sink` while the guard
@@ -414,6 +438,8 @@ pub struct McpPool {
     pi_agent_dir: PathBuf,
     log_dir: PathBuf,
     linger: Duration,
+    // How long runs wait for a server that never listed its tools, from its first start.
+    first_start_wait: Duration,
     // Starts servers so that they die with the daemon.
     spawner: Spawner,
     artifacts: Artifacts,
@@ -436,12 +462,13 @@ pub struct McpPool {
 
 impl McpPool {
     /// A pool reading definitions from `config_dir` and `pi_agent_dir`, logging servers'
-    /// stderr into `log_dir`, stopping unused servers after `linger`.
+    /// stderr into `log_dir`, timed by `config` (`[mcp]`: the linger of unused servers, the
+    /// wait for new ones).
     pub fn new(
         config_dir: PathBuf,
         pi_agent_dir: PathBuf,
         log_dir: PathBuf,
-        linger: Duration,
+        config: &crate::config::McpConfig,
         artifacts: Artifacts,
         spawner: Spawner,
     ) -> McpPool {
@@ -450,7 +477,8 @@ impl McpPool {
             config_dir,
             pi_agent_dir,
             log_dir,
-            linger,
+            linger: Duration::from_secs(config.linger_secs),
+            first_start_wait: Duration::from_secs(config.first_start_wait_secs),
             spawner,
             artifacts,
             trust: Arc::default(),
@@ -476,6 +504,7 @@ impl McpPool {
     ) -> (Vec<ServerDefinition>, Vec<crate::coding::Diagnostic>) {
         config::load(
             &config::files(&self.config_dir, &self.pi_agent_dir, cwd),
+            cwd,
             env,
         )
     }
@@ -593,15 +622,15 @@ impl McpPool {
         Some(refused)
     }
 
-    /// The servers the session sees and may start, each now used by it and started if it
-    /// was not. Project servers not answered about yet are asked about; once approved, they
-    /// start and join the session's next run.
+    /// The servers the session sees and may start, each now used by it under its
+    /// definition's name and started if it was not. Project servers not answered about yet
+    /// are asked about; once approved, they start and join the session's next run.
     fn acquire(
         self: &Arc<Self>,
         session_id: &str,
         cwd: &Path,
         env: &BTreeMap<String, String>,
-    ) -> Vec<Arc<Server>> {
+    ) -> Vec<Binding> {
         let (mut definitions, _) = self.definitions(cwd, env);
         match self.refused(session_id, cwd) {
             Some(refused) => definitions.retain(|definition| !refused.contains(&definition.name)),
@@ -635,49 +664,58 @@ impl McpPool {
                 }
             }
         }
-        // Servers the session used before but no longer may (disabled since) are released.
+        // Each server is used by the session under exactly the names it has now; servers it
+        // used before but no longer may (disabled since) are released.
         let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
         for server in servers {
-            if !used.iter().any(|kept| Arc::ptr_eq(kept, &server)) {
+            let names: BTreeSet<String> = used
+                .iter()
+                .filter(|binding| Arc::ptr_eq(&binding.server, &server))
+                .map(|binding| binding.name.clone())
+                .collect();
+            if names.is_empty() {
                 self.release(&server, session_id);
+                continue;
+            }
+            let renamed = {
+                let mut state = server.state();
+                let before = state.users.insert(session_id.to_owned(), names.clone());
+                before.as_ref() != Some(&names)
+            };
+            if renamed {
+                self.changed();
             }
         }
         used
     }
 
-    /// `definition`'s server, now used by `session_id` and started if it was not.
+    /// `definition`'s server, now used by `session_id` under the definition's name and
+    /// started if it was not.
     fn use_server(
         self: &Arc<Self>,
         session_id: &str,
         definition: ServerDefinition,
         cwd: &Path,
         env: &BTreeMap<String, String>,
-    ) -> Arc<Server> {
+    ) -> Binding {
+        let name = definition.name.clone();
+        let timeout = call_timeout(&definition);
         let server = self.server(definition, cwd, env);
-        if server.state().users.insert(session_id.to_owned()) {
+        let added = server
+            .state()
+            .users
+            .entry(session_id.to_owned())
+            .or_default()
+            .insert(name.clone());
+        if added {
             self.changed();
         }
         self.ensure_started(&server);
-        server
-    }
-
-    /// The tools of the servers session `session_id` (in `cwd`, with `env`) sees, starting
-    /// servers that are not running and waiting for them at most [`STARTUP_GATE`].
-    pub async fn tools_for(
-        self: &Arc<Self>,
-        session_id: &str,
-        cwd: &Path,
-        env: &BTreeMap<String, String>,
-    ) -> Vec<Arc<dyn Tool>> {
-        let used = self.acquire(session_id, cwd, env);
-        // The gate: one deadline for all of them.
-        let deadline = tokio::time::Instant::now() + STARTUP_GATE;
-        for server in &used {
-            let mut phase = server.phase.subscribe();
-            let _ =
-                tokio::time::timeout_at(deadline, phase.wait_for(|p| *p != Phase::Starting)).await;
+        Binding {
+            name,
+            timeout,
+            server,
         }
-        tool::session_tools(&used, &self.artifacts, session_id)
     }
 
     fn server(
@@ -696,6 +734,7 @@ impl McpPool {
                     .join(format!("mcp-{}-{key}.log", definition.name));
                 let cached = self.cache.get(&key);
                 let state = ServerState {
+                    listed: cached.is_some(),
                     tools: cached.unwrap_or_default(),
                     ..ServerState::default()
                 };
@@ -735,6 +774,9 @@ impl McpPool {
             }
             state.generation += 1;
             state.starts += 1;
+            if !state.listed && state.awaited_until.is_none() {
+                state.awaited_until = Some(Instant::now() + self.first_start_wait);
+            }
             self.set_phase(server, Phase::Starting);
             state.generation
         };
@@ -769,6 +811,7 @@ impl McpPool {
                             state.stop = Some(running.cancellation_token());
                             state.pid = pid;
                             state.tools = tools.clone();
+                            state.listed = true;
                             state.prompts = prompts;
                             state.ready_at = Some(Instant::now());
                             state.last_error = None;
@@ -975,7 +1018,7 @@ impl McpPool {
         };
         let (was_user, unused, generation) = {
             let mut state = server.state();
-            let was_user = state.users.remove(session_id);
+            let was_user = state.users.remove(session_id).is_some();
             (
                 was_user,
                 was_user && state.users.is_empty(),
@@ -1066,7 +1109,15 @@ impl McpPool {
         let servers: Vec<Arc<Server>> = self
             .servers()
             .values()
-            .filter(|server| server.name() == name)
+            // Its name, or one a session gives it.
+            .filter(|server| {
+                server.name() == name
+                    || server
+                        .state()
+                        .users
+                        .values()
+                        .any(|names| names.contains(name))
+            })
             .cloned()
             .collect();
         for server in &servers {
@@ -1075,6 +1126,8 @@ impl McpPool {
                 let mut state = server.state();
                 state.failures = 0;
                 state.failed_at = None;
+                // Runs wait for it again, as for a new server, if it never listed its tools.
+                state.awaited_until = None;
             }
             if !server.state().users.is_empty() {
                 self.ensure_started(server);
@@ -1091,8 +1144,16 @@ impl McpPool {
             .map(|server| {
                 let phase = *server.phase.borrow();
                 let state = server.state();
+                let aliases: BTreeSet<String> = state
+                    .users
+                    .values()
+                    .flatten()
+                    .filter(|name| **name != server.definition.name)
+                    .cloned()
+                    .collect();
                 ServerStatus {
                     name: server.definition.name.clone(),
+                    aliases: aliases.into_iter().collect(),
                     key: server.key.clone(),
                     transport: server.definition.transport_name(),
                     state: match phase {
@@ -1104,7 +1165,7 @@ impl McpPool {
                     pid: state.pid,
                     file: server.definition.file.clone(),
                     tools: state.tools.iter().map(|tool| tool.name.clone()).collect(),
-                    sessions: state.users.iter().cloned().collect(),
+                    sessions: state.users.keys().cloned().collect(),
                     last_error: state.last_error.clone(),
                     log_path: server.log_path.clone(),
                     starts: state.starts,
@@ -1122,6 +1183,13 @@ impl McpPool {
             .filter(|server| *server.phase.borrow() == Phase::Ready)
             .count()
     }
+}
+
+/// How long a call to `definition`'s server may take.
+fn call_timeout(definition: &ServerDefinition) -> Duration {
+    definition
+        .timeout_ms
+        .map_or(DEFAULT_CALL_TIMEOUT, Duration::from_millis)
 }
 
 /// `url` without its user information and query (where tokens hide), for messages.

@@ -179,39 +179,46 @@ fn prompt_text(result: &rmcp::model::GetPromptResult) -> String {
 }
 
 impl McpPool {
-    /// The prompts of the ready servers session `session_id` uses, as (server, prompt).
+    /// The prompts of the ready servers session `session_id` uses, as (the session's name
+    /// for the server, prompt).
     pub fn prompts_for(&self, session_id: &str) -> Vec<(String, PromptInfo)> {
         let mut prompts = Vec::new();
-        for server in self.servers_of(session_id) {
+        for (name, server) in self.servers_of(session_id) {
             if server.client().is_none() {
                 continue;
             }
             for prompt in server.state().prompts.clone() {
-                prompts.push((server.name().to_owned(), prompt));
+                prompts.push((name.clone(), prompt));
             }
         }
         prompts.sort_by(|a, b| (&a.0, &a.1.name).cmp(&(&b.0, &b.1.name)));
         prompts
     }
 
-    /// The servers session `session_id` uses.
-    fn servers_of(&self, session_id: &str) -> Vec<Arc<Server>> {
-        self.servers()
-            .values()
-            .filter(|server| server.state().users.contains(session_id))
-            .cloned()
-            .collect()
+    /// The servers session `session_id` uses, under each name it gives them.
+    pub(super) fn servers_of(&self, session_id: &str) -> Vec<(String, Arc<Server>)> {
+        let mut named = Vec::new();
+        for server in self.servers().values() {
+            let names = server
+                .state()
+                .users
+                .get(session_id)
+                .cloned()
+                .unwrap_or_default();
+            named.extend(names.into_iter().map(|name| (name, server.clone())));
+        }
+        named
     }
 
-    /// The server named `name` session `session_id` uses, ready (waiting while it starts).
+    /// The server session `session_id` calls `name`, ready (waiting while it starts).
     async fn ready_server(
         &self,
         session_id: &str,
         name: &str,
     ) -> Result<(Arc<Server>, Peer<RoleClient>), String> {
         let servers = self.servers_of(session_id);
-        let Some(server) = servers.iter().find(|server| server.name() == name) else {
-            let mut names: Vec<&str> = servers.iter().map(|server| server.name()).collect();
+        let Some((_, server)) = servers.iter().find(|(named, _)| named == name) else {
+            let mut names: Vec<&str> = servers.iter().map(|(named, _)| named.as_str()).collect();
             names.sort_unstable();
             return Err(format!(
                 "this session uses no MCP server named \"{name}\" (it uses: {}); \

@@ -1,6 +1,8 @@
-//! A server's tool as a session's tool: named `mcp__<server>__<tool>` (only letters, digits,
-//! `_` and `-`; at most 64 characters, cut with a hash suffix when longer; a name two tools
-//! would share gets a hash suffix too, the same on every run), the server's input schema
+//! A server's tool as a session's tool: named `mcp__<server>__<tool>` after the name the
+//! session's definition gives the server (two definitions of one command are one server under
+//! two names, and both names work; only letters, digits, `_` and `-`; at most 64 characters,
+//! cut with a hash suffix when longer; a name two tools would share gets a hash suffix too,
+//! the same on every run), the server's input schema
 //! passed through, calls cancelled with the run (rmcp sends `notifications/cancelled`), and
 //! results as text and images; text over 2000 lines or 50 KB keeps its head, the whole text
 //! going to an `artifact://` the `read` tool opens.
@@ -18,7 +20,7 @@ use pi_tools::Artifacts;
 use pi_tools::truncate::{Limits, TruncatedBy, truncate_head};
 use serde_json::Value;
 
-use super::{Server, ToolInfo};
+use super::{Binding, Server, ToolInfo};
 
 /// What a call that lost its connection failed with.
 const CLOSED: &str = "transport closed";
@@ -32,53 +34,63 @@ pub struct McpTool {
     label: String,
     description: String,
     parameters: Value,
+    // The session's name for the server (its binding's).
+    server_name: String,
     server: Arc<Server>,
+    timeout: std::time::Duration,
     tool: String,
     artifacts: Artifacts,
     session_id: String,
 }
 
-/// The tools of the ready servers in `servers`, named uniquely.
+/// The tools of the ready (or starting, with a cached list) servers of `bindings`, named
+/// after the bindings and uniquely.
 pub fn session_tools(
-    servers: &[Arc<Server>],
+    bindings: &[Binding],
     artifacts: &Artifacts,
     session_id: &str,
 ) -> Vec<Arc<dyn Tool>> {
-    let mut listed: Vec<(Arc<Server>, ToolInfo)> = Vec::new();
-    for server in servers {
+    let mut listed: Vec<(&Binding, ToolInfo)> = Vec::new();
+    for binding in bindings {
+        let server = &binding.server;
         // A ready server's tools; a starting one's cached tools (their calls wait for it).
         if server.client().is_none() && !server.starting() {
             continue;
         }
         for info in server.state().tools.clone() {
-            listed.push((server.clone(), info));
+            listed.push((binding, info));
         }
     }
     let mut taken: BTreeSet<String> = BTreeSet::new();
     let mut names: BTreeMap<String, usize> = BTreeMap::new();
-    for (server, info) in &listed {
+    for (binding, info) in &listed {
         *names
-            .entry(tool_name(server.name(), &info.name))
+            .entry(tool_name(&binding.name, &info.name))
             .or_default() += 1;
     }
     let mut tools: Vec<Arc<dyn Tool>> = Vec::with_capacity(listed.len());
-    for (server, info) in listed {
-        let plain = tool_name(server.name(), &info.name);
+    for (binding, info) in listed {
+        let plain = tool_name(&binding.name, &info.name);
         let name = if names.get(&plain).copied().unwrap_or(0) > 1 || taken.contains(&plain) {
             with_hash(
                 &plain,
-                &format!("{}\u{0}{}\u{0}{}", server.name(), server.key, info.name),
+                &format!(
+                    "{}\u{0}{}\u{0}{}",
+                    binding.name, binding.server.key, info.name
+                ),
             )
         } else {
             plain
         };
         taken.insert(name.clone());
         tools.push(Arc::new(McpTool {
-            label: format!("{} ({})", info.name, server.name()),
+            label: format!("{} ({})", info.name, binding.name),
             name,
             description: info.description.clone(),
             parameters: info.input_schema.clone(),
-            server,
+            server_name: binding.name.clone(),
+            server: binding.server.clone(),
+            timeout: binding.timeout,
             tool: info.name,
             artifacts: artifacts.clone(),
             session_id: session_id.to_owned(),
@@ -151,7 +163,7 @@ impl Tool for McpTool {
 
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
-            let server_name = self.server.name().to_owned();
+            let server_name = self.server_name.clone();
             let ready = tokio::select! {
                 () = invocation.cancel.cancelled() => return ToolOutput::error("Operation aborted"),
                 client = self.server.ready_client() => client,
@@ -197,7 +209,7 @@ impl Tool for McpTool {
                 .server
                 .route_progress(token, invocation.progress.clone());
             let request_id = handle.id.clone();
-            let timeout = self.server.call_timeout();
+            let timeout = self.timeout;
             let cancel = |reason: &str| {
                 let notification = rmcp::model::CancelledNotification::new(
                     rmcp::model::CancelledNotificationParam::new(
@@ -283,7 +295,7 @@ impl McpTool {
                 Some("resource_link") => texts.push(format!(
                     "[resource {}{}/{}{}]",
                     super::prompts::RESOURCE_SCHEME,
-                    self.server.name(),
+                    self.server_name,
                     block["uri"].as_str().unwrap_or_default(),
                     block["name"]
                         .as_str()
@@ -406,11 +418,81 @@ mod tests {
             label: "dump (big)".to_owned(),
             description: String::new(),
             parameters: serde_json::json!({"type": "object"}),
+            server_name: "big".to_owned(),
             server,
+            timeout: std::time::Duration::from_secs(1),
             tool: "dump".to_owned(),
             artifacts: artifacts.clone(),
             session_id: "session-1".to_owned(),
         }
+    }
+
+    /// A starting server `name` (key `key`) whose cached list has `tools`.
+    fn starting(name: &str, key: &str, tools: &[&str]) -> Arc<Server> {
+        let mut definition = tool(&Artifacts::new(PathBuf::from("/nonexistent")))
+            .server
+            .definition
+            .clone();
+        definition.name = name.to_owned();
+        let state = super::super::ServerState {
+            tools: tools
+                .iter()
+                .map(|tool| ToolInfo {
+                    name: (*tool).to_owned(),
+                    description: String::new(),
+                    input_schema: serde_json::json!({"type": "object"}),
+                })
+                .collect(),
+            ..super::super::ServerState::default()
+        };
+        Arc::new(Server {
+            key: key.to_owned(),
+            definition,
+            cwd: PathBuf::from("/"),
+            env: BTreeMap::new(),
+            log_path: PathBuf::from("/dev/null"),
+            phase: tokio::sync::watch::Sender::new(super::super::Phase::Starting),
+            progress: super::super::ProgressRoutes::default(),
+            state: std::sync::Mutex::new(state),
+        })
+    }
+
+    fn names(bindings: &[Binding]) -> Vec<String> {
+        let artifacts = Artifacts::new(PathBuf::from("/nonexistent"));
+        session_tools(bindings, &artifacts, "s")
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect()
+    }
+
+    fn binding(name: &str, server: &Arc<Server>) -> Binding {
+        Binding {
+            name: name.to_owned(),
+            timeout: std::time::Duration::from_secs(1),
+            server: server.clone(),
+        }
+    }
+
+    #[test]
+    fn two_names_for_one_server_give_each_its_own_plain_tool_names() {
+        let time = starting("time", "k1", &["get_current_time"]);
+        assert_eq!(
+            names(&[binding("time", &time), binding("clock", &time)]),
+            [
+                "mcp__time__get_current_time",
+                "mcp__clock__get_current_time"
+            ]
+        );
+        // Two servers whose tools would share a name: both suffixed, differently, and the
+        // same on every run.
+        let a = starting("a", "k2", &["x__y"]);
+        let b = starting("a__x", "k3", &["y"]);
+        let bindings = [binding("a", &a), binding("a__x", &b)];
+        let first = names(&bindings);
+        assert_eq!(first.len(), 2);
+        assert_ne!(first[0], first[1]);
+        assert!(first.iter().all(|name| name.starts_with("mcp__a__x__y_")));
+        assert_eq!(first, names(&bindings));
     }
 
     #[test]

@@ -69,6 +69,10 @@ pub(crate) struct Loaded {
     pub(crate) resources: Resources,
     /// The session's tools, when the caller built them already.
     pub(crate) tools: Option<Vec<Arc<dyn Tool>>>,
+    /// Every event numbered at or below this seq is a stored entry (no live event was ever
+    /// numbered there): a session just created, forked or imported, whose entries are all
+    /// there is of its history. 0 when that is not known.
+    pub(crate) stored_through: u64,
 }
 
 /// The actor's state. Owned by its task; never shared.
@@ -89,6 +93,9 @@ pub struct SessionActor {
     queues: Arc<MessageQueues>,
     // Invariant: the seq of the last event assigned (broadcast or stored).
     seq: u64,
+    // Invariant: every event numbered at or below it is a stored entry, so the store replays
+    // them all; what follows is in `recent` until the window moves on (see `replay`).
+    stored_through: u64,
     // The session id as serialized in every event frame.
     session_id_json: SessionIdJson,
     /// Where this session's event frames are cut from.
@@ -149,11 +156,20 @@ impl SessionActor {
             std::path::PathBuf::from(&row.cwd),
         )
         .await;
+        // Entries have distinct seqs no higher than the row's `last_seq` (stored with them), so
+        // as many entries as seqs means no live event was ever numbered: a session that never
+        // ran since it was forked or imported.
+        let stored_through = if ids.len() as u64 == row.last_seq {
+            row.last_seq
+        } else {
+            0
+        };
         let loaded = Loaded {
             entry_ids: EntryIds::new(ids.iter().map(String::as_str)),
             branch,
             resources,
             tools: None,
+            stored_through,
         };
         Self::start(store, services, sessions, generation, row, loaded)
     }
@@ -173,6 +189,7 @@ impl SessionActor {
             entry_ids,
             resources,
             tools,
+            stored_through,
         } = loaded;
         let context = entries::build_context(&branch).map_err(super::internal)?;
         let model = row
@@ -202,6 +219,7 @@ impl SessionActor {
         let queues = Arc::new(MessageQueues::new(steering_mode, follow_up_mode));
         let actor = SessionActor {
             seq: row.last_seq,
+            stored_through,
             entry_ids,
             compacted_prefix: context.compacted_prefix,
             context: context.messages,

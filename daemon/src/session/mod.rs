@@ -339,6 +339,8 @@ impl SessionRegistry {
             entry_ids: ids,
             resources,
             tools: Some(tools),
+            // Its creation entries are all the events it has had.
+            stored_through: row.last_seq,
         };
         match SessionActor::start(
             self.store.clone(),

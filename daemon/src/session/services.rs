@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pi_agent::{QueueMode, Tool, ToolExecution};
+use pi_agent::{QueueMode, Tool, ToolExecution, ToolSource};
 use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
 
 /// Models: resolution, availability, keys, and the provider router that streams them.
@@ -72,10 +72,6 @@ pub struct ToolEnvironment {
     pub env: BTreeMap<String, String>,
 }
 
-/// Tools being looked up (they may wait for servers that are starting).
-pub type ToolsFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Arc<dyn Tool>>> + Send + 'a>>;
-
 /// Builds a session's tools.
 pub trait ToolFactory: Send + Sync {
     /// The tools named `names` for a session; an unknown name is an error naming it.
@@ -88,15 +84,19 @@ pub trait ToolFactory: Send + Sync {
     fn default_names(&self) -> Vec<String>;
     /// Forgets what tools stored for a session that was deleted (its artifacts).
     fn delete_session(&self, _session_id: &str) {}
-    /// Tools that come and go (MCP servers' tools), for a run of the session about to start;
-    /// may wait a little for servers that are starting.
-    fn dynamic_tools<'a>(&'a self, _environment: &'a ToolEnvironment) -> ToolsFuture<'a> {
-        Box::pin(std::future::ready(Vec::new()))
+    /// Tools that come and go (MCP servers' tools) for a run of the session about to start:
+    /// what they need starts now, and the run asks the source before each model request.
+    fn tool_source(&self, _environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {
+        None
     }
-    /// A session was created: start what its runs' `dynamic_tools` will need, in the
+    /// The names of the tools a run's `tool_source` would give session `session_id` now.
+    fn source_tool_names(&self, _session_id: &str) -> Vec<String> {
+        Vec::new()
+    }
+    /// A session was created: start what its runs' `tool_source` will need, in the
     /// background.
     fn warm_up(&self, _environment: &ToolEnvironment) {}
-    /// The session's actor stopped: it no longer uses what `dynamic_tools` gave it.
+    /// The session's actor stopped: it no longer uses what `tool_source` gave it.
     fn session_closed(&self, _session_id: &str) {}
     /// Slash commands that come with the tools (MCP servers' prompts): (name after the
     /// slash, description).

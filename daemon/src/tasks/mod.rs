@@ -921,6 +921,9 @@ impl Child<'_> {
                     final_error.unwrap_or_else(|| "the model request failed".to_owned()),
                 );
             }
+            // Waiting for new MCP servers is timed like a tool call, not like idleness.
+            SessionEvent::ToolsWaitStart { .. } => state.in_tools += 1,
+            SessionEvent::ToolsWaitEnd { .. } => state.in_tools = state.in_tools.saturating_sub(1),
             SessionEvent::ToolExecutionStart {
                 tool_name, args, ..
             } => {

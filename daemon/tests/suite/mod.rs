@@ -5,6 +5,7 @@ mod handshake;
 mod lifecycle;
 mod migrations;
 mod sessions;
+mod tool_docs;
 mod usage;
 mod websocket;
 

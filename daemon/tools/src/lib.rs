@@ -45,7 +45,7 @@ pub use grep::GrepTool;
 pub use locks::{PathGuard, PathLocks};
 pub use ls::LsTool;
 pub use read::ReadTool;
-pub use write::{WriteTool, write_atomically};
+pub use write::{PREVIOUS_TEXT_LIMIT, WriteTool, write_atomically};
 
 /// pi's default tool set.
 pub const DEFAULT_TOOLS: [&str; 4] = ["read", "bash", "edit", "write"];

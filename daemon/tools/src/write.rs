@@ -1,6 +1,9 @@
 //! `write {path, content}`: creates parent directories and replaces the file atomically (a
 //! temporary file in the same directory, renamed over the target, permissions kept), under the
-//! path's mutation lock. Reports the UTF-8 byte count.
+//! path's mutation lock. Reports the UTF-8 byte count to the model, as pi does, and to clients
+//! what the file was before, read under the same lock (details: `created`, and for a file that
+//! existed `previousBytes` and, up to [`PREVIOUS_TEXT_LIMIT`] bytes of UTF-8, `previousText`),
+//! so a client's diff never races the write.
 //!
 //! Also [`write_atomically`], which `edit` uses too: readers see the old file or the new one,
 //! never a mix, and a symlink is written through (the link stays, its target changes).
@@ -16,6 +19,10 @@ use serde_json::{Value, json};
 
 use crate::ToolContext;
 use crate::support::{blocking_to_completion, fs_error, object_schema, parse_args};
+
+/// The largest previous file whose text a result's details carry (the tools' 50 KB limit);
+/// past it, or for a file that is not UTF-8, the details have its size only.
+pub const PREVIOUS_TEXT_LIMIT: u64 = crate::truncate::DEFAULT_MAX_BYTES as u64;
 
 const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
 
@@ -99,13 +106,29 @@ fn write(path: &Path, args: &WriteArgs, user_umask: Option<u32>) -> Result<ToolO
         create_dirs(parent, user_umask)
             .map_err(|error| ToolOutput::error(fs_error(&error, "mkdir", parent)))?;
     }
+    // What the file was: read under the lock, so nothing writes in between.
+    let details = match std::fs::metadata(path) {
+        Ok(metadata) if metadata.is_file() => {
+            let mut details = json!({"created": false, "previousBytes": metadata.len()});
+            if metadata.len() <= PREVIOUS_TEXT_LIMIT
+                && let Ok(text) = std::fs::read_to_string(path)
+            {
+                details["previousText"] = Value::String(text);
+            }
+            details
+        }
+        // Not a file (a directory fails below with its own error) or none.
+        Ok(_) => Value::Null,
+        Err(_) => json!({"created": true}),
+    };
     write_new_or_replace(path, args.content.as_bytes(), user_umask)
         .map_err(|error| ToolOutput::error(fs_error(&error, "open", path)))?;
     Ok(ToolOutput::text(format!(
         "Successfully wrote {} bytes to {}",
         args.content.len(),
         args.path
-    )))
+    ))
+    .with_details(details))
 }
 
 /// Creates `dir` and its missing ancestors; with `user_umask`, each new one gets the mode the

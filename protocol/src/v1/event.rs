@@ -1,6 +1,7 @@
 //! Session events: the `session/event` notification. The vocabulary is pi's (`agent_start`,
 //! `message_update`, `tool_execution_end`, `compaction_start`, ...) plus the daemon's own
-//! (`queue_update`, `entry_added`, `leaf_changed`, `session_error`).
+//! (`queue_update`, `entry_added`, `leaf_changed`, `session_error`, `tools_wait_start`,
+//! `tools_wait_end`).
 //!
 //! Every event has a per-session, strictly increasing `seq`. Durable events (`message_end` of
 //! stored messages and `entry_added`) are backed by stored entries and are replayed by
@@ -148,6 +149,24 @@ pub enum SessionEvent {
         /// Why retrying stopped, when it failed (`Retry cancelled` when cancelled).
         #[serde(default, skip_serializing_if = "Option::is_none")]
         final_error: Option<String>,
+    },
+    /// A model request of the run waits for tools on their way: MCP servers that have never
+    /// listed their tools (a definition's first use in a directory, or a fresh daemon) and are
+    /// starting. Ends with `tools_wait_end`, at the latest after `timeoutMs` (`[mcp]
+    /// first_start_wait_secs`). Not durable.
+    ToolsWaitStart {
+        /// The servers waited for, by the session's names for them.
+        sources: Vec<String>,
+        /// The longest the wait lasts, in milliseconds.
+        timeout_ms: u64,
+    },
+    /// The wait is over; the request goes out with the tools that are there. Not durable.
+    ToolsWaitEnd {
+        /// The servers still not ready (failed, or slower than the wait): their tools join a
+        /// later turn once they are.
+        not_ready: Vec<String>,
+        /// The run was aborted during the wait.
+        aborted: bool,
     },
     /// The session's run failed inside the daemon (a bug); the session carries on.
     SessionError {

@@ -35,6 +35,11 @@ pub struct McpListResponse {
 pub struct McpServerStatus {
     /// The server's name in its file.
     pub name: String,
+    /// Other names sessions give the same server: another definition of the same command
+    /// (an editor's ACP `mcpServers` repeating a `mcp.json` server, say). The tools are
+    /// offered under each name; `mcp/restart` and `mcp/logs` take any of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aliases: Vec<String>,
     /// Its sharing key: one connection per key for the whole daemon.
     pub key: String,
     /// `stdio` or `http`.

@@ -156,8 +156,14 @@ pub struct SessionListResponse {
 pub struct SessionGetResponse {
     /// Metadata.
     pub info: SessionInfo,
-    /// Active tool names.
+    /// The session's own tools (the built-in ones `session/create` named, or the defaults).
+    /// Its runs also offer `mcpTools`; where a name is in both, the own tool is the one.
     pub tools: Vec<String>,
+    /// The MCP servers' tools its runs offer now (`mcp__<server>__<tool>`), from the servers
+    /// the session uses — from its creation, or in a session loaded again from its next run
+    /// on. A server starting for the first time joins when it has listed its tools.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub mcp_tools: Vec<String>,
     /// Queued messages.
     pub queue: QueueState,
     /// Clients attached right now.

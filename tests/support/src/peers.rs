@@ -29,6 +29,19 @@ pub fn npm_bin(name: &str) -> PathBuf {
     path
 }
 
+/// The console script `name` of a Python MCP server from PyPI (`mcp-server-git`,
+/// `mcp-server-time`), in the venv of its own `tests/install-peers` makes.
+pub fn pypi_server(name: &str) -> PathBuf {
+    let path = dir().join("servers-venv/bin").join(name);
+    assert!(
+        path.is_file(),
+        "the test peer {name} is not installed at {}; run tests/install-peers (the README's \
+         test command does)",
+        path.display()
+    );
+    path
+}
+
 /// The interpreter of the Python venv that holds the pip peers (the `mcp` SDK).
 pub fn python() -> PathBuf {
     let path = dir().join("venv/bin/python");

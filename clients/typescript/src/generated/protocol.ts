@@ -991,6 +991,29 @@ export type SessionEvent =
     }
   | {
       /**
+       * The servers waited for, by the session's names for them.
+       */
+      sources: string[];
+      /**
+       * The longest the wait lasts, in milliseconds.
+       */
+      timeoutMs: number;
+      type: "tools_wait_start";
+    }
+  | {
+      /**
+       * The run was aborted during the wait.
+       */
+      aborted: boolean;
+      /**
+       * The servers still not ready (failed, or slower than the wait): their tools join a
+       * later turn once they are.
+       */
+      notReady: string[];
+      type: "tools_wait_end";
+    }
+  | {
+      /**
        * What happened.
        */
       message: string;
@@ -2081,6 +2104,12 @@ export interface McpDefinition {
  */
 export interface McpServerStatus {
   /**
+   * Other names sessions give the same server: another definition of the same command
+   * (an editor's ACP `mcpServers` repeating a `mcp.json` server, say). The tools are
+   * offered under each name; `mcp/restart` and `mcp/logs` take any of them.
+   */
+  aliases?: string[];
+  /**
    * The file that defines it.
    */
   file: string;
@@ -3128,6 +3157,29 @@ export interface SessionEventParams {
          */
         success: boolean;
         type: "auto_retry_end";
+      }
+    | {
+        /**
+         * The servers waited for, by the session's names for them.
+         */
+        sources: string[];
+        /**
+         * The longest the wait lasts, in milliseconds.
+         */
+        timeoutMs: number;
+        type: "tools_wait_start";
+      }
+    | {
+        /**
+         * The run was aborted during the wait.
+         */
+        aborted: boolean;
+        /**
+         * The servers still not ready (failed, or slower than the wait): their tools join a
+         * later turn once they are.
+         */
+        notReady: string[];
+        type: "tools_wait_end";
       }
     | {
         /**
@@ -4387,6 +4439,12 @@ export interface SessionGetResponse {
    */
   commands?: SlashCommand[];
   info: SessionInfo4;
+  /**
+   * The MCP servers' tools its runs offer now (`mcp__<server>__<tool>`), from the servers
+   * the session uses — from its creation, or in a session loaded again from its next run
+   * on. A server starting for the first time joins when it has listed its tools.
+   */
+  mcpTools?: string[];
   queue: QueueState2;
   /**
    * Problems found in the session's settings files, context files, skills and prompt
@@ -4399,7 +4457,8 @@ export interface SessionGetResponse {
    */
   systemPrompt?: string | null;
   /**
-   * Active tool names.
+   * The session's own tools (the built-in ones `session/create` named, or the defaults).
+   * Its runs also offer `mcpTools`; where a name is in both, the own tool is the one.
    */
   tools: string[];
 }

@@ -1,5 +1,6 @@
 mod loop_events;
 mod queues_and_abort;
+mod tool_source;
 mod tools;
 
 use std::sync::Arc;
@@ -34,6 +35,7 @@ pub fn config(
         thinking: pi_llm::ThinkingLevel::Off,
         system_prompt: Some("You are a test.".into()),
         tools,
+        tool_source: None,
         tool_execution,
         session_id: Some("s1".into()),
         api_key: None,
@@ -133,6 +135,14 @@ pub fn describe(event: &AgentEvent) -> String {
             steering,
             follow_up,
         } => format!("queue_update({},{})", steering.len(), follow_up.len()),
+        AgentEvent::ToolsWaitStart { sources, .. } => {
+            format!("tools_wait_start({})", sources.join(","))
+        }
+        AgentEvent::ToolsWaitEnd { not_ready, aborted } => format!(
+            "tools_wait_end({}{})",
+            not_ready.join(","),
+            if *aborted { ",aborted" } else { "" }
+        ),
     }
 }
 

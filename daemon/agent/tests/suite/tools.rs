@@ -12,12 +12,19 @@ fn object_schema(properties: Value, required: &[&str]) -> Value {
 
 /// Returns `echo: <text>`.
 pub struct EchoTool {
+    name: String,
     schema: Value,
 }
 
 impl EchoTool {
     pub fn new() -> Arc<EchoTool> {
+        EchoTool::named("echo")
+    }
+
+    /// An echo tool called `name`.
+    pub fn named(name: &str) -> Arc<EchoTool> {
         Arc::new(EchoTool {
+            name: name.to_owned(),
             schema: object_schema(json!({"text": {"type": "string"}}), &["text"]),
         })
     }
@@ -25,7 +32,7 @@ impl EchoTool {
 
 impl Tool for EchoTool {
     fn name(&self) -> &str {
-        "echo"
+        &self.name
     }
     fn label(&self) -> &str {
         "Echo"

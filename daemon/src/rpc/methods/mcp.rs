@@ -89,7 +89,7 @@ pub async fn logs(
     let servers: Vec<_> = pool
         .list()
         .into_iter()
-        .filter(|server| server.name == params.name)
+        .filter(|server| server.name == params.name || server.aliases.contains(&params.name))
         .collect();
     if servers.is_empty() {
         return Err(ErrorObject::new(
@@ -277,6 +277,7 @@ pub fn server_statuses(pool: &crate::mcp::McpPool) -> Vec<McpServerStatus> {
         .into_iter()
         .map(|server| McpServerStatus {
             name: server.name,
+            aliases: server.aliases,
             key: server.key,
             transport: server.transport.to_owned(),
             state: server.state.to_owned(),

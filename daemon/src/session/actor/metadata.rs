@@ -61,13 +61,18 @@ impl SessionActor {
     }
 
     pub(super) fn get(&mut self) -> SessionGetResponse {
+        let tools: Vec<String> = self
+            .tools
+            .iter()
+            .map(|tool| tool.name().to_owned())
+            .collect();
+        // As a run merges them: a name the session's own tools use keeps the own tool.
+        let mut mcp_tools = self.services.tools.source_tool_names(&self.row.id);
+        mcp_tools.retain(|name| !tools.contains(name));
         SessionGetResponse {
             info: self.info(),
-            tools: self
-                .tools
-                .iter()
-                .map(|tool| tool.name().to_owned())
-                .collect(),
+            tools,
+            mcp_tools,
             queue: self.queue_state(),
             attached_clients: self.prune_subscribers(),
             system_prompt: Some(self.system_prompt()),

@@ -107,21 +107,17 @@ impl SessionActor {
         let (model, api_key) = self.model_and_key()?;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
-        // MCP servers' tools join the session's own for this run (waiting briefly for servers
-        // that are starting); a name the session's own tools use keeps the session's tool.
+        // MCP servers' tools join the session's own before each request of the run (the
+        // first waits for servers never seen before); a name the session's own tools use
+        // keeps the session's tool.
         let environment = crate::session::tool_environment(&self.row);
-        let mut tools = self.tools.clone();
-        for tool in self.services.tools.dynamic_tools(&environment).await {
-            if !tools.iter().any(|own| own.name() == tool.name()) {
-                tools.push(tool);
-            }
-        }
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
             system_prompt: Some(self.system_prompt()),
-            tools,
+            tools: self.tools.clone(),
+            tool_source: self.services.tools.tool_source(&environment),
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
             api_key,
@@ -241,7 +237,9 @@ impl SessionActor {
             | AgentEvent::AgentEnd { .. }
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
-            | AgentEvent::QueueUpdate { .. } => {}
+            | AgentEvent::QueueUpdate { .. }
+            | AgentEvent::ToolsWaitStart { .. }
+            | AgentEvent::ToolsWaitEnd { .. } => {}
         }
         match wire::event_to_wire(event, None) {
             Ok(event) => self.broadcast(event),

@@ -47,8 +47,10 @@ impl SessionActor {
         })
     }
 
-    /// The events after `after`: all of them from the recent window when it still holds
-    /// them (`true`), else the durable ones from the store (`false`).
+    /// The events after `after`: all of them when the recent window still holds them, or
+    /// when the store holds those the window lacks because they are all stored entries (a
+    /// fresh session's creation entries) (`true`); else the durable ones from the store
+    /// (`false`).
     pub(super) async fn replay(
         &self,
         after: u64,
@@ -64,22 +66,44 @@ impl SessionActor {
             ));
         }
         if let Some(events) = self.recent.after(after, self.seq) {
-            let replay = events
-                .into_iter()
-                .map(|(seq, event)| SessionEventParams {
-                    session_id: self.row.id.clone(),
-                    seq,
-                    event,
-                })
-                .collect();
+            return Ok((self.numbered(events), true));
+        }
+        if after < self.stored_through
+            && let Some(events) = self.recent.after(self.stored_through, self.seq)
+        {
+            let mut replay = self.stored_events(after, self.stored_through).await?;
+            replay.extend(self.numbered(events));
             return Ok((replay, true));
         }
+        Ok((self.stored_events(after, self.seq).await?, false))
+    }
+
+    /// `events` as notifications of this session.
+    fn numbered(&self, events: Vec<(u64, SessionEvent)>) -> Vec<SessionEventParams> {
+        events
+            .into_iter()
+            .map(|(seq, event)| SessionEventParams {
+                session_id: self.row.id.clone(),
+                seq,
+                event,
+            })
+            .collect()
+    }
+
+    /// The stored entries numbered after `after` up to `through`, as the events that announce
+    /// them; `resync_required` past the replay limit.
+    async fn stored_events(
+        &self,
+        after: u64,
+        through: u64,
+    ) -> Result<Vec<SessionEventParams>, ErrorObject> {
         let limit = self.services.settings.replay_limit;
-        let stored = self
+        let mut stored = self
             .store
             .entries_after_seq(&self.row.id, after, limit + 1)
             .await
             .map_err(crate::session::storage(&self.store))?;
+        stored.retain(|stored| stored.seq <= through);
         if stored.len() > limit as usize {
             return Err(ErrorObject::new(
                 ErrorKind::ResyncRequired,
@@ -89,7 +113,7 @@ impl SessionActor {
                 ),
             ));
         }
-        let replay = stored
+        stored
             .iter()
             .map(|stored| {
                 let entry = entries::parse_entry(stored).map_err(crate::session::internal)?;
@@ -106,8 +130,7 @@ impl SessionActor {
                     event,
                 })
             })
-            .collect::<Result<_, ErrorObject>>()?;
-        Ok((replay, false))
+            .collect()
     }
 
     pub(super) fn broadcast(&mut self, event: SessionEvent) {

@@ -209,6 +209,18 @@ impl TestDaemon {
             .expect("the daemon accepts connections")
     }
 
+    /// Waits until no session is loaded (they unload when idle; fails after 10 s).
+    pub async fn wait_until_unloaded(&self) {
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while self.state.sessions.loaded_count() > 0 {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the session never unloaded"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     pub async fn create_session(&self, client: &Client) -> SessionInfo {
         let cwd = self.home.path().display().to_string();
         client

@@ -268,14 +268,7 @@ async fn after_an_unload_only_durable_events_are_replayed() {
         .unwrap();
     let seen = run_events(&mut events, &session.id).await;
     client.close().await;
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while daemon.state.sessions.loaded_count() > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session never unloaded"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    daemon.wait_until_unloaded().await;
     let (client, _events) = daemon.client().await;
     let attached = client
         .call::<SessionAttach>(&attach(&session.id, Some(0)))
@@ -302,10 +295,89 @@ async fn after_an_unload_only_durable_events_are_replayed() {
     );
 }
 
+/// A fresh session's first events are its creation entries, numbered before its actor
+/// broadcast anything: a cursor at 0 or 1 gets them from the store and the rest from the
+/// recent window, gapless. So does a fork, whose entries are all its history.
+#[tokio::test]
+async fn a_fresh_session_replays_from_its_first_seq_gapless() {
+    let daemon = TestDaemon::start().await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    let created = session.last_seq;
+    assert!(created >= 2, "thinking level and model entries: {created}");
+    client
+        .call::<SessionAttach>(&attach(&session.id, None))
+        .await
+        .unwrap();
+    daemon.faux.push(FauxReply::text("one"));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "first"))
+        .await
+        .unwrap();
+    let mut seen = run_events(&mut events, &session.id).await;
+    daemon.faux.push(FauxReply::text("two"));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "second"))
+        .await
+        .unwrap();
+    seen.extend(run_events(&mut events, &session.id).await);
+    assert_eq!(seen[0].seq, created + 1);
+
+    for after in [0, 1] {
+        let (other, _other_events) = daemon.client().await;
+        let attached = other
+            .call::<SessionAttach>(&attach(&session.id, Some(after)))
+            .await
+            .unwrap();
+        assert!(attached.gapless, "afterSeq {after}");
+        let seqs: Vec<u64> = attached.replay.iter().map(|event| event.seq).collect();
+        let expected: Vec<u64> = (after + 1..=attached.snapshot.info.last_seq).collect();
+        assert_eq!(seqs, expected, "afterSeq {after}: every event, in order");
+        // The creation entries, then exactly what the attached client saw.
+        let (stored, live) = attached.replay.split_at((created - after) as usize);
+        assert!(
+            stored
+                .iter()
+                .all(|event| matches!(event.event, SessionEvent::EntryAdded { .. })),
+            "{stored:?}"
+        );
+        assert_eq!(live, seen.as_slice());
+    }
+
+    // A fork of the second prompt holds the first run: all stored, all replayed.
+    let second_prompt = seen
+        .iter()
+        .filter_map(|event| match &event.event {
+            SessionEvent::MessageEnd {
+                message: message::AgentMessage::User(_),
+                entry_id: Some(id),
+            } => Some(id.clone()),
+            _ => None,
+        })
+        .nth(1)
+        .unwrap();
+    let fork = client
+        .call::<SessionFork>(&SessionEntryParams {
+            session_id: session.id.clone(),
+            entry_id: second_prompt,
+        })
+        .await
+        .unwrap();
+    let attached = client
+        .call::<SessionAttach>(&attach(&fork.session.id, Some(0)))
+        .await
+        .unwrap();
+    assert!(attached.gapless);
+    let seqs: Vec<u64> = attached.replay.iter().map(|event| event.seq).collect();
+    let expected: Vec<u64> = (1..=attached.snapshot.info.last_seq).collect();
+    assert_eq!(seqs, expected);
+}
+
 #[tokio::test]
 async fn a_too_old_cursor_needs_a_resync() {
     let mut options = Options::default();
     options.settings.replay_limit = 2;
+    options.settings.idle_unload = Duration::from_millis(50);
     let daemon = TestDaemon::start_with(options).await;
     let (client, mut events) = daemon.client().await;
     let session = daemon.create_session(&client).await;
@@ -319,6 +391,10 @@ async fn a_too_old_cursor_needs_a_resync() {
         .await
         .unwrap();
     run_events(&mut events, &session.id).await;
+    // Unloaded, the session replays from the store alone, where more than 2 events wait.
+    client.close().await;
+    daemon.wait_until_unloaded().await;
+    let (client, _events) = daemon.client().await;
     let error = client
         .call::<SessionAttach>(&attach(&session.id, Some(0)))
         .await

@@ -343,14 +343,7 @@ async fn idle_sessions_unload_and_reload_lazily() {
         .await
         .unwrap();
     assert_eq!(daemon.state.sessions.loaded_count(), 1);
-    let deadline = std::time::Instant::now() + Duration::from_secs(10);
-    while daemon.state.sessions.loaded_count() > 0 {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the session never unloaded"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    daemon.wait_until_unloaded().await;
     let stored = client
         .call::<SessionGet>(&SessionIdParams {
             session_id: session.id.clone(),

@@ -1,5 +1,5 @@
-//! `write`: creation with parents, UTF-8 byte counts, atomic replacement keeping permissions,
-//! symlinks written through, errors.
+//! `write`: creation with parents, UTF-8 byte counts, what the file was before (details),
+//! atomic replacement keeping permissions, symlinks written through, errors.
 
 use std::os::unix::fs::PermissionsExt as _;
 
@@ -11,6 +11,12 @@ use super::{Session, table};
 async fn writes_create_replace_and_report_bytes() {
     let session = Session::new();
     session.file("existing.txt", "old content that is longer\n");
+    // Past the bound of the previous text in the details, and not UTF-8: sizes only.
+    session.file(
+        "big.txt",
+        "x".repeat(pi_tools::PREVIOUS_TEXT_LIMIT as usize + 1),
+    );
+    std::fs::write(session.cwd().join("binary.bin"), [0xff, 0xfe, 0x00]).unwrap();
     std::fs::create_dir_all(session.cwd().join("a-directory")).unwrap();
     let cases = [
         (
@@ -26,6 +32,14 @@ async fn writes_create_replace_and_report_bytes() {
             json!({"path": "existing.txt", "content": "new\n"}),
         ),
         ("empty content", json!({"path": "empty.txt", "content": ""})),
+        (
+            "overwrite past the previous text's bound",
+            json!({"path": "big.txt", "content": "small\n"}),
+        ),
+        (
+            "overwrite a file that is not UTF-8",
+            json!({"path": "binary.bin", "content": "text\n"}),
+        ),
         (
             "a directory in the way",
             json!({"path": "a-directory", "content": "x"}),

@@ -1,11 +1,13 @@
 //! `pictl acp` driven by an editor we did not write: a Node client built on the official ACP
-//! TypeScript SDK (`@agentclientprotocol/sdk` from npm, `tests/peers/acp_driver.mjs`), against
+//! TypeScript SDK (`@agentclientprotocol/sdk` from npm, `tests/peers/acp_driver.mjs` and
+//! `acp_writes.mjs`, sharing `acp_client.mjs`), against
 //! the real `pid` and the scripted model. The driver initializes, creates a session, switches
 //! to `ask-writes`, prompts a turn whose model calls `edit` (the daemon's question arrives as
 //! `session/request_permission`, answered "allow once"), cancels a long `bash` mid-turn, and
 //! loads the finished session on a second connection. The SDK validates every message it
 //! receives against ACP's schema.
 
+use pi_test_support::model_server::Turn;
 use serde_json::Value;
 
 use super::harness::{MODEL, World};
@@ -238,4 +240,111 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
         ),
         "{error}"
     );
+}
+
+/// Files each session's model writes at once: new ones and one that exists.
+const NEW_FILES: usize = 12;
+
+/// The model: "write the files" → `NEW_FILES` writes of new files and one overwrite of
+/// `existing.txt`, in one message (they run in parallel); then "Done.".
+fn writer(request: &pi_test_support::model_server::RecordedRequest) -> Result<Turn, String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let answered = messages.iter().any(|message| {
+        message["content"]
+            .as_array()
+            .is_some_and(|blocks| blocks.iter().any(|block| block["type"] == "tool_result"))
+    });
+    if answered {
+        return Ok(Turn::reply().text("Done.").into());
+    }
+    let mut reply = Turn::reply();
+    for index in 0..NEW_FILES {
+        reply = reply.tool_call(
+            format!("call_{index}"),
+            "write",
+            serde_json::json!({"path": format!("new-{index}.txt"), "content": format!("file {index}\n")}),
+        );
+    }
+    Ok(reply
+        .tool_call(
+            "call_existing",
+            "write",
+            serde_json::json!({"path": "existing.txt", "content": "rewritten\n"}),
+        )
+        .into())
+}
+
+/// Every `write` an editor sees comes with the diff against the file before the tool ran —
+/// none for a new file — however quickly the tool beats the bridge (the before-image is the
+/// tool's own, from the result's details): three sessions writing thirteen files each at once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_write_diff_an_editor_sees_starts_from_the_file_before_the_tool() {
+    let projects = ["a", "b", "c"];
+    let files: Vec<(String, String)> = projects
+        .iter()
+        .map(|name| (format!("{name}/existing.txt"), format!("old in {name}\n")))
+        .collect();
+    let files: Vec<(&str, String)> = files
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.clone()))
+        .collect();
+    let world = World::start_with("anthropic-messages", &files).await;
+    world.server.respond_with(writer);
+    let home = world.daemon.home.path();
+    let dirs: Vec<std::path::PathBuf> = projects.iter().map(|name| home.join(name)).collect();
+    let driver = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../peers/acp_writes.mjs");
+    let output = tokio::process::Command::new("node")
+        .arg(&driver)
+        .envs(world.daemon.env())
+        .env("PICTL", pi_test_support::workspace_binary("pictl"))
+        .env(
+            "PROJECTS",
+            dirs.iter()
+                .map(|dir| dir.display().to_string())
+                .collect::<Vec<_>>()
+                .join(":"),
+        )
+        .env("PI_PEERS_DIR", pi_test_support::peers::dir())
+        .output()
+        .await
+        .expect("node runs (tests/install-peers installs it)");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the driver failed:\n{stderr}");
+    let seen: Value = serde_json::from_slice(&output.stdout).unwrap();
+    for prompt in seen["prompts"].as_array().unwrap() {
+        assert_eq!(prompt["stopReason"], "end_turn");
+    }
+    for session in seen["sessions"].as_array().unwrap() {
+        let session_id = &session["sessionId"];
+        let dir = std::path::Path::new(session["cwd"].as_str().unwrap());
+        let ends: Vec<&Value> = seen["updates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|update| &update["sessionId"] == session_id)
+            .map(|update| &update["update"])
+            .filter(|update| {
+                update["sessionUpdate"] == "tool_call_update" && update["status"] == "completed"
+            })
+            .collect();
+        assert_eq!(ends.len(), NEW_FILES + 1, "{ends:?}");
+        for end in ends {
+            let diff = &end["content"][0];
+            assert_eq!(diff["type"], "diff", "{end}");
+            let path = std::path::Path::new(diff["path"].as_str().unwrap());
+            assert_eq!(path.parent(), Some(dir));
+            let written = std::fs::read_to_string(path).unwrap();
+            assert_eq!(diff["newText"], written.as_str());
+            if path.ends_with("existing.txt") {
+                let name = dir.file_name().unwrap().to_string_lossy();
+                assert_eq!(diff["oldText"], format!("old in {name}\n"), "{end}");
+            } else {
+                // A new file: no old text, never the new text read too late.
+                assert_eq!(diff["oldText"], Value::Null, "{end}");
+            }
+        }
+    }
 }

@@ -4,11 +4,14 @@
 //! a crashed server starts again by itself, one that keeps failing trips the circuit breaker,
 //! and the tool lists follow the server.
 
+use std::collections::BTreeSet;
+
 use pi_client::{Client, Notifications};
 use pi_protocol::v1::{
-    ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpRestart, McpRestartParams,
+    ArtifactRead, ArtifactReadParams, McpList, McpListParams, McpLogs, McpLogsParams, McpRestart,
+    McpRestartParams, McpSessionServer, McpSetSessionServers, McpSetSessionServersParams,
     SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionEvent,
-    SessionEventParams, SessionPrompt,
+    SessionEventParams, SessionGet, SessionIdParams, SessionPrompt,
 };
 use pi_test_support::events::run_events;
 use pi_test_support::model_server::{RecordedRequest, Turn};
@@ -367,9 +370,8 @@ async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
     // Killed: the cache was written before the server showed as ready.
     world.daemon.kill9().await;
     world.daemon.restart().await;
-    // The new daemon has not started the server (Python takes longer than the 250 ms gate
-    // to load the SDK), yet the first run offers its tools from the cache, and the call
-    // waits for the server.
+    // The new daemon starts the server with the session, and the first run offers its tools
+    // from the cache at once (it was seen: no wait), and the call waits for the server.
     let (client, mut events, id) = session(&world, &cwd).await;
     let echoed = run(
         &client,
@@ -382,6 +384,12 @@ async fn a_restarted_daemon_offers_a_starting_servers_cached_tools() {
     assert_eq!(results.len(), 1, "{}", final_text(&echoed));
     assert!(!results[0].2, "{results:?}");
     assert!(results[0].1.contains("from the cache"), "{results:?}");
+    assert!(
+        !echoed
+            .iter()
+            .any(|event| matches!(event.event, SessionEvent::ToolsWaitStart { .. })),
+        "a server seen before is not waited for"
+    );
 }
 
 /// The MCP tools the model was offered, from its "NO TOOL" answer.
@@ -622,4 +630,133 @@ async fn every_connection_hears_servers_change() {
             break;
         }
     }
+}
+
+/// An editor gives sessions the `mcp.json` server's command under another name (ACP
+/// `mcpServers` become `mcp/setSessionServers`): one process serves both names, and both
+/// names' tools work; a session given nothing sees only the file's name.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_names_for_one_command_share_one_process_and_both_work() {
+    let mcp_json = json!({"mcpServers": {"fault": fault_server(json!({}))}});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let mut editors = Vec::new();
+    for _ in 0..2 {
+        let (client, events, id) = session(&world, &cwd).await;
+        let given = client
+            .call::<McpSetSessionServers>(&McpSetSessionServersParams {
+                session_id: id.clone(),
+                servers: vec![McpSessionServer {
+                    name: "again".to_owned(),
+                    command: Some(peers::python().display().to_string()),
+                    args: vec![peers::fault_server().display().to_string()],
+                    ..McpSessionServer::default()
+                }],
+            })
+            .await
+            .unwrap();
+        assert_eq!(given.servers, ["again"]);
+        editors.push((client, events, id));
+    }
+    let (plain, mut plain_events, plain_id) = session(&world, &cwd).await;
+    wait_for_server(&plain, "ready", ready).await;
+
+    let pid_of = |events: &[SessionEventParams]| -> String {
+        let results = tool_results(events);
+        assert_eq!(results.len(), 1, "{}", final_text(events));
+        assert!(!results[0].2, "{results:?}");
+        results[0].1.clone()
+    };
+    let runs = editors.iter_mut().map(|(client, events, id)| async move {
+        let by_file = run(client, events, id, "call mcp__fault__pid {}").await;
+        let by_editor = run(client, events, id, "call mcp__again__pid {}").await;
+        (by_file, by_editor)
+    });
+    let mut pids = BTreeSet::new();
+    for (by_file, by_editor) in futures_util::future::join_all(runs).await {
+        pids.insert(pid_of(&by_file));
+        pids.insert(pid_of(&by_editor));
+    }
+    let by_plain = run(
+        &plain,
+        &mut plain_events,
+        &plain_id,
+        "call mcp__fault__pid {}",
+    )
+    .await;
+    pids.insert(pid_of(&by_plain));
+    assert_eq!(pids.len(), 1, "one process answers every name: {pids:?}");
+    // The session given nothing has only the file's name.
+    let unknown = run(
+        &plain,
+        &mut plain_events,
+        &plain_id,
+        "call mcp__again__pid {}",
+    )
+    .await;
+    let offered = offered_mcp_tools(&unknown);
+    assert_eq!(
+        offered
+            .iter()
+            .filter(|name| name.starts_with("mcp__again__"))
+            .count(),
+        0
+    );
+    // `session/get` lists the MCP tools runs offer, apart from the session's own.
+    let mcp_tools = |client: &Client, id: &str| {
+        let client = client.clone();
+        let id = id.to_owned();
+        async move {
+            let got = client
+                .call::<SessionGet>(&SessionIdParams { session_id: id })
+                .await
+                .unwrap();
+            assert!(got.tools.iter().all(|name| !name.starts_with("mcp__")));
+            let mut names = got.mcp_tools;
+            names.sort();
+            names
+        }
+    };
+    assert_eq!(mcp_tools(&plain, &plain_id).await, offered);
+    let editor = mcp_tools(&editors[0].0, &editors[0].2).await;
+    assert_eq!(editor.len(), 2 * offered.len(), "{editor:?}");
+    assert!(editor.contains(&"mcp__again__pid".to_owned()));
+    assert!(editor.contains(&"mcp__fault__pid".to_owned()));
+
+    let list = plain
+        .call::<McpList>(&McpListParams::default())
+        .await
+        .unwrap();
+    assert_eq!(list.servers.len(), 1, "{list:?}");
+    let server = &list.servers[0];
+    assert_eq!(server.name, "fault");
+    assert_eq!(server.aliases, ["again"]);
+    assert_eq!(server.starts, 1);
+    assert_eq!(server.sessions.len(), 3);
+    // `mcp/logs` and `mcp/restart` take the other name too.
+    let logs = plain
+        .call::<McpLogs>(&McpLogsParams {
+            name: "again".to_owned(),
+            lines: None,
+        })
+        .await
+        .unwrap();
+    assert_eq!(logs.logs.len(), 1);
+    assert_eq!(logs.logs[0].key, server.key);
+    let restarted = plain
+        .call::<McpRestart>(&McpRestartParams {
+            name: "again".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(restarted.restarted, 1);
+    wait_for_server(&plain, "started again", |server| {
+        server.starts == 2 && server.state == "ready"
+    })
+    .await;
 }

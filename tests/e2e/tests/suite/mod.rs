@@ -14,6 +14,7 @@ mod load;
 mod lsp;
 mod mcp;
 mod mcp_faults;
+mod mcp_first_use;
 mod mcp_trust;
 mod pools;
 mod processes;
