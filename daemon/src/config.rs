@@ -79,6 +79,9 @@ pub struct LimitsConfig {
     pub kernels: usize,
     /// Seconds a kernel may sit idle before it is stopped.
     pub kernel_idle_secs: u64,
+    /// Seconds a loaded session with no client attached and nothing running stays in memory
+    /// (it loads again from the store on its next use).
+    pub session_idle_secs: u64,
 }
 
 impl Default for WebSocketConfig {
@@ -102,6 +105,7 @@ impl Default for LimitsConfig {
             jobs_per_session: 8,
             kernels: 4,
             kernel_idle_secs: 300,
+            session_idle_secs: 600,
         }
     }
 }

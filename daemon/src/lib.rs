@@ -52,6 +52,9 @@ pub struct RunOptions {
     pub autostarted: bool,
 }
 
+/// Threads of the runtime's blocking pool at most.
+const BLOCKING_THREADS: usize = 64;
+
 /// How long connections get to finish after shutdown begins, before the daemon exits anyway.
 /// Together with the store's close this keeps the whole shutdown under 5 s.
 const CONNECTION_DRAIN_TIMEOUT: Duration = Duration::from_millis(2000);
@@ -68,6 +71,11 @@ pub fn run(options: RunOptions) -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pid-worker")
+        // File work of the tools and `tokio::fs` runs on the blocking pool; tokio's default of
+        // 512 threads let 1,000 concurrent sessions start hundreds of threads, each with its
+        // stack and allocator cache. The machine's cores are the real bound; waiting work
+        // queues instead (measured in docs/benchmarks.md, Scale).
+        .max_blocking_threads(BLOCKING_THREADS)
         .build()
         .context("cannot start the async runtime")?;
     runtime.block_on(serve(options, user_umask))
@@ -148,6 +156,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         ),
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
+            idle_unload: Duration::from_secs(config.limits.session_idle_secs),
             ..session::SessionSettings::default()
         },
     };

@@ -33,11 +33,33 @@ pub fn pictl_run(
     env: Vec<(String, String)>,
     extra: &[&str],
 ) -> std::process::Command {
+    let mut args = vec!["--no-session"];
+    args.extend_from_slice(extra);
+    scenario_command(pictl, marker, dir, env, &args)
+}
+
+/// [`pictl_run`] keeping its session: it stays in the store and loaded in the daemon (idle)
+/// after the run, as a user's `pictl run` leaves it.
+pub fn pictl_run_kept(
+    pictl: &Path,
+    marker: &str,
+    dir: &Path,
+    env: Vec<(String, String)>,
+) -> std::process::Command {
+    scenario_command(pictl, marker, dir, env, &[])
+}
+
+fn scenario_command(
+    pictl: &Path,
+    marker: &str,
+    dir: &Path,
+    env: Vec<(String, String)>,
+    extra: &[&str],
+) -> std::process::Command {
     let mut command = std::process::Command::new(pictl);
     command
         .args([
             "run",
-            "--no-session",
             "--tools",
             "read,bash,edit,write,ls",
             "--model",

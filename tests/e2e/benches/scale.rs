@@ -1,0 +1,237 @@
+//! Scale: 1,000 `pictl run`s at once against one release `pid`, each the ten-turn tool
+//! scenario (write, read, edit, bash, ls) in its own directory with its session kept, the
+//! scripted model server answering with zero latency; then the daemon's memory with the
+//! 1,000 sessions loaded and idle, and again once they unloaded.
+//!
+//! Measures: errors (every run's result and files are checked), the wall time from spawning
+//! the first `pictl` to the last one's exit, the daemon's CPU time and peak RSS (`VmHWM`),
+//! its RSS when empty, with the sessions loaded, and after they unloaded (`VmRSS`).
+//!
+//! Run: `cargo build --release --bins && cargo bench -p pi-e2e --bench scale`
+//! (`PI_BENCH_SESSIONS`, `PI_BENCH_ROUNDS` change the size and rounds; `PI_BENCH_PID` runs
+//! another daemon binary). Prints a Markdown table for `docs/benchmarks.md` and one JSON line.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::print_stdout,
+    clippy::print_stderr,
+    reason = "bench binary"
+)]
+
+use std::time::{Duration, Instant};
+
+use pi_protocol::v1::{DaemonStatus, DaemonStatusParams};
+use pi_test_support::daemon::TempDaemon;
+use pi_test_support::model_server::ModelServer;
+use pi_test_support::procfs::{cpu_seconds, status_value};
+use pi_test_support::{scenario, workspace_binary};
+use serde_json::json;
+
+/// How long an idle session stays loaded in the bench's daemon: longer than the runs take,
+/// so all of them are loaded at the end, short enough to see them unload.
+const SESSION_IDLE_SECS: u64 = 45;
+
+fn sessions() -> usize {
+    env_number("PI_BENCH_SESSIONS").unwrap_or(1000)
+}
+
+fn round_count() -> usize {
+    env_number("PI_BENCH_ROUNDS").unwrap_or(1)
+}
+
+fn env_number(name: &str) -> Option<usize> {
+    std::env::var(name)
+        .ok()
+        .and_then(|value| value.parse().ok())
+}
+
+fn daemon_binary() -> std::path::PathBuf {
+    std::env::var_os("PI_BENCH_PID")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| workspace_binary("pid"))
+}
+
+struct Round {
+    wall: f64,
+    daemon_cpu: f64,
+    empty_rss_kib: u64,
+    peak_rss_kib: u64,
+    peak_threads: u64,
+    loaded: u32,
+    loaded_rss_kib: u64,
+    unloaded_rss_kib: u64,
+    unload_wait: f64,
+}
+
+async fn loaded_sessions(daemon: &TempDaemon) -> u32 {
+    let (client, _events) = daemon.client().await;
+    let status = client
+        .call::<DaemonStatus>(&DaemonStatusParams {})
+        .await
+        .unwrap();
+    client.close().await;
+    status.sessions.loaded
+}
+
+async fn round() -> Round {
+    let server = ModelServer::start().await;
+    server.respond_with(scenario::respond);
+    let models = serde_json::to_string(&server.models_json("openai-completions")).unwrap();
+    let config = format!("[limits]\nsession_idle_secs = {SESSION_IDLE_SECS}\n");
+    let mut daemon = TempDaemon::start_with_files(
+        &daemon_binary(),
+        &config,
+        &[(".pi/agent/models.json", models)],
+    )
+    .await;
+    let pictl = workspace_binary("pictl");
+    let workspaces: Vec<tempfile::TempDir> = (0..sessions())
+        .map(|_| tempfile::tempdir().unwrap())
+        .collect();
+    let empty_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    let cpu_before = cpu_seconds(daemon.pid());
+    // The daemon's thread count, sampled while the runs go.
+    let daemon_pid = daemon.pid();
+    let (stop, mut stopped) = tokio::sync::watch::channel(false);
+    let sampler = tokio::spawn(async move {
+        let mut peak = 0;
+        loop {
+            peak = peak.max(status_value(daemon_pid, "Threads:"));
+            tokio::select! {
+                _ = stopped.changed() => return peak,
+                () = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
+        }
+    });
+    let started = Instant::now();
+    let runs = workspaces.iter().enumerate().map(|(n, dir)| {
+        let mut command = tokio::process::Command::from(scenario::pictl_run_kept(
+            &pictl,
+            &format!("s{n}"),
+            dir.path(),
+            daemon.env(),
+        ));
+        command.kill_on_drop(true);
+        async move { (n, command.output().await.unwrap()) }
+    });
+    let outputs = futures_util::future::join_all(runs).await;
+    let wall = started.elapsed().as_secs_f64();
+    let daemon_cpu = cpu_seconds(daemon.pid()) - cpu_before;
+    let peak_rss_kib = status_value(daemon.pid(), "VmHWM:");
+    stop.send_replace(true);
+    let peak_threads = sampler.await.unwrap();
+    let mut failures = Vec::new();
+    for (n, output) in &outputs {
+        let finished = String::from_utf8_lossy(&output.stdout).contains(scenario::FINISHED);
+        let checked = scenario::check_workspace(workspaces[*n].path(), &format!("s{n}"));
+        if !output.status.success() || !finished || checked.is_err() {
+            failures.push(format!(
+                "s{n}: {} {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} runs failed: {:#?}",
+        failures.len(),
+        sessions(),
+        &failures[..failures.len().min(5)]
+    );
+    server.assert_done(sessions() * scenario::TURNS);
+    // The sessions, loaded and idle: what is left once every client is gone.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let loaded = loaded_sessions(&daemon).await;
+    let loaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    // Once they unloaded.
+    let unload_started = Instant::now();
+    while loaded_sessions(&daemon).await > 0 {
+        assert!(
+            unload_started.elapsed() < Duration::from_secs(SESSION_IDLE_SECS * 3),
+            "the sessions did not unload"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let unload_wait = unload_started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let unloaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    daemon.signal(rustix::process::Signal::TERM);
+    daemon.wait_exit(Duration::from_secs(60)).await;
+    Round {
+        wall,
+        daemon_cpu,
+        empty_rss_kib,
+        peak_rss_kib,
+        peak_threads,
+        loaded,
+        loaded_rss_kib,
+        unloaded_rss_kib,
+        unload_wait,
+    }
+}
+
+fn main() {
+    if std::env::args().any(|arg| arg == "--list") {
+        return; // `cargo test --benches` probes bench binaries this way.
+    }
+    // A thousand children's pipes: raise this process's open-files limit as far as it goes.
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let _ = rustix::process::setrlimit(
+        rustix::process::Resource::Nofile,
+        rustix::process::Rlimit {
+            current: limit.maximum,
+            maximum: limit.maximum,
+        },
+    );
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let mut rounds = Vec::new();
+        for _ in 0..round_count() {
+            rounds.push(round().await);
+        }
+        let mb = |kib: u64| kib as f64 / 1024.0;
+        let n = sessions();
+        println!("| measure | value | target |");
+        println!("|---|---|---|");
+        for round in &rounds {
+            println!(
+                "| {n} concurrent `pictl run`s × {} turns, sessions kept: errors, wall | 0, {:.1} s | 0, < 30 s |",
+                scenario::TURNS,
+                round.wall
+            );
+            println!("| the same: daemon CPU (user+sys) | {:.1} s | |", round.daemon_cpu);
+            println!(
+                "| daemon peak RSS (`VmHWM`) | {:.1} MB | < 150 MB |",
+                mb(round.peak_rss_kib)
+            );
+            println!(
+                "| daemon threads at most (sampled every 10 ms) | {} | |",
+                round.peak_threads
+            );
+            println!(
+                "| daemon RSS: empty → {} sessions loaded and idle → all unloaded ({:.0} s after the check) | {:.1} → {:.1} → {:.1} MB | loaded < 40 MB, unloaded within 10 MB of empty |",
+                round.loaded,
+                round.unload_wait,
+                mb(round.empty_rss_kib),
+                mb(round.loaded_rss_kib),
+                mb(round.unloaded_rss_kib)
+            );
+        }
+        println!(
+            "{}",
+            json!({
+                "bench": "scale", "sessions": n, "turns": scenario::TURNS,
+                "wallSeconds": rounds.iter().map(|round| round.wall).collect::<Vec<_>>(),
+                "daemonCpuSeconds": rounds.iter().map(|round| round.daemon_cpu).collect::<Vec<_>>(),
+                "emptyRssKiB": rounds.iter().map(|round| round.empty_rss_kib).collect::<Vec<_>>(),
+                "peakRssKiB": rounds.iter().map(|round| round.peak_rss_kib).collect::<Vec<_>>(),
+                "loadedRssKiB": rounds.iter().map(|round| round.loaded_rss_kib).collect::<Vec<_>>(),
+                "unloadedRssKiB": rounds.iter().map(|round| round.unloaded_rss_kib).collect::<Vec<_>>(),
+            })
+        );
+    });
+}
