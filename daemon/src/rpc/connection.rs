@@ -214,7 +214,7 @@ async fn read_loop(
             Ok(IncomingMessage::Request(request)) => request,
             Ok(IncomingMessage::Notification(notification)) => {
                 tracing::debug!(
-                    method = notification.method,
+                    method = %pi_protocol::error::echo(&notification.method),
                     "ignoring a client notification"
                 );
                 continue;
@@ -248,7 +248,7 @@ async fn read_loop(
                 format!(
                     "`{}` was sent before `initialize`; send `initialize` first, with \
                      protocolVersion {}",
-                    request.method,
+                    pi_protocol::error::echo(&request.method),
                     pi_protocol::PROTOCOL_VERSION
                 ),
             );
@@ -277,7 +277,8 @@ async fn read_loop(
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| {
-                    tracing::error!(method, "request handler panicked");
+                    let method = pi_protocol::error::echo(&method);
+                    tracing::error!(%method, "request handler panicked");
                     Err(ErrorObject::new(
                         ErrorKind::Internal,
                         format!(
