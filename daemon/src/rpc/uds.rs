@@ -12,10 +12,10 @@ use pi_protocol::jsonrpc::ErrorResponse;
 use pi_protocol::{ErrorKind, ErrorObject};
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{UnixListener, UnixStream};
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::FramedRead;
 use tokio_util::task::TaskTracker;
 
-use crate::rpc::codec::LineCodec;
+use crate::rpc::codec::{LineCodec, LineSink};
 use crate::rpc::connection::{self, TransportKind};
 use crate::state::DaemonState;
 
@@ -66,10 +66,9 @@ pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracke
         let max_bytes = state.config.limits.max_message_bytes;
         let (read, write) = stream.into_split();
         let incoming = FramedRead::new(read, LineCodec::new(max_bytes));
-        let mut outgoing = FramedWrite::new(write, LineCodec::new(max_bytes));
         // The writer feeds every queued frame before one flush; let a batch reach the socket
         // in large writes rather than every 8 KiB.
-        outgoing.set_backpressure_boundary(WRITE_BUFFER_BYTES);
+        let outgoing = LineSink::new(write, max_bytes, WRITE_BUFFER_BYTES);
         tracker.spawn(connection::serve(
             state.clone(),
             TransportKind::Unix,
