@@ -2,6 +2,8 @@
 //! (an `EnvFilter` directive, default `info`), formatted as JSON lines when
 //! `PI_LOG_FORMAT=json`.
 
+pub mod throttle;
+
 use tracing_subscriber::EnvFilter;
 
 /// Installs the global subscriber. Call once, before anything logs.
