@@ -71,6 +71,12 @@ pub struct LimitsConfig {
     pub kernels: usize,
     /// Seconds a kernel may sit idle before it is stopped.
     pub kernel_idle_secs: u64,
+    /// Seconds a new connection has, from connecting, to complete `initialize` (on the
+    /// WebSocket, the HTTP upgrade too); then it is closed.
+    pub initialize_timeout_secs: u64,
+    /// Connections of one transport (the Unix socket, the WebSocket) that have not completed
+    /// `initialize` yet; further ones are refused at once until some finish or time out.
+    pub pending_connections: usize,
 }
 
 impl Default for WebSocketConfig {
@@ -94,6 +100,8 @@ impl Default for LimitsConfig {
             jobs_per_session: 8,
             kernels: 4,
             kernel_idle_secs: 300,
+            initialize_timeout_secs: 10,
+            pending_connections: 128,
         }
     }
 }
@@ -176,10 +184,20 @@ impl Config {
         if config.limits.max_in_flight == 0 {
             return Err(out_of_range("limits.max_in_flight", "must be at least 1"));
         }
+        if config.limits.initialize_timeout_secs == 0 {
+            return Err(out_of_range(
+                "limits.initialize_timeout_secs",
+                "must be at least 1",
+            ));
+        }
         for (key, value) in [
             ("limits.jobs", config.limits.jobs),
             ("limits.jobs_per_session", config.limits.jobs_per_session),
             ("limits.kernels", config.limits.kernels),
+            (
+                "limits.pending_connections",
+                config.limits.pending_connections,
+            ),
         ] {
             if value == 0 {
                 return Err(out_of_range(key, "must be at least 1"));
@@ -237,6 +255,14 @@ mod tests {
         check_error(
             "[limits]\nmax_message_bytes = 10\n",
             &["`limits.max_message_bytes` must be at least 1024"],
+        );
+        check_error(
+            "[limits]\ninitialize_timeout_secs = 0\n",
+            &["`limits.initialize_timeout_secs` must be at least 1"],
+        );
+        check_error(
+            "[limits]\npending_connections = 0\n",
+            &["`limits.pending_connections` must be at least 1"],
         );
         check_error(
             "not toml at all",

@@ -68,6 +68,71 @@ async fn upgrade_requires_the_token_and_refuses_browser_origins() {
     );
 }
 
+/// Attempts an upgrade with the given headers; returns the status and body of the answer.
+async fn refusal(url: &str, headers: &[(&'static str, String)]) -> (u16, String) {
+    let mut request = url.into_client_request().unwrap();
+    for (name, value) in headers {
+        request.headers_mut().insert(*name, value.parse().unwrap());
+    }
+    match tokio_tungstenite::connect_async(request).await {
+        Ok((_socket, response)) => panic!("upgraded: {response:?}"),
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => (
+            response.status().as_u16(),
+            String::from_utf8_lossy(response.body().as_deref().unwrap_or_default()).into_owned(),
+        ),
+        Err(other) => panic!("unexpected WebSocket error: {other}"),
+    }
+}
+
+#[tokio::test]
+async fn a_host_other_than_loopback_is_refused_even_with_the_token() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let url = ws_url(&daemon);
+    let bearer = format!("Bearer {}", token(&daemon));
+    // A web page that reached the port through DNS rebinding sends its own name as `Host`.
+    let (status, body) = refusal(
+        &url,
+        &[
+            ("authorization", bearer.clone()),
+            ("host", "evil.example".into()),
+        ],
+    )
+    .await;
+    assert_eq!(status, 403);
+    assert_eq!(
+        body,
+        "the Host \"evil.example\" is not loopback; the daemon answers only requests for \
+         127.0.0.1, localhost or [::1], which keeps out web pages that reach it through DNS \
+         rebinding\n"
+    );
+    let port = url
+        .trim_start_matches("ws://127.0.0.1:")
+        .trim_end_matches('/');
+    for host in [
+        format!("localhost:{port}"),
+        format!("[::1]:{port}"),
+        "127.0.0.1".into(),
+    ] {
+        assert_eq!(
+            upgrade_status(
+                &url,
+                &[("authorization", bearer.clone()), ("host", host.clone())]
+            )
+            .await,
+            101,
+            "{host}"
+        );
+    }
+    let (status, body) = refusal(&url, &[]).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            401,
+            "a valid token is required: send `Authorization: Bearer TOKEN` or `?token=TOKEN`; the token is in the file `ws.token` in the daemon's runtime directory\n"
+        )
+    );
+}
+
 #[tokio::test]
 async fn allow_listed_origin_may_connect() {
     let daemon = TempDaemon::start_with_config(

@@ -498,6 +498,39 @@ async fn hostile_messages_on_both_sockets_get_structured_errors() {
     hostile_cases(&world, &bystander, &session, Peer::websocket(&world).await).await;
 }
 
+/// A text frame that is not UTF-8 fails the WebSocket connection with close code 1007 and a
+/// reason (RFC 6455 § 8.1), not with a dropped connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_utf8_in_a_websocket_text_frame_is_closed_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+    let world = World::start("openai-completions").await;
+    let (bystander, _notifications) = world.client().await;
+    let Peer::Ws(mut socket) = Peer::websocket(&world).await else {
+        unreachable!("a WebSocket peer")
+    };
+    socket
+        .send(Message::Frame(Frame::message(
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}"[..],
+            OpCode::Data(Data::Text),
+            true,
+        )))
+        .await
+        .unwrap();
+    let message = tokio::time::timeout(READ_TIMEOUT, socket.next())
+        .await
+        .expect("the daemon answers in time");
+    match message {
+        Some(Ok(Message::Close(Some(CloseFrame { code, reason })))) => {
+            assert_eq!(code, CloseCode::Invalid);
+            assert_eq!(reason.as_str(), "invalid UTF-8 in a text message");
+        }
+        other => panic!("expected close code 1007, got {other:?}"),
+    }
+    status_answers(&bystander, "invalid UTF-8 in a text frame").await;
+}
+
 /// A deterministic generator (xorshift): a failure replays the same messages.
 struct Random(u64);
 
