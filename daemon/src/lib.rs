@@ -73,6 +73,7 @@ pub fn run(options: RunOptions) -> anyhow::Result<()> {
 }
 
 async fn serve(options: RunOptions) -> anyhow::Result<()> {
+    lifecycle::raise_open_files_limit();
     let paths = pi_paths::Paths::from_env().context("cannot resolve the daemon's directories")?;
     lifecycle::prepare_directories(&paths)?;
     let lock = InstanceLock::acquire(&paths)?;

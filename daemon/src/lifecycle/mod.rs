@@ -84,6 +84,60 @@ pub fn remove_runtime_files(paths: &Paths) {
     }
 }
 
+/// The soft limit tried when the hard limit on open files is "unlimited" (which the kernel
+/// does not take as a soft limit), then macOS's `OPEN_MAX`.
+const UNLIMITED_OPEN_FILES_TRIES: [u64; 2] = [1 << 20, 10_240];
+
+/// Raises the soft limit on open files to the hard limit, and logs what it did. The soft
+/// default of service managers and shells (1,024; 256 on macOS) is too low for a daemon that
+/// holds a socket per client and pipes per server and job; reaching it makes accepts fail,
+/// which is how another user's flood once locked the owner out. Children inherit the raised
+/// limit, as under systemd's `LimitNOFILE=`.
+pub fn raise_open_files_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let hard = limit.maximum;
+    let tries: &[u64] = match hard {
+        Some(hard) => &[hard],
+        None => &UNLIMITED_OPEN_FILES_TRIES,
+    };
+    let Some(previous) = limit.current else {
+        tracing::debug!("the open-files limit is unlimited already");
+        return;
+    };
+    if tries.first().is_some_and(|&target| previous >= target) {
+        tracing::info!(soft = previous, hard, "open-files limit");
+        return;
+    }
+    let mut last_error = None;
+    for &target in tries {
+        match setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(target),
+                maximum: hard,
+            },
+        ) {
+            Ok(()) => {
+                tracing::info!(
+                    soft = target,
+                    previous,
+                    hard,
+                    "raised the open-files limit to the hard limit"
+                );
+                return;
+            }
+            Err(error) => last_error = Some(error),
+        }
+    }
+    tracing::warn!(
+        soft = previous,
+        hard,
+        error = ?last_error,
+        "cannot raise the open-files limit; the daemon may refuse connections when it reaches it"
+    );
+}
+
 /// Guesses who started this process, for `daemon/status`.
 pub fn detect_supervisor(autostarted: bool) -> Supervisor {
     if autostarted {

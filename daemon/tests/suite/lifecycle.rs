@@ -238,3 +238,47 @@ async fn another_users_connection_is_refused() {
     assert!(raw.read().await.is_none());
     child.kill().await.unwrap();
 }
+
+#[tokio::test]
+async fn the_open_files_soft_limit_is_raised_to_the_hard_one() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    // The daemon inherits this process's limits: start it with the common soft default.
+    let ours = getrlimit(Resource::Nofile);
+    let hard = ours.maximum.expect("a finite hard limit on open files");
+    assert!(
+        hard > 1024,
+        "the test needs a hard limit above 1024, not {hard}"
+    );
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(1024),
+            maximum: Some(hard),
+        },
+    )
+    .unwrap();
+    let daemon = TempDaemon::start(pid_binary()).await;
+    setrlimit(Resource::Nofile, ours).unwrap();
+
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", daemon.pid())).unwrap();
+    let fields: Vec<&str> = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        fields[3..5],
+        [hard.to_string(), hard.to_string()],
+        "{limits}"
+    );
+    let log = daemon.stderr();
+    let line = log
+        .lines()
+        .find(|line| line.contains("raised the open-files limit to the hard limit"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        line.contains(&format!("soft={hard} previous=1024 hard={hard}")),
+        "{line}"
+    );
+}
