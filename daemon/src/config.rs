@@ -1,4 +1,5 @@
-//! The daemon configuration, `config.toml` in the config directory.
+//! The daemon configuration, `config.toml` in the config directory: `[websocket]`, `[limits]`,
+//! `[mcp]`, `[log]`.
 //!
 //! A missing file means defaults. A file that does not parse, or that names an unknown key,
 //! stops the daemon at start with an error naming the file, the line and the key: a typo must
@@ -21,6 +22,26 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// The MCP servers the sessions share.
     pub mcp: McpConfig,
+    /// The daemon's own log file.
+    pub log: LogConfig,
+}
+
+/// `[log]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// Size in bytes at which the daemon's own log file (`pid --log-file`, as autostart runs
+    /// it) is renamed to `.1` and a new one started. Logs on stderr (systemd, launchd) are the
+    /// service manager's to rotate.
+    pub max_bytes: u64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            max_bytes: crate::logging::file::DEFAULT_MAX_BYTES,
+        }
+    }
 }
 
 /// `[mcp]`.
@@ -184,6 +205,9 @@ impl Config {
         if config.limits.max_in_flight == 0 {
             return Err(out_of_range("limits.max_in_flight", "must be at least 1"));
         }
+        if config.log.max_bytes < 64 * 1024 {
+            return Err(out_of_range("log.max_bytes", "must be at least 65536"));
+        }
         if config.limits.initialize_timeout_secs == 0 {
             return Err(out_of_range(
                 "limits.initialize_timeout_secs",
@@ -255,6 +279,10 @@ mod tests {
         check_error(
             "[limits]\nmax_message_bytes = 10\n",
             &["`limits.max_message_bytes` must be at least 1024"],
+        );
+        check_error(
+            "[log]\nmax_bytes = 100\n",
+            &["`log.max_bytes` must be at least 65536"],
         );
         check_error(
             "[limits]\ninitialize_timeout_secs = 0\n",

@@ -2,7 +2,8 @@
 //! handshakes on the WebSocket port, two thousand Unix connections that never initialize,
 //! twenty thousand refused upgrades, and connections that each send one 10 MB message: the
 //! owner is never locked out, nothing stays open past its deadline, the log stays small and
-//! counts everything, and the memory comes back.
+//! counts everything (an autostarted daemon's own log file is rotated at its limit), and the
+//! memory comes back.
 
 use std::time::Duration;
 
@@ -415,4 +416,104 @@ async fn connections_give_a_big_messages_memory_back() {
         "RSS {after} KiB with forty connections open, {baseline} KiB before"
     );
     drop((unix, web));
+}
+
+/// A temporary `PI_HOME` whose daemon `pictl` autostarts; stopped when dropped.
+struct AutostartHome {
+    dir: tempfile::TempDir,
+}
+
+impl AutostartHome {
+    fn pictl(&self, args: &[&str]) -> std::process::Command {
+        let mut command = std::process::Command::new(workspace_binary("pictl"));
+        command
+            .args(args)
+            .env("PI_HOME", self.dir.path())
+            .env("PI_DAEMON_BIN", workspace_binary("pid"))
+            .env("PI_LOG", "debug");
+        command
+    }
+}
+
+impl Drop for AutostartHome {
+    fn drop(&mut self) {
+        let _ = self.pictl(&["daemon", "stop", "--timeout", "5"]).output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_autostarted_daemon_rotates_its_log_and_keeps_it_small() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let home = AutostartHome {
+        dir: tempfile::Builder::new()
+            .prefix("pi-test-")
+            .tempdir()
+            .unwrap(),
+    };
+    let paths = pi_test_support::daemon::paths_for(home.dir.path());
+    std::fs::create_dir_all(&paths.config_dir).unwrap();
+    std::fs::write(paths.config_file(), "[log]\nmax_bytes = 65536\n").unwrap();
+    let started = home.pictl(&["daemon", "start"]).output().unwrap();
+    assert!(started.status.success(), "{started:?}");
+    let log = paths.log_file();
+    let rotated = log.with_extension("log.1");
+
+    // Debug logging, a few lines per connection, and a flood of refused upgrades: megabytes of
+    // log in all.
+    let port: u16 = std::fs::read_to_string(paths.ws_port_path())
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    let refusals = tokio::spawn(async move {
+        for _ in 0..5000 {
+            let answer = http(port, "GET / HTTP/1.1\r\nHost: evil.example\r\n\r\n").await;
+            assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+        }
+    });
+    for _ in 0..2000 {
+        pi_test_support::raw::RawConnection::initialized(&paths.socket_path())
+            .await
+            .close()
+            .await;
+    }
+    refusals.await.unwrap();
+
+    // The daemon goes on logging into the new file.
+    let mut last = pi_test_support::raw::RawConnection::connect(&paths.socket_path()).await;
+    let answer = last
+        .request(serde_json::json!({
+            "jsonrpc": "2.0", "id": 0, "method": "initialize",
+            "params": {"protocolVersion": pi_protocol::PROTOCOL_VERSION,
+                       "clientInfo": {"name": "after-the-flood", "version": "0"}}
+        }))
+        .await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    wait_until("the last connection in the log", || {
+        std::fs::read_to_string(&log).is_ok_and(|text| text.contains("after-the-flood"))
+    })
+    .await;
+
+    // Two files of at most the limit (plus the line that crossed it), private, and no third.
+    for path in [&log, &rotated] {
+        let metadata = std::fs::metadata(path).unwrap();
+        assert!(
+            metadata.len() <= 65536 + 4096,
+            "{} holds {} bytes",
+            path.display(),
+            metadata.len()
+        );
+        assert_eq!(
+            metadata.permissions().mode() & 0o777,
+            0o600,
+            "{}",
+            path.display()
+        );
+    }
+    let files: Vec<String> = std::fs::read_dir(&paths.state_dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("pid.log"))
+        .collect();
+    assert_eq!(files.len(), 2, "{files:?}");
 }
