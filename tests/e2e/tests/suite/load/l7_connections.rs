@@ -517,3 +517,65 @@ async fn an_autostarted_daemon_rotates_its_log_and_keeps_it_small() {
         .collect();
     assert_eq!(files.len(), 2, "{files:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn accepts_out_of_descriptors_back_off_and_recover() {
+    use rustix::process::{Pid, Resource, Rlimit, prlimit};
+    let daemon = TempDaemon::start(&workspace_binary("pid")).await;
+    // Down to 128 descriptors, soft and hard: the daemon cannot raise it again.
+    prlimit(
+        Pid::from_raw(daemon.pid() as i32),
+        Resource::Nofile,
+        Rlimit {
+            current: Some(128),
+            maximum: Some(128),
+        },
+    )
+    .unwrap();
+    let (bystander, _notifications) = daemon.client().await;
+
+    // More connections than the daemon has descriptors for: its accepts fail until some close.
+    let socket = daemon.paths.socket_path();
+    let mut flood = Vec::new();
+    for _ in 0..300 {
+        flood.push(connect(&socket).await);
+    }
+    wait_until("accepts to fail", || {
+        daemon.stderr().contains("Too many open files")
+    })
+    .await;
+    // An initialized client is still served.
+    bystander
+        .call::<DaemonStatus>(&DaemonStatusParams {})
+        .await
+        .unwrap();
+
+    // Once the flood is gone, new clients get in again.
+    drop(flood);
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let attempt = tokio::time::timeout(
+            Duration::from_secs(5),
+            pi_client::Client::connect(
+                &pi_client::Endpoint::Unix(socket.clone()),
+                pi_client::client_info("after", "0"),
+                pi_protocol::v1::ClientCapabilities::default(),
+            ),
+        )
+        .await;
+        if let Ok(Ok((client, _notifications))) = attempt {
+            client
+                .call::<DaemonStatus>(&DaemonStatusParams {})
+                .await
+                .unwrap();
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no new client got in after the flood: {attempt:?}"
+        );
+    }
+    // The failed accepts took one log line (then counts once per interval), not one per try.
+    let log = daemon.stderr();
+    assert_eq!(log.matches("accept failed").count(), 1, "{log}");
+}
