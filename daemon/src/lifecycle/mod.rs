@@ -20,13 +20,20 @@ use pi_paths::Paths;
 use pi_protocol::v1::Supervisor;
 use tokio_util::sync::CancellationToken;
 
-/// Creates the daemon's directories. The runtime directory (socket, lock, token) is made 0700
-/// and must belong to the current user.
+/// Creates the daemon's directories, each 0700 and the current user's: the runtime directory
+/// (socket, lock, token), the config directory (keys in `auth.json`), the data directory (the
+/// sessions' database and artifacts) and the state directory (logs, which quote what peers
+/// sent). Other users cannot even list them.
 pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
-    for dir in [&paths.config_dir, &paths.data_dir, &paths.state_dir] {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    for dir in [
+        &paths.config_dir,
+        &paths.data_dir,
+        &paths.state_dir,
+        &paths.runtime_dir,
+    ] {
+        ensure_private_dir(dir)?;
     }
-    ensure_private_dir(&paths.runtime_dir)
+    Ok(())
 }
 
 /// Creates `dir` with mode 0700, or tightens an existing one; refuses a directory that belongs
@@ -50,6 +57,11 @@ pub fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
     if metadata.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
+        tracing::info!(
+            dir = %dir.display(),
+            previous_mode = format!("{:o}", metadata.permissions().mode() & 0o777),
+            "made a directory private (0700)"
+        );
     }
     Ok(())
 }
