@@ -24,7 +24,7 @@ pub const DEFAULT_MAX_BYTES: u64 = 8 * 1024 * 1024;
 pub enum LogFileError {
     /// The file cannot be opened, made private or rotated; fix the path or its directory's
     /// permissions.
-    #[error("cannot open the log file {path}: {source}", path = .path.display())]
+    #[error("cannot open the log file {path}", path = .path.display())]
     Open {
         /// The log file.
         path: PathBuf,
@@ -32,7 +32,7 @@ pub enum LogFileError {
         source: std::io::Error,
     },
     /// stdout and stderr cannot be pointed at the file.
-    #[error("cannot write logs to {path}: {source}", path = .path.display())]
+    #[error("cannot write logs to {path}", path = .path.display())]
     Redirect {
         /// The log file.
         path: PathBuf,

@@ -12,7 +12,8 @@
 //!
 //! Architecture invariant: nothing a peer sends can end the daemon. Malformed input gets an
 //! error response; a panicking handler gets an `internal` error response; only the transport
-//! failing, the peer leaving, an oversized message or shutdown ends the connection.
+//! failing, the peer leaving, an oversized message, a missed `initialize` deadline
+//! ([`crate::rpc::admission`]) or shutdown ends the connection.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;

@@ -289,3 +289,24 @@ async fn the_open_files_soft_limit_is_raised_to_the_hard_one() {
         "{line}"
     );
 }
+
+#[tokio::test]
+async fn a_log_file_that_cannot_be_opened_stops_the_start() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("missing/pid.log");
+    let output = tokio::process::Command::new(pid_binary())
+        .env("PI_HOME", home.path())
+        .arg("--log-file")
+        .arg(&log)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "pid: error: cannot open the log file {}: No such file or directory (os error 2)\n",
+            log.display()
+        )
+    );
+}

@@ -211,3 +211,58 @@ async fn protocol_over_websocket_matches_the_socket() {
     );
     assert!(refused.to_string().contains("401"), "{refused}");
 }
+
+/// One raw HTTP request on a new connection; the whole answer (the daemon closes after it).
+async fn http(daemon: &TempDaemon, request: &str) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let port = std::fs::read_to_string(daemon.paths.ws_port_path()).unwrap();
+    let mut stream = tokio::net::TcpStream::connect(("127.0.0.1", port.trim().parse().unwrap()))
+        .await
+        .unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    answer
+}
+
+#[tokio::test]
+async fn other_requests_get_plain_answers_and_the_connection_closes() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let answer = http(&daemon, "GET /healthz HTTP/1.1\r\nHost: localhost\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert!(answer.ends_with("\r\n\r\nok\n"), "{answer}");
+    assert!(answer.contains("connection: close\r\n"), "{answer}");
+
+    let answer = http(&daemon, "GET /nope HTTP/1.1\r\nHost: localhost\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.1 404 Not Found\r\n"), "{answer}");
+    assert!(
+        answer.ends_with("\r\n\r\nnot found; the WebSocket endpoint is `/`\n"),
+        "{answer}"
+    );
+
+    let answer = http(
+        &daemon,
+        "POST / HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n",
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
+        "{answer}"
+    );
+    assert!(answer.contains("allow: GET\r\n"), "{answer}");
+    assert!(
+        answer.ends_with("\r\n\r\nthe WebSocket endpoint takes GET upgrade requests\n"),
+        "{answer}"
+    );
+
+    // The Host check comes before everything, `/healthz` included.
+    let answer = http(
+        &daemon,
+        "GET /healthz HTTP/1.1\r\nHost: evil.example\r\n\r\n",
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 403 Forbidden\r\n"), "{answer}");
+    let answer = http(&daemon, "GET /healthz HTTP/1.0\r\n\r\n").await;
+    assert!(answer.starts_with("HTTP/1.0 403 Forbidden\r\n"), "{answer}");
+    assert!(answer.ends_with("a `Host` header is required; the daemon answers only requests for 127.0.0.1, localhost or [::1]\n"), "{answer}");
+}

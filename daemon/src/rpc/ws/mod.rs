@@ -205,13 +205,11 @@ impl Http {
             Ok(accept) => accept,
             Err(refusal) => return self.refuse(&refusal),
         };
-        let Some(pending) = pending.lock().ok().and_then(|mut pending| pending.take()) else {
-            // A connection carries one request, so the upgrade finds its admission.
-            return text(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "one upgrade per connection\n".to_owned(),
-            );
-        };
+        let pending = pending
+            .lock()
+            .ok()
+            .and_then(|mut pending| pending.take())
+            .expect("a connection carries one request (every answer but the upgrade closes it), so the upgrade finds its admission");
         let on_upgrade = hyper::upgrade::on(&mut request);
         self.tracker
             .spawn(serve_upgraded(self.state.clone(), on_upgrade, pending));
