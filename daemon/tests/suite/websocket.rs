@@ -266,3 +266,43 @@ async fn other_requests_get_plain_answers_and_the_connection_closes() {
     assert!(answer.starts_with("HTTP/1.0 403 Forbidden\r\n"), "{answer}");
     assert!(answer.ends_with("a `Host` header is required; the daemon answers only requests for 127.0.0.1, localhost or [::1]\n"), "{answer}");
 }
+
+#[tokio::test]
+async fn an_upgraded_connection_that_does_not_initialize_is_closed_at_its_deadline() {
+    use futures_util::StreamExt as _;
+    use tokio_tungstenite::tungstenite::Message;
+    let daemon =
+        TempDaemon::start_with_config(pid_binary(), "[limits]\ninitialize_timeout_secs = 1\n")
+            .await;
+    let mut request = ws_url(&daemon).into_client_request().unwrap();
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", token(&daemon)).parse().unwrap(),
+    );
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let mut messages = Vec::new();
+    let close = loop {
+        match socket.next().await {
+            Some(Ok(Message::Text(text))) => {
+                messages.push(serde_json::from_str::<serde_json::Value>(&text).unwrap());
+            }
+            Some(Ok(Message::Close(frame))) => break frame,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(messages.len(), 2, "{messages:?}");
+    assert_eq!(messages[0]["id"], serde_json::Value::Null);
+    assert_eq!(messages[0]["error"]["data"]["kind"], "not_initialized");
+    assert_eq!(
+        messages[0]["error"]["message"],
+        "no successful `initialize` within 1 s of connecting, so the daemon closes the \
+         connection; send `initialize` as the first request"
+    );
+    assert_eq!(messages[1]["method"], "connection/closing");
+    assert_eq!(messages[1]["params"]["reason"], "initialize_timeout");
+    assert_eq!(
+        close.map(|frame| u16::from(frame.code)),
+        Some(1000),
+        "a normal close after the notice"
+    );
+}
