@@ -3,7 +3,8 @@
 //! are counted, and the count is logged when the interval ends.
 //!
 //! A flood therefore costs one detailed line and then one summary line per interval, whatever
-//! its rate, and nothing is lost: every occurrence is in a line or in a count.
+//! its rate, and nothing is lost: every occurrence is in a line or in a count (a count still
+//! held back when the daemon stops is logged as the throttle goes).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -94,6 +95,19 @@ impl LogThrottle {
     }
 }
 
+impl Drop for LogThrottle {
+    /// A count still held back (the daemon stops within an interval) is logged on the way out.
+    fn drop(&mut self) {
+        let suppressed = self
+            .state
+            .get_mut()
+            .map_or(0, |window| std::mem::take(&mut window.suppressed));
+        if suppressed > 0 {
+            (self.summary)(suppressed);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
@@ -145,5 +159,28 @@ mod tests {
         settle().await;
         assert_eq!(SUMMARIES.load(Ordering::SeqCst), 2);
         assert!(throttle.hit());
+    }
+
+    #[test]
+    fn a_count_held_back_when_the_daemon_stops_is_logged() {
+        static COUNTED: AtomicU64 = AtomicU64::new(0);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(true)
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let throttle = LogThrottle::new(Duration::from_secs(10), |suppressed| {
+                COUNTED.fetch_add(suppressed, Ordering::SeqCst);
+            });
+            assert!(throttle.hit());
+            assert!(!throttle.hit());
+            assert!(!throttle.hit());
+            // The listener that owned the throttle is gone; the summary task still holds it.
+        });
+        assert_eq!(COUNTED.load(Ordering::SeqCst), 0);
+        // The runtime's shutdown drops the task, and with it the throttle.
+        drop(runtime);
+        assert_eq!(COUNTED.load(Ordering::SeqCst), 2);
     }
 }
