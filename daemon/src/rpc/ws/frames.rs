@@ -3,7 +3,7 @@
 //! that tell the peer why (1007 invalid UTF-8, 1009 too big, 1002 a protocol error).
 //!
 //! tungstenite's `FrameHeader` parses and writes frame headers; this module owns the buffers and
-//! the close codes. That is why it exists ([decision 0012](../../../../docs/decisions/0012-own-websocket-framing.md)):
+//! the close codes. That is why it exists (`docs/decisions/0012-own-websocket-framing.md`):
 //! tungstenite's read buffer keeps the allocation of the largest message it ever read for the
 //! connection's life, and it ends the stream on invalid UTF-8 without a close frame. Here the
 //! read buffer and the write buffer give a message over [`RELEASE_ABOVE_BYTES`] back once it is
