@@ -346,9 +346,20 @@ impl<R: AsyncRead + Unpin> Reader<R> {
             Err(_) => return Err(Failure::Protocol("unknown opcode")),
         };
         let header_length = cursor.position() as usize;
-        let so_far = self.partial.as_ref().map_or(0, |(_, bytes)| bytes.len());
-        if length > (self.max_message_bytes - so_far) as u64 {
-            return Err(Failure::TooBig);
+        // Limits checked from the header, before any of the payload is buffered.
+        match header.opcode {
+            OpCode::Control(_) if length > MAX_CONTROL_PAYLOAD as u64 => {
+                return Err(Failure::Protocol(
+                    "a control frame must be one frame of at most 125 bytes",
+                ));
+            }
+            OpCode::Control(_) => {}
+            OpCode::Data(_) => {
+                let so_far = self.partial.as_ref().map_or(0, |(_, bytes)| bytes.len());
+                if length > (self.max_message_bytes - so_far) as u64 {
+                    return Err(Failure::TooBig);
+                }
+            }
         }
         let length = length as usize;
         if self.buffer.len() < header_length + length {

@@ -211,6 +211,20 @@ async fn a_message_over_the_limit_is_closed_with_1009() {
         (1009, "message over the size limit".to_owned())
     );
 
+    // A ping between the fragments of a message at the limit is no part of it.
+    let (mut incoming, _outgoing, mut client) = server(LIMIT);
+    client
+        .write_all(&frame(TEXT_START, &vec![b'x'; LIMIT], MASK))
+        .await
+        .unwrap();
+    client.write_all(&frame(0x89, b"ping", MASK)).await.unwrap();
+    client
+        .write_all(&frame(CONTINUE_END, b"", MASK))
+        .await
+        .unwrap();
+    assert_eq!(incoming.next().await.unwrap().unwrap().len(), LIMIT);
+    assert_eq!(read_frame(&mut client).await, (0x8a, b"ping".to_vec()));
+
     // Fragments count together.
     let (mut incoming, _outgoing, mut client) = server(LIMIT);
     client
@@ -253,6 +267,16 @@ async fn protocol_violations_are_closed_with_1002() {
         (
             "a long ping",
             frame(0x89, &[0; 126], MASK),
+            "a control frame must be one frame of at most 125 bytes",
+        ),
+        (
+            "a ping claiming eight exabytes",
+            {
+                let mut bytes = vec![0x89, 0x80 | 127];
+                bytes.extend_from_slice(&(1u64 << 63).to_be_bytes());
+                bytes.extend_from_slice(&[1, 2, 3, 4]);
+                bytes
+            },
             "a control frame must be one frame of at most 125 bytes",
         ),
         (
