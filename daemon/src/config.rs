@@ -1,4 +1,5 @@
-//! The daemon configuration, `config.toml` in the config directory.
+//! The daemon configuration, `config.toml` in the config directory: `[websocket]`, `[limits]`,
+//! `[mcp]`, `[log]`.
 //!
 //! A missing file means defaults. A file that does not parse, or that names an unknown key,
 //! stops the daemon at start with an error naming the file, the line and the key: a typo must
@@ -21,6 +22,26 @@ pub struct Config {
     pub limits: LimitsConfig,
     /// The MCP servers the sessions share.
     pub mcp: McpConfig,
+    /// The daemon's own log file.
+    pub log: LogConfig,
+}
+
+/// `[log]`.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LogConfig {
+    /// Size in bytes at which the daemon's own log file (`pid --log-file`, as autostart runs
+    /// it) is renamed to `.1` and a new one started. Logs on stderr (systemd, launchd) are the
+    /// service manager's to rotate.
+    pub max_bytes: u64,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig {
+            max_bytes: crate::logging::file::DEFAULT_MAX_BYTES,
+        }
+    }
 }
 
 /// `[mcp]`.
@@ -82,6 +103,12 @@ pub struct LimitsConfig {
     /// Seconds a loaded session with no client attached and nothing running stays in memory
     /// (it loads again from the store on its next use).
     pub session_idle_secs: u64,
+    /// Seconds a new connection has, from connecting, to complete `initialize` (on the
+    /// WebSocket, the HTTP upgrade too); then it is closed.
+    pub initialize_timeout_secs: u64,
+    /// Connections of one transport (the Unix socket, the WebSocket) that have not completed
+    /// `initialize` yet; further ones are refused at once until some finish or time out.
+    pub pending_connections: usize,
 }
 
 impl Default for WebSocketConfig {
@@ -106,6 +133,8 @@ impl Default for LimitsConfig {
             kernels: 4,
             kernel_idle_secs: 300,
             session_idle_secs: 600,
+            initialize_timeout_secs: 10,
+            pending_connections: 128,
         }
     }
 }
@@ -202,10 +231,23 @@ impl Config {
         if config.limits.max_in_flight == 0 {
             return Err(out_of_range("limits.max_in_flight", "must be at least 1"));
         }
+        if config.log.max_bytes < 64 * 1024 {
+            return Err(out_of_range("log.max_bytes", "must be at least 65536"));
+        }
+        if config.limits.initialize_timeout_secs == 0 {
+            return Err(out_of_range(
+                "limits.initialize_timeout_secs",
+                "must be at least 1",
+            ));
+        }
         for (key, value) in [
             ("limits.jobs", config.limits.jobs),
             ("limits.jobs_per_session", config.limits.jobs_per_session),
             ("limits.kernels", config.limits.kernels),
+            (
+                "limits.pending_connections",
+                config.limits.pending_connections,
+            ),
         ] {
             if value == 0 {
                 return Err(out_of_range(key, "must be at least 1"));
@@ -265,6 +307,18 @@ mod tests {
         check_error(
             "[limits]\nmax_message_bytes = 10\n",
             &["`limits.max_message_bytes` must be at least 1024"],
+        );
+        check_error(
+            "[log]\nmax_bytes = 100\n",
+            &["`log.max_bytes` must be at least 65536"],
+        );
+        check_error(
+            "[limits]\ninitialize_timeout_secs = 0\n",
+            &["`limits.initialize_timeout_secs` must be at least 1"],
+        );
+        check_error(
+            "[limits]\npending_connections = 0\n",
+            &["`limits.pending_connections` must be at least 1"],
         );
         check_error(
             "not toml at all",

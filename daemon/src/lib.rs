@@ -45,11 +45,13 @@ use crate::state::DaemonState;
 use crate::store::Store;
 
 /// How `pid` was started.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
     /// Started by `pi-client`'s autostart: leave the client's session and report the
     /// supervisor as `client`.
     pub autostarted: bool,
+    /// The log file stdout and stderr point at (`--log-file`), rotated at `log.max_bytes`.
+    pub log_file: Option<Arc<logging::file::LogFile>>,
 }
 
 /// Threads of the runtime's blocking pool at most.
@@ -82,11 +84,15 @@ pub fn run(options: RunOptions) -> anyhow::Result<()> {
 }
 
 async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
+    lifecycle::raise_open_files_limit();
     let paths = pi_paths::Paths::from_env().context("cannot resolve the daemon's directories")?;
     lifecycle::prepare_directories(&paths)?;
     let lock = InstanceLock::acquire(&paths)?;
     lifecycle::remove_stale_socket(&paths.socket_path())?;
     let config = Config::load(&paths.config_file())?;
+    if let Some(log_file) = &options.log_file {
+        log_file.set_max_bytes(config.log.max_bytes);
+    }
     let store = Store::open(&paths.database_path())
         .await
         .map_err(|error| {

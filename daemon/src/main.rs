@@ -15,6 +15,10 @@ struct Cli {
     /// Mark this daemon as started by a client and leave the client's session (set by pi-client)
     #[arg(long, hide = true)]
     autostarted: bool,
+    /// Write logs (and stdout, stderr) to this file instead of stderr, rotated to FILE.1 at
+    /// `log.max_bytes` of config.toml
+    #[arg(long, value_name = "FILE")]
+    log_file: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -43,12 +47,21 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     let result = match cli.command.unwrap_or(Command::Run) {
-        Command::Run => {
-            pi_daemon::logging::init();
-            pi_daemon::run(pi_daemon::RunOptions {
-                autostarted: cli.autostarted,
-            })
-        }
+        Command::Run => match cli
+            .log_file
+            .as_deref()
+            .map(pi_daemon::logging::file::LogFile::open)
+            .transpose()
+        {
+            Ok(log_file) => {
+                pi_daemon::logging::init(log_file.clone());
+                pi_daemon::run(pi_daemon::RunOptions {
+                    autostarted: cli.autostarted,
+                    log_file,
+                })
+            }
+            Err(error) => Err(error.into()),
+        },
         Command::Schema { out } => pi_daemon::schema_export::write(&out),
         Command::Paths => pi_daemon::lifecycle::print_paths(),
     };

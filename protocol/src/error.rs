@@ -4,6 +4,12 @@
 //! Clients branch on `data.kind`, never on message text. Every kind has a fixed JSON-RPC code
 //! (the standard ones for the standard kinds, `-320xx` for ours). Adding a kind is an additive
 //! change; renaming or removing one is a protocol break.
+//!
+//! Errors never carry a peer's input back in full: [`echo`] cuts what a message quotes (a
+//! method name, an id, a value) to a bounded length, and [`ErrorObject::new`] bounds the whole
+//! message, so a 10 MB method name gets an error of a few hundred bytes, not a 10 MB one.
+
+use std::borrow::Cow;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -111,12 +117,52 @@ pub struct ErrorData {
     pub details: Option<Value>,
 }
 
+/// The longest text [`echo`] quotes unchanged, in bytes.
+pub const ECHO_MAX_BYTES: usize = 128;
+/// The longest message [`ErrorObject::new`] keeps unchanged, in bytes.
+pub const MESSAGE_MAX_BYTES: usize = 4096;
+
+/// Quotes a peer's input (a method name, an id, a path) in an error message: unchanged up to
+/// [`ECHO_MAX_BYTES`], otherwise its start and end around an ellipsis, with its length:
+/// `aaaa…zzzz (10485760 bytes)`.
+pub fn echo(text: &str) -> Cow<'_, str> {
+    cut(text, ECHO_MAX_BYTES, 80, 24)
+}
+
+/// `text` if it is at most `max` bytes, else its first `head` and last `tail` bytes (on
+/// character boundaries) around an ellipsis, followed by the original length.
+fn cut(text: &str, max: usize, head: usize, tail: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut head_end = head;
+    while !text.is_char_boundary(head_end) {
+        head_end -= 1;
+    }
+    let mut tail_start = text.len() - tail;
+    while !text.is_char_boundary(tail_start) {
+        tail_start += 1;
+    }
+    Cow::Owned(format!(
+        "{}…{} ({} bytes)",
+        &text[..head_end],
+        &text[tail_start..],
+        text.len()
+    ))
+}
+
 impl ErrorObject {
-    /// Builds an error of `kind` with a human message.
+    /// Builds an error of `kind` with a human message. A message over [`MESSAGE_MAX_BYTES`]
+    /// (one that quotes too much input) is cut in the middle, keeping what it says to do.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        let message = message.into();
+        let message = match cut(&message, MESSAGE_MAX_BYTES, 2048, 1024) {
+            Cow::Borrowed(_) => message,
+            Cow::Owned(cut) => cut,
+        };
         ErrorObject {
             code: kind.code(),
-            message: message.into(),
+            message,
             data: Some(Box::new(ErrorData {
                 kind,
                 field: None,
@@ -125,10 +171,14 @@ impl ErrorObject {
         }
     }
 
-    /// Adds the offending field's path.
+    /// Adds the offending field's path (cut with [`echo`]: a path can hold a peer's map keys).
     pub fn with_field(mut self, field: impl Into<String>) -> Self {
         if let Some(data) = &mut self.data {
-            data.field = Some(field.into());
+            let field = field.into();
+            data.field = Some(match echo(&field) {
+                Cow::Borrowed(_) => field,
+                Cow::Owned(cut) => cut,
+            });
         }
         self
     }

@@ -4,6 +4,10 @@
 //! Framing is the transport's business (one object per line on Unix sockets and stdio, one per
 //! text frame on WebSocket); this module sees one complete message at a time. Batches (JSON
 //! arrays) are refused with a clear `invalid_request` error: every message is a single object.
+//!
+//! A request with `"id": null` is a request, not a notification (JSON-RPC 2.0 § 4): it gets an
+//! `invalid_request` error with `id: null`, as do string ids longer than [`MAX_ID_BYTES`],
+//! which a response would otherwise have to echo in full.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -13,6 +17,9 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
 use crate::error::{ErrorKind, ErrorObject};
+
+/// The longest string id a request may carry, in bytes.
+pub const MAX_ID_BYTES: usize = 256;
 
 /// The id of a request: a string or an integer, echoed in its response.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
@@ -218,9 +225,21 @@ fn invalid_request(id: Option<RequestId>, message: impl Into<String>) -> Envelop
 }
 
 fn classify(mut object: Map<String, Value>) -> Result<IncomingMessage, EnvelopeError> {
+    // `None` for both an absent and a null id; `null_id` tells them apart.
+    let null_id = matches!(object.get("id"), Some(Value::Null));
     let id = match object.remove("id") {
         None | Some(Value::Null) => None,
         Some(raw) => match serde_json::from_value::<RequestId>(raw) {
+            Ok(RequestId::String(text)) if text.len() > MAX_ID_BYTES => {
+                return Err(invalid_request(
+                    None,
+                    format!(
+                        "`id` is a string of {} bytes; use at most {MAX_ID_BYTES} bytes, or an \
+                         integer",
+                        text.len()
+                    ),
+                ));
+            }
             Ok(id) => Some(id),
             Err(_) => return Err(invalid_request(None, "`id` must be a string or an integer")),
         },
@@ -240,6 +259,13 @@ fn classify(mut object: Map<String, Value>) -> Result<IncomingMessage, EnvelopeE
         let Value::String(method) = method else {
             return Err(invalid_request(id, "`method` must be a string"));
         };
+        if null_id {
+            return Err(invalid_request(
+                None,
+                "`id` is null; give a request a string or an integer id (a message without \
+                 `id` is a notification, which gets no reply)",
+            ));
+        }
         return Ok(match id {
             Some(id) => IncomingMessage::Request(Request::new(id, method, params)),
             None => IncomingMessage::Notification(Notification::new(method, params)),

@@ -27,9 +27,11 @@ pub fn private_umask() -> u32 {
     rustix::process::umask(rustix::fs::Mode::from_bits_truncate(0o077)).bits()
 }
 
-/// Creates the daemon's directories, each 0700 and the current user's; a directory an older
-/// daemon (or another mask) made readable by others is tightened, and so are the database's
-/// files in it.
+/// Creates the daemon's directories, each 0700 and the current user's: the runtime directory
+/// (socket, lock, token), the config directory (keys in `auth.json`), the data directory (the
+/// sessions' database and artifacts) and the state directory (logs, which quote what peers
+/// sent). Other users cannot even list them. A directory an older daemon (or another mask)
+/// made readable by others is tightened, and so are the database's files in it.
 pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
     for dir in [
         &paths.config_dir,
@@ -83,6 +85,11 @@ pub fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
     if metadata.permissions().mode() & 0o077 != 0 {
         std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
             .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
+        tracing::info!(
+            dir = %dir.display(),
+            previous_mode = format!("{:o}", metadata.permissions().mode() & 0o777),
+            "made a directory private (0700)"
+        );
     }
     Ok(())
 }
@@ -115,6 +122,60 @@ pub fn remove_runtime_files(paths: &Paths) {
             tracing::warn!(path = %path.display(), %error, "cannot remove runtime file");
         }
     }
+}
+
+/// The soft limit tried when the hard limit on open files is "unlimited" (which the kernel
+/// does not take as a soft limit), then macOS's `OPEN_MAX`.
+const UNLIMITED_OPEN_FILES_TRIES: [u64; 2] = [1 << 20, 10_240];
+
+/// Raises the soft limit on open files to the hard limit, and logs what it did. The soft
+/// default of service managers and shells (1,024; 256 on macOS) is too low for a daemon that
+/// holds a socket per client and pipes per server and job; reaching it makes accepts fail,
+/// which is how another user's flood once locked the owner out. Children inherit the raised
+/// limit, as under systemd's `LimitNOFILE=`.
+pub fn raise_open_files_limit() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    let limit = getrlimit(Resource::Nofile);
+    let hard = limit.maximum;
+    let tries: &[u64] = match hard {
+        Some(hard) => &[hard],
+        None => &UNLIMITED_OPEN_FILES_TRIES,
+    };
+    let Some(previous) = limit.current else {
+        tracing::debug!("the open-files limit is unlimited already");
+        return;
+    };
+    if tries.first().is_some_and(|&target| previous >= target) {
+        tracing::info!(soft = previous, hard, "open-files limit");
+        return;
+    }
+    let mut last_error = None;
+    for &target in tries {
+        match setrlimit(
+            Resource::Nofile,
+            Rlimit {
+                current: Some(target),
+                maximum: hard,
+            },
+        ) {
+            Ok(()) => {
+                tracing::info!(
+                    soft = target,
+                    previous,
+                    hard,
+                    "raised the open-files limit to the hard limit"
+                );
+                return;
+            }
+            Err(error) => last_error = Some(error),
+        }
+    }
+    tracing::warn!(
+        soft = previous,
+        hard,
+        error = ?last_error,
+        "cannot raise the open-files limit; the daemon may refuse connections when it reaches it"
+    );
 }
 
 /// Guesses who started this process, for `daemon/status`.

@@ -3,9 +3,25 @@
 //! Lines are split on LF only; a trailing CR is dropped; blank lines are skipped; a last line
 //! without LF at end of stream still counts. A message longer than the cap is an error the
 //! connection answers and then closes on, and the codec never buffers more than the cap.
+//!
+//! Buffers shrink back after a big message. A line is a slice of the read buffer's allocation,
+//! and `BytesMut` reuses a whole allocation once nothing else refers to it, so one 10 MB
+//! message would otherwise keep 10 MB or more for the rest of the connection: after a line over
+//! [`RELEASE_ABOVE_BYTES`] the decoder moves what follows it into a fresh small buffer, and
+//! [`LineSink`] does the same for the write buffer once a big message is flushed.
+
+use std::pin::Pin;
+use std::task::{Context, Poll, ready};
 
 use bytes::{Bytes, BytesMut};
-use tokio_util::codec::{Decoder, Encoder};
+use futures_util::Sink;
+use tokio::io::AsyncWrite;
+use tokio_util::codec::{Decoder, Encoder, FramedWrite};
+
+/// A message bigger than this gives its buffer's memory back once it is through.
+pub const RELEASE_ABOVE_BYTES: usize = 64 * 1024;
+/// What a fresh read buffer holds (tokio-util's initial capacity).
+const FRESH_BUFFER_BYTES: usize = 8 * 1024;
 
 /// Splits lines out of a byte stream, up to `max_bytes` each.
 #[derive(Debug)]
@@ -63,6 +79,13 @@ impl Decoder for LineCodec {
             }
             let mut line = buffer.split_to(newline + 1);
             line.truncate(newline);
+            if newline > RELEASE_ABOVE_BYTES && buffer.len() <= RELEASE_ABOVE_BYTES {
+                // The rest of the buffer still points into the big allocation; a copy of it
+                // lets the allocation go with the line.
+                let mut fresh = BytesMut::with_capacity(FRESH_BUFFER_BYTES.max(buffer.len()));
+                fresh.extend_from_slice(buffer);
+                *buffer = fresh;
+            }
             if line.last() == Some(&b'\r') {
                 line.truncate(line.len() - 1);
             }
@@ -98,6 +121,59 @@ impl Encoder<Bytes> for LineCodec {
         buffer.extend_from_slice(&message);
         buffer.extend_from_slice(b"\n");
         Ok(())
+    }
+}
+
+/// A line writer (`FramedWrite` with [`LineCodec`]) that lets its write buffer's memory go
+/// after it flushed a message over [`RELEASE_ABOVE_BYTES`].
+#[derive(Debug)]
+pub struct LineSink<W> {
+    inner: FramedWrite<W, LineCodec>,
+    // Set when a big message entered the write buffer; cleared when the buffer is replaced.
+    wrote_big: bool,
+}
+
+impl<W: AsyncWrite + Unpin> LineSink<W> {
+    /// Writes lines to `writer`, refusing none (the daemon's own messages), buffering up to
+    /// `backpressure_bytes` before it writes.
+    pub fn new(writer: W, max_bytes: usize, backpressure_bytes: usize) -> Self {
+        let mut inner = FramedWrite::new(writer, LineCodec::new(max_bytes));
+        inner.set_backpressure_boundary(backpressure_bytes);
+        LineSink {
+            inner,
+            wrote_big: false,
+        }
+    }
+
+    #[cfg(test)]
+    fn write_buffer(&mut self) -> &mut BytesMut {
+        self.inner.write_buffer_mut()
+    }
+}
+
+impl<W: AsyncWrite + Unpin> Sink<Bytes> for LineSink<W> {
+    type Error = std::io::Error;
+
+    fn poll_ready(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_ready(cx)
+    }
+
+    fn start_send(mut self: Pin<&mut Self>, message: Bytes) -> std::io::Result<()> {
+        self.wrote_big |= message.len() > RELEASE_ABOVE_BYTES;
+        Pin::new(&mut self.inner).start_send(message)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        ready!(Pin::new(&mut self.inner).poll_flush(cx))?;
+        if self.wrote_big && self.inner.write_buffer().is_empty() {
+            *self.inner.write_buffer_mut() = BytesMut::new();
+            self.wrote_big = false;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    fn poll_close(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_close(cx)
     }
 }
 
@@ -151,6 +227,46 @@ mod tests {
             decode_all(&with_newline, 50),
             vec![Err("message exceeds the 50-byte limit".to_owned())]
         );
+    }
+
+    #[test]
+    fn the_read_buffer_lets_a_big_message_go() {
+        let mut codec = LineCodec::new(4 << 20);
+        let mut buffer = BytesMut::new();
+        buffer.extend_from_slice(&vec![b'x'; 1 << 20]);
+        buffer.extend_from_slice(b"\n{\"next\":");
+        let line = codec.decode(&mut buffer).unwrap().unwrap();
+        assert_eq!(line.len(), 1 << 20);
+        drop(line);
+        // What followed the line is still there, in a buffer of its own: the megabyte is gone
+        // (reusing it would need no allocation).
+        assert_eq!(&buffer[..], b"{\"next\":");
+        assert!(!buffer.try_reclaim(1 << 20));
+        buffer.extend_from_slice(b"1}\n");
+        assert_eq!(
+            codec.decode(&mut buffer).unwrap().unwrap(),
+            Bytes::from_static(b"{\"next\":1}")
+        );
+
+        // Small lines keep using the buffer they came in.
+        let mut buffer = BytesMut::with_capacity(1 << 20);
+        buffer.extend_from_slice(b"{}\n");
+        drop(codec.decode(&mut buffer).unwrap());
+        assert!(buffer.try_reclaim(1 << 19));
+    }
+
+    #[tokio::test]
+    async fn the_write_buffer_lets_a_big_message_go() {
+        use futures_util::SinkExt as _;
+        let mut sink = LineSink::new(tokio::io::sink(), 4 << 20, 64 * 1024);
+        sink.send(Bytes::from_static(b"{}")).await.unwrap();
+        assert!(
+            sink.write_buffer().try_reclaim(1024),
+            "a small write keeps its buffer"
+        );
+        sink.send(Bytes::from(vec![b'x'; 1 << 20])).await.unwrap();
+        assert!(sink.write_buffer().is_empty());
+        assert!(!sink.write_buffer().try_reclaim(1 << 20));
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //!
 //! Architecture invariant: nothing a peer sends can end the daemon. Malformed input gets an
 //! error response; a panicking handler gets an `internal` error response; only the transport
-//! failing, the peer leaving, an oversized message or shutdown ends the connection.
+//! failing, the peer leaving, an oversized message, a missed `initialize` deadline
+//! ([`crate::rpc::admission`]) or shutdown ends the connection.
 
 use std::panic::AssertUnwindSafe;
 use std::pin::Pin;
@@ -34,6 +35,7 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use crate::rpc::admission::Pending;
 use crate::rpc::codec::FrameError;
 use crate::rpc::dispatch::{self, RequestContext};
 use crate::session::sink::{Closed, EventSink, Frame, SinkLimits, SinkReceiver};
@@ -52,6 +54,16 @@ pub enum TransportKind {
     Unix,
     /// The loopback WebSocket.
     WebSocket,
+}
+
+impl TransportKind {
+    /// The name in logs and `daemon/status`.
+    pub fn name(self) -> &'static str {
+        match self {
+            TransportKind::Unix => "unix",
+            TransportKind::WebSocket => "websocket",
+        }
+    }
 }
 
 /// How long in-flight requests may run after the connection stops reading, so their
@@ -129,10 +141,11 @@ impl ConnectionHandle {
 }
 
 /// Serves one connection until the peer leaves, the transport fails, the peer is too slow,
-/// or the daemon shuts down.
+/// does not initialize by `pending`'s deadline, or the daemon shuts down.
 pub async fn serve(
     state: Arc<DaemonState>,
     transport: TransportKind,
+    pending: Pending,
     incoming: FrameStream,
     sink_out: FrameSink,
 ) {
@@ -145,17 +158,11 @@ pub async fn serve(
             bytes: state.config.limits.outbound_queue_bytes,
         };
         let (sink, outbound) = crate::session::sink::channel(guard.id.clone(), limits);
-        guard.register(
-            sink.clone(),
-            match transport {
-                TransportKind::Unix => "unix",
-                TransportKind::WebSocket => "websocket",
-            },
-        );
+        guard.register(sink.clone(), transport.name());
         let handle = ConnectionHandle { sink, transport };
         let drain = CancellationToken::new();
         let writer = tokio::spawn(write_loop(outbound, sink_out, drain.clone()).in_current_span());
-        let reason = read_loop(&state, &handle, incoming).await;
+        let reason = read_loop(&state, &handle, pending, incoming).await;
         // Uncount before the transport closes, so a peer that saw the close also sees the
         // connection gone from `daemon/status`.
         let connection_id = guard.id.clone();
@@ -178,16 +185,22 @@ pub async fn serve(
 async fn read_loop(
     state: &Arc<DaemonState>,
     handle: &ConnectionHandle,
+    mut pending: Pending,
     mut incoming: FrameStream,
 ) -> Option<CloseReason> {
     let mut in_flight = JoinSet::new();
     let permits = Arc::new(Semaphore::new(state.config.limits.max_in_flight));
-    let mut initialized = false;
     let reason = loop {
         while in_flight.try_join_next().is_some() {}
+        let initialized = pending.is_initialized();
         let next = tokio::select! {
             _ = state.shutdown.cancelled() => break Some(CloseReason::Shutdown),
             () = handle.sink.closed() => break None,
+            () = tokio::time::sleep_until(pending.deadline()), if !initialized => {
+                let message = pending.timed_out();
+                handle.send_outcome(None, Err(ErrorObject::new(ErrorKind::NotInitialized, message)));
+                break Some(CloseReason::InitializeTimeout);
+            }
             next = incoming.next() => next,
         };
         let bytes = match next {
@@ -214,7 +227,7 @@ async fn read_loop(
             Ok(IncomingMessage::Request(request)) => request,
             Ok(IncomingMessage::Notification(notification)) => {
                 tracing::debug!(
-                    method = notification.method,
+                    method = %pi_protocol::error::echo(&notification.method),
                     "ignoring a client notification"
                 );
                 continue;
@@ -238,7 +251,9 @@ async fn read_loop(
             } else {
                 initialize(handle, request.params)
             };
-            initialized |= outcome.is_ok();
+            if outcome.is_ok() {
+                pending.initialized();
+            }
             handle.send_outcome(Some(request.id), outcome);
             continue;
         }
@@ -248,7 +263,7 @@ async fn read_loop(
                 format!(
                     "`{}` was sent before `initialize`; send `initialize` first, with \
                      protocolVersion {}",
-                    request.method,
+                    pi_protocol::error::echo(&request.method),
                     pi_protocol::PROTOCOL_VERSION
                 ),
             );
@@ -277,7 +292,8 @@ async fn read_loop(
                 .catch_unwind()
                 .await
                 .unwrap_or_else(|_| {
-                    tracing::error!(method, "request handler panicked");
+                    let method = pi_protocol::error::echo(&method);
+                    tracing::error!(%method, "request handler panicked");
                     Err(ErrorObject::new(
                         ErrorKind::Internal,
                         format!(
@@ -353,6 +369,9 @@ fn close_message(reason: CloseReason) -> &'static str {
     match reason {
         CloseReason::Shutdown => "the daemon is shutting down",
         CloseReason::MessageTooLarge => "the client sent a message over the size limit",
+        CloseReason::InitializeTimeout => {
+            "the client did not complete `initialize` in time after connecting"
+        }
         CloseReason::SlowConsumer => {
             "the client read too slowly and its outbound queue overflowed; events after this \
              point were dropped. Reconnect and attach with `afterSeq` to catch up"

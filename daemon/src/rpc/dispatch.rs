@@ -186,8 +186,9 @@ pub async fn dispatch(
         _ => Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!(
-                "unknown method `{method}`; the methods this daemon serves are listed in \
-                 `capabilities.methods` of the `initialize` response"
+                "unknown method `{}`; the methods this daemon serves are listed in \
+                 `capabilities.methods` of the `initialize` response",
+                pi_protocol::error::echo(method)
             ),
         )),
     }
@@ -241,7 +242,8 @@ pub fn parse_params<M: Method>(params: Option<Value>) -> Result<M::Params, Error
             Some(missing) => format!("{path}.{missing}"),
             None => path,
         };
-        let field = field.trim_start_matches('.').to_owned();
+        // A path can hold the peer's map keys: quote it bounded.
+        let field = pi_protocol::error::echo(field.trim_start_matches('.')).into_owned();
         let location = if field.is_empty() {
             String::new()
         } else {

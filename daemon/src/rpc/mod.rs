@@ -5,6 +5,7 @@
 //! [`connection::serve`], so behaviour is identical over every transport. Why we do not use
 //! jsonrpsee: `docs/decisions/0001-own-jsonrpc-layer.md`.
 
+pub mod admission;
 pub mod codec;
 pub mod connection;
 pub mod dispatch;

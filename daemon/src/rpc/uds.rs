@@ -1,21 +1,25 @@
 //! The Unix socket transport: mode 0600 in the 0700 runtime directory, newline-delimited JSON,
 //! and a peer-credential check that refuses processes of any other uid (root included).
+//!
+//! Connections that have not initialized are capped and have a deadline
+//! ([`crate::rpc::admission`]); one over the cap gets one `overloaded` error line, written
+//! without waiting, and is closed at once.
 
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Context as _;
 use futures_util::StreamExt as _;
 use pi_protocol::jsonrpc::ErrorResponse;
 use pi_protocol::{ErrorKind, ErrorObject};
-use tokio::io::AsyncWriteExt as _;
 use tokio::net::{UnixListener, UnixStream};
-use tokio_util::codec::{FramedRead, FramedWrite};
+use tokio_util::codec::FramedRead;
 use tokio_util::task::TaskTracker;
 
-use crate::rpc::codec::LineCodec;
+use crate::logging::throttle::{LOG_INTERVAL, LogThrottle};
+use crate::rpc::admission::{AcceptErrors, Admission};
+use crate::rpc::codec::{LineCodec, LineSink};
 use crate::rpc::connection::{self, TransportKind};
 use crate::state::DaemonState;
 
@@ -37,17 +41,23 @@ pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
 /// Accepts connections until shutdown; each runs on `tracker`.
 pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracker: TaskTracker) {
     let own_uid = rustix::process::geteuid().as_raw();
+    let admission = Admission::new(TransportKind::Unix, &state.config.limits);
+    let mut accept_errors = AcceptErrors::new(TransportKind::Unix);
+    let foreign_log = LogThrottle::new(LOG_INTERVAL, |suppressed| {
+        tracing::warn!(suppressed, "refused more connections from other users");
+    });
     loop {
         let accepted = tokio::select! {
             _ = state.shutdown.cancelled() => break,
             accepted = listener.accept() => accepted,
         };
         let stream = match accepted {
-            Ok((stream, _)) => stream,
+            Ok((stream, _)) => {
+                accept_errors.succeeded();
+                stream
+            }
             Err(error) => {
-                // Typically EMFILE: back off instead of spinning, keep serving.
-                tracing::warn!(%error, "accept failed on the Unix socket");
-                tokio::time::sleep(Duration::from_millis(100)).await;
+                accept_errors.failed(&error, &state.shutdown).await;
                 continue;
             }
         };
@@ -59,20 +69,33 @@ pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracke
             }
         };
         if !peer_allowed(peer_uid, own_uid) {
-            tracing::warn!(peer_uid, own_uid, "refusing a connection from another user");
-            tracker.spawn(refuse(stream, peer_uid, own_uid));
+            if foreign_log.hit() {
+                tracing::warn!(peer_uid, own_uid, "refusing a connection from another user");
+            }
+            refuse(
+                &stream,
+                ErrorKind::Unauthorized,
+                format!(
+                    "connection refused: your uid {peer_uid} is not the daemon owner's uid \
+                     {own_uid}; every user runs their own daemon"
+                ),
+            );
             continue;
         }
+        let Some(pending) = admission.admit() else {
+            refuse(&stream, ErrorKind::Overloaded, admission.refusal_message());
+            continue;
+        };
         let max_bytes = state.config.limits.max_message_bytes;
         let (read, write) = stream.into_split();
         let incoming = FramedRead::new(read, LineCodec::new(max_bytes));
-        let mut outgoing = FramedWrite::new(write, LineCodec::new(max_bytes));
         // The writer feeds every queued frame before one flush; let a batch reach the socket
         // in large writes rather than every 8 KiB.
-        outgoing.set_backpressure_boundary(WRITE_BUFFER_BYTES);
+        let outgoing = LineSink::new(write, max_bytes, WRITE_BUFFER_BYTES);
         tracker.spawn(connection::serve(
             state.clone(),
             TransportKind::Unix,
+            pending,
             incoming.boxed(),
             Box::pin(outgoing),
         ));
@@ -84,20 +107,15 @@ pub fn peer_allowed(peer_uid: u32, own_uid: u32) -> bool {
     peer_uid == own_uid
 }
 
-async fn refuse(mut stream: UnixStream, peer_uid: u32, own_uid: u32) {
-    let error = ErrorObject::new(
-        ErrorKind::Unauthorized,
-        format!(
-            "connection refused: your uid {peer_uid} is not the daemon owner's uid {own_uid}; \
-             every user runs their own daemon"
-        ),
-    );
+/// Writes one error line to a connection the daemon refuses, without waiting (a new socket's
+/// buffer has room for it; a peer that cannot take it loses only the explanation). The caller
+/// drops the stream right after, so a refused connection holds nothing.
+fn refuse(stream: &UnixStream, kind: ErrorKind, message: String) {
+    let error = ErrorObject::new(kind, message);
     if let Ok(mut text) = serde_json::to_string(&ErrorResponse::new(None, error)) {
         text.push('\n');
-        let _ =
-            tokio::time::timeout(Duration::from_secs(1), stream.write_all(text.as_bytes())).await;
+        let _ = stream.try_write(text.as_bytes());
     }
-    let _ = stream.shutdown().await;
 }
 
 #[cfg(test)]

@@ -980,7 +980,10 @@ pub fn storage_error(database: &std::path::Path, error: &StoreError) -> ErrorObj
 pub fn session_not_found(id: &str) -> ErrorObject {
     ErrorObject::new(
         ErrorKind::NotFound,
-        format!("session {id} does not exist; `session/list` shows the stored sessions"),
+        format!(
+            "session {} does not exist; `session/list` shows the stored sessions",
+            pi_protocol::error::echo(id)
+        ),
     )
     .with_field("sessionId")
 }
@@ -989,7 +992,10 @@ pub fn session_not_found(id: &str) -> ErrorObject {
 pub fn entry_not_found(id: &str) -> ErrorObject {
     ErrorObject::new(
         ErrorKind::NotFound,
-        format!("entry {id} does not exist in this session"),
+        format!(
+            "entry {} does not exist in this session",
+            pi_protocol::error::echo(id)
+        ),
     )
     .with_field("entryId")
 }

@@ -97,6 +97,27 @@ async fn socket_is_0600_in_a_0700_directory() {
 }
 
 #[tokio::test]
+async fn the_daemons_directories_are_private() {
+    // The fixture created the config directory with the default mode; the daemon tightens it.
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let paths = &daemon.paths;
+    for dir in [
+        &paths.config_dir,
+        &paths.data_dir,
+        &paths.state_dir,
+        &paths.runtime_dir,
+    ] {
+        let mode = std::fs::metadata(dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+    assert!(
+        daemon.stderr().contains("made a directory private (0700)"),
+        "{}",
+        daemon.stderr()
+    );
+}
+
+#[tokio::test]
 async fn every_advertised_method_is_dispatched() {
     let daemon = TempDaemon::start(pid_binary()).await;
     let (client, _notifications) = daemon.client().await;

@@ -173,15 +173,22 @@ async fn json_logs_when_asked() {
         .unwrap();
     use tokio::io::AsyncBufReadExt as _;
     let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
-    let first = tokio::time::timeout(GRACE, lines.next_line())
-        .await
-        .unwrap()
-        .unwrap()
-        .unwrap();
-    let record: serde_json::Value =
-        serde_json::from_str(&first).unwrap_or_else(|e| panic!("not JSON ({e}): {first}"));
-    assert_eq!(record["message"], "pid ready", "{record}");
-    assert_eq!(record["level"], "INFO");
+    // Every line up to "pid ready" (the open-files limit and the directories come first) is a
+    // JSON record.
+    loop {
+        let line = tokio::time::timeout(GRACE, lines.next_line())
+            .await
+            .unwrap()
+            .unwrap()
+            .expect("the daemon logs until it is ready");
+        let record: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"));
+        assert!(record["level"].is_string(), "{record}");
+        if record["message"] == "pid ready" {
+            assert_eq!(record["level"], "INFO");
+            break;
+        }
+    }
     child.kill().await.unwrap();
 }
 
@@ -237,4 +244,69 @@ async fn another_users_connection_is_refused() {
     );
     assert!(raw.read().await.is_none());
     child.kill().await.unwrap();
+}
+
+#[tokio::test]
+async fn the_open_files_soft_limit_is_raised_to_the_hard_one() {
+    use rustix::process::{Resource, Rlimit, getrlimit, setrlimit};
+    // The daemon inherits this process's limits: start it with the common soft default.
+    let ours = getrlimit(Resource::Nofile);
+    let hard = ours.maximum.expect("a finite hard limit on open files");
+    assert!(
+        hard > 1024,
+        "the test needs a hard limit above 1024, not {hard}"
+    );
+    setrlimit(
+        Resource::Nofile,
+        Rlimit {
+            current: Some(1024),
+            maximum: Some(hard),
+        },
+    )
+    .unwrap();
+    let daemon = TempDaemon::start(pid_binary()).await;
+    setrlimit(Resource::Nofile, ours).unwrap();
+
+    let limits = std::fs::read_to_string(format!("/proc/{}/limits", daemon.pid())).unwrap();
+    let fields: Vec<&str> = limits
+        .lines()
+        .find(|line| line.starts_with("Max open files"))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    assert_eq!(
+        fields[3..5],
+        [hard.to_string(), hard.to_string()],
+        "{limits}"
+    );
+    let log = daemon.stderr();
+    let line = log
+        .lines()
+        .find(|line| line.contains("raised the open-files limit to the hard limit"))
+        .unwrap_or_else(|| panic!("{log}"));
+    assert!(
+        line.contains(&format!("soft={hard} previous=1024 hard={hard}")),
+        "{line}"
+    );
+}
+
+#[tokio::test]
+async fn a_log_file_that_cannot_be_opened_stops_the_start() {
+    let home = tempfile::tempdir().unwrap();
+    let log = home.path().join("missing/pid.log");
+    let output = tokio::process::Command::new(pid_binary())
+        .env("PI_HOME", home.path())
+        .arg("--log-file")
+        .arg(&log)
+        .output()
+        .await
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "pid: error: cannot open the log file {}: No such file or directory (os error 2)\n",
+            log.display()
+        )
+    );
 }

@@ -1,8 +1,9 @@
 //! Finding the daemon, and starting it when none answers.
 //!
 //! Autostart: probe the socket; if nothing listens, take the startup lock (`start.lock`, so
-//! concurrent clients start one daemon, not several), probe again, spawn `pid --autostarted`
-//! detached (its own session, stdio appended to `pid.log` in the state dir), and wait until
+//! concurrent clients start one daemon, not several), probe again, spawn `pid --autostarted
+//! --log-file <state dir>/pid.log` detached (its own session; the daemon owns and rotates its
+//! log file, and its stdio is appended to the same file until it has opened it), and wait until
 //! `initialize` succeeds. A daemon that exits early or never answers gives an error that
 //! points at its log.
 
@@ -47,9 +48,6 @@ pub struct Connected {
     /// `true` when this call spawned the daemon.
     pub started: bool,
 }
-
-/// Log files larger than this are rotated to `pid.log.1` before an autostart appends to them.
-const LOG_ROTATE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// Connects to a running daemon over its Unix socket; never starts one.
 pub async fn connect(
@@ -263,9 +261,8 @@ fn spawn_daemon(paths: &Paths, binary: &Path) -> Result<tokio::process::Child, C
         .create(&paths.state_dir)
         .map_err(|e| ClientError::io(format!("cannot create {}", paths.state_dir.display()), e))?;
     let log_path = paths.log_file();
-    if std::fs::metadata(&log_path).is_ok_and(|m| m.len() > LOG_ROTATE_BYTES) {
-        let _ = std::fs::rename(&log_path, log_path.with_extension("log.1"));
-    }
+    // What the daemon writes before it opens the file itself (an error about its arguments)
+    // goes there too; the daemon rotates it.
     let log = OpenOptions::new()
         .create(true)
         .append(true)
@@ -278,6 +275,8 @@ fn spawn_daemon(paths: &Paths, binary: &Path) -> Result<tokio::process::Child, C
     tracing::debug!(binary = %binary.display(), log = %log_path.display(), "starting the daemon");
     tokio::process::Command::new(binary)
         .arg("--autostarted")
+        .arg("--log-file")
+        .arg(&log_path)
         .stdin(Stdio::null())
         .stdout(Stdio::from(log))
         .stderr(Stdio::from(log_err))

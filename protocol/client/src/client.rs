@@ -9,6 +9,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _, future};
 use pi_protocol::jsonrpc::ErrorResponse;
@@ -28,6 +29,11 @@ use crate::error::ClientError;
 const MAX_INCOMING_BYTES: usize = 256 * 1024 * 1024;
 /// Notifications buffered for a consumer before the reader waits for it.
 const NOTIFICATION_BUFFER: usize = 1024;
+/// How long `connect` keeps trying a daemon that refuses new connections as `overloaded`.
+const OVERLOADED_RETRY_FOR: Duration = Duration::from_secs(20);
+/// The first wait before trying again; it doubles up to [`OVERLOADED_MAX_DELAY`].
+const OVERLOADED_FIRST_DELAY: Duration = Duration::from_millis(20);
+const OVERLOADED_MAX_DELAY: Duration = Duration::from_millis(640);
 
 /// Where the daemon listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -108,11 +114,37 @@ impl Client {
         client_info: ClientInfo,
         capabilities: ClientCapabilities,
     ) -> Result<(Client, Notifications), ClientError> {
-        let (incoming, outgoing) = match endpoint {
-            Endpoint::Unix(path) => connect_unix(path).await?,
-            Endpoint::WebSocket { url, token } => connect_websocket(url, token.as_deref()).await?,
-        };
-        Client::handshake(incoming, outgoing, client_info, capabilities).await
+        // A daemon with too many connections still initializing refuses new ones at once
+        // (`overloaded`); they are tried again, a little later each time, for a while.
+        let deadline = tokio::time::Instant::now() + OVERLOADED_RETRY_FOR;
+        let mut delay = OVERLOADED_FIRST_DELAY;
+        loop {
+            let (incoming, outgoing) = match endpoint {
+                Endpoint::Unix(path) => connect_unix(path).await?,
+                Endpoint::WebSocket { url, token } => {
+                    connect_websocket(url, token.as_deref()).await?
+                }
+            };
+            match Client::handshake(
+                incoming,
+                outgoing,
+                client_info.clone(),
+                capabilities.clone(),
+            )
+            .await
+            {
+                Err(ClientError::Rpc(error))
+                    if error.kind() == Some(ErrorKind::Overloaded)
+                        && tokio::time::Instant::now() + delay < deadline =>
+                {
+                    // Spread the retries of clients refused together.
+                    let spread = u64::from(std::process::id() % 16) * delay.as_millis() as u64 / 16;
+                    tokio::time::sleep(delay + Duration::from_millis(spread)).await;
+                    delay = (delay * 2).min(OVERLOADED_MAX_DELAY);
+                }
+                outcome => return outcome,
+            }
+        }
     }
 
     async fn handshake(
@@ -317,10 +349,18 @@ async fn read_loop(
                         let _ = waiter.send(outcome);
                     }
                     // An error without an id is about the connection itself (oversized
-                    // message, refused peer): remember it as the reason.
+                    // message, refused peer, too many connections): it is the reason, and
+                    // the answer to whatever still waits.
                     None => {
                         if let Err(error) = outcome {
-                            reason = Some(error.message);
+                            reason = Some(error.message.clone());
+                            let waiting: Vec<_> = pending
+                                .lock()
+                                .map(|mut pending| pending.drain().collect())
+                                .unwrap_or_default();
+                            for (_, waiter) in waiting {
+                                let _ = waiter.send(Err(error.clone()));
+                            }
                         }
                     }
                 }

@@ -24,4 +24,7 @@ pub enum CloseReason {
     SlowConsumer,
     /// The client sent a message over the size limit.
     MessageTooLarge,
+    /// The client did not complete `initialize` within the daemon's deadline
+    /// (`limits.initialize_timeout_secs`, 10 s by default) of connecting.
+    InitializeTimeout,
 }

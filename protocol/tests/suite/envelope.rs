@@ -64,6 +64,80 @@ fn malformed_messages_get_precise_errors() {
 }
 
 #[test]
+fn a_request_with_a_null_id_is_answered_with_a_null_id() {
+    // JSON-RPC 2.0: `"id": null` makes a request (answered with `id: null`), not a
+    // notification; only a message without `id` is a notification.
+    check_error(
+        r#"{"jsonrpc":"2.0","id":null,"method":"daemon/status"}"#,
+        ErrorKind::InvalidRequest,
+        "`id` is null; give a request a string or an integer id (a message without `id` is a \
+         notification, which gets no reply)",
+        None,
+    );
+    let notification = IncomingMessage::parse(br#"{"jsonrpc":"2.0","method":"x"}"#).unwrap();
+    assert!(matches!(notification, IncomingMessage::Notification(_)));
+}
+
+#[test]
+fn string_ids_are_bounded() {
+    let longest = "i".repeat(pi_protocol::jsonrpc::MAX_ID_BYTES);
+    let request = IncomingMessage::parse(
+        format!(r#"{{"jsonrpc":"2.0","id":"{longest}","method":"x"}}"#).as_bytes(),
+    )
+    .unwrap();
+    assert!(matches!(request, IncomingMessage::Request(r) if r.id == RequestId::String(longest)));
+    let too_long = "i".repeat(10_000);
+    check_error(
+        &format!(r#"{{"jsonrpc":"2.0","id":"{too_long}","method":"x"}}"#),
+        ErrorKind::InvalidRequest,
+        "`id` is a string of 10000 bytes; use at most 256 bytes, or an integer",
+        None,
+    );
+}
+
+#[test]
+fn echoed_input_is_cut_with_its_length() {
+    use pi_protocol::error::echo;
+    assert_eq!(echo("session/get"), "session/get");
+    let exact = "m".repeat(pi_protocol::error::ECHO_MAX_BYTES);
+    assert_eq!(echo(&exact), exact);
+    let long = format!("{}{}", "a".repeat(10 * 1024 * 1024), "z".repeat(30));
+    assert_eq!(
+        echo(&long),
+        format!("{}…{} (10485790 bytes)", "a".repeat(80), "z".repeat(24))
+    );
+    // Cuts fall on character boundaries.
+    let wide = "é".repeat(200);
+    let cut = echo(&wide);
+    assert_eq!(
+        cut,
+        format!("{}…{} (400 bytes)", "é".repeat(40), "é".repeat(12))
+    );
+}
+
+#[test]
+fn error_messages_and_fields_are_bounded() {
+    let message = format!("unknown thing `{}`; do this instead", "x".repeat(1_000_000));
+    let error = pi_protocol::ErrorObject::new(ErrorKind::NotFound, message);
+    assert!(error.message.len() < 4096, "{}", error.message.len());
+    assert!(error.message.starts_with("unknown thing `xxx"));
+    assert!(
+        error
+            .message
+            .ends_with("`; do this instead (1000033 bytes)"),
+        "{}",
+        &error.message[3000..]
+    );
+    let error = pi_protocol::ErrorObject::new(ErrorKind::InvalidParams, "bad")
+        .with_field(format!("env.{}", "k".repeat(1000)));
+    let field = error.data.unwrap().field.unwrap();
+    assert_eq!(
+        field,
+        format!("env.{}…{} (1004 bytes)", "k".repeat(76), "k".repeat(24))
+    );
+}
+
+#[test]
 fn well_formed_messages_are_classified() {
     let request =
         IncomingMessage::parse(br#"{"jsonrpc":"2.0","id":7,"method":"daemon/status","params":{}}"#)

@@ -1134,7 +1134,7 @@ export type UiRequest =
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
  * via the `definition` "CloseReason".
  */
-export type CloseReason = "shutdown" | "slow_consumer" | "message_too_large";
+export type CloseReason = "shutdown" | "slow_consumer" | "message_too_large" | "initialize_timeout";
 
 export interface ProtocolV1 {
   ArtifactReadMethod?: ArtifactReadMethod;
@@ -5994,7 +5994,7 @@ export interface ConnectionClosingParams {
   /**
    * Why the daemon closes the connection.
    */
-  reason: "shutdown" | "slow_consumer" | "message_too_large";
+  reason: "shutdown" | "slow_consumer" | "message_too_large" | "initialize_timeout";
 }
 /**
  * A language server started, became ready, stopped or failed, or its sessions changed;

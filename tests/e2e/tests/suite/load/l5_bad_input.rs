@@ -369,6 +369,58 @@ async fn hostile_cases(world: &World, bystander: &Client, session: &SessionInfo,
         status_answers(bystander, case).await;
     }
 
+    // `"id": null` makes a request, which JSON-RPC 2.0 answers with `id: null`.
+    let response = peer
+        .request(json!({"jsonrpc": "2.0", "id": null, "method": "daemon/status"}))
+        .await;
+    assert_error(&response, "invalid_request", "a null id");
+    assert_eq!(response["id"], Value::Null, "{response}");
+    assert_eq!(
+        response["error"]["message"],
+        "`id` is null; give a request a string or an integer id (a message without `id` is a \
+         notification, which gets no reply)"
+    );
+    // An id a response would have to echo in full is refused.
+    let response = peer
+        .request(json!({"jsonrpc": "2.0", "id": "i".repeat(100_000), "method": "daemon/status"}))
+        .await;
+    assert_error(&response, "invalid_request", "a 100 kB id");
+    assert_eq!(response["id"], Value::Null, "{response}");
+    assert_eq!(
+        response["error"]["message"],
+        "`id` is a string of 100000 bytes; use at most 256 bytes, or an integer"
+    );
+    // A 10 MB method name is quoted back cut to its ends and its length: a small error.
+    let response = peer
+        .request(request(31, &"m".repeat(10 * 1024 * 1024), json!({})))
+        .await;
+    assert_error(&response, "method_not_found", "a 10 MB method name");
+    assert_eq!(
+        response["error"]["message"],
+        format!(
+            "unknown method `{}…{} (10485760 bytes)`; the methods this daemon serves are listed \
+             in `capabilities.methods` of the `initialize` response",
+            "m".repeat(80),
+            "m".repeat(24)
+        )
+    );
+    assert!(response.to_string().len() < 1024, "{response}");
+    // A 10 MB key in params comes back in `data.field` cut the same way.
+    let response = peer
+        .request(request(
+            32,
+            "session/setEnv",
+            json!({"sessionId": sid, "env": {"k".repeat(10 * 1024 * 1024): 5}}),
+        ))
+        .await;
+    assert_error(&response, "invalid_params", "a 10 MB key");
+    assert_eq!(
+        response["error"]["data"]["field"],
+        format!("env.{}…{} (10485764 bytes)", "k".repeat(76), "k".repeat(24))
+    );
+    assert!(response.to_string().len() < 8192, "{response}");
+    status_answers(bystander, "echoed input").await;
+
     // `..` where the path is legitimate: normalized, and only the named place is touched.
     let response = peer
         .request(request(
@@ -444,6 +496,39 @@ async fn hostile_messages_on_both_sockets_get_structured_errors() {
         .unwrap();
     hostile_cases(&world, &bystander, &session, Peer::unix(&world).await).await;
     hostile_cases(&world, &bystander, &session, Peer::websocket(&world).await).await;
+}
+
+/// A text frame that is not UTF-8 fails the WebSocket connection with close code 1007 and a
+/// reason (RFC 6455 § 8.1), not with a dropped connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invalid_utf8_in_a_websocket_text_frame_is_closed_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data, OpCode};
+    let world = World::start("openai-completions").await;
+    let (bystander, _notifications) = world.client().await;
+    let Peer::Ws(mut socket) = Peer::websocket(&world).await else {
+        unreachable!("a WebSocket peer")
+    };
+    socket
+        .send(Message::Frame(Frame::message(
+            &b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"\xff\xfe\"}"[..],
+            OpCode::Data(Data::Text),
+            true,
+        )))
+        .await
+        .unwrap();
+    let message = tokio::time::timeout(READ_TIMEOUT, socket.next())
+        .await
+        .expect("the daemon answers in time");
+    match message {
+        Some(Ok(Message::Close(Some(CloseFrame { code, reason })))) => {
+            assert_eq!(code, CloseCode::Invalid);
+            assert_eq!(reason.as_str(), "invalid UTF-8 in a text message");
+        }
+        other => panic!("expected close code 1007, got {other:?}"),
+    }
+    status_answers(&bystander, "invalid UTF-8 in a text frame").await;
 }
 
 /// A deterministic generator (xorshift): a failure replays the same messages.

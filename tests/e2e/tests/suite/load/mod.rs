@@ -9,6 +9,8 @@
 //! - `l4_slow_reader`: a client that stops reading during a long stream.
 //! - `l5_bad_input`: malformed and hostile messages on both sockets, and generated ones.
 //! - `l6_shutdown`: SIGTERM while three sessions stream.
+//! - `l7_connections`: floods of connections from outside (another user's half-open
+//!   handshakes, silent Unix connections, refused upgrades) and 10 MB messages.
 
 mod l1_concurrency;
 mod l2_crash;
@@ -16,6 +18,7 @@ mod l3_reconnect;
 mod l4_slow_reader;
 mod l5_bad_input;
 mod l6_shutdown;
+mod l7_connections;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
