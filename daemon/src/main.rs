@@ -6,6 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+/// jemalloc, with its background threads giving freed memory back to the system (decision
+/// 0014); also the `malloc` of the C code linked in (SQLite).
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 /// The pi daemon: hosts agent sessions behind a JSON-RPC protocol.
 #[derive(Debug, Parser)]
 #[command(name = "pid", version, about, long_about = None)]

@@ -33,6 +33,9 @@ pub struct BuiltinTools {
     kernels: Option<Arc<crate::kernels::KernelPool>>,
     // Starts `bash`'s commands (under the daemon's guard in `pid`).
     spawner: Spawner,
+    // The daemon's own environment, which sessions created without one use: one copy for
+    // all of them.
+    daemon_env: Arc<std::collections::BTreeMap<String, String>>,
 }
 
 /// The tools `BuiltinTools` makes itself (beyond pi-tools'), by name.
@@ -52,6 +55,7 @@ impl BuiltinTools {
             jobs: None,
             kernels: None,
             spawner: Spawner::direct(),
+            daemon_env: Arc::new(std::env::vars().collect()),
         }
     }
 
@@ -118,7 +122,11 @@ impl BuiltinTools {
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
-            env: environment.env.clone(),
+            env: if *self.daemon_env == environment.env {
+                self.daemon_env.clone()
+            } else {
+                Arc::new(environment.env.clone())
+            },
             shell: self.shell.clone(),
             artifacts,
             locks: self.locks.clone(),

@@ -211,12 +211,19 @@ fn client() -> Result<&'static reqwest::Client, String> {
             reqwest::Client::builder()
                 .connect_timeout(Duration::from_secs(30))
                 .read_timeout(Duration::from_secs(300))
+                // A burst of sessions opens as many connections to a provider at once; kept
+                // idle, each holds its buffers and TLS state. A few stay for the next turns.
+                .pool_max_idle_per_host(IDLE_CONNECTIONS_PER_HOST)
+                .pool_idle_timeout(Duration::from_secs(30))
                 .build()
                 .map_err(|error| format!("could not set up the HTTPS client: {error}"))
         })
         .as_ref()
         .map_err(Clone::clone)
 }
+
+/// Idle connections kept per provider host for reuse.
+const IDLE_CONNECTIONS_PER_HOST: usize = 16;
 
 async fn run<D: Decoder>(
     request: HttpRequest,

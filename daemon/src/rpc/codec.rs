@@ -22,6 +22,9 @@ use tokio_util::codec::{Decoder, Encoder, FramedWrite};
 pub const RELEASE_ABOVE_BYTES: usize = 64 * 1024;
 /// What a fresh read buffer holds (tokio-util's initial capacity).
 const FRESH_BUFFER_BYTES: usize = 8 * 1024;
+/// A write buffer at most this big (tokio-util's initial size) is kept once emptied; a bigger
+/// one is let go.
+const KEPT_WRITE_BUFFER_BYTES: usize = 8 * 1024;
 
 /// Splits lines out of a byte stream, up to `max_bytes` each.
 #[derive(Debug)]
@@ -165,7 +168,10 @@ impl<W: AsyncWrite + Unpin> Sink<Bytes> for LineSink<W> {
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         ready!(Pin::new(&mut self.inner).poll_flush(cx))?;
-        if self.wrote_big && self.inner.write_buffer().is_empty() {
+        // An emptied buffer that grew (a big message, or a burst) lets its memory go: a
+        // thousand quiet connections hold none.
+        let buffer = self.inner.write_buffer();
+        if buffer.is_empty() && (self.wrote_big || buffer.capacity() > KEPT_WRITE_BUFFER_BYTES) {
             *self.inner.write_buffer_mut() = BytesMut::new();
             self.wrote_big = false;
         }

@@ -382,7 +382,8 @@ fn close_message(reason: CloseReason) -> &'static str {
 /// Writes queued frames to the transport, flushing once per batch, until the queue ends, the
 /// connection is condemned or the drain signal (graceful close) comes.
 async fn write_loop(mut queue: SinkReceiver, mut transport: FrameSink, drain: CancellationToken) {
-    let mut batch: Vec<Frame> = Vec::with_capacity(WRITE_BATCH);
+    // Grown by what arrives at once (an idle connection holds none).
+    let mut batch: Vec<Frame> = Vec::new();
     let sink = queue.sink();
     loop {
         let received = tokio::select! {

@@ -25,6 +25,8 @@ use crate::state::DaemonState;
 
 /// How much the socket writer buffers before it writes to the socket.
 const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+/// The read buffer a connection starts with.
+const READ_BUFFER_BYTES: usize = 1024;
 
 /// Binds the socket and makes it 0600.
 pub fn bind(path: &Path) -> anyhow::Result<UnixListener> {
@@ -88,7 +90,9 @@ pub async fn accept_loop(state: Arc<DaemonState>, listener: UnixListener, tracke
         };
         let max_bytes = state.config.limits.max_message_bytes;
         let (read, write) = stream.into_split();
-        let incoming = FramedRead::new(read, LineCodec::new(max_bytes));
+        // Small to start with (most messages are), grown for bigger ones.
+        let incoming =
+            FramedRead::with_capacity(read, LineCodec::new(max_bytes), READ_BUFFER_BYTES);
         // The writer feeds every queued frame before one flush; let a batch reach the socket
         // in large writes rather than every 8 KiB.
         let outgoing = LineSink::new(write, max_bytes, WRITE_BUFFER_BYTES);

@@ -105,6 +105,8 @@ pub struct SessionActor {
     subscribers: Vec<EventSink>,
     // The newest events, for gapless replay to reconnecting subscribers.
     recent: RecentEvents,
+    // Since when the session has had no subscriber and no work (`None` while it has either).
+    idle_since: Option<tokio::time::Instant>,
     // Drafts of the subscribers, for `session/presence`.
     presence: Presence,
     run: Option<ActiveRun>,
@@ -124,7 +126,7 @@ pub struct SessionActor {
     pending_bash: Vec<AgentMessage>,
     // Automatic retries of transient provider failures.
     retry: AutoRetry,
-    commands: mpsc::Receiver<Command>,
+    commands: mpsc::Receiver<Box<Command>>,
     closing: Option<(bool, Reply<EmptyResponse>)>,
     // `Command::WhenSettled` callers, answered once nothing runs, compacts or waits to retry.
     settled_waiters: Vec<Reply<EmptyResponse>>,
@@ -232,6 +234,7 @@ impl SessionActor {
             frames: FrameArena::default(),
             subscribers: Vec::new(),
             recent: RecentEvents::default(),
+            idle_since: None,
             presence: Presence::default(),
             run: None,
             job: None,
@@ -273,7 +276,7 @@ impl SessionActor {
                 && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
             {
-                self.finish(deleted).await;
+                Box::pin(self.finish(deleted)).await;
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
@@ -287,6 +290,18 @@ impl SessionActor {
             let retry_due = self.retry.due().filter(|_| self.run.is_none());
             let unload_at = (idle && self.closing.is_none())
                 .then(|| tokio::time::Instant::now() + self.services.settings.idle_unload);
+            // Counted from when the session became idle: commands that leave it idle (a
+            // `session/get`) do not put it off.
+            let idle_since = if idle {
+                *self
+                    .idle_since
+                    .get_or_insert_with(tokio::time::Instant::now)
+            } else {
+                self.idle_since = None;
+                tokio::time::Instant::now()
+            };
+            let forget_recent_at = (idle && !self.recent.is_empty())
+                .then(|| idle_since + self.services.settings.recent_kept_while_idle);
             tokio::select! {
                 biased;
                 event = next_run_event(&mut self.run) => match event {
@@ -298,7 +313,7 @@ impl SessionActor {
                         let mut handled = 0;
                         while let Some(event) = next.take() {
                             if matches!(event, AgentEvent::MessageEnd { .. }) {
-                                self.on_agent_event(event).await;
+                                Box::pin(self.on_agent_event(event)).await;
                             } else {
                                 self.on_live_event(event);
                             }
@@ -308,13 +323,15 @@ impl SessionActor {
                             }
                         }
                     }
-                    None => self.on_run_finished().await,
+                    None => Box::pin(self.on_run_finished()).await,
                 },
                 outcome = job::next_job_outcome(&mut self.job) => {
-                    self.on_job_finished(outcome).await
+                    Box::pin(self.on_job_finished(outcome)).await
                 }
                 command = self.commands.recv() => match command {
-                    Some(command) => self.handle(command).await,
+                    // Boxed, as the other rarely taken branches: the actor's future stays
+                    // small, which an idle session holds for its whole life.
+                    Some(command) => Box::pin(self.handle(*command)).await,
                     None => return,
                 },
                 _ = any_closed(&self.subscribers), if quiet && !self.subscribers.is_empty() => {
@@ -322,10 +339,13 @@ impl SessionActor {
                 },
                 () = sleep_until_due(retry_due), if retry_due.is_some() => {
                     self.retry.start_due();
-                    self.start_retry().await;
+                    Box::pin(self.start_retry()).await;
+                }
+                () = sleep_until_due(forget_recent_at), if forget_recent_at.is_some() => {
+                    self.recent.clear();
                 }
                 () = sleep_until_due(unload_at), if unload_at.is_some() => {
-                    if self.unload().await {
+                    if Box::pin(self.unload()).await {
                         return;
                     }
                 }

@@ -123,6 +123,9 @@ pub type CommandFuture<'a> =
 pub struct SessionSettings {
     /// A session with no subscribers and no run unloads after this long.
     pub idle_unload: Duration,
+    /// A session with no subscribers and no run keeps its recent events (for a client that
+    /// reconnects with `afterSeq`, deltas included) this long, then gives their memory back.
+    pub recent_kept_while_idle: Duration,
     /// Thinking level of new sessions.
     pub default_thinking: ThinkingLevel,
     /// How tool calls of one message run.
@@ -142,6 +145,7 @@ impl Default for SessionSettings {
     fn default() -> Self {
         SessionSettings {
             idle_unload: Duration::from_secs(600),
+            recent_kept_while_idle: Duration::from_secs(30),
             default_thinking: ThinkingLevel::Medium,
             tool_execution: ToolExecution::default(),
             steering_mode: QueueMode::OneAtATime,

@@ -49,7 +49,7 @@ fn main() {
         Arc::new(ToolContext {
             session_id: "bench".to_owned(),
             cwd: root.clone(),
-            env: std::env::vars().collect::<BTreeMap<_, _>>(),
+            env: Arc::new(std::env::vars().collect::<BTreeMap<_, _>>()),
             shell: ShellConfig::default(),
             artifacts: Artifacts::new(root.join("artifacts"))
                 .session("bench")

@@ -51,7 +51,7 @@ fn main() {
     let context = Arc::new(ToolContext {
         session_id: "bench".to_owned(),
         cwd: root.clone(),
-        env: std::env::vars().collect::<BTreeMap<_, _>>(),
+        env: Arc::new(std::env::vars().collect::<BTreeMap<_, _>>()),
         shell: ShellConfig::default(),
         artifacts: Artifacts::new(root.join("artifacts"))
             .session("bench")

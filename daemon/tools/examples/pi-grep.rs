@@ -29,7 +29,7 @@ fn main() -> anyhow::Result<()> {
     let context = Arc::new(ToolContext {
         session_id: "pi-grep".to_owned(),
         cwd,
-        env: std::env::vars().collect::<BTreeMap<_, _>>(),
+        env: Arc::new(std::env::vars().collect::<BTreeMap<_, _>>()),
         shell: ShellConfig::default(),
         artifacts: Artifacts::new(scratch).session("pi-grep")?,
         locks: PathLocks::new(),

@@ -18,10 +18,20 @@ use crate::truncate::{DEFAULT_MAX_BYTES, TruncatedBy, format_size};
 
 const DESCRIPTION: &str = "Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last 2000 lines or 50KB (whichever is hit first). If truncated, full output is saved as an artifact (artifact://ID) that the read tool can open. Optionally provide a timeout in seconds.";
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    object_schema(
+        json!({
+            "command": {"type": "string", "description": "Bash command to execute"},
+            "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
+        }),
+        &["command"],
+    )
+});
+
 /// The `bash` tool.
 pub struct BashTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -33,14 +43,7 @@ struct BashArgs {
 impl BashTool {
     /// `bash` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> BashTool {
-        let schema = object_schema(
-            json!({
-                "command": {"type": "string", "description": "Bash command to execute"},
-                "timeout": {"type": "number", "description": "Timeout in seconds (optional, no default timeout)"},
-            }),
-            &["command"],
-        );
-        BashTool { context, schema }
+        BashTool { context }
     }
 }
 
@@ -55,7 +58,7 @@ impl Tool for BashTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {

@@ -21,10 +21,21 @@ use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 const DESCRIPTION: &str = "Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to 1000 results or 50KB (whichever is hit first).";
 const DEFAULT_LIMIT: i64 = 1000;
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    object_schema(
+        json!({
+            "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
+            "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
+        }),
+        &["pattern"],
+    )
+});
+
 /// The `find` tool.
 pub struct FindTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -37,15 +48,7 @@ struct FindArgs {
 impl FindTool {
     /// `find` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> FindTool {
-        let schema = object_schema(
-            json!({
-                "pattern": {"type": "string", "description": "Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"},
-                "path": {"type": "string", "description": "Directory to search in (default: current directory)"},
-                "limit": {"type": "number", "description": "Maximum number of results (default: 1000)"},
-            }),
-            &["pattern"],
-        );
-        FindTool { context, schema }
+        FindTool { context }
     }
 }
 
@@ -60,7 +63,7 @@ impl Tool for FindTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking("find", self.context.clone(), invocation, find)

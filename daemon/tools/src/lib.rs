@@ -59,8 +59,9 @@ pub struct ToolContext {
     pub session_id: String,
     /// Absolute working directory; relative paths resolve against it.
     pub cwd: PathBuf,
-    /// The session's environment; commands get exactly this, and `~` is its `HOME`.
-    pub env: BTreeMap<String, String>,
+    /// The session's environment; commands get exactly this, and `~` is its `HOME`. Shared:
+    /// sessions with the same environment (the daemon's own) hold one copy.
+    pub env: Arc<BTreeMap<String, String>>,
     /// Which shell runs `bash`.
     pub shell: ShellConfig,
     /// Where large outputs are stored.
@@ -173,7 +174,7 @@ impl ToolContext {
         WriteGate {
             sandbox: self.sandbox.clone(),
             cwd: self.cwd.clone(),
-            env: self.env.clone(),
+            env: (*self.env).clone(),
         }
     }
 }

@@ -15,10 +15,20 @@ use crate::truncate::{DEFAULT_MAX_BYTES, Limits, format_size, truncate_head};
 const DESCRIPTION: &str = "List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to 500 entries or 50KB (whichever is hit first).";
 const DEFAULT_LIMIT: i64 = 500;
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    object_schema(
+        json!({
+            "path": {"type": "string", "description": "Directory to list (default: current directory)"},
+            "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
+        }),
+        &[],
+    )
+});
+
 /// The `ls` tool.
 pub struct LsTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -30,14 +40,7 @@ struct LsArgs {
 impl LsTool {
     /// `ls` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> LsTool {
-        let schema = object_schema(
-            json!({
-                "path": {"type": "string", "description": "Directory to list (default: current directory)"},
-                "limit": {"type": "number", "description": "Maximum number of entries to return (default: 500)"},
-            }),
-            &[],
-        );
-        LsTool { context, schema }
+        LsTool { context }
     }
 }
 
@@ -52,7 +55,7 @@ impl Tool for LsTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking(

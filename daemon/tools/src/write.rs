@@ -26,10 +26,20 @@ pub const PREVIOUS_TEXT_LIMIT: u64 = crate::truncate::DEFAULT_MAX_BYTES as u64;
 
 const DESCRIPTION: &str = "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.";
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    object_schema(
+        json!({
+            "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
+            "content": {"type": "string", "description": "Content to write to the file"},
+        }),
+        &["path", "content"],
+    )
+});
+
 /// The `write` tool.
 pub struct WriteTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -41,14 +51,7 @@ struct WriteArgs {
 impl WriteTool {
     /// `write` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> WriteTool {
-        let schema = object_schema(
-            json!({
-                "path": {"type": "string", "description": "Path to the file to write (relative or absolute)"},
-                "content": {"type": "string", "description": "Content to write to the file"},
-            }),
-            &["path", "content"],
-        );
-        WriteTool { context, schema }
+        WriteTool { context }
     }
 }
 
@@ -63,7 +66,7 @@ impl Tool for WriteTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {

@@ -5,7 +5,9 @@
 //!
 //! Measures: errors (every run's result and files are checked), the wall time from spawning
 //! the first `pictl` to the last one's exit, the daemon's CPU time and peak RSS (`VmHWM`),
-//! its RSS when empty, with the sessions loaded, and after they unloaded (`VmRSS`).
+//! its RSS when empty, with the sessions loaded, and after they unloaded (`VmRSS`). Then, on a
+//! fresh daemon, 1,000 sessions created by 50 clients at once: the daemon's RSS with them
+//! loaded and idle, and once they unloaded.
 //!
 //! Run: `cargo build --release --bins && cargo bench -p pi-e2e --bench scale`
 //! (`PI_BENCH_SESSIONS`, `PI_BENCH_ROUNDS` change the size and rounds; `PI_BENCH_PID` runs
@@ -49,6 +51,71 @@ fn daemon_binary() -> std::path::PathBuf {
     std::env::var_os("PI_BENCH_PID")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| workspace_binary("pid"))
+}
+
+/// 1,000 sessions created (loaded, idle) on a fresh daemon, then unloaded.
+struct Created {
+    empty_rss_kib: u64,
+    loaded: u32,
+    loaded_rss_kib: u64,
+    unloaded_rss_kib: u64,
+}
+
+async fn created() -> Created {
+    use pi_protocol::v1::{SessionCreate, SessionCreateParams};
+    let server = ModelServer::start().await;
+    let models = serde_json::to_string(&server.models_json("openai-completions")).unwrap();
+    // Unloaded 5 s after they went idle: long enough to measure them loaded.
+    let config = "[limits]\nsession_idle_secs = 5\n";
+    let mut daemon = TempDaemon::start_with_files(
+        &daemon_binary(),
+        config,
+        &[(".pi/agent/models.json", models)],
+    )
+    .await;
+    let empty_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    let workspace = tempfile::tempdir().unwrap();
+    // 50 clients creating 20 sessions each, at once.
+    let creators = (0..50).map(|_| {
+        let daemon = &daemon;
+        let cwd = workspace.path().display().to_string();
+        async move {
+            let (client, _events) = daemon.client().await;
+            for _ in 0..sessions() / 50 {
+                client
+                    .call::<SessionCreate>(&SessionCreateParams {
+                        cwd: cwd.clone(),
+                        model: Some("scripted/scripted-model".to_owned()),
+                        ..SessionCreateParams::default()
+                    })
+                    .await
+                    .unwrap();
+            }
+            client.close().await;
+        }
+    });
+    futures_util::future::join_all(creators).await;
+    let loaded = loaded_sessions(&daemon).await;
+    let loaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    let started = Instant::now();
+    while loaded_sessions(&daemon).await > 0 {
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the sessions did not unload"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    // Allocators give freed memory back after a delay (jemalloc decays dirty pages over 10 s).
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    let unloaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    daemon.signal(rustix::process::Signal::TERM);
+    daemon.wait_exit(Duration::from_secs(60)).await;
+    Created {
+        empty_rss_kib,
+        loaded,
+        loaded_rss_kib,
+        unloaded_rss_kib,
+    }
 }
 
 struct Round {
@@ -154,7 +221,7 @@ async fn round() -> Round {
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     let unload_wait = unload_started.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs(2)).await;
+    tokio::time::sleep(Duration::from_secs(15)).await;
     let unloaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
     daemon.signal(rustix::process::Signal::TERM);
     daemon.wait_exit(Duration::from_secs(60)).await;
@@ -190,8 +257,14 @@ fn main() {
         .unwrap();
     runtime.block_on(async {
         let mut rounds = Vec::new();
+        let mut creations = Vec::new();
+        // `PI_BENCH_PART=created` measures only the created sessions.
+        let only_created = std::env::var("PI_BENCH_PART").is_ok_and(|part| part == "created");
         for _ in 0..round_count() {
-            rounds.push(round().await);
+            if !only_created {
+                rounds.push(round().await);
+            }
+            creations.push(created().await);
         }
         let mb = |kib: u64| kib as f64 / 1024.0;
         let n = sessions();
@@ -221,10 +294,20 @@ fn main() {
                 mb(round.unloaded_rss_kib)
             );
         }
+        for created in &creations {
+            println!(
+                "| daemon RSS: empty → {} sessions created, loaded and idle → all unloaded | {:.1} → {:.1} → {:.1} MB | loaded < 40 MB, unloaded within 10 MB of empty |",
+                created.loaded,
+                mb(created.empty_rss_kib),
+                mb(created.loaded_rss_kib),
+                mb(created.unloaded_rss_kib)
+            );
+        }
         println!(
             "{}",
             json!({
-                "bench": "scale", "sessions": n, "turns": scenario::TURNS,
+                "bench": "scale",
+                "createdRssKiB": creations.iter().map(|c| [c.empty_rss_kib, c.loaded_rss_kib, c.unloaded_rss_kib]).collect::<Vec<_>>(), "sessions": n, "turns": scenario::TURNS,
                 "wallSeconds": rounds.iter().map(|round| round.wall).collect::<Vec<_>>(),
                 "daemonCpuSeconds": rounds.iter().map(|round| round.daemon_cpu).collect::<Vec<_>>(),
                 "emptyRssKiB": rounds.iter().map(|round| round.empty_rss_kib).collect::<Vec<_>>(),

@@ -200,7 +200,8 @@ pub struct SessionHandle {
     pub generation: u64,
     // The actor's command queue (bounded): every handle sends, the actor task receives; when
     // the last handle is dropped the actor stops after its queue.
-    pub(super) commands: mpsc::Sender<Command>,
+    // Boxed: an idle actor's channel holds a block of slots, small when they are pointers.
+    pub(super) commands: mpsc::Sender<Box<Command>>,
 }
 
 /// The actor stopped before answering; the caller should look the session up again.
@@ -214,7 +215,10 @@ impl SessionHandle {
         make: impl FnOnce(Reply<T>) -> Command,
     ) -> Result<Result<T, ErrorObject>, Gone> {
         let (reply, answer) = oneshot::channel();
-        self.commands.send(make(reply)).await.map_err(|_| Gone)?;
+        self.commands
+            .send(Box::new(make(reply)))
+            .await
+            .map_err(|_| Gone)?;
         answer.await.map_err(|_| Gone)
     }
 

@@ -295,6 +295,56 @@ async fn after_an_unload_only_durable_events_are_replayed() {
     );
 }
 
+/// A session nobody watches keeps its recent events for a while, so a client that comes back
+/// soon catches up gaplessly; then it gives their memory back, and a client that comes back
+/// later gets the durable events, and is told so.
+#[tokio::test]
+async fn an_unwatched_session_forgets_its_recent_events_after_a_while() {
+    let mut options = Options::default();
+    options.settings.recent_kept_while_idle = Duration::from_secs(3);
+    let daemon = TestDaemon::start_with(options).await;
+    let (client, mut events) = daemon.client().await;
+    let session = daemon.create_session(&client).await;
+    let attached = client
+        .call::<SessionAttach>(&attach(&session.id, None))
+        .await
+        .unwrap();
+    let before_run = attached.snapshot.info.last_seq;
+    daemon.faux.push(FauxReply::text("the reply"));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "go"))
+        .await
+        .unwrap();
+    run_events(&mut events, &session.id).await;
+    client.close().await;
+    let reattach = || async {
+        let (client, _events) = daemon.client().await;
+        let attached = client
+            .call::<SessionAttach>(&attach(&session.id, Some(before_run)))
+            .await
+            .unwrap();
+        client.close().await;
+        attached
+    };
+    assert!(reattach().await.gapless, "a quick reconnect is gapless");
+    // Longer than the session keeps them once nobody watches.
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let later = reattach().await;
+    assert!(!later.gapless, "the events were kept");
+    assert!(
+        later.replay.iter().all(|event| matches!(
+            &event.event,
+            SessionEvent::MessageEnd {
+                entry_id: Some(_),
+                ..
+            } | SessionEvent::EntryAdded { .. }
+        )),
+        "only durable events: {:?}",
+        later.replay
+    );
+    assert!(!later.replay.is_empty());
+}
+
 /// A fresh session's first events are its creation entries, numbered before its actor
 /// broadcast anything: a cursor at 0 or 1 gets them from the store and the rest from the
 /// recent window, gapless. So does a fork, whose entries are all its history.

@@ -27,10 +27,34 @@ const BOM: &str = "\u{feff}";
 /// Most line numbers an ambiguity error lists.
 const MAX_LISTED_LINES: usize = 10;
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    let edit_item = json!({
+        "type": "object",
+        "properties": {
+            "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
+            "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
+        },
+        "required": ["oldText", "newText"],
+    });
+    object_schema(
+        json!({
+            "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
+            "edits": {
+                "type": "array",
+                "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
+                "items": edit_item,
+            },
+            "oldText": {"type": "string", "description": "Legacy single replacement: exact text to replace (prefer edits)."},
+            "newText": {"type": "string", "description": "Legacy single replacement: the new text (prefer edits)."},
+        }),
+        &["path"],
+    )
+});
+
 /// The `edit` tool.
 pub struct EditTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Deserialize)]
@@ -115,28 +139,7 @@ struct Planned {
 impl EditTool {
     /// `edit` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> EditTool {
-        let edit_item = json!({
-            "type": "object",
-            "properties": {
-                "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
-                "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
-            },
-            "required": ["oldText", "newText"],
-        });
-        let schema = object_schema(
-            json!({
-                "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
-                "edits": {
-                    "type": "array",
-                    "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
-                    "items": edit_item,
-                },
-                "oldText": {"type": "string", "description": "Legacy single replacement: exact text to replace (prefer edits)."},
-                "newText": {"type": "string", "description": "Legacy single replacement: the new text (prefer edits)."},
-            }),
-            &["path"],
-        );
-        EditTool { context, schema }
+        EditTool { context }
     }
 }
 
@@ -151,7 +154,7 @@ impl Tool for EditTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {

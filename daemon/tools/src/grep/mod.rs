@@ -34,10 +34,25 @@ use matcher::LineMatcher;
 const DESCRIPTION: &str = "Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to 100 matches or 50KB (whichever is hit first). Long lines are truncated to 500 chars.";
 const DEFAULT_LIMIT: i64 = 100;
 
+/// The tool's parameters, the same for every session.
+static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
+    object_schema(
+        json!({
+            "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
+            "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
+            "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
+            "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
+            "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
+            "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
+            "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
+        }),
+        &["pattern"],
+    )
+});
+
 /// The `grep` tool.
 pub struct GrepTool {
     context: Arc<ToolContext>,
-    schema: Value,
 }
 
 #[derive(Clone, Deserialize)]
@@ -66,19 +81,7 @@ struct FileHits {
 impl GrepTool {
     /// `grep` for the session of `context`.
     pub fn new(context: Arc<ToolContext>) -> GrepTool {
-        let schema = object_schema(
-            json!({
-                "pattern": {"type": "string", "description": "Search pattern (regex or literal string)"},
-                "path": {"type": "string", "description": "Directory or file to search (default: current directory)"},
-                "glob": {"type": "string", "description": "Filter files by glob pattern, e.g. '*.ts' or '**/*.spec.ts'"},
-                "ignoreCase": {"type": "boolean", "description": "Case-insensitive search (default: false)"},
-                "literal": {"type": "boolean", "description": "Treat pattern as literal string instead of regex (default: false)"},
-                "context": {"type": "number", "description": "Number of lines to show before and after each match (default: 0)"},
-                "limit": {"type": "number", "description": "Maximum number of matches to return (default: 100)"},
-            }),
-            &["pattern"],
-        );
-        GrepTool { context, schema }
+        GrepTool { context }
     }
 }
 
@@ -93,7 +96,7 @@ impl Tool for GrepTool {
         DESCRIPTION
     }
     fn parameters(&self) -> &Value {
-        &self.schema
+        &SCHEMA
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking("grep", self.context.clone(), invocation, grep)

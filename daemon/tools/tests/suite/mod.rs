@@ -50,7 +50,7 @@ impl Session {
         let context = Arc::new(ToolContext {
             session_id: session_id.to_owned(),
             cwd: root.join("work"),
-            env,
+            env: Arc::new(env),
             shell: ShellConfig::default(),
             artifacts: artifacts.session(session_id).unwrap(),
             locks,
