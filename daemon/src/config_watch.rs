@@ -27,8 +27,9 @@ use tokio::sync::Notify;
 
 use crate::coding::ResourceRoots;
 use crate::session::ModelService;
-use crate::state::{DaemonState, unix_millis};
+use crate::state::DaemonState;
 use crate::wire::frame;
+use pi_util::time::now_millis;
 
 /// How long the files must be quiet before a reload.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -308,7 +309,7 @@ async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
     {
         let mut status = state.config_files.lock();
         status.reloads += 1;
-        status.last_reload_at = Some(unix_millis());
+        status.last_reload_at = Some(now_millis());
         status.diagnostics = diagnostics.clone();
     }
     let params = ConfigChangedParams { files, diagnostics };

@@ -99,24 +99,3 @@ pub(crate) fn expand_home(text: &str, home: Option<&std::path::Path>) -> PathBuf
         _ => PathBuf::from(text),
     }
 }
-
-/// `path` with `.` removed and `..` applied to the components before it, without touching the
-/// filesystem (so exclusions match the paths discovery produces).
-pub(crate) fn normalize_lexically(path: &std::path::Path) -> PathBuf {
-    use std::path::Component;
-    let mut normalized = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !normalized.pop() {
-                    normalized.push(component);
-                }
-            }
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
-                normalized.push(component);
-            }
-        }
-    }
-    normalized
-}

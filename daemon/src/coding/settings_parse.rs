@@ -676,7 +676,7 @@ impl LayerReader<'_> {
             }
             let expanded = crate::coding::expand_home(raw.trim(), self.home);
             entries.push(PathEntry {
-                path: crate::coding::normalize_lexically(&self.base_dir.join(expanded)),
+                path: pi_paths::lexical::normalize(&self.base_dir.join(expanded)),
                 exclude,
             });
         }

@@ -289,7 +289,7 @@ impl ToolCache {
         &self,
         store: crate::store::Store,
     ) -> Result<(), crate::store::StoreError> {
-        let since = now_ms() - TOOL_CACHE_AGE.as_millis() as i64;
+        let since = pi_util::time::now_millis() - TOOL_CACHE_AGE.as_millis() as i64;
         let rows = store.cached_mcp_tools(since).await?;
         {
             let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
@@ -320,16 +320,13 @@ impl ToolCache {
         let (Some(store), Ok(json)) = (self.store.get(), serde_json::to_string(tools)) else {
             return;
         };
-        if let Err(error) = store.cache_mcp_tools(key, &json, now_ms()).await {
+        if let Err(error) = store
+            .cache_mcp_tools(key, &json, pi_util::time::now_millis())
+            .await
+        {
             tracing::warn!(%error, "cannot cache an MCP server's tools");
         }
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
 
 /// One shared server.

@@ -442,7 +442,7 @@ impl PolicyManager {
                         &cwd.display().to_string(),
                         tool,
                         command,
-                        crate::session::now_millis(),
+                        pi_util::time::now_millis(),
                     )
                     .await
                 {

@@ -5,6 +5,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use pi_util::wildcard::{Case, Wildcard};
 use serde_json::Value;
 
 /// What happens to a call.
@@ -316,14 +317,15 @@ pub fn simple_commands(line: &str) -> Vec<String> {
 }
 
 fn rule_matches(rule: &Rule, tool: &str, arguments: &Value, cwd: &Path) -> Option<String> {
-    if !crate::session::secrets::glob_match(&rule.tool, tool) {
+    if !Wildcard::new(&rule.tool, Case::AsciiInsensitive).is_match(tool) {
         return None;
     }
     if let Some(pattern) = &rule.command {
         let line = arguments["command"].as_str()?;
+        let wildcard = Wildcard::new(pattern, Case::Sensitive);
         let matched = simple_commands(line)
             .into_iter()
-            .find(|command| crate::session::secrets::wildcard_match(pattern, command))?;
+            .find(|command| wildcard.is_match(command))?;
         return Some(format!("`{}` matches `{pattern}`", matched));
     }
     if let Some(pattern) = &rule.path {

@@ -33,16 +33,17 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
+use crate::session::SessionMap;
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
 use crate::session::retry::AutoRetry;
 use crate::session::services::SessionServices;
 use crate::session::sink::EventSink;
-use crate::session::{SessionMap, now_millis};
 use crate::store::{SessionRow, Store};
 use crate::wire::frame::{FrameArena, SessionIdJson};
 use crate::wire::transcode;
+use pi_util::time::now_millis;
 
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;

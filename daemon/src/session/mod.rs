@@ -22,7 +22,6 @@ pub mod services;
 pub mod sink;
 pub mod stats;
 pub mod summarize;
-pub mod time;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -37,6 +36,8 @@ use pi_protocol::v1::{
     SessionReadResponse, SessionStatus,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
+use pi_util::ids::new_uuid;
+use pi_util::time::now_millis;
 
 pub use actor::{Command, Reply, SessionHandle};
 pub use services::{ModelService, SessionServices, SessionSettings, ToolEnvironment, ToolFactory};
@@ -151,10 +152,7 @@ impl SessionRegistry {
     /// Which client variables stay in memory only (the global settings' `sessionEnv`).
     pub fn env_policy(&self) -> secrets::EnvPolicy {
         let (settings, _) = self.services.settings.resources.load_settings(None);
-        secrets::EnvPolicy {
-            exclude: settings.session_env_exclude,
-            include: settings.session_env_include,
-        }
+        secrets::EnvPolicy::new(&settings.session_env_exclude, &settings.session_env_include)
     }
 
     /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
@@ -998,32 +996,4 @@ pub fn entry_not_found(id: &str) -> ErrorObject {
         ),
     )
     .with_field("entryId")
-}
-
-/// Now, as Unix milliseconds.
-pub fn now_millis() -> i64 {
-    crate::state::unix_millis()
-}
-
-/// A random UUID v4.
-pub fn new_uuid() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        bytes = nanos.to_le_bytes();
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
 }

@@ -16,9 +16,10 @@ use serde_json::{Value, json};
 
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::services::SessionServices;
-use crate::session::time::{iso_from_millis, millis_from_iso};
-use crate::session::{new_uuid, now_millis, user_content_text};
+use crate::session::user_content_text;
 use crate::store::SessionRow;
+use pi_util::ids::new_uuid;
+use pi_util::time::{iso_from_millis, millis_from_iso, now_millis};
 
 /// The session file version we write.
 pub const CURRENT_VERSION: u64 = 3;

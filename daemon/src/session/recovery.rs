@@ -13,8 +13,9 @@ use pi_protocol::v1::message::{
 };
 
 use crate::session::entries::{self, EntryBase, EntryIds};
-use crate::session::{internal, now_millis, storage, stored_entries};
+use crate::session::{internal, storage, stored_entries};
 use crate::store::Store;
+use pi_util::time::now_millis;
 
 /// The text of a tool result for a call that a crash interrupted.
 pub const INTERRUPTED_TOOL: &str =

@@ -79,7 +79,7 @@ impl SummaryModel {
             session_id: Some(self.session_id.clone()),
             cancel: cancel.clone(),
         };
-        let context = request.context(pi_llm::event::now_millis());
+        let context = request.context(pi_util::time::now_millis());
         let message = self
             .provider
             .stream(&self.model, &context, options)

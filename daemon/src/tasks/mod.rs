@@ -252,11 +252,9 @@ impl TaskManager {
             if let Some(dir) = &spec.cwd {
                 let relative = std::path::Path::new(dir);
                 let escapes = relative.is_absolute()
-                    || crate::coding::normalize_lexically(
-                        &std::path::Path::new("/x").join(relative),
-                    )
-                    .strip_prefix("/x")
-                    .is_err();
+                    || pi_paths::lexical::normalize(&std::path::Path::new("/x").join(relative))
+                        .strip_prefix("/x")
+                        .is_err();
                 if escapes {
                     return Err(format!(
                         "tasks[{index}].cwd \"{dir}\" must be a directory inside yours, relative to it"
@@ -500,7 +498,7 @@ impl Child<'_> {
         cancel: &CancellationToken,
     ) {
         let schema = spec.output_schema.clone().or_else(|| agent.output.clone());
-        let id = spec.resume.clone().unwrap_or_else(crate::session::new_uuid);
+        let id = spec.resume.clone().unwrap_or_else(pi_util::ids::new_uuid);
         // Before the child exists: its tools look the slot up when it is created.
         let slot = Arc::new(Slot {
             schema: schema.clone(),
@@ -637,7 +635,7 @@ impl Child<'_> {
             return Ok(());
         }
         let cwd = match &spec.cwd {
-            Some(dir) => crate::coding::normalize_lexically(&base.join(dir)),
+            Some(dir) => pi_paths::lexical::normalize(&base.join(dir)),
             None => base.to_path_buf(),
         };
         let child_may_spawn = self.depth + 1 < self.settings.max_depth;

@@ -10,8 +10,8 @@ use super::job::{ActiveJob, JobKind, JobOutcome};
 use super::{Reply, SessionActor};
 use crate::compaction::{BranchSummary, BranchSummarySettings, Instructions};
 use crate::session::entries::EntryBase;
-use crate::session::now_millis;
 use crate::session::summarize::{SummaryError, abandoned_entries};
+use pi_util::time::now_millis;
 
 impl SessionActor {
     /// `session/navigate` with a summary: summarizes the branch being left in a job; the

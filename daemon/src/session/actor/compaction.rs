@@ -22,9 +22,9 @@ use crate::compaction::{
     should_compact,
 };
 use crate::session::entries::EntryBase;
-use crate::session::now_millis;
 use crate::session::summarize::{SummaryError, SummaryModel};
 use crate::wire;
+use pi_util::time::now_millis;
 
 /// What pi says when an overflow comes back after one compact-and-retry.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";

@@ -11,9 +11,10 @@ use pi_protocol::{ErrorKind, ErrorObject};
 use super::{EntryKind, Reply, SessionActor};
 use crate::compaction::Instructions;
 use crate::session::entries;
+use crate::session::info;
 use crate::session::services::clamp_thinking;
-use crate::session::{info, now_millis};
 use crate::wire;
+use pi_util::time::now_millis;
 
 impl SessionActor {
     /// The session's info, with the warnings that hold now (a model its provider does not
@@ -126,7 +127,7 @@ impl SessionActor {
     /// `APPEND_SYSTEM.md`, as pi's flags do.
     pub(super) fn system_prompt(&self) -> String {
         let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
-        let today = crate::session::time::iso_from_millis(now_millis());
+        let today = pi_util::time::iso_from_millis(now_millis());
         let date = today.get(..10).unwrap_or_default();
         let resources = &self.resources;
         crate::coding::system_prompt::build(&crate::coding::system_prompt::SystemPromptInput {

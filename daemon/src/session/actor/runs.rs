@@ -12,11 +12,11 @@ use tokio_util::sync::CancellationToken;
 
 use super::{ActiveRun, EntryKind, RUN_EVENT_BUFFER, SessionActor, queue_modes, user_message};
 use crate::session::entries::{self, EntryBase};
-use crate::session::now_millis;
 use crate::session::retry::AfterRun;
 use crate::session::services::clamp_thinking;
 use crate::store::{SessionRow, Store};
 use crate::wire;
+use pi_util::time::now_millis;
 
 impl SessionActor {
     pub(super) async fn prompt(
