@@ -107,7 +107,10 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
-        &config.mcp,
+        mcp::McpTimings {
+            linger: Duration::from_secs(config.mcp.linger_secs),
+            first_start_wait: Duration::from_secs(config.mcp.first_start_wait_secs),
+        },
         pi_tools::Artifacts::new(paths.artifacts_dir()),
         spawner.clone(),
     ));

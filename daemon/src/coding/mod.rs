@@ -12,6 +12,7 @@
 //! Architecture invariant: loading never writes; per-session choices never reach a settings
 //! file. Only `settings/setDefault` writes, and only our config dir's `settings.json`.
 
+pub mod approvals;
 pub mod context_files;
 pub mod frontmatter;
 pub mod resources;
