@@ -96,8 +96,8 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     let store = Store::open(&paths.database_path())
         .await
         .map_err(|error| {
-            let explained = session::storage_error(&paths.database_path(), &error);
-            anyhow::anyhow!(explained.message)
+            let explained = session::SessionError::storage(&paths.database_path(), error);
+            anyhow::anyhow!(explained.to_string())
         })
         .context("cannot open the database")?;
 
@@ -204,7 +204,7 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         .sessions
         .recover_interrupted()
         .await
-        .map_err(|error| anyhow::anyhow!(error.message))?;
+        .map_err(|error| anyhow::anyhow!(error.to_string()))?;
     if recovered > 0 {
         tracing::warn!(
             sessions = recovered,

@@ -7,20 +7,19 @@ use std::path::{Path, PathBuf};
 
 use pi_paths::lexical::normalize_absolute;
 
-use pi_protocol::{ErrorKind, ErrorObject};
+use crate::session::SessionError;
 
 /// `text` as an absolute path with `.` and `..` resolved, or an `invalid_params` error naming
 /// `field`.
-pub fn absolute_path(field: &str, text: &str) -> Result<PathBuf, ErrorObject> {
+pub fn absolute_path(field: &'static str, text: &str) -> Result<PathBuf, SessionError> {
     normalize_absolute(Path::new(text)).ok_or_else(|| {
-        ErrorObject::new(
-            ErrorKind::InvalidParams,
+        SessionError::invalid(
+            field,
             format!(
                 "{field} must be an absolute path, and {text:?} is not; the daemon's working \
                  directory is not the client's, so send the full path"
             ),
         )
-        .with_field(field)
     })
 }
 
@@ -35,8 +34,10 @@ mod tests {
             PathBuf::from("/a/c")
         );
         let error = absolute_path("cwd", "../x").unwrap_err();
-        assert_eq!(error.kind(), Some(ErrorKind::InvalidParams));
-        assert_eq!(error.data.unwrap().field.as_deref(), Some("cwd"));
-        assert!(error.message.contains("must be an absolute path"));
+        let SessionError::InvalidParams { field, message } = error else {
+            panic!("not invalid params: {error:?}");
+        };
+        assert_eq!(field, Some("cwd"));
+        assert!(message.contains("must be an absolute path"));
     }
 }

@@ -228,7 +228,7 @@ impl TaskManager {
             .sessions
             .stored_info(&parent.session_id)
             .await
-            .map_err(|error| error.message)?;
+            .map_err(|error| error.to_string())?;
         // Check every task before starting any.
         let mut names: Vec<String> = Vec::new();
         let mut planned = Vec::new();
@@ -617,7 +617,7 @@ impl Child<'_> {
             let info = sessions
                 .stored_info(resume)
                 .await
-                .map_err(|error| format!("cannot resume {resume}: {}", error.message))?;
+                .map_err(|error| format!("cannot resume {resume}: {error}"))?;
             if info.parent_session_id.as_deref() != Some(self.parent.session_id.as_str())
                 || info.task_name.is_none()
             {
@@ -686,7 +686,7 @@ impl Child<'_> {
                 }),
             )
             .await
-            .map_err(|error| format!("cannot start the subagent: {}", error.message))?;
+            .map_err(|error| format!("cannot start the subagent: {error}"))?;
         // A child works under its parent's approval mode.
         if let Some(policy) = &self.daemon.policy
             && let Some(mode) = policy.mode_of(&self.parent.session_id)
@@ -727,12 +727,7 @@ impl Child<'_> {
                 reply,
             })
             .await
-            .map_err(|error| {
-                (
-                    "failed",
-                    format!("cannot watch the subagent: {}", error.message),
-                )
-            })?;
+            .map_err(|error| ("failed", format!("cannot watch the subagent: {error}")))?;
         let mut text = first_prompt(self.context, &spec.task, schema);
         let mut reminders = 0;
         let result = loop {
@@ -747,10 +742,7 @@ impl Child<'_> {
                     .await
             };
             if let Err(error) = prompt {
-                break Err((
-                    "failed",
-                    format!("the subagent did not start: {}", error.message),
-                ));
+                break Err(("failed", format!("the subagent did not start: {error}")));
             }
             let (watched, last) = self
                 .watch(id, spec, &sink, &mut receiver, outcome, cancel)

@@ -19,7 +19,8 @@ pub async fn get(
         .cwd
         .as_deref()
         .map(|cwd| crate::session::params::absolute_path("cwd", cwd))
-        .transpose()?;
+        .transpose()
+        .map_err(crate::rpc::errors::session)?;
     Ok(respond(context, cwd).await)
 }
 
