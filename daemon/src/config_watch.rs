@@ -26,9 +26,9 @@ use pi_protocol::v1::{ConfigChanged, ConfigChangedParams, ConfigStatus, Resource
 use tokio::sync::Notify;
 
 use crate::coding::ResourceRoots;
+use crate::frame;
 use crate::session::ModelService;
 use crate::state::DaemonState;
-use crate::wire::frame;
 use pi_util::time::now_millis;
 
 /// How long the files must be quiet before a reload.
@@ -336,6 +336,6 @@ fn diagnostics(models: &dyn ModelService, roots: &ResourceRoots) -> Vec<Resource
         })
         .collect();
     let (_, settings) = roots.load_settings(None);
-    found.extend(settings.iter().map(crate::wire::settings::diagnostic));
+    found.extend(settings.iter().map(crate::session::convert::diagnostic));
     found
 }

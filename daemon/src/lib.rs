@@ -14,6 +14,8 @@ pub mod coding;
 pub mod compaction;
 pub mod config;
 pub mod config_watch;
+pub mod convert;
+pub mod frame;
 pub mod jobs;
 pub mod kernels;
 pub mod lifecycle;
@@ -31,7 +33,6 @@ pub mod tasks;
 pub mod testing;
 pub mod tools;
 pub mod ui;
-pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -20,11 +20,11 @@ use pi_protocol::v1::{
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::frame;
 use crate::session::SessionError;
 use crate::session::actor::Command;
 use crate::session::sink::EventSink;
 use crate::state::DaemonState;
-use crate::wire::frame;
 
 /// Pending questions of every session.
 #[derive(Debug, Default)]

@@ -32,6 +32,8 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
+use crate::frame::{FrameArena, SessionIdJson};
+use crate::session::convert::transcode;
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
@@ -40,8 +42,6 @@ use crate::session::services::SessionServices;
 use crate::session::sink::EventSink;
 use crate::session::{SessionError, SessionMap};
 use crate::store::{SessionRow, Store};
-use crate::wire::frame::{FrameArena, SessionIdJson};
-use crate::wire::transcode;
 use pi_util::time::now_millis;
 
 /// Commands queued for one session before senders wait.

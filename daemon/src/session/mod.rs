@@ -9,6 +9,7 @@
 //! command was refused retry against a freshly loaded actor.
 
 pub mod actor;
+pub mod convert;
 pub mod entries;
 pub mod error;
 pub mod html;

@@ -17,9 +17,9 @@ use crate::compaction::{
     Instructions, NothingToCompact, SummaryRequest, finish_branch_summary, prepare_branch_entries,
     prepare_compaction,
 };
+use crate::session::convert::WireError;
 use crate::session::entries;
 use crate::store::StoredEntry;
-use crate::wire::WireError;
 
 /// The session's model, as summaries use it.
 #[derive(Clone)]

@@ -45,7 +45,7 @@ pub async fn list(
                     .collect(),
                 diagnostics
                     .iter()
-                    .map(crate::wire::settings::diagnostic)
+                    .map(crate::session::convert::diagnostic)
                     .collect(),
             )
         }
@@ -315,7 +315,7 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
             servers: server_statuses(&pool),
         };
         let name = <pi_protocol::v1::McpChanged as pi_protocol::NotificationMethod>::NAME;
-        let Ok(frame) = crate::wire::frame::notification(name, &params) else {
+        let Ok(frame) = crate::frame::notification(name, &params) else {
             continue;
         };
         for (sink, _) in state.clients() {

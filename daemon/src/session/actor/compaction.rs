@@ -20,10 +20,10 @@ use crate::compaction::{
     CompactionResult, CompactionSettings, calculate_context_tokens, estimate_context_tokens,
     should_compact,
 };
+use crate::session::convert;
 use crate::session::entries::EntryBase;
 use crate::session::error::{Busy, SessionError};
 use crate::session::summarize::{SummaryError, SummaryModel};
-use crate::wire;
 use pi_util::time::now_millis;
 
 /// What pi says when an overflow comes back after one compact-and-retry.
@@ -299,7 +299,7 @@ impl SessionActor {
         };
         let (wire_result, aborted, error_message, error) = match stored {
             Ok(result) => (
-                Some(wire::compaction_result_to_wire(&result)),
+                Some(convert::compaction_result_to_wire(&result)),
                 false,
                 None,
                 None,

@@ -9,11 +9,11 @@ use pi_protocol::v1::{
 
 use super::{EntryKind, Reply, SessionActor};
 use crate::compaction::Instructions;
+use crate::session::convert;
 use crate::session::entries;
 use crate::session::error::{Busy, SessionError};
 use crate::session::info;
 use crate::session::services::clamp_thinking;
-use crate::wire;
 use pi_util::time::now_millis;
 
 impl SessionActor {
@@ -81,7 +81,7 @@ impl SessionActor {
                 .resources
                 .diagnostics
                 .iter()
-                .map(wire::settings::diagnostic)
+                .map(convert::diagnostic)
                 .collect(),
             commands: self.slash_commands(),
         }

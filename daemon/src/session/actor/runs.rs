@@ -10,12 +10,12 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{ActiveRun, EntryKind, RUN_EVENT_BUFFER, SessionActor, queue_modes, user_message};
+use crate::session::convert;
 use crate::session::entries::{self, EntryBase};
 use crate::session::error::{Busy, SessionError};
 use crate::session::retry::AfterRun;
 use crate::session::services::clamp_thinking;
 use crate::store::{SessionRow, Store};
-use crate::wire;
 use pi_util::time::now_millis;
 
 impl SessionActor {
@@ -215,7 +215,7 @@ impl SessionActor {
                         .iter_mut()
                         .find(|t| &t.tool_call_id == tool_call_id)
                 }) {
-                    tool.partial_result = wire::partial_output_to_wire(partial_result).ok();
+                    tool.partial_result = convert::partial_output_to_wire(partial_result).ok();
                 }
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
@@ -234,7 +234,7 @@ impl SessionActor {
             | AgentEvent::ToolsWaitStart { .. }
             | AgentEvent::ToolsWaitEnd { .. } => {}
         }
-        match wire::event_to_wire(event, None) {
+        match convert::event_to_wire(event, None) {
             Ok(event) => self.broadcast(event),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
         }
@@ -263,7 +263,7 @@ impl SessionActor {
                 (None, None)
             }
         };
-        match wire::event_to_wire(AgentEvent::MessageEnd { message }, entry_id) {
+        match convert::event_to_wire(AgentEvent::MessageEnd { message }, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
         }
@@ -437,7 +437,7 @@ impl SessionActor {
     ) -> Result<String, SessionError> {
         let (entry_id, seq) = self.store_message(&message).await?;
         let event = AgentEvent::MessageEnd { message };
-        match wire::event_to_wire(event, Some(entry_id.clone())) {
+        match convert::event_to_wire(event, Some(entry_id.clone())) {
             Ok(event) => self.broadcast_with_seq(event, Some(seq)),
             Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
         }

@@ -8,10 +8,10 @@ use pi_protocol::v1::{
 };
 
 use super::SessionActor;
+use crate::session::convert::transcode;
 use crate::session::entries;
 use crate::session::error::{Resync, SessionError};
 use crate::session::sink::EventSink;
-use crate::wire::{self, transcode};
 
 impl SessionActor {
     pub(super) async fn attach(
@@ -139,21 +139,18 @@ impl SessionActor {
                 self.seq
             }
         };
-        let frame = match wire::frame::session_event(
-            &mut self.frames,
-            &self.session_id_json,
-            seq,
-            &event,
-        ) {
-            Ok(frame) => frame,
-            Err(error) => {
-                // Never happens (the wire types always serialize); the window restarts at the
-                // next event, so no replay claims to be gapless across this one.
-                tracing::error!(seq, %error, "cannot serialize a session event");
-                self.recent.clear();
-                return;
-            }
-        };
+        let frame =
+            match crate::frame::session_event(&mut self.frames, &self.session_id_json, seq, &event)
+            {
+                Ok(frame) => frame,
+                Err(error) => {
+                    // Never happens (the wire types always serialize); the window restarts at the
+                    // next event, so no replay claims to be gapless across this one.
+                    tracing::error!(seq, %error, "cannot serialize a session event");
+                    self.recent.clear();
+                    return;
+                }
+            };
         let size = frame.len();
         let before = self.subscribers.len();
         self.subscribers.retain(|subscriber| {
