@@ -500,29 +500,8 @@ fn model_name(model: &pi_protocol::v1::ModelRef) -> String {
 
 async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
     let session_id = session_id(&params)?;
-    let mut text = String::new();
-    let mut images = Vec::new();
-    for block in params["prompt"].as_array().into_iter().flatten() {
-        match block["type"].as_str() {
-            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
-            Some("image") => images.push(pi_protocol::v1::message::ImageContent {
-                data: block["data"].as_str().unwrap_or_default().to_owned(),
-                mime_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
-            }),
-            Some("resource_link") => {
-                let uri = block["uri"].as_str().unwrap_or_default();
-                text.push_str(&format!(" @{}", uri.strip_prefix("file://").unwrap_or(uri)));
-            }
-            Some("resource") => {
-                let resource = &block["resource"];
-                let uri = resource["uri"].as_str().unwrap_or_default();
-                if let Some(body) = resource["text"].as_str() {
-                    text.push_str(&format!("\n\n{uri}\n```\n{body}\n```\n"));
-                }
-            }
-            _ => {}
-        }
-    }
+    let blocks = params["prompt"].as_array().map_or(&[][..], Vec::as_slice);
+    let (text, images) = prompt_content(blocks);
     let mut ended = {
         let mut sessions = bridge.sessions();
         let state = sessions.get_mut(&session_id).ok_or_else(|| {
@@ -552,6 +531,43 @@ async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
         .get(&session_id)
         .is_some_and(|state| state.cancelled);
     Ok(json!({"stopReason": if cancelled { "cancelled" } else { "end_turn" }}))
+}
+
+/// A prompt's content blocks as the daemon's text and images: text as it is, images as
+/// attachments, a `resource_link` as an `@path` mention (a `file://` URI decoded to its
+/// path), an embedded `resource` quoted with its URI.
+fn prompt_content(blocks: &[Value]) -> (String, Vec<pi_protocol::v1::message::ImageContent>) {
+    let mut text = String::new();
+    let mut images = Vec::new();
+    for block in blocks {
+        match block["type"].as_str() {
+            Some("text") => text.push_str(block["text"].as_str().unwrap_or_default()),
+            Some("image") => images.push(pi_protocol::v1::message::ImageContent {
+                data: block["data"].as_str().unwrap_or_default().to_owned(),
+                mime_type: block["mimeType"].as_str().unwrap_or("image/png").to_owned(),
+            }),
+            Some("resource_link") => {
+                let uri = block["uri"].as_str().unwrap_or_default();
+                let file = url::Url::parse(uri)
+                    .ok()
+                    .filter(|url| url.scheme() == "file")
+                    .and_then(|url| url.to_file_path().ok());
+                match file {
+                    Some(path) => text.push_str(&format!(" @{}", path.display())),
+                    None => text.push_str(&format!(" @{uri}")),
+                }
+            }
+            Some("resource") => {
+                let resource = &block["resource"];
+                let uri = resource["uri"].as_str().unwrap_or_default();
+                if let Some(body) = resource["text"].as_str() {
+                    text.push_str(&format!("\n\n{uri}\n```\n{body}\n```\n"));
+                }
+            }
+            _ => {}
+        }
+    }
+    (text, images)
 }
 
 async fn cancel(bridge: &Arc<Bridge>, session_id: &str) {
@@ -913,6 +929,23 @@ fn replay_entry(bridge: &Bridge, session_id: &str, entry: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn resource_links_become_mentions_of_decoded_paths() {
+        let blocks = [
+            json!({"type": "text", "text": "look at"}),
+            json!({"type": "resource_link", "uri": "file:///tmp/a%20dir/caf%C3%A9.rs", "name": "x"}),
+            json!({"type": "resource_link", "uri": "https://example.com/a%20b"}),
+            json!({"type": "image", "data": "AAAA", "mimeType": "image/jpeg"}),
+        ];
+        let (text, images) = prompt_content(&blocks);
+        assert_eq!(
+            text,
+            "look at @/tmp/a dir/café.rs @https://example.com/a%20b"
+        );
+        assert_eq!(images.len(), 1);
+        assert_eq!(images[0].mime_type, "image/jpeg");
+    }
 
     fn write(text: &str) -> ChangeKind {
         ChangeKind::Write {

@@ -5,6 +5,7 @@
 //! scope) and is the cycle of `cycle_model` in `pictl rpc`.
 
 use pi_protocol::v1::ModelInfo;
+use pi_util::wildcard::{Case, Wildcard};
 
 const LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
@@ -29,11 +30,11 @@ pub fn scoped_models(patterns: &[String], models: &[ModelInfo]) -> Vec<Scoped> {
             Some((glob, level)) if LEVELS.contains(&level) => (glob, Some(level.to_owned())),
             _ => (pattern, None),
         };
-        let glob = glob.to_lowercase();
+        let glob = Wildcard::new(&glob.to_lowercase(), Case::Sensitive);
         for model in models {
             let full = format!("{}/{}", model.provider, model.id).to_lowercase();
             let id = model.id.to_lowercase();
-            let matched = glob_match(&glob, &full) || glob_match(&glob, &id);
+            let matched = glob.is_match(&full) || glob.is_match(&id);
             let seen = scoped
                 .iter()
                 .any(|s| s.model.provider == model.provider && s.model.id == model.id);
@@ -46,35 +47,6 @@ pub fn scoped_models(patterns: &[String], models: &[ModelInfo]) -> Vec<Scoped> {
         }
     }
     scoped
-}
-
-/// `*` matches any run of characters, `?` one character; everything else literally.
-fn glob_match(pattern: &str, text: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let text: Vec<char> = text.chars().collect();
-    let (mut p, mut t) = (0, 0);
-    let mut backtrack: Option<(usize, usize)> = None;
-    while t < text.len() {
-        match pattern.get(p) {
-            Some('*') => {
-                backtrack = Some((p, t));
-                p += 1;
-            }
-            Some(&c) if c == '?' || c == text[t] => {
-                p += 1;
-                t += 1;
-            }
-            _ => match backtrack {
-                Some((star, matched)) => {
-                    p = star + 1;
-                    t = matched + 1;
-                    backtrack = Some((star, matched + 1));
-                }
-                None => return false,
-            },
-        }
-    }
-    pattern[p..].iter().all(|&c| c == '*')
 }
 
 #[cfg(test)]

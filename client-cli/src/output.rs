@@ -6,6 +6,7 @@
 
 use std::io::{IsTerminal as _, Write as _};
 
+use pi_util::time::iso_from_millis;
 use serde_json::Value;
 
 /// Writes one JSON value as a line on stdout.
@@ -144,62 +145,6 @@ pub fn human_time(millis: i64) -> String {
     format!("{} {}", &iso[..10], &iso[11..16])
 }
 
-/// Unix milliseconds as ISO-8601 `YYYY-MM-DDTHH:MM:SS.mmmZ` (UTC), as pi writes timestamps.
-pub fn iso_from_millis(millis: i64) -> String {
-    let seconds = millis.div_euclid(1000);
-    let millis = millis.rem_euclid(1000);
-    let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
-    let second_of_day = seconds.rem_euclid(86_400);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        second_of_day / 3600,
-        second_of_day % 3600 / 60,
-        second_of_day % 60
-    )
-}
-
-/// Parses `YYYY-MM-DD` (UTC midnight) into Unix milliseconds.
-pub fn millis_from_date(text: &str) -> Option<i64> {
-    let mut parts = text.trim().split('-');
-    let year: i64 = parts.next()?.parse().ok()?;
-    let month: i64 = parts.next()?.parse().ok()?;
-    let day: i64 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    Some(days_from_civil(year, month, day) * 86_400_000)
-}
-
-// Howard Hinnant's civil-from-days algorithm (proleptic Gregorian calendar).
-fn civil_from_days(days: i64) -> (i64, i64, i64) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z.rem_euclid(146_097);
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let month_index = (5 * day_of_year + 2) / 153;
-    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
-}
-
-// The inverse of `civil_from_days`.
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let year = if month <= 2 { year - 1 } else { year };
-    let era = year.div_euclid(400);
-    let year_of_era = year.rem_euclid(400);
-    let month_index = if month > 2 { month - 3 } else { month + 9 };
-    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
-    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
-    era * 146_097 + day_of_era - 719_468
-}
-
 /// Shortens `text` to one line of at most `max` characters, ending in `…` when cut.
 pub fn one_line(text: &str, max: usize) -> String {
     let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
@@ -288,13 +233,8 @@ mod tests {
     }
 
     #[test]
-    fn times_round_trip_through_dates() {
-        assert_eq!(iso_from_millis(0), "1970-01-01T00:00:00.000Z");
+    fn human_times_are_minutes_utc() {
         assert_eq!(human_time(1_773_570_030_123), "2026-03-15 10:20");
-        let midnight = millis_from_date("2026-03-15").unwrap();
-        assert_eq!(iso_from_millis(midnight), "2026-03-15T00:00:00.000Z");
-        assert_eq!(millis_from_date("2026-13-01"), None);
-        assert_eq!(millis_from_date("yesterday"), None);
     }
 
     #[test]

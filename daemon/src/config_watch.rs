@@ -26,9 +26,10 @@ use pi_protocol::v1::{ConfigChanged, ConfigChangedParams, ConfigStatus, Resource
 use tokio::sync::Notify;
 
 use crate::coding::ResourceRoots;
+use crate::frame;
 use crate::session::ModelService;
-use crate::state::{DaemonState, unix_millis};
-use crate::wire::frame;
+use crate::state::DaemonState;
+use pi_util::time::now_millis;
 
 /// How long the files must be quiet before a reload.
 pub const DEBOUNCE: Duration = Duration::from_millis(150);
@@ -308,7 +309,7 @@ async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
     {
         let mut status = state.config_files.lock();
         status.reloads += 1;
-        status.last_reload_at = Some(unix_millis());
+        status.last_reload_at = Some(now_millis());
         status.diagnostics = diagnostics.clone();
     }
     let params = ConfigChangedParams { files, diagnostics };
@@ -335,6 +336,6 @@ fn diagnostics(models: &dyn ModelService, roots: &ResourceRoots) -> Vec<Resource
         })
         .collect();
     let (_, settings) = roots.load_settings(None);
-    found.extend(settings.iter().map(crate::wire::settings::diagnostic));
+    found.extend(settings.iter().map(crate::session::convert::diagnostic));
     found
 }

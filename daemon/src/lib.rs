@@ -14,6 +14,8 @@ pub mod coding;
 pub mod compaction;
 pub mod config;
 pub mod config_watch;
+pub mod convert;
+pub mod frame;
 pub mod jobs;
 pub mod kernels;
 pub mod lifecycle;
@@ -31,7 +33,6 @@ pub mod tasks;
 pub mod testing;
 pub mod tools;
 pub mod ui;
-pub mod wire;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -96,8 +97,8 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     let store = Store::open(&paths.database_path())
         .await
         .map_err(|error| {
-            let explained = session::storage_error(&paths.database_path(), &error);
-            anyhow::anyhow!(explained.message)
+            let explained = session::SessionError::storage(&paths.database_path(), error);
+            anyhow::anyhow!(explained.to_string())
         })
         .context("cannot open the database")?;
 
@@ -107,7 +108,10 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         paths.config_dir.clone(),
         paths.pi_agent_dir.clone(),
         paths.state_dir.clone(),
-        &config.mcp,
+        mcp::McpTimings {
+            linger: Duration::from_secs(config.mcp.linger_secs),
+            first_start_wait: Duration::from_secs(config.mcp.first_start_wait_secs),
+        },
         pi_tools::Artifacts::new(paths.artifacts_dir()),
         spawner.clone(),
     ));
@@ -201,7 +205,7 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         .sessions
         .recover_interrupted()
         .await
-        .map_err(|error| anyhow::anyhow!(error.message))?;
+        .map_err(|error| anyhow::anyhow!(error.to_string()))?;
     if recovered > 0 {
         tracing::warn!(
             sessions = recovered,

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Mutex, OnceLock};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
 use pi_paths::Paths;
 use pi_protocol::v1::Supervisor;
@@ -94,7 +94,7 @@ impl DaemonState {
             spawner: pi_tools::spawn::Spawner::direct(),
             supervisor,
             shutdown: CancellationToken::new(),
-            started_at: unix_millis(),
+            started_at: pi_util::time::now_millis(),
             started: Instant::now(),
             websocket_url: OnceLock::new(),
             connections: AtomicU32::new(0),
@@ -166,12 +166,4 @@ impl Drop for ConnectionGuard {
         }
         self.state.connections.fetch_sub(1, Ordering::Relaxed);
     }
-}
-
-/// Now, as Unix milliseconds.
-pub fn unix_millis() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }

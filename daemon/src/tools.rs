@@ -588,6 +588,6 @@ pub async fn user_bash(
         truncated: truncation.truncated,
         full_output_path: result.output.artifact_reference(),
         exclude_from_context,
-        timestamp: crate::state::unix_millis(),
+        timestamp: pi_util::time::now_millis(),
     })
 }

@@ -12,18 +12,19 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use pi_protocol::NotificationMethod;
 use pi_protocol::v1::{
     UiAnswer, UiAskParams, UiAskResponse, UiRequestNotification, UiRequestParams,
     UiResolvedNotification, UiResolvedParams, UiRespondParams, UiRespondResponse,
 };
-use pi_protocol::{ErrorObject, NotificationMethod};
 use serde::Serialize;
 use tokio::sync::oneshot;
 
+use crate::frame;
+use crate::session::SessionError;
 use crate::session::actor::Command;
 use crate::session::sink::EventSink;
 use crate::state::DaemonState;
-use crate::wire::frame;
 
 /// Pending questions of every session.
 #[derive(Debug, Default)]
@@ -47,7 +48,7 @@ impl UiBroker {
     pub async fn ask(
         state: &Arc<DaemonState>,
         params: UiAskParams,
-    ) -> Result<UiAskResponse, ErrorObject> {
+    ) -> Result<UiAskResponse, SessionError> {
         let broker = &state.ui;
         let request_id = format!("ui-{}", broker.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let request = UiRequestParams {
@@ -96,7 +97,7 @@ impl UiBroker {
         state: &Arc<DaemonState>,
         params: UiRespondParams,
         by: String,
-    ) -> Result<UiRespondResponse, ErrorObject> {
+    ) -> Result<UiRespondResponse, SessionError> {
         let pending = {
             let mut table = state.ui.table();
             match table.get(&params.request_id) {
@@ -190,8 +191,8 @@ async fn broadcast<N: NotificationMethod>(
     state: &Arc<DaemonState>,
     session_id: &str,
     params: &impl Serialize,
-) -> Result<(), ErrorObject> {
-    let frame = frame::notification(N::NAME, params).map_err(crate::session::internal)?;
+) -> Result<(), SessionError> {
+    let frame = frame::notification(N::NAME, params).map_err(SessionError::internal)?;
     state
         .sessions
         .call(session_id, |reply| Command::Notify {

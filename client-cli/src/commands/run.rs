@@ -164,7 +164,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             "type": "session",
             "version": 3,
             "id": session.id,
-            "timestamp": output::iso_from_millis(session.created_at),
+            "timestamp": pi_util::time::iso_from_millis(session.created_at),
             "cwd": session.cwd,
             "protocolVersion": pi_protocol::PROTOCOL_VERSION,
         }));

@@ -5,10 +5,11 @@ use std::process::ExitCode;
 
 use clap::Args;
 use pi_protocol::v1::{UsageStats, UsageStatsParams, UsageTotals};
+use pi_util::time::{millis_from_date, now_millis};
 
 use crate::daemon_client;
 use crate::error::CliError;
-use crate::output::{Style, Table, millis_from_date, print_json, print_text};
+use crate::output::{Style, Table, print_json, print_text};
 
 /// Options of `pictl stats`.
 #[derive(Debug, Args)]
@@ -77,11 +78,7 @@ fn parse_since(text: &str) -> Result<i64, CliError> {
     if let Some(days) = text.strip_suffix('d')
         && let Ok(days) = days.parse::<i64>()
     {
-        let now = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|elapsed| elapsed.as_millis() as i64)
-            .unwrap_or(0);
-        return Ok(now - days * 86_400_000);
+        return Ok(now_millis() - days * 86_400_000);
     }
     millis_from_date(text).ok_or_else(|| {
         CliError::usage(format!(

@@ -156,7 +156,7 @@ fn millis(iso: &str) -> i64 {
     let Some((date, time)) = iso.split_once('T') else {
         return 0;
     };
-    let Some(day) = crate::output::millis_from_date(date) else {
+    let Some(day) = pi_util::time::millis_from_date(date) else {
         return 0;
     };
     let clock = time.trim_end_matches('Z');

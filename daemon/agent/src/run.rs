@@ -358,7 +358,7 @@ fn aborted_message(model: &Model) -> AssistantMessage {
         model: model.id.clone(),
         stop_reason: StopReason::Aborted,
         error_message: Some("Request was aborted".to_owned()),
-        timestamp: pi_llm::event::now_millis(),
+        timestamp: pi_util::time::now_millis(),
         ..AssistantMessage::default()
     }
 }
@@ -375,6 +375,6 @@ pub(crate) fn tool_result_message(
         content: output.content,
         details,
         is_error: output.is_error,
-        timestamp: pi_llm::event::now_millis(),
+        timestamp: pi_util::time::now_millis(),
     }
 }

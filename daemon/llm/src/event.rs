@@ -184,7 +184,7 @@ impl AssistantStream {
             api: model.api.clone(),
             provider: model.provider.clone(),
             model: model.id.clone(),
-            timestamp: now_millis(),
+            timestamp: pi_util::time::now_millis(),
             ..AssistantMessage::default()
         };
         (
@@ -343,14 +343,6 @@ fn put(content: &mut Vec<AssistantContent>, index: usize, block: AssistantConten
     } else {
         content.push(block);
     }
-}
-
-/// Now, in Unix milliseconds.
-pub fn now_millis() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_millis() as i64)
-        .unwrap_or(0)
 }
 
 #[cfg(test)]

@@ -212,7 +212,7 @@ pub fn retry_after_from_headers(headers: &reqwest::header::HeaderMap) -> Option<
     if let Ok(seconds) = value.parse::<f64>() {
         return (seconds >= 0.0).then(|| Duration::from_secs_f64(seconds));
     }
-    let when = httpdate_parse(value)?;
+    let when = httpdate::parse_http_date(value).ok()?;
     Some(
         when.duration_since(SystemTime::now())
             .unwrap_or(Duration::ZERO),
@@ -227,34 +227,6 @@ pub fn retry_delay_from_body(body: &str) -> Option<Duration> {
     });
     let seconds: f64 = DELAY.captures(body)?.get(1)?.as_str().parse().ok()?;
     Some(Duration::from_secs_f64(seconds))
-}
-
-/// Parses an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`), the only form servers send today.
-fn httpdate_parse(text: &str) -> Option<SystemTime> {
-    let parts: Vec<&str> = text.split_whitespace().collect();
-    let [_, day, month, year, time, "GMT"] = parts.as_slice() else {
-        return None;
-    };
-    let month = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ]
-    .iter()
-    .position(|m| m == month)? as i64
-        + 1;
-    let (day, year): (i64, i64) = (day.parse().ok()?, year.parse().ok()?);
-    let mut clock = time.split(':').map(|part| part.parse::<i64>().ok());
-    let (hour, minute, second) = (clock.next()??, clock.next()??, clock.next()??);
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 + second;
-    let seconds = u64::try_from(seconds).ok()?;
-    Some(SystemTime::UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
 #[cfg(test)]
@@ -303,13 +275,22 @@ mod tests {
 
     #[test]
     fn http_dates_parse() {
-        let when = httpdate_parse("Sun, 06 Nov 1994 08:49:37 GMT").unwrap();
-        assert_eq!(
-            when.duration_since(SystemTime::UNIX_EPOCH)
-                .unwrap()
-                .as_secs(),
-            784_111_777
-        );
+        // IMF-fixdate, and the obsolete RFC 850 and asctime forms HTTP still allows; a date in
+        // the past is no delay, and a header that is no date nor number is none.
+        let check = |value: &str| {
+            let mut headers = reqwest::header::HeaderMap::new();
+            headers.insert("retry-after", value.parse().unwrap());
+            retry_after_from_headers(&headers)
+        };
+        for past in [
+            "Sun, 06 Nov 1994 08:49:37 GMT",
+            "Sunday, 06-Nov-94 08:49:37 GMT",
+            "Sun Nov  6 08:49:37 1994",
+        ] {
+            assert_eq!(check(past), Some(Duration::ZERO), "{past}");
+        }
+        assert_eq!(check("Sun, 06 Nov 1994"), None);
+        assert_eq!(check("2.5"), Some(Duration::from_millis(2500)));
         assert_eq!(
             retry_delay_from_body(r#"{"details":[{"retryDelay": "7s"}]}"#),
             Some(Duration::from_secs(7))

@@ -9,14 +9,13 @@ use std::sync::{Arc, Mutex};
 use serde_json::Value;
 use tokio::sync::Semaphore;
 
-use crate::event::{
-    AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender, now_millis,
-};
+use crate::event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender};
 use crate::model::{InputKind, Model, ModelCost, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::types::{
     AssistantContent, AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall, Usage,
 };
+use pi_util::time::now_millis;
 
 /// A scripted provider. Cheap to clone; clones share the script and the recorded requests.
 #[derive(Clone, Debug, Default)]

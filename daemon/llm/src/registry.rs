@@ -17,13 +17,13 @@ use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use crate::auth::{AuthCredential, AuthError, AuthFile};
 use crate::catalog::{self, PROVIDERS};
 use crate::config_value::{ConfigValueResolver, Environment};
-use crate::event::now_millis;
 use crate::keys::{ConfiguredKey, KeyError, KeySources, ResolvedKey};
 use crate::model::{Model, ThinkingLevel};
 use crate::models_json::{ModelsFile, ModelsJsonError};
 use crate::models_merge::merge;
 use crate::provider::ApiKey;
 use crate::resolve::{ResolveError, resolve_spec};
+use pi_util::time::now_millis;
 
 /// Now, in Unix milliseconds (injected so tests control OAuth expiry).
 pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;

@@ -12,6 +12,7 @@
 //! Architecture invariant: loading never writes; per-session choices never reach a settings
 //! file. Only `settings/setDefault` writes, and only our config dir's `settings.json`.
 
+pub mod approvals;
 pub mod context_files;
 pub mod frontmatter;
 pub mod resources;
@@ -98,25 +99,4 @@ pub(crate) fn expand_home(text: &str, home: Option<&std::path::Path>) -> PathBuf
         Some(home) if text.starts_with("~/") => home.join(&text[2..]),
         _ => PathBuf::from(text),
     }
-}
-
-/// `path` with `.` removed and `..` applied to the components before it, without touching the
-/// filesystem (so exclusions match the paths discovery produces).
-pub(crate) fn normalize_lexically(path: &std::path::Path) -> PathBuf {
-    use std::path::Component;
-    let mut normalized = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::CurDir => {}
-            Component::ParentDir => {
-                if !normalized.pop() {
-                    normalized.push(component);
-                }
-            }
-            Component::Prefix(_) | Component::RootDir | Component::Normal(_) => {
-                normalized.push(component);
-            }
-        }
-    }
-    normalized
 }

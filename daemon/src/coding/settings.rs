@@ -17,6 +17,25 @@ use std::path::{Path, PathBuf};
 use pi_agent::QueueMode;
 use pi_llm::ThinkingLevel;
 
+/// The names of the language servers the daemon knows without settings (`crate::lsp::servers`
+/// defines them; a test there checks the two lists agree). A `lsp.servers` entry with one of
+/// these names overrides a built-in, any other name defines a new server.
+pub const BUILTIN_LSP_SERVERS: &[&str] = &[
+    "rust-analyzer",
+    "pyright",
+    "basedpyright",
+    "pylsp",
+    "typescript",
+    "gopls",
+    "clangd",
+    "bash-language-server",
+    "json",
+    "css",
+    "html",
+    "yaml",
+    "marksman",
+];
+
 /// Effective settings, with pi's defaults for what no layer sets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -184,7 +203,7 @@ pub struct SettingsLayer {
     /// `approvals.mode`.
     pub approvals_mode: Option<String>,
     /// `approvals.rules`, each parsed.
-    pub approvals_rules: Option<Vec<crate::policy::rules::Rule>>,
+    pub approvals_rules: Option<Vec<crate::coding::approvals::Rule>>,
     /// `approvals.askTimeoutMs`.
     pub approvals_ask_timeout_ms: Option<u64>,
     /// `sandbox` (or `sandbox.mode`): `off`, `workspace-write` or `read-only`.

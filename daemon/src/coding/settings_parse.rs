@@ -15,8 +15,10 @@ use std::sync::{Arc, Mutex, PoisonError};
 use serde_json::{Map, Value};
 
 use crate::coding::Diagnostic;
+use crate::coding::approvals::{Action, Mode, PathPattern, Rule};
 use crate::coding::settings::{
-    LspServerSettings, PathEntry, Settings, SettingsFiles, SettingsLayer, TextOrFile,
+    BUILTIN_LSP_SERVERS, LspServerSettings, PathEntry, Settings, SettingsFiles, SettingsLayer,
+    TextOrFile,
 };
 
 /// pi's keys the daemon accepts but does not use (TUI, packages, themes, transports).
@@ -105,7 +107,7 @@ pub fn load_settings(
     // A new language server needs a program and the files it serves, whichever layers
     // set them.
     for (name, entry) in &settings.lsp_servers {
-        let known = crate::lsp::servers::is_builtin(name);
+        let known = BUILTIN_LSP_SERVERS.contains(&name.as_str());
         if known || entry.disabled == Some(true) {
             continue;
         }
@@ -364,7 +366,7 @@ impl LayerReader<'_> {
                             "mode" => {
                                 layer.approvals_mode =
                                     self.string(&dotted, value).and_then(|mode| {
-                                        if crate::policy::rules::Mode::parse(&mode).is_some() {
+                                        if Mode::parse(&mode).is_some() {
                                             Some(mode)
                                         } else {
                                             self.bad(
@@ -467,8 +469,7 @@ impl LayerReader<'_> {
         ));
     }
 
-    fn rules(&mut self, key: &str, value: &Value) -> Vec<crate::policy::rules::Rule> {
-        use crate::policy::rules::{Action, PathPattern, Rule};
+    fn rules(&mut self, key: &str, value: &Value) -> Vec<Rule> {
         let Value::Array(items) = value else {
             self.bad(key, "an array of rules", value);
             return Vec::new();
@@ -476,26 +477,23 @@ impl LayerReader<'_> {
         let mut rules = Vec::new();
         for (index, item) in items.iter().enumerate() {
             let dotted = format!("{key}[{index}]");
-            let mut rule = Rule {
-                tool: String::new(),
-                command: None,
-                path: None,
-                action: Action::Ask,
-            };
+            let mut tool = String::new();
+            let mut command = None;
+            let mut path = None;
             let mut action = None;
             for (field, value) in self.object(&dotted, item) {
                 let field_key = format!("{dotted}.{field}");
                 match field.as_str() {
-                    "tool" => rule.tool = self.string(&field_key, value).unwrap_or_default(),
-                    "command" => rule.command = self.string(&field_key, value),
+                    "tool" => tool = self.string(&field_key, value).unwrap_or_default(),
+                    "command" => command = self.string(&field_key, value),
                     "path" => {
-                        rule.path =
-                            self.string(&field_key, value)
-                                .map(|path| match path.as_str() {
-                                    "inside-cwd" => PathPattern::InsideCwd,
-                                    "outside-cwd" => PathPattern::OutsideCwd,
-                                    _ => PathPattern::Glob(path),
-                                });
+                        path = self
+                            .string(&field_key, value)
+                            .map(|path| match path.as_str() {
+                                "inside-cwd" => PathPattern::InsideCwd,
+                                "outside-cwd" => PathPattern::OutsideCwd,
+                                _ => PathPattern::Glob(path),
+                            });
                     }
                     "action" => {
                         action = self.string(&field_key, value).and_then(|text| {
@@ -509,9 +507,15 @@ impl LayerReader<'_> {
                     _ => self.unknown(&field_key),
                 }
             }
-            match (rule.tool.is_empty(), action) {
+            match (tool.is_empty(), action) {
                 (false, Some(action)) => {
-                    rule.action = action;
+                    let mut rule = Rule::for_tool(&tool, action);
+                    if let Some(command) = command {
+                        rule = rule.with_command(&command);
+                    }
+                    if let Some(path) = path {
+                        rule = rule.with_path(path);
+                    }
                     rules.push(rule);
                 }
                 _ => self.diagnostics.push(Diagnostic::key_warning(
@@ -676,7 +680,7 @@ impl LayerReader<'_> {
             }
             let expanded = crate::coding::expand_home(raw.trim(), self.home);
             entries.push(PathEntry {
-                path: crate::coding::normalize_lexically(&self.base_dir.join(expanded)),
+                path: pi_paths::lexical::normalize(&self.base_dir.join(expanded)),
                 exclude,
             });
         }

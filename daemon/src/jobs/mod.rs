@@ -134,7 +134,7 @@ impl JobPool {
 
     /// Where jobs are recorded; marks the jobs a previous daemon left running as lost.
     pub async fn attach_store(&self, store: Store) -> Result<u64, crate::store::StoreError> {
-        let lost = store.mark_jobs_lost(crate::session::now_millis()).await?;
+        let lost = store.mark_jobs_lost(pi_util::time::now_millis()).await?;
         let _ = self.store.set(store);
         Ok(lost)
     }
@@ -196,7 +196,7 @@ impl JobPool {
             tty: request.tty,
             state: "running".to_owned(),
             exit_code: None,
-            started_at: crate::session::now_millis(),
+            started_at: pi_util::time::now_millis(),
             ended_at: None,
             spool: spool.display().to_string(),
         };
@@ -242,7 +242,7 @@ impl JobPool {
         };
         if let Some(store) = self.store.get()
             && let Err(error) = store
-                .end_job(&job.row.id, state, code, crate::session::now_millis())
+                .end_job(&job.row.id, state, code, pi_util::time::now_millis())
                 .await
         {
             tracing::warn!(%error, job = job.row.id, "cannot record a job's end");

@@ -511,7 +511,7 @@ impl KernelPool {
             "pid-kernels-{}",
             rustix::process::getuid().as_raw()
         ));
-        crate::lifecycle::ensure_private_dir(&runtime_dir).map_err(|error| format!("{error:#}"))?;
+        pi_tools::private_dir::ensure(&runtime_dir).map_err(|error| error.to_string())?;
         let info = ConnectionInfo {
             ip: runtime_dir
                 .join(format!("k-{}", hex(&key_bytes[..6])))
@@ -670,7 +670,7 @@ impl KernelPool {
             exited,
             busy: AtomicBool::new(false),
             last_used: Mutex::new(Instant::now()),
-            last_used_at: AtomicU64::new(crate::session::now_millis() as u64),
+            last_used_at: AtomicU64::new(pi_util::time::now_millis() as u64),
             executions: AtomicU64::new(0),
             starts,
         };
@@ -722,7 +722,7 @@ fn touch(kernel: &Kernel) {
         .unwrap_or_else(PoisonError::into_inner) = Instant::now();
     kernel
         .last_used_at
-        .store(crate::session::now_millis() as u64, Ordering::SeqCst);
+        .store(pi_util::time::now_millis() as u64, Ordering::SeqCst);
 }
 
 fn hex(bytes: &[u8]) -> String {

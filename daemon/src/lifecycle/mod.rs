@@ -9,10 +9,7 @@ mod lock;
 
 pub use lock::{InstanceLock, LockError};
 
-use std::fs::DirBuilder;
-use std::os::unix::fs::{
-    DirBuilderExt as _, FileTypeExt as _, MetadataExt as _, PermissionsExt as _,
-};
+use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
@@ -39,7 +36,7 @@ pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
         &paths.state_dir,
         &paths.runtime_dir,
     ] {
-        ensure_private_dir(dir)?;
+        pi_tools::private_dir::ensure(dir)?;
     }
     let database = paths.database_path();
     let mut database_files = vec![database.clone()];
@@ -60,36 +57,6 @@ pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
                 return Err(error).with_context(|| format!("cannot inspect {}", file.display()));
             }
         }
-    }
-    Ok(())
-}
-
-/// Creates `dir` with mode 0700, or tightens an existing one; refuses a directory that belongs
-/// to another user.
-pub fn ensure_private_dir(dir: &Path) -> anyhow::Result<()> {
-    DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("cannot create {}", dir.display()))?;
-    let metadata =
-        std::fs::metadata(dir).with_context(|| format!("cannot inspect {}", dir.display()))?;
-    let own_uid = rustix::process::geteuid().as_raw();
-    if metadata.uid() != own_uid {
-        bail!(
-            "{} belongs to uid {}, not to you (uid {own_uid}); remove it or set PI_HOME elsewhere",
-            dir.display(),
-            metadata.uid()
-        );
-    }
-    if metadata.permissions().mode() & 0o077 != 0 {
-        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private (0700)", dir.display()))?;
-        tracing::info!(
-            dir = %dir.display(),
-            previous_mode = format!("{:o}", metadata.permissions().mode() & 0o777),
-            "made a directory private (0700)"
-        );
     }
     Ok(())
 }

@@ -27,6 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::{Duration, Instant};
 
 use futures_util::future::BoxFuture;
+use percent_encoding::{AsciiSet, NON_ALPHANUMERIC, percent_encode};
 use pi_tools::spawn::Spawner;
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -1275,43 +1276,24 @@ fn configuration_section(settings: &Value, section: Option<&str>) -> Value {
         .unwrap_or(Value::Null)
 }
 
-/// `path` as a `file://` URI.
+/// The bytes a path keeps as they are in a `file://` URI: letters, digits and `-._~/`. Servers
+/// compare URIs as strings, so this set never changes.
+const URI_PATH_KEEPS: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~')
+    .remove(b'/');
+
+/// `path` as a `file://` URI (every other byte percent-encoded, hex in capitals).
 pub fn path_to_uri(path: &Path) -> String {
-    let mut uri = String::from("file://");
-    for byte in path.as_os_str().as_encoded_bytes() {
-        match byte {
-            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
-                uri.push(char::from(*byte));
-            }
-            other => uri.push_str(&format!("%{other:02X}")),
-        }
-    }
-    uri
+    let encoded = percent_encode(path.as_os_str().as_encoded_bytes(), URI_PATH_KEEPS);
+    format!("file://{encoded}")
 }
 
-/// A `file://` URI as a path.
+/// A `file://` URI (empty host or `localhost`) as a path.
 pub fn uri_to_path(uri: &str) -> Option<PathBuf> {
-    let rest = uri.strip_prefix("file://")?;
-    let rest = rest.strip_prefix("localhost").unwrap_or(rest);
-    let bytes = rest.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut index = 0;
-    while index < bytes.len() {
-        if bytes[index] == b'%'
-            && let Some(byte) = bytes
-                .get(index + 1..index + 3)
-                .and_then(|hex| std::str::from_utf8(hex).ok())
-                .and_then(|hex| u8::from_str_radix(hex, 16).ok())
-        {
-            decoded.push(byte);
-            index += 3;
-            continue;
-        }
-        decoded.push(bytes[index]);
-        index += 1;
-    }
-    let text = String::from_utf8(decoded).ok()?;
-    Some(PathBuf::from(text))
+    url::Url::parse(uri).ok()?.to_file_path().ok()
 }
 
 #[cfg(test)]
@@ -1454,6 +1436,15 @@ mod tests {
         assert_eq!(uri, "file:///tmp/a%20dir/%C3%BC%23x.py");
         assert_eq!(uri_to_path(&uri).unwrap(), path);
         assert_eq!(uri_to_path("file:///a/b.ts").unwrap(), Path::new("/a/b.ts"));
+        assert_eq!(
+            uri_to_path("file://localhost/a/b.ts").unwrap(),
+            Path::new("/a/b.ts")
+        );
+        assert_eq!(
+            uri_to_path("file:///a%2Fb/%7e").unwrap(),
+            Path::new("/a/b/~")
+        );
+        assert!(uri_to_path("file://elsewhere/a/b.ts").is_none());
         assert!(uri_to_path("untitled:1").is_none());
     }
 }

@@ -349,6 +349,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_settings_know_every_built_in_server_by_name() {
+        let names: Vec<&str> = DEFAULTS.iter().map(|builtin| builtin.name).collect();
+        assert_eq!(names, crate::coding::settings::BUILTIN_LSP_SERVERS);
+    }
+
+    #[test]
     fn roots_walk_up_and_programs_prefer_the_projects_bins() {
         let dir = tempfile::tempdir().unwrap();
         let project = dir.path().join("app");

@@ -94,7 +94,7 @@ impl LspTool {
         if path.is_absolute() {
             path.to_path_buf()
         } else {
-            crate::coding::normalize_lexically(&self.cwd.join(path))
+            pi_paths::lexical::normalize(&self.cwd.join(path))
         }
     }
 

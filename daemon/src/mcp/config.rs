@@ -344,7 +344,7 @@ fn server(
                     (Some(rest), Some(home)) => home.join(rest),
                     _ => session_cwd.join(&dir),
                 };
-                crate::session::params::normalize_absolute(&joined).unwrap_or(joined)
+                pi_paths::lexical::normalize_absolute(&joined).unwrap_or(joined)
             });
             Some((
                 Transport::Stdio {

@@ -289,7 +289,7 @@ impl ToolCache {
         &self,
         store: crate::store::Store,
     ) -> Result<(), crate::store::StoreError> {
-        let since = now_ms() - TOOL_CACHE_AGE.as_millis() as i64;
+        let since = pi_util::time::now_millis() - TOOL_CACHE_AGE.as_millis() as i64;
         let rows = store.cached_mcp_tools(since).await?;
         {
             let mut lists = self.lists.lock().unwrap_or_else(PoisonError::into_inner);
@@ -320,16 +320,13 @@ impl ToolCache {
         let (Some(store), Ok(json)) = (self.store.get(), serde_json::to_string(tools)) else {
             return;
         };
-        if let Err(error) = store.cache_mcp_tools(key, &json, now_ms()).await {
+        if let Err(error) = store
+            .cache_mcp_tools(key, &json, pi_util::time::now_millis())
+            .await
+        {
             tracing::warn!(%error, "cannot cache an MCP server's tools");
         }
     }
-}
-
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis() as i64)
 }
 
 /// One shared server.
@@ -430,6 +427,16 @@ impl Server {
 }
 
 /// Every MCP server of the daemon.
+/// How long the pool keeps what it starts (`[mcp]` of `config.toml`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct McpTimings {
+    /// How long a server no session uses keeps running; zero stops it at once.
+    pub linger: Duration,
+    /// How long a run waits, from the server's first start, for a server that has never
+    /// listed its tools; zero does not wait.
+    pub first_start_wait: Duration,
+}
+
 #[derive(Debug)]
 pub struct McpPool {
     // Key → server. A sync mutex, never held across an await.
@@ -462,13 +469,12 @@ pub struct McpPool {
 
 impl McpPool {
     /// A pool reading definitions from `config_dir` and `pi_agent_dir`, logging servers'
-    /// stderr into `log_dir`, timed by `config` (`[mcp]`: the linger of unused servers, the
-    /// wait for new ones).
+    /// stderr into `log_dir`, keeping servers as `timings` say.
     pub fn new(
         config_dir: PathBuf,
         pi_agent_dir: PathBuf,
         log_dir: PathBuf,
-        config: &crate::config::McpConfig,
+        timings: McpTimings,
         artifacts: Artifacts,
         spawner: Spawner,
     ) -> McpPool {
@@ -477,8 +483,8 @@ impl McpPool {
             config_dir,
             pi_agent_dir,
             log_dir,
-            linger: Duration::from_secs(config.linger_secs),
-            first_start_wait: Duration::from_secs(config.first_start_wait_secs),
+            linger: timings.linger,
+            first_start_wait: timings.first_start_wait,
             spawner,
             artifacts,
             trust: Arc::default(),

@@ -77,12 +77,6 @@ fn trust_key(definition: &ServerDefinition) -> TrustKey {
     )
 }
 
-fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_millis() as i64)
-}
-
 impl Trust {
     /// Keeps answers in `store` and loads the ones there.
     pub async fn attach_store(&self, store: Store) -> Result<(), crate::store::StoreError> {
@@ -137,7 +131,7 @@ impl Trust {
                         file: key.0,
                         definition_hash: key.1,
                         approved,
-                        decided_at: now_ms(),
+                        decided_at: pi_util::time::now_millis(),
                     })
                     .await
             }
@@ -178,7 +172,7 @@ impl Trust {
                         file: key.0,
                         definition_hash: key.1,
                         approved,
-                        decided_at: now_ms(),
+                        decided_at: pi_util::time::now_millis(),
                     })
                     .await
             }

@@ -335,7 +335,7 @@ impl PolicyManager {
         if let Err(error) = recorded {
             tracing::warn!(
                 session = session_id,
-                error = error.message,
+                %error,
                 "cannot record an approval"
             );
         }
@@ -397,10 +397,7 @@ impl PolicyManager {
             Ok(asked) => asked,
             Err(error) => {
                 return (
-                    Err(format!(
-                        "Denied: the question could not be asked ({})",
-                        error.message
-                    )),
+                    Err(format!("Denied: the question could not be asked ({error})")),
                     None,
                     None,
                 );
@@ -442,7 +439,7 @@ impl PolicyManager {
                         &cwd.display().to_string(),
                         tool,
                         command,
-                        crate::session::now_millis(),
+                        pi_util::time::now_millis(),
                     )
                     .await
                 {

@@ -7,90 +7,7 @@ use std::path::{Component, Path, PathBuf};
 
 use serde_json::Value;
 
-/// What happens to a call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Action {
-    /// It runs.
-    Allow,
-    /// A person decides.
-    Ask,
-    /// It does not run; the model reads why.
-    Deny,
-}
-
-impl Action {
-    /// `allow`, `ask`, `deny`.
-    pub fn parse(text: &str) -> Option<Action> {
-        match text {
-            "allow" => Some(Action::Allow),
-            "ask" => Some(Action::Ask),
-            "deny" => Some(Action::Deny),
-            _ => None,
-        }
-    }
-}
-
-/// A preset of defaults.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Mode {
-    /// Everything runs (pi's behaviour).
-    #[default]
-    Yolo,
-    /// Reads run; writes, commands that may write, and other tools ask.
-    AskWrites,
-    /// Every call asks.
-    AskAll,
-    /// Reads run; writes and commands that may write are denied.
-    ReadOnly,
-}
-
-impl Mode {
-    /// `yolo`, `ask-writes`, `ask-all`, `read-only`.
-    pub fn parse(text: &str) -> Option<Mode> {
-        match text {
-            "yolo" => Some(Mode::Yolo),
-            "ask-writes" => Some(Mode::AskWrites),
-            "ask-all" => Some(Mode::AskAll),
-            "read-only" => Some(Mode::ReadOnly),
-            _ => None,
-        }
-    }
-
-    /// Its name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Mode::Yolo => "yolo",
-            Mode::AskWrites => "ask-writes",
-            Mode::AskAll => "ask-all",
-            Mode::ReadOnly => "read-only",
-        }
-    }
-}
-
-/// Where a `path` rule applies.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PathPattern {
-    /// Inside the session's directory.
-    InsideCwd,
-    /// Outside it.
-    OutsideCwd,
-    /// A glob, relative to the session's directory unless absolute.
-    Glob(String),
-}
-
-/// One rule.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Rule {
-    /// Tool name glob (`bash`, `mcp__github__*`).
-    pub tool: String,
-    /// For `bash`: a glob every simple command of the line is matched against
-    /// (`git push*`); the rule applies when one matches.
-    pub command: Option<String>,
-    /// For tools with a `path` argument.
-    pub path: Option<PathPattern>,
-    /// What happens.
-    pub action: Action,
-}
+pub use crate::coding::approvals::{Action, Mode, PathPattern, Rule};
 
 /// One layer: a mode and rules (the first that matches wins over the mode).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -316,14 +233,14 @@ pub fn simple_commands(line: &str) -> Vec<String> {
 }
 
 fn rule_matches(rule: &Rule, tool: &str, arguments: &Value, cwd: &Path) -> Option<String> {
-    if !crate::session::secrets::glob_match(&rule.tool, tool) {
+    if !rule.tool.is_match(tool) {
         return None;
     }
     if let Some(pattern) = &rule.command {
         let line = arguments["command"].as_str()?;
         let matched = simple_commands(line)
             .into_iter()
-            .find(|command| crate::session::secrets::wildcard_match(pattern, command))?;
+            .find(|command| pattern.is_match(command))?;
         return Some(format!("`{}` matches `{pattern}`", matched));
     }
     if let Some(pattern) = &rule.path {
@@ -448,24 +365,9 @@ mod tests {
         let user = Layer {
             mode: Some(Mode::Yolo),
             rules: vec![
-                Rule {
-                    tool: "bash".into(),
-                    command: Some("git push*".into()),
-                    path: None,
-                    action: Action::Ask,
-                },
-                Rule {
-                    tool: "write".into(),
-                    path: Some(PathPattern::OutsideCwd),
-                    command: None,
-                    action: Action::Deny,
-                },
-                Rule {
-                    tool: "mcp__github__*".into(),
-                    command: None,
-                    path: None,
-                    action: Action::Ask,
-                },
+                Rule::for_tool("bash", Action::Ask).with_command("git push*"),
+                Rule::for_tool("write", Action::Deny).with_path(PathPattern::OutsideCwd),
+                Rule::for_tool("mcp__github__*", Action::Ask),
             ],
             source: "settings.json".into(),
         };
@@ -517,12 +419,7 @@ mod tests {
         // A project layer may tighten (read-only) but not loosen (an allow rule).
         let project = Layer {
             mode: Some(Mode::ReadOnly),
-            rules: vec![Rule {
-                tool: "bash".into(),
-                command: Some("git push*".into()),
-                path: None,
-                action: Action::Allow,
-            }],
+            rules: vec![Rule::for_tool("bash", Action::Allow).with_command("git push*")],
             source: ".pi/settings.json".into(),
         };
         let both = [user, project];
@@ -549,12 +446,9 @@ mod tests {
         // Path globs: `*` stays in a directory, `**` crosses.
         let globbed = [Layer {
             mode: None,
-            rules: vec![Rule {
-                tool: "*".into(),
-                command: None,
-                path: Some(PathPattern::Glob("**/*.env".into())),
-                action: Action::Deny,
-            }],
+            rules: vec![
+                Rule::for_tool("*", Action::Deny).with_path(PathPattern::Glob("**/*.env".into())),
+            ],
             source: "s".into(),
         }];
         assert_eq!(

@@ -35,12 +35,13 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
+use crate::frame;
 use crate::rpc::admission::Pending;
 use crate::rpc::codec::FrameError;
 use crate::rpc::dispatch::{self, RequestContext};
+use crate::session::convert::WireError;
 use crate::session::sink::{Closed, EventSink, Frame, SinkLimits, SinkReceiver};
 use crate::state::DaemonState;
-use crate::wire::{WireError, frame};
 
 /// Complete incoming messages from a transport.
 pub type FrameStream = Pin<Box<dyn Stream<Item = Result<Bytes, FrameError>> + Send>>;

@@ -9,6 +9,7 @@ pub mod admission;
 pub mod codec;
 pub mod connection;
 pub mod dispatch;
+pub mod errors;
 pub mod methods;
 pub mod uds;
 pub mod ws;

@@ -27,22 +27,22 @@ use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunOutcome, Tool};
 use pi_llm::{AssistantMessage, Model, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{EmptyResponse, RunningTool, SessionEntry, SessionEvent};
-use pi_protocol::{ErrorKind, ErrorObject};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
+use crate::frame::{FrameArena, SessionIdJson};
+use crate::session::convert::transcode;
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
 use crate::session::retry::AutoRetry;
 use crate::session::services::SessionServices;
 use crate::session::sink::EventSink;
-use crate::session::{SessionMap, now_millis};
+use crate::session::{SessionError, SessionMap};
 use crate::store::{SessionRow, Store};
-use crate::wire::frame::{FrameArena, SessionIdJson};
-use crate::wire::transcode;
+use pi_util::time::now_millis;
 
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;
@@ -140,7 +140,7 @@ impl SessionActor {
         sessions: Arc<SessionMap>,
         generation: u64,
         row: SessionRow,
-    ) -> Result<SessionHandle, ErrorObject> {
+    ) -> Result<SessionHandle, SessionError> {
         let branch: Vec<SessionEntry> = store
             .branch(&row.id, row.leaf_id.as_deref())
             .await
@@ -148,7 +148,7 @@ impl SessionActor {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(super::internal)?;
+            .map_err(SessionError::internal)?;
         let ids = store
             .entry_ids(&row.id)
             .await
@@ -185,7 +185,7 @@ impl SessionActor {
         generation: u64,
         row: SessionRow,
         loaded: Loaded,
-    ) -> Result<SessionHandle, ErrorObject> {
+    ) -> Result<SessionHandle, SessionError> {
         let Loaded {
             branch,
             entry_ids,
@@ -193,7 +193,7 @@ impl SessionActor {
             tools,
             stored_through,
         } = loaded;
-        let context = entries::build_context(&branch).map_err(super::internal)?;
+        let context = entries::build_context(&branch).map_err(SessionError::internal)?;
         let model = row
             .model
             .as_ref()
@@ -386,10 +386,7 @@ impl SessionActor {
                     self.presence.announce(&self.row.id, &self.subscribers);
                     let _ = reply.send(Ok(EmptyResponse {}));
                 } else {
-                    let _ = reply.send(Err(ErrorObject::new(
-                        ErrorKind::InvalidParams,
-                        "this connection is not attached to the session; call `session/attach` first",
-                    )));
+                    let _ = reply.send(Err(SessionError::NotAttached));
                 }
             }
             Command::Get { reply } => {
@@ -665,9 +662,9 @@ impl EntryKind {
     }
 }
 
-fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage, ErrorObject> {
+fn user_message(text: String, images: Vec<ImageContent>) -> Result<AgentMessage, SessionError> {
     let images: Vec<pi_llm::ImageContent> =
-        transcode("images", &images).map_err(super::internal)?;
+        transcode("images", &images).map_err(SessionError::internal)?;
     Ok(AgentMessage::user(text, images, now_millis()))
 }
 

@@ -9,9 +9,9 @@ use pi_agent::message::{BranchSummaryMessage, CompactionSummaryMessage, CustomMe
 use pi_protocol::v1::SessionEntry;
 
 use crate::compaction::{BranchEntry, BranchEntryKind, FileLists};
-use crate::session::time::{iso_from_millis, millis_from_iso};
+use crate::session::convert::{WireError, message_from_wire, message_to_wire, transcode};
 use crate::store::{NewEntry, StoredEntry};
-use crate::wire::{WireError, message_from_wire, message_to_wire, transcode};
+use pi_util::time::{iso_from_millis, millis_from_iso};
 
 /// Allocates entry ids unique within one session.
 #[derive(Debug, Default)]

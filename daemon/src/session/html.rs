@@ -4,8 +4,8 @@
 use pi_protocol::v1::SessionEntry;
 use pi_protocol::v1::message::{AgentMessage, AssistantContent, UserContent};
 
-use crate::session::time::iso_from_millis;
 use crate::store::SessionRow;
+use pi_util::time::iso_from_millis;
 
 /// Renders the branch (root first) of `row` as a page.
 pub fn export_html(row: &SessionRow, branch: &[SessionEntry]) -> String {

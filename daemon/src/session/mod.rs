@@ -9,7 +9,9 @@
 //! command was refused retry against a freshly loaded actor.
 
 pub mod actor;
+pub mod convert;
 pub mod entries;
+pub mod error;
 pub mod html;
 pub mod params;
 pub mod pi_format;
@@ -22,7 +24,6 @@ pub mod services;
 pub mod sink;
 pub mod stats;
 pub mod summarize;
-pub mod time;
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -36,14 +37,16 @@ use pi_protocol::v1::{
     SessionForkResponse, SessionInfo, SessionListParams, SessionListResponse, SessionReadParams,
     SessionReadResponse, SessionStatus,
 };
-use pi_protocol::{ErrorKind, ErrorObject};
+use pi_util::ids::new_uuid;
+use pi_util::time::now_millis;
 
 pub use actor::{Command, Reply, SessionHandle};
+pub use error::SessionError;
 pub use services::{ModelService, SessionServices, SessionSettings, ToolEnvironment, ToolFactory};
 
 use crate::session::actor::SessionActor;
 use crate::session::entries::{EntryBase, EntryIds};
-use crate::store::{NewEntry, SessionRow, StorageFailure, Store, StoreError};
+use crate::store::{NewEntry, SessionRow, Store, StoreError};
 
 /// What makes a new session a subagent.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -121,7 +124,7 @@ impl SessionRegistry {
         &self,
         id: &str,
         env: BTreeMap<String, String>,
-    ) -> Result<pi_protocol::v1::SessionSetEnvResponse, ErrorObject> {
+    ) -> Result<pi_protocol::v1::SessionSetEnvResponse, SessionError> {
         let response = self
             .call(id, |reply| Command::SetEnv {
                 env: env.clone(),
@@ -151,14 +154,11 @@ impl SessionRegistry {
     /// Which client variables stay in memory only (the global settings' `sessionEnv`).
     pub fn env_policy(&self) -> secrets::EnvPolicy {
         let (settings, _) = self.services.settings.resources.load_settings(None);
-        secrets::EnvPolicy {
-            exclude: settings.session_env_exclude,
-            include: settings.session_env_include,
-        }
+        secrets::EnvPolicy::new(&settings.session_env_exclude, &settings.session_env_include)
     }
 
     /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
-    pub async fn recover_interrupted(&self) -> Result<usize, ErrorObject> {
+    pub async fn recover_interrupted(&self) -> Result<usize, SessionError> {
         recovery::recover_interrupted(&self.store).await
     }
 
@@ -171,7 +171,7 @@ impl SessionRegistry {
     }
 
     /// Creates a session.
-    pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, ErrorObject> {
+    pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, SessionError> {
         self.create_as(params, None).await
     }
 
@@ -180,18 +180,17 @@ impl SessionRegistry {
         &self,
         params: SessionCreateParams,
         task: Option<Subagent>,
-    ) -> Result<SessionInfo, ErrorObject> {
+    ) -> Result<SessionInfo, SessionError> {
         let normalized = params::absolute_path("cwd", &params.cwd)?;
         let cwd = normalized.as_path();
         if !cwd.is_dir() {
-            return Err(ErrorObject::new(
-                ErrorKind::InvalidParams,
+            return Err(SessionError::invalid(
+                "cwd",
                 format!(
                     "cwd must be an existing directory, and {} is not",
                     cwd.display()
                 ),
-            )
-            .with_field("cwd"));
+            ));
         }
         let models = &self.services.models;
         // The settings files' defaults apply when the caller names no model or level; the
@@ -204,9 +203,13 @@ impl SessionRegistry {
         let settings = &resources.settings;
         let (model, level) = match &params.model {
             Some(spec) => {
-                let (model, level) = models.resolve(spec).map_err(|message| {
-                    ErrorObject::new(ErrorKind::NotFound, message).with_field("model")
-                })?;
+                let (model, level) =
+                    models
+                        .resolve(spec)
+                        .map_err(|message| SessionError::ModelNotFound {
+                            field: Some("model"),
+                            message,
+                        })?;
                 (Some(model), level)
             }
             None => {
@@ -219,9 +222,9 @@ impl SessionRegistry {
             }
         };
         let requested = match (&params.thinking, level) {
-            (Some(text), _) => text.parse::<ThinkingLevel>().map_err(|error| {
-                ErrorObject::new(ErrorKind::InvalidParams, error.to_string()).with_field("thinking")
-            })?,
+            (Some(text), _) => text
+                .parse::<ThinkingLevel>()
+                .map_err(|error| SessionError::invalid("thinking", error.to_string()))?,
             (None, Some(level)) => level,
             (None, None) => settings
                 .default_thinking_level
@@ -278,9 +281,7 @@ impl SessionRegistry {
             .services
             .tools
             .tools(&tool_environment(&row), &row.tools)
-            .map_err(|message| {
-                ErrorObject::new(ErrorKind::InvalidParams, message).with_field("tools")
-            })?;
+            .map_err(|message| SessionError::invalid("tools", message))?;
 
         let mut ids = EntryIds::default();
         let mut new_entries: Vec<SessionEntry> = Vec::new();
@@ -361,7 +362,7 @@ impl SessionRegistry {
             }
             // Stored; its first command loads it from the store instead (and reports).
             Err(error) => {
-                tracing::warn!(session = info.id, %error.message, "cannot start the actor")
+                tracing::warn!(session = info.id, %error, "cannot start the actor")
             }
         }
         Ok(info)
@@ -373,7 +374,7 @@ impl SessionRegistry {
         &self,
         id: &str,
         make: impl Fn(Reply<T>) -> Command,
-    ) -> Result<T, ErrorObject> {
+    ) -> Result<T, SessionError> {
         for _ in 0..3 {
             let handle = self.handle(id).await?;
             match handle.call(&make).await {
@@ -381,13 +382,10 @@ impl SessionRegistry {
                 Err(actor::Gone) => continue,
             }
         }
-        Err(ErrorObject::new(
-            ErrorKind::Internal,
-            format!("session {id} keeps stopping; the daemon log has details"),
-        ))
+        Err(SessionError::KeepsStopping(id.to_owned()))
     }
 
-    async fn handle(&self, id: &str) -> Result<SessionHandle, ErrorObject> {
+    async fn handle(&self, id: &str) -> Result<SessionHandle, SessionError> {
         if let Some(handle) = self.loaded(id) {
             return Ok(handle);
         }
@@ -400,7 +398,7 @@ impl SessionRegistry {
             .session(id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
         let row = self.with_held_env(row);
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let handle = SessionActor::spawn(
@@ -426,7 +424,7 @@ impl SessionRegistry {
     pub async fn list(
         &self,
         params: SessionListParams,
-    ) -> Result<SessionListResponse, ErrorObject> {
+    ) -> Result<SessionListResponse, SessionError> {
         let limit = params.limit.unwrap_or(50).clamp(1, 500);
         let cursor = params
             .cursor
@@ -470,13 +468,13 @@ impl SessionRegistry {
     }
 
     /// Metadata of a stored session (loaded or not).
-    pub async fn stored_info(&self, id: &str) -> Result<SessionInfo, ErrorObject> {
+    pub async fn stored_info(&self, id: &str) -> Result<SessionInfo, SessionError> {
         let row = self
             .store
             .session(id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
         let row = self.with_held_env(row);
         Ok(info(&row, row.running, row.last_seq))
     }
@@ -485,22 +483,21 @@ impl SessionRegistry {
     pub async fn read(
         &self,
         params: SessionReadParams,
-    ) -> Result<SessionReadResponse, ErrorObject> {
+    ) -> Result<SessionReadResponse, SessionError> {
         let row = self
             .store
             .session(&params.session_id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(&params.session_id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(params.session_id.clone()))?;
         let limit = params.limit.unwrap_or(200).clamp(1, 1000) as usize;
         let cursor: i64 = match &params.cursor {
             None => -1,
             Some(text) => text.parse().map_err(|_| {
-                ErrorObject::new(
-                    ErrorKind::InvalidParams,
+                SessionError::invalid(
+                    "cursor",
                     format!("cursor {text:?} is not a cursor from a previous page"),
                 )
-                .with_field("cursor")
             })?,
         };
         let (page, next_cursor) = match params.scope {
@@ -541,10 +538,10 @@ impl SessionRegistry {
             .map(|stored| {
                 Ok(EntryRecord {
                     seq: stored.seq,
-                    entry: entries::parse_entry(stored).map_err(internal)?,
+                    entry: entries::parse_entry(stored).map_err(SessionError::internal)?,
                 })
             })
-            .collect::<Result<_, ErrorObject>>()?;
+            .collect::<Result<_, SessionError>>()?;
         Ok(SessionReadResponse {
             entries,
             leaf_id: row.leaf_id,
@@ -557,13 +554,13 @@ impl SessionRegistry {
         &self,
         session_id: &str,
         entry_id: &str,
-    ) -> Result<SessionForkResponse, ErrorObject> {
+    ) -> Result<SessionForkResponse, SessionError> {
         let source = self
             .store
             .session(session_id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(session_id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(session_id.to_owned()))?;
         // The fork holds what its source holds in memory.
         let source = self.with_held_env(source);
         let stored = self
@@ -571,8 +568,8 @@ impl SessionRegistry {
             .entry(session_id, entry_id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| entry_not_found(entry_id))?;
-        let entry = entries::parse_entry(&stored).map_err(internal)?;
+            .ok_or_else(|| SessionError::EntryNotFound(entry_id.to_owned()))?;
+        let entry = entries::parse_entry(&stored).map_err(SessionError::internal)?;
         let SessionEntry::Message {
             parent_id,
             message: WireMessage::User(user),
@@ -591,11 +588,10 @@ impl SessionRegistry {
                 SessionEntry::Message { .. } => "not a user message".to_owned(),
                 other => format!("a {} entry", entries::entry_parts(other).2),
             };
-            return Err(ErrorObject::new(
-                ErrorKind::InvalidParams,
+            return Err(SessionError::invalid(
+                "entryId",
                 format!("fork needs a user message, and {entry_id} is {what}"),
-            )
-            .with_field("entryId"));
+            ));
         };
         let text = user_content_text(&user.content);
         let path: Vec<SessionEntry> = self
@@ -606,7 +602,7 @@ impl SessionRegistry {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .map_err(SessionError::internal)?;
         let label_entries: Vec<SessionEntry> = self
             .store
             .entries_of_kind(session_id, "label")
@@ -615,7 +611,7 @@ impl SessionRegistry {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .map_err(SessionError::internal)?;
         let copied = pi_format::copy_without_labels(
             &path,
             pi_format::resolve_labels(&label_entries),
@@ -649,7 +645,7 @@ impl SessionRegistry {
     }
 
     /// Deletes a session (stopping its run first).
-    pub async fn delete(&self, id: &str) -> Result<EmptyResponse, ErrorObject> {
+    pub async fn delete(&self, id: &str) -> Result<EmptyResponse, SessionError> {
         if let Some(handle) = self.loaded(id) {
             let _ = handle
                 .call(|reply| Command::Close {
@@ -664,7 +660,7 @@ impl SessionRegistry {
             .await
             .map_err(storage(&self.store))?
         {
-            return Err(session_not_found(id));
+            return Err(SessionError::SessionNotFound(id.to_owned()));
         }
         self.hold_env(id, &BTreeMap::new());
         self.services.tools.delete_session(id);
@@ -673,13 +669,13 @@ impl SessionRegistry {
     }
 
     /// Where a stored session's tools (and user shell commands) run.
-    pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, ErrorObject> {
+    pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, SessionError> {
         // From the actor: the variables it holds in memory only are part of it.
         self.call(id, |reply| Command::Environment { reply }).await
     }
 
     /// Imports a pi session file (an absolute path) as a new session.
-    pub async fn import(&self, path: &str) -> Result<SessionInfo, ErrorObject> {
+    pub async fn import(&self, path: &str) -> Result<SessionInfo, SessionError> {
         let file = params::absolute_path("path", path)?;
         let (row, entries) = pi_format::import_file(&file, &self.services)?;
         let stored = entries
@@ -702,13 +698,13 @@ impl SessionRegistry {
     }
 
     /// Every entry of a session in creation order, as stored (JSON), for export.
-    pub async fn all_entries(&self, id: &str) -> Result<(SessionRow, Vec<String>), ErrorObject> {
+    pub async fn all_entries(&self, id: &str) -> Result<(SessionRow, Vec<String>), SessionError> {
         let row = self
             .store
             .session(id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
         let mut all = Vec::new();
         let mut after = -1;
         loop {
@@ -728,13 +724,13 @@ impl SessionRegistry {
     pub async fn branch_entries(
         &self,
         id: &str,
-    ) -> Result<(SessionRow, Vec<SessionEntry>), ErrorObject> {
+    ) -> Result<(SessionRow, Vec<SessionEntry>), SessionError> {
         let row = self
             .store
             .session(id)
             .await
             .map_err(storage(&self.store))?
-            .ok_or_else(|| session_not_found(id))?;
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
         let branch = self
             .store
             .branch(id, row.leaf_id.as_deref())
@@ -743,7 +739,7 @@ impl SessionRegistry {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .map_err(SessionError::internal)?;
         Ok((row, branch))
     }
 
@@ -775,24 +771,23 @@ impl SessionRegistry {
 }
 
 /// Converts entries to stored form, announcing them with seqs from `first_seq`.
-fn stored_entries(new: &[SessionEntry], first_seq: u64) -> Result<Vec<NewEntry>, ErrorObject> {
+fn stored_entries(new: &[SessionEntry], first_seq: u64) -> Result<Vec<NewEntry>, SessionError> {
     new.iter()
         .enumerate()
         .map(|(offset, entry)| {
-            entries::new_entry(entry, first_seq + offset as u64).map_err(internal)
+            entries::new_entry(entry, first_seq + offset as u64).map_err(SessionError::internal)
         })
         .collect()
 }
 
-fn parse_list_cursor(text: &str) -> Result<(i64, String), ErrorObject> {
+fn parse_list_cursor(text: &str) -> Result<(i64, String), SessionError> {
     text.split_once(':')
         .and_then(|(updated, id)| Some((updated.parse().ok()?, id.to_owned())))
         .ok_or_else(|| {
-            ErrorObject::new(
-                ErrorKind::InvalidParams,
+            SessionError::invalid(
+                "cursor",
                 format!("cursor {text:?} is not a cursor from a previous page"),
             )
-            .with_field("cursor")
         })
 }
 
@@ -896,134 +891,8 @@ pub fn user_content_text(content: &[UserContent]) -> String {
         .join("\n")
 }
 
-/// An internal failure as an RPC error; the detail goes to the log, not the client.
-pub fn internal(error: impl std::fmt::Display) -> ErrorObject {
-    tracing::error!(%error, "internal error");
-    ErrorObject::new(ErrorKind::Internal, format!("internal error: {error}"))
-}
-
-/// Turns a store failure into an RPC error that says what happened to the database and what
-/// to do. Never `internal`: a client can always tell a storage failure from a bug.
-pub fn storage(store: &Store) -> impl Fn(StoreError) -> ErrorObject + '_ {
-    move |error| storage_error(store.path(), &error)
-}
-
-/// A storage failure of the database at `database` as an RPC error.
-pub fn storage_error(database: &std::path::Path, error: &StoreError) -> ErrorObject {
-    let path = database.display();
-    let failure = error.failure();
-    tracing::error!(%error, ?failure, "database failure");
-    let (kind, name, message) = match failure {
-        StorageFailure::DiskFull => (
-            ErrorKind::Storage,
-            "disk_full",
-            format!(
-                "cannot save to the database {path}: the disk is full ({error}). Free some disk \
-                 space and try again; nothing of this request was saved and the session is as it was"
-            ),
-        ),
-        StorageFailure::ReadOnly => (
-            ErrorKind::Storage,
-            "read_only",
-            format!(
-                "cannot write the database {path}: it is read-only ({error}). Make the file and \
-                 its directory writable for your user and the file system read-write, then try \
-                 again; nothing of this request was saved and the session is as it was"
-            ),
-        ),
-        StorageFailure::Corrupt => (
-            ErrorKind::Storage,
-            "corrupt",
-            format!(
-                "the database {path} is damaged ({error}). Stop the daemon (`pictl daemon stop`), \
-                 keep a copy of the file, then repair it with `sqlite3 {path} .recover` or move it \
-                 aside to start with an empty one"
-            ),
-        ),
-        StorageFailure::Io => (
-            ErrorKind::Storage,
-            "io",
-            format!(
-                "the disk failed while reading or writing the database {path} ({error}). Check the \
-                 disk (free space, the kernel log), then try again; nothing of this request was \
-                 saved and the session is as it was"
-            ),
-        ),
-        StorageFailure::Locked => (
-            ErrorKind::Storage,
-            "locked",
-            format!(
-                "the database {path} is locked by another program ({error}). Close programs that \
-                 hold it open (a `sqlite3` shell inside a transaction, a backup tool), then try \
-                 again; nothing of this request was saved"
-            ),
-        ),
-        StorageFailure::Closed => (
-            ErrorKind::ShuttingDown,
-            "closed",
-            "the daemon is shutting down and has closed its database; retry once it is back"
-                .to_owned(),
-        ),
-        StorageFailure::Other => (
-            ErrorKind::Storage,
-            "other",
-            format!(
-                "the database {path} refused an operation ({error}); this is a bug in the daemon, \
-                 and its log has details. Nothing of this request was saved"
-            ),
-        ),
-    };
-    ErrorObject::new(kind, message).with_details(serde_json::json!({ "failure": name }))
-}
-
-/// The session does not exist.
-pub fn session_not_found(id: &str) -> ErrorObject {
-    ErrorObject::new(
-        ErrorKind::NotFound,
-        format!(
-            "session {} does not exist; `session/list` shows the stored sessions",
-            pi_protocol::error::echo(id)
-        ),
-    )
-    .with_field("sessionId")
-}
-
-/// The entry does not exist.
-pub fn entry_not_found(id: &str) -> ErrorObject {
-    ErrorObject::new(
-        ErrorKind::NotFound,
-        format!(
-            "entry {} does not exist in this session",
-            pi_protocol::error::echo(id)
-        ),
-    )
-    .with_field("entryId")
-}
-
-/// Now, as Unix milliseconds.
-pub fn now_millis() -> i64 {
-    crate::state::unix_millis()
-}
-
-/// A random UUID v4.
-pub fn new_uuid() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        bytes = nanos.to_le_bytes();
-    }
-    bytes[6] = (bytes[6] & 0x0f) | 0x40;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-    format!(
-        "{}-{}-{}-{}-{}",
-        &hex[0..8],
-        &hex[8..12],
-        &hex[12..16],
-        &hex[16..20],
-        &hex[20..32]
-    )
+/// Turns a store failure into a [`SessionError::Storage`] (logged): a client can always tell
+/// a storage failure from a bug.
+pub fn storage(store: &Store) -> impl Fn(StoreError) -> SessionError + '_ {
+    move |error| SessionError::storage(store.path(), error)
 }

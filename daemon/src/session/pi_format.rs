@@ -11,14 +11,14 @@ use std::path::Path;
 
 use pi_protocol::v1::SessionEntry;
 use pi_protocol::v1::message::AgentMessage as WireMessage;
-use pi_protocol::{ErrorKind, ErrorObject};
 use serde_json::{Value, json};
 
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::services::SessionServices;
-use crate::session::time::{iso_from_millis, millis_from_iso};
-use crate::session::{new_uuid, now_millis, user_content_text};
+use crate::session::{SessionError, user_content_text};
 use crate::store::SessionRow;
+use pi_util::ids::new_uuid;
+use pi_util::time::{iso_from_millis, millis_from_iso, now_millis};
 
 /// The session file version we write.
 pub const CURRENT_VERSION: u64 = 3;
@@ -39,19 +39,11 @@ pub struct ImportedEntry {
 pub fn import_file(
     path: &Path,
     services: &SessionServices,
-) -> Result<(SessionRow, Vec<ImportedEntry>), ErrorObject> {
-    let bad =
-        |message: String| ErrorObject::new(ErrorKind::InvalidParams, message).with_field("path");
+) -> Result<(SessionRow, Vec<ImportedEntry>), SessionError> {
+    let bad = |message: String| SessionError::invalid("path", message);
     let text = std::fs::read_to_string(path).map_err(|error| {
         if error.kind() == std::io::ErrorKind::NotFound {
-            ErrorObject::new(
-                ErrorKind::NotFound,
-                format!(
-                    "{} does not exist; check the path of the session file",
-                    path.display()
-                ),
-            )
-            .with_field("path")
+            SessionError::FileNotFound(path.to_path_buf())
         } else {
             bad(format!("cannot read {}: {error}", path.display()))
         }

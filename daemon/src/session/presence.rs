@@ -9,8 +9,8 @@ use std::collections::HashMap;
 use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::{AttachedClient, SessionPresence, SessionPresenceParams};
 
+use crate::frame;
 use crate::session::sink::EventSink;
-use crate::wire::frame;
 
 /// Drafts by connection id.
 #[derive(Debug, Default)]

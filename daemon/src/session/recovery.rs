@@ -5,7 +5,6 @@
 //! that has none, then an aborted assistant message marking the interrupted turn. The model
 //! never sees aborted messages; the next prompt continues from a consistent context.
 
-use pi_protocol::ErrorObject;
 use pi_protocol::v1::SessionEntry;
 use pi_protocol::v1::message::{
     AgentMessage, AssistantContent, AssistantMessage, StopReason, TextContent, ToolResultMessage,
@@ -13,8 +12,9 @@ use pi_protocol::v1::message::{
 };
 
 use crate::session::entries::{self, EntryBase, EntryIds};
-use crate::session::{internal, now_millis, storage, stored_entries};
+use crate::session::{SessionError, storage, stored_entries};
 use crate::store::Store;
+use pi_util::time::now_millis;
 
 /// The text of a tool result for a call that a crash interrupted.
 pub const INTERRUPTED_TOOL: &str =
@@ -23,7 +23,7 @@ pub const INTERRUPTED_TOOL: &str =
 pub const INTERRUPTED_TURN: &str = "Interrupted: the daemon stopped during this turn.";
 
 /// Closes every interrupted run; returns how many sessions were repaired.
-pub async fn recover_interrupted(store: &Store) -> Result<usize, ErrorObject> {
+pub async fn recover_interrupted(store: &Store) -> Result<usize, SessionError> {
     let ids = store.interrupted_sessions().await.map_err(storage(store))?;
     for id in &ids {
         let Some(mut row) = store.session(id).await.map_err(storage(store))? else {
@@ -36,7 +36,7 @@ pub async fn recover_interrupted(store: &Store) -> Result<usize, ErrorObject> {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(internal)?;
+            .map_err(SessionError::internal)?;
         let existing = store.entry_ids(id).await.map_err(storage(store))?;
         let mut ids = EntryIds::new(existing.iter().map(String::as_str));
         let now = now_millis();

@@ -12,6 +12,9 @@
 //! Only the global settings files count: a project file cannot make secrets persist.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
+
+use pi_util::wildcard::{Case, Wildcard};
 
 /// Names (and `*` patterns) of the variables stored, unless their value looks like a
 /// credential: what a shell, a terminal and the usual toolchains set, none of which holds a
@@ -107,26 +110,45 @@ pub const STORED_NAMES: &[&str] = &[
     "HOMEBREW_REPOSITORY",
 ];
 
+/// [`STORED_NAMES`] compiled, once.
+static STORED: LazyLock<Vec<Wildcard>> = LazyLock::new(|| name_patterns(STORED_NAMES));
+
 /// Which variables are stored.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct EnvPolicy {
     /// Patterns of names never stored (`sessionEnv.exclude`), whatever else says.
-    pub exclude: Vec<String>,
+    exclude: Vec<Wildcard>,
     /// Patterns of names stored although they are not known to be harmless, whatever their
     /// value (`sessionEnv.include`: the user vouches for them).
-    pub include: Vec<String>,
+    include: Vec<Wildcard>,
+}
+
+/// Variable name patterns: `*` and `?`, ignoring ASCII case.
+fn name_patterns<S: AsRef<str>>(patterns: &[S]) -> Vec<Wildcard> {
+    patterns
+        .iter()
+        .map(|pattern| Wildcard::new(pattern.as_ref(), Case::AsciiInsensitive))
+        .collect()
 }
 
 impl EnvPolicy {
+    /// The policy of `sessionEnv.exclude` and `sessionEnv.include`.
+    pub fn new(exclude: &[String], include: &[String]) -> EnvPolicy {
+        EnvPolicy {
+            exclude: name_patterns(exclude),
+            include: name_patterns(include),
+        }
+    }
+
     /// Whether `name=value` is kept in memory only.
     pub fn is_secret(&self, name: &str, value: &str) -> bool {
-        if self.exclude.iter().any(|pattern| glob_match(pattern, name)) {
+        if self.exclude.iter().any(|pattern| pattern.is_match(name)) {
             return true;
         }
-        if self.include.iter().any(|pattern| glob_match(pattern, name)) {
+        if self.include.iter().any(|pattern| pattern.is_match(name)) {
             return false;
         }
-        let harmless = STORED_NAMES.iter().any(|pattern| glob_match(pattern, name));
+        let harmless = STORED.iter().any(|pattern| pattern.is_match(name));
         !harmless || looks_like_credential(value)
     }
 
@@ -193,36 +215,6 @@ pub fn looks_like_credential(value: &str) -> bool {
         })
 }
 
-/// `*` (any run) and `?` (one character) against `name`, ignoring ASCII case.
-pub fn glob_match(pattern: &str, name: &str) -> bool {
-    wildcard_match(&pattern.to_ascii_uppercase(), &name.to_ascii_uppercase())
-}
-
-/// `*` (any run, `/` included) and `?` (one character) against the whole of `text`.
-pub fn wildcard_match(pattern: &str, text: &str) -> bool {
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = text.chars().collect();
-    let (mut p, mut n) = (0, 0);
-    let (mut star, mut resume) = (None, 0);
-    while n < name.len() {
-        if p < pattern.len() && (pattern[p] == '?' || pattern[p] == name[n]) {
-            p += 1;
-            n += 1;
-        } else if p < pattern.len() && pattern[p] == '*' {
-            star = Some(p);
-            resume = n;
-            p += 1;
-        } else if let Some(at) = star {
-            p = at + 1;
-            resume += 1;
-            n = resume;
-        } else {
-            return false;
-        }
-    }
-    pattern[p..].iter().all(|c| *c == '*')
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -254,14 +246,14 @@ mod tests {
         ] {
             assert!(policy.is_secret(name, value), "{name}={value}");
         }
-        let tuned = EnvPolicy {
-            exclude: vec!["EDITOR".to_owned(), "MY_*".to_owned()],
-            include: vec!["PUBLIC_KEY_PATH".to_owned(), "MY_*".to_owned()],
-        };
+        let tuned = EnvPolicy::new(
+            &["EDITOR".to_owned(), "MY_*".to_owned()],
+            &["PUBLIC_KEY_PATH".to_owned(), "MY_*".to_owned()],
+        );
         assert!(tuned.is_secret("EDITOR", "vim"));
         assert!(tuned.is_secret("MY_PRIVATE_THING", "x"));
         assert!(!tuned.is_secret("PUBLIC_KEY_PATH", "/home/alice/.ssh/id.pub"));
-        assert!(glob_match("a?c*", "abcdef") && !glob_match("a?c", "abcd"));
+        assert!(!tuned.is_secret("xdg_runtime_dir", "/run/user/1000"));
         let env: BTreeMap<String, String> = [("PATH", "/bin"), ("X_TOKEN", "t")]
             .map(|(k, v)| (k.to_owned(), v.to_owned()))
             .into();

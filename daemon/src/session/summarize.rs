@@ -17,9 +17,9 @@ use crate::compaction::{
     Instructions, NothingToCompact, SummaryRequest, finish_branch_summary, prepare_branch_entries,
     prepare_compaction,
 };
+use crate::session::convert::WireError;
 use crate::session::entries;
 use crate::store::StoredEntry;
-use crate::wire::WireError;
 
 /// The session's model, as summaries use it.
 #[derive(Clone)]
@@ -79,7 +79,7 @@ impl SummaryModel {
             session_id: Some(self.session_id.clone()),
             cancel: cancel.clone(),
         };
-        let context = request.context(pi_llm::event::now_millis());
+        let context = request.context(pi_util::time::now_millis());
         let message = self
             .provider
             .stream(&self.model, &context, options)

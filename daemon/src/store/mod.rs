@@ -250,7 +250,7 @@ impl Store {
 }
 
 async fn record_start(connection: &mut SqliteConnection) -> Result<(), StoreError> {
-    let now = crate::state::unix_millis().to_string();
+    let now = pi_util::time::now_millis().to_string();
     let mut transaction = connection.begin().await?;
     sqlx::query("INSERT OR IGNORE INTO daemon_meta (key, value) VALUES ('created_at', ?1)")
         .bind(&now)

@@ -228,7 +228,7 @@ impl TaskManager {
             .sessions
             .stored_info(&parent.session_id)
             .await
-            .map_err(|error| error.message)?;
+            .map_err(|error| error.to_string())?;
         // Check every task before starting any.
         let mut names: Vec<String> = Vec::new();
         let mut planned = Vec::new();
@@ -252,11 +252,9 @@ impl TaskManager {
             if let Some(dir) = &spec.cwd {
                 let relative = std::path::Path::new(dir);
                 let escapes = relative.is_absolute()
-                    || crate::coding::normalize_lexically(
-                        &std::path::Path::new("/x").join(relative),
-                    )
-                    .strip_prefix("/x")
-                    .is_err();
+                    || pi_paths::lexical::normalize(&std::path::Path::new("/x").join(relative))
+                        .strip_prefix("/x")
+                        .is_err();
                 if escapes {
                     return Err(format!(
                         "tasks[{index}].cwd \"{dir}\" must be a directory inside yours, relative to it"
@@ -500,7 +498,7 @@ impl Child<'_> {
         cancel: &CancellationToken,
     ) {
         let schema = spec.output_schema.clone().or_else(|| agent.output.clone());
-        let id = spec.resume.clone().unwrap_or_else(crate::session::new_uuid);
+        let id = spec.resume.clone().unwrap_or_else(pi_util::ids::new_uuid);
         // Before the child exists: its tools look the slot up when it is created.
         let slot = Arc::new(Slot {
             schema: schema.clone(),
@@ -619,7 +617,7 @@ impl Child<'_> {
             let info = sessions
                 .stored_info(resume)
                 .await
-                .map_err(|error| format!("cannot resume {resume}: {}", error.message))?;
+                .map_err(|error| format!("cannot resume {resume}: {error}"))?;
             if info.parent_session_id.as_deref() != Some(self.parent.session_id.as_str())
                 || info.task_name.is_none()
             {
@@ -637,7 +635,7 @@ impl Child<'_> {
             return Ok(());
         }
         let cwd = match &spec.cwd {
-            Some(dir) => crate::coding::normalize_lexically(&base.join(dir)),
+            Some(dir) => pi_paths::lexical::normalize(&base.join(dir)),
             None => base.to_path_buf(),
         };
         let child_may_spawn = self.depth + 1 < self.settings.max_depth;
@@ -688,7 +686,7 @@ impl Child<'_> {
                 }),
             )
             .await
-            .map_err(|error| format!("cannot start the subagent: {}", error.message))?;
+            .map_err(|error| format!("cannot start the subagent: {error}"))?;
         // A child works under its parent's approval mode.
         if let Some(policy) = &self.daemon.policy
             && let Some(mode) = policy.mode_of(&self.parent.session_id)
@@ -729,12 +727,7 @@ impl Child<'_> {
                 reply,
             })
             .await
-            .map_err(|error| {
-                (
-                    "failed",
-                    format!("cannot watch the subagent: {}", error.message),
-                )
-            })?;
+            .map_err(|error| ("failed", format!("cannot watch the subagent: {error}")))?;
         let mut text = first_prompt(self.context, &spec.task, schema);
         let mut reminders = 0;
         let result = loop {
@@ -749,10 +742,7 @@ impl Child<'_> {
                     .await
             };
             if let Err(error) = prompt {
-                break Err((
-                    "failed",
-                    format!("the subagent did not start: {}", error.message),
-                ));
+                break Err(("failed", format!("the subagent did not start: {error}")));
             }
             let (watched, last) = self
                 .watch(id, spec, &sink, &mut receiver, outcome, cancel)

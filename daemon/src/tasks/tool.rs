@@ -375,7 +375,7 @@ impl pi_tools::UriReader for AgentTranscripts {
                 .sessions
                 .all_entries(id)
                 .await
-                .map_err(|error| format!("cannot read {uri}: {}", error.message))?;
+                .map_err(|error| format!("cannot read {uri}: {error}"))?;
             if row.task_name.is_none() {
                 return Err(format!("{uri} is not a subagent's session"));
             }

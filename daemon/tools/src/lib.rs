@@ -23,6 +23,7 @@ pub mod locks;
 mod ls;
 pub mod output;
 pub mod paths;
+pub mod private_dir;
 mod read;
 pub mod sandbox;
 pub mod spawn;

@@ -108,7 +108,7 @@ pub fn canonical_key(path: &Path) -> PathBuf {
             return key;
         }
     }
-    crate::paths::normalize_lexically(path)
+    pi_paths::lexical::clean(path)
 }
 
 #[cfg(test)]

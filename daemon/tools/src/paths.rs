@@ -5,7 +5,7 @@
 //! Also `read`'s fallbacks for macOS screenshot names (narrow no-break space before `AM.`/`PM.`,
 //! NFD, curly apostrophes), tried only when the plain path does not exist.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use unicode_normalization::UnicodeNormalization;
 
@@ -26,7 +26,7 @@ pub fn resolve(input: &str, cwd: &Path, home: Option<&Path>) -> PathBuf {
     } else {
         cwd.join(expanded)
     };
-    normalize_lexically(&absolute)
+    pi_paths::lexical::clean(&absolute)
 }
 
 /// Resolves like [`resolve`] and, if nothing exists there, tries the macOS spellings of the
@@ -48,24 +48,6 @@ pub fn resolve_for_read(input: &str, cwd: &Path, home: Option<&Path>) -> PathBuf
         .map(PathBuf::from)
         .find(|candidate| candidate != &plain && candidate.exists())
         .unwrap_or(plain)
-}
-
-/// Removes `.` and resolves `..` without touching the file system (like Node's
-/// `path.resolve`); `path` must be absolute.
-pub fn normalize_lexically(path: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for component in path.components() {
-        match component {
-            Component::Prefix(prefix) => out.push(prefix.as_os_str()),
-            Component::RootDir => out.push(Component::RootDir.as_os_str()),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                out.pop();
-            }
-            Component::Normal(name) => out.push(name),
-        }
-    }
-    out
 }
 
 /// `path` relative to `base` with `/` separators, or `path` itself when it is not below `base`.

@@ -14,6 +14,7 @@
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
+pub mod lexical;
 pub mod trust;
 
 pub use trust::{UntrustedFile, check_trusted};

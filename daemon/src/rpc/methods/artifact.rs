@@ -21,7 +21,8 @@ pub async fn read(
         .state
         .sessions
         .stored_info(&params.session_id)
-        .await?;
+        .await
+        .map_err(crate::rpc::errors::session)?;
     let artifact_id = params
         .artifact_id
         .strip_prefix(ARTIFACT_SCHEME)
@@ -37,7 +38,7 @@ pub async fn read(
             .read_range(&artifact_id, offset, limit)
     })
     .await
-    .map_err(crate::session::internal)?
+    .map_err(crate::rpc::errors::internal)?
     .map_err(|error| match error {
         ArtifactError::InvalidId { .. } => {
             ErrorObject::new(ErrorKind::InvalidParams, error.to_string()).with_field("artifactId")
@@ -45,7 +46,7 @@ pub async fn read(
         ArtifactError::NotFound(_) => {
             ErrorObject::new(ErrorKind::NotFound, error.to_string()).with_field("artifactId")
         }
-        ArtifactError::Io { .. } => crate::session::internal(error),
+        ArtifactError::Io { .. } => crate::rpc::errors::internal(error),
     })?;
     let bytes = chunk.data.len() as u64;
     Ok(ArtifactReadResponse {

@@ -101,7 +101,7 @@ pub async fn status(
                 .policy
                 .as_ref()
                 .and_then(|policy| policy.default_sandbox(place, &env));
-            crate::wire::settings::effective_sandbox(sandbox.as_ref(), place, &env)
+            crate::convert::effective_sandbox(sandbox.as_ref(), place, &env)
         },
     })
 }

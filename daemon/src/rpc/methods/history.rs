@@ -19,14 +19,15 @@ pub async fn search(
         .cwd
         .as_deref()
         .map(|cwd| crate::session::params::absolute_path("cwd", cwd))
-        .transpose()?
+        .transpose()
+        .map_err(crate::rpc::errors::session)?
         .map(|cwd| cwd.display().to_string());
     let rows = context
         .state
         .store
         .search_prompts(params.query.as_deref(), cwd.as_deref(), limit)
         .await
-        .map_err(crate::session::storage(&context.state.store))?;
+        .map_err(crate::rpc::errors::storage(&context.state.store))?;
     Ok(HistorySearchResponse {
         entries: rows
             .into_iter()

@@ -85,7 +85,7 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
         let params = LspChangedParams {
             servers: server_statuses(&pool),
         };
-        let Ok(frame) = crate::wire::frame::notification(LspChanged::NAME, &params) else {
+        let Ok(frame) = crate::frame::notification(LspChanged::NAME, &params) else {
             continue;
         };
         for (sink, _) in state.clients() {

@@ -28,7 +28,8 @@ pub async fn list(
     let servers = server_statuses(pool);
     let (definitions, diagnostics) = match params.cwd {
         Some(cwd) => {
-            let cwd = crate::session::params::absolute_path("cwd", &cwd)?;
+            let cwd = crate::session::params::absolute_path("cwd", &cwd)
+                .map_err(crate::rpc::errors::session)?;
             let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
             let (definitions, diagnostics) = pool.definitions(&cwd, &env);
             (
@@ -44,7 +45,7 @@ pub async fn list(
                     .collect(),
                 diagnostics
                     .iter()
-                    .map(crate::wire::settings::diagnostic)
+                    .map(crate::session::convert::diagnostic)
                     .collect(),
             )
         }
@@ -141,7 +142,8 @@ pub async fn trust(
     params: McpTrustParams,
 ) -> Result<McpTrustResponse, ErrorObject> {
     let pool = pool(context)?;
-    let cwd = crate::session::params::absolute_path("cwd", &params.cwd)?;
+    let cwd = crate::session::params::absolute_path("cwd", &params.cwd)
+        .map_err(crate::rpc::errors::session)?;
     let env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     let (definitions, _) = pool.definitions(&cwd, &env);
     let Some(definition) = definitions
@@ -177,7 +179,7 @@ pub async fn trust(
     pool.trust()
         .answer(&definition, answer)
         .await
-        .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
+        .map_err(crate::rpc::errors::storage(&context.state.store))?;
     if answer != Some(true) {
         // Refused or forgotten: a running server of this definition goes now.
         pool.stop_definition(&definition).await;
@@ -200,11 +202,12 @@ pub async fn set_enabled(
         .state
         .sessions
         .stored_info(&params.session_id)
-        .await?;
+        .await
+        .map_err(crate::rpc::errors::session)?;
     let disabled_servers = pool
         .set_enabled(&params.session_id, &params.name, params.enabled)
         .await
-        .map_err(|error| crate::session::storage_error(context.state.store.path(), &error))?;
+        .map_err(crate::rpc::errors::storage(&context.state.store))?;
     Ok(McpSetEnabledResponse { disabled_servers })
 }
 
@@ -218,7 +221,8 @@ pub async fn set_session_servers(
         .state
         .sessions
         .stored_info(&params.session_id)
-        .await?;
+        .await
+        .map_err(crate::rpc::errors::session)?;
     let mut servers = Vec::new();
     for (index, server) in params.servers.into_iter().enumerate() {
         let (transport, written) = match (server.command, server.url) {
@@ -311,7 +315,7 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
             servers: server_statuses(&pool),
         };
         let name = <pi_protocol::v1::McpChanged as pi_protocol::NotificationMethod>::NAME;
-        let Ok(frame) = crate::wire::frame::notification(name, &params) else {
+        let Ok(frame) = crate::frame::notification(name, &params) else {
             continue;
         };
         for (sink, _) in state.clients() {

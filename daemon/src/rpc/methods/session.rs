@@ -14,6 +14,7 @@ use pi_protocol::{ErrorKind, ErrorObject};
 
 use crate::compaction::Instructions;
 use crate::rpc::dispatch::RequestContext;
+use crate::rpc::errors;
 use crate::session::params::absolute_path;
 use crate::session::{Command, pi_format};
 
@@ -22,7 +23,12 @@ pub async fn create(
     context: &RequestContext,
     params: SessionCreateParams,
 ) -> Result<SessionInfo, ErrorObject> {
-    context.state.sessions.create(params).await
+    context
+        .state
+        .sessions
+        .create(params)
+        .await
+        .map_err(errors::session)
 }
 
 /// `session/list`.
@@ -30,7 +36,12 @@ pub async fn list(
     context: &RequestContext,
     params: SessionListParams,
 ) -> Result<SessionListResponse, ErrorObject> {
-    context.state.sessions.list(params).await
+    context
+        .state
+        .sessions
+        .list(params)
+        .await
+        .map_err(errors::session)
 }
 
 /// `session/get`.
@@ -43,6 +54,7 @@ pub async fn get(
         .sessions
         .call(&params.session_id, |reply| Command::Get { reply })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/read`.
@@ -50,7 +62,12 @@ pub async fn read(
     context: &RequestContext,
     params: SessionReadParams,
 ) -> Result<SessionReadResponse, ErrorObject> {
-    context.state.sessions.read(params).await
+    context
+        .state
+        .sessions
+        .read(params)
+        .await
+        .map_err(errors::session)
 }
 
 /// `session/attach`.
@@ -67,7 +84,8 @@ pub async fn attach(
             after_seq: params.after_seq,
             reply,
         })
-        .await?;
+        .await
+        .map_err(errors::session)?;
     context
         .state
         .ui
@@ -89,6 +107,7 @@ pub async fn detach(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/setDraft`.
@@ -106,6 +125,7 @@ pub async fn set_draft(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/prompt`.
@@ -122,6 +142,7 @@ pub async fn prompt(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/steer` (`steering`) and `session/followUp`.
@@ -140,6 +161,7 @@ pub async fn enqueue(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/abort`.
@@ -160,7 +182,7 @@ pub async fn abort(
     if let Some(kernels) = &context.state.kernels {
         kernels.interrupt_session(&params.session_id).await;
     }
-    aborted
+    aborted.map_err(errors::session)
 }
 
 /// `session/abortRetry`.
@@ -173,6 +195,7 @@ pub async fn abort_retry(
         .sessions
         .call(&params.session_id, |reply| Command::AbortRetry { reply })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/dequeue`.
@@ -185,6 +208,7 @@ pub async fn dequeue(
         .sessions
         .call(&params.session_id, |reply| Command::Dequeue { reply })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/setModel`.
@@ -200,6 +224,7 @@ pub async fn set_model(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/setThinking`.
@@ -215,6 +240,7 @@ pub async fn set_thinking(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/setName`.
@@ -230,6 +256,7 @@ pub async fn set_name(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/setPolicy`.
@@ -252,7 +279,8 @@ pub async fn set_policy(
         .state
         .sessions
         .stored_info(&params.session_id)
-        .await?;
+        .await
+        .map_err(errors::session)?;
     let Some(policy) = &context.state.policy else {
         return Err(ErrorObject::new(
             pi_protocol::ErrorKind::InvalidParams,
@@ -286,6 +314,7 @@ pub async fn set_env(
         .sessions
         .set_env(&params.session_id, params.env)
         .await
+        .map_err(errors::session)
 }
 
 /// `session/label`.
@@ -302,6 +331,7 @@ pub async fn label(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/fork`.
@@ -314,6 +344,7 @@ pub async fn fork(
         .sessions
         .fork(&params.session_id, &params.entry_id)
         .await
+        .map_err(errors::session)
 }
 
 /// `session/navigate`.
@@ -335,6 +366,7 @@ pub async fn navigate(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/compact`.
@@ -350,6 +382,7 @@ pub async fn compact(
             reply,
         })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/delete`.
@@ -357,7 +390,12 @@ pub async fn delete(
     context: &RequestContext,
     params: SessionIdParams,
 ) -> Result<EmptyResponse, ErrorObject> {
-    context.state.sessions.delete(&params.session_id).await
+    context
+        .state
+        .sessions
+        .delete(&params.session_id)
+        .await
+        .map_err(errors::session)
 }
 
 /// `session/stats`.
@@ -370,6 +408,7 @@ pub async fn stats(
         .sessions
         .call(&params.session_id, |reply| Command::Stats { reply })
         .await
+        .map_err(errors::session)
 }
 
 /// `session/import`.
@@ -377,7 +416,12 @@ pub async fn import(
     context: &RequestContext,
     params: SessionImportParams,
 ) -> Result<SessionInfo, ErrorObject> {
-    context.state.sessions.import(&params.path).await
+    context
+        .state
+        .sessions
+        .import(&params.path)
+        .await
+        .map_err(errors::session)
 }
 
 /// `session/export`.
@@ -388,11 +432,17 @@ pub async fn export(
     let sessions = &context.state.sessions;
     let content = match params.format {
         ExportFormat::Jsonl => {
-            let (row, all) = sessions.all_entries(&params.session_id).await?;
+            let (row, all) = sessions
+                .all_entries(&params.session_id)
+                .await
+                .map_err(errors::session)?;
             pi_format::export_jsonl(&row, &all)
         }
         ExportFormat::Html => {
-            let (row, branch) = sessions.branch_entries(&params.session_id).await?;
+            let (row, branch) = sessions
+                .branch_entries(&params.session_id)
+                .await
+                .map_err(errors::session)?;
             crate::session::html::export_html(&row, &branch)
         }
     };
@@ -402,7 +452,7 @@ pub async fn export(
             path: None,
         });
     };
-    let path = absolute_path("path", &path)?;
+    let path = absolute_path("path", &path).map_err(errors::session)?;
     tokio::fs::write(&path, content).await.map_err(|error| {
         ErrorObject::new(
             ErrorKind::InvalidParams,
@@ -424,7 +474,11 @@ pub async fn bash(
     params: SessionBashParams,
 ) -> Result<SessionBashResponse, ErrorObject> {
     let state = &context.state;
-    let environment = state.sessions.environment(&params.session_id).await?;
+    let environment = state
+        .sessions
+        .environment(&params.session_id)
+        .await
+        .map_err(errors::session)?;
     let running = state
         .user_shells
         .start(&params.session_id, &state.shutdown)
@@ -452,7 +506,8 @@ pub async fn bash(
             message: message.clone(),
             reply,
         })
-        .await?;
+        .await
+        .map_err(errors::session)?;
     Ok(SessionBashResponse {
         output: message.output,
         exit_code: message.exit_code,

@@ -7,8 +7,9 @@ use pi_protocol::v1::{SettingsGetParams, SettingsGetResponse, SettingsSetDefault
 use pi_protocol::{ErrorKind, ErrorObject};
 
 use crate::coding::settings_write::{self, SettingsWriteError};
+use crate::convert::{SettingsFallbacks, effective_settings};
 use crate::rpc::dispatch::RequestContext;
-use crate::wire::settings::{SettingsFallbacks, diagnostic, effective_settings};
+use crate::session::convert::diagnostic;
 
 /// `settings/get`.
 pub async fn get(
@@ -19,7 +20,8 @@ pub async fn get(
         .cwd
         .as_deref()
         .map(|cwd| crate::session::params::absolute_path("cwd", cwd))
-        .transpose()?;
+        .transpose()
+        .map_err(crate::rpc::errors::session)?;
     Ok(respond(context, cwd).await)
 }
 
@@ -71,7 +73,7 @@ async fn respond(context: &RequestContext, cwd: Option<PathBuf>) -> SettingsGetR
             Some(cwd) => policy.sandbox(cwd, &env),
             None => policy.default_sandbox(&place, &env),
         });
-        crate::wire::settings::effective_sandbox(sandbox.as_ref(), &place, &env)
+        crate::convert::effective_sandbox(sandbox.as_ref(), &place, &env)
     };
     let loaded = tokio::task::spawn_blocking(move || roots.load_settings(cwd.as_deref())).await;
     let (settings, diagnostics) = loaded.unwrap_or_default();

@@ -11,7 +11,9 @@ pub async fn ask(
     context: &RequestContext,
     params: UiAskParams,
 ) -> Result<UiAskResponse, ErrorObject> {
-    UiBroker::ask(&context.state, params).await
+    UiBroker::ask(&context.state, params)
+        .await
+        .map_err(crate::rpc::errors::session)
 }
 
 /// `ui/respond`.
@@ -21,5 +23,7 @@ pub async fn respond(
 ) -> Result<UiRespondResponse, ErrorObject> {
     let connection = &context.connection;
     let by = format!("{} ({})", connection.client_name(), connection.sink().id());
-    UiBroker::respond(&context.state, params, by).await
+    UiBroker::respond(&context.state, params, by)
+        .await
+        .map_err(crate::rpc::errors::session)
 }

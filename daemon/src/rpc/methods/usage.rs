@@ -18,7 +18,7 @@ pub async fn stats(
         .store
         .usage(params.since)
         .await
-        .map_err(crate::session::storage(&context.state.store))?;
+        .map_err(crate::rpc::errors::storage(&context.state.store))?;
     Ok(summarize(&rows))
 }
 

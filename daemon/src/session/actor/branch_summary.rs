@@ -3,15 +3,15 @@
 //! new leaf and becomes the leaf. An aborted summary leaves the leaf where it was.
 
 use pi_protocol::v1::{SessionEntry, SessionEvent, SessionNavigateResponse};
-use pi_protocol::{ErrorKind, ErrorObject};
 use tokio_util::sync::CancellationToken;
 
 use super::job::{ActiveJob, JobKind, JobOutcome};
 use super::{Reply, SessionActor};
 use crate::compaction::{BranchSummary, BranchSummarySettings, Instructions};
+use crate::session::SessionError;
 use crate::session::entries::EntryBase;
-use crate::session::now_millis;
 use crate::session::summarize::{SummaryError, abandoned_entries};
+use pi_util::time::now_millis;
 
 impl SessionActor {
     /// `session/navigate` with a summary: summarizes the branch being left in a job; the
@@ -36,7 +36,7 @@ impl SessionActor {
                 .branch(&self.row.id, Some(target_id))
                 .await
                 .map_err(crate::session::storage(&self.store))?;
-            abandoned_entries(&old_branch, &target_branch).map_err(crate::session::internal)
+            abandoned_entries(&old_branch, &target_branch).map_err(SessionError::internal)
         };
         let abandoned = match prepared.await {
             Ok(abandoned) => abandoned,
@@ -87,7 +87,7 @@ impl SessionActor {
         new_leaf: Option<String>,
         text: Option<String>,
         result: Result<BranchSummary, SummaryError>,
-    ) -> Result<SessionNavigateResponse, ErrorObject> {
+    ) -> Result<SessionNavigateResponse, SessionError> {
         let summary = match result {
             Ok(summary) => summary,
             Err(SummaryError::Aborted) => {
@@ -99,13 +99,10 @@ impl SessionActor {
                 });
             }
             Err(error @ (SummaryError::Failed(_) | SummaryError::Nothing(_))) => {
-                return Err(ErrorObject::new(
-                    ErrorKind::ProviderError,
-                    error.to_string(),
-                ));
+                return Err(SessionError::Provider(error.to_string()));
             }
             Err(error @ SummaryError::Corrupt(_)) => {
-                return Err(crate::session::internal(error));
+                return Err(SessionError::internal(error));
             }
         };
         let base = EntryBase::new(&mut self.entry_ids, new_leaf.clone(), now_millis());

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use pi_agent::message::BashExecutionMessage;
-use pi_protocol::ErrorObject;
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{
     EmptyResponse, QueueState, SessionAttachResponse, SessionCompactResponse, SessionGetResponse,
@@ -13,10 +12,11 @@ use pi_protocol::v1::{
 use tokio::sync::{mpsc, oneshot};
 
 use crate::compaction::Instructions;
+use crate::session::SessionError;
 use crate::session::sink::{EventSink, Frame};
 
 /// A reply channel.
-pub type Reply<T> = oneshot::Sender<Result<T, ErrorObject>>;
+pub type Reply<T> = oneshot::Sender<Result<T, SessionError>>;
 
 /// What a session can be asked to do.
 #[derive(Debug)]
@@ -213,7 +213,7 @@ impl SessionHandle {
     pub async fn call<T>(
         &self,
         make: impl FnOnce(Reply<T>) -> Command,
-    ) -> Result<Result<T, ErrorObject>, Gone> {
+    ) -> Result<Result<T, SessionError>, Gone> {
         let (reply, answer) = oneshot::channel();
         self.commands
             .send(Box::new(make(reply)))

@@ -12,7 +12,6 @@
 use pi_agent::AgentMessage;
 use pi_llm::{AssistantMessage, StopReason};
 use pi_protocol::v1::{CompactionReason, SessionCompactResponse, SessionEntry, SessionEvent};
-use pi_protocol::{ErrorKind, ErrorObject};
 use tokio_util::sync::CancellationToken;
 
 use super::job::{ActiveJob, AfterCompaction, JobKind, JobOutcome, PendingCompaction};
@@ -21,10 +20,11 @@ use crate::compaction::{
     CompactionResult, CompactionSettings, calculate_context_tokens, estimate_context_tokens,
     should_compact,
 };
+use crate::session::convert;
 use crate::session::entries::EntryBase;
-use crate::session::now_millis;
+use crate::session::error::{Busy, SessionError};
 use crate::session::summarize::{SummaryError, SummaryModel};
-use crate::wire;
+use pi_util::time::now_millis;
 
 /// What pi says when an overflow comes back after one compact-and-retry.
 pub const OVERFLOW_RECOVERY_FAILED: &str = "Context overflow recovery failed after one compact-and-retry attempt. Try reducing context or switching to a larger-context model.";
@@ -43,11 +43,7 @@ impl SessionActor {
         reply: Reply<SessionCompactResponse>,
     ) {
         if self.job.is_some() || self.pending_compaction.is_some() {
-            let _ = reply.send(Err(ErrorObject::new(
-                ErrorKind::Busy,
-                "the session is already compacting or summarizing; wait for it, or stop it with \
-                 `session/abort`",
-            )));
+            let _ = reply.send(Err(SessionError::Busy(Busy::AlreadyCompacting)));
             return;
         }
         if let Some(run) = &self.run {
@@ -72,10 +68,7 @@ impl SessionActor {
     pub(super) async fn after_run(&mut self, last_assistant: Option<AssistantMessage>) {
         if self.closing.is_some() {
             if let Some(pending) = self.pending_compaction.take() {
-                let _ = pending.reply.send(Err(ErrorObject::new(
-                    ErrorKind::ShuttingDown,
-                    "the session is closing",
-                )));
+                let _ = pending.reply.send(Err(SessionError::Closing));
             }
             return;
         }
@@ -218,7 +211,7 @@ impl SessionActor {
         {
             Ok(branch) => branch,
             Err(error) => {
-                let error = crate::session::internal(error);
+                let error = SessionError::internal(error);
                 self.end_compaction_early(reason, then, reply, error).await;
                 return;
             }
@@ -252,11 +245,11 @@ impl SessionActor {
         reason: CompactionReason,
         then: AfterCompaction,
         reply: Option<Reply<SessionCompactResponse>>,
-        error: ErrorObject,
+        error: SessionError,
     ) {
         let error_message = reply
             .is_some()
-            .then(|| format!("Compaction failed: {}", error.message));
+            .then(|| format!("Compaction failed: {error}"));
         self.broadcast(SessionEvent::CompactionEnd {
             reason,
             result: None,
@@ -281,7 +274,7 @@ impl SessionActor {
     }
 
     /// The session's model and key (as its runs see them), for summaries.
-    pub(super) fn summary_model(&self) -> Result<SummaryModel, ErrorObject> {
+    pub(super) fn summary_model(&self) -> Result<SummaryModel, SessionError> {
         let (model, api_key) = self.model_and_key()?;
         Ok(SummaryModel {
             provider: self.services.models.provider(),
@@ -306,7 +299,7 @@ impl SessionActor {
         };
         let (wire_result, aborted, error_message, error) = match stored {
             Ok(result) => (
-                Some(wire::compaction_result_to_wire(&result)),
+                Some(convert::compaction_result_to_wire(&result)),
                 false,
                 None,
                 None,
@@ -322,18 +315,8 @@ impl SessionActor {
                     CompactionReason::Threshold => "Auto-compaction failed",
                     CompactionReason::Overflow => "Context overflow recovery failed",
                 };
-                let kind = match &error {
-                    SummaryError::Nothing(_) => ErrorKind::InvalidParams,
-                    SummaryError::Failed(_) => ErrorKind::ProviderError,
-                    SummaryError::Aborted | SummaryError::Corrupt(_) => ErrorKind::Internal,
-                };
-                let message = format!("{prefix}: {error}");
-                (
-                    None,
-                    false,
-                    Some(message.clone()),
-                    Some(ErrorObject::new(kind, message)),
-                )
+                let error = SessionError::Summary { prefix, error };
+                (None, false, Some(error.to_string()), Some(error))
             }
         };
         let succeeded = wire_result.is_some();
@@ -374,7 +357,7 @@ impl SessionActor {
         };
         self.append_and_reload(entry)
             .await
-            .map_err(|error| SummaryError::Failed(error.message))?;
+            .map_err(|error| SummaryError::Failed(error.to_string()))?;
         Ok(())
     }
 
@@ -416,7 +399,7 @@ impl SessionActor {
         };
         if let Err(error) = self.start_run(prompts).await {
             self.broadcast(SessionEvent::SessionError {
-                message: error.message,
+                message: error.to_string(),
             });
         }
     }

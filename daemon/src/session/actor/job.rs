@@ -7,7 +7,6 @@
 //! and is answered once it has ended.
 
 use pi_agent::AgentMessage;
-use pi_protocol::ErrorObject;
 use pi_protocol::v1::{
     CompactionReason, EmptyResponse, SessionCompactResponse, SessionEntry, SessionEvent,
     SessionNavigateResponse,
@@ -17,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Reply, SessionActor};
 use crate::compaction::{BranchSummary, CompactionResult};
+use crate::session::SessionError;
 use crate::session::entries;
 use crate::session::summarize::SummaryError;
 
@@ -142,7 +142,7 @@ impl SessionActor {
                     Ok(_) => "the summary task returned the wrong outcome".to_owned(),
                 };
                 tracing::error!(%message, "summary job failed");
-                let error = crate::session::internal(&message);
+                let error = SessionError::internal(&message);
                 match kind {
                     JobKind::Compaction {
                         reason,
@@ -172,11 +172,11 @@ impl SessionActor {
     pub(super) async fn append_and_reload(
         &mut self,
         entry: SessionEntry,
-    ) -> Result<String, ErrorObject> {
+    ) -> Result<String, SessionError> {
         let row = self.row.clone();
         let committed = self.commit_entries(row, vec![entry.clone()]).await?;
         let Some((id, seq)) = committed.into_iter().next() else {
-            return Err(crate::session::internal("no entry was committed"));
+            return Err(SessionError::internal("no entry was committed"));
         };
         self.broadcast_with_seq(SessionEvent::EntryAdded { entry }, Some(seq));
         self.reload_context().await?;
@@ -184,7 +184,7 @@ impl SessionActor {
     }
 
     /// Rebuilds the context from the stored branch.
-    pub(super) async fn reload_context(&mut self) -> Result<(), ErrorObject> {
+    pub(super) async fn reload_context(&mut self) -> Result<(), SessionError> {
         let branch: Vec<SessionEntry> = self
             .store
             .branch(&self.row.id, self.row.leaf_id.as_deref())
@@ -193,8 +193,8 @@ impl SessionActor {
             .iter()
             .map(entries::parse_entry)
             .collect::<Result<_, _>>()
-            .map_err(crate::session::internal)?;
-        let context = entries::build_context(&branch).map_err(crate::session::internal)?;
+            .map_err(SessionError::internal)?;
+        let context = entries::build_context(&branch).map_err(SessionError::internal)?;
         self.context = context.messages;
         self.compacted_prefix = context.compacted_prefix;
         Ok(())

@@ -6,14 +6,15 @@ use pi_protocol::v1::{
     EmptyResponse, QueueState, SessionEntry, SessionEvent, SessionGetResponse, SessionInfo,
     SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SlashCommand,
 };
-use pi_protocol::{ErrorKind, ErrorObject};
 
 use super::{EntryKind, Reply, SessionActor};
 use crate::compaction::Instructions;
+use crate::session::convert;
 use crate::session::entries;
+use crate::session::error::{Busy, SessionError};
+use crate::session::info;
 use crate::session::services::clamp_thinking;
-use crate::session::{info, now_millis};
-use crate::wire;
+use pi_util::time::now_millis;
 
 impl SessionActor {
     /// The session's info, with the warnings that hold now (a model its provider does not
@@ -80,7 +81,7 @@ impl SessionActor {
                 .resources
                 .diagnostics
                 .iter()
-                .map(wire::settings::diagnostic)
+                .map(convert::diagnostic)
                 .collect(),
             commands: self.slash_commands(),
         }
@@ -126,7 +127,7 @@ impl SessionActor {
     /// `APPEND_SYSTEM.md`, as pi's flags do.
     pub(super) fn system_prompt(&self) -> String {
         let tools = crate::coding::system_prompt::tool_summaries(&self.tools);
-        let today = crate::session::time::iso_from_millis(now_millis());
+        let today = pi_util::time::iso_from_millis(now_millis());
         let date = today.get(..10).unwrap_or_default();
         let resources = &self.resources;
         crate::coding::system_prompt::build(&crate::coding::system_prompt::SystemPromptInput {
@@ -168,12 +169,15 @@ impl SessionActor {
     pub(super) async fn set_model(
         &mut self,
         spec: &str,
-    ) -> Result<SessionSetModelResponse, ErrorObject> {
-        let (model, level) = self
-            .services
-            .models
-            .resolve(spec)
-            .map_err(|message| ErrorObject::new(ErrorKind::NotFound, message))?;
+    ) -> Result<SessionSetModelResponse, SessionError> {
+        let (model, level) =
+            self.services
+                .models
+                .resolve(spec)
+                .map_err(|message| SessionError::ModelNotFound {
+                    field: None,
+                    message,
+                })?;
         let thinking = clamp_thinking(&model, level.unwrap_or(self.thinking));
         let mut kinds = vec![EntryKind::ModelChange {
             provider: model.provider.clone(),
@@ -208,13 +212,12 @@ impl SessionActor {
     pub(super) async fn set_thinking(
         &mut self,
         level: &str,
-    ) -> Result<SessionSetThinkingResponse, ErrorObject> {
+    ) -> Result<SessionSetThinkingResponse, SessionError> {
         let requested: ThinkingLevel =
             level
                 .parse()
                 .map_err(|error: pi_llm::model::UnknownThinkingLevel| {
-                    ErrorObject::new(ErrorKind::InvalidParams, error.to_string())
-                        .with_field("level")
+                    SessionError::invalid("level", error.to_string())
                 })?;
         let level = match &self.model {
             Some(model) => clamp_thinking(model, requested),
@@ -268,13 +271,13 @@ impl SessionActor {
         }
     }
 
-    pub(super) async fn set_name(&mut self, name: &str) -> Result<EmptyResponse, ErrorObject> {
+    pub(super) async fn set_name(&mut self, name: &str) -> Result<EmptyResponse, SessionError> {
         let name = name.trim();
         if name.is_empty() {
-            return Err(
-                ErrorObject::new(ErrorKind::InvalidParams, "Session name cannot be empty")
-                    .with_field("name"),
-            );
+            return Err(SessionError::invalid(
+                "name",
+                "Session name cannot be empty",
+            ));
         }
         let mut row = self.row.clone();
         row.name = Some(name.to_owned());
@@ -287,7 +290,7 @@ impl SessionActor {
         &mut self,
         entry_id: &str,
         label: Option<String>,
-    ) -> Result<EmptyResponse, ErrorObject> {
+    ) -> Result<EmptyResponse, SessionError> {
         if self
             .store
             .entry(&self.row.id, entry_id)
@@ -295,7 +298,7 @@ impl SessionActor {
             .map_err(crate::session::storage(&self.store))?
             .is_none()
         {
-            return Err(crate::session::entry_not_found(entry_id));
+            return Err(SessionError::EntryNotFound(entry_id.to_owned()));
         }
         let label = label
             .map(|label| label.trim().to_owned())
@@ -353,20 +356,17 @@ impl SessionActor {
     pub(super) async fn navigation_target(
         &mut self,
         entry_id: &str,
-    ) -> Result<(Option<String>, Option<String>), ErrorObject> {
+    ) -> Result<(Option<String>, Option<String>), SessionError> {
         if self.run.is_some() || self.job.is_some() {
-            return Err(ErrorObject::new(
-                ErrorKind::Busy,
-                "the session is running; abort it before moving in the tree",
-            ));
+            return Err(SessionError::Busy(Busy::Navigating));
         }
         let stored = self
             .store
             .entry(&self.row.id, entry_id)
             .await
             .map_err(crate::session::storage(&self.store))?
-            .ok_or_else(|| crate::session::entry_not_found(entry_id))?;
-        let entry = entries::parse_entry(&stored).map_err(crate::session::internal)?;
+            .ok_or_else(|| SessionError::EntryNotFound(entry_id.to_owned()))?;
+        let entry = entries::parse_entry(&stored).map_err(SessionError::internal)?;
         // A user or custom message: continue from its parent, and hand its text back to edit.
         Ok(match &entry {
             SessionEntry::Message {
@@ -392,7 +392,7 @@ impl SessionActor {
         &mut self,
         leaf_id: Option<String>,
         text: Option<String>,
-    ) -> Result<SessionNavigateResponse, ErrorObject> {
+    ) -> Result<SessionNavigateResponse, SessionError> {
         if leaf_id != self.row.leaf_id {
             let mut row = self.row.clone();
             row.leaf_id = leaf_id.clone();

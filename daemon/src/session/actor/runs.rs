@@ -6,50 +6,35 @@ use pi_agent::{AgentEvent, AgentMessage, RunConfig, RunHandles};
 use pi_llm::{Model, StopReason};
 use pi_protocol::v1::message::ImageContent;
 use pi_protocol::v1::{EmptyResponse, RunningTool, SessionEntry, SessionEvent};
-use pi_protocol::{ErrorKind, ErrorObject};
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use super::{ActiveRun, EntryKind, RUN_EVENT_BUFFER, SessionActor, queue_modes, user_message};
+use crate::session::convert;
 use crate::session::entries::{self, EntryBase};
-use crate::session::now_millis;
+use crate::session::error::{Busy, SessionError};
 use crate::session::retry::AfterRun;
 use crate::session::services::clamp_thinking;
 use crate::store::{SessionRow, Store};
-use crate::wire;
+use pi_util::time::now_millis;
 
 impl SessionActor {
     pub(super) async fn prompt(
         &mut self,
         text: String,
         images: Vec<ImageContent>,
-    ) -> Result<EmptyResponse, ErrorObject> {
+    ) -> Result<EmptyResponse, SessionError> {
         if self.run.is_some() {
-            return Err(ErrorObject::new(
-                ErrorKind::Busy,
-                "the session is running; steer it with `session/steer`, queue a message with \
-                 `session/followUp`, or stop it with `session/abort`",
-            ));
+            return Err(SessionError::Busy(Busy::Running));
         }
         if self.job.is_some() || self.pending_compaction.is_some() {
-            return Err(ErrorObject::new(
-                ErrorKind::Busy,
-                "the session is compacting or summarizing; wait for `compaction_end`, queue a \
-                 message with `session/followUp`, or stop it with `session/abort`",
-            ));
+            return Err(SessionError::Busy(Busy::Compacting));
         }
         if self.retry.is_pending() {
-            return Err(ErrorObject::new(
-                ErrorKind::Busy,
-                "the session is waiting to retry a failed request; cancel the retry with \
-                 `session/abortRetry` (or `session/abort`) first",
-            ));
+            return Err(SessionError::Busy(Busy::RetryPending));
         }
         if self.closing.is_some() {
-            return Err(ErrorObject::new(
-                ErrorKind::ShuttingDown,
-                "the session is closing",
-            ));
+            return Err(SessionError::Closing);
         }
         self.model_and_key()?;
         self.resources = crate::coding::resources::load_in_background(
@@ -60,11 +45,16 @@ impl SessionActor {
         // `/mcp:<server>:<prompt> args`: the server's prompt, fetched now.
         let environment = crate::session::tool_environment(&self.row);
         let expanded = match self.services.tools.expand_command(&environment, &text) {
-            Some(expanding) => Some(
-                expanding
-                    .await
-                    .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?,
-            ),
+            Some(expanding) => {
+                Some(
+                    expanding
+                        .await
+                        .map_err(|message| SessionError::InvalidParams {
+                            field: None,
+                            message,
+                        })?,
+                )
+            }
             None => None,
         };
         let text = expanded.unwrap_or(text);
@@ -77,7 +67,7 @@ impl SessionActor {
     }
 
     /// The session's model and its key; the error says what to configure.
-    pub(super) fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), ErrorObject> {
+    pub(super) fn model_and_key(&self) -> Result<(Model, Option<pi_llm::ApiKey>), SessionError> {
         let model = self.model.clone().ok_or_else(|| {
             let message = if self.services.models.default_model().is_none() {
                 "no model is available: no provider has an API key. Set ANTHROPIC_API_KEY, \
@@ -88,14 +78,17 @@ impl SessionActor {
             } else {
                 "the session has no model; choose one with `session/setModel` (see `model/list`)"
             };
-            ErrorObject::new(ErrorKind::InvalidParams, message)
+            SessionError::InvalidParams {
+                field: None,
+                message: message.to_owned(),
+            }
         })?;
         let environment = crate::session::tool_environment(&self.row);
         let api_key = self
             .services
             .models
             .api_key_in(&model, &environment.env)
-            .map_err(|message| ErrorObject::new(ErrorKind::Unauthorized, message))?;
+            .map_err(SessionError::NoKey)?;
         Ok((model, api_key))
     }
 
@@ -103,7 +96,7 @@ impl SessionActor {
     pub(super) async fn start_run(
         &mut self,
         prompts: Vec<AgentMessage>,
-    ) -> Result<EmptyResponse, ErrorObject> {
+    ) -> Result<EmptyResponse, SessionError> {
         let (model, api_key) = self.model_and_key()?;
         let (steering_mode, follow_up_mode) = queue_modes(&self.services, &self.resources);
         self.queues.set_modes(steering_mode, follow_up_mode);
@@ -157,7 +150,7 @@ impl SessionActor {
         steering: bool,
         text: String,
         images: Vec<ImageContent>,
-    ) -> Result<EmptyResponse, ErrorObject> {
+    ) -> Result<EmptyResponse, SessionError> {
         let message = user_message(self.expand_input(text), images)?;
         if steering {
             self.queues.push_steering(message);
@@ -222,7 +215,7 @@ impl SessionActor {
                         .iter_mut()
                         .find(|t| &t.tool_call_id == tool_call_id)
                 }) {
-                    tool.partial_result = wire::partial_output_to_wire(partial_result).ok();
+                    tool.partial_result = convert::partial_output_to_wire(partial_result).ok();
                 }
             }
             AgentEvent::ToolExecutionEnd { tool_call_id, .. } => {
@@ -241,7 +234,7 @@ impl SessionActor {
             | AgentEvent::ToolsWaitStart { .. }
             | AgentEvent::ToolsWaitEnd { .. } => {}
         }
-        match wire::event_to_wire(event, None) {
+        match convert::event_to_wire(event, None) {
             Ok(event) => self.broadcast(event),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
         }
@@ -265,12 +258,12 @@ impl SessionActor {
             Ok((id, seq)) => (Some(id), Some(seq)),
             Err(error) => {
                 self.broadcast(SessionEvent::SessionError {
-                    message: error.message.clone(),
+                    message: error.to_string(),
                 });
                 (None, None)
             }
         };
-        match wire::event_to_wire(AgentEvent::MessageEnd { message }, entry_id) {
+        match convert::event_to_wire(AgentEvent::MessageEnd { message }, entry_id) {
             Ok(event) => self.broadcast_with_seq(event, stored_seq),
             Err(error) => tracing::error!(%error, "cannot convert an agent event"),
         }
@@ -284,9 +277,9 @@ impl SessionActor {
     pub(super) async fn store_message(
         &mut self,
         message: &AgentMessage,
-    ) -> Result<(String, u64), ErrorObject> {
+    ) -> Result<(String, u64), SessionError> {
         let base = EntryBase::new(&mut self.entry_ids, self.row.leaf_id.clone(), now_millis());
-        let entry = entries::message_entry(base, message).map_err(crate::session::internal)?;
+        let entry = entries::message_entry(base, message).map_err(SessionError::internal)?;
         let mut row = self.row.clone();
         row.message_count += 1;
         match message {
@@ -303,7 +296,7 @@ impl SessionActor {
         committed
             .into_iter()
             .next()
-            .ok_or_else(|| crate::session::internal("no entry was committed"))
+            .ok_or_else(|| SessionError::internal("no entry was committed"))
     }
 
     /// Commits entries (children of the leaf, in order) with the given row changes; the new
@@ -312,12 +305,12 @@ impl SessionActor {
         &mut self,
         mut row: SessionRow,
         new: Vec<SessionEntry>,
-    ) -> Result<Vec<(String, u64)>, ErrorObject> {
+    ) -> Result<Vec<(String, u64)>, SessionError> {
         let mut stored = Vec::with_capacity(new.len());
         let mut ids = Vec::with_capacity(new.len());
         for (offset, entry) in new.iter().enumerate() {
             let seq = self.seq + 1 + offset as u64;
-            let new_entry = entries::new_entry(entry, seq).map_err(crate::session::internal)?;
+            let new_entry = entries::new_entry(entry, seq).map_err(SessionError::internal)?;
             ids.push((new_entry.id.clone(), seq));
             stored.push(new_entry);
         }
@@ -340,7 +333,7 @@ impl SessionActor {
         &mut self,
         row: SessionRow,
         kinds: Vec<EntryKind>,
-    ) -> Result<(), ErrorObject> {
+    ) -> Result<(), SessionError> {
         let mut parent = self.row.leaf_id.clone();
         let mut new = Vec::with_capacity(kinds.len());
         for kind in kinds {
@@ -383,7 +376,7 @@ impl SessionActor {
         }
         for message in std::mem::take(&mut self.pending_bash) {
             if let Err(error) = self.record_message(message).await {
-                tracing::error!(error = error.message, "cannot record a user shell command");
+                tracing::error!(%error, "cannot record a user shell command");
             }
         }
         // A run the user aborted, or a closing session, is never retried.
@@ -418,13 +411,13 @@ impl SessionActor {
         if let Err(error) = self.start_run(Vec::new()).await {
             let attempt = self.retry.cancel();
             self.broadcast(SessionEvent::SessionError {
-                message: format!("cannot retry: {}", error.message),
+                message: format!("cannot retry: {error}"),
             });
             if let Some(SessionEvent::AutoRetryEnd { attempt, .. }) = attempt {
                 self.broadcast(SessionEvent::AutoRetryEnd {
                     success: false,
                     attempt,
-                    final_error: Some(error.message),
+                    final_error: Some(error.to_string()),
                 });
             }
         }
@@ -441,10 +434,10 @@ impl SessionActor {
     pub(super) async fn record_message(
         &mut self,
         message: AgentMessage,
-    ) -> Result<String, ErrorObject> {
+    ) -> Result<String, SessionError> {
         let (entry_id, seq) = self.store_message(&message).await?;
         let event = AgentEvent::MessageEnd { message };
-        match wire::event_to_wire(event, Some(entry_id.clone())) {
+        match convert::event_to_wire(event, Some(entry_id.clone())) {
             Ok(event) => self.broadcast_with_seq(event, Some(seq)),
             Err(error) => tracing::error!(%error, "cannot convert a recorded message"),
         }

@@ -1,23 +1,24 @@
 //! The actor's subscribers: attach (snapshot + replay, atomic with the event stream) and
 //! broadcasting events with their `seq`.
 
+use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::{
     SessionAttachResponse, SessionEntry, SessionEvent, SessionEventNotification,
     SessionEventParams, SessionSnapshot,
 };
-use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 
 use super::SessionActor;
+use crate::session::convert::transcode;
 use crate::session::entries;
+use crate::session::error::{Resync, SessionError};
 use crate::session::sink::EventSink;
-use crate::wire::{self, transcode};
 
 impl SessionActor {
     pub(super) async fn attach(
         &mut self,
         sink: EventSink,
         after_seq: Option<u64>,
-    ) -> Result<SessionAttachResponse, ErrorObject> {
+    ) -> Result<SessionAttachResponse, SessionError> {
         let (replay, gapless) = match after_seq {
             None => (Vec::new(), false),
             Some(after) => self.replay(after).await?,
@@ -33,7 +34,7 @@ impl SessionActor {
                 .and_then(|run| run.streaming.as_ref())
                 .map(|message| transcode("streaming message", message))
                 .transpose()
-                .map_err(crate::session::internal)?,
+                .map_err(SessionError::internal)?,
             running_tools: run.map(|run| run.running_tools.clone()).unwrap_or_default(),
             queue: self.queue_state(),
             attached_clients,
@@ -54,16 +55,12 @@ impl SessionActor {
     pub(super) async fn replay(
         &self,
         after: u64,
-    ) -> Result<(Vec<SessionEventParams>, bool), ErrorObject> {
+    ) -> Result<(Vec<SessionEventParams>, bool), SessionError> {
         if after > self.seq {
-            return Err(ErrorObject::new(
-                ErrorKind::ResyncRequired,
-                format!(
-                    "cursor {after} is ahead of this session's history (last seq {}), so the daemon restarted \
-                     since; re-read the session with `session/read` and attach without `afterSeq`",
-                    self.seq
-                ),
-            ));
+            return Err(SessionError::Resync(Resync::Ahead {
+                after,
+                last_seq: self.seq,
+            }));
         }
         if let Some(events) = self.recent.after(after, self.seq) {
             return Ok((self.numbered(events), true));
@@ -96,7 +93,7 @@ impl SessionActor {
         &self,
         after: u64,
         through: u64,
-    ) -> Result<Vec<SessionEventParams>, ErrorObject> {
+    ) -> Result<Vec<SessionEventParams>, SessionError> {
         let limit = self.services.settings.replay_limit;
         let mut stored = self
             .store
@@ -105,18 +102,12 @@ impl SessionActor {
             .map_err(crate::session::storage(&self.store))?;
         stored.retain(|stored| stored.seq <= through);
         if stored.len() > limit as usize {
-            return Err(ErrorObject::new(
-                ErrorKind::ResyncRequired,
-                format!(
-                    "more than {limit} events happened after seq {after}; re-read the session with \
-                     `session/read` and attach without `afterSeq`"
-                ),
-            ));
+            return Err(SessionError::Resync(Resync::TooMany { limit, after }));
         }
         stored
             .iter()
             .map(|stored| {
-                let entry = entries::parse_entry(stored).map_err(crate::session::internal)?;
+                let entry = entries::parse_entry(stored).map_err(SessionError::internal)?;
                 let event = match entry {
                     SessionEntry::Message { id, message, .. } => SessionEvent::MessageEnd {
                         message,
@@ -148,21 +139,18 @@ impl SessionActor {
                 self.seq
             }
         };
-        let frame = match wire::frame::session_event(
-            &mut self.frames,
-            &self.session_id_json,
-            seq,
-            &event,
-        ) {
-            Ok(frame) => frame,
-            Err(error) => {
-                // Never happens (the wire types always serialize); the window restarts at the
-                // next event, so no replay claims to be gapless across this one.
-                tracing::error!(seq, %error, "cannot serialize a session event");
-                self.recent.clear();
-                return;
-            }
-        };
+        let frame =
+            match crate::frame::session_event(&mut self.frames, &self.session_id_json, seq, &event)
+            {
+                Ok(frame) => frame,
+                Err(error) => {
+                    // Never happens (the wire types always serialize); the window restarts at the
+                    // next event, so no replay claims to be gapless across this one.
+                    tracing::error!(seq, %error, "cannot serialize a session event");
+                    self.recent.clear();
+                    return;
+                }
+            };
         let size = frame.len();
         let before = self.subscribers.len();
         self.subscribers.retain(|subscriber| {

@@ -4,17 +4,14 @@
 //! Both sides use pi's JSON shapes, so rare conversions transcode through serde. The
 //! per-token ones (stream deltas) are explicit, field by field. Converting agent events is
 //! explicit too: wire events drop what pi repeats needlessly (the cumulative partial message)
-//! and add what clients need (entry ids). `frame.rs` serializes outgoing messages once, for
-//! every subscriber.
-
-pub mod frame;
-pub mod settings;
+//! and add what clients need (entry ids).
 
 use pi_agent::{AgentEvent, AgentMessage, ToolOutput};
 use pi_llm::StreamEvent;
-use pi_protocol::v1::SessionEvent;
 use pi_protocol::v1::message::AssistantMessageEvent;
+use pi_protocol::v1::{ResourceDiagnostic, ResourceDiagnosticKind, SessionEvent};
 
+use crate::coding::{Diagnostic, DiagnosticKind};
 use crate::compaction::CompactionResult;
 use pi_protocol::v1::message::{self as wire_message, ToolResult};
 use serde::Serialize;
@@ -298,5 +295,18 @@ pub fn compaction_result_to_wire(result: &CompactionResult) -> pi_protocol::v1::
         first_kept_entry_id: result.first_kept_entry_id.clone(),
         tokens_before: result.tokens_before,
         details: Some(result.details.to_details()),
+    }
+}
+
+/// The wire form of a diagnostic.
+pub fn diagnostic(diagnostic: &Diagnostic) -> ResourceDiagnostic {
+    ResourceDiagnostic {
+        kind: match diagnostic.kind {
+            DiagnosticKind::Warning => ResourceDiagnosticKind::Warning,
+            DiagnosticKind::Collision => ResourceDiagnosticKind::Collision,
+        },
+        path: diagnostic.path.display().to_string(),
+        key: diagnostic.key.clone(),
+        message: diagnostic.message.clone(),
     }
 }

@@ -15,8 +15,8 @@ use pi_protocol::v1::{SessionEvent, SessionEventNotification};
 use pi_protocol::{NotificationMethod as _, RequestId};
 use serde::Serialize;
 
+use crate::session::convert::WireError;
 use crate::session::sink::Frame;
-use crate::wire::WireError;
 
 /// Room reserved for a frame; most session events fit without regrowing.
 const TYPICAL_FRAME: usize = 512;

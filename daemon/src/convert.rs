@@ -1,14 +1,14 @@
-//! Conversions from the coding layer's settings and diagnostics to `settings/*` wire types.
+//! Conversions from the coding layer's settings and the sessions' sandbox to the wire types of
+//! `settings/*` and `daemon/status`.
 
 use pi_agent::QueueMode;
 use pi_llm::ThinkingLevel;
 use pi_protocol::v1::{
-    BranchSummarySettings, CompactionSettings, EffectiveSettings, ResourceDiagnostic,
-    ResourceDiagnosticKind, RetrySettings,
+    BranchSummarySettings, CompactionSettings, EffectiveSettings, RetrySettings,
 };
 
+use crate::coding::Settings;
 use crate::coding::settings::PathEntry;
-use crate::coding::{Diagnostic, DiagnosticKind, Settings};
 
 /// The daemon's fallbacks for what no settings file sets.
 #[derive(Clone, Copy, Debug)]
@@ -78,19 +78,6 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
             .append_system_prompt
             .as_ref()
             .map(|text| text.value.clone()),
-    }
-}
-
-/// The wire form of a diagnostic.
-pub fn diagnostic(diagnostic: &Diagnostic) -> ResourceDiagnostic {
-    ResourceDiagnostic {
-        kind: match diagnostic.kind {
-            DiagnosticKind::Warning => ResourceDiagnosticKind::Warning,
-            DiagnosticKind::Collision => ResourceDiagnosticKind::Collision,
-        },
-        path: diagnostic.path.display().to_string(),
-        key: diagnostic.key.clone(),
-        message: diagnostic.message.clone(),
     }
 }
 

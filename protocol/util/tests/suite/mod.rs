@@ -1,0 +1,2 @@
+mod time;
+mod wildcard;
