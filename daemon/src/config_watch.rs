@@ -318,7 +318,10 @@ async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
     };
     for (sink, _) in state.clients() {
         if sink.is_initialized() {
-            let _ = sink.notify(ConfigChanged::NAME, frame.clone());
+            let _ = sink.notify(
+                ConfigChanged::NAME,
+                crate::outbound::Outbound::Frame(frame.clone()),
+            );
         }
     }
 }

@@ -1,5 +1,7 @@
 //! Outgoing messages serialized once into shared [`Frame`]s: every subscriber of a session
-//! gets the same bytes, and nothing is rebuilt per subscriber or per token.
+//! gets the same bytes, and nothing is rebuilt per subscriber or per token. A session's
+//! events and notices are encoded by its [`JsonRpcEncoder`], the daemon's
+//! [`EventEncoder`](crate::session::events::EventEncoder).
 //!
 //! Notifications are written straight from their typed params into one buffer, without the
 //! intermediate `serde_json::Value` that `pi_protocol::Notification` carries: a session event
@@ -8,15 +10,21 @@
 
 use std::io::Write as _;
 
-use bytes::{BufMut as _, BytesMut};
+use bytes::{BufMut as _, Bytes, BytesMut};
 
 use pi_protocol::v1::message::AssistantMessageEvent;
-use pi_protocol::v1::{SessionEvent, SessionEventNotification};
+use pi_protocol::v1::{
+    SessionEvent, SessionEventNotification, SessionPresence, UiRequestNotification,
+    UiResolvedNotification,
+};
 use pi_protocol::{NotificationMethod as _, RequestId};
 use serde::Serialize;
 
 use crate::session::convert::WireError;
-use crate::session::sink::Frame;
+use crate::session::events::{EncodeError, EncoderFactory, EventEncoder, Notice};
+
+/// One serialized message (a JSON-RPC notification or response, without a line end).
+pub type Frame = Bytes;
 
 /// Room reserved for a frame; most session events fit without regrowing.
 const TYPICAL_FRAME: usize = 512;
@@ -172,6 +180,53 @@ pub fn response(id: &RequestId, result: &impl Serialize) -> Result<Frame, WireEr
     serde_json::to_writer(&mut out, result).map_err(|error| WireError::new("response", error))?;
     out.push(b'}');
     Ok(Frame::from(out))
+}
+
+/// The daemon's encoding of a session's events and notices: JSON-RPC notifications, each
+/// event cut from the session's [`FrameArena`] (the per-token deltas written by hand).
+#[derive(Debug)]
+pub struct JsonRpcEncoder {
+    arena: FrameArena,
+    session_id: SessionIdJson,
+}
+
+/// Makes every session's [`JsonRpcEncoder`].
+#[derive(Clone, Copy, Debug, Default)]
+pub struct JsonRpcEncoders;
+
+impl EncoderFactory for JsonRpcEncoders {
+    fn encoder(&self, session_id: &str) -> Box<dyn EventEncoder> {
+        Box::new(JsonRpcEncoder {
+            arena: FrameArena::default(),
+            session_id: SessionIdJson::new(session_id),
+        })
+    }
+}
+
+impl EventEncoder for JsonRpcEncoder {
+    fn event(&mut self, seq: u64, event: &SessionEvent) -> Result<Bytes, EncodeError> {
+        session_event(&mut self.arena, &self.session_id, seq, event).map_err(encode_error)
+    }
+
+    fn notice(&mut self, notice: &Notice) -> Result<Bytes, EncodeError> {
+        let encoded = match notice {
+            Notice::Presence(params) => notification(SessionPresence::NAME, params),
+            Notice::Question(params) => notification(UiRequestNotification::NAME, params),
+            Notice::Resolved(params) => notification(UiResolvedNotification::NAME, params),
+        };
+        encoded.map_err(encode_error)
+    }
+
+    fn quiet(&mut self) {
+        self.arena.release();
+    }
+}
+
+fn encode_error(error: WireError) -> EncodeError {
+    EncodeError {
+        what: "a session message",
+        message: error.to_string(),
+    }
 }
 
 #[cfg(test)]

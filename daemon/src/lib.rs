@@ -23,6 +23,7 @@ pub mod logging;
 pub mod lsp;
 pub mod mcp;
 pub mod model;
+pub mod outbound;
 pub mod policy;
 pub mod rpc;
 pub mod schema_export;

@@ -12,7 +12,7 @@ use pi_tools::Artifacts;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::session::sink::EventSink;
+use crate::outbound::ConnectionSink;
 use crate::session::{SessionRegistry, SessionServices};
 use crate::store::Store;
 use crate::tools::UserShells;
@@ -63,7 +63,7 @@ pub struct DaemonState {
     // The outbound sinks of open connections by id, for `daemon/status`; entries are added by
     // `ConnectionGuard::register` and removed when the guard drops. A sync mutex, never held
     // across an await.
-    clients: Mutex<BTreeMap<String, (EventSink, &'static str)>>,
+    clients: Mutex<BTreeMap<String, (ConnectionSink, &'static str)>>,
     next_connection_id: AtomicU64,
 }
 
@@ -80,7 +80,11 @@ impl DaemonState {
         DaemonState {
             paths,
             config,
-            sessions: SessionRegistry::new(store.clone(), services),
+            sessions: SessionRegistry::new(
+                store.clone(),
+                services,
+                std::sync::Arc::new(crate::frame::JsonRpcEncoders),
+            ),
             artifacts,
             user_shells: UserShells::default(),
             ui: crate::ui::UiBroker::default(),
@@ -124,7 +128,7 @@ impl DaemonState {
     }
 
     /// The open connections' sinks and transports, in id order.
-    pub fn clients(&self) -> Vec<(EventSink, &'static str)> {
+    pub fn clients(&self) -> Vec<(ConnectionSink, &'static str)> {
         self.clients
             .lock()
             .map(|clients| clients.values().cloned().collect())
@@ -152,7 +156,7 @@ pub struct ConnectionGuard {
 
 impl ConnectionGuard {
     /// Lists the connection's outbound sink (and transport name) in `daemon/status`.
-    pub fn register(&self, sink: EventSink, transport: &'static str) {
+    pub fn register(&self, sink: ConnectionSink, transport: &'static str) {
         if let Ok(mut clients) = self.state.clients.lock() {
             clients.insert(self.id.clone(), (sink, transport));
         }

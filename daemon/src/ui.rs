@@ -12,18 +12,15 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use pi_protocol::NotificationMethod;
 use pi_protocol::v1::{
-    UiAnswer, UiAskParams, UiAskResponse, UiRequestNotification, UiRequestParams,
-    UiResolvedNotification, UiResolvedParams, UiRespondParams, UiRespondResponse,
+    UiAnswer, UiAskParams, UiAskResponse, UiRequestParams, UiResolvedParams, UiRespondParams,
+    UiRespondResponse,
 };
-use serde::Serialize;
 use tokio::sync::oneshot;
 
-use crate::frame;
 use crate::session::SessionError;
 use crate::session::actor::Command;
-use crate::session::sink::EventSink;
+use crate::session::events::Notice;
 use crate::state::DaemonState;
 
 /// Pending questions of every session.
@@ -70,7 +67,7 @@ impl UiBroker {
             session_id: params.session_id.clone(),
             request_id: request_id.clone(),
         };
-        broadcast::<UiRequestNotification>(state, &params.session_id, &request).await?;
+        broadcast(state, &params.session_id, Notice::Question(request.clone())).await?;
         let answer = match params.timeout_ms {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms), receiver)
                 .await
@@ -117,23 +114,17 @@ impl UiBroker {
             answer: params.answer,
         };
         // The answer is recorded whatever happens to the broadcast.
-        let _ = broadcast::<UiResolvedNotification>(state, &params.session_id, &resolved).await;
+        let _ = broadcast(state, &params.session_id, Notice::Resolved(resolved)).await;
         Ok(UiRespondResponse { accepted: true })
     }
 
-    /// Sends the requests pending for `session_id` to one (newly attached) subscriber.
-    pub fn resend_pending(&self, session_id: &str, sink: &EventSink) {
-        let pending: Vec<UiRequestParams> = self
-            .table()
+    /// The requests pending for `session_id` (for a newly attached client).
+    pub fn pending(&self, session_id: &str) -> Vec<UiRequestParams> {
+        self.table()
             .values()
             .filter(|pending| pending.params.session_id == session_id)
             .map(|pending| pending.params.clone())
-            .collect();
-        for params in pending {
-            if let Ok(frame) = frame::notification(UiRequestNotification::NAME, &params) {
-                let _ = sink.notify(UiRequestNotification::NAME, frame);
-            }
-        }
+            .collect()
     }
 
     /// How many requests are pending (for status and tests).
@@ -168,12 +159,8 @@ impl Drop for Withdraw {
         // ran on it).
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
-                let _ = broadcast::<UiResolvedNotification>(
-                    &state,
-                    &resolved.session_id.clone(),
-                    &resolved,
-                )
-                .await;
+                let session_id = resolved.session_id.clone();
+                let _ = broadcast(&state, &session_id, Notice::Resolved(resolved)).await;
             });
         }
     }
@@ -186,18 +173,16 @@ fn cancelled() -> UiAnswer {
     }
 }
 
-/// Sends notification `N` to every client attached to `session_id` (through its actor).
-async fn broadcast<N: NotificationMethod>(
+/// Tells every client attached to `session_id` `notice` (through its actor).
+async fn broadcast(
     state: &Arc<DaemonState>,
     session_id: &str,
-    params: &impl Serialize,
+    notice: Notice,
 ) -> Result<(), SessionError> {
-    let frame = frame::notification(N::NAME, params).map_err(SessionError::internal)?;
     state
         .sessions
         .call(session_id, |reply| Command::Notify {
-            method: N::NAME,
-            frame: frame.clone(),
+            notice: notice.clone(),
             reply,
         })
         .await

@@ -2,9 +2,10 @@
 //! outbound queue, backpressure and graceful close.
 //!
 //! Each connection has a reader (this loop), a writer task draining a bounded outbound queue,
-//! and one task per in-flight request. The queue is an [`EventSink`] (the session layer's
-//! subscriber type): sessions the connection attaches to send their events into it, and it is
-//! the only path to the peer, so responses and notifications keep their order. The writer
+//! and one task per in-flight request. The queue is a [`ConnectionSink`]: sessions the
+//! connection attaches to deliver their events into it (as a [`ConnectionSubscriber`]),
+//! responses go into it, and it is the only path to the peer, so responses and notifications
+//! keep their order. The writer
 //! writes whatever is queued and flushes once per batch. When the queue is full the peer is
 //! too slow; the queue is dropped at once rather than buffering without bound or slowing the
 //! sender, and the peer gets a `connection/closing {reason: "slow_consumer"}` notice after
@@ -35,12 +36,13 @@ use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::frame;
+use crate::frame::{self, Frame};
+use crate::outbound::{ConnectionSink, ConnectionSubscriber, Outbound};
 use crate::rpc::admission::Pending;
 use crate::rpc::codec::FrameError;
 use crate::rpc::dispatch::{self, RequestContext};
 use crate::session::convert::WireError;
-use crate::session::sink::{Closed, EventSink, Frame, SinkLimits, SinkReceiver};
+use crate::session::sink::{Closed, SinkLimits, SinkReceiver};
 use crate::state::DaemonState;
 
 /// Complete incoming messages from a transport.
@@ -84,7 +86,7 @@ const WRITE_BATCH: usize = 256;
 pub struct ConnectionHandle {
     // The connection's one outbound queue: responses, and the notifications of every session
     // it attached to. Received by the writer task; closing it ends the connection.
-    sink: EventSink,
+    sink: ConnectionSink,
     transport: TransportKind,
 }
 
@@ -99,9 +101,14 @@ impl ConnectionHandle {
         self.transport
     }
 
-    /// The connection's outbound sink, for sessions to subscribe.
-    pub fn sink(&self) -> &EventSink {
+    /// The connection's outbound queue (for daemon-wide notifications).
+    pub fn sink(&self) -> &ConnectionSink {
         &self.sink
+    }
+
+    /// The connection as a session subscriber.
+    pub fn subscriber(&self) -> Arc<ConnectionSubscriber> {
+        Arc::new(ConnectionSubscriber(self.sink.clone()))
     }
 
     /// Whether the connection has ended (or been condemned).
@@ -121,7 +128,7 @@ impl ConnectionHandle {
             return Ok(());
         }
         let frame = frame::notification(N::NAME, params).map_err(|_| Closed)?;
-        self.sink.send(frame)
+        self.sink.send(Outbound::Frame(frame))
     }
 
     fn send_outcome(&self, id: Option<RequestId>, outcome: Result<Value, ErrorObject>) {
@@ -134,7 +141,7 @@ impl ConnectionHandle {
         };
         match frame {
             Ok(frame) => {
-                let _ = self.sink.send(frame);
+                let _ = self.sink.send(Outbound::Frame(frame));
             }
             Err(error) => tracing::error!(%error, "cannot serialize a response"),
         }
@@ -382,9 +389,13 @@ fn close_message(reason: CloseReason) -> &'static str {
 
 /// Writes queued frames to the transport, flushing once per batch, until the queue ends, the
 /// connection is condemned or the drain signal (graceful close) comes.
-async fn write_loop(mut queue: SinkReceiver, mut transport: FrameSink, drain: CancellationToken) {
+async fn write_loop(
+    mut queue: SinkReceiver<Outbound>,
+    mut transport: FrameSink,
+    drain: CancellationToken,
+) {
     // Grown by what arrives at once (an idle connection holds none).
-    let mut batch: Vec<Frame> = Vec::new();
+    let mut batch: Vec<Outbound> = Vec::new();
     let sink = queue.sink();
     loop {
         let received = tokio::select! {
@@ -393,8 +404,8 @@ async fn write_loop(mut queue: SinkReceiver, mut transport: FrameSink, drain: Ca
             () = drain.cancelled() => {
                 // Everything queued before the drain signal is still in the queue.
                 let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
-                    while let Some(frame) = queue.try_recv() {
-                        if transport.feed(frame).await.is_err() {
+                    while let Some(item) = queue.try_recv() {
+                        if transport.feed(item.bytes().clone()).await.is_err() {
                             return;
                         }
                     }
@@ -436,10 +447,10 @@ async fn write_loop(mut queue: SinkReceiver, mut transport: FrameSink, drain: Ca
     let _ = tokio::time::timeout(Duration::from_millis(200), transport.close()).await;
 }
 
-/// Feeds every frame of `batch` to the transport, then flushes once.
-async fn write_batch(transport: &mut FrameSink, batch: &mut Vec<Frame>) -> std::io::Result<()> {
-    for frame in batch.drain(..) {
-        transport.feed(frame).await?;
+/// Feeds every item of `batch` to the transport, then flushes once.
+async fn write_batch(transport: &mut FrameSink, batch: &mut Vec<Outbound>) -> std::io::Result<()> {
+    for item in batch.drain(..) {
+        transport.feed(item.bytes().clone()).await?;
     }
     transport.flush().await
 }

@@ -32,14 +32,13 @@ use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::Resources;
-use crate::frame::{FrameArena, SessionIdJson};
 use crate::session::convert::transcode;
 use crate::session::entries::{self, EntryBase, EntryIds};
+use crate::session::events::{EventEncoder, Subscriber};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
 use crate::session::retry::AutoRetry;
 use crate::session::services::SessionServices;
-use crate::session::sink::EventSink;
 use crate::session::{SessionError, SessionMap};
 use crate::store::{SessionRow, Store};
 use pi_util::time::now_millis;
@@ -96,13 +95,14 @@ pub struct SessionActor {
     // Invariant: every event numbered at or below it is a stored entry, so the store replays
     // them all; what follows is in `recent` until the window moves on (see `replay`).
     stored_through: u64,
-    // The session id as serialized in every event frame.
-    session_id_json: SessionIdJson,
-    /// Where this session's event frames are cut from.
-    frames: FrameArena,
-    // Where events go: one sink per attached subscriber (a connection, or anything else that
-    // reads a sink). A sink that fails a send is dropped.
-    subscribers: Vec<EventSink>,
+    // The session id every event carries (shared, not copied, per event).
+    id: Arc<str>,
+    // Makes the bytes of every event and notice, once, for all subscribers (the daemon's
+    // JSON-RPC encoder with its frame arena); given by the registry.
+    encoder: Box<dyn EventEncoder>,
+    // Who events go to: connections, watchers in this process. One that fails a delivery is
+    // dropped.
+    subscribers: Vec<Arc<dyn Subscriber>>,
     // The newest events, for gapless replay to reconnecting subscribers.
     recent: RecentEvents,
     // Since when the session has had no subscriber and no work (`None` while it has either).
@@ -140,6 +140,7 @@ impl SessionActor {
         sessions: Arc<SessionMap>,
         generation: u64,
         row: SessionRow,
+        encoder: Box<dyn EventEncoder>,
     ) -> Result<SessionHandle, SessionError> {
         let branch: Vec<SessionEntry> = store
             .branch(&row.id, row.leaf_id.as_deref())
@@ -173,7 +174,7 @@ impl SessionActor {
             tools: None,
             stored_through,
         };
-        Self::start(store, services, sessions, generation, row, loaded)
+        Self::start(store, services, sessions, generation, row, loaded, encoder)
     }
 
     /// Starts the actor of a session whose stored state the caller holds (`session/create`
@@ -185,6 +186,7 @@ impl SessionActor {
         generation: u64,
         row: SessionRow,
         loaded: Loaded,
+        encoder: Box<dyn EventEncoder>,
     ) -> Result<SessionHandle, SessionError> {
         let Loaded {
             branch,
@@ -230,8 +232,8 @@ impl SessionActor {
             tools,
             resources,
             queues,
-            session_id_json: SessionIdJson::new(&row.id),
-            frames: FrameArena::default(),
+            id: handle.id.clone(),
+            encoder,
             subscribers: Vec::new(),
             recent: RecentEvents::default(),
             idle_since: None,
@@ -284,7 +286,7 @@ impl SessionActor {
             // subscribers are dropped by the broadcasts themselves.
             let quiet = self.run.is_none() && self.job.is_none();
             if quiet {
-                self.frames.release();
+                self.encoder.quiet();
             }
             let idle = quiet && !self.retry.is_pending() && self.prune_subscribers() == 0;
             let retry_due = self.retry.due().filter(|_| self.run.is_none());
@@ -356,11 +358,11 @@ impl SessionActor {
     async fn handle(&mut self, command: Command) {
         match command {
             Command::Attach {
-                sink,
+                subscriber,
                 after_seq,
                 reply,
             } => {
-                let _ = reply.send(self.attach(sink, after_seq).await);
+                let _ = reply.send(self.attach(subscriber, after_seq).await);
             }
             Command::Detach {
                 connection_id,
@@ -369,7 +371,7 @@ impl SessionActor {
                 self.subscribers
                     .retain(|subscriber| subscriber.id() != connection_id);
                 self.presence.retain(&self.subscribers);
-                self.presence.announce(&self.row.id, &self.subscribers);
+                self.announce_presence();
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
             Command::SetDraft {
@@ -383,7 +385,7 @@ impl SessionActor {
                     .any(|subscriber| subscriber.id() == connection_id)
                 {
                     self.presence.set_draft(&connection_id, text);
-                    self.presence.announce(&self.row.id, &self.subscribers);
+                    self.announce_presence();
                     let _ = reply.send(Ok(EmptyResponse {}));
                 } else {
                     let _ = reply.send(Err(SessionError::NotAttached));
@@ -499,13 +501,8 @@ impl SessionActor {
                     let _ = reply.send(self.record_message(message).await.map(Some));
                 }
             }
-            Command::Notify {
-                method,
-                frame,
-                reply,
-            } => {
-                self.subscribers
-                    .retain(|subscriber| subscriber.notify(method, frame.clone()).is_ok());
+            Command::Notify { notice, reply } => {
+                self.notify(notice);
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
             Command::Close { deleted, reply } => {
@@ -560,11 +557,11 @@ impl SessionActor {
     }
 }
 
-/// Completes when any of the subscribers' sinks has closed.
-async fn any_closed(subscribers: &[EventSink]) {
+/// Completes when any of the subscribers is gone.
+async fn any_closed(subscribers: &[Arc<dyn Subscriber>]) {
     let closed: Vec<_> = subscribers
         .iter()
-        .map(|subscriber| Box::pin(subscriber.closed()))
+        .map(|subscriber| subscriber.closed())
         .collect();
     futures_util::future::select_all(closed).await;
 }

@@ -12,6 +12,7 @@ pub mod actor;
 pub mod convert;
 pub mod entries;
 pub mod error;
+pub mod events;
 pub mod html;
 pub mod params;
 pub mod pi_format;
@@ -70,6 +71,9 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(1500);
 pub struct SessionRegistry {
     store: Store,
     services: SessionServices,
+    // Makes each actor's encoder: how its events and notices become bytes for subscribers
+    // in other processes.
+    encoders: Arc<dyn events::EncoderFactory>,
     sessions: Arc<SessionMap>,
     // Held while an actor is being loaded, so one session never gets two actors.
     loading: tokio::sync::Mutex<()>,
@@ -82,11 +86,16 @@ pub struct SessionRegistry {
 }
 
 impl SessionRegistry {
-    /// A registry over `store`.
-    pub fn new(store: Store, services: SessionServices) -> Self {
+    /// A registry over `store`; its sessions' events are encoded by `encoders`' encoders.
+    pub fn new(
+        store: Store,
+        services: SessionServices,
+        encoders: Arc<dyn events::EncoderFactory>,
+    ) -> Self {
         SessionRegistry {
             store,
             services,
+            encoders,
             sessions: Arc::new(Mutex::new(HashMap::new())),
             loading: tokio::sync::Mutex::new(()),
             next_generation: AtomicU64::new(1),
@@ -350,6 +359,7 @@ impl SessionRegistry {
             generation,
             row,
             loaded,
+            self.encoders.encoder(&info.id),
         ) {
             Ok(handle) => {
                 if let Ok(mut map) = self.sessions.lock() {
@@ -407,6 +417,7 @@ impl SessionRegistry {
             self.sessions.clone(),
             generation,
             row,
+            self.encoders.encoder(id),
         )
         .await?;
         if let Ok(mut map) = self.sessions.lock() {

@@ -5,12 +5,11 @@
 //! detaches or closes.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use pi_protocol::NotificationMethod as _;
-use pi_protocol::v1::{AttachedClient, SessionPresence, SessionPresenceParams};
+use pi_protocol::v1::{AttachedClient, SessionPresenceParams};
 
-use crate::frame;
-use crate::session::sink::EventSink;
+use crate::session::events::{Notice, Subscriber};
 
 /// Drafts by connection id.
 #[derive(Debug, Default)]
@@ -31,13 +30,13 @@ impl Presence {
     }
 
     /// Forgets drafts of connections that are no longer subscribed.
-    pub fn retain(&mut self, subscribers: &[EventSink]) {
+    pub fn retain(&mut self, subscribers: &[Arc<dyn Subscriber>]) {
         self.drafts
             .retain(|id, _| subscribers.iter().any(|subscriber| subscriber.id() == id));
     }
 
     /// The attached clients, in attach order, with their drafts.
-    pub fn clients(&self, subscribers: &[EventSink]) -> Vec<AttachedClient> {
+    pub fn clients(&self, subscribers: &[Arc<dyn Subscriber>]) -> Vec<AttachedClient> {
         subscribers
             .iter()
             .map(|subscriber| AttachedClient {
@@ -52,18 +51,11 @@ impl Presence {
             .collect()
     }
 
-    /// Sends `session/presence` to every subscriber (best effort: a closed connection is
-    /// pruned by the next broadcast).
-    pub fn announce(&self, session_id: &str, subscribers: &[EventSink]) {
-        let params = SessionPresenceParams {
+    /// The `session/presence` notice for `subscribers` now.
+    pub fn notice(&self, session_id: &str, subscribers: &[Arc<dyn Subscriber>]) -> Notice {
+        Notice::Presence(SessionPresenceParams {
             session_id: session_id.to_owned(),
             clients: self.clients(subscribers),
-        };
-        let Ok(frame) = frame::notification(SessionPresence::NAME, &params) else {
-            return;
-        };
-        for subscriber in subscribers {
-            let _ = subscriber.notify(SessionPresence::NAME, frame.clone());
-        }
+        })
     }
 }

@@ -1,17 +1,18 @@
-//! Event sinks: where a session sends what its subscribers should receive.
+//! Sinks: bounded queues to a session's subscribers.
 //!
-//! A sink is the sending half of a bounded queue of frames (serialized JSON-RPC messages,
-//! shared between sinks without copying) plus what the session needs to know of its
-//! subscriber: an id, a display name, the notifications it opted out of, and whether it is
-//! still there. Whoever consumes the receiving half decides what a frame becomes: the RPC
-//! layer writes each to a socket (a connection's one outbound queue is a sink), a parent
-//! session or a bridge could read them in process. The session layer knows nothing of
-//! connections.
+//! A sink is the sending half of a bounded queue of items (a connection's outbound messages,
+//! a watcher's deliveries) plus what the session needs to know of its subscriber: an id, a
+//! display name, the notifications it opted out of, and whether it is still there. Whoever
+//! consumes the receiving half decides what an item becomes: the RPC layer writes each to a
+//! socket (a connection's one outbound queue is a sink), a parent session reads its child's
+//! events in process. The session layer knows nothing of connections.
 //!
-//! The slow-consumer rule: the queue is bounded in frames and in bytes; a send that would
-//! exceed either closes the sink (`slow_consumer`) instead of blocking the sender or
-//! buffering without bound. A session broadcasting to many sinks is never slowed by one.
+//! The slow-consumer rule: the queue is bounded in items and in bytes (each item's
+//! [`Weigh::weight`]); a send that would exceed either closes the sink (`slow_consumer`)
+//! instead of blocking the sender or buffering without bound. A session broadcasting to many
+//! sinks is never slowed by one.
 
+use std::fmt;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -20,42 +21,49 @@ use pi_protocol::v1::CloseReason;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// One serialized message (a JSON-RPC notification or response, without a line end).
-pub type Frame = Bytes;
+/// How many bytes an item counts for against a sink's byte bound.
+pub trait Weigh {
+    /// The bytes it holds (for a message: its encoded length).
+    fn weight(&self) -> usize;
+}
+
+impl Weigh for Bytes {
+    fn weight(&self) -> usize {
+        self.len()
+    }
+}
 
 /// The bounds of a sink's queue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct SinkLimits {
-    /// Frames queued at most.
+    /// Items queued at most.
     pub frames: usize,
-    /// Bytes queued at most (a single larger frame is still accepted into an empty queue).
+    /// Bytes queued at most (a single heavier item is still accepted into an empty queue).
     pub bytes: usize,
 }
 
 /// The sending half: cheap to clone, shared by everyone who sends to this subscriber.
-#[derive(Clone, Debug)]
-pub struct EventSink {
-    shared: Arc<Shared>,
+pub struct Sink<T> {
+    shared: Arc<Shared<T>>,
 }
 
-/// The receiving half, owned by whoever delivers the frames.
-#[derive(Debug)]
-pub struct SinkReceiver {
+/// The receiving half, owned by whoever delivers the items.
+pub struct SinkReceiver<T> {
     // Dropping it closes the sink: sends fail and `closed()` completes.
-    frames: mpsc::Receiver<Frame>,
-    shared: Arc<Shared>,
+    items: mpsc::Receiver<T>,
+    shared: Arc<Shared<T>>,
 }
 
-#[derive(Debug)]
-struct Shared {
+struct Shared<T> {
     id: String,
     // Set once: the subscriber's display name (a connection's `clientInfo.name`).
     name: OnceLock<String>,
     // Set once: notification methods the subscriber does not want.
     opt_out: OnceLock<Vec<String>>,
-    // Sent to by every `EventSink` clone; received by the `SinkReceiver`.
-    frames: mpsc::Sender<Frame>,
-    // Bytes in `frames` not yet received; added by `send`, subtracted by the receiver.
+    // Sent to by every `Sink` clone; received by the `SinkReceiver`.
+    items: mpsc::Sender<T>,
+    // Weight of the items in `items` not yet received; added by `send`, subtracted by the
+    // receiver.
     queued_bytes: AtomicUsize,
     limits: SinkLimits,
     // Cancelled when the sink must end now (too slow, transport failed, closed on purpose).
@@ -71,27 +79,51 @@ struct Shared {
 pub struct Closed;
 
 /// A new sink named `id` with its receiver.
-pub fn channel(id: impl Into<String>, limits: SinkLimits) -> (EventSink, SinkReceiver) {
-    let (sender, frames) = mpsc::channel(limits.frames.max(1));
+pub fn channel<T: Weigh>(id: impl Into<String>, limits: SinkLimits) -> (Sink<T>, SinkReceiver<T>) {
+    let (sender, items) = mpsc::channel(limits.frames.max(1));
     let shared = Arc::new(Shared {
         id: id.into(),
         name: OnceLock::new(),
         opt_out: OnceLock::new(),
-        frames: sender,
+        items: sender,
         queued_bytes: AtomicUsize::new(0),
         limits,
         closed: CancellationToken::new(),
         close_reason: Mutex::new(None),
     });
     (
-        EventSink {
+        Sink {
             shared: shared.clone(),
         },
-        SinkReceiver { frames, shared },
+        SinkReceiver { items, shared },
     )
 }
 
-impl EventSink {
+impl<T> Clone for Sink<T> {
+    fn clone(&self) -> Self {
+        Sink {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl<T> fmt::Debug for Sink<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sink")
+            .field("id", &self.shared.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> fmt::Debug for SinkReceiver<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SinkReceiver")
+            .field("id", &self.shared.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Weigh> Sink<T> {
     /// The subscriber's id (a connection's `c12`), unique in the daemon.
     pub fn id(&self) -> &str {
         &self.shared.id
@@ -132,20 +164,20 @@ impl EventSink {
     }
 
     /// Queues a notification named `method`, unless the subscriber opted out of it.
-    pub fn notify(&self, method: &str, frame: Frame) -> Result<(), Closed> {
+    pub fn notify(&self, method: &str, item: T) -> Result<(), Closed> {
         if !self.wants(method) {
             return Ok(());
         }
-        self.send(frame)
+        self.send(item)
     }
 
-    /// Queues a frame. Fails when the sink is closed; a full queue closes it as a slow
+    /// Queues an item. Fails when the sink is closed; a full queue closes it as a slow
     /// consumer and fails.
-    pub fn send(&self, frame: Frame) -> Result<(), Closed> {
+    pub fn send(&self, item: T) -> Result<(), Closed> {
         if self.shared.closed.is_cancelled() {
             return Err(Closed);
         }
-        let length = frame.len();
+        let length = item.weight();
         let queued = self
             .shared
             .queued_bytes
@@ -163,7 +195,7 @@ impl EventSink {
             self.close(CloseReason::SlowConsumer);
             return Err(Closed);
         }
-        match self.shared.frames.try_send(frame) {
+        match self.shared.items.try_send(item) {
             Ok(()) => Ok(()),
             Err(mpsc::error::TrySendError::Full(_)) => {
                 self.shared
@@ -187,18 +219,18 @@ impl EventSink {
 
     /// Whether the sink has ended (or been condemned).
     pub fn is_closed(&self) -> bool {
-        self.shared.closed.is_cancelled() || self.shared.frames.is_closed()
+        self.shared.closed.is_cancelled() || self.shared.items.is_closed()
     }
 
     /// Completes when the sink has ended (or been condemned).
     pub async fn closed(&self) {
         tokio::select! {
             () = self.shared.closed.cancelled() => {}
-            () = self.shared.frames.closed() => {}
+            () = self.shared.items.closed() => {}
         }
     }
 
-    /// Ends the sink now; queued frames are abandoned. The first reason given is kept.
+    /// Ends the sink now; queued items are abandoned. The first reason given is kept.
     pub fn close(&self, reason: CloseReason) {
         if let Ok(mut slot) = self.shared.close_reason.lock() {
             slot.get_or_insert(reason);
@@ -216,33 +248,33 @@ impl EventSink {
         self.shared.close_reason.lock().ok().and_then(|slot| *slot)
     }
 
-    /// Frames and bytes queued right now.
+    /// Items and bytes queued right now.
     pub fn queued(&self) -> (usize, usize) {
         (
-            self.shared.frames.max_capacity() - self.shared.frames.capacity(),
+            self.shared.items.max_capacity() - self.shared.items.capacity(),
             self.shared.queued_bytes.load(Ordering::Relaxed),
         )
     }
 }
 
-impl SinkReceiver {
-    /// Waits for frames and moves up to `limit` of them into `into`; 0 once every sender is
+impl<T: Weigh> SinkReceiver<T> {
+    /// Waits for items and moves up to `limit` of them into `into`; 0 once every sender is
     /// gone and the queue is empty. Does not watch `closed`: callers select on it.
-    pub async fn recv_many(&mut self, into: &mut Vec<Frame>, limit: usize) -> usize {
+    pub async fn recv_many(&mut self, into: &mut Vec<T>, limit: usize) -> usize {
         let start = into.len();
-        let received = self.frames.recv_many(into, limit).await;
-        let bytes: usize = into[start..].iter().map(Bytes::len).sum();
+        let received = self.items.recv_many(into, limit).await;
+        let bytes: usize = into[start..].iter().map(Weigh::weight).sum();
         self.shared.queued_bytes.fetch_sub(bytes, Ordering::Relaxed);
         received
     }
 
-    /// Takes one queued frame without waiting.
-    pub fn try_recv(&mut self) -> Option<Frame> {
-        let frame = self.frames.try_recv().ok()?;
+    /// Takes one queued item without waiting.
+    pub fn try_recv(&mut self) -> Option<T> {
+        let item = self.items.try_recv().ok()?;
         self.shared
             .queued_bytes
-            .fetch_sub(frame.len(), Ordering::Relaxed);
-        Some(frame)
+            .fetch_sub(item.weight(), Ordering::Relaxed);
+        Some(item)
     }
 
     /// Whether the sink was closed on purpose or abandoned.
@@ -251,8 +283,8 @@ impl SinkReceiver {
     }
 
     /// The sending half (for code that holds the receiver and must also send).
-    pub fn sink(&self) -> EventSink {
-        EventSink {
+    pub fn sink(&self) -> Sink<T> {
+        Sink {
             shared: self.shared.clone(),
         }
     }
@@ -262,13 +294,13 @@ impl SinkReceiver {
 mod tests {
     use super::*;
 
-    fn frame(text: &str) -> Frame {
+    fn frame(text: &str) -> Bytes {
         Bytes::copy_from_slice(text.as_bytes())
     }
 
     #[tokio::test]
     async fn frames_arrive_in_order_and_opted_out_ones_are_skipped() {
-        let (sink, mut receiver) = channel(
+        let (sink, mut receiver) = channel::<Bytes>(
             "c1",
             SinkLimits {
                 frames: 8,
@@ -287,7 +319,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_full_queue_closes_the_sink_as_a_slow_consumer() {
-        let (sink, receiver) = channel(
+        let (sink, receiver) = channel::<Bytes>(
             "c1",
             SinkLimits {
                 frames: 2,
@@ -305,7 +337,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_byte_budget_closes_the_sink_but_one_large_frame_fits_an_empty_queue() {
-        let (sink, _receiver) = channel(
+        let (sink, _receiver) = channel::<Bytes>(
             "c1",
             SinkLimits {
                 frames: 100,
@@ -319,7 +351,7 @@ mod tests {
 
     #[tokio::test]
     async fn dropping_the_receiver_closes_the_sink() {
-        let (sink, receiver) = channel(
+        let (sink, receiver) = channel::<Bytes>(
             "c1",
             SinkLimits {
                 frames: 2,

@@ -25,13 +25,14 @@ use std::time::{Duration, Instant};
 
 use pi_agent::ToolOutput;
 use pi_protocol::v1::message::{AssistantContent, StopReason};
-use pi_protocol::v1::{EmptyResponse, SessionCreateParams, SessionEvent, SessionEventParams};
+use pi_protocol::v1::{EmptyResponse, SessionCreateParams, SessionEvent};
 use serde_json::{Value, json};
 use tokio::sync::Semaphore;
 use tokio_util::sync::CancellationToken;
 
 use crate::coding::ResourceRoots;
 use crate::coding::settings::TaskSettings;
+use crate::session::events::Delivery;
 use crate::session::{Command, Subagent, ToolEnvironment};
 use crate::state::DaemonState;
 
@@ -711,7 +712,8 @@ impl Child<'_> {
         cancel: &CancellationToken,
     ) -> Result<Value, (&'static str, String)> {
         let sessions = &self.daemon.sessions;
-        let (sink, mut receiver) = crate::session::sink::channel(
+        // Everything the child says, typed; bounded by its events and their encoded size.
+        let (sink, mut receiver) = crate::session::sink::channel::<Delivery>(
             format!("task-{id}"),
             crate::session::sink::SinkLimits {
                 frames: 100_000,
@@ -722,7 +724,7 @@ impl Child<'_> {
         sink.set_opt_out(Vec::new());
         sessions
             .call(id, |reply| Command::Attach {
-                sink: sink.clone(),
+                subscriber: Arc::new(sink.clone()),
                 after_seq: None,
                 reply,
             })
@@ -804,8 +806,8 @@ impl Child<'_> {
         &self,
         id: &str,
         spec: &TaskSpec,
-        sink: &crate::session::sink::EventSink,
-        receiver: &mut crate::session::sink::SinkReceiver,
+        sink: &crate::session::sink::Sink<Delivery>,
+        receiver: &mut crate::session::sink::SinkReceiver<Delivery>,
         outcome: &mut TaskOutcome,
         cancel: &CancellationToken,
     ) -> (Watched, Last) {
@@ -822,9 +824,9 @@ impl Child<'_> {
         };
         // Asked once a run ended: answered when nothing runs, compacts or waits to retry.
         let mut settled: Option<futures_util::future::BoxFuture<'_, ()>> = None;
-        let mut frames = Vec::new();
+        let mut deliveries = Vec::new();
         loop {
-            frames.clear();
+            deliveries.clear();
             // Inside a tool call the clock is the longer tool limit (a build, a test run);
             // every event starts it again.
             let limit = if state.in_tools > 0 {
@@ -841,14 +843,14 @@ impl Child<'_> {
                 }
                 () = async { if let Some(settled) = settled.as_mut() { settled.await } }, if settled.is_some() => {
                     // Everything it did before settling is queued already.
-                    while let Some(frame) = receiver.try_recv() {
-                        if let Some(stopped) = self.on_frame(&frame, id, &mut state, outcome).await {
+                    while let Some(delivery) = receiver.try_recv() {
+                        if let Some(stopped) = self.on_delivery(&delivery, id, &mut state, outcome).await {
                             return (stopped, state.last);
                         }
                     }
                     return (Watched::Ended, state.last);
                 }
-                received = tokio::time::timeout(limit, receiver.recv_many(&mut frames, 256)) => received.ok(),
+                received = tokio::time::timeout(limit, receiver.recv_many(&mut deliveries, 256)) => received.ok(),
             };
             let Some(count) = received else {
                 let why = if state.in_tools > 0 {
@@ -870,8 +872,8 @@ impl Child<'_> {
                     state.last,
                 );
             }
-            for frame in &frames {
-                if let Some(stopped) = self.on_frame(frame, id, &mut state, outcome).await {
+            for delivery in &deliveries {
+                if let Some(stopped) = self.on_delivery(delivery, id, &mut state, outcome).await {
                     return (stopped, state.last);
                 }
             }
@@ -887,17 +889,24 @@ impl Child<'_> {
         }
     }
 
-    /// Takes one event of the child into `state`; `Some` when a guard stops it.
-    async fn on_frame(
+    /// Takes one event of the child into `state` (notices do not count); `Some` when a guard
+    /// stops it.
+    async fn on_delivery(
         &self,
-        frame: &[u8],
+        delivery: &Delivery,
         id: &str,
         state: &mut WatchState,
         outcome: &mut TaskOutcome,
     ) -> Option<Watched> {
         let loop_limit = self.settings.loop_limit.max(2);
         let max_turns = self.settings.max_turns.max(1);
-        match event_of(frame, id)? {
+        let Delivery::Event(event) = delivery else {
+            return None;
+        };
+        if event.session_id() != id {
+            return None;
+        }
+        match event.event() {
             SessionEvent::AgentEnd { .. } => {
                 state.ended = true;
                 state.in_tools = 0;
@@ -908,7 +917,9 @@ impl Child<'_> {
                 ..
             } => {
                 state.last = Last::Failed(
-                    final_error.unwrap_or_else(|| "the model request failed".to_owned()),
+                    final_error
+                        .clone()
+                        .unwrap_or_else(|| "the model request failed".to_owned()),
                 );
             }
             // Waiting for new MCP servers is timed like a tool call, not like idleness.
@@ -944,7 +955,7 @@ impl Child<'_> {
                 ..
             } => {
                 state.in_tools = state.in_tools.saturating_sub(1);
-                if tool_name == "submit_result" && is_error {
+                if tool_name == "submit_result" && *is_error {
                     state.schema_failures += 1;
                     if state.schema_failures > MAX_SCHEMA_RETRIES {
                         let why = result
@@ -1053,21 +1064,6 @@ enum Last {
     Text(String),
     Failed(String),
     Aborted,
-}
-
-/// The session event in `frame`, if it is one of session `id`.
-fn event_of(frame: &[u8], id: &str) -> Option<SessionEvent> {
-    #[derive(serde::Deserialize)]
-    struct Notification {
-        method: String,
-        params: Value,
-    }
-    let notification: Notification = serde_json::from_slice(frame).ok()?;
-    if notification.method != "session/event" {
-        return None;
-    }
-    let params: SessionEventParams = serde_json::from_value(notification.params).ok()?;
-    (params.session_id == id).then_some(params.event)
 }
 
 /// A child's first prompt: the shared context, its task, how to report.

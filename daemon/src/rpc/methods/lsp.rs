@@ -90,7 +90,10 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
         };
         for (sink, _) in state.clients() {
             if sink.is_initialized() {
-                let _ = sink.notify(LspChanged::NAME, frame.clone());
+                let _ = sink.notify(
+                    LspChanged::NAME,
+                    crate::outbound::Outbound::Frame(frame.clone()),
+                );
             }
         }
     }

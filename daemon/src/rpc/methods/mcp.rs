@@ -320,7 +320,7 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
         };
         for (sink, _) in state.clients() {
             if sink.is_initialized() {
-                let _ = sink.notify(name, frame.clone());
+                let _ = sink.notify(name, crate::outbound::Outbound::Frame(frame.clone()));
             }
         }
     }

@@ -9,6 +9,7 @@ use pi_protocol::v1::{
     SessionNavigateParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
     SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
     SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
+    UiRequestNotification,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -80,16 +81,16 @@ pub async fn attach(
         .state
         .sessions
         .call(&params.session_id, |reply| Command::Attach {
-            sink: connection.sink().clone(),
+            subscriber: connection.subscriber(),
             after_seq: params.after_seq,
             reply,
         })
         .await
         .map_err(errors::session)?;
-    context
-        .state
-        .ui
-        .resend_pending(&params.session_id, connection.sink());
+    // Questions already asked in the session reach the newly attached connection too.
+    for request in context.state.ui.pending(&params.session_id) {
+        let _ = connection.notify::<UiRequestNotification>(&request);
+    }
     Ok(attached)
 }
 

@@ -13,7 +13,7 @@ use tokio::sync::{mpsc, oneshot};
 
 use crate::compaction::Instructions;
 use crate::session::SessionError;
-use crate::session::sink::{EventSink, Frame};
+use crate::session::events::{Notice, Subscriber};
 
 /// A reply channel.
 pub type Reply<T> = oneshot::Sender<Result<T, SessionError>>;
@@ -21,18 +21,18 @@ pub type Reply<T> = oneshot::Sender<Result<T, SessionError>>;
 /// What a session can be asked to do.
 #[derive(Debug)]
 pub enum Command {
-    /// Subscribe a sink; snapshot + replay.
+    /// Subscribe; snapshot + replay.
     Attach {
-        /// The subscriber.
-        sink: EventSink,
+        /// The subscriber (a connection, a watcher).
+        subscriber: Arc<dyn Subscriber>,
         /// Replay durable events after this seq.
         after_seq: Option<u64>,
         /// Answer.
         reply: Reply<SessionAttachResponse>,
     },
-    /// Unsubscribe a sink.
+    /// Unsubscribe.
     Detach {
-        /// The sink's id.
+        /// The subscriber's id.
         connection_id: String,
         /// Answer.
         reply: Reply<EmptyResponse>,
@@ -173,12 +173,10 @@ pub enum Command {
         /// Answer: the entry id, or `None` when deferred.
         reply: Reply<Option<String>>,
     },
-    /// Send a notification that is not a session event (`ui/*`) to every subscriber.
+    /// Tell every subscriber something that is not a session event (a question, its answer).
     Notify {
-        /// The notification's method.
-        method: &'static str,
-        /// The whole serialized notification.
-        frame: Frame,
+        /// What to tell.
+        notice: Notice,
         /// Answer.
         reply: Reply<EmptyResponse>,
     },

@@ -1,22 +1,23 @@
-//! The actor's subscribers: attach (snapshot + replay, atomic with the event stream) and
-//! broadcasting events with their `seq`.
+//! The actor's subscribers: attach (snapshot + replay, atomic with the event stream),
+//! broadcasting events with their `seq` (encoded once, one `Arc` for every subscriber and the
+//! recent window) and telling them notices (presence, questions).
 
-use pi_protocol::NotificationMethod as _;
+use std::sync::Arc;
+
 use pi_protocol::v1::{
-    SessionAttachResponse, SessionEntry, SessionEvent, SessionEventNotification,
-    SessionEventParams, SessionSnapshot,
+    SessionAttachResponse, SessionEntry, SessionEvent, SessionEventParams, SessionSnapshot,
 };
 
 use super::SessionActor;
 use crate::session::convert::transcode;
 use crate::session::entries;
 use crate::session::error::{Resync, SessionError};
-use crate::session::sink::EventSink;
+use crate::session::events::{Delivery, DeliveryKind, Event, Notice, SessionNotice, Subscriber};
 
 impl SessionActor {
     pub(super) async fn attach(
         &mut self,
-        sink: EventSink,
+        subscriber: Arc<dyn Subscriber>,
         after_seq: Option<u64>,
     ) -> Result<SessionAttachResponse, SessionError> {
         let (replay, gapless) = match after_seq {
@@ -24,8 +25,8 @@ impl SessionActor {
             Some(after) => self.replay(after).await?,
         };
         self.subscribers
-            .retain(|subscriber| subscriber.id() != sink.id());
-        self.subscribers.push(sink);
+            .retain(|attached| attached.id() != subscriber.id());
+        self.subscribers.push(subscriber);
         let attached_clients = self.prune_subscribers();
         let run = self.run.as_ref();
         let snapshot = SessionSnapshot {
@@ -40,7 +41,7 @@ impl SessionActor {
             attached_clients,
             clients: self.presence.clients(&self.subscribers),
         };
-        self.presence.announce(&self.row.id, &self.subscribers);
+        self.announce_presence();
         Ok(SessionAttachResponse {
             snapshot,
             replay,
@@ -76,13 +77,13 @@ impl SessionActor {
     }
 
     /// `events` as notifications of this session.
-    fn numbered(&self, events: Vec<(u64, SessionEvent)>) -> Vec<SessionEventParams> {
+    fn numbered(&self, events: Vec<Arc<Event>>) -> Vec<SessionEventParams> {
         events
-            .into_iter()
-            .map(|(seq, event)| SessionEventParams {
+            .iter()
+            .map(|event| SessionEventParams {
                 session_id: self.row.id.clone(),
-                seq,
-                event,
+                seq: event.seq(),
+                event: event.event().clone(),
             })
             .collect()
     }
@@ -128,9 +129,9 @@ impl SessionActor {
         self.broadcast_with_seq(event, None);
     }
 
-    /// Sends an event to every subscriber, serialized once; `seq` is the event's reserved seq
-    /// (stored entries) or `None` to take the next one. The event is kept in the recent
-    /// window for replay.
+    /// Sends an event to every subscriber, encoded once and shared as one `Arc`; `seq` is the
+    /// event's reserved seq (stored entries) or `None` to take the next one. The event is kept
+    /// in the recent window for replay.
     pub(super) fn broadcast_with_seq(&mut self, event: SessionEvent, seq: Option<u64>) {
         let seq = match seq {
             Some(seq) => seq,
@@ -139,33 +140,68 @@ impl SessionActor {
                 self.seq
             }
         };
-        let frame =
-            match crate::frame::session_event(&mut self.frames, &self.session_id_json, seq, &event)
-            {
-                Ok(frame) => frame,
-                Err(error) => {
-                    // Never happens (the wire types always serialize); the window restarts at the
-                    // next event, so no replay claims to be gapless across this one.
-                    tracing::error!(seq, %error, "cannot serialize a session event");
-                    self.recent.clear();
-                    return;
-                }
-            };
-        let size = frame.len();
+        let encoded = match self.encoder.event(seq, &event) {
+            Ok(encoded) => encoded,
+            Err(error) => {
+                // Never happens (the wire types always serialize); the window restarts at the
+                // next event, so no replay claims to be gapless across this one.
+                tracing::error!(seq, %error, "cannot encode a session event");
+                self.recent.clear();
+                return;
+            }
+        };
+        let event = Arc::new(Event::new(self.id.clone(), seq, event, encoded));
         let before = self.subscribers.len();
         self.subscribers.retain(|subscriber| {
-            subscriber
-                .notify(SessionEventNotification::NAME, frame.clone())
-                .is_ok()
+            !subscriber.wants(DeliveryKind::Event)
+                || subscriber.deliver(Delivery::Event(event.clone())).is_ok()
         });
         if self.subscribers.len() != before {
             self.presence.retain(&self.subscribers);
-            self.presence.announce(&self.row.id, &self.subscribers);
+            self.announce_presence();
         }
-        self.recent.push(seq, event, size);
+        self.recent.push(event);
     }
 
-    /// Drops subscribers whose sink has closed (telling the others when any left); returns
+    /// Tells every subscriber that wants it `notice`, encoded once; drops the ones that are
+    /// gone.
+    pub(super) fn notify(&mut self, notice: Notice) {
+        let Some(notice) = self.encode_notice(notice) else {
+            return;
+        };
+        let kind = notice.notice().kind();
+        self.subscribers.retain(|subscriber| {
+            !subscriber.wants(kind) || subscriber.deliver(Delivery::Notice(notice.clone())).is_ok()
+        });
+    }
+
+    /// Tells every subscriber who is attached now (`session/presence`), best effort: one that
+    /// is gone is dropped by the next broadcast.
+    pub(super) fn announce_presence(&mut self) {
+        let notice = self.presence.notice(&self.row.id, &self.subscribers);
+        let Some(notice) = self.encode_notice(notice) else {
+            return;
+        };
+        for subscriber in &self.subscribers {
+            if subscriber.wants(DeliveryKind::Presence) {
+                let _ = subscriber.deliver(Delivery::Notice(notice.clone()));
+            }
+        }
+    }
+
+    /// `notice` with the bytes the session's encoder makes of it (`None`, logged, when it
+    /// cannot: a bug).
+    fn encode_notice(&mut self, notice: Notice) -> Option<Arc<SessionNotice>> {
+        match self.encoder.notice(&notice) {
+            Ok(encoded) => Some(Arc::new(SessionNotice::new(notice, encoded))),
+            Err(error) => {
+                tracing::error!(%error, "cannot encode a session notice");
+                None
+            }
+        }
+    }
+
+    /// Drops subscribers that are gone (telling the others when any left); returns
     /// how many remain.
     pub(super) fn prune_subscribers(&mut self) -> u32 {
         let before = self.subscribers.len();
@@ -173,7 +209,7 @@ impl SessionActor {
             .retain(|subscriber| !subscriber.is_closed());
         if self.subscribers.len() != before {
             self.presence.retain(&self.subscribers);
-            self.presence.announce(&self.row.id, &self.subscribers);
+            self.announce_presence();
         }
         self.subscribers.len() as u32
     }

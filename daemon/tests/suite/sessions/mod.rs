@@ -9,4 +9,5 @@ mod multi_client;
 mod presence;
 mod runs;
 mod tree;
+mod typed_events;
 mod ui;
