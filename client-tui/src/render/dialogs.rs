@@ -8,10 +8,10 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::wrap::truncate;
+use crate::commands_table::COMMANDS;
 use crate::keymap::ACTIONS;
 use crate::overlay::{Overlay, Selector};
 use crate::state::State;
-use crate::update::COMMANDS;
 
 /// Draws the overlay, if any, centered in `area`.
 pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {

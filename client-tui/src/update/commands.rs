@@ -7,32 +7,7 @@ use crate::overlay::{
 };
 use crate::state::{State, THINKING_LEVELS};
 
-/// Built-in commands: name, arguments, description.
-pub const COMMANDS: &[(&str, &str, &str)] = &[
-    ("model", "[search]", "Choose the model"),
-    ("thinking", "[level]", "Set the thinking level"),
-    ("new", "", "Start a new session here"),
-    ("resume", "", "Attach to another session"),
-    ("agents", "", "Attach to a subagent, or the parent"),
-    ("approvals", "[mode]", "Set the approval mode"),
-    ("tree", "", "Move to another point of the session tree"),
-    ("fork", "", "New session from an earlier message"),
-    ("name", "<name>", "Name the session"),
-    ("label", "[text]", "Label the latest entry (empty clears)"),
-    ("compact", "[instructions]", "Summarize older messages"),
-    ("export", "[file]", "Write the session as HTML (or .jsonl)"),
-    ("session", "", "Session info and stats"),
-    (
-        "mcp",
-        "[action name]",
-        "MCP servers; restart, enable, disable one",
-    ),
-    ("lsp", "[restart name]", "Language servers; restart one"),
-    ("copy", "", "Copy the last reply to the clipboard"),
-    ("hotkeys", "", "Show key bindings"),
-    ("detach", "", "Leave; the session keeps running"),
-    ("quit", "", "Leave; the session keeps running"),
-];
+pub use crate::commands_table::COMMANDS;
 
 /// Completion rows shown at most.
 const COMPLETION_LIMIT: usize = 8;

@@ -18,9 +18,9 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use crate::config::{RunConfig, RunHandles, ToolExecution};
 use crate::event::AgentEvent;
 use crate::message::AgentMessage;
-use crate::run::{RunConfig, RunHandles, ToolExecution, tool_result_message};
 use crate::tool::{ProgressSink, Tool, ToolInvocation, ToolOutput};
 use crate::validate::validate_arguments;
 
@@ -232,5 +232,21 @@ async fn wait_for_start(
             _ = handles.queues.steering_pushed() => {}
             _ = handles.cancel.cancelled() => {}
         }
+    }
+}
+
+/// A tool result message for a call.
+pub(crate) fn tool_result_message(
+    call: &ToolCall,
+    output: crate::tool::ToolOutput,
+) -> ToolResultMessage {
+    let details = output.reported_details();
+    ToolResultMessage {
+        tool_call_id: call.id.clone(),
+        tool_name: call.name.clone(),
+        content: output.content,
+        details,
+        is_error: output.is_error,
+        timestamp: pi_util::time::now_millis(),
     }
 }

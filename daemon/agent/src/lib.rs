@@ -4,6 +4,7 @@
 //! Architecture invariant: no storage and no transport. The loop takes a provider, tools and
 //! messages, and reports everything it does as events; the daemon persists and broadcasts.
 
+mod config;
 pub mod event;
 mod execute;
 pub mod message;
@@ -12,9 +13,10 @@ pub mod run;
 pub mod tool;
 pub mod validate;
 
+pub use config::{RunConfig, RunHandles, ToolExecution};
 pub use event::AgentEvent;
 pub use execute::{ABORTED, SKIPPED_FOR_STEERING};
 pub use message::{AgentMessage, convert_to_llm};
 pub use queue::{MessageQueues, QueueMode};
-pub use run::{RunConfig, RunHandles, RunOutcome, ToolExecution, run};
+pub use run::{RunOutcome, run};
 pub use tool::{ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput, ToolSource, ToolWait};

@@ -7,93 +7,21 @@
 //! message ends the run. Abort (the run's cancellation token) ends the stream and the tools.
 //!
 //! The tools of a model request (and of its tool calls) are the run's own plus what its
-//! [`ToolSource`] gives at that moment, after waiting (`tools_wait_start` / `tools_wait_end`)
+//! [`ToolSource`](crate::tool::ToolSource) gives at that moment, after waiting (`tools_wait_start` / `tools_wait_end`)
 //! for tools the source says are on their way.
 
 use std::sync::Arc;
 
 use pi_llm::{
-    AssistantMessage, Context, Model, Provider, StopReason, StreamEvent, StreamOptions,
-    ThinkingLevel, ToolCall, ToolDefinition, ToolResultMessage,
+    AssistantMessage, Context, Model, StopReason, StreamEvent, StreamOptions, ToolCall,
+    ToolDefinition,
 };
-use tokio::sync::mpsc;
-use tokio_util::sync::CancellationToken;
 
+pub use crate::config::{RunConfig, RunHandles, ToolExecution};
 use crate::event::AgentEvent;
 use crate::execute::execute_tool_calls;
 use crate::message::{AgentMessage, convert_to_llm};
-use crate::queue::MessageQueues;
-use crate::tool::{Tool, ToolSource};
-
-/// How tool calls of one assistant message run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ToolExecution {
-    /// Concurrently, at most this many at once, started in call order.
-    Parallel {
-        /// Concurrency cap (at least 1).
-        max_concurrency: usize,
-    },
-    /// One after another; a steering message skips the rest.
-    Sequential,
-}
-
-impl Default for ToolExecution {
-    fn default() -> Self {
-        ToolExecution::Parallel { max_concurrency: 8 }
-    }
-}
-
-/// What a run uses: model, tools, prompt. Built by the session for each run.
-#[derive(Clone)]
-pub struct RunConfig {
-    /// Streams model responses (the daemon's provider router).
-    pub provider: Arc<dyn Provider>,
-    /// The model.
-    pub model: Model,
-    /// Thinking level (the provider clamps it to the model).
-    pub thinking: ThinkingLevel,
-    /// The system prompt.
-    pub system_prompt: Option<String>,
-    /// Active tools.
-    pub tools: Vec<Arc<dyn Tool>>,
-    /// Tools that join the run while it runs, asked before each model request.
-    pub tool_source: Option<Arc<dyn ToolSource>>,
-    /// Parallel or sequential tool calls.
-    pub tool_execution: ToolExecution,
-    /// Session id, for prompt-cache keys.
-    pub session_id: Option<String>,
-    /// The provider key, resolved by the caller.
-    pub api_key: Option<pi_llm::ApiKey>,
-}
-
-impl std::fmt::Debug for RunConfig {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("RunConfig")
-            .field("model", &self.model.id)
-            .field("thinking", &self.thinking)
-            .field(
-                "tools",
-                &self
-                    .tools
-                    .iter()
-                    .map(|tool| tool.name().to_owned())
-                    .collect::<Vec<_>>(),
-            )
-            .field("tool_execution", &self.tool_execution)
-            .finish_non_exhaustive()
-    }
-}
-
-/// What connects a run to its session.
-#[derive(Clone, Debug)]
-pub struct RunHandles {
-    /// Cancelling aborts the run: the stream and running tools end, the run ends as aborted.
-    pub cancel: CancellationToken,
-    /// Steering and follow-up queues.
-    pub queues: Arc<MessageQueues>,
-    /// Where events go, in order. If the receiver is gone the run aborts.
-    pub events: mpsc::Sender<AgentEvent>,
-}
+use crate::tool::Tool;
 
 /// How a run ended.
 #[derive(Clone, Debug, PartialEq)]
@@ -360,21 +288,5 @@ fn aborted_message(model: &Model) -> AssistantMessage {
         error_message: Some("Request was aborted".to_owned()),
         timestamp: pi_util::time::now_millis(),
         ..AssistantMessage::default()
-    }
-}
-
-/// A tool result message for a call.
-pub(crate) fn tool_result_message(
-    call: &ToolCall,
-    output: crate::tool::ToolOutput,
-) -> ToolResultMessage {
-    let details = output.reported_details();
-    ToolResultMessage {
-        tool_call_id: call.id.clone(),
-        tool_name: call.name.clone(),
-        content: output.content,
-        details,
-        is_error: output.is_error,
-        timestamp: pi_util::time::now_millis(),
     }
 }

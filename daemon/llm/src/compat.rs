@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use crate::model::{Model, ThinkingLevel};
+use crate::level::ThinkingLevel;
 
 /// Configured compatibility flags; `None` fields are detected from the provider and base URL.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -372,18 +372,6 @@ impl ResolvedCompat {
                     .cloned()
                     .unwrap_or_else(|| level.as_str().to_owned()),
             ),
-        }
-    }
-}
-
-impl Model {
-    /// The compatibility flags a provider should use for this model: detection from provider,
-    /// base URL and id, overridden by every field set in [`Model::compat`].
-    pub fn resolved_compat(&self) -> ResolvedCompat {
-        let detected = ResolvedCompat::detect(&self.provider, &self.base_url, &self.id);
-        match &self.compat {
-            Some(compat) => compat.resolved(detected),
-            None => detected,
         }
     }
 }

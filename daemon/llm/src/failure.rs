@@ -5,14 +5,12 @@
 //! Providers attach a [`Failure`] to the final message of a failed stream (it is not
 //! serialized: stored and exported messages carry pi's `errorMessage` only). For messages read
 //! back from storage, [`classify_error_message`] recovers the class from the text the way pi
-//! does, and [`is_context_overflow`] is pi's overflow detection.
+//! does, and [`is_context_overflow`](crate::is_context_overflow) is pi's overflow detection.
 
 use std::sync::LazyLock;
 use std::time::{Duration, SystemTime};
 
 use regex::{Regex, RegexSet};
-
-use crate::types::{AssistantMessage, StopReason};
 
 /// The class of a failed request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -154,27 +152,7 @@ pub fn classify_error_message(message: &str) -> FailureKind {
     }
 }
 
-/// pi's `isContextOverflow`: an error whose text matches a provider's overflow message, or a
-/// successful response whose input alone exceeded the window (servers that truncate silently).
-pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
-    match message.stop_reason {
-        StopReason::Error => {
-            message
-                .failure
-                .is_some_and(|failure| failure.kind == FailureKind::ContextOverflow)
-                || message
-                    .error_message
-                    .as_deref()
-                    .is_some_and(is_overflow_text)
-        }
-        StopReason::Stop => context_window.is_some_and(|window| {
-            window > 0 && message.usage.input + message.usage.cache_read > window
-        }),
-        StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
-    }
-}
-
-fn is_overflow_text(text: &str) -> bool {
+pub(crate) fn is_overflow_text(text: &str) -> bool {
     static PATTERNS: LazyLock<RegexSet> = LazyLock::new(|| {
         RegexSet::new([
             r"(?i)prompt is too long",

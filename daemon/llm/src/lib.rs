@@ -32,6 +32,7 @@ pub mod failure;
 pub mod faux;
 pub mod http;
 pub mod keys;
+mod level;
 pub mod model;
 pub mod models_json;
 pub mod models_merge;
@@ -56,7 +57,7 @@ pub use config_value::{
     CommandError, ConfigValueResolver, Environment, MapEnvironment, ProcessEnvironment,
 };
 pub use event::{AssistantStream, DoneReason, ErrorReason, StreamEvent, StreamSender, apply_event};
-pub use failure::{Failure, FailureKind, is_context_overflow};
+pub use failure::{Failure, FailureKind};
 pub use keys::{ConfiguredKey, KeyError, KeySource, ResolvedKey};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use models_json::{ModelsFile, ModelsJsonError};
@@ -65,6 +66,7 @@ pub use providers::ProviderRouter;
 pub use registry::{Clock, Diagnostic, DiagnosticKind, ModelRegistry, RegistryConfig};
 pub use resolve::ResolveError;
 pub use retry::{RetryDecision, RetryPolicy};
+pub use types::is_context_overflow;
 pub use types::{
     AssistantContent, AssistantMessage, Cost, ImageContent, Message, StopReason, TextContent,
     ThinkingContent, ToolCall, ToolResultMessage, Usage, UserContent, UserMessage,

@@ -1,12 +1,11 @@
 //! What a model is ([`Model`], pi's `Model` object) and how hard it thinks ([`ThinkingLevel`]).
 
 use std::collections::BTreeMap;
-use std::fmt;
-use std::str::FromStr;
 
 use serde::{Deserialize, Serialize};
 
-use crate::compat::OpenAiCompletionsCompat;
+use crate::compat::{OpenAiCompletionsCompat, ResolvedCompat};
+pub use crate::level::{ThinkingLevel, UnknownThinkingLevel};
 
 /// Input modalities a model accepts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -67,76 +66,21 @@ pub struct Model {
     pub compat: Option<OpenAiCompletionsCompat>,
 }
 
-/// How much the model should think. `Off` omits reasoning from the request.
-#[derive(
-    Clone, Copy, Debug, Default, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum ThinkingLevel {
-    /// No reasoning.
-    Off,
-    /// Least reasoning.
-    Minimal,
-    /// Low.
-    Low,
-    /// Medium (pi's default).
-    #[default]
-    Medium,
-    /// High.
-    High,
-    /// Extra high (few models).
-    Xhigh,
-}
-
-impl ThinkingLevel {
-    /// Every level, in increasing order.
-    pub const ALL: [ThinkingLevel; 6] = [
-        ThinkingLevel::Off,
-        ThinkingLevel::Minimal,
-        ThinkingLevel::Low,
-        ThinkingLevel::Medium,
-        ThinkingLevel::High,
-        ThinkingLevel::Xhigh,
-    ];
-
-    /// The wire name (`off`, `minimal`, ...).
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ThinkingLevel::Off => "off",
-            ThinkingLevel::Minimal => "minimal",
-            ThinkingLevel::Low => "low",
-            ThinkingLevel::Medium => "medium",
-            ThinkingLevel::High => "high",
-            ThinkingLevel::Xhigh => "xhigh",
-        }
-    }
-}
-
-impl fmt::Display for ThinkingLevel {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A thinking level name that is not one of `off|minimal|low|medium|high|xhigh`.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("unknown thinking level {0:?}; use one of off, minimal, low, medium, high, xhigh")]
-pub struct UnknownThinkingLevel(pub String);
-
-impl FromStr for ThinkingLevel {
-    type Err = UnknownThinkingLevel;
-
-    fn from_str(text: &str) -> Result<Self, Self::Err> {
-        ThinkingLevel::ALL
-            .into_iter()
-            .find(|level| level.as_str().eq_ignore_ascii_case(text.trim()))
-            .ok_or_else(|| UnknownThinkingLevel(text.to_owned()))
-    }
-}
-
 impl Model {
     /// Whether the model accepts images.
     pub fn accepts_images(&self) -> bool {
         self.input.contains(&InputKind::Image)
+    }
+}
+
+impl Model {
+    /// The compatibility flags a provider should use for this model: detection from provider,
+    /// base URL and id, overridden by every field set in [`Model::compat`].
+    pub fn resolved_compat(&self) -> ResolvedCompat {
+        let detected = ResolvedCompat::detect(&self.provider, &self.base_url, &self.id);
+        match &self.compat {
+            Some(compat) => compat.resolved(detected),
+            None => detected,
+        }
     }
 }

@@ -263,6 +263,26 @@ fn string_or_user_content<'de, D: Deserializer<'de>>(
     })
 }
 
+/// pi's `isContextOverflow`: an error whose text matches a provider's overflow message, or a
+/// successful response whose input alone exceeded the window (servers that truncate silently).
+pub fn is_context_overflow(message: &AssistantMessage, context_window: Option<u64>) -> bool {
+    match message.stop_reason {
+        StopReason::Error => {
+            message
+                .failure
+                .is_some_and(|failure| failure.kind == crate::failure::FailureKind::ContextOverflow)
+                || message
+                    .error_message
+                    .as_deref()
+                    .is_some_and(crate::failure::is_overflow_text)
+        }
+        StopReason::Stop => context_window.is_some_and(|window| {
+            window > 0 && message.usage.input + message.usage.cache_read > window
+        }),
+        StopReason::Length | StopReason::ToolUse | StopReason::Aborted => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,6 +20,7 @@ use tokio::io::AsyncReadExt as _;
 use tokio_util::sync::CancellationToken;
 
 use crate::artifacts::{ArtifactError, SessionArtifacts};
+pub use crate::output::OutputStyle;
 use crate::output::{OutputWindow, TailSnapshot};
 use crate::spawn::{SpawnError, SpawnSpec, Spawner};
 
@@ -53,15 +54,6 @@ pub struct ExecPlace<'a> {
     pub sandbox: Option<&'a crate::sandbox::Sandbox>,
     /// Starts the command.
     pub spawner: &'a Spawner,
-}
-
-/// How the collected output is turned into text.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OutputStyle {
-    /// UTF-8 (lossy), as the program wrote it (the `bash` tool).
-    Raw,
-    /// ANSI escapes, control and format characters and `\r` removed (user shell commands).
-    Sanitized,
 }
 
 /// One command to run.

@@ -8,8 +8,16 @@
 use tokio::io::AsyncWriteExt as _;
 
 use crate::artifacts::{ARTIFACT_SCHEME, ArtifactError, SessionArtifacts};
-use crate::exec::OutputStyle;
 use crate::truncate::{Limits, Truncation, truncate_tail};
+
+/// How the collected output is turned into text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputStyle {
+    /// UTF-8 (lossy), as the program wrote it (the `bash` tool).
+    Raw,
+    /// ANSI escapes, control and format characters and `\r` removed (user shell commands).
+    Sanitized,
+}
 
 /// The output so far: its truncated tail (with whole-output totals) and, when it was
 /// truncated, the artifact holding all of it.
