@@ -160,12 +160,13 @@ pub enum ConfigError {
     },
     /// Another user could have written the file; the message says how to fix its owner or
     /// mode.
-    #[error("refusing {path}: {source}", path = .path.display())]
+    #[error("refusing {path}: {problem}", path = .path.display())]
     Untrusted {
         /// The config file.
         path: PathBuf,
-        /// Who could have written it.
-        source: pi_paths::UntrustedFile,
+        /// Who could have written it (part of the message, not a separate cause, so it is
+        /// said once).
+        problem: pi_paths::UntrustedFile,
     },
     /// A value is out of range.
     #[error("invalid configuration in {path}: `{key}` {problem}", path = .path.display())]
@@ -183,9 +184,9 @@ impl Config {
     /// Loads `path`, or the defaults when it does not exist; refuses a file another user
     /// could have written.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
-        pi_paths::check_trusted(path).map_err(|source| ConfigError::Untrusted {
+        pi_paths::check_trusted(path).map_err(|problem| ConfigError::Untrusted {
             path: path.to_path_buf(),
-            source,
+            problem,
         })?;
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,

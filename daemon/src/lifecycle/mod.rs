@@ -26,7 +26,7 @@ pub fn private_umask() -> u32 {
 
 /// Creates the daemon's directories, each 0700 and the current user's: the runtime directory
 /// (socket, lock, token), the config directory (keys in `auth.json`), the data directory (the
-/// sessions' database and artifacts) and the state directory (logs, which quote what peers
+/// sessions' database) and its artifacts and the state directory (logs, which quote what peers
 /// sent). Other users cannot even list them. A directory an older daemon (or another mask)
 /// made readable by others is tightened, and so are the database's files in it.
 pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
@@ -35,6 +35,7 @@ pub fn prepare_directories(paths: &Paths) -> anyhow::Result<()> {
         &paths.data_dir,
         &paths.state_dir,
         &paths.runtime_dir,
+        &paths.artifacts_dir(),
     ] {
         pi_tools::private_dir::ensure(dir)?;
     }

@@ -152,12 +152,14 @@ impl EnvPolicy {
         !harmless || looks_like_credential(value)
     }
 
-    /// `env` split into (what may be stored, what stays in memory).
+    /// `env` split into (what may be stored, what stays in memory). `_` is neither: it is
+    /// the path of the program that started the client, and every shell sets its own.
     pub fn split(
         &self,
         env: &BTreeMap<String, String>,
     ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
         env.iter()
+            .filter(|(name, _)| name.as_str() != "_")
             .map(|(name, value)| (name.clone(), value.clone()))
             .partition(|(name, value)| !self.is_secret(name, value))
     }
@@ -206,12 +208,19 @@ pub fn looks_like_credential(value: &str) -> bool {
         "npm_",
         "hf_",
     ];
+    // A token may follow a `-` or `_` inside a word (`vim-ghp_…`, `key_AKIA…`).
+    let token_at = |word: &str| {
+        word.len() >= 16 && PREFIXES.iter().any(|prefix| word.starts_with(prefix))
+            || word.starts_with("AIza") && word.len() >= 30
+            || word.starts_with("pypi-") && word.len() >= 30
+    };
     value
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
         .any(|word| {
-            word.len() >= 16 && PREFIXES.iter().any(|prefix| word.starts_with(prefix))
-                || word.starts_with("AIza") && word.len() >= 30
-                || word.starts_with("pypi-") && word.len() >= 30
+            token_at(word)
+                || word
+                    .match_indices(['-', '_'])
+                    .any(|(at, _)| token_at(&word[at + 1..]))
         })
 }
 
@@ -263,6 +272,18 @@ mod tests {
     }
 
     #[test]
+    fn the_shells_underscore_is_neither_stored_nor_missed() {
+        let env = BTreeMap::from([
+            ("_".to_owned(), "/usr/bin/pictl".to_owned()),
+            ("PATH".to_owned(), "/usr/bin".to_owned()),
+            ("SMTP_PASS".to_owned(), "hunter2".to_owned()),
+        ]);
+        let (stored, held) = EnvPolicy::default().split(&env);
+        assert_eq!(stored.keys().collect::<Vec<_>>(), ["PATH"]);
+        assert_eq!(held.keys().collect::<Vec<_>>(), ["SMTP_PASS"]);
+    }
+
+    #[test]
     fn credential_shapes_are_recognized_in_any_value() {
         for value in [
             "postgres://app:s3cr3t@db.internal:5432/app",
@@ -280,6 +301,9 @@ mod tests {
             "-----BEGIN RSA PRIVATE KEY-----\nMIIE...",
             "npm_abcdefghijklmnopqrstuvwxyz0123456789",
             "hf_abcdefghijklmnopqrstuvwxyz0123",
+            // Inside a word, after a `-` or `_`.
+            "vim-ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+            "key_AKIAIOSFODNN7EXAMPLE",
         ] {
             assert!(looks_like_credential(value), "{value}");
         }
@@ -289,6 +313,8 @@ mod tests {
             "en_US.UTF-8",
             "skip",
             "rs=0:di=01;34",
+            "/home/alice/.local/share/my-task-runner-with-a-long-name",
+            "/opt/disk-sk-tools/bin",
         ] {
             assert!(!looks_like_credential(value), "{value}");
         }

@@ -22,14 +22,20 @@ pub enum PrivateDirError {
         dir.display()
     )]
     NotOwned { dir: PathBuf, owner: u32, own: u32 },
+    /// It, or a symbolic link at its path, belongs to another user (who made it first, as in
+    /// a shared `/tmp`).
+    #[error(transparent)]
+    Foreign(#[from] pi_paths::trust::ForeignDir),
     /// Its mode could not be tightened to 0700. Fix its permissions by hand.
     #[error("cannot make {} private (0700): {error}", dir.display())]
     Tighten { dir: PathBuf, error: std::io::Error },
 }
 
 /// Creates `dir` (and its parents) with mode 0700, or tightens an existing one (logged);
-/// refuses a directory that belongs to another user.
+/// refuses a directory that belongs to another user, or a symbolic link of another user at
+/// its path (checked before anything is created or changed through it).
 pub fn ensure(dir: &Path) -> Result<(), PrivateDirError> {
+    pi_paths::trust::check_owned_dir(dir)?;
     DirBuilder::new()
         .recursive(true)
         .mode(0o700)

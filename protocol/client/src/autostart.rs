@@ -174,6 +174,8 @@ impl StartLock {
             .map_err(|e| {
                 ClientError::io(format!("cannot create {}", paths.runtime_dir.display()), e)
             })?;
+        // Never a lock in a directory another user made first (a shared `/tmp`).
+        pi_paths::trust::check_owned_dir(&paths.runtime_dir)?;
         let path = paths.start_lock_path();
         let file = OpenOptions::new()
             .read(true)

@@ -405,19 +405,40 @@ async fn read_loop(
 async fn write_loop(mut outgoing: mpsc::Receiver<String>, mut sink: LineSink) {
     while let Some(text) = outgoing.recv().await {
         if sink.send(text).await.is_err() {
-            break;
+            // A sink that failed must not be polled again (it may panic): the connection is
+            // gone, nothing is left to flush.
+            return;
         }
     }
     let _ = sink.close().await;
 }
 
 async fn connect_unix(path: &std::path::Path) -> Result<(LineStream, LineSink), ClientError> {
+    if let Some(dir) = path.parent() {
+        pi_paths::trust::check_owned_dir(dir)?;
+    }
     let stream = tokio::net::UnixStream::connect(path)
         .await
         .map_err(|source| ClientError::Unreachable {
             socket: path.to_path_buf(),
             source,
         })?;
+    // Only this user's daemon hears anything: the environment and keys go in the first
+    // requests.
+    let own_uid = rustix::process::geteuid().as_raw();
+    let uid = stream
+        .peer_cred()
+        .map_err(|error| {
+            ClientError::io(format!("cannot tell who serves {}", path.display()), error)
+        })?
+        .uid();
+    if uid != own_uid {
+        return Err(ClientError::NotYourDaemon {
+            socket: path.to_path_buf(),
+            uid,
+            own_uid,
+        });
+    }
     let (read, write) = stream.into_split();
     let incoming = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_INCOMING_BYTES))
         .map(|line| line.map_err(std::io::Error::other));
@@ -486,4 +507,35 @@ async fn connect_websocket(
         })
         .sink_map_err(std::io::Error::other);
     Ok((Box::pin(incoming), Box::pin(outgoing)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_connection_the_daemon_closed_ends_the_writer_without_a_panic() {
+        // The daemon refused the connection (overloaded) and closed it before the client's
+        // first message: the write fails, and the failed sink must not be polled again.
+        let (ours, theirs) = tokio::net::UnixStream::pair().unwrap();
+        drop(theirs);
+        let (_read, write) = ours.into_split();
+        let sink: LineSink = Box::pin(futures_util::SinkExt::<String>::sink_map_err(
+            FramedWrite::new(write, LinesCodec::new()),
+            std::io::Error::other,
+        ));
+        let (outgoing, queue) = mpsc::channel(4);
+        outgoing
+            .send("{\"method\":\"initialize\"}".to_owned())
+            .await
+            .unwrap();
+        outgoing
+            .send("{\"method\":\"daemon/status\"}".to_owned())
+            .await
+            .unwrap();
+        drop(outgoing);
+        tokio::spawn(write_loop(queue, sink))
+            .await
+            .expect("the writer ends without a panic");
+    }
 }

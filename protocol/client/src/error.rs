@@ -17,6 +17,26 @@ pub enum ClientError {
         /// Why the connection failed.
         source: std::io::Error,
     },
+    /// The directory of the daemon's socket, lock and token is another user's (or their
+    /// symbolic link): nothing is created in it and nothing is sent.
+    #[error(transparent)]
+    ForeignRuntimeDir(#[from] pi_paths::trust::ForeignDir),
+    /// The process serving the socket runs as another user: it is not this user's daemon,
+    /// and nothing was sent to it.
+    #[error(
+        "{socket} is served by a process of uid {uid}, not by you (uid {own_uid}): another user \
+         may be posing as your daemon, so nothing was sent. Remove the socket (`sudo rm \
+         {socket}`), or set XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+        socket = .socket.display()
+    )]
+    NotYourDaemon {
+        /// The socket.
+        socket: PathBuf,
+        /// The serving process's user.
+        uid: u32,
+        /// The current user.
+        own_uid: u32,
+    },
     /// The WebSocket connection or upgrade failed (wrong token, refused origin, no listener).
     #[error("cannot connect to {url}: {message}")]
     WebSocket {
@@ -110,6 +130,8 @@ impl ClientError {
         matches!(
             self,
             ClientError::Unreachable { .. }
+                | ClientError::ForeignRuntimeDir(_)
+                | ClientError::NotYourDaemon { .. }
                 | ClientError::WebSocket { .. }
                 | ClientError::ProtocolMismatch { .. }
                 | ClientError::DaemonBinaryNotFound { .. }

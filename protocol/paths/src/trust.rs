@@ -19,8 +19,8 @@ pub enum UntrustedFile {
     /// The file or a directory above it belongs to another user.
     #[error(
         "{} belongs to uid {owner}, not to you (uid {own_uid}) or root, so another user could \
-         have written {}; if you trust it, take it over with `chown {own_uid} {}`, otherwise \
-         remove it",
+         have written {}; if you trust it, have it given to you (`sudo chown {own_uid} {}`), \
+         otherwise remove it",
         .path.display(), .file.display(), .path.display()
     )]
     Owner {
@@ -65,7 +65,7 @@ pub enum Whom {
 impl fmt::Display for Whom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
-            Whom::Group => "its group, which has other members,",
+            Whom::Group => "its group, which has other members",
             Whom::Others => "every user",
         })
     }
@@ -110,6 +110,79 @@ pub fn check_trusted(file: &Path) -> Result<(), UntrustedFile> {
         if mode & 0o020 != 0 && !groups.is_private(metadata.gid(), owner) {
             return Err(writable(Whom::Group, "g-w"));
         }
+    }
+    Ok(())
+}
+
+/// A directory the daemon or its clients would put their socket, locks or token in that is
+/// not the current user's. The message says what to do.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ForeignDir {
+    /// The directory belongs to another user: someone made it first to catch what would be
+    /// put in it.
+    #[error(
+        "{} belongs to uid {owner}, not to you (uid {own_uid}); another user may have made it \
+         to catch your daemon's socket or token. Remove it (`sudo rm -r {}`), or set \
+         XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+        .dir.display(), .dir.display()
+    )]
+    NotYours {
+        /// The directory.
+        dir: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// The current user.
+        own_uid: u32,
+    },
+    /// A symbolic link at the directory's path belongs to another user.
+    #[error(
+        "{} is a symbolic link that belongs to uid {owner}, not to you (uid {own_uid}); another \
+         user may have made it to redirect your daemon's socket and token. Remove it (`sudo rm \
+         {}`), or set XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+        .dir.display(), .dir.display()
+    )]
+    ForeignLink {
+        /// The link.
+        dir: PathBuf,
+        /// Its owner.
+        owner: u32,
+        /// The current user.
+        own_uid: u32,
+    },
+}
+
+/// Checks that `dir`, when it exists, is the current user's: neither it nor a symbolic link at
+/// its path belongs to anyone else (as in a shared `/tmp`, where another user could create
+/// the path first). A missing directory passes; the caller creates it.
+pub fn check_owned_dir(dir: &Path) -> Result<(), ForeignDir> {
+    let own_uid = rustix::process::geteuid().as_raw();
+    let Ok(link) = std::fs::symlink_metadata(dir) else {
+        return Ok(());
+    };
+    if link.uid() != own_uid {
+        return Err(if link.file_type().is_symlink() {
+            ForeignDir::ForeignLink {
+                dir: dir.to_path_buf(),
+                owner: link.uid(),
+                own_uid,
+            }
+        } else {
+            ForeignDir::NotYours {
+                dir: dir.to_path_buf(),
+                owner: link.uid(),
+                own_uid,
+            }
+        });
+    }
+    if link.file_type().is_symlink()
+        && let Ok(target) = std::fs::metadata(dir)
+        && target.uid() != own_uid
+    {
+        return Err(ForeignDir::NotYours {
+            dir: dir.to_path_buf(),
+            owner: target.uid(),
+            own_uid,
+        });
     }
     Ok(())
 }
@@ -236,10 +309,60 @@ mod tests {
                 error.to_string(),
                 format!(
                     "{real} belongs to uid 65534, not to you (uid 0) or root, so another user \
-                     could have written {shown}; if you trust it, take it over with `chown 0 \
-                     {real}`, otherwise remove it",
+                     could have written {shown}; if you trust it, have it given to you (`sudo chown 0 \
+                     {real}`), otherwise remove it",
                     real = real.display(),
                     shown = file.display()
+                )
+            );
+        }
+    }
+
+    #[test]
+    fn a_runtime_directory_another_user_made_first_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let runtime = dir.path().join("pi-daemon-run");
+        assert_eq!(
+            check_owned_dir(&runtime),
+            Ok(()),
+            "missing: the caller makes it"
+        );
+        std::fs::create_dir(&runtime).unwrap();
+        assert_eq!(check_owned_dir(&runtime), Ok(()));
+        // One's own link to one's own directory is fine.
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(&runtime, &link).unwrap();
+        assert_eq!(check_owned_dir(&link), Ok(()));
+        // Another user's directory, or their link (only root can make them here).
+        if rustix::process::geteuid().is_root() {
+            std::os::unix::fs::chown(&runtime, Some(65534), None).unwrap();
+            let error = check_owned_dir(&runtime).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "{shown} belongs to uid 65534, not to you (uid 0); another user may have made \
+                     it to catch your daemon's socket or token. Remove it (`sudo rm -r {shown}`), \
+                     or set XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+                    shown = runtime.display()
+                )
+            );
+            // A link of ours to their directory.
+            assert!(matches!(
+                check_owned_dir(&link),
+                Err(ForeignDir::NotYours { owner: 65534, .. })
+            ));
+            // Their link to our directory (they would have us write into our own project).
+            std::os::unix::fs::chown(&runtime, Some(0), None).unwrap();
+            std::os::unix::fs::lchown(&link, Some(65534), None).unwrap();
+            let error = check_owned_dir(&link).unwrap_err();
+            assert_eq!(
+                error.to_string(),
+                format!(
+                    "{shown} is a symbolic link that belongs to uid 65534, not to you (uid 0); \
+                     another user may have made it to redirect your daemon's socket and token. \
+                     Remove it (`sudo rm {shown}`), or set XDG_RUNTIME_DIR or PI_HOME to a \
+                     directory of your own",
+                    shown = link.display()
                 )
             );
         }
@@ -270,7 +393,7 @@ mod tests {
         assert!(groups.is_private(0, 0));
         assert_eq!(
             Whom::Group.to_string(),
-            "its group, which has other members,"
+            "its group, which has other members"
         );
     }
 }

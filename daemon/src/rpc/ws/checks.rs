@@ -22,6 +22,8 @@ use pi_protocol::error::echo;
 pub enum Refusal {
     /// No `Host` header.
     MissingHost,
+    /// More than one `Host` header (RFC 9112 §3.2 answers 400).
+    SeveralHosts,
     /// A `Host` that is not loopback (the value, as sent).
     Host(String),
     /// An `Origin` that is not allow-listed (the value, as sent).
@@ -48,6 +50,7 @@ impl Refusal {
     pub fn status(&self) -> StatusCode {
         match self {
             Refusal::MissingHost | Refusal::Host(_) | Refusal::Origin(_) => StatusCode::FORBIDDEN,
+            Refusal::SeveralHosts => StatusCode::BAD_REQUEST,
             Refusal::Token => StatusCode::UNAUTHORIZED,
             Refusal::NotUpgrade | Refusal::Version => StatusCode::UPGRADE_REQUIRED,
             Refusal::MissingKey => StatusCode::BAD_REQUEST,
@@ -60,6 +63,9 @@ impl Refusal {
             Refusal::MissingHost => "a `Host` header is required; the daemon answers only \
                                      requests for 127.0.0.1, localhost or [::1]\n"
                 .to_owned(),
+            Refusal::SeveralHosts => {
+                "send one `Host` header; this request had several\n".to_owned()
+            }
             Refusal::Host(host) => format!(
                 "the Host {:?} is not loopback; the daemon answers only requests for 127.0.0.1, \
                  localhost or [::1], which keeps out web pages that reach it through DNS \
@@ -93,9 +99,11 @@ impl Refusal {
             Refusal::Token => &[(header::WWW_AUTHENTICATE, "Bearer")],
             Refusal::NotUpgrade => &[(header::UPGRADE, "websocket")],
             Refusal::Version => &[(header::SEC_WEBSOCKET_VERSION, "13")],
-            Refusal::MissingHost | Refusal::Host(_) | Refusal::Origin(_) | Refusal::MissingKey => {
-                &[]
-            }
+            Refusal::MissingHost
+            | Refusal::SeveralHosts
+            | Refusal::Host(_)
+            | Refusal::Origin(_)
+            | Refusal::MissingKey => &[],
         }
     }
 
@@ -103,7 +111,11 @@ impl Refusal {
     /// answering a client that speaks the wrong protocol.
     pub fn is_denial(&self) -> bool {
         match self {
-            Refusal::MissingHost | Refusal::Host(_) | Refusal::Origin(_) | Refusal::Token => true,
+            Refusal::MissingHost
+            | Refusal::SeveralHosts
+            | Refusal::Host(_)
+            | Refusal::Origin(_)
+            | Refusal::Token => true,
             Refusal::NotUpgrade | Refusal::Version | Refusal::MissingKey => false,
         }
     }
@@ -113,6 +125,7 @@ impl Refusal {
         match self {
             Refusal::Host(value) | Refusal::Origin(value) => Some(echo(value).into_owned()),
             Refusal::MissingHost
+            | Refusal::SeveralHosts
             | Refusal::Token
             | Refusal::NotUpgrade
             | Refusal::Version
@@ -124,6 +137,7 @@ impl Refusal {
     pub fn name(&self) -> &'static str {
         match self {
             Refusal::MissingHost => "missing_host",
+            Refusal::SeveralHosts => "several_hosts",
             Refusal::Host(_) => "host",
             Refusal::Origin(_) => "origin",
             Refusal::Token => "token",
@@ -134,16 +148,25 @@ impl Refusal {
     }
 }
 
-/// Checks the `Host` header; every request, whatever its path, must pass.
-pub fn host(headers: &HeaderMap) -> Result<(), Refusal> {
-    let Some(value) = headers.get(header::HOST) else {
+/// Checks the `Host` header (exactly one) and, for a request to an absolute URI, the URI's
+/// authority (which takes the place of `Host`); every request, whatever its path, must pass.
+pub fn host(headers: &HeaderMap, uri: &Uri) -> Result<(), Refusal> {
+    let mut hosts = headers.get_all(header::HOST).iter();
+    let Some(value) = hosts.next() else {
         return Err(Refusal::MissingHost);
     };
+    if hosts.next().is_some() {
+        return Err(Refusal::SeveralHosts);
+    }
     let text = String::from_utf8_lossy(value.as_bytes());
-    if is_loopback_host(&text) {
-        Ok(())
-    } else {
-        Err(Refusal::Host(text.into_owned()))
+    if !is_loopback_host(&text) {
+        return Err(Refusal::Host(text.into_owned()));
+    }
+    match uri.authority() {
+        Some(authority) if !is_loopback_host(authority.as_str()) => {
+            Err(Refusal::Host(authority.as_str().to_owned()))
+        }
+        _ => Ok(()),
     }
 }
 
@@ -276,7 +299,7 @@ mod tests {
         }
         let uri: Uri = format!("/{query}").parse().unwrap();
         let checks = Checks::new(TOKEN.into(), vec!["vscode-webview://pi".to_owned()]);
-        host(&map)?;
+        host(&map, &uri)?;
         checks.authorize(&map, &uri)?;
         accept_key(&map)
     }
@@ -327,6 +350,35 @@ mod tests {
             )
             .is_ok()
         );
+    }
+
+    #[test]
+    fn several_hosts_or_a_foreign_absolute_uri_are_refused() {
+        let refusal = check(
+            "",
+            &with(&[
+                ("host", "127.0.0.1"),
+                ("host", "evil.example"),
+                ("authorization", "Bearer s3cret"),
+            ]),
+        )
+        .unwrap_err();
+        assert_eq!(refusal, Refusal::SeveralHosts);
+        assert_eq!(refusal.status(), StatusCode::BAD_REQUEST);
+        assert_eq!(
+            refusal.message(),
+            "send one `Host` header; this request had several\n"
+        );
+        let headers: HeaderMap = [(header::HOST, HeaderValue::from_static("localhost"))]
+            .into_iter()
+            .collect();
+        let absolute: Uri = "http://evil.example/".parse().unwrap();
+        assert_eq!(
+            host(&headers, &absolute),
+            Err(Refusal::Host("evil.example".to_owned()))
+        );
+        let loopback: Uri = "http://127.0.0.1:4242/".parse().unwrap();
+        assert_eq!(host(&headers, &loopback), Ok(()));
     }
 
     #[test]

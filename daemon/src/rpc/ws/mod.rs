@@ -174,7 +174,7 @@ impl Http {
         mut request: Request<Incoming>,
         pending: &Mutex<Option<Pending>>,
     ) -> Response<Full<Bytes>> {
-        if let Err(refusal) = checks::host(request.headers()) {
+        if let Err(refusal) = checks::host(request.headers(), request.uri()) {
             return self.refuse(&refusal);
         }
         match request.uri().path() {

@@ -259,8 +259,8 @@ async fn configuration_another_user_could_write_is_refused_with_the_fix() {
         let real = mcp_json.canonicalize().unwrap();
         let expected = format!(
             "is refused, and its servers are not used: {real} belongs to uid 65534, not to you \
-             (uid 0) or root, so another user could have written {file}; if you trust it, take \
-             it over with `chown 0 {real}`, otherwise remove it",
+             (uid 0) or root, so another user could have written {file}; if you trust it, have \
+             it given to you (`sudo chown 0 {real}`), otherwise remove it",
             real = real.display(),
             file = mcp_json.display()
         );
@@ -283,5 +283,166 @@ async fn configuration_another_user_could_write_is_refused_with_the_fix() {
     assert!(
         stderr.contains(&format!("refusing {}: {}", config.display(), fix(&config))),
         "{stderr}"
+    );
+    // Said once, not again as a cause.
+    assert_eq!(stderr.matches("fix it with").count(), 1, "{stderr}");
+}
+
+/// `pid` and `pictl` with `PI_HOME=home` (the runtime directory is `home/run`), the
+/// environment otherwise the test's, plus `extra`: whether it succeeded, and its stderr. One
+/// still running after 30 s is killed and fails the test (a daemon that should have refused
+/// to start).
+fn run_with_home(
+    binary: &str,
+    home: &Path,
+    args: &[&str],
+    extra: &[(&str, &str)],
+) -> (bool, String) {
+    let child = std::process::Command::new(pi_test_support::workspace_binary(binary))
+        .args(args)
+        .env("PI_HOME", home)
+        .env("PI_DAEMON_BIN", pi_test_support::workspace_binary("pid"))
+        .envs(extra.iter().copied())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (done, finished) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(child.wait_with_output());
+    });
+    let output = match finished.recv_timeout(std::time::Duration::from_secs(30)) {
+        Ok(output) => output.unwrap(),
+        Err(_) => {
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(pid as i32).unwrap(),
+                rustix::process::Signal::KILL,
+            );
+            panic!("{binary} {args:?} was still running after 30 s");
+        }
+    };
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn a_runtime_directory_or_socket_of_another_user_gets_nothing() {
+    // Only root can make another user's files here; the test is about those files.
+    assert!(
+        rustix::process::geteuid().is_root(),
+        "this test needs root to create another user's directory and socket"
+    );
+    let home = tempfile::tempdir().unwrap();
+    chmod(home.path(), 0o755);
+    let project = home.path().join("project");
+    std::fs::create_dir(&project).unwrap();
+    chmod(&project, 0o755);
+    let runtime = home.path().join("run");
+
+    // Another user made the runtime directory's path first: a link to the owner's project
+    // (as in a shared /tmp when XDG_RUNTIME_DIR is unset).
+    std::os::unix::fs::symlink(&project, &runtime).unwrap();
+    std::os::unix::fs::lchown(&runtime, Some(65534), Some(65534)).unwrap();
+    let link_refused = format!(
+        "{run} is a symbolic link that belongs to uid 65534, not to you (uid 0); another user \
+         may have made it to redirect your daemon's socket and token. Remove it (`sudo rm \
+         {run}`), or set XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+        run = runtime.display()
+    );
+    let (started, stderr) = run_with_home("pid", home.path(), &[], &[]);
+    assert!(!started);
+    assert!(stderr.contains(&link_refused), "{stderr}");
+    let (ran, stderr) = run_with_home("pictl", home.path(), &["daemon", "status"], &[]);
+    assert!(!ran);
+    assert!(stderr.contains(&link_refused), "{stderr}");
+    let (ran, stderr) = run_with_home("pictl", home.path(), &["daemon", "start"], &[]);
+    assert!(!ran);
+    assert!(stderr.contains(&link_refused), "{stderr}");
+    // Nothing was made in, or changed about, the project.
+    assert_eq!(std::fs::metadata(&project).unwrap().mode() & 0o777, 0o755);
+    assert_eq!(std::fs::read_dir(&project).unwrap().count(), 0);
+
+    // Their directory.
+    std::fs::remove_file(&runtime).unwrap();
+    std::fs::create_dir(&runtime).unwrap();
+    std::os::unix::fs::chown(&runtime, Some(65534), Some(65534)).unwrap();
+    let (started, stderr) = run_with_home("pid", home.path(), &[], &[]);
+    assert!(!started);
+    assert!(
+        stderr.contains(&format!(
+            "{run} belongs to uid 65534, not to you (uid 0); another user may have made it to \
+             catch your daemon's socket or token. Remove it (`sudo rm -r {run}`), or set \
+             XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+            run = runtime.display()
+        )),
+        "{stderr}"
+    );
+
+    // The directory is the owner's, but the socket in it is served by another user (who
+    // could write there while it was open to everyone): the client sends nothing, not even
+    // `initialize` with its environment.
+    std::os::unix::fs::chown(&runtime, Some(0), Some(0)).unwrap();
+    chmod(&runtime, 0o777);
+    let socket = runtime.join("pid.sock");
+    let heard = home.path().join("heard");
+    let listener = std::process::Command::new("setpriv")
+        .args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            "import socket, sys\n\
+             s = socket.socket(socket.AF_UNIX)\n\
+             s.bind(sys.argv[1]); s.listen(1)\n\
+             print('ready', flush=True)\n\
+             c, _ = s.accept(); c.settimeout(5)\n\
+             data = b''\n\
+             try:\n    while chunk := c.recv(65536): data += chunk\n\
+             except OSError: pass\n\
+             open(sys.argv[2], 'wb').write(data)\n",
+        ])
+        .arg(&socket)
+        .arg(&heard)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect(
+            "/usr/bin/python3 (installed by tests/install-peers) plays the other user's daemon",
+        );
+    let mut listener = listener;
+    let mut ready = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(listener.stdout.take().unwrap()),
+        &mut ready,
+    )
+    .unwrap();
+    assert_eq!(ready.trim(), "ready");
+    chmod(home.path(), 0o777);
+    let (ran, stderr) = run_with_home(
+        "pictl",
+        home.path(),
+        &["run", "--no-session", "tell me the secret"],
+        &[("SECRET_TOKEN", "ghp_0123456789abcdefghijABCDEFGHIJ012345")],
+    );
+    assert!(!ran);
+    assert!(
+        stderr.contains(&format!(
+            "{socket} is served by a process of uid 65534, not by you (uid 0): another user may \
+             be posing as your daemon, so nothing was sent. Remove the socket (`sudo rm \
+             {socket}`), or set XDG_RUNTIME_DIR or PI_HOME to a directory of your own",
+            socket = socket.display()
+        )),
+        "{stderr}"
+    );
+    let status = listener.wait().unwrap();
+    assert!(status.success(), "the listener failed: {status}");
+    assert_eq!(
+        std::fs::read(&heard).unwrap(),
+        b"",
+        "the client sent something"
     );
 }

@@ -187,7 +187,7 @@ async fn secret_variables_stay_in_memory_and_a_later_client_supplies_them() {
 }
 
 /// Realistic credentials under the names they go by; every value is unique to this test.
-const CREDENTIALS: [(&str, &str); 24] = [
+const CREDENTIALS: [(&str, &str); 25] = [
     (
         "DATABASE_URL",
         "postgres://app:Pg-pass-41c7@db.internal:5432/app",
@@ -252,6 +252,8 @@ const CREDENTIALS: [(&str, &str); 24] = [
         "PYTHONPATH",
         "https://pypi-user:Index-pass-41c7@pypi.internal/simple",
     ),
+    // ... and one glued inside a word.
+    ("EDITOR", "vim-ghp_41c7abcdefghijklmnopqrstuvwxyz012345"),
 ];
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

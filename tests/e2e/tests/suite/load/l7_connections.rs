@@ -295,6 +295,35 @@ async fn a_client_refused_as_overloaded_tries_again_and_gets_in() {
     assert_eq!(messages[1]["params"]["reason"], "initialize_timeout");
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictl_refused_as_overloaded_answers_once_in_without_a_panic() {
+    let daemon = TempDaemon::start_with_config(
+        &workspace_binary("pid"),
+        "[limits]\npending_connections = 1\ninitialize_timeout_secs = 2\n",
+    )
+    .await;
+    let silent = connect(&daemon.paths.socket_path()).await;
+    // The daemon closes each refused connection while the client may still be writing its
+    // `initialize`: the client must take that as a refusal, not crash on it.
+    let output = tokio::time::timeout(
+        WAIT,
+        tokio::process::Command::new(workspace_binary("pictl"))
+            .args(["daemon", "status"])
+            .envs(daemon.env())
+            .env("RUST_BACKTRACE", "0")
+            .output(),
+    )
+    .await
+    .expect("pictl answers once the silent connection's deadline passed")
+    .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    let status: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
+    assert_eq!(status["running"], true, "{status}");
+    drop(silent);
+}
+
 /// One HTTP request on a new connection; the whole answer.
 async fn http(port: u16, request: &str) -> String {
     let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
