@@ -25,10 +25,10 @@ use pi_protocol::NotificationMethod as _;
 use pi_protocol::v1::{ConfigChanged, ConfigChangedParams, ConfigStatus, ResourceDiagnostic};
 use tokio::sync::Notify;
 
+use crate::clients::Clients;
 use crate::coding::ResourceRoots;
 use crate::frame;
 use crate::session::ModelService;
-use crate::state::DaemonState;
 use pi_util::time::now_millis;
 
 /// How long the files must be quiet before a reload.
@@ -52,7 +52,7 @@ impl ConfigFiles {
         self.lock().clone()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, ConfigStatus> {
+    pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, ConfigStatus> {
         self.status.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
@@ -121,25 +121,37 @@ impl Targets {
     }
 }
 
-/// Starts watching the configuration files of `state` for the daemon's lifetime (until
-/// `state.shutdown`). Records the files' problems at start in the status.
-pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
+/// What the watcher reads, reloads and tells.
+pub struct ConfigWatch {
+    /// Our configuration directory.
+    pub config_dir: PathBuf,
+    /// pi's agent directory.
+    pub pi_agent_dir: PathBuf,
+    /// The model registry, reloaded.
+    pub models: Arc<dyn ModelService>,
+    /// Where settings are read from.
+    pub roots: ResourceRoots,
+    /// Where the status goes (`daemon/status`).
+    pub files: Arc<ConfigFiles>,
+    /// Who is told (`config/changed`).
+    pub clients: Arc<Clients>,
+    /// Stops the watcher.
+    pub shutdown: tokio_util::sync::CancellationToken,
+}
+
+/// Starts watching the configuration files for the daemon's lifetime (until
+/// `watch.shutdown`). Records the files' problems at start in the status.
+pub fn spawn(watch: ConfigWatch, tracker: &tokio_util::task::TaskTracker) {
     let targets = Targets {
-        dirs: vec![
-            state.paths.config_dir.clone(),
-            state.paths.pi_agent_dir.clone(),
-        ],
+        dirs: vec![watch.config_dir.clone(), watch.pi_agent_dir.clone()],
     };
     {
-        let mut status = state.config_files.lock();
+        let mut status = watch.files.lock();
         status.files = targets
             .files()
             .map(|path| path.display().to_string())
             .collect();
-        status.diagnostics = diagnostics(
-            state.sessions.services().models.as_ref(),
-            &state.sessions.services().settings.resources,
-        );
+        status.diagnostics = diagnostics(watch.models.as_ref(), &watch.roots);
     }
     let pending = Arc::new(Pending::default());
     let watcher = {
@@ -194,7 +206,7 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
         Ok(watcher) => watcher,
         Err(error) => {
             tracing::warn!(%error, "cannot watch the configuration files; edits need a restart");
-            state.config_files.lock().watch_error = Some(format!(
+            watch.files.lock().watch_error = Some(format!(
                 "cannot watch the configuration files ({error}); restart the daemon \
                  (pictl daemon restart) after editing them"
             ));
@@ -202,12 +214,12 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
         }
     };
     let mut watched = BTreeSet::new();
-    arm(&mut watcher, &targets, &mut watched, &state);
+    arm(&mut watcher, &targets, &mut watched, &watch.files);
     tracker.spawn(async move {
         // The watcher lives as long as this task: dropping it stops notify's thread.
         loop {
             tokio::select! {
-                () = state.shutdown.cancelled() => return,
+                () = watch.shutdown.cancelled() => return,
                 () = pending.wake.notified() => {}
             }
             // Debounce: wait until the files have been quiet for a while, but not forever
@@ -215,7 +227,7 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
             let give_up = tokio::time::Instant::now() + MAX_DEBOUNCE;
             loop {
                 tokio::select! {
-                    () = state.shutdown.cancelled() => return,
+                    () = watch.shutdown.cancelled() => return,
                     () = pending.wake.notified() => {}
                     () = tokio::time::sleep(DEBOUNCE) => break,
                     () = tokio::time::sleep_until(give_up) => break,
@@ -229,7 +241,7 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
             );
             let mut files: Vec<PathBuf> = changes.files.into_iter().collect();
             if changes.rearm {
-                arm(&mut watcher, &targets, &mut watched, &state);
+                arm(&mut watcher, &targets, &mut watched, &watch.files);
                 // Whatever the new directory holds is new to us.
                 files.extend(targets.files().filter(|file| file.exists()));
                 files.sort();
@@ -238,7 +250,7 @@ pub fn spawn(state: Arc<DaemonState>, tracker: &tokio_util::task::TaskTracker) {
             if files.is_empty() {
                 continue;
             }
-            reload(&state, files).await;
+            reload(&watch, files).await;
         }
     });
 }
@@ -250,7 +262,7 @@ fn arm(
     watcher: &mut notify::RecommendedWatcher,
     targets: &Targets,
     watched: &mut BTreeSet<PathBuf>,
-    state: &DaemonState,
+    status: &ConfigFiles,
 ) {
     let wanted = targets.watch_points();
     for gone in watched.difference(&wanted) {
@@ -272,7 +284,7 @@ fn arm(
         }
     }
     *watched = working;
-    state.config_files.lock().watch_error = (!errors.is_empty()).then(|| {
+    status.lock().watch_error = (!errors.is_empty()).then(|| {
         format!(
             "cannot watch {}; restart the daemon (pictl daemon restart) after editing the files there",
             errors.join("; ")
@@ -281,10 +293,9 @@ fn arm(
 }
 
 /// Reloads after `files` changed and tells every connection.
-async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
-    let services = state.sessions.services();
-    let models = services.models.clone();
-    let roots = services.settings.resources.clone();
+async fn reload(watch: &ConfigWatch, files: Vec<PathBuf>) {
+    let models = watch.models.clone();
+    let roots = watch.roots.clone();
     let found = tokio::task::spawn_blocking(move || {
         // A `!command` key may run a process: off the async threads.
         models.reload();
@@ -307,7 +318,7 @@ async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
         tracing::warn!(path = %diagnostic.path, problem = %diagnostic.message, "configuration problem");
     }
     {
-        let mut status = state.config_files.lock();
+        let mut status = watch.files.lock();
         status.reloads += 1;
         status.last_reload_at = Some(now_millis());
         status.diagnostics = diagnostics.clone();
@@ -316,7 +327,7 @@ async fn reload(state: &Arc<DaemonState>, files: Vec<PathBuf>) {
     let Ok(frame) = frame::notification(ConfigChanged::NAME, &params) else {
         return;
     };
-    for (sink, _) in state.clients() {
+    for (sink, _) in watch.clients.list() {
         if sink.is_initialized() {
             let _ = sink.notify(
                 ConfigChanged::NAME,

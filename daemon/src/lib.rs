@@ -10,6 +10,7 @@
 //! Only the lifecycle code decides when the process exits.
 
 pub mod children;
+pub mod clients;
 pub mod coding;
 pub mod compaction;
 pub mod config;
@@ -33,7 +34,6 @@ pub mod store;
 pub mod tasks;
 pub mod testing;
 pub mod tools;
-pub mod ui;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -129,11 +129,14 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let policy = Arc::new(policy::PolicyManager::new(
         coding::ResourceRoots::from_paths(&paths),
+        store.clone(),
     ));
     let tasks = Arc::new(tasks::TaskManager::new(
         coding::ResourceRoots::from_paths(&paths),
         &paths.data_dir,
         spawner.clone(),
+        Some(policy.clone()),
+        store.clone(),
     ));
     let jobs = Arc::new(jobs::JobPool::new(
         spawner.clone(),
@@ -183,14 +186,12 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     state.jobs = Some(jobs);
     state.kernels = Some(kernels);
     let state = Arc::new(state);
-    tasks.set_state(Arc::downgrade(&state));
-    policy.set_state(Arc::downgrade(&state));
     match state.store.policy_modes().await {
         Ok(modes) => policy.restore_modes(modes),
         Err(error) => tracing::warn!(%error, "cannot read the sessions' approval modes"),
     }
     mcp.trust()
-        .set_approver(Arc::new(ui::UiApprover(Arc::downgrade(&state))));
+        .set_approver(Arc::new(SessionsApprover(state.sessions.weak())));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;
     serve_state(state).await?;
     lifecycle::remove_runtime_files(&paths);
@@ -220,7 +221,18 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         let listener = rpc::ws::bind(&state).await?;
         tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
     }
-    config_watch::spawn(state.clone(), &tracker);
+    config_watch::spawn(
+        config_watch::ConfigWatch {
+            config_dir: state.paths.config_dir.clone(),
+            pi_agent_dir: state.paths.pi_agent_dir.clone(),
+            models: state.sessions.services().models.clone(),
+            roots: state.sessions.services().settings.resources.clone(),
+            files: state.config_files.clone(),
+            clients: state.clients.clone(),
+            shutdown: state.shutdown.clone(),
+        },
+        &tracker,
+    );
     tracker.spawn(rpc::methods::mcp::announce_changes(state.clone()));
     tracker.spawn(rpc::methods::lsp::announce_changes(state.clone()));
     let uds = rpc::uds::bind(&state.paths.socket_path())?;
@@ -269,4 +281,36 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         tracing::warn!("database did not close in time; SQLite's WAL keeps committed data safe");
     }
     Ok(())
+}
+
+/// Asks MCP trust questions (`mcp::trust`) as `ui/ask` confirmations of the session that
+/// wants the server. Holds the registry weakly: the registry's sessions hold the MCP pool that
+/// holds this.
+#[derive(Debug)]
+struct SessionsApprover(session::SessionsWeak);
+
+impl mcp::trust::Approver for SessionsApprover {
+    fn confirm(
+        &self,
+        session_id: String,
+        title: String,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'static, Option<bool>> {
+        let sessions = self.0.clone();
+        Box::pin(async move {
+            let asked = sessions
+                .upgrade()?
+                .ask(pi_protocol::v1::UiAskParams {
+                    session_id,
+                    request: pi_protocol::v1::UiRequest::Confirm { title, message },
+                    timeout_ms: None,
+                })
+                .await
+                .ok()?;
+            if asked.answer.cancelled {
+                return None;
+            }
+            asked.answer.confirmed
+        })
+    }
 }

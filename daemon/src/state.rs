@@ -1,9 +1,7 @@
 //! What every connection and task of the daemon shares: paths, configuration, the store, the
 //! shutdown signal and content-free counters.
 
-use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use pi_paths::Paths;
@@ -11,6 +9,7 @@ use pi_protocol::v1::Supervisor;
 use pi_tools::Artifacts;
 use tokio_util::sync::CancellationToken;
 
+use crate::clients::{Clients, ConnectionGuard};
 use crate::config::Config;
 use crate::outbound::ConnectionSink;
 use crate::session::{SessionRegistry, SessionServices};
@@ -26,16 +25,14 @@ pub struct DaemonState {
     pub config: Config,
     /// The database.
     pub store: Store,
-    /// Agent sessions.
-    pub sessions: SessionRegistry,
+    /// Agent sessions (and the questions for the people watching them).
+    pub sessions: std::sync::Arc<SessionRegistry>,
     /// Stored tool output (`<data dir>/artifacts`), read by `artifact/read`.
     pub artifacts: Artifacts,
     /// Running `session/bash` commands, for `session/abort`.
     pub user_shells: UserShells,
-    /// Questions for the people watching sessions (`ui/*`).
-    pub ui: crate::ui::UiBroker,
     /// The watched configuration files and their problems (`config_watch`).
-    pub config_files: crate::config_watch::ConfigFiles,
+    pub config_files: Arc<crate::config_watch::ConfigFiles>,
     /// The MCP servers every session shares (none in-process unless a test sets one).
     pub mcp: Option<std::sync::Arc<crate::mcp::McpPool>>,
     /// The language servers every session shares (none in-process unless a test sets one).
@@ -58,13 +55,8 @@ pub struct DaemonState {
     started: Instant,
     // Invariant: set once, when the WebSocket listener is bound.
     websocket_url: OnceLock<String>,
-    // Open connections; incremented and decremented only by `ConnectionGuard`.
-    connections: AtomicU32,
-    // The outbound sinks of open connections by id, for `daemon/status`; entries are added by
-    // `ConnectionGuard::register` and removed when the guard drops. A sync mutex, never held
-    // across an await.
-    clients: Mutex<BTreeMap<String, (ConnectionSink, &'static str)>>,
-    next_connection_id: AtomicU64,
+    /// The open connections.
+    pub clients: Arc<Clients>,
 }
 
 impl DaemonState {
@@ -87,8 +79,7 @@ impl DaemonState {
             ),
             artifacts,
             user_shells: UserShells::default(),
-            ui: crate::ui::UiBroker::default(),
-            config_files: crate::config_watch::ConfigFiles::default(),
+            config_files: Arc::default(),
             mcp: None,
             lsp: None,
             jobs: None,
@@ -101,9 +92,7 @@ impl DaemonState {
             started_at: pi_util::time::now_millis(),
             started: Instant::now(),
             websocket_url: OnceLock::new(),
-            connections: AtomicU32::new(0),
-            clients: Mutex::new(BTreeMap::new()),
-            next_connection_id: AtomicU64::new(1),
+            clients: Arc::default(),
         }
     }
 
@@ -124,50 +113,16 @@ impl DaemonState {
 
     /// Open connections right now.
     pub fn connection_count(&self) -> u32 {
-        self.connections.load(Ordering::Relaxed)
+        self.clients.count()
     }
 
     /// The open connections' sinks and transports, in id order.
     pub fn clients(&self) -> Vec<(ConnectionSink, &'static str)> {
-        self.clients
-            .lock()
-            .map(|clients| clients.values().cloned().collect())
-            .unwrap_or_default()
+        self.clients.list()
     }
 
     /// Registers a new connection; the guard unregisters it when dropped.
-    pub fn open_connection(self: &std::sync::Arc<Self>) -> ConnectionGuard {
-        self.connections.fetch_add(1, Ordering::Relaxed);
-        let id = self.next_connection_id.fetch_add(1, Ordering::Relaxed);
-        ConnectionGuard {
-            state: self.clone(),
-            id: format!("c{id}"),
-        }
-    }
-}
-
-/// Keeps a connection counted; dropping it uncounts it.
-#[derive(Debug)]
-pub struct ConnectionGuard {
-    state: std::sync::Arc<DaemonState>,
-    /// The connection's id, `c1`, `c2`, ... in start order.
-    pub id: String,
-}
-
-impl ConnectionGuard {
-    /// Lists the connection's outbound sink (and transport name) in `daemon/status`.
-    pub fn register(&self, sink: ConnectionSink, transport: &'static str) {
-        if let Ok(mut clients) = self.state.clients.lock() {
-            clients.insert(self.id.clone(), (sink, transport));
-        }
-    }
-}
-
-impl Drop for ConnectionGuard {
-    fn drop(&mut self) {
-        if let Ok(mut clients) = self.state.clients.lock() {
-            clients.remove(&self.id);
-        }
-        self.state.connections.fetch_sub(1, Ordering::Relaxed);
+    pub fn open_connection(&self) -> ConnectionGuard {
+        self.clients.open()
     }
 }

@@ -149,9 +149,9 @@ impl BuiltinTools {
                         }) as Arc<dyn pi_tools::UriReader>
                     })
                     .into_iter()
-                    .chain(self.tasks.as_ref().filter(|_| with_tasks).map(|manager| {
+                    .chain(self.tasks.as_ref().filter(|_| with_tasks).map(|_| {
                         Arc::new(crate::tasks::tool::AgentTranscripts {
-                            manager: manager.clone(),
+                            sessions: environment.sessions.clone(),
                         }) as Arc<dyn pi_tools::UriReader>
                     }))
                     .collect(),
@@ -375,6 +375,10 @@ fn gated(
     let Some(manager) = policy else {
         return tools;
     };
+    let port: Arc<dyn crate::policy::ApprovalPort> = Arc::new(SessionApprovals {
+        sessions: environment.sessions.clone(),
+        session_id: environment.session_id.clone(),
+    });
     tools
         .into_iter()
         .map(|inner| {
@@ -383,9 +387,61 @@ fn gated(
                 manager: manager.clone(),
                 session_id: environment.session_id.clone(),
                 cwd: environment.cwd.clone(),
+                port: port.clone(),
             }) as Arc<dyn Tool>
         })
         .collect()
+}
+
+/// One session as its approvals reach it: decisions recorded in it, questions asked of the
+/// people attached to it, through the registry.
+struct SessionApprovals {
+    sessions: crate::session::SessionsWeak,
+    session_id: String,
+}
+
+impl crate::policy::ApprovalPort for SessionApprovals {
+    fn record(
+        &self,
+        decision: serde_json::Value,
+    ) -> futures_util::future::BoxFuture<'_, Result<(), String>> {
+        Box::pin(async move {
+            let sessions = self
+                .sessions
+                .upgrade()
+                .ok_or_else(|| "the daemon is stopping".to_owned())?;
+            sessions
+                .call(&self.session_id, |reply| crate::session::Command::Record {
+                    custom_type: "approval".to_owned(),
+                    data: decision.clone(),
+                    reply,
+                })
+                .await
+                .map(|_| ())
+                .map_err(|error| error.to_string())
+        })
+    }
+
+    fn ask(
+        &self,
+        request: pi_protocol::v1::UiRequest,
+        timeout: std::time::Duration,
+    ) -> futures_util::future::BoxFuture<'_, Result<pi_protocol::v1::UiAskResponse, String>> {
+        Box::pin(async move {
+            let sessions = self
+                .sessions
+                .upgrade()
+                .ok_or_else(|| "the daemon is stopping".to_owned())?;
+            sessions
+                .ask(pi_protocol::v1::UiAskParams {
+                    session_id: self.session_id.clone(),
+                    request,
+                    timeout_ms: Some(timeout.as_millis() as u64),
+                })
+                .await
+                .map_err(|error| error.to_string())
+        })
+    }
 }
 
 /// A run's MCP tools behind the session's approvals, like its built-in ones.

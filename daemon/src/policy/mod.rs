@@ -17,16 +17,31 @@ pub mod rules;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
+use futures_util::future::BoxFuture;
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
-use pi_protocol::v1::{UiAskParams, UiRequest};
+use pi_protocol::v1::{UiAskResponse, UiRequest};
 use serde_json::{Value, json};
 
 use crate::coding::ResourceRoots;
-use crate::state::DaemonState;
+use crate::store::Store;
 use rules::{Action, Decision, Layer, Mode};
+
+/// What the policy needs of the session a gate guards: given with each gate by the daemon,
+/// which implements it over the session registry.
+pub trait ApprovalPort: Send + Sync {
+    /// Writes a decision into the session (an `approval` custom entry).
+    fn record(&self, decision: Value) -> BoxFuture<'_, Result<(), String>>;
+    /// Asks the people attached to the session; the first answer, or a cancelled one after
+    /// `timeout`.
+    fn ask(
+        &self,
+        request: UiRequest,
+        timeout: Duration,
+    ) -> BoxFuture<'_, Result<UiAskResponse, String>>;
+}
 
 /// How long an `ask` waits for an answer unless `approvals.askTimeoutMs` says.
 const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
@@ -40,7 +55,8 @@ const DENY: &str = "Deny";
 #[derive(Debug)]
 pub struct PolicyManager {
     roots: ResourceRoots,
-    state: OnceLock<Weak<DaemonState>>,
+    // What was allowed "always in this project".
+    store: Store,
     // Per session: its own mode, and the calls allowed for the rest of the session
     // (tool, and for `bash` the command).
     sessions: Mutex<HashMap<String, SessionPolicy>>,
@@ -76,11 +92,11 @@ struct SessionPolicy {
 }
 
 impl PolicyManager {
-    /// A manager reading settings through `roots`.
-    pub fn new(roots: ResourceRoots) -> PolicyManager {
+    /// A manager reading settings through `roots`, remembering project approvals in `store`.
+    pub fn new(roots: ResourceRoots, store: Store) -> PolicyManager {
         PolicyManager {
             roots,
-            state: OnceLock::new(),
+            store,
             sessions: Mutex::new(HashMap::new()),
             settings: Default::default(),
             sandbox_helper: sandbox_helper(),
@@ -140,11 +156,6 @@ impl PolicyManager {
                 .collect(),
             network: sandbox.network,
         })
-    }
-
-    /// The daemon whose clients are asked.
-    pub fn set_state(&self, state: Weak<DaemonState>) {
-        let _ = self.state.set(state);
     }
 
     fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, SessionPolicy>> {
@@ -269,6 +280,7 @@ impl PolicyManager {
     /// for the model.
     async fn check(
         &self,
+        port: &dyn ApprovalPort,
         session_id: &str,
         cwd: &std::path::Path,
         tool: &str,
@@ -303,7 +315,7 @@ impl PolicyManager {
             ),
             Action::Ask => {
                 let (outcome, answer, answered_by) = self
-                    .ask(session_id, cwd, tool, arguments, &reason, timeout)
+                    .ask(port, session_id, cwd, tool, arguments, &reason, timeout)
                     .await;
                 let decision = if outcome.is_ok() { "allowed" } else { "denied" };
                 (
@@ -313,32 +325,12 @@ impl PolicyManager {
                 )
             }
         };
-        if let Some(data) = record {
-            self.record(session_id, data).await;
+        if let Some(data) = record
+            && let Err(error) = port.record(data).await
+        {
+            tracing::warn!(session = session_id, %error, "cannot record an approval");
         }
         outcome
-    }
-
-    /// Writes a decision into the session (an `approval` custom entry: transcript, export).
-    async fn record(&self, session_id: &str, data: Value) {
-        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
-            return;
-        };
-        let recorded = state
-            .sessions
-            .call(session_id, |reply| crate::session::Command::Record {
-                custom_type: "approval".to_owned(),
-                data: data.clone(),
-                reply,
-            })
-            .await;
-        if let Err(error) = recorded {
-            tracing::warn!(
-                session = session_id,
-                %error,
-                "cannot record an approval"
-            );
-        }
     }
 
     async fn allowed_in_project(
@@ -347,12 +339,8 @@ impl PolicyManager {
         tool: &str,
         arguments: &Value,
     ) -> bool {
-        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
-            return false;
-        };
         let command = arguments["command"].as_str().unwrap_or_default();
-        state
-            .store
+        self.store
             .allowed_in_project(&cwd.display().to_string(), tool, command)
             .await
             .unwrap_or(false)
@@ -362,6 +350,7 @@ impl PolicyManager {
     #[allow(clippy::too_many_arguments, reason = "one call site")]
     async fn ask(
         &self,
+        port: &dyn ApprovalPort,
         session_id: &str,
         cwd: &std::path::Path,
         tool: &str,
@@ -369,30 +358,20 @@ impl PolicyManager {
         reason: &str,
         timeout: Duration,
     ) -> (Result<(), String>, Option<String>, Option<String>) {
-        let Some(state) = self.state.get().and_then(Weak::upgrade) else {
-            return (Err("Denied: the daemon is stopping".to_owned()), None, None);
-        };
         let title = format!(
             "Allow `{tool}`{}? ({reason} asks)",
             describe(tool, arguments)
         );
-        let asked = crate::ui::UiBroker::ask(
-            &state,
-            UiAskParams {
-                session_id: session_id.to_owned(),
-                request: UiRequest::Select {
-                    title,
-                    options: vec![
-                        ALLOW_ONCE.to_owned(),
-                        ALLOW_SESSION.to_owned(),
-                        ALLOW_PROJECT.to_owned(),
-                        DENY.to_owned(),
-                    ],
-                },
-                timeout_ms: Some(timeout.as_millis() as u64),
-            },
-        )
-        .await;
+        let request = UiRequest::Select {
+            title,
+            options: vec![
+                ALLOW_ONCE.to_owned(),
+                ALLOW_SESSION.to_owned(),
+                ALLOW_PROJECT.to_owned(),
+                DENY.to_owned(),
+            ],
+        };
+        let asked = port.ask(request, timeout).await;
         let asked = match asked {
             Ok(asked) => asked,
             Err(error) => {
@@ -433,7 +412,7 @@ impl PolicyManager {
                 } else {
                     ""
                 };
-                if let Err(error) = state
+                if let Err(error) = self
                     .store
                     .allow_in_project(
                         &cwd.display().to_string(),
@@ -503,6 +482,8 @@ pub struct PolicyGate {
     pub session_id: String,
     /// Its directory.
     pub cwd: PathBuf,
+    /// The session, for records and questions.
+    pub port: Arc<dyn ApprovalPort>,
 }
 
 impl Tool for PolicyGate {
@@ -527,6 +508,7 @@ impl Tool for PolicyGate {
             let checked = tokio::select! {
                 () = invocation.cancel.cancelled() => Err("Operation aborted".to_owned()),
                 checked = self.manager.check(
+                    self.port.as_ref(),
                     &self.session_id,
                     &self.cwd,
                     self.inner.name(),

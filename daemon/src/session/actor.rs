@@ -38,7 +38,7 @@ use crate::session::events::{EventEncoder, Subscriber};
 use crate::session::presence::Presence;
 use crate::session::recent::RecentEvents;
 use crate::session::retry::AutoRetry;
-use crate::session::services::SessionServices;
+use crate::session::services::{SessionServices, SessionsWeak};
 use crate::session::{SessionError, SessionMap};
 use crate::store::{SessionRow, Store};
 use pi_util::time::now_millis;
@@ -79,6 +79,8 @@ pub struct SessionActor {
     store: Store,
     services: SessionServices,
     sessions: Arc<SessionMap>,
+    // The registry, weakly: in the environment the session's tools are built with.
+    registry: SessionsWeak,
     generation: u64,
     row: SessionRow,
     entry_ids: EntryIds,
@@ -138,6 +140,7 @@ impl SessionActor {
         store: Store,
         services: SessionServices,
         sessions: Arc<SessionMap>,
+        registry: SessionsWeak,
         generation: u64,
         row: SessionRow,
         encoder: Box<dyn EventEncoder>,
@@ -174,15 +177,19 @@ impl SessionActor {
             tools: None,
             stored_through,
         };
-        Self::start(store, services, sessions, generation, row, loaded, encoder)
+        Self::start(
+            store, services, sessions, registry, generation, row, loaded, encoder,
+        )
     }
 
     /// Starts the actor of a session whose stored state the caller holds (`session/create`
     /// just wrote it), without reading it back.
+    #[allow(clippy::too_many_arguments, reason = "the registry's two call sites")]
     pub(crate) fn start(
         store: Store,
         services: SessionServices,
         sessions: Arc<SessionMap>,
+        registry: SessionsWeak,
         generation: u64,
         row: SessionRow,
         loaded: Loaded,
@@ -207,7 +214,7 @@ impl SessionActor {
         let tools = tools.unwrap_or_else(|| {
             services
                 .tools
-                .tools(&super::tool_environment(&row), &row.tools)
+                .tools(&super::tool_environment(&row, &registry), &row.tools)
                 .unwrap_or_else(|error| {
                     tracing::warn!(session = row.id, %error, "some tools are unavailable");
                     Vec::new()
@@ -250,6 +257,7 @@ impl SessionActor {
             store,
             services,
             sessions,
+            registry,
             generation,
             row,
         };
@@ -468,7 +476,10 @@ impl SessionActor {
                 }
             }
             Command::Environment { reply } => {
-                let _ = reply.send(Ok(crate::session::tool_environment(&self.row)));
+                let _ = reply.send(Ok(crate::session::tool_environment(
+                    &self.row,
+                    &self.registry,
+                )));
             }
             Command::SetEnv { env, reply } => {
                 let _ = reply.send(Ok(self.set_env(env)));

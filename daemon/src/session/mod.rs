@@ -17,6 +17,7 @@ pub mod html;
 pub mod params;
 pub mod pi_format;
 pub mod presence;
+pub mod questions;
 pub mod recent;
 pub mod recovery;
 pub mod retry;
@@ -43,7 +44,9 @@ use pi_util::time::now_millis;
 
 pub use actor::{Command, Reply, SessionHandle};
 pub use error::SessionError;
-pub use services::{ModelService, SessionServices, SessionSettings, ToolEnvironment, ToolFactory};
+pub use services::{
+    ModelService, SessionServices, SessionSettings, SessionsWeak, ToolEnvironment, ToolFactory,
+};
 
 use crate::session::actor::SessionActor;
 use crate::session::entries::{EntryBase, EntryIds};
@@ -69,6 +72,10 @@ const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(1500);
 /// The registry of sessions.
 #[derive(Debug)]
 pub struct SessionRegistry {
+    // Itself, weakly: given to the sessions' tools in their environment.
+    me: SessionsWeak,
+    // Questions for the people watching sessions (`ui/*`).
+    questions: questions::Questions,
     store: Store,
     services: SessionServices,
     // Makes each actor's encoder: how its events and notices become bytes for subscribers
@@ -91,8 +98,10 @@ impl SessionRegistry {
         store: Store,
         services: SessionServices,
         encoders: Arc<dyn events::EncoderFactory>,
-    ) -> Self {
-        SessionRegistry {
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| SessionRegistry {
+            me: SessionsWeak(me.clone()),
+            questions: questions::Questions::default(),
             store,
             services,
             encoders,
@@ -100,7 +109,12 @@ impl SessionRegistry {
             loading: tokio::sync::Mutex::new(()),
             next_generation: AtomicU64::new(1),
             held_env: Mutex::new(HashMap::new()),
-        }
+        })
+    }
+
+    /// The registry, weakly (for what the registry's own sessions hold).
+    pub fn weak(&self) -> SessionsWeak {
+        self.me.clone()
     }
 
     /// `row` with the variables the daemon holds for it in memory.
@@ -289,7 +303,7 @@ impl SessionRegistry {
         let tools = self
             .services
             .tools
-            .tools(&tool_environment(&row), &row.tools)
+            .tools(&tool_environment(&row, &self.me), &row.tools)
             .map_err(|message| SessionError::invalid("tools", message))?;
 
         let mut ids = EntryIds::default();
@@ -342,7 +356,7 @@ impl SessionRegistry {
             tracing::warn!(session = info.id, %warning, "custom model id");
             info.warnings.push(warning);
         }
-        let environment = tool_environment(&row);
+        let environment = tool_environment(&row, &self.me);
         let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
         let loaded = actor::Loaded {
             branch: new_entries,
@@ -356,6 +370,7 @@ impl SessionRegistry {
             self.store.clone(),
             self.services.clone(),
             self.sessions.clone(),
+            self.me.clone(),
             generation,
             row,
             loaded,
@@ -415,6 +430,7 @@ impl SessionRegistry {
             self.store.clone(),
             self.services.clone(),
             self.sessions.clone(),
+            self.me.clone(),
             generation,
             row,
             self.encoders.encoder(id),
@@ -863,8 +879,8 @@ fn settings_default_model(
         None => models.resolve(id).ok().map(|(model, _)| model),
     }
 }
-/// Where a session's tools run.
-pub fn tool_environment(row: &SessionRow) -> ToolEnvironment {
+/// Where a session's tools run; they reach the daemon's sessions through `sessions`.
+pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnvironment {
     let mut env = row
         .env
         .clone()
@@ -878,6 +894,7 @@ pub fn tool_environment(row: &SessionRow) -> ToolEnvironment {
         session_id: row.id.clone(),
         cwd: row.cwd.clone().into(),
         env,
+        sessions: sessions.clone(),
     }
 }
 

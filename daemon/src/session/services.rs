@@ -70,7 +70,36 @@ pub struct ToolEnvironment {
     pub cwd: PathBuf,
     /// The client's environment (or the daemon's).
     pub env: BTreeMap<String, String>,
+    /// The daemon's sessions, for tools that reach their own session (approvals, questions)
+    /// or start others (subagents). Made by the registry with the environment.
+    pub sessions: SessionsWeak,
 }
+
+/// The registry of sessions, held weakly: the registry owns the sessions' tools, which hold
+/// this. Empty (never upgrades) where there is no registry (tools built for documentation).
+#[derive(Clone, Default)]
+pub struct SessionsWeak(pub(super) std::sync::Weak<super::SessionRegistry>);
+
+impl SessionsWeak {
+    /// The registry, unless the daemon is stopping.
+    pub fn upgrade(&self) -> Option<Arc<super::SessionRegistry>> {
+        self.0.upgrade()
+    }
+}
+
+impl std::fmt::Debug for SessionsWeak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionsWeak")
+    }
+}
+
+impl PartialEq for SessionsWeak {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.ptr_eq(&other.0)
+    }
+}
+
+impl Eq for SessionsWeak {}
 
 /// Builds a session's tools.
 pub trait ToolFactory: Send + Sync {

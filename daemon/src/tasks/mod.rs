@@ -20,7 +20,7 @@ pub mod tool;
 
 use std::collections::HashMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock, PoisonError, Weak};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use pi_agent::ToolOutput;
@@ -33,8 +33,8 @@ use tokio_util::sync::CancellationToken;
 use crate::coding::ResourceRoots;
 use crate::coding::settings::TaskSettings;
 use crate::session::events::Delivery;
-use crate::session::{Command, Subagent, ToolEnvironment};
-use crate::state::DaemonState;
+use crate::session::{Command, SessionRegistry, Subagent, ToolEnvironment};
+use crate::store::Store;
 
 /// Reminders for a child that ends without `submit_result` when a schema asks for it.
 const MAX_REMINDERS: u32 = 3;
@@ -105,8 +105,10 @@ pub struct TaskOutcome {
 /// Every running child of the daemon, and what they need.
 #[derive(Debug)]
 pub struct TaskManager {
-    state: OnceLock<Weak<DaemonState>>,
     roots: ResourceRoots,
+    // A child works under its parent's approval mode (when the daemon has approvals), stored.
+    policy: Option<Arc<crate::policy::PolicyManager>>,
+    store: Store,
     // Isolated tasks' worktrees, and the patches of their changes.
     worktrees: PathBuf,
     patches: PathBuf,
@@ -123,16 +125,20 @@ pub struct TaskManager {
 
 impl TaskManager {
     /// A manager reading settings and agents through `roots`, keeping isolated tasks'
-    /// worktrees and patches under `data_dir`.
+    /// worktrees and patches under `data_dir`; children inherit their parent's approval mode
+    /// from `policy`, stored in `store`.
     pub fn new(
         roots: ResourceRoots,
         data_dir: &std::path::Path,
         spawner: pi_tools::spawn::Spawner,
+        policy: Option<Arc<crate::policy::PolicyManager>>,
+        store: Store,
     ) -> TaskManager {
         let max_running = roots.load_settings(None).0.task.max_running.max(1);
         TaskManager {
-            state: OnceLock::new(),
             roots,
+            policy,
+            store,
             worktrees: data_dir.join("worktrees"),
             patches: data_dir.join("patches"),
             applying: tokio::sync::Mutex::new(()),
@@ -141,18 +147,6 @@ impl TaskManager {
             parents: Mutex::new(HashMap::new()),
             slots: Mutex::new(HashMap::new()),
         }
-    }
-
-    /// The daemon whose sessions children are.
-    pub fn set_state(&self, state: Weak<DaemonState>) {
-        let _ = self.state.set(state);
-    }
-
-    fn daemon(&self) -> Result<Arc<DaemonState>, String> {
-        self.state
-            .get()
-            .and_then(Weak::upgrade)
-            .ok_or_else(|| "the daemon is stopping".to_owned())
     }
 
     /// The roots agents and settings are read from.
@@ -174,16 +168,13 @@ impl TaskManager {
             .cloned()
     }
 
-    /// How deep `session_id` is: 0 for a session no `task` started.
-    pub async fn depth(&self, session_id: &str) -> u64 {
-        let Ok(daemon) = self.daemon() else {
-            return 0;
-        };
+    /// How deep `session_id` is among `sessions`: 0 for a session no `task` started.
+    pub async fn depth(&self, sessions: &SessionRegistry, session_id: &str) -> u64 {
         let mut depth = 0;
         let mut current = session_id.to_owned();
         // Bounded: a cycle cannot be stored, but a corrupt store should not hang a call.
         for _ in 0..32 {
-            let Ok(info) = daemon.sessions.stored_info(&current).await else {
+            let Ok(info) = sessions.stored_info(&current).await else {
                 break;
             };
             match (info.task_name, info.parent_session_id) {
@@ -207,9 +198,12 @@ impl TaskManager {
         cancel: CancellationToken,
         progress: pi_agent::ProgressSink,
     ) -> Result<(Vec<TaskOutcome>, Vec<String>), String> {
-        let daemon = self.daemon()?;
+        let sessions = parent
+            .sessions
+            .upgrade()
+            .ok_or_else(|| "the daemon is stopping".to_owned())?;
         let settings = self.settings(&parent.cwd);
-        let depth = self.depth(&parent.session_id).await;
+        let depth = self.depth(&sessions, &parent.session_id).await;
         if depth >= settings.max_depth {
             return Err(format!(
                 "task is not available here: this session is a subagent at depth {depth}, and \
@@ -225,8 +219,7 @@ impl TaskManager {
             self.roots.config_dir.as_deref(),
             self.roots.pi_agent_dir.as_deref(),
         ));
-        let parent_info = daemon
-            .sessions
+        let parent_info = sessions
             .stored_info(&parent.session_id)
             .await
             .map_err(|error| error.to_string())?;
@@ -326,7 +319,7 @@ impl TaskManager {
             .enumerate()
             .map(|(index, (name, agent, spec))| {
                 let manager = self.clone();
-                let daemon = daemon.clone();
+                let sessions = sessions.clone();
                 let board = board.clone();
                 let cancel = cancel.clone();
                 let per_parent = per_parent.clone();
@@ -368,7 +361,7 @@ impl TaskManager {
                     }
                     let child = Child {
                         manager: &manager,
-                        daemon: &daemon,
+                        sessions: &sessions,
                         parent,
                         parent_info: &parent_info,
                         settings,
@@ -472,7 +465,7 @@ impl Board {
 /// One child's run.
 struct Child<'a> {
     manager: &'a Arc<TaskManager>,
-    daemon: &'a Arc<DaemonState>,
+    sessions: &'a Arc<SessionRegistry>,
     parent: &'a ToolEnvironment,
     parent_info: &'a pi_protocol::v1::SessionInfo,
     settings: TaskSettings,
@@ -613,7 +606,7 @@ impl Child<'_> {
         id: &str,
         base: &std::path::Path,
     ) -> Result<(), String> {
-        let sessions = &self.daemon.sessions;
+        let sessions = self.sessions;
         if let Some(resume) = &spec.resume {
             let info = sessions
                 .stored_info(resume)
@@ -689,11 +682,11 @@ impl Child<'_> {
             .await
             .map_err(|error| format!("cannot start the subagent: {error}"))?;
         // A child works under its parent's approval mode.
-        if let Some(policy) = &self.daemon.policy
+        if let Some(policy) = &self.manager.policy
             && let Some(mode) = policy.mode_of(&self.parent.session_id)
         {
             policy.set_mode(id, mode);
-            if let Err(error) = self.daemon.store.set_policy_mode(id, mode.name()).await {
+            if let Err(error) = self.manager.store.set_policy_mode(id, mode.name()).await {
                 tracing::warn!(%error, "cannot store a subagent's approval mode");
             }
         }
@@ -711,7 +704,7 @@ impl Child<'_> {
         outcome: &mut TaskOutcome,
         cancel: &CancellationToken,
     ) -> Result<Value, (&'static str, String)> {
-        let sessions = &self.daemon.sessions;
+        let sessions = self.sessions;
         // Everything the child says, typed; bounded by its events and their encoded size.
         let (sink, mut receiver) = crate::session::sink::channel::<Delivery>(
             format!("task-{id}"),
@@ -878,7 +871,7 @@ impl Child<'_> {
                 }
             }
             if state.ended && settled.is_none() {
-                let sessions = &self.daemon.sessions;
+                let sessions = self.sessions;
                 let id = id.to_owned();
                 settled = Some(Box::pin(async move {
                     let _ = sessions
@@ -1026,7 +1019,6 @@ impl Child<'_> {
                 if outcome.turns >= max_turns && !state.wrapped_up {
                     state.wrapped_up = true;
                     let _ = self
-                        .daemon
                         .sessions
                         .call(id, |reply| Command::Enqueue {
                             steering: true,

@@ -350,8 +350,8 @@ impl Tool for SubmitResultTool {
 /// `read agent://<session id>`: a subagent's transcript.
 #[derive(Debug)]
 pub struct AgentTranscripts {
-    /// The manager (for the daemon's sessions).
-    pub manager: Arc<TaskManager>,
+    /// The daemon's sessions (from the reading session's environment).
+    pub sessions: crate::session::SessionsWeak,
 }
 
 impl pi_tools::UriReader for AgentTranscripts {
@@ -370,9 +370,11 @@ impl pi_tools::UriReader for AgentTranscripts {
     fn read<'a>(&'a self, uri: &'a str) -> pi_tools::UriFuture<'a> {
         Box::pin(async move {
             let id = uri.trim_start_matches("agent://").trim_end_matches('/');
-            let daemon = self.manager.daemon()?;
-            let (row, entries) = daemon
+            let sessions = self
                 .sessions
+                .upgrade()
+                .ok_or_else(|| "the daemon is stopping".to_owned())?;
+            let (row, entries) = sessions
                 .all_entries(id)
                 .await
                 .map_err(|error| format!("cannot read {uri}: {error}"))?;

@@ -4,8 +4,9 @@
 //! - Module cycles: within every target of every member (a library, a binary), the top-level
 //!   modules must not import each other in a circle. An edge is a `crate::x` path (in a `use`
 //!   tree or inline) or a `super::` chain that climbs to the crate root, in code that is not
-//!   `#[cfg(test)]`. The edges that still form cycles are listed in `allowed-cycles.txt`, a
-//!   ratchet: an edge not listed fails, and so does a listed edge that no longer closes a cycle.
+//!   `#[cfg(test)]`. An allowlist (`allowed-cycles.txt` format) may list edges that still form
+//!   cycles, as a ratchet while a workspace adopts the check: an edge not listed fails, and so
+//!   does a listed edge that no longer closes a cycle. This workspace's list is empty.
 //! - Unused dependencies: every declared dependency is named in the code of its kind (normal:
 //!   the targets' non-test code and `build.rs`; dev: also `tests/`, `benches/`, `examples/` and
 //!   test code; build: `build.rs`), unless `[package.metadata.tidy] feature-only` says why it is

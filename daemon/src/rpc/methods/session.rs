@@ -88,7 +88,7 @@ pub async fn attach(
         .await
         .map_err(errors::session)?;
     // Questions already asked in the session reach the newly attached connection too.
-    for request in context.state.ui.pending(&params.session_id) {
+    for request in context.state.sessions.pending_questions(&params.session_id) {
         let _ = connection.notify::<UiRequestNotification>(&request);
     }
     Ok(attached)

@@ -1,17 +1,20 @@
-//! `ui/*` handlers: thin adapters over [`crate::ui::UiBroker`].
+//! `ui/*` handlers: thin adapters over the registry's questions
+//! ([`crate::session::questions`]).
 
 use pi_protocol::ErrorObject;
 use pi_protocol::v1::{UiAskParams, UiAskResponse, UiRespondParams, UiRespondResponse};
 
 use crate::rpc::dispatch::RequestContext;
-use crate::ui::UiBroker;
 
 /// `ui/ask`: waits for the first answer.
 pub async fn ask(
     context: &RequestContext,
     params: UiAskParams,
 ) -> Result<UiAskResponse, ErrorObject> {
-    UiBroker::ask(&context.state, params)
+    context
+        .state
+        .sessions
+        .ask(params)
         .await
         .map_err(crate::rpc::errors::session)
 }
@@ -23,7 +26,10 @@ pub async fn respond(
 ) -> Result<UiRespondResponse, ErrorObject> {
     let connection = &context.connection;
     let by = format!("{} ({})", connection.client_name(), connection.sink().id());
-    UiBroker::respond(&context.state, params, by)
+    context
+        .state
+        .sessions
+        .respond(params, by)
         .await
         .map_err(crate::rpc::errors::session)
 }

@@ -250,7 +250,7 @@ impl SessionActor {
             }
         }
         if !accepted.is_empty() {
-            let environment = crate::session::tool_environment(&self.row);
+            let environment = crate::session::tool_environment(&self.row, &self.registry);
             match self.services.tools.tools(&environment, &self.row.tools) {
                 Ok(tools) => self.tools = tools,
                 Err(error) => {

@@ -43,7 +43,7 @@ impl SessionActor {
         )
         .await;
         // `/mcp:<server>:<prompt> args`: the server's prompt, fetched now.
-        let environment = crate::session::tool_environment(&self.row);
+        let environment = crate::session::tool_environment(&self.row, &self.registry);
         let expanded = match self.services.tools.expand_command(&environment, &text) {
             Some(expanding) => {
                 Some(
@@ -83,7 +83,7 @@ impl SessionActor {
                 message: message.to_owned(),
             }
         })?;
-        let environment = crate::session::tool_environment(&self.row);
+        let environment = crate::session::tool_environment(&self.row, &self.registry);
         let api_key = self
             .services
             .models
@@ -103,7 +103,7 @@ impl SessionActor {
         // MCP servers' tools join the session's own before each request of the run (the
         // first waits for servers never seen before); a name the session's own tools use
         // keeps the session's tool.
-        let environment = crate::session::tool_environment(&self.row);
+        let environment = crate::session::tool_environment(&self.row, &self.registry);
         let config = RunConfig {
             provider: self.services.models.provider(),
             model: model.clone(),

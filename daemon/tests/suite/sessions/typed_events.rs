@@ -54,7 +54,7 @@ impl EventEncoder for CountingEncoder {
 
 /// A registry over a fresh store whose sessions answer "hello world" and encode with
 /// `encoders`; the directory holds the store and is the sessions' cwd.
-async fn registry(encoders: Arc<dyn EncoderFactory>) -> (SessionRegistry, TempDir) {
+async fn registry(encoders: Arc<dyn EncoderFactory>) -> (Arc<SessionRegistry>, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("pi.db")).await.unwrap();
     let faux = FauxProvider::new();

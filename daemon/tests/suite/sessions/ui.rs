@@ -95,7 +95,7 @@ async fn the_first_answer_wins_and_everyone_hears_it() {
         assert_eq!(resolved.request_id, answered.request_id);
         assert_eq!(resolved.answer.value.as_deref(), Some("two"));
     }
-    assert_eq!(daemon.state.ui.pending_count(), 0);
+    assert_eq!(daemon.state.sessions.pending_question_count(), 0);
 }
 
 #[tokio::test]
@@ -165,7 +165,7 @@ async fn latecomers_get_pending_questions_and_questions_end_cancelled() {
     let resolved: UiResolvedParams = next(&mut watcher_events, "ui/resolved").await;
     assert_eq!(resolved.request_id, request.request_id);
     assert!(resolved.answer.cancelled);
-    assert_eq!(daemon.state.ui.pending_count(), 0);
+    assert_eq!(daemon.state.sessions.pending_question_count(), 0);
     let late = watcher
         .call::<UiRespond>(&respond(&session.id, &request.request_id, "one"))
         .await
@@ -182,5 +182,5 @@ async fn asking_an_unknown_session_is_an_error() {
         .await
         .unwrap_err();
     assert_eq!(error.rpc_kind(), Some(pi_protocol::ErrorKind::NotFound));
-    assert_eq!(daemon.state.ui.pending_count(), 0);
+    assert_eq!(daemon.state.sessions.pending_question_count(), 0);
 }

@@ -1,6 +1,6 @@
-//! The UI broker: questions for the people watching a session (`ui/ask`), broadcast to every
-//! attached client (`ui/request`), answered by the first `ui/respond`, closed everywhere by
-//! `ui/resolved`.
+//! Questions for the people watching a session (`ui/ask`), broadcast to every attached client
+//! (`ui/request`), answered by the first `ui/respond`, closed everywhere by `ui/resolved`. The
+//! registry owns the table of pending questions; asking and answering are its methods.
 //!
 //! Invariants: a request is pending from its broadcast until it is answered, times out, or its
 //! asker goes away (the asking request's future is dropped when its connection closes) — in
@@ -9,7 +9,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use pi_protocol::v1::{
@@ -18,14 +18,14 @@ use pi_protocol::v1::{
 };
 use tokio::sync::oneshot;
 
-use crate::session::SessionError;
-use crate::session::actor::Command;
-use crate::session::events::Notice;
-use crate::state::DaemonState;
+use super::actor::Command;
+use super::events::Notice;
+use super::services::SessionsWeak;
+use super::{SessionError, SessionRegistry};
 
 /// Pending questions of every session.
 #[derive(Debug, Default)]
-pub struct UiBroker {
+pub struct Questions {
     // A sync mutex, never held across an await. Request id → pending request.
     pending: Mutex<HashMap<String, Pending>>,
     next_id: AtomicU64,
@@ -39,14 +39,11 @@ struct Pending {
     answer: oneshot::Sender<(UiAnswer, String)>,
 }
 
-impl UiBroker {
+impl SessionRegistry {
     /// Asks the clients attached to `params.session_id` and waits for the first answer, the
     /// timeout (a cancelled answer), or the caller's cancellation (the future is dropped).
-    pub async fn ask(
-        state: &Arc<DaemonState>,
-        params: UiAskParams,
-    ) -> Result<UiAskResponse, SessionError> {
-        let broker = &state.ui;
+    pub async fn ask(&self, params: UiAskParams) -> Result<UiAskResponse, SessionError> {
+        let broker = &self.questions;
         let request_id = format!("ui-{}", broker.next_id.fetch_add(1, Ordering::Relaxed) + 1);
         let request = UiRequestParams {
             session_id: params.session_id.clone(),
@@ -63,11 +60,11 @@ impl UiBroker {
         );
         // From here on, leaving early (error, timeout, dropped future) withdraws the request.
         let withdraw = Withdraw {
-            state: state.clone(),
+            sessions: self.weak(),
             session_id: params.session_id.clone(),
             request_id: request_id.clone(),
         };
-        broadcast(state, &params.session_id, Notice::Question(request.clone())).await?;
+        broadcast(self, &params.session_id, Notice::Question(request.clone())).await?;
         let answer = match params.timeout_ms {
             Some(ms) => tokio::time::timeout(Duration::from_millis(ms), receiver)
                 .await
@@ -91,12 +88,12 @@ impl UiBroker {
     /// Answers a pending request; `accepted: false` when it was answered already or is gone.
     /// `by` names the answering client.
     pub async fn respond(
-        state: &Arc<DaemonState>,
+        &self,
         params: UiRespondParams,
         by: String,
     ) -> Result<UiRespondResponse, SessionError> {
         let pending = {
-            let mut table = state.ui.table();
+            let mut table = self.questions.table();
             match table.get(&params.request_id) {
                 Some(pending) if pending.params.session_id == params.session_id => {
                     table.remove(&params.request_id)
@@ -114,24 +111,27 @@ impl UiBroker {
             answer: params.answer,
         };
         // The answer is recorded whatever happens to the broadcast.
-        let _ = broadcast(state, &params.session_id, Notice::Resolved(resolved)).await;
+        let _ = broadcast(self, &params.session_id, Notice::Resolved(resolved)).await;
         Ok(UiRespondResponse { accepted: true })
     }
 
-    /// The requests pending for `session_id` (for a newly attached client).
-    pub fn pending(&self, session_id: &str) -> Vec<UiRequestParams> {
-        self.table()
+    /// The questions pending for `session_id` (for a newly attached client).
+    pub fn pending_questions(&self, session_id: &str) -> Vec<UiRequestParams> {
+        self.questions
+            .table()
             .values()
             .filter(|pending| pending.params.session_id == session_id)
             .map(|pending| pending.params.clone())
             .collect()
     }
 
-    /// How many requests are pending (for status and tests).
-    pub fn pending_count(&self) -> usize {
-        self.table().len()
+    /// How many questions are pending (for status and tests).
+    pub fn pending_question_count(&self) -> usize {
+        self.questions.table().len()
     }
+}
 
+impl Questions {
     fn table(&self) -> std::sync::MutexGuard<'_, HashMap<String, Pending>> {
         self.pending.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -139,17 +139,24 @@ impl UiBroker {
 
 /// Withdraws a request on drop unless it was answered: removes it and tells the watchers.
 struct Withdraw {
-    state: Arc<DaemonState>,
+    sessions: SessionsWeak,
     session_id: String,
     request_id: String,
 }
 
 impl Drop for Withdraw {
     fn drop(&mut self) {
-        if self.state.ui.table().remove(&self.request_id).is_none() {
+        let Some(sessions) = self.sessions.upgrade() else {
+            return;
+        };
+        if sessions
+            .questions
+            .table()
+            .remove(&self.request_id)
+            .is_none()
+        {
             return;
         }
-        let state = self.state.clone();
         let resolved = UiResolvedParams {
             session_id: self.session_id.clone(),
             request_id: self.request_id.clone(),
@@ -160,7 +167,7 @@ impl Drop for Withdraw {
         if let Ok(runtime) = tokio::runtime::Handle::try_current() {
             runtime.spawn(async move {
                 let session_id = resolved.session_id.clone();
-                let _ = broadcast(&state, &session_id, Notice::Resolved(resolved)).await;
+                let _ = broadcast(&sessions, &session_id, Notice::Resolved(resolved)).await;
             });
         }
     }
@@ -175,49 +182,15 @@ fn cancelled() -> UiAnswer {
 
 /// Tells every client attached to `session_id` `notice` (through its actor).
 async fn broadcast(
-    state: &Arc<DaemonState>,
+    sessions: &SessionRegistry,
     session_id: &str,
     notice: Notice,
 ) -> Result<(), SessionError> {
-    state
-        .sessions
+    sessions
         .call(session_id, |reply| Command::Notify {
             notice: notice.clone(),
             reply,
         })
         .await
         .map(|_| ())
-}
-
-/// Asks MCP trust questions (`mcp::trust`) as `ui/ask` confirmations. Holds the state weakly:
-/// the state owns the MCP pool that owns this.
-#[derive(Debug)]
-pub struct UiApprover(pub std::sync::Weak<DaemonState>);
-
-impl crate::mcp::trust::Approver for UiApprover {
-    fn confirm(
-        &self,
-        session_id: String,
-        title: String,
-        message: String,
-    ) -> futures_util::future::BoxFuture<'static, Option<bool>> {
-        let state = self.0.clone();
-        Box::pin(async move {
-            let state = state.upgrade()?;
-            let asked = UiBroker::ask(
-                &state,
-                UiAskParams {
-                    session_id,
-                    request: pi_protocol::v1::UiRequest::Confirm { title, message },
-                    timeout_ms: None,
-                },
-            )
-            .await
-            .ok()?;
-            if asked.answer.cancelled {
-                return None;
-            }
-            asked.answer.confirmed
-        })
-    }
 }
