@@ -82,8 +82,10 @@ pub struct SessionRegistry {
     // in other processes.
     encoders: Arc<dyn events::EncoderFactory>,
     sessions: Arc<SessionMap>,
-    // Held while an actor is being loaded, so one session never gets two actors.
-    loading: tokio::sync::Mutex<()>,
+    // Per session being loaded, its gate, held while its actor is loaded, so one session never
+    // gets two actors and one session's load never waits for another's. A sync mutex, never
+    // held across an await; an entry is removed by the last holder of its gate.
+    loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     next_generation: AtomicU64,
     // The variables each session holds in memory only (never stored), for the daemon's life:
     // an actor that unloads when idle gets them back when it loads again, a fork takes its
@@ -106,7 +108,7 @@ impl SessionRegistry {
             services,
             encoders,
             sessions: Arc::new(Mutex::new(HashMap::new())),
-            loading: tokio::sync::Mutex::new(()),
+            loading: Mutex::new(HashMap::new()),
             next_generation: AtomicU64::new(1),
             held_env: Mutex::new(HashMap::new()),
         })
@@ -377,9 +379,10 @@ impl SessionRegistry {
             self.encoders.encoder(&info.id),
         ) {
             Ok(handle) => {
-                if let Ok(mut map) = self.sessions.lock() {
-                    map.insert(info.id.clone(), handle);
-                }
+                self.sessions
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(info.id.clone(), handle);
                 // The session's MCP servers start now, so their tools are ready by its first
                 // prompt. After the actor is registered: a project server's question goes
                 // through it, and its end releases them.
@@ -414,10 +417,36 @@ impl SessionRegistry {
         if let Some(handle) = self.loaded(id) {
             return Ok(handle);
         }
-        let _loading = self.loading.lock().await;
-        if let Some(handle) = self.loaded(id) {
-            return Ok(handle);
+        let gate = self
+            .loading_gates()
+            .entry(id.to_owned())
+            .or_default()
+            .clone();
+        let loaded = {
+            let _held = gate.lock().await;
+            match self.loaded(id) {
+                Some(handle) => Ok(handle),
+                None => self.load(id).await,
+            }
+        };
+        let mut gates = self.loading_gates();
+        // Gates are cloned only under this lock: the map's and ours mean nobody else waits.
+        if Arc::strong_count(&gate) == 2 {
+            gates.remove(id);
         }
+        loaded
+    }
+
+    fn loading_gates(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
+        self.loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Loads stored session `id` and starts its actor; the caller holds its gate.
+    async fn load(&self, id: &str) -> Result<SessionHandle, SessionError> {
         let row = self
             .store
             .session(id)
@@ -436,9 +465,10 @@ impl SessionRegistry {
             self.encoders.encoder(id),
         )
         .await?;
-        if let Ok(mut map) = self.sessions.lock() {
-            map.insert(id.to_owned(), handle.clone());
-        }
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.to_owned(), handle.clone());
         Ok(handle)
     }
 

@@ -5,6 +5,7 @@ mod builtin_tools;
 mod compaction;
 pub(crate) mod harness;
 mod import_export;
+mod loading;
 mod multi_client;
 mod presence;
 mod runs;
