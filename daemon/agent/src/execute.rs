@@ -128,7 +128,7 @@ pub(crate) async fn execute_tool_calls(
                             let partial = tokio::select! {
                                 biased;
                                 partial = updates.recv() => partial,
-                                () = finished.cancelled() => updates.try_recv().ok(),
+                                () = finished.cancelled() => updates.try_recv(),
                             };
                             let Some(partial_result) = partial else {
                                 return;

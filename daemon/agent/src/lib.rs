@@ -19,4 +19,7 @@ pub use execute::{ABORTED, SKIPPED_FOR_STEERING};
 pub use message::{AgentMessage, convert_to_llm};
 pub use queue::{MessageQueues, QueueMode};
 pub use run::{RunOutcome, run};
-pub use tool::{ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput, ToolSource, ToolWait};
+pub use tool::{
+    PROGRESS_KEPT, ProgressReceiver, ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput,
+    ToolSource, ToolWait,
+};

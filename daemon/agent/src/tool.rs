@@ -10,7 +10,6 @@ use std::sync::Arc;
 
 use pi_llm::UserContent;
 use serde_json::Value;
-use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 /// The future a tool call returns; `'static` so the agent can run calls in parallel tasks.
@@ -136,19 +135,103 @@ impl ToolOutput {
 }
 
 /// Partial results of a running call. Each update is the accumulated result so far, not an
-/// increment (clients replace, not append); the agent forwards every one, in order, as a
-/// `tool_execution_update` event. A tool that reports often throttles itself (as pi's bash
+/// increment (clients replace, not append); the agent forwards them in order as
+/// `tool_execution_update` events. A tool that reports often throttles itself (as pi's bash
 /// does: at most one update per 100 ms).
-#[derive(Clone, Debug)]
+///
+/// Bounded: at most [`PROGRESS_KEPT`] updates wait for the reader; past that the oldest
+/// waiting one is dropped, which loses nothing because the newer ones include it. A reader that
+/// keeps up sees every update; a flood (an MCP server's progress notifications while the
+/// session is busy) costs a fixed amount of memory.
+#[derive(Debug)]
 pub struct ProgressSink {
-    sender: mpsc::UnboundedSender<ToolOutput>,
+    shared: Arc<ProgressQueue>,
+}
+
+/// How many updates wait for a slow reader at most.
+pub const PROGRESS_KEPT: usize = 16;
+
+#[derive(Debug, Default)]
+struct ProgressQueue {
+    // A sync mutex, never held across an await.
+    waiting: std::sync::Mutex<std::collections::VecDeque<ToolOutput>>,
+    // Wakes the reader (one stored permit: no wake-up is lost).
+    wake: tokio::sync::Notify,
+    // Live sinks; the reader ends once there are none and nothing waits.
+    senders: std::sync::atomic::AtomicUsize,
+}
+
+/// The reading end of a [`ProgressSink`].
+#[derive(Debug)]
+pub struct ProgressReceiver {
+    shared: Arc<ProgressQueue>,
+}
+
+impl ProgressQueue {
+    fn waiting(&self) -> std::sync::MutexGuard<'_, std::collections::VecDeque<ToolOutput>> {
+        self.waiting
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+impl Clone for ProgressSink {
+    fn clone(&self) -> Self {
+        self.shared
+            .senders
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        ProgressSink {
+            shared: self.shared.clone(),
+        }
+    }
+}
+
+impl Drop for ProgressSink {
+    fn drop(&mut self) {
+        if self
+            .shared
+            .senders
+            .fetch_sub(1, std::sync::atomic::Ordering::SeqCst)
+            == 1
+        {
+            self.shared.wake.notify_one();
+        }
+    }
+}
+
+impl ProgressReceiver {
+    /// The next update; `None` once every sink is gone and nothing waits.
+    pub async fn recv(&mut self) -> Option<ToolOutput> {
+        let shared = self.shared.clone();
+        loop {
+            let wake = shared.wake.notified();
+            if let Some(update) = shared.waiting().pop_front() {
+                return Some(update);
+            }
+            if shared.senders.load(std::sync::atomic::Ordering::SeqCst) == 0 {
+                return shared.waiting().pop_front();
+            }
+            wake.await;
+        }
+    }
+
+    /// The next update if one waits.
+    pub fn try_recv(&mut self) -> Option<ToolOutput> {
+        self.shared.waiting().pop_front()
+    }
 }
 
 impl ProgressSink {
     /// A sink and the receiver the agent reads from.
-    pub fn new() -> (ProgressSink, mpsc::UnboundedReceiver<ToolOutput>) {
-        let (sender, receiver) = mpsc::unbounded_channel();
-        (ProgressSink { sender }, receiver)
+    pub fn new() -> (ProgressSink, ProgressReceiver) {
+        let shared = Arc::new(ProgressQueue::default());
+        shared.senders.store(1, std::sync::atomic::Ordering::SeqCst);
+        (
+            ProgressSink {
+                shared: shared.clone(),
+            },
+            ProgressReceiver { shared },
+        )
     }
 
     /// A sink nobody reads (tests, user shell commands).
@@ -156,9 +239,68 @@ impl ProgressSink {
         ProgressSink::new().0
     }
 
-    /// Publishes the result so far.
+    /// Publishes the result so far (dropping the oldest waiting update past
+    /// [`PROGRESS_KEPT`]). Nobody reading (a discarded sink, a finished call) is not the
+    /// tool's concern.
     pub fn update(&self, partial: ToolOutput) {
-        // Nobody reading (a discarded sink, a finished call) is not the tool's concern.
-        let _ = self.sender.send(partial);
+        {
+            let mut waiting = self.shared.waiting();
+            if waiting.len() >= PROGRESS_KEPT {
+                waiting.pop_front();
+            }
+            waiting.push_back(partial);
+        }
+        self.shared.wake.notify_one();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn numbered(n: usize) -> ToolOutput {
+        ToolOutput::text(n.to_string())
+    }
+
+    fn number(output: &ToolOutput) -> usize {
+        match &output.content[0] {
+            UserContent::Text(text) => text.text.parse().unwrap(),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[tokio::test]
+    async fn a_reader_that_keeps_up_sees_every_update_in_order() {
+        let (sink, mut receiver) = ProgressSink::new();
+        let writer = tokio::spawn(async move {
+            for n in 0..1000 {
+                sink.update(numbered(n));
+                tokio::task::yield_now().await;
+            }
+        });
+        let mut seen = Vec::new();
+        while let Some(update) = receiver.recv().await {
+            seen.push(number(&update));
+        }
+        writer.await.unwrap();
+        // Strictly increasing: nothing reordered or repeated; the last one always arrives.
+        assert!(seen.windows(2).all(|pair| pair[0] < pair[1]), "{seen:?}");
+        assert_eq!(seen.last(), Some(&999));
+    }
+
+    #[tokio::test]
+    async fn a_flood_nobody_reads_keeps_only_the_newest_updates() {
+        let (sink, mut receiver) = ProgressSink::new();
+        let copy = sink.clone();
+        for n in 0..100_000 {
+            copy.update(numbered(n));
+        }
+        drop(copy);
+        drop(sink);
+        let mut kept = Vec::new();
+        while let Some(update) = receiver.recv().await {
+            kept.push(number(&update));
+        }
+        assert_eq!(kept, (100_000 - PROGRESS_KEPT..100_000).collect::<Vec<_>>());
     }
 }
