@@ -11,6 +11,8 @@ Tools (all answer plain text content, no structured content):
                       never answering
   hang()              never answers (other calls keep being served)
   big(kilobytes)      at least that many KiB of numbered lines "line 000001\\n" (12 bytes each)
+  flood(count, kilobytes)  COUNT progress notifications of KILOBYTES KiB each, as fast as it
+                      can; answers "flooded COUNT"
   add_tool(name)      registers tool NAME (answering "hello from NAME") and sends
                       notifications/tools/list_changed; answers "added NAME"
 
@@ -84,6 +86,15 @@ def big(kilobytes: int) -> str:
     """Returns at least KILOBYTES KiB of numbered 12-byte lines."""
     lines = -(-kilobytes * 1024 // 12)
     return "".join(f"line {i:06d}\n" for i in range(1, lines + 1))
+
+
+@tool
+async def flood(count: int, kilobytes: int, ctx: Context) -> str:
+    """Sends COUNT progress notifications of KILOBYTES KiB each as fast as it can."""
+    filler = "x" * (kilobytes * 1024)
+    for i in range(1, count + 1):
+        await ctx.report_progress(i, count, f"{i:08d} {filler}")
+    return f"flooded {count}"
 
 
 @tool

@@ -129,35 +129,89 @@ pub struct ServerStatus {
 type Client = RunningService<RoleClient, Handler>;
 
 /// Where a server's progress notifications go: the running calls' progress sinks, by the
-/// progress token each call sent.
+/// progress token each call sent. Progress is cumulative, so a call's updates are throttled
+/// to one per [`PROGRESS_INTERVAL`], the newest kept: a server that floods notifications
+/// reaches the session (and every client) ten times a second, not at its own pace.
 #[derive(Clone, Debug, Default)]
 pub struct ProgressRoutes {
     // A sync mutex, never held across an await.
-    routes: Arc<Mutex<HashMap<String, pi_agent::ProgressSink>>>,
+    routes: Arc<Mutex<HashMap<String, Route>>>,
+}
+
+/// The least time between two progress updates of one call.
+pub const PROGRESS_INTERVAL: Duration = Duration::from_millis(100);
+
+#[derive(Debug)]
+struct Route {
+    sink: pi_agent::ProgressSink,
+    // When an update last went to the sink.
+    sent_at: Option<tokio::time::Instant>,
+    // The newest update held back by the throttle, and whether a flush is scheduled for it.
+    held: Option<pi_agent::ToolOutput>,
+    flush_scheduled: bool,
 }
 
 impl ProgressRoutes {
     /// Routes progress with `token` to `sink` until the returned guard drops.
     pub fn route(&self, token: String, sink: pi_agent::ProgressSink) -> ProgressRoute {
-        self.routes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(token.clone(), sink);
+        self.routes().insert(
+            token.clone(),
+            Route {
+                sink,
+                sent_at: None,
+                held: None,
+                flush_scheduled: false,
+            },
+        );
         ProgressRoute {
             routes: self.clone(),
             token,
         }
     }
 
+    fn routes(&self) -> std::sync::MutexGuard<'_, HashMap<String, Route>> {
+        self.routes.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     fn send(&self, token: &str, update: pi_agent::ToolOutput) {
-        if let Some(sink) = self
-            .routes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .get(token)
-        {
-            sink.update(update);
-        }
+        let now = tokio::time::Instant::now();
+        let flush_at = {
+            let mut routes = self.routes();
+            let Some(route) = routes.get_mut(token) else {
+                return;
+            };
+            match route.sent_at {
+                Some(sent_at) if now < sent_at + PROGRESS_INTERVAL => {
+                    route.held = Some(update);
+                    if route.flush_scheduled {
+                        return;
+                    }
+                    route.flush_scheduled = true;
+                    sent_at + PROGRESS_INTERVAL
+                }
+                _ => {
+                    route.sink.update(update);
+                    route.sent_at = Some(now);
+                    route.held = None;
+                    return;
+                }
+            }
+        };
+        // The newest held-back update goes out when the interval is over (unless the call
+        // ended meanwhile).
+        let routes = self.clone();
+        let token = token.to_owned();
+        tokio::spawn(async move {
+            tokio::time::sleep_until(flush_at).await;
+            let mut map = routes.routes();
+            if let Some(route) = map.get_mut(&token) {
+                route.flush_scheduled = false;
+                if let Some(update) = route.held.take() {
+                    route.sink.update(update);
+                    route.sent_at = Some(tokio::time::Instant::now());
+                }
+            }
+        });
     }
 }
 
@@ -170,11 +224,7 @@ pub struct ProgressRoute {
 
 impl Drop for ProgressRoute {
     fn drop(&mut self) {
-        self.routes
-            .routes
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .remove(&self.token);
+        self.routes.routes().remove(&self.token);
     }
 }
 

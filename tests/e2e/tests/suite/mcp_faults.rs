@@ -15,7 +15,7 @@ use pi_protocol::v1::{
 };
 use pi_test_support::events::run_events;
 use pi_test_support::model_server::{RecordedRequest, Turn};
-use pi_test_support::peers;
+use pi_test_support::{peers, procfs};
 use serde_json::{Value, json};
 
 use super::harness::{MODEL, World, prompt};
@@ -759,4 +759,56 @@ async fn two_names_for_one_command_share_one_process_and_both_work() {
         server.starts == 2 && server.state == "ready"
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_flooding_progress_leaves_the_daemons_memory_flat() {
+    let mcp_json = json!({"mcpServers": {
+        "fault": fault_server(json!({})),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let cwd = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &cwd).await;
+    wait_for_server(&client, "ready", ready).await;
+    // A warm-up call, so what the first call allocates once is in the baseline.
+    run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__fault__flood {"count": 100, "kilobytes": 4}"#,
+    )
+    .await;
+    let pid = world.daemon.pid();
+    let before = procfs::status_value(pid, "VmRSS:");
+
+    // 64 MiB of progress: 16,384 notifications of 4 KiB.
+    let flooded = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call mcp__fault__flood {"count": 16384, "kilobytes": 4}"#,
+    )
+    .await;
+    let results = tool_results(&flooded);
+    assert_eq!(results.len(), 1, "{flooded:?}");
+    assert!(!results[0].2, "{results:?}");
+    assert!(results[0].1.contains("flooded 16384"), "{results:?}");
+    // Progress reached the client, newest last (each update says how far the server got).
+    let updates: Vec<&SessionEventParams> = flooded
+        .iter()
+        .filter(|params| matches!(params.event, SessionEvent::ToolExecutionUpdate { .. }))
+        .collect();
+    assert!(!updates.is_empty(), "no progress reached the client");
+    let after = procfs::status_value(pid, "VmRSS:");
+    let peak = procfs::status_value(pid, "VmHWM:");
+    // The flood is 64 MiB; the daemon holds a bounded part of it at any time.
+    assert!(
+        peak.saturating_sub(before) < 32 * 1024,
+        "the daemon grew from {before} KiB to a peak of {peak} KiB (now {after} KiB)"
+    );
 }
