@@ -75,6 +75,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(2);
 const DRAFT_INTERVAL: Duration = Duration::from_millis(100);
 /// Lines one wheel step scrolls.
 const WHEEL_LINES: isize = 3;
+/// Notifications waiting for the loop at most (it applies up to 256 per frame).
+const NOTIFICATIONS_QUEUED: usize = 1024;
 /// Animation tick while a run is active.
 const TICK: Duration = Duration::from_millis(100);
 
@@ -184,7 +186,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         client,
         client_info,
         generation: 0,
-        notifications: mpsc::unbounded_channel(),
+        notifications: mpsc::channel(NOTIFICATIONS_QUEUED),
         inputs: mpsc::unbounded_channel(),
         started: Instant::now(),
         reconnect_at: None,
@@ -327,10 +329,10 @@ struct Shell {
     // Bumped per connection; notifications of older connections are ignored.
     generation: u64,
     // Sent by one forwarding task per connection (`None` when it ends); received by the loop.
-    notifications: (
-        mpsc::UnboundedSender<Forwarded>,
-        mpsc::UnboundedReceiver<Forwarded>,
-    ),
+    // Bounded: a TUI that cannot keep up stops reading its connection, so the daemon's
+    // slow-consumer rule sees it (it closes the connection; the TUI reconnects and catches up
+    // with `afterSeq`) instead of the TUI queueing without limit.
+    notifications: (mpsc::Sender<Forwarded>, mpsc::Receiver<Forwarded>),
     // Sent by request tasks and the file lister; received by the loop.
     inputs: (mpsc::UnboundedSender<Input>, mpsc::UnboundedReceiver<Input>),
     started: Instant,
@@ -352,11 +354,11 @@ impl Shell {
         let sender = self.notifications.0.clone();
         tokio::spawn(async move {
             while let Some(notification) = notifications.next().await {
-                if sender.send((generation, Some(notification))).is_err() {
+                if sender.send((generation, Some(notification))).await.is_err() {
                     return;
                 }
             }
-            let _ = sender.send((generation, None));
+            let _ = sender.send((generation, None)).await;
         });
     }
 
