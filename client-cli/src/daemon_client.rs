@@ -28,7 +28,8 @@ pub async fn connect() -> Result<Connected, CliError> {
     autostart::connect_or_start(&paths, client_info(), &StartOptions::default())
         .await
         .map_err(|error| {
-            let unreachable = error.is_unreachable();
+            // Another user's directory or socket: its message says what to do instead.
+            let unreachable = error.is_unreachable() && !error.is_foreign();
             let cli = CliError::from(error);
             if unreachable {
                 cli.with_hint(

@@ -1,7 +1,7 @@
 //! The pi daemon as a library: `run` starts every listener and serves until shutdown.
 //!
 //! Layout: `lifecycle` (directories, instance lock, signals, shutdown), `config`
-//! (`config.toml`), `store` (SQLite via sqlx, the only place with SQL), `rpc` (transports,
+//! (`config.toml`), `store` (the `pi-store` crate: SQLite via sqlx, the only place with SQL), `rpc` (transports,
 //! connection loop, dispatch, method handlers), `state` (what all connections share),
 //! `session` (the session registry and actors), `compaction` (pi's compaction and branch
 //! summaries as pure functions).
@@ -30,7 +30,8 @@ pub mod rpc;
 pub mod schema_export;
 pub mod session;
 pub mod state;
-pub mod store;
+/// The store is its own crate (`pi-store`, `daemon/store/`); `crate::store` names it here.
+pub use pi_store as store;
 pub mod tasks;
 pub mod testing;
 pub mod tools;

@@ -9,7 +9,7 @@ mod lock;
 
 pub use lock::{InstanceLock, LockError};
 
-use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _, PermissionsExt as _};
 use std::path::Path;
 
 use anyhow::{Context as _, bail};
@@ -69,7 +69,16 @@ pub fn remove_stale_socket(socket: &Path) -> anyhow::Result<()> {
         Ok(metadata) if metadata.file_type().is_socket() => {
             std::fs::remove_file(socket)
                 .with_context(|| format!("cannot remove the stale socket {}", socket.display()))?;
-            tracing::info!(socket = %socket.display(), "removed a stale socket left by a previous daemon");
+            let own_uid = rustix::process::geteuid().as_raw();
+            if metadata.uid() == own_uid {
+                tracing::info!(socket = %socket.display(), "removed a stale socket left by a previous daemon");
+            } else {
+                tracing::warn!(
+                    socket = %socket.display(),
+                    owner = metadata.uid(),
+                    "removed a socket another user put in the runtime directory"
+                );
+            }
             Ok(())
         }
         Ok(_) => bail!(

@@ -141,6 +141,15 @@ impl ClientError {
         )
     }
 
+    /// Whether the failure is another user's directory or socket where the daemon's should
+    /// be: starting a daemon does not help, removing it (or another runtime directory) does.
+    pub fn is_foreign(&self) -> bool {
+        matches!(
+            self,
+            ClientError::ForeignRuntimeDir(_) | ClientError::NotYourDaemon { .. }
+        )
+    }
+
     pub(crate) fn io(context: impl Into<String>, source: std::io::Error) -> Self {
         ClientError::Io {
             context: context.into(),

@@ -362,6 +362,11 @@ fn a_runtime_directory_or_socket_of_another_user_gets_nothing() {
     let (ran, stderr) = run_with_home("pictl", home.path(), &["daemon", "start"], &[]);
     assert!(!ran);
     assert!(stderr.contains(&link_refused), "{stderr}");
+    // Starting a daemon would not help: no such hint.
+    let (ran, stderr) = run_with_home("pictl", home.path(), &["sessions"], &[]);
+    assert!(!ran);
+    assert!(stderr.contains(&link_refused), "{stderr}");
+    assert!(!stderr.contains("pictl daemon start"), "{stderr}");
     // Nothing was made in, or changed about, the project.
     assert_eq!(std::fs::metadata(&project).unwrap().mode() & 0o777, 0o755);
     assert_eq!(std::fs::read_dir(&project).unwrap().count(), 0);

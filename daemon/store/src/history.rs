@@ -3,8 +3,8 @@
 
 use sqlx::Row as _;
 
-use crate::store::writer::Statements;
-use crate::store::{Store, StoreError};
+use crate::writer::Statements;
+use crate::{Store, StoreError};
 
 /// One remembered prompt.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,7 +101,7 @@ mod tests {
 
     #[tokio::test]
     async fn prompts_are_found_newest_first_by_word_prefix_and_directory() {
-        let (_dir, store) = crate::store::temp_store().await;
+        let (_dir, store) = crate::temp_store().await;
         store
             .record_prompt("fix the parser", "/a", 1)
             .await

@@ -4,9 +4,9 @@
 
 use sqlx::Row as _;
 
-use crate::store::sessions::{SessionRow, insert_session, update_session};
-use crate::store::writer::{Statements, Value};
-use crate::store::{Store, StoreError};
+use crate::sessions::{SessionRow, insert_session, update_session};
+use crate::writer::{Statements, Value};
+use crate::{Store, StoreError};
 
 /// An entry as stored: pi's v3 JSON in `body`, with its position and announcing seq.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use sqlx::Row as _;
 
-use crate::store::writer::{Statements, Value};
-use crate::store::{Store, StoreError};
+use crate::writer::{Statements, Value};
+use crate::{Store, StoreError};
 
 /// A session's stored metadata.
 #[derive(Clone, Debug, PartialEq)]

@@ -34,8 +34,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 
-use crate::store::StoreError;
-use crate::store::error::StorageFailure;
+use crate::StoreError;
+use crate::error::StorageFailure;
 
 /// Writes queued before callers wait for room.
 const QUEUE_CAPACITY: usize = 4096;

@@ -43,10 +43,10 @@ use sqlx::sqlite::{
 };
 use sqlx::{ConnectOptions as _, Connection as _};
 
-use crate::store::writer::WriterHandle;
+use crate::writer::WriterHandle;
 
 /// Every migration, embedded from `migrations/`.
-pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
+pub static MIGRATOR: Migrator = sqlx::migrate!("../../migrations");
 
 /// How long a statement waits for a lock another process holds before failing.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(5);

@@ -2,8 +2,8 @@
 //! daemon marks the rows still `running` as `lost` (their processes died with the daemon
 //! before).
 
-use crate::store::writer::Statements;
-use crate::store::{Store, StoreError};
+use crate::writer::Statements;
+use crate::{Store, StoreError};
 
 /// A stored job.
 #[derive(Clone, Debug, PartialEq, Eq, sqlx::FromRow)]

@@ -1,7 +1,7 @@
 //! The usage ledger: token and cost sums of stored assistant messages, grouped by model and
 //! UTC day, read from the entries' JSON (no table of its own: the entries are the ledger).
 
-use crate::store::{Store, StoreError};
+use crate::{Store, StoreError};
 
 /// Sums of the assistant messages of one model on one UTC day.
 #[derive(Clone, Debug, PartialEq)]

@@ -5,8 +5,8 @@
 
 use sqlx::Row as _;
 
-use crate::store::writer::Statements;
-use crate::store::{Store, StoreError};
+use crate::writer::Statements;
+use crate::{Store, StoreError};
 
 /// The user's answer about one project server.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -147,7 +147,7 @@ mod tests {
 
     #[tokio::test]
     async fn answers_and_tool_lists_are_kept_and_replaced() {
-        let (_dir, store) = crate::store::temp_store().await;
+        let (_dir, store) = crate::temp_store().await;
         let row = McpTrustRow {
             file: "/p/.mcp.json".to_owned(),
             definition_hash: "abc".to_owned(),

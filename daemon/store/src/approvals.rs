@@ -2,8 +2,8 @@
 //! project directory, tool, and for `bash` the exact command (empty: any call of the tool);
 //! and sessions' own approval modes.
 
-use crate::store::writer::Statements;
-use crate::store::{Store, StoreError};
+use crate::writer::Statements;
+use crate::{Store, StoreError};
 
 impl Store {
     /// Remembers that `tool` (with `command`, empty for any) may run in `project`.
