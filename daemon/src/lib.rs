@@ -11,7 +11,8 @@
 
 pub mod children;
 pub mod clients;
-pub mod coding;
+/// pi's coding-agent resources are their own crate (`pi-coding`, `daemon/coding/`).
+pub use pi_coding as coding;
 pub mod compaction;
 pub mod config;
 pub mod config_watch;

@@ -14,9 +14,9 @@ use std::sync::{Arc, Mutex, PoisonError};
 
 use serde_json::{Map, Value};
 
-use crate::coding::Diagnostic;
-use crate::coding::approvals::{Action, Mode, PathPattern, Rule};
-use crate::coding::settings::{
+use crate::Diagnostic;
+use crate::approvals::{Action, Mode, PathPattern, Rule};
+use crate::settings::{
     BUILTIN_LSP_SERVERS, LspServerSettings, PathEntry, Settings, SettingsFiles, SettingsLayer,
     TextOrFile,
 };
@@ -678,7 +678,7 @@ impl LayerReader<'_> {
                 ));
                 continue;
             }
-            let expanded = crate::coding::expand_home(raw.trim(), self.home);
+            let expanded = crate::expand_home(raw.trim(), self.home);
             entries.push(PathEntry {
                 path: pi_paths::lexical::normalize(&self.base_dir.join(expanded)),
                 exclude,

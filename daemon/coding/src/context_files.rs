@@ -12,7 +12,7 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use crate::coding::Diagnostic;
+use crate::Diagnostic;
 
 /// Names of context files, preferred first.
 pub const CONTEXT_FILE_NAMES: [&str; 2] = ["AGENTS.md", "CLAUDE.md"];

@@ -14,13 +14,13 @@ use std::path::{Path, PathBuf};
 
 use pi_paths::Paths;
 
-use crate::coding::context_files::{self, ContextFile};
-use crate::coding::settings::{Settings, SettingsFiles, TextOrFile};
-use crate::coding::settings_parse::LastGoodLayers;
-use crate::coding::skills::{self, Skill, SkillExpansion, SkillSources};
-use crate::coding::system_prompt::{self, SystemPromptInput, ToolSummary};
-use crate::coding::templates::{self, PromptTemplate, TemplateSources};
-use crate::coding::{Diagnostic, settings_parse};
+use crate::context_files::{self, ContextFile};
+use crate::settings::{Settings, SettingsFiles, TextOrFile};
+use crate::settings_parse::LastGoodLayers;
+use crate::skills::{self, Skill, SkillExpansion, SkillSources};
+use crate::system_prompt::{self, SystemPromptInput, ToolSummary};
+use crate::templates::{self, PromptTemplate, TemplateSources};
+use crate::{Diagnostic, settings_parse};
 
 /// The global directories resources are read from.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -104,8 +104,8 @@ impl ResourceRoots {
         &self,
         cwd: Option<&Path>,
     ) -> (
-        Vec<crate::coding::settings::SettingsLayer>,
-        Option<crate::coding::settings::SettingsLayer>,
+        Vec<crate::settings::SettingsLayer>,
+        Option<crate::settings::SettingsLayer>,
     ) {
         let files = self.settings_files(cwd);
         let mut diagnostics = Vec::new();
@@ -313,7 +313,7 @@ fn resolve_text_or_file(
 ) -> Option<String> {
     let candidate = value
         .base_dir
-        .join(crate::coding::expand_home(value.value.trim(), home));
+        .join(crate::expand_home(value.value.trim(), home));
     if !value.value.contains('\n') && candidate.is_file() {
         return context_files::read_text(&candidate, diagnostics);
     }

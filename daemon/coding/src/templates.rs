@@ -12,8 +12,8 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use crate::coding::settings::PathEntry;
-use crate::coding::{Diagnostic, DiagnosticKind, frontmatter};
+use crate::settings::PathEntry;
+use crate::{Diagnostic, DiagnosticKind, frontmatter};
 
 /// A loaded template.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -136,7 +136,7 @@ pub fn load_template_file(
     source: TemplateSource,
     diagnostics: &mut Vec<Diagnostic>,
 ) -> Option<PromptTemplate> {
-    let text = crate::coding::context_files::read_text(path, diagnostics)?;
+    let text = crate::context_files::read_text(path, diagnostics)?;
     let parsed = match frontmatter::parse(&text) {
         Ok(parsed) => parsed,
         Err(error) => {

@@ -11,8 +11,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Map, Value};
 
-use crate::coding::Diagnostic;
-use crate::coding::settings_parse::parse_layer;
+use crate::Diagnostic;
+use crate::settings_parse::parse_layer;
 
 /// Serializes read-modify-write cycles of settings files within the daemon. A sync mutex,
 /// held only around synchronous file operations, never across an await.

@@ -11,8 +11,8 @@
 //! Unlike pi, the default body has no pointers to pi's own documentation: the daemon does not
 //! ship it, and a path to nothing would send the model looking.
 
-use crate::coding::context_files::ContextFile;
-use crate::coding::skills::{self, Skill};
+use crate::context_files::ContextFile;
+use crate::skills::{self, Skill};
 
 /// A tool as the prompt lists it.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! pi's defaults.
 //!
 //! Keys that something in the daemon reads are typed here; pi's other keys are accepted and
-//! ignored (see [`crate::coding::settings_parse`]). `systemPrompt` and `appendSystemPrompt` are
+//! ignored (see [`crate::settings_parse`]). `systemPrompt` and `appendSystemPrompt` are
 //! our additions, the settings form of pi's `--system-prompt` / `--append-system-prompt`.
 //!
 //! Invariant: `skills` and `prompts` entries are not replaced by later layers; they accumulate,
@@ -203,7 +203,7 @@ pub struct SettingsLayer {
     /// `approvals.mode`.
     pub approvals_mode: Option<String>,
     /// `approvals.rules`, each parsed.
-    pub approvals_rules: Option<Vec<crate::coding::approvals::Rule>>,
+    pub approvals_rules: Option<Vec<crate::approvals::Rule>>,
     /// `approvals.askTimeoutMs`.
     pub approvals_ask_timeout_ms: Option<u64>,
     /// `sandbox` (or `sandbox.mode`): `off`, `workspace-write` or `read-only`.

@@ -18,8 +18,8 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use crate::coding::settings::PathEntry;
-use crate::coding::{Diagnostic, DiagnosticKind, frontmatter};
+use crate::settings::PathEntry;
+use crate::{Diagnostic, DiagnosticKind, frontmatter};
 
 /// Longest valid name.
 pub const MAX_NAME_LENGTH: usize = 64;
@@ -206,7 +206,7 @@ fn scan(dir: &Path, level: ScanLevel, found: &mut Vec<Skill>, diagnostics: &mut 
 
 /// Reads and validates one skill file.
 pub fn load_skill_file(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Skill> {
-    let content = crate::coding::context_files::read_text(path, diagnostics)?;
+    let content = crate::context_files::read_text(path, diagnostics)?;
     let parsed = match frontmatter::parse(&content) {
         Ok(parsed) => parsed,
         Err(error) => {
