@@ -62,9 +62,19 @@ impl MessageQueues {
         }
     }
 
+    /// The queues. A lock poisoned by a panic elsewhere is taken over: every change under it
+    /// is a single push, take or assignment, so its data is whole, and a message is never
+    /// dropped for it.
+    fn queues(&self) -> std::sync::MutexGuard<'_, Queues> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
     /// Queues a steering message.
     pub fn push_steering(&self, message: AgentMessage) {
-        if let Ok(mut queues) = self.inner.lock() {
+        {
+            let mut queues = self.queues();
             queues.steering.push_back(message);
         }
         self.steering_pushed.notify_waiters();
@@ -72,56 +82,43 @@ impl MessageQueues {
 
     /// Queues a follow-up message.
     pub fn push_follow_up(&self, message: AgentMessage) {
-        if let Ok(mut queues) = self.inner.lock() {
+        {
+            let mut queues = self.queues();
             queues.follow_up.push_back(message);
         }
     }
 
     /// Whether a steering message waits.
     pub fn has_steering(&self) -> bool {
-        self.inner
-            .lock()
-            .map(|queues| !queues.steering.is_empty())
-            .unwrap_or(false)
+        !self.queues().steering.is_empty()
     }
 
     /// Takes steering messages per the steering mode.
     pub fn take_steering(&self) -> Vec<AgentMessage> {
-        self.inner
-            .lock()
-            .map(|mut queues| {
-                let mode = queues.steering_mode;
-                take(&mut queues.steering, mode)
-            })
-            .unwrap_or_default()
+        let mut queues = self.queues();
+        let mode = queues.steering_mode;
+        take(&mut queues.steering, mode)
     }
 
     /// Takes follow-up messages per the follow-up mode.
     pub fn take_follow_up(&self) -> Vec<AgentMessage> {
-        self.inner
-            .lock()
-            .map(|mut queues| {
-                let mode = queues.follow_up_mode;
-                take(&mut queues.follow_up, mode)
-            })
-            .unwrap_or_default()
+        let mut queues = self.queues();
+        let mode = queues.follow_up_mode;
+        take(&mut queues.follow_up, mode)
     }
 
     /// Empties both queues, steering first, returning what was queued.
     pub fn drain_all(&self) -> Vec<AgentMessage> {
-        self.inner
-            .lock()
-            .map(|mut queues| {
-                let mut all: Vec<AgentMessage> = queues.steering.drain(..).collect();
-                all.extend(queues.follow_up.drain(..));
-                all
-            })
-            .unwrap_or_default()
+        let mut queues = self.queues();
+        let mut all: Vec<AgentMessage> = queues.steering.drain(..).collect();
+        all.extend(queues.follow_up.drain(..));
+        all
     }
 
     /// Sets the delivery modes.
     pub fn set_modes(&self, steering_mode: QueueMode, follow_up_mode: QueueMode) {
-        if let Ok(mut queues) = self.inner.lock() {
+        {
+            let mut queues = self.queues();
             queues.steering_mode = steering_mode;
             queues.follow_up_mode = follow_up_mode;
         }
@@ -129,29 +126,25 @@ impl MessageQueues {
 
     /// The queued messages' texts.
     pub fn texts(&self) -> QueueTexts {
-        self.inner
-            .lock()
-            .map(|queues| QueueTexts {
-                steering: queues
-                    .steering
-                    .iter()
-                    .map(|m| m.user_text().unwrap_or_default())
-                    .collect(),
-                follow_up: queues
-                    .follow_up
-                    .iter()
-                    .map(|m| m.user_text().unwrap_or_default())
-                    .collect(),
-            })
-            .unwrap_or_default()
+        let queues = self.queues();
+        QueueTexts {
+            steering: queues
+                .steering
+                .iter()
+                .map(|m| m.user_text().unwrap_or_default())
+                .collect(),
+            follow_up: queues
+                .follow_up
+                .iter()
+                .map(|m| m.user_text().unwrap_or_default())
+                .collect(),
+        }
     }
 
     /// Number of queued messages.
     pub fn len(&self) -> usize {
-        self.inner
-            .lock()
-            .map(|queues| queues.steering.len() + queues.follow_up.len())
-            .unwrap_or(0)
+        let queues = self.queues();
+        queues.steering.len() + queues.follow_up.len()
     }
 
     /// Whether both queues are empty.

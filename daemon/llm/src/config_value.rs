@@ -156,9 +156,10 @@ impl ConfigValueResolver {
                 return Ok(Some(cached));
             }
             let value = self.run(command)?;
-            if let Ok(mut cache) = self.cache.lock() {
-                cache.insert(command.to_owned(), value.clone());
-            }
+            self.cache
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .insert(command.to_owned(), value.clone());
             return Ok(Some(value));
         }
         if raw.is_empty() {
@@ -177,8 +178,9 @@ impl ConfigValueResolver {
     fn cached(&self, command: &str) -> Option<String> {
         self.cache
             .lock()
-            .ok()
-            .and_then(|cache| cache.get(command).cloned())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get(command)
+            .cloned()
     }
 
     fn run(&self, command: &str) -> Result<String, CommandError> {

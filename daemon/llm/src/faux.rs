@@ -166,7 +166,11 @@ impl FauxProvider {
 
     /// Queues a reply.
     pub fn push(&self, reply: FauxReply) {
-        if let Ok(mut state) = self.state.lock() {
+        {
+            let mut state = self
+                .state
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             state.replies.push_back(reply);
         }
     }
@@ -175,16 +179,18 @@ impl FauxProvider {
     pub fn requests(&self) -> Vec<FauxRequest> {
         self.state
             .lock()
-            .map(|state| state.requests.clone())
-            .unwrap_or_default()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .requests
+            .clone()
     }
 
     /// Replies still queued.
     pub fn pending(&self) -> usize {
         self.state
             .lock()
-            .map(|state| state.replies.len())
-            .unwrap_or(0)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .replies
+            .len()
     }
 }
 

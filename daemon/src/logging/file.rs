@@ -141,9 +141,10 @@ impl LogFile {
 
     /// Renames the file to `.1` and points stdout and stderr at a new one.
     fn rotate(&self) -> std::io::Result<()> {
-        let Ok(_rotating) = self.rotation.lock() else {
-            return Ok(());
-        };
+        let _rotating = self
+            .rotation
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if self.written.load(Ordering::Relaxed) < self.max_bytes.load(Ordering::Relaxed) {
             // Another thread rotated it while this one waited.
             return Ok(());

@@ -60,9 +60,10 @@ impl LogThrottle {
     /// interval). `false`: it was counted, and the count goes out when the interval ends.
     pub fn hit(self: &Arc<Self>) -> bool {
         let now = Instant::now();
-        let Ok(mut window) = self.state.lock() else {
-            return true;
-        };
+        let mut window = self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match window.end {
             Some(end) if now < end => {
                 window.suppressed += 1;

@@ -533,9 +533,10 @@ impl SessionActor {
     /// callers retry against a fresh actor). Returns whether the actor should stop.
     async fn unload(&mut self) -> bool {
         {
-            let Ok(mut sessions) = self.sessions.lock() else {
-                return false;
-            };
+            let mut sessions = self
+                .sessions
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             if !self.commands.is_empty() {
                 return false;
             }
@@ -582,13 +583,17 @@ impl Drop for SessionActor {
         // However the actor ends (unload, close, delete, a panic), it no longer uses the
         // MCP servers its runs used.
         self.services.tools.session_closed(&self.row.id);
-        if let Ok(mut sessions) = self.sessions.lock()
-            && sessions
-                .get(&self.row.id)
-                .is_some_and(|handle| handle.generation == self.generation)
+        let mut sessions = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if sessions
+            .get(&self.row.id)
+            .is_some_and(|handle| handle.generation == self.generation)
         {
             sessions.remove(&self.row.id);
         }
+        drop(sessions);
     }
 }
 

@@ -191,8 +191,10 @@ impl SessionRegistry {
     pub fn loaded_count(&self) -> u32 {
         self.sessions
             .lock()
-            .map(|map| map.values().filter(|handle| !handle.is_closed()).count() as u32)
-            .unwrap_or(0)
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .filter(|handle| !handle.is_closed())
+            .count() as u32
     }
 
     /// Creates a session.
@@ -473,7 +475,10 @@ impl SessionRegistry {
     }
 
     fn loaded(&self, id: &str) -> Option<SessionHandle> {
-        let map = self.sessions.lock().ok()?;
+        let map = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         map.get(id).filter(|handle| !handle.is_closed()).cloned()
     }
 
@@ -810,8 +815,10 @@ impl SessionRegistry {
         let handles: Vec<SessionHandle> = self
             .sessions
             .lock()
-            .map(|map| map.values().cloned().collect())
-            .unwrap_or_default();
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
         let closing = handles.iter().map(|handle| {
             handle.call(|reply| Command::Close {
                 deleted: false,

@@ -232,9 +232,11 @@ impl<T: Weigh> Sink<T> {
 
     /// Ends the sink now; queued items are abandoned. The first reason given is kept.
     pub fn close(&self, reason: CloseReason) {
-        if let Ok(mut slot) = self.shared.close_reason.lock() {
-            slot.get_or_insert(reason);
-        }
+        self.shared
+            .close_reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .get_or_insert(reason);
         self.shared.closed.cancel();
     }
 
@@ -245,7 +247,11 @@ impl<T: Weigh> Sink<T> {
 
     /// Why the sink was closed on purpose, if it was.
     pub fn close_reason(&self) -> Option<CloseReason> {
-        self.shared.close_reason.lock().ok().and_then(|slot| *slot)
+        *self
+            .shared
+            .close_reason
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Items and bytes queued right now.

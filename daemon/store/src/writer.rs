@@ -235,7 +235,11 @@ impl WriterHandle {
     /// Lets the writer finish what is queued, then stops it and closes its connection.
     pub(crate) async fn close(&self) {
         self.closing.cancel();
-        let task = self.task.lock().ok().and_then(|mut slot| slot.take());
+        let task = self
+            .task
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
         if let Some(task) = task {
             let _ = task.await;
         }

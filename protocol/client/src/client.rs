@@ -291,7 +291,11 @@ impl Inner {
     async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = oneshot::channel();
-        if let Ok(mut pending) = self.pending.lock() {
+        {
+            let mut pending = self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             pending.insert(id, tx);
         }
         let request = Request::new(RequestId::Integer(id), method, Some(params));
@@ -300,7 +304,11 @@ impl Inner {
             message: error.to_string(),
         })?;
         if self.outgoing.send(text).await.is_err() {
-            if let Ok(mut pending) = self.pending.lock() {
+            {
+                let mut pending = self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 pending.remove(&id);
             }
             return Err(self.disconnected());
@@ -340,8 +348,8 @@ async fn read_loop(
                 let waiter = match id {
                     Some(RequestId::Integer(id)) => pending
                         .lock()
-                        .ok()
-                        .and_then(|mut pending| pending.remove(&id)),
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .remove(&id),
                     _ => None,
                 };
                 match waiter {
@@ -356,8 +364,9 @@ async fn read_loop(
                             reason = Some(error.message.clone());
                             let waiting: Vec<_> = pending
                                 .lock()
-                                .map(|mut pending| pending.drain().collect())
-                                .unwrap_or_default();
+                                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                                .drain()
+                                .collect();
                             for (_, waiter) in waiting {
                                 let _ = waiter.send(Err(error.clone()));
                             }
@@ -397,7 +406,10 @@ async fn read_loop(
         }
     }
     let _ = closed.send(Some(reason));
-    if let Ok(mut pending) = pending.lock() {
+    {
+        let mut pending = pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         pending.clear();
     }
 }

@@ -141,9 +141,10 @@ impl Shared {
 
     /// Runs `f` on the write state without writing.
     fn with_state(&self, f: impl FnOnce(&mut WriteState)) {
-        if let Ok(mut state) = self.state.lock() {
-            f(&mut state);
-        }
+        f(&mut self
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner));
     }
 }
 

@@ -207,8 +207,8 @@ impl Http {
         };
         let pending = pending
             .lock()
-            .ok()
-            .and_then(|mut pending| pending.take())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
             .expect("a connection carries one request (every answer but the upgrade closes it), so the upgrade finds its admission");
         let on_upgrade = hyper::upgrade::on(&mut request);
         self.tracker
