@@ -20,6 +20,9 @@ use super::{LspPool, LspServer, path_to_uri, uri_to_path};
 const WRITE_WAIT: Duration = Duration::from_millis(500);
 /// How long the `diagnostics` action waits for a file's diagnostics.
 const DIAGNOSTICS_WAIT: Duration = Duration::from_secs(5);
+/// How long no new diagnostics must arrive before code actions take the published ones as
+/// complete.
+const PUBLISH_PAUSE: Duration = Duration::from_millis(300);
 /// How long position actions wait for the project to load.
 const LOAD_WAIT: Duration = Duration::from_secs(15);
 /// Locations shown at most.
@@ -404,6 +407,21 @@ impl LspTool {
                 json!({"line": line - 1, "character": width})
             }
         };
+        // A server may publish a file's diagnostics in steps (syntax, then semantics, then
+        // suggestions, as typescript-language-server does) and quick fixes need the last one:
+        // wait until publishing pauses for a moment (bounded).
+        let deadline = tokio::time::Instant::now() + DIAGNOSTICS_WAIT;
+        while let Some(seq) = server.published(path).map(|published| published.seq) {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            if left.is_zero()
+                || server
+                    .published_after(path, seq, PUBLISH_PAUSE.min(left))
+                    .await
+                    .is_none()
+            {
+                break;
+            }
+        }
         let diagnostics: Vec<Value> = server
             .published(path)
             .map(|published| published.items)
