@@ -67,6 +67,20 @@ pub(super) fn caller(request: &RecordedRequest) -> Result<Turn, String> {
     Ok(Turn::reply().tool_call("call_1", tool, args).into())
 }
 
+/// A daemon whose user `mcp.json` has the fault server as `fault`, its model the `caller`.
+async fn fault_world() -> World {
+    let mcp_json = json!({"mcpServers": {
+        "fault": fault_server(json!({})),
+    }});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", mcp_json.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    world
+}
+
 /// A session in `cwd` on a client of its own, attached.
 pub(super) async fn session(world: &World, cwd: &str) -> (Client, Notifications, String) {
     let (client, events) = world.client().await;
@@ -140,15 +154,7 @@ pub(super) fn final_text(events: &[SessionEventParams]) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_crashed_server_starts_again_and_hangs_and_big_results_do_not_harm_sessions() {
-    let mcp_json = json!({"mcpServers": {
-        "fault": fault_server(json!({})),
-    }});
-    let world = World::start_with(
-        "anthropic-messages",
-        &[(".pi/agent/mcp.json", mcp_json.to_string())],
-    )
-    .await;
-    world.server.respond_with(caller);
+    let world = fault_world().await;
     let cwd = world.daemon.home.path().display().to_string();
     let (client, mut events, id) = session(&world, &cwd).await;
     let (other, mut other_events, other_id) = session(&world, &cwd).await;
@@ -763,15 +769,7 @@ async fn two_names_for_one_command_share_one_process_and_both_work() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_server_flooding_progress_leaves_the_daemons_memory_flat() {
-    let mcp_json = json!({"mcpServers": {
-        "fault": fault_server(json!({})),
-    }});
-    let world = World::start_with(
-        "anthropic-messages",
-        &[(".pi/agent/mcp.json", mcp_json.to_string())],
-    )
-    .await;
-    world.server.respond_with(caller);
+    let world = fault_world().await;
     let cwd = world.daemon.home.path().display().to_string();
     let (client, mut events, id) = session(&world, &cwd).await;
     wait_for_server(&client, "ready", ready).await;
