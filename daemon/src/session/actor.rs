@@ -58,6 +58,9 @@ struct ActiveRun {
     streaming: Option<AssistantMessage>,
     running_tools: Vec<RunningTool>,
     abort_waiters: Vec<Reply<EmptyResponse>>,
+    // The run said `agent_end`: a client that heard it may send the next prompt at once, so
+    // a command arriving now waits for the run's last steps instead of finding it running.
+    ended: bool,
 }
 
 /// What an actor starts from: the session's current branch, the ids of all its entries, and
@@ -322,11 +325,7 @@ impl SessionActor {
                         let mut next = Some(event);
                         let mut handled = 0;
                         while let Some(event) = next.take() {
-                            if matches!(event, AgentEvent::MessageEnd { .. }) {
-                                Box::pin(self.on_agent_event(event)).await;
-                            } else {
-                                self.on_live_event(event);
-                            }
+                            self.on_run_event(event).await;
                             handled += 1;
                             if handled < RUN_EVENT_BATCH {
                                 next = self.run.as_mut().and_then(|run| run.events.try_recv().ok());
@@ -341,7 +340,10 @@ impl SessionActor {
                 command = self.commands.recv() => match command {
                     // Boxed, as the other rarely taken branches: the actor's future stays
                     // small, which an idle session holds for its whole life.
-                    Some(command) => Box::pin(self.handle(*command)).await,
+                    Some(command) => {
+                        Box::pin(self.finish_ended_run()).await;
+                        Box::pin(self.handle(*command)).await
+                    }
                     None => return,
                 },
                 _ = any_closed(&self.subscribers), if quiet && !self.subscribers.is_empty() => {

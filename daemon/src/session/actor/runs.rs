@@ -141,6 +141,7 @@ impl SessionActor {
             streaming: None,
             running_tools: Vec::new(),
             abort_waiters: Vec::new(),
+            ended: false,
         });
         Ok(EmptyResponse {})
     }
@@ -177,8 +178,36 @@ impl SessionActor {
     /// A live event (every event but `message_end`): updates the attach snapshot's streaming
     /// state and broadcasts. Synchronous on purpose: it is the per-token path, and an async
     /// fn's future is moved around whole on every call.
+    /// One event of the run: a completed message is stored before it is announced; the
+    /// rest (the per-token path) is announced without an await.
+    pub(super) async fn on_run_event(&mut self, event: AgentEvent) {
+        if matches!(event, AgentEvent::MessageEnd { .. }) {
+            Box::pin(self.on_agent_event(event)).await;
+        } else {
+            self.on_live_event(event);
+        }
+    }
+
+    /// A run that said `agent_end` is finished before the next command is handled: whoever
+    /// heard `agent_end` finds the session idle (or retrying, or compacting, as the end of the
+    /// run decided), as a pi client does.
+    pub(super) async fn finish_ended_run(&mut self) {
+        if !self.run.as_ref().is_some_and(|run| run.ended) {
+            return;
+        }
+        while let Some(event) = super::next_run_event(&mut self.run).await {
+            self.on_run_event(event).await;
+        }
+        self.on_run_finished().await;
+    }
+
     pub(super) fn on_live_event(&mut self, event: AgentEvent) {
         match &event {
+            AgentEvent::AgentEnd { .. } => {
+                if let Some(run) = &mut self.run {
+                    run.ended = true;
+                }
+            }
             AgentEvent::MessageStart {
                 message: AgentMessage::Assistant(partial),
             } => {
@@ -227,7 +256,6 @@ impl SessionActor {
             AgentEvent::MessageStart { .. }
             | AgentEvent::MessageEnd { .. }
             | AgentEvent::AgentStart
-            | AgentEvent::AgentEnd { .. }
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
             | AgentEvent::QueueUpdate { .. }

@@ -19,6 +19,7 @@ mod mcp_trust;
 mod pools;
 mod processes;
 mod retry;
+mod runs;
 mod sandbox;
 mod secrets;
 mod tasks;
