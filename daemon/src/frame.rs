@@ -14,8 +14,8 @@ use bytes::{BufMut as _, Bytes, BytesMut};
 
 use pi_protocol::v1::message::AssistantMessageEvent;
 use pi_protocol::v1::{
-    SessionEvent, SessionEventNotification, SessionPresence, UiRequestNotification,
-    UiResolvedNotification,
+    SessionEvent, SessionEventNotification, SessionEventParams, SessionPresence,
+    UiRequestNotification, UiResolvedNotification,
 };
 use pi_protocol::{NotificationMethod as _, RequestId};
 use serde::Serialize;
@@ -217,6 +217,19 @@ impl EventEncoder for JsonRpcEncoder {
         encoded.map_err(encode_error)
     }
 
+    fn decode(&self, encoded: &[u8]) -> Result<SessionEvent, EncodeError> {
+        #[derive(serde::Deserialize)]
+        struct EventFrame {
+            params: SessionEventParams,
+        }
+        serde_json::from_slice::<EventFrame>(encoded)
+            .map(|frame| frame.params.event)
+            .map_err(|error| EncodeError {
+                what: "a session event's frame",
+                message: error.to_string(),
+            })
+    }
+
     fn quiet(&mut self) {
         self.arena.release();
     }
@@ -316,6 +329,37 @@ mod tests {
         for (frame, expected) in &frames {
             assert_eq!(&parsed(frame), expected);
         }
+    }
+
+    #[test]
+    fn the_encoder_reads_its_event_frames_back_as_the_events() {
+        let mut encoder = JsonRpcEncoder {
+            arena: FrameArena::default(),
+            session_id: SessionIdJson::new("s"),
+        };
+        let events = [
+            SessionEvent::TurnStart,
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::TextDelta {
+                    content_index: 1,
+                    delta: "a \"quoted\" line\n".to_owned(),
+                },
+            },
+            SessionEvent::MessageUpdate {
+                assistant_message_event: AssistantMessageEvent::ToolcallDelta {
+                    content_index: 0,
+                    delta: "{\"a\":".to_owned(),
+                    arguments: None,
+                },
+            },
+            SessionEvent::AgentEnd { message_count: 3 },
+        ];
+        for (seq, event) in events.into_iter().enumerate() {
+            let frame = encoder.event(seq as u64, &event).unwrap();
+            assert_eq!(encoder.decode(&frame).unwrap(), event);
+        }
+        let error = encoder.decode(b"{\"params\": 1}").unwrap_err();
+        assert_eq!(error.what, "a session event's frame");
     }
 
     #[test]

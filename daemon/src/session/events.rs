@@ -88,6 +88,9 @@ pub trait EventEncoder: Send + Sync {
     fn event(&mut self, seq: u64, event: &SessionEvent) -> Result<Bytes, EncodeError>;
     /// The bytes of a notice.
     fn notice(&mut self, notice: &Notice) -> Result<Bytes, EncodeError>;
+    /// The event that [`EventEncoder::event`] made `encoded` of (for a replay from the recent
+    /// window, which keeps only the bytes).
+    fn decode(&self, encoded: &[u8]) -> Result<SessionEvent, EncodeError>;
     /// The session went quiet: give spare buffers back.
     fn quiet(&mut self);
 }
@@ -210,6 +213,13 @@ impl EventEncoder for NoEncoding {
 
     fn notice(&mut self, _notice: &Notice) -> Result<Bytes, EncodeError> {
         Ok(Bytes::new())
+    }
+
+    fn decode(&self, _encoded: &[u8]) -> Result<SessionEvent, EncodeError> {
+        Err(EncodeError {
+            what: "an event",
+            message: "there are no bytes to read without an encoder".to_owned(),
+        })
     }
 
     fn quiet(&mut self) {}

@@ -2,13 +2,17 @@
 //! with `session/attach {afterSeq}` gets every event it missed — streaming deltas too — and
 //! not only the durable ones the store can replay.
 //!
-//! Bounded in events and in bytes (the size of their encoded form); the oldest go first. The
-//! events are the ones the actor broadcast (`Arc`s shared with the subscribers' queues). Kept
-//! in memory only: after a restart, or for a cursor older than what is kept, replay falls back
-//! to the stored entries.
+//! Bounded in events and in bytes (the size of their encoded form); the oldest go first. An
+//! event the session's encoder made bytes of is kept as those bytes only, the typed value
+//! dropped once the subscribers have it: a replay is rare, and the encoder reads its own bytes
+//! back ([`EventEncoder::decode`](crate::session::events::EventEncoder::decode)). Without an
+//! encoder the shared event is kept. In memory only: after a restart, or for a cursor older
+//! than what is kept, replay falls back to the stored entries.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
+
+use bytes::Bytes;
 
 use crate::session::events::Event;
 
@@ -17,11 +21,53 @@ pub const MAX_EVENTS: usize = 4096;
 /// Bytes (of encoded events) kept at most.
 pub const MAX_BYTES: usize = 1024 * 1024;
 
+/// One event as the window keeps it.
+#[derive(Clone, Debug)]
+pub enum Kept {
+    /// What the session's encoder made of event `seq`.
+    Encoded {
+        /// The event's number.
+        seq: u64,
+        /// Its bytes.
+        bytes: Bytes,
+    },
+    /// An event of a session without an encoder.
+    Typed(Arc<Event>),
+}
+
+impl Kept {
+    fn of(event: Arc<Event>) -> Kept {
+        if event.encoded().is_empty() {
+            Kept::Typed(event)
+        } else {
+            Kept::Encoded {
+                seq: event.seq(),
+                bytes: event.encoded().clone(),
+            }
+        }
+    }
+
+    /// The event's number.
+    pub fn seq(&self) -> u64 {
+        match self {
+            Kept::Encoded { seq, .. } => *seq,
+            Kept::Typed(event) => event.seq(),
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            Kept::Encoded { bytes, .. } => bytes.len(),
+            Kept::Typed(event) => event.encoded().len(),
+        }
+    }
+}
+
 /// The newest events of a session, in `seq` order.
 #[derive(Debug, Default)]
 pub struct RecentEvents {
     // Invariant: seqs strictly increase from front to back.
-    events: VecDeque<Arc<Event>>,
+    events: VecDeque<Kept>,
     // Invariant: the sum of the encoded sizes in `events`.
     bytes: usize,
 }
@@ -38,17 +84,18 @@ impl RecentEvents {
         {
             self.clear();
         }
-        self.bytes += event.encoded().len();
-        self.events.push_back(event);
+        let kept = Kept::of(event);
+        self.bytes += kept.size();
+        self.events.push_back(kept);
         while self.events.len() > MAX_EVENTS || (self.bytes > MAX_BYTES && self.events.len() > 1) {
             if let Some(oldest) = self.events.pop_front() {
-                self.bytes -= oldest.encoded().len();
+                self.bytes -= oldest.size();
             }
         }
     }
 
     /// Every event after `after_seq` up to `last_seq`, if all of them are kept.
-    pub fn after(&self, after_seq: u64, last_seq: u64) -> Option<Vec<Arc<Event>>> {
+    pub fn after(&self, after_seq: u64, last_seq: u64) -> Option<Vec<Kept>> {
         if after_seq == last_seq {
             return Some(Vec::new());
         }
@@ -85,12 +132,11 @@ impl RecentEvents {
 
 #[cfg(test)]
 mod tests {
-    use bytes::Bytes;
     use pi_protocol::v1::SessionEvent;
 
     use super::*;
 
-    fn seqs(events: Option<Vec<Arc<Event>>>) -> Option<Vec<u64>> {
+    fn seqs(events: Option<Vec<Kept>>) -> Option<Vec<u64>> {
         events.map(|events| events.iter().map(|event| event.seq()).collect())
     }
 
@@ -140,5 +186,15 @@ mod tests {
         recent.push(event(3, MAX_BYTES / 2));
         assert_eq!(seqs(recent.after(1, 3)), Some(vec![2, 3]));
         assert_eq!(seqs(recent.after(0, 3)), None);
+    }
+
+    #[test]
+    fn encoded_events_are_kept_as_their_bytes_and_others_whole() {
+        let mut recent = RecentEvents::default();
+        recent.push(event(1, 3));
+        recent.push(event(2, 0));
+        let kept = recent.after(0, 2).unwrap();
+        assert!(matches!(&kept[0], Kept::Encoded { seq: 1, bytes } if bytes.len() == 3));
+        assert!(matches!(&kept[1], Kept::Typed(event) if event.seq() == 2));
     }
 }

@@ -22,7 +22,9 @@ use crate::support::{execute_blocking, fs_error, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
 
 const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. Also reads stored command output given as artifact://ID.";
-const CHUNK: usize = 1 << 20;
+/// What a read of a file's rest takes at a time: few calls for a big file, and little held
+/// while a thousand sessions read at once (one buffer per call).
+const CHUNK: usize = 64 * 1024;
 
 /// The `read` tool.
 pub struct ReadTool {

@@ -13,6 +13,7 @@ use crate::session::convert::transcode;
 use crate::session::entries;
 use crate::session::error::{Resync, SessionError};
 use crate::session::events::{Delivery, DeliveryKind, Event, Notice, SessionNotice, Subscriber};
+use crate::session::recent::Kept;
 
 impl SessionActor {
     pub(super) async fn attach(
@@ -64,26 +65,38 @@ impl SessionActor {
             }));
         }
         if let Some(events) = self.recent.after(after, self.seq) {
-            return Ok((self.numbered(events), true));
+            return Ok((self.numbered(events)?, true));
         }
         if after < self.stored_through
             && let Some(events) = self.recent.after(self.stored_through, self.seq)
         {
             let mut replay = self.stored_events(after, self.stored_through).await?;
-            replay.extend(self.numbered(events));
+            replay.extend(self.numbered(events)?);
             return Ok((replay, true));
         }
         Ok((self.stored_events(after, self.seq).await?, false))
     }
 
-    /// `events` as notifications of this session.
-    fn numbered(&self, events: Vec<Arc<Event>>) -> Vec<SessionEventParams> {
+    /// `events` as notifications of this session, read back from their bytes where the
+    /// window kept only those.
+    fn numbered(&self, events: Vec<Kept>) -> Result<Vec<SessionEventParams>, SessionError> {
         events
-            .iter()
-            .map(|event| SessionEventParams {
-                session_id: self.row.id.clone(),
-                seq: event.seq(),
-                event: event.event().clone(),
+            .into_iter()
+            .map(|kept| {
+                let (seq, event) = match kept {
+                    Kept::Encoded { seq, bytes } => (
+                        seq,
+                        self.encoder
+                            .decode(&bytes)
+                            .map_err(SessionError::internal)?,
+                    ),
+                    Kept::Typed(event) => (event.seq(), event.event().clone()),
+                };
+                Ok(SessionEventParams {
+                    session_id: self.row.id.clone(),
+                    seq,
+                    event,
+                })
             })
             .collect()
     }

@@ -1,7 +1,8 @@
 //! Session events are typed and shared: every subscriber of one event receives the same
 //! `Arc`, the session's encoder runs once per event and per notice whatever the number of
 //! subscribers, and a watcher in this process reads events typed — with no encoder at all,
-//! too. The registry is driven directly, with watchers as subscribers.
+//! too. The recent window keeps only the encoded bytes, and a replay reads them back with
+//! the encoder. The registry is driven directly, with watchers as subscribers.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -24,9 +25,10 @@ use tempfile::TempDir;
 struct Counts {
     events: AtomicUsize,
     notices: AtomicUsize,
+    decoded: AtomicUsize,
 }
 
-/// Encoders that count their calls and encode an event as its seq.
+/// Encoders that count their calls and encode an event as its seq, a space and its JSON.
 #[derive(Debug)]
 struct CountingEncoders(Arc<Counts>);
 
@@ -39,9 +41,19 @@ impl EncoderFactory for CountingEncoders {
 }
 
 impl EventEncoder for CountingEncoder {
-    fn event(&mut self, seq: u64, _event: &SessionEvent) -> Result<Bytes, EncodeError> {
+    fn event(&mut self, seq: u64, event: &SessionEvent) -> Result<Bytes, EncodeError> {
         self.0.events.fetch_add(1, Ordering::SeqCst);
-        Ok(Bytes::from(seq.to_string()))
+        Ok(Bytes::from(format!(
+            "{seq} {}",
+            serde_json::to_string(event).unwrap()
+        )))
+    }
+
+    fn decode(&self, encoded: &[u8]) -> Result<SessionEvent, EncodeError> {
+        self.0.decoded.fetch_add(1, Ordering::SeqCst);
+        let text = std::str::from_utf8(encoded).unwrap();
+        let (_, json) = text.split_once(' ').unwrap();
+        Ok(serde_json::from_str(json).unwrap())
     }
 
     fn notice(&mut self, _notice: &Notice) -> Result<Bytes, EncodeError> {
@@ -146,7 +158,10 @@ async fn every_subscriber_gets_the_same_event_encoded_once() {
     assert_eq!(first_events.len(), second_events.len());
     for (one, other) in first_events.iter().zip(&second_events) {
         assert!(Arc::ptr_eq(one, other), "event {} is one Arc", one.seq());
-        assert_eq!(one.encoded(), &Bytes::from(one.seq().to_string()));
+        assert!(
+            one.encoded()
+                .starts_with(format!("{} ", one.seq()).as_bytes())
+        );
     }
     // Both watched the session from before its first event: each event was encoded once.
     assert_eq!(counts.events.load(Ordering::SeqCst), first_events.len());
@@ -184,4 +199,46 @@ async fn a_watcher_without_an_encoder_reads_typed_events() {
         events.last().map(|event| event.event()),
         Some(SessionEvent::AgentEnd { .. } | SessionEvent::SessionUpdated { .. })
     ));
+}
+
+#[tokio::test]
+async fn a_replay_reads_the_windows_bytes_back_into_the_events_that_were_sent() {
+    let counts = Arc::new(Counts::default());
+    let (registry, dir) = registry(Arc::new(CountingEncoders(counts.clone()))).await;
+    let id = session(&registry, &dir).await;
+    let mut live = watch(&registry, &id, "live").await;
+    prompt_and_settle(&registry, &id).await;
+    let (sent, _) = drain(&mut live);
+    assert!(sent.len() > 3, "{} events", sent.len());
+    assert_eq!(counts.decoded.load(Ordering::SeqCst), 0);
+
+    // A client that saw the first event reconnects: the rest comes from the window.
+    let first = sent[0].seq();
+    let (late, _receiver): (Sink<Delivery>, _) = sink::channel(
+        "late",
+        SinkLimits {
+            frames: 10_000,
+            bytes: 1 << 20,
+        },
+    );
+    let attached = registry
+        .call(&id, |reply| Command::Attach {
+            subscriber: Arc::new(late.clone()),
+            after_seq: Some(first),
+            reply,
+        })
+        .await
+        .unwrap();
+    assert!(attached.gapless);
+    let replayed: Vec<(u64, SessionEvent)> = attached
+        .replay
+        .into_iter()
+        .map(|params| (params.seq, params.event))
+        .collect();
+    let expected: Vec<(u64, SessionEvent)> = sent[1..]
+        .iter()
+        .map(|event| (event.seq(), event.event().clone()))
+        .collect();
+    assert_eq!(replayed, expected);
+    assert_eq!(counts.decoded.load(Ordering::SeqCst), expected.len());
 }
