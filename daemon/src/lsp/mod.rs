@@ -32,7 +32,7 @@ use pi_tools::spawn::Spawner;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
-use rpc::{Connection, Incoming, RpcError};
+use rpc::{Connection, Incoming, OutboundLimits, RpcError};
 
 /// A file an edit changed: (path, text before, text after).
 pub type FileChange = (PathBuf, String, String);
@@ -845,14 +845,25 @@ impl LspPool {
                 server: Arc::downgrade(server),
                 pool: Arc::downgrade(self),
             }),
+            OutboundLimits::default(),
         );
-        // Its end, whenever it comes.
+        // Its end, whenever it comes; a server that stops reading its input is ended.
         {
             let (pool, server, connection) = (self.clone(), server.clone(), connection.clone());
             tokio::spawn(async move {
-                let status = child.wait().await;
+                let (status, stuck) = tokio::select! {
+                    status = child.wait() => (status, false),
+                    () = connection.stuck() => {
+                        if let Some(pid) = pid {
+                            pi_tools::spawn::kill_group(pid);
+                        }
+                        let _ = child.start_kill();
+                        (child.wait().await, true)
+                    }
+                };
                 connection.closed().await;
                 let what = match status {
+                    _ if stuck => "the server stopped reading its input and was ended".to_owned(),
                     Ok(status) => format!("the server exited ({status})"),
                     Err(error) => format!("the server's process failed: {error}"),
                 };

@@ -4,9 +4,15 @@
 //!
 //! Invariant: when the server's output ends (it exited or crashed), every request waiting for
 //! an answer fails at once with [`RpcError::Closed`], and so does every later one.
+//!
+//! What goes to the server is bounded: a server that stops reading its input (a write of one
+//! message that takes longer than [`OutboundLimits::write_timeout`], or more than
+//! [`OutboundLimits::queued_bytes`] waiting behind it) is *stuck*: nothing more is queued,
+//! requests fail with [`RpcError::Stuck`], and [`Connection::stuck`] resolves so that the
+//! pool ends the process and starts it again on the next use.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
@@ -21,6 +27,9 @@ pub enum RpcError {
     /// The server's connection ended.
     #[error("the language server stopped")]
     Closed,
+    /// The server stopped reading what the daemon sends; it is being restarted.
+    #[error("the language server stopped reading its input; it is restarted on the next use")]
+    Stuck,
     /// No answer in time.
     #[error("the language server did not answer within {} s", .0.as_secs())]
     Timeout(Duration),
@@ -49,13 +58,67 @@ pub trait Incoming: Send + Sync + 'static {
 
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, RpcError>>>>>;
 
+/// How much may wait to be written to a server before it counts as stuck.
+#[derive(Debug, Clone, Copy)]
+pub struct OutboundLimits {
+    /// Longest write of one message.
+    pub write_timeout: Duration,
+    /// Bytes queued behind the message being written.
+    pub queued_bytes: usize,
+}
+
+impl Default for OutboundLimits {
+    fn default() -> OutboundLimits {
+        OutboundLimits {
+            write_timeout: Duration::from_secs(30),
+            queued_bytes: 64 * 1024 * 1024,
+        }
+    }
+}
+
+/// The messages on their way to the server, bounded in bytes.
+#[derive(Debug)]
+struct Outbound {
+    sender: mpsc::UnboundedSender<Vec<u8>>,
+    // Invariant: the bytes of the messages in the channel (taken ones are subtracted).
+    queued: AtomicUsize,
+    limit: usize,
+    stuck: AtomicBool,
+    stuck_signal: watch::Sender<bool>,
+}
+
+impl Outbound {
+    /// Queues `bytes`; fails once the server is stuck (and makes it so past the limit).
+    fn send(&self, bytes: Vec<u8>) -> Result<(), RpcError> {
+        if self.stuck.load(Ordering::Acquire) {
+            return Err(RpcError::Stuck);
+        }
+        let len = bytes.len();
+        let queued = self.queued.fetch_add(len, Ordering::AcqRel) + len;
+        if queued > self.limit {
+            self.queued.fetch_sub(len, Ordering::AcqRel);
+            self.become_stuck(format!("{queued} bytes waiting to be written"));
+            return Err(RpcError::Stuck);
+        }
+        self.sender.send(bytes).map_err(|_| RpcError::Closed)
+    }
+
+    fn become_stuck(&self, why: String) {
+        if !self.stuck.swap(true, Ordering::AcqRel) {
+            tracing::warn!(why, "a language server stopped reading its input");
+            self.stuck_signal.send_replace(true);
+        }
+    }
+}
+
 /// One server's connection.
 #[derive(Debug, Clone)]
 pub struct Connection {
-    out: mpsc::UnboundedSender<Vec<u8>>,
+    out: Arc<Outbound>,
     pending: Pending,
     next_id: Arc<AtomicI64>,
     closed: watch::Receiver<bool>,
+    stuck: watch::Receiver<bool>,
 }
 
 fn frame(message: &Value) -> Vec<u8> {
@@ -72,15 +135,40 @@ impl Connection {
         input: tokio::process::ChildStdin,
         output: tokio::process::ChildStdout,
         incoming: Arc<dyn Incoming>,
+        limits: OutboundLimits,
     ) -> Connection {
-        let (out, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (sender, mut queue) = mpsc::unbounded_channel::<Vec<u8>>();
+        let (stuck_signal, stuck) = watch::channel(false);
+        let out = Arc::new(Outbound {
+            sender,
+            queued: AtomicUsize::new(0),
+            limit: limits.queued_bytes,
+            stuck: AtomicBool::new(false),
+            stuck_signal,
+        });
         let pending: Pending = Arc::default();
         let (closed_sender, closed) = watch::channel(false);
+        let writer = Arc::downgrade(&out);
         tokio::spawn(async move {
             let mut input = input;
             while let Some(bytes) = queue.recv().await {
-                if input.write_all(&bytes).await.is_err() || input.flush().await.is_err() {
-                    break;
+                let Some(out) = writer.upgrade() else { return };
+                out.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
+                let write = async {
+                    input.write_all(&bytes).await?;
+                    input.flush().await
+                };
+                match tokio::time::timeout(limits.write_timeout, write).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(_)) => return,
+                    Err(_) => {
+                        out.become_stuck(format!(
+                            "writing {} bytes took over {} s",
+                            bytes.len(),
+                            limits.write_timeout.as_secs_f64()
+                        ));
+                        return;
+                    }
                 }
             }
         });
@@ -89,8 +177,9 @@ impl Connection {
             pending: pending.clone(),
             next_id: Arc::new(AtomicI64::new(1)),
             closed,
+            stuck,
         };
-        let replies = connection.out.clone();
+        let replies = Arc::downgrade(&connection.out);
         tokio::spawn(async move {
             let mut reader = BufReader::new(output);
             while let Some(message) = read_message(&mut reader).await {
@@ -121,7 +210,13 @@ impl Connection {
         let _ = closed.wait_for(|closed| *closed).await;
     }
 
-    /// Sends a notification.
+    /// Resolves once the server counts as stuck (see the module's documentation).
+    pub async fn stuck(&self) {
+        let mut stuck = self.stuck.clone();
+        let _ = stuck.wait_for(|stuck| *stuck).await;
+    }
+
+    /// Sends a notification (dropped when the server is gone or stuck: it restarts).
     pub fn notify(&self, method: &str, params: Value) {
         let _ = self.out.send(frame(
             &json!({"jsonrpc": "2.0", "method": method, "params": params}),
@@ -148,13 +243,23 @@ impl Connection {
         let sent = self.out.send(frame(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         ));
-        if sent.is_err() {
+        if let Err(error) = sent {
             self.forget(id);
-            return Err(RpcError::Closed);
+            return Err(error);
         }
+        let answer = async {
+            tokio::select! {
+                answer = answer => answer.unwrap_or(Err(RpcError::Closed)),
+                () = self.stuck() => Err(RpcError::Stuck),
+            }
+        };
         match tokio::time::timeout(timeout, answer).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(_)) => Err(RpcError::Closed),
+            Ok(result) => {
+                if result.is_err() {
+                    self.forget(id);
+                }
+                result
+            }
             Err(_) => {
                 self.forget(id);
                 self.notify("$/cancelRequest", json!({"id": id}));
@@ -205,7 +310,7 @@ async fn read_message(reader: &mut BufReader<tokio::process::ChildStdout>) -> Op
 fn dispatch(
     message: Value,
     pending: &Pending,
-    replies: &mpsc::UnboundedSender<Vec<u8>>,
+    replies: &std::sync::Weak<Outbound>,
     incoming: &Arc<dyn Incoming>,
 ) {
     let method = message
@@ -246,7 +351,9 @@ fn dispatch(
                     Err((code, text)) => json!({"jsonrpc": "2.0", "id": id,
                         "error": {"code": code, "message": text}}),
                 };
-                let _ = replies.send(frame(&reply));
+                if let Some(replies) = replies.upgrade() {
+                    let _ = replies.send(frame(&reply));
+                }
             });
         }
         (Some(method), None) => {
@@ -256,5 +363,83 @@ fn dispatch(
             );
         }
         (None, None) => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Ignore;
+
+    impl Incoming for Ignore {
+        fn notification(&self, _method: &str, _params: Value) {}
+
+        fn request(
+            &self,
+            _method: &str,
+            _params: Value,
+        ) -> BoxFuture<'static, Result<Value, (i64, String)>> {
+            Box::pin(async { Err((-32601, "no".to_owned())) })
+        }
+    }
+
+    /// A "server" running `script` in `sh`, connected with `limits`.
+    fn server(script: &str, limits: OutboundLimits) -> (tokio::process::Child, Connection) {
+        let mut child = tokio::process::Command::new("sh")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .unwrap();
+        let (input, output) = (child.stdin.take().unwrap(), child.stdout.take().unwrap());
+        (
+            child,
+            Connection::start(input, output, Arc::new(Ignore), limits),
+        )
+    }
+
+    fn text(kib: usize) -> Value {
+        json!({"text": "x".repeat(kib * 1024)})
+    }
+
+    #[tokio::test]
+    async fn a_server_that_stops_reading_is_stuck_once_the_queue_is_full() {
+        let limits = OutboundLimits {
+            write_timeout: Duration::from_secs(600),
+            queued_bytes: 256 * 1024,
+        };
+        // It never reads its input: the pipe fills, then the queue.
+        let (_child, connection) = server("exec sleep 600", limits);
+        let mut sent = 0;
+        while !*connection.stuck.borrow() {
+            connection.notify("textDocument/didOpen", text(64));
+            sent += 1;
+            assert!(sent < 100, "never stuck");
+        }
+        connection.stuck().await;
+        let refused = connection
+            .request("textDocument/hover", json!({}), Duration::from_secs(600))
+            .await;
+        assert_eq!(refused, Err(RpcError::Stuck));
+        assert_eq!(
+            RpcError::Stuck.to_string(),
+            "the language server stopped reading its input; it is restarted on the next use"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_write_that_takes_too_long_makes_the_server_stuck_and_fails_its_waiters() {
+        let limits = OutboundLimits {
+            write_timeout: Duration::from_millis(200),
+            queued_bytes: 64 * 1024 * 1024,
+        };
+        let (_child, connection) = server("exec sleep 600", limits);
+        // A request waiting for its answer when the server gets stuck fails then.
+        let waiting =
+            connection.request("textDocument/hover", text(1024), Duration::from_secs(600));
+        assert_eq!(waiting.await, Err(RpcError::Stuck));
+        connection.stuck().await;
     }
 }

@@ -11,6 +11,8 @@
 //!   the targets' non-test code and `build.rs`; dev: also `tests/`, `benches/`, `examples/` and
 //!   test code; build: `build.rs`), unless `[package.metadata.tidy] feature-only` says why it is
 //!   declared without being named.
+//! - The poisoned-lock policy: a standard lock's result is taken over, never unwrapped nor
+//!   skipped (`locks`).
 //!
 //! The analysis reads source text, not the compiler's view: comments, string and char literals
 //! and `#[cfg(test)]` items are blanked first (`lexer`), and paths are recognised by their
@@ -20,6 +22,7 @@ mod cycles;
 mod deps;
 mod graph;
 mod lexer;
+mod locks;
 mod manifest;
 mod modules;
 
@@ -29,6 +32,7 @@ pub use cycles::{AllowedEdge, Allowlist, CycleReport, check_cycles};
 pub use deps::{UnusedDependency, unused_dependencies};
 pub use graph::cyclic_components;
 pub use lexer::{blank, drop_cfg_test};
+pub use locks::{LockSite, lock_sites};
 pub use manifest::{Dependency, DependencyKind, Member, Target, Workspace};
 pub use modules::{ModuleGraph, Site, module_graph};
 

@@ -222,10 +222,11 @@ impl Search {
                 if !entry.file_type().is_some_and(|kind| kind.is_file()) {
                     return WalkState::Continue;
                 }
-                if let Some(hits) = search.search_with(&mut searcher, entry.path())
-                    && let Ok(mut results) = results.lock()
-                {
-                    results.push(hits);
+                if let Some(hits) = search.search_with(&mut searcher, entry.path()) {
+                    results
+                        .lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .push(hits);
                 }
                 WalkState::Continue
             })

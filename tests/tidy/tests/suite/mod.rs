@@ -1,4 +1,5 @@
 mod fixtures;
+mod locks;
 mod module_cycles;
 mod unused_dependencies;
 
