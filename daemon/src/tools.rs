@@ -122,10 +122,10 @@ impl BuiltinTools {
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
-            env: if *self.daemon_env == environment.env {
+            env: if *self.daemon_env == *environment.env {
                 self.daemon_env.clone()
             } else {
-                Arc::new(environment.env.clone())
+                environment.env.clone()
             },
             shell: self.shell.clone(),
             artifacts,

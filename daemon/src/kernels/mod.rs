@@ -84,7 +84,7 @@ pub struct KernelPlace {
     /// Its directory.
     pub cwd: PathBuf,
     /// Its environment.
-    pub env: BTreeMap<String, String>,
+    pub env: std::sync::Arc<BTreeMap<String, String>>,
 }
 
 /// What a cell produced besides its text (which goes to the caller's output window).
@@ -545,7 +545,7 @@ impl KernelPool {
         command
             .current_dir(&place.cwd)
             .env_clear()
-            .envs(&place.env)
+            .envs(place.env.iter())
             .env("PYDEVD_DISABLE_FILE_VALIDATION", "1")
             .stdin(std::process::Stdio::null())
             .stdout(std::process::Stdio::null())
@@ -751,7 +751,7 @@ async fn check_ipykernel(
         program: interpreter.to_path_buf(),
         args: vec!["-c".into(), "import ipykernel".into()],
         cwd: place.cwd.clone(),
-        env: place.env.clone(),
+        env: (*place.env).clone(),
     };
     let output = spawner
         .output(&spec)

@@ -37,7 +37,7 @@ pub struct LspTool {
     pool: Arc<LspPool>,
     session_id: String,
     cwd: PathBuf,
-    env: BTreeMap<String, String>,
+    env: std::sync::Arc<BTreeMap<String, String>>,
     // Where the session's edits may go (its sandbox).
     gate: pi_tools::WriteGate,
     schema: Value,
@@ -62,7 +62,7 @@ impl LspTool {
         pool: Arc<LspPool>,
         session_id: String,
         cwd: PathBuf,
-        env: BTreeMap<String, String>,
+        env: std::sync::Arc<BTreeMap<String, String>>,
         gate: pi_tools::WriteGate,
     ) -> LspTool {
         let schema = json!({
@@ -1014,7 +1014,7 @@ pub struct LspFiles {
     /// Its directory.
     pub cwd: PathBuf,
     /// Its environment.
-    pub env: BTreeMap<String, String>,
+    pub env: std::sync::Arc<BTreeMap<String, String>>,
 }
 
 impl pi_tools::FileObserver for LspFiles {

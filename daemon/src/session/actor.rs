@@ -565,7 +565,7 @@ impl SessionActor {
         }
         self.row.running = false;
         self.row.last_seq = self.seq;
-        if let Err(error) = self.store.update_session(self.row.clone()).await {
+        if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot save the session");
         }
     }

@@ -91,7 +91,7 @@ pub struct SessionRegistry {
     // an actor that unloads when idle gets them back when it loads again, a fork takes its
     // source's. Written at create, fork and `session/setEnv`, removed at delete. A sync
     // mutex, never held across an await.
-    held_env: Mutex<HashMap<String, BTreeMap<String, String>>>,
+    held_env: Mutex<HashMap<String, crate::store::Env>>,
 }
 
 impl SessionRegistry {
@@ -132,7 +132,7 @@ impl SessionRegistry {
     }
 
     /// Remembers what `id` holds in memory (nothing: forgets it).
-    fn hold_env(&self, id: &str, env: &BTreeMap<String, String>) {
+    fn hold_env(&self, id: &str, env: &crate::store::Env) {
         let mut held = self
             .held_env
             .lock()
@@ -161,7 +161,7 @@ impl SessionRegistry {
                 .held_env
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            let held = held.entry(id.to_owned()).or_default();
+            let held = Arc::make_mut(held.entry(id.to_owned()).or_default());
             for name in &response.accepted {
                 if let Some(value) = env.get(name) {
                     held.insert(name.clone(), value.clone());
@@ -277,7 +277,7 @@ impl SessionRegistry {
         let mut row = SessionRow {
             id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
-            env: kept_env,
+            env: kept_env.map(crate::store::Env::new),
             name: params
                 .name
                 .as_ref()
@@ -300,7 +300,7 @@ impl SessionRegistry {
             append_system_prompt: params.append_system_prompt.clone(),
             task_name: task.as_ref().map(|task| task.task_name.clone()),
             secret_env_names: secret_env.keys().cloned().collect(),
-            secret_env,
+            secret_env: crate::store::Env::new(secret_env),
             no_skills: params.no_skills,
             no_context_files: params.no_context_files,
         };
@@ -345,7 +345,7 @@ impl SessionRegistry {
         row.leaf_id = stored.last().map(|entry| entry.id.clone());
         row.last_seq = stored.len() as u64;
         self.store
-            .insert_session_with_entries(row.clone(), stored)
+            .insert_session_with_entries(&row, stored)
             .await
             .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, cwd = row.cwd, "session created");
@@ -696,7 +696,7 @@ impl SessionRegistry {
         pi_format::summarize_into_row(&copied, &mut row);
         let stored = stored_entries(&copied, 1)?;
         self.store
-            .insert_session_with_entries(row.clone(), stored)
+            .insert_session_with_entries(&row, stored)
             .await
             .map_err(storage(&self.store))?;
         self.hold_env(&row.id, &row.secret_env);
@@ -724,7 +724,7 @@ impl SessionRegistry {
         {
             return Err(SessionError::SessionNotFound(id.to_owned()));
         }
-        self.hold_env(id, &BTreeMap::new());
+        self.hold_env(id, &crate::store::Env::default());
         self.services.tools.delete_session(id);
         tracing::info!(session = id, "session deleted");
         Ok(EmptyResponse {})
@@ -752,7 +752,7 @@ impl SessionRegistry {
             })
             .collect();
         self.store
-            .insert_session_with_entries(row.clone(), stored)
+            .insert_session_with_entries(&row, stored)
             .await
             .map_err(storage(&self.store))?;
         tracing::info!(session = row.id, path, "session imported");
@@ -918,15 +918,28 @@ fn settings_default_model(
 }
 /// Where a session's tools run; they reach the daemon's sessions through `sessions`.
 pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnvironment {
-    let mut env = row
-        .env
-        .clone()
-        .unwrap_or_else(|| std::env::vars().collect::<BTreeMap<_, _>>());
-    env.extend(
-        row.secret_env
-            .iter()
-            .map(|(name, value)| (name.clone(), value.clone())),
-    );
+    let env = match &row.env {
+        // The row's own map, shared, when there is nothing to add to it.
+        Some(env) if row.secret_env.is_empty() => env.clone(),
+        Some(env) => {
+            let mut merged = (**env).clone();
+            merged.extend(
+                row.secret_env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+            Arc::new(merged)
+        }
+        None => {
+            let mut env: BTreeMap<String, String> = std::env::vars().collect();
+            env.extend(
+                row.secret_env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+            Arc::new(env)
+        }
+    };
     ToolEnvironment {
         session_id: row.id.clone(),
         cwd: row.cwd.clone().into(),

@@ -6,7 +6,7 @@
 //! parent links (each the child of the previous); compactions' `firstKeptEntryIndex` becomes
 //! `firstKeptEntryId`; version 2's `hookMessage` role becomes `custom`.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use pi_protocol::v1::SessionEntry;
@@ -149,7 +149,7 @@ pub fn import_file(
         append_system_prompt: None,
         task_name: None,
         secret_env_names: Vec::new(),
-        secret_env: BTreeMap::new(),
+        secret_env: crate::store::Env::default(),
         no_skills: false,
         no_context_files: false,
     };

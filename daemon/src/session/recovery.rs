@@ -113,7 +113,7 @@ pub async fn recover_interrupted(store: &Store) -> Result<usize, SessionError> {
         row.updated_at = now;
         let appended = stored.len();
         store
-            .append_entries(row, stored)
+            .append_entries(&row, stored)
             .await
             .map_err(storage(store))?;
         tracing::warn!(

@@ -69,7 +69,7 @@ pub struct ToolEnvironment {
     /// Absolute working directory.
     pub cwd: PathBuf,
     /// The client's environment (or the daemon's).
-    pub env: BTreeMap<String, String>,
+    pub env: Arc<BTreeMap<String, String>>,
     /// The daemon's sessions, for tools that reach their own session (approvals, questions)
     /// or start others (subagents). Made by the registry with the environment.
     pub sessions: SessionsWeak,

@@ -655,7 +655,7 @@ impl Child<'_> {
         });
         let params = SessionCreateParams {
             cwd: cwd.display().to_string(),
-            env: Some(self.parent.env.clone()),
+            env: Some((*self.parent.env).clone()),
             model,
             thinking: Some(
                 agent

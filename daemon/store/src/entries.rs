@@ -52,23 +52,23 @@ impl Store {
     /// Appends `entries` (in order) and saves `session`, atomically.
     pub async fn append_entries(
         &self,
-        session: SessionRow,
+        session: &SessionRow,
         entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
         let mut write = Statements::default();
         insert_entries(&mut write, &session.id, entries);
-        update_session(&mut write, &session);
+        update_session(&mut write, session);
         self.write_statements(write).await
     }
 
     /// Creates a session together with its entries (import, fork), atomically.
     pub async fn insert_session_with_entries(
         &self,
-        session: SessionRow,
+        session: &SessionRow,
         entries: Vec<NewEntry>,
     ) -> Result<(), StoreError> {
         let mut write = Statements::default();
-        insert_session(&mut write, &session);
+        insert_session(&mut write, session);
         insert_entries(&mut write, &session.id, entries);
         self.write_statements(write).await
     }

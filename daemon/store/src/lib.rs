@@ -27,7 +27,7 @@ pub use error::{StorageFailure, StoreError};
 pub use history::HistoryRow;
 pub use jobs::JobRow;
 pub use mcp::McpTrustRow;
-pub use sessions::{ListCursor, SessionRow};
+pub use sessions::{Env, ListCursor, SessionRow};
 pub use usage::UsageRow;
 pub use writer::WriterStats;
 

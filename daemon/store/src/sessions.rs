@@ -8,6 +8,10 @@ use sqlx::Row as _;
 use crate::writer::{Statements, Value};
 use crate::{Store, StoreError};
 
+/// Variables by name, shared: a row is cloned for every change it records, its variables are
+/// not.
+pub type Env = std::sync::Arc<BTreeMap<String, String>>;
+
 /// A session's stored metadata.
 #[derive(Clone, Debug, PartialEq)]
 pub struct SessionRow {
@@ -16,7 +20,7 @@ pub struct SessionRow {
     /// Absolute working directory.
     pub cwd: String,
     /// The client's environment for tools; `None` = the daemon's.
-    pub env: Option<BTreeMap<String, String>>,
+    pub env: Option<Env>,
     /// Display name.
     pub name: Option<String>,
     /// Fork source.
@@ -52,7 +56,7 @@ pub struct SessionRow {
     pub secret_env_names: Vec<String>,
     /// Their values, in memory only (never written; empty after a load until a client
     /// supplies them).
-    pub secret_env: BTreeMap<String, String>,
+    pub secret_env: Env,
     /// The system prompt leaves out skills (set at creation).
     pub no_skills: bool,
     /// The system prompt leaves out context files (set at creation).
@@ -140,9 +144,9 @@ impl Store {
     }
 
     /// Saves the mutable metadata of a session (everything but id, cwd, env, creation).
-    pub async fn update_session(&self, row: SessionRow) -> Result<(), StoreError> {
+    pub async fn update_session(&self, row: &SessionRow) -> Result<(), StoreError> {
         let mut write = Statements::default();
-        update_session(&mut write, &row);
+        update_session(&mut write, row);
         self.write_statements(write).await
     }
 
@@ -182,7 +186,7 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
         row.cwd.as_str().into(),
         row.env
             .as_ref()
-            .map(|env| serde_json::to_string(env).unwrap_or_default())
+            .map(|env| serde_json::to_string(&**env).unwrap_or_default())
             .into(),
         row.name.as_deref().into(),
         row.parent_session_id.as_deref().into(),
@@ -256,7 +260,7 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         id: row.try_get("id")?,
         cwd: row.try_get("cwd")?,
         env: env
-            .map(|text| serde_json::from_str(&text))
+            .map(|text| serde_json::from_str(&text).map(Env::new))
             .transpose()
             .map_err(StoreError::corrupt("sessions.env"))?,
         name: row.try_get("name")?,
@@ -276,7 +280,7 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         task_name: row.try_get("task_name")?,
         secret_env_names: serde_json::from_str(&secret_names)
             .map_err(StoreError::corrupt("sessions.secret_env_names"))?,
-        secret_env: BTreeMap::new(),
+        secret_env: Env::default(),
         no_skills: row.try_get("no_skills")?,
         no_context_files: row.try_get("no_context_files")?,
     })

@@ -30,7 +30,7 @@ fn row(id: &str) -> SessionRow {
         append_system_prompt: None,
         task_name: None,
         secret_env_names: Vec::new(),
-        secret_env: std::collections::BTreeMap::new(),
+        secret_env: crate::Env::default(),
         no_skills: false,
         no_context_files: false,
     }
@@ -108,7 +108,7 @@ async fn concurrent_appends_from_many_sessions_all_commit() {
                 session.message_count = k + 1;
                 store
                     .append_entries(
-                        session.clone(),
+                        &session,
                         vec![entry(
                             &entry_id,
                             parent.as_deref(),
@@ -228,7 +228,7 @@ async fn a_full_disk_fails_writes_and_deleting_data_makes_room() {
         let mut session = row(&id);
         session.leaf_id = Some("e".to_owned());
         match store
-            .insert_session_with_entries(session, vec![entry("e", None, 1, big.clone())])
+            .insert_session_with_entries(&session, vec![entry("e", None, 1, big.clone())])
             .await
         {
             Ok(()) => stored += 1,
@@ -253,7 +253,7 @@ async fn a_full_disk_fails_writes_and_deleting_data_makes_room() {
     let mut session = row("after");
     session.leaf_id = Some("e".to_owned());
     store
-        .insert_session_with_entries(session, vec![entry("e", None, 1, big)])
+        .insert_session_with_entries(&session, vec![entry("e", None, 1, big)])
         .await
         .unwrap();
     assert_eq!(store.integrity_check().await.unwrap(), ["ok"]);
@@ -326,7 +326,7 @@ async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
     let (dir, store) = temp_store().await;
     // A row as the daemon wrote it before: the client's whole environment.
     let mut old = row("s1");
-    old.env = Some(
+    old.env = Some(crate::Env::new(
         [
             ("PATH", "/bin"),
             ("OPENAI_API_KEY", "sk-sentinel"),
@@ -336,7 +336,7 @@ async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
         ]
         .map(|(name, value)| (name.to_owned(), value.to_owned()))
         .into(),
-    );
+    ));
     store.insert_session(old).await.unwrap();
     store.insert_session(row("no-env")).await.unwrap();
     // The migration's scrub, run again on that row.

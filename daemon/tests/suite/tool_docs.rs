@@ -39,7 +39,7 @@ async fn tools_md_shows_the_job_and_python_tools_as_the_model_sees_them() {
     let environment = ToolEnvironment {
         session_id: "docs".to_owned(),
         cwd: home.path().to_path_buf(),
-        env: BTreeMap::new(),
+        env: BTreeMap::new().into(),
         sessions: Default::default(),
     };
     let names = ["bash", "job", "python"].map(str::to_owned);

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_daemon::lsp::rpc::{Connection, Incoming};
+use pi_daemon::lsp::rpc::{Connection, Incoming, OutboundLimits};
 use pi_protocol::v1::{
     LspList, LspListParams, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionEvent, SessionEventNotification, SessionMessageParams, SessionPrompt,
@@ -91,6 +91,7 @@ async fn direct_hover_ms(root: &Path, file: &Path) -> f64 {
         child.stdin.take().unwrap(),
         child.stdout.take().unwrap(),
         Arc::new(Bench { diagnostics }),
+        OutboundLimits::default(),
     );
     let uri = pi_daemon::lsp::path_to_uri(root);
     let timeout = Duration::from_secs(60);

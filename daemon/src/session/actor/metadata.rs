@@ -245,7 +245,7 @@ impl SessionActor {
         let mut accepted = Vec::new();
         for (name, value) in env {
             if missing.contains(&name) {
-                self.row.secret_env.insert(name.clone(), value);
+                std::sync::Arc::make_mut(&mut self.row.secret_env).insert(name.clone(), value);
                 accepted.push(name);
             }
         }
@@ -398,7 +398,7 @@ impl SessionActor {
             row.leaf_id = leaf_id.clone();
             row.updated_at = now_millis();
             self.store
-                .update_session(row.clone())
+                .update_session(&row)
                 .await
                 .map_err(crate::session::storage(&self.store))?;
             self.row = row;

@@ -120,7 +120,7 @@ impl SessionActor {
         row.running = true;
         row.updated_at = now_millis();
         self.store
-            .update_session(row.clone())
+            .update_session(&row)
             .await
             .map_err(crate::session::storage(&self.store))?;
         self.row = row;
@@ -348,7 +348,7 @@ impl SessionActor {
         }
         row.updated_at = now_millis();
         self.store
-            .append_entries(row.clone(), stored)
+            .append_entries(&row, stored)
             .await
             .map_err(crate::session::storage(&self.store))?;
         self.seq += ids.len() as u64;
@@ -399,7 +399,7 @@ impl SessionActor {
         }
         self.row.running = false;
         self.row.last_seq = self.seq;
-        if let Err(error) = self.store.update_session(self.row.clone()).await {
+        if let Err(error) = self.store.update_session(&self.row).await {
             tracing::error!(%error, "cannot record the end of a run");
         }
         for message in std::mem::take(&mut self.pending_bash) {
