@@ -103,6 +103,10 @@ pub struct LimitsConfig {
     /// Seconds a loaded session with no client attached and nothing running stays in memory
     /// (it loads again from the store on its next use).
     pub session_idle_secs: u64,
+    /// Bytes that all sessions with no client attached keep, together, of their recent events
+    /// (which make a reconnect gapless); past it, a session whose last client leaves forgets
+    /// them at once and a reconnect gets the stored entries.
+    pub recent_unwatched_bytes: usize,
     /// Seconds a new connection has, from connecting, to complete `initialize` (on the
     /// WebSocket, the HTTP upgrade too); then it is closed.
     pub initialize_timeout_secs: u64,
@@ -133,6 +137,7 @@ impl Default for LimitsConfig {
             kernels: 4,
             kernel_idle_secs: 300,
             session_idle_secs: 600,
+            recent_unwatched_bytes: crate::session::recent::UNWATCHED_BYTES,
             initialize_timeout_secs: 10,
             pending_connections: 128,
         }

@@ -173,6 +173,9 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         settings: session::SessionSettings {
             resources: coding::ResourceRoots::from_paths(&paths),
             idle_unload: Duration::from_secs(config.limits.session_idle_secs),
+            recent_unwatched: session::recent::WindowBudget::new(
+                config.limits.recent_unwatched_bytes,
+            ),
             ..session::SessionSettings::default()
         },
     };

@@ -36,7 +36,7 @@ use crate::session::convert::transcode;
 use crate::session::entries::{self, EntryBase, EntryIds};
 use crate::session::events::{EventEncoder, Subscriber};
 use crate::session::presence::Presence;
-use crate::session::recent::RecentEvents;
+use crate::session::recent::{RecentEvents, WindowShare};
 use crate::session::retry::AutoRetry;
 use crate::session::services::{SessionServices, SessionsWeak};
 use crate::session::{SessionError, SessionMap};
@@ -110,6 +110,8 @@ pub struct SessionActor {
     subscribers: Vec<Arc<dyn Subscriber>>,
     // The newest events, for gapless replay to reconnecting subscribers.
     recent: RecentEvents,
+    // What the window takes from the daemon-wide budget while nobody watches.
+    window_share: Option<WindowShare>,
     // Since when the session has had no subscriber and no work (`None` while it has either).
     idle_since: Option<tokio::time::Instant>,
     // Drafts of the subscribers, for `session/presence`.
@@ -246,6 +248,7 @@ impl SessionActor {
             encoder,
             subscribers: Vec::new(),
             recent: RecentEvents::default(),
+            window_share: None,
             idle_since: None,
             presence: Presence::default(),
             run: None,
@@ -313,6 +316,7 @@ impl SessionActor {
                 self.idle_since = None;
                 tokio::time::Instant::now()
             };
+            self.share_window(idle);
             let forget_recent_at = (idle && !self.recent.is_empty())
                 .then(|| idle_since + self.services.settings.recent_kept_while_idle);
             tokio::select! {
@@ -355,6 +359,7 @@ impl SessionActor {
                 }
                 () = sleep_until_due(forget_recent_at), if forget_recent_at.is_some() => {
                     self.recent.clear();
+                    self.window_share = None;
                 }
                 () = sleep_until_due(unload_at), if unload_at.is_some() => {
                     if Box::pin(self.unload()).await {

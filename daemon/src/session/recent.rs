@@ -20,6 +20,8 @@ use crate::session::events::Event;
 pub const MAX_EVENTS: usize = 4096;
 /// Bytes (of encoded events) kept at most.
 pub const MAX_BYTES: usize = 1024 * 1024;
+/// The default [`WindowBudget`]: a thousand idle sessions' windows would hold 50–100 MiB.
+pub const UNWATCHED_BYTES: usize = 16 * 1024 * 1024;
 
 /// One event as the window keeps it.
 #[derive(Clone, Debug)]
@@ -60,6 +62,80 @@ impl Kept {
             Kept::Encoded { bytes, .. } => bytes.len(),
             Kept::Typed(event) => event.encoded().len(),
         }
+    }
+}
+
+/// The bytes that sessions nobody watches may keep in their recent windows, daemon-wide,
+/// shared by every session of a registry (the settings carry one). A session that loses its
+/// last subscriber takes its window's bytes from the budget, or forgets the window at once
+/// when they do not fit; what it took goes back when it is watched again, forgets the window
+/// or goes away ([`WindowShare`]'s drop).
+#[derive(Clone, Debug)]
+pub struct WindowBudget {
+    inner: Arc<BudgetInner>,
+}
+
+#[derive(Debug)]
+struct BudgetInner {
+    limit: usize,
+    // Invariant: the sum of the live shares' bytes.
+    taken: std::sync::atomic::AtomicUsize,
+}
+
+/// What one unwatched session took from the [`WindowBudget`]; given back when dropped.
+#[derive(Debug)]
+pub struct WindowShare {
+    budget: WindowBudget,
+    bytes: usize,
+}
+
+impl WindowBudget {
+    /// A budget of `limit` bytes.
+    pub fn new(limit: usize) -> WindowBudget {
+        WindowBudget {
+            inner: Arc::new(BudgetInner {
+                limit,
+                taken: std::sync::atomic::AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// `bytes` of the budget, if they fit.
+    pub fn take(&self, bytes: usize) -> Option<WindowShare> {
+        use std::sync::atomic::Ordering;
+        self.inner
+            .taken
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |taken| {
+                taken
+                    .checked_add(bytes)
+                    .filter(|total| *total <= self.inner.limit)
+            })
+            .ok()
+            .map(|_| WindowShare {
+                budget: self.clone(),
+                bytes,
+            })
+    }
+
+    /// Bytes taken now.
+    pub fn taken(&self) -> usize {
+        self.inner.taken.load(std::sync::atomic::Ordering::Acquire)
+    }
+}
+
+impl Default for WindowBudget {
+    /// [`UNWATCHED_BYTES`].
+    fn default() -> WindowBudget {
+        WindowBudget::new(UNWATCHED_BYTES)
+    }
+}
+
+impl Drop for WindowShare {
+    fn drop(&mut self) {
+        self.budget
+            .inner
+            .taken
+            .fetch_sub(self.bytes, std::sync::atomic::Ordering::AcqRel);
     }
 }
 
@@ -117,6 +193,11 @@ impl RecentEvents {
     pub fn clear(&mut self) {
         self.events.clear();
         self.bytes = 0;
+    }
+
+    /// Bytes (of encoded events) kept.
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Events kept.
@@ -186,6 +267,22 @@ mod tests {
         recent.push(event(3, MAX_BYTES / 2));
         assert_eq!(seqs(recent.after(1, 3)), Some(vec![2, 3]));
         assert_eq!(seqs(recent.after(0, 3)), None);
+    }
+
+    #[test]
+    fn the_budget_gives_shares_that_fit_and_takes_them_back_when_dropped() {
+        let budget = WindowBudget::new(100);
+        let first = budget.take(60).unwrap();
+        assert!(budget.take(41).is_none());
+        let second = budget.take(40).unwrap();
+        assert_eq!(budget.taken(), 100);
+        drop(first);
+        assert_eq!(budget.taken(), 40);
+        assert!(budget.take(60).is_some());
+        assert_eq!(budget.taken(), 40);
+        drop(second);
+        assert_eq!(budget.taken(), 0);
+        assert!(WindowBudget::new(0).take(1).is_none());
     }
 
     #[test]

@@ -155,6 +155,9 @@ pub struct SessionSettings {
     /// A session with no subscribers and no run keeps its recent events (for a client that
     /// reconnects with `afterSeq`, deltas included) this long, then gives their memory back.
     pub recent_kept_while_idle: Duration,
+    /// What all sessions with no subscribers keep in recent windows at most, together; past
+    /// it, a session that loses its last subscriber forgets its window at once.
+    pub recent_unwatched: crate::session::recent::WindowBudget,
     /// Thinking level of new sessions.
     pub default_thinking: ThinkingLevel,
     /// How tool calls of one message run.
@@ -175,6 +178,7 @@ impl Default for SessionSettings {
         SessionSettings {
             idle_unload: Duration::from_secs(600),
             recent_kept_while_idle: Duration::from_secs(30),
+            recent_unwatched: crate::session::recent::WindowBudget::default(),
             default_thinking: ThinkingLevel::Medium,
             tool_execution: ToolExecution::default(),
             steering_mode: QueueMode::OneAtATime,

@@ -21,6 +21,11 @@ impl SessionActor {
         subscriber: Arc<dyn Subscriber>,
         after_seq: Option<u64>,
     ) -> Result<SessionAttachResponse, SessionError> {
+        // Whoever left since the loop last looked has left: the window is what an unwatched
+        // session keeps (or forgot) by now.
+        if self.prune_subscribers() == 0 && self.run.is_none() && self.job.is_none() {
+            self.share_window(true);
+        }
         let (replay, gapless) = match after_seq {
             None => (Vec::new(), false),
             Some(after) => self.replay(after).await?,
@@ -216,6 +221,28 @@ impl SessionActor {
 
     /// Drops subscribers that are gone (telling the others when any left); returns
     /// how many remain.
+    /// Nobody watches and nothing runs (`unwatched`): the recent window takes its bytes from
+    /// the daemon-wide budget, or is forgotten at once when they do not fit (a reconnect then
+    /// gets the stored entries). Watched or busy again: the share goes back.
+    pub(super) fn share_window(&mut self, unwatched: bool) {
+        if !unwatched {
+            self.window_share = None;
+            return;
+        }
+        if self.window_share.is_some() || self.recent.is_empty() {
+            return;
+        }
+        match self
+            .services
+            .settings
+            .recent_unwatched
+            .take(self.recent.bytes())
+        {
+            Some(share) => self.window_share = Some(share),
+            None => self.recent.clear(),
+        }
+    }
+
     pub(super) fn prune_subscribers(&mut self) -> u32 {
         let before = self.subscribers.len();
         self.subscribers

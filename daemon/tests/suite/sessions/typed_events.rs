@@ -11,6 +11,7 @@ use bytes::Bytes;
 use pi_daemon::session::events::{
     Delivery, EncodeError, EncoderFactory, Event, EventEncoder, NoEncoding, Notice,
 };
+use pi_daemon::session::recent::WindowBudget;
 use pi_daemon::session::sink::{self, Sink, SinkLimits, SinkReceiver};
 use pi_daemon::session::{Command, SessionRegistry, SessionServices, SessionSettings};
 use pi_daemon::store::Store;
@@ -67,6 +68,14 @@ impl EventEncoder for CountingEncoder {
 /// A registry over a fresh store whose sessions answer "hello world" and encode with
 /// `encoders`; the directory holds the store and is the sessions' cwd.
 async fn registry(encoders: Arc<dyn EncoderFactory>) -> (Arc<SessionRegistry>, TempDir) {
+    registry_with(encoders, SessionSettings::default()).await
+}
+
+/// Like [`registry`], with `settings`.
+async fn registry_with(
+    encoders: Arc<dyn EncoderFactory>,
+    settings: SessionSettings,
+) -> (Arc<SessionRegistry>, TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let store = Store::open(&dir.path().join("pi.db")).await.unwrap();
     let faux = FauxProvider::new();
@@ -77,7 +86,7 @@ async fn registry(encoders: Arc<dyn EncoderFactory>) -> (Arc<SessionRegistry>, T
             provider: None,
         }),
         tools: Arc::new(StaticTools { tools: Vec::new() }),
-        settings: SessionSettings::default(),
+        settings,
     };
     (SessionRegistry::new(store, services, encoders), dir)
 }
@@ -241,4 +250,53 @@ async fn a_replay_reads_the_windows_bytes_back_into_the_events_that_were_sent() 
         .collect();
     assert_eq!(replayed, expected);
     assert_eq!(counts.decoded.load(Ordering::SeqCst), expected.len());
+}
+
+/// A client that saw the first event of a run reconnects after every watcher left: whether
+/// its replay was gapless.
+async fn reconnect_after_all_left(settings: SessionSettings) -> bool {
+    let counts = Arc::new(Counts::default());
+    let (registry, dir) = registry_with(Arc::new(CountingEncoders(counts)), settings).await;
+    let id = session(&registry, &dir).await;
+    let mut live = watch(&registry, &id, "live").await;
+    prompt_and_settle(&registry, &id).await;
+    let (sent, _) = drain(&mut live);
+    // The only watcher leaves.
+    drop(live);
+    let (late, _receiver): (Sink<Delivery>, _) = sink::channel(
+        "late",
+        SinkLimits {
+            frames: 10_000,
+            bytes: 1 << 20,
+        },
+    );
+    let attached = registry
+        .call(&id, |reply| Command::Attach {
+            subscriber: Arc::new(late.clone()),
+            after_seq: Some(sent[0].seq()),
+            reply,
+        })
+        .await
+        .unwrap();
+    attached.gapless
+}
+
+#[tokio::test]
+async fn unwatched_windows_share_a_daemon_wide_budget_and_one_that_does_not_fit_is_forgotten() {
+    let roomy = SessionSettings {
+        recent_unwatched: WindowBudget::new(1 << 20),
+        ..SessionSettings::default()
+    };
+    assert!(
+        reconnect_after_all_left(roomy).await,
+        "the window fits: kept"
+    );
+    let full = SessionSettings {
+        recent_unwatched: WindowBudget::new(0),
+        ..SessionSettings::default()
+    };
+    assert!(
+        !reconnect_after_all_left(full).await,
+        "no room: forgotten once nobody watched, and the replay came from the store"
+    );
 }
