@@ -3,9 +3,10 @@
 //!
 //! A connection's responses and the deliveries of every session it attached to go through
 //! one bounded queue ([`ConnectionSink`]), so they reach the peer in the order they were
-//! queued; the writer writes each item's bytes as they are (a delivery's bytes are the
-//! session's encoding of it, shared with every other connection). The queue's bounds are the
-//! slow-consumer rule of [`crate::session::sink`].
+//! queued; the writer writes each item's bytes as they are. A delivery is queued as its
+//! bytes only (the session's encoding of it, shared with every other connection), so a slow
+//! peer's queue keeps no typed events alive. The queue's bounds are the slow-consumer rule of
+//! [`crate::session::sink`].
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
@@ -20,9 +21,7 @@ use crate::session::sink::{Closed, Sink, Weigh};
 /// One item of a connection's outbound queue.
 #[derive(Clone, Debug)]
 pub enum Outbound {
-    /// What a session it attached to delivered.
-    Session(Delivery),
-    /// A message of its own: a response, a daemon-wide notification.
+    /// A message: a response, a daemon-wide notification, what a session delivered.
     Frame(Bytes),
 }
 
@@ -38,7 +37,6 @@ impl Outbound {
     /// The bytes to write.
     pub fn bytes(&self) -> &Bytes {
         match self {
-            Outbound::Session(delivery) => delivery.encoded(),
             Outbound::Frame(bytes) => bytes,
         }
     }
@@ -74,7 +72,7 @@ impl Subscriber for ConnectionSubscriber {
     }
 
     fn deliver(&self, delivery: Delivery) -> Result<(), Closed> {
-        self.0.send(Outbound::Session(delivery))
+        self.0.send(Outbound::Frame(delivery.encoded().clone()))
     }
 
     fn is_closed(&self) -> bool {
