@@ -522,3 +522,6 @@ impl Tool for PolicyGate {
         })
     }
 }
+
+#[cfg(test)]
+mod tests;
