@@ -195,8 +195,6 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         Ok(modes) => policy.restore_modes(modes),
         Err(error) => tracing::warn!(%error, "cannot read the sessions' approval modes"),
     }
-    mcp.trust()
-        .set_approver(Arc::new(SessionsApprover(state.sessions.weak())));
     lifecycle::spawn_signal_handler(state.shutdown.clone())?;
     serve_state(state).await?;
     lifecycle::remove_runtime_files(&paths);
@@ -286,36 +284,4 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
         tracing::warn!("database did not close in time; SQLite's WAL keeps committed data safe");
     }
     Ok(())
-}
-
-/// Asks MCP trust questions (`mcp::trust`) as `ui/ask` confirmations of the session that
-/// wants the server. Holds the registry weakly: the registry's sessions hold the MCP pool that
-/// holds this.
-#[derive(Debug)]
-struct SessionsApprover(session::SessionsWeak);
-
-impl mcp::trust::Approver for SessionsApprover {
-    fn confirm(
-        &self,
-        session_id: String,
-        title: String,
-        message: String,
-    ) -> futures_util::future::BoxFuture<'static, Option<bool>> {
-        let sessions = self.0.clone();
-        Box::pin(async move {
-            let asked = sessions
-                .upgrade()?
-                .ask(pi_protocol::v1::UiAskParams {
-                    session_id,
-                    request: pi_protocol::v1::UiRequest::Confirm { title, message },
-                    timeout_ms: None,
-                })
-                .await
-                .ok()?;
-            if asked.answer.cancelled {
-                return None;
-            }
-            asked.answer.confirmed
-        })
-    }
 }

@@ -306,7 +306,12 @@ impl ToolFactory for BuiltinTools {
 
     fn tool_source(&self, environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {
         let pool = self.mcp.as_ref()?;
-        let run_tools = pool.run_tools(&environment.session_id, &environment.cwd, &environment.env);
+        let run_tools = pool.run_tools(
+            &environment.session_id,
+            &environment.cwd,
+            &environment.env,
+            &approver(environment),
+        );
         Some(Arc::new(GatedSource {
             inner: run_tools,
             policy: self.policy.clone(),
@@ -323,7 +328,12 @@ impl ToolFactory for BuiltinTools {
 
     fn warm_up(&self, environment: &ToolEnvironment) {
         if let Some(pool) = &self.mcp {
-            pool.warm_up(&environment.session_id, &environment.cwd, &environment.env);
+            pool.warm_up(
+                &environment.session_id,
+                &environment.cwd,
+                &environment.env,
+                &approver(environment),
+            );
         }
     }
 
@@ -646,4 +656,42 @@ pub async fn user_bash(
         exclude_from_context,
         timestamp: pi_util::time::now_millis(),
     })
+}
+
+/// Asks MCP trust questions (`mcp::trust`) as `ui/ask` confirmations of the session that
+/// wants the server: made from the session's environment for each acquisition of its servers
+/// (nothing set on the pool after construction). Holds the registry weakly, as the
+/// environment does.
+#[derive(Debug)]
+struct SessionsApprover(crate::session::SessionsWeak);
+
+impl crate::mcp::trust::Approver for SessionsApprover {
+    fn confirm(
+        &self,
+        session_id: String,
+        title: String,
+        message: String,
+    ) -> futures_util::future::BoxFuture<'static, Option<bool>> {
+        let sessions = self.0.clone();
+        Box::pin(async move {
+            let asked = sessions
+                .upgrade()?
+                .ask(pi_protocol::v1::UiAskParams {
+                    session_id,
+                    request: pi_protocol::v1::UiRequest::Confirm { title, message },
+                    timeout_ms: None,
+                })
+                .await
+                .ok()?;
+            if asked.answer.cancelled {
+                return None;
+            }
+            asked.answer.confirmed
+        })
+    }
+}
+
+/// The MCP trust questions of the session `environment` belongs to.
+fn approver(environment: &ToolEnvironment) -> Arc<dyn crate::mcp::trust::Approver> {
+    Arc::new(SessionsApprover(environment.sessions.clone()))
 }

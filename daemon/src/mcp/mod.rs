@@ -585,9 +585,16 @@ impl McpPool {
             .unwrap_or_default()
     }
 
-    /// Starts the servers session `session_id` (in `cwd`, with `env`) sees, without waiting.
-    pub fn warm_up(self: &Arc<Self>, session_id: &str, cwd: &Path, env: &BTreeMap<String, String>) {
-        self.acquire(session_id, cwd, env);
+    /// Starts the servers session `session_id` (in `cwd`, with `env`) sees, without waiting;
+    /// project servers not answered about yet are asked about through `approver`.
+    pub fn warm_up(
+        self: &Arc<Self>,
+        session_id: &str,
+        cwd: &Path,
+        env: &BTreeMap<String, String>,
+        approver: &Arc<dyn trust::Approver>,
+    ) {
+        self.acquire(session_id, cwd, env, approver);
     }
 
     /// The user's answers about project servers.
@@ -686,6 +693,7 @@ impl McpPool {
         session_id: &str,
         cwd: &Path,
         env: &BTreeMap<String, String>,
+        approver: &Arc<dyn trust::Approver>,
     ) -> Vec<Binding> {
         let (mut definitions, _) = self.definitions(cwd, env);
         match self.refused(session_id, cwd) {
@@ -712,11 +720,12 @@ impl McpPool {
                         cwd.to_path_buf(),
                         env.clone(),
                     );
-                    self.trust.ask(session_id, &definition, move |approved| {
-                        if let (true, Some(pool)) = (approved, pool.upgrade()) {
-                            pool.use_server(&session, start, &cwd, &env);
-                        }
-                    });
+                    self.trust
+                        .ask(approver.clone(), session_id, &definition, move |approved| {
+                            if let (true, Some(pool)) = (approved, pool.upgrade()) {
+                                pool.use_server(&session, start, &cwd, &env);
+                            }
+                        });
                 }
             }
         }

@@ -29,15 +29,17 @@ pub struct RunTools {
 
 impl McpPool {
     /// The MCP tools of a run of session `session_id` (in `cwd`, with `env`) about to start:
-    /// the servers it sees are now used by it and started if they were not.
+    /// the servers it sees are now used by it and started if they were not (project servers
+    /// not answered about yet are asked about through `approver`).
     pub fn run_tools(
         self: &Arc<Self>,
         session_id: &str,
         cwd: &Path,
         env: &BTreeMap<String, String>,
+        approver: &Arc<dyn super::trust::Approver>,
     ) -> RunTools {
         RunTools {
-            bindings: self.acquire(session_id, cwd, env),
+            bindings: self.acquire(session_id, cwd, env, approver),
             pool: self.clone(),
             session_id: session_id.to_owned(),
         }

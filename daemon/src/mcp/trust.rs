@@ -63,7 +63,6 @@ type TrustKey = (String, String);
 #[derive(Debug, Default)]
 pub struct Trust {
     store: OnceLock<Store>,
-    approver: OnceLock<Arc<dyn Approver>>,
     // Sync mutexes, never held across an await.
     answers: Mutex<HashMap<TrustKey, bool>>,
     // The pending question of each definition: the session asked and the asking task.
@@ -89,11 +88,6 @@ impl Trust {
         }
         let _ = self.store.set(store);
         Ok(())
-    }
-
-    /// Asks questions through `approver` from now on.
-    pub fn set_approver(&self, approver: Arc<dyn Approver>) {
-        let _ = self.approver.set(approver);
     }
 
     /// Where `definition` stands.
@@ -180,17 +174,16 @@ impl Trust {
         }
     }
 
-    /// Asks session `session_id`'s clients about `definition` unless a question about it is
-    /// pending; `then` runs with the answer once recorded.
+    /// Asks session `session_id`'s clients about `definition` through `approver` (the
+    /// session's own, given with each acquisition) unless a question about it is pending;
+    /// `then` runs with the answer once recorded.
     pub fn ask(
         self: &Arc<Self>,
+        approver: Arc<dyn Approver>,
         session_id: &str,
         definition: &ServerDefinition,
         then: impl FnOnce(bool) + Send + 'static,
     ) {
-        let Some(approver) = self.approver.get().cloned() else {
-            return;
-        };
         let key = trust_key(definition);
         let mut asking = self.asking.lock().unwrap_or_else(PoisonError::into_inner);
         if asking.contains_key(&key) {
