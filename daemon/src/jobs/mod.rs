@@ -158,25 +158,17 @@ impl JobPool {
     }
 
     /// Starts a job; its id and process id.
-    pub async fn start(self: &Arc<Self>, request: JobRequest) -> Result<JobInfo, String> {
+    pub async fn start(self: &Arc<Self>, request: JobRequest) -> Result<JobInfo, JobError> {
         if self.running(Some(&request.session_id)) >= self.limits.per_session {
-            return Err(format!(
-                "This session already runs {} background jobs, its limit (`jobs_per_session` \
-                 in config.toml's [limits]). Wait for one or kill one with the job tool first.",
-                self.limits.per_session
-            ));
+            return Err(JobError::SessionLimit(self.limits.per_session));
         }
         if self.running(None) >= self.limits.total {
-            return Err(format!(
-                "The daemon already runs {} background jobs, its limit (`jobs` in \
-                 config.toml's [limits]). Wait for one or kill one with the job tool first.",
-                self.limits.total
-            ));
+            return Err(JobError::DaemonLimit(self.limits.total));
         }
         let (id, file) = request
             .artifacts
             .create("job")
-            .map_err(|error| format!("cannot create the job's output file: {error}"))?;
+            .map_err(|error| JobError::OutputFile(error.to_string()))?;
         let spool = request.artifacts.dir().join(&id);
         let status_file = request.artifacts.dir().join(format!("{id}.status"));
         let started = if request.tty {
@@ -186,7 +178,7 @@ impl JobPool {
         };
         let (pid, stdin, waiter) = started.map_err(|error| {
             let _ = std::fs::remove_file(&spool);
-            format!("cannot start the job: {error}")
+            JobError::Start(error)
         })?;
         let row = JobRow {
             id: id.clone(),
@@ -379,15 +371,12 @@ impl JobPool {
     }
 
     /// The stored row of a job of `session_id` (also one a previous daemon ran).
-    async fn row(&self, session_id: &str, id: &str) -> Result<JobRow, String> {
+    async fn row(&self, session_id: &str, id: &str) -> Result<JobRow, JobError> {
         if let Some(job) = self.live(session_id, id) {
             return Ok(job.row.clone());
         }
         let rows = match self.store.get() {
-            Some(store) => store
-                .jobs(Some(session_id))
-                .await
-                .map_err(|error| error.to_string())?,
+            Some(store) => store.jobs(Some(session_id)).await?,
             None => Vec::new(),
         };
         rows.into_iter()
@@ -396,27 +385,26 @@ impl JobPool {
     }
 
     /// Writes `input` to job `id`'s stdin (or terminal).
-    pub async fn write(&self, session_id: &str, id: &str, input: &str) -> Result<usize, String> {
+    pub async fn write(&self, session_id: &str, id: &str, input: &str) -> Result<usize, JobError> {
         let job = self.live(session_id, id).ok_or_else(|| no_such_job(id))?;
         let mut stdin = job.stdin.lock().await;
         let result = match stdin.as_mut() {
-            None => return Err(format!("Job {id} has ended; its stdin is closed.")),
-            Some(Stdin::Pipe(pipe)) => pipe
-                .write_all(input.as_bytes())
-                .await
-                .map_err(|e| e.to_string()),
+            None => return Err(JobError::StdinClosed(id.to_owned())),
+            Some(Stdin::Pipe(pipe)) => pipe.write_all(input.as_bytes()).await,
             Some(Stdin::Terminal(writer)) => writer
                 .write_all(input.as_bytes())
-                .and_then(|()| writer.flush())
-                .map_err(|error| error.to_string()),
+                .and_then(|()| writer.flush()),
         };
         result
             .map(|()| input.len())
-            .map_err(|error| format!("cannot write to job {id}: {error}"))
+            .map_err(|source| JobError::Write {
+                id: id.to_owned(),
+                source,
+            })
     }
 
     /// Closes job `id`'s stdin (end of input).
-    pub async fn close_stdin(&self, session_id: &str, id: &str) -> Result<(), String> {
+    pub async fn close_stdin(&self, session_id: &str, id: &str) -> Result<(), JobError> {
         let job = self.live(session_id, id).ok_or_else(|| no_such_job(id))?;
         *job.stdin.lock().await = None;
         Ok(())
@@ -431,7 +419,7 @@ impl JobPool {
         offset: Option<u64>,
         wait_for: Option<&str>,
         wait: Duration,
-    ) -> Result<(JobOutput, bool), String> {
+    ) -> Result<(JobOutput, bool), JobError> {
         let row = self.row(session_id, id).await?;
         let live = self.live(session_id, id);
         let start = match (offset, &live) {
@@ -468,7 +456,7 @@ impl JobPool {
         session_id: &str,
         id: &str,
         timeout: Duration,
-    ) -> Result<Option<JobEnd>, String> {
+    ) -> Result<Option<JobEnd>, JobError> {
         let Some(job) = self.live(session_id, id) else {
             let row = self.row(session_id, id).await?;
             return Ok(Some(match row.exit_code {
@@ -485,7 +473,7 @@ impl JobPool {
     }
 
     /// Kills job `id`'s process group; waits for its end.
-    pub async fn kill(&self, session_id: &str, id: &str) -> Result<bool, String> {
+    pub async fn kill(&self, session_id: &str, id: &str) -> Result<bool, JobError> {
         let job = self.live(session_id, id).ok_or_else(|| no_such_job(id))?;
         Ok(kill_job(&job).await)
     }
@@ -525,12 +513,9 @@ impl JobPool {
     }
 
     /// Jobs as `job/list` shows them: of `session_id`, or all; stored ones included.
-    pub async fn list(&self, session_id: Option<&str>) -> Result<Vec<JobInfo>, String> {
+    pub async fn list(&self, session_id: Option<&str>) -> Result<Vec<JobInfo>, JobError> {
         let rows = match self.store.get() {
-            Some(store) => store
-                .jobs(session_id)
-                .await
-                .map_err(|error| error.to_string())?,
+            Some(store) => store.jobs(session_id).await?,
             None => Vec::new(),
         };
         let live = self.jobs();
@@ -570,8 +555,61 @@ impl JobPool {
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = Option<i32>> + Send>>;
 
-fn no_such_job(id: &str) -> String {
-    format!("No job {id} in this session. The job tool's `list` shows the session's jobs.")
+fn no_such_job(id: &str) -> JobError {
+    JobError::NoSuchJob(id.to_owned())
+}
+
+/// Why a job operation failed; its text is what the job tool tells the model.
+#[derive(Debug, thiserror::Error)]
+pub enum JobError {
+    /// The session runs its limit of jobs.
+    #[error(
+        "This session already runs {0} background jobs, its limit (`jobs_per_session` in \
+         config.toml's [limits]). Wait for one or kill one with the job tool first."
+    )]
+    SessionLimit(usize),
+    /// The daemon runs its limit of jobs.
+    #[error(
+        "The daemon already runs {0} background jobs, its limit (`jobs` in config.toml's \
+         [limits]). Wait for one or kill one with the job tool first."
+    )]
+    DaemonLimit(usize),
+    /// No such job of the session.
+    #[error("No job {0} in this session. The job tool's `list` shows the session's jobs.")]
+    NoSuchJob(String),
+    /// The job's input is closed.
+    #[error("Job {0} has ended; its stdin is closed.")]
+    StdinClosed(String),
+    /// Writing to the job's input failed.
+    #[error("cannot write to job {id}: {source}")]
+    Write {
+        /// The job.
+        id: String,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The output file could not be made.
+    #[error("cannot create the job's output file: {0}")]
+    OutputFile(String),
+    /// The process could not be started (the program and the reason).
+    #[error("cannot start the job: {0}")]
+    Start(String),
+    /// The output file is gone.
+    #[error("the job's output file is gone (its session's artifacts were deleted)")]
+    OutputGone,
+    /// The output file could not be read.
+    #[error("cannot read the job's output: {0}")]
+    Output(#[source] std::io::Error),
+    /// The store failed.
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+}
+
+/// The job tool speaks text to the model.
+impl From<JobError> for String {
+    fn from(error: JobError) -> String {
+        error.to_string()
+    }
 }
 
 /// Kills `job`'s group if it runs; waits for its end. Whether it was running.
@@ -613,28 +651,22 @@ fn info_of_row(row: &JobRow, pid: Option<u32>) -> JobInfo {
 }
 
 /// The output file from `start`: at most [`MAX_READ_BYTES`] (the newest), as text.
-fn read_from(path: &Path, start: u64, tty: bool) -> Result<JobOutput, String> {
+fn read_from(path: &Path, start: u64, tty: bool) -> Result<JobOutput, JobError> {
     let mut file = match std::fs::File::open(path) {
         Ok(file) => file,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-            return Err(
-                "the job's output file is gone (its session's artifacts were deleted)".to_owned(),
-            );
+            return Err(JobError::OutputGone);
         }
-        Err(error) => return Err(format!("cannot read the job's output: {error}")),
+        Err(error) => return Err(JobError::Output(error)),
     };
-    let total = file
-        .metadata()
-        .map_err(|error| format!("cannot read the job's output: {error}"))?
-        .len();
+    let total = file.metadata().map_err(JobError::Output)?.len();
     let start = start.min(total);
     let from = start.max(total.saturating_sub(MAX_READ_BYTES));
-    file.seek(SeekFrom::Start(from))
-        .map_err(|error| format!("cannot read the job's output: {error}"))?;
+    file.seek(SeekFrom::Start(from)).map_err(JobError::Output)?;
     let mut bytes = Vec::new();
     file.take(total - from)
         .read_to_end(&mut bytes)
-        .map_err(|error| format!("cannot read the job's output: {error}"))?;
+        .map_err(JobError::Output)?;
     let text = String::from_utf8_lossy(&bytes);
     let text = if tty || text.contains('\u{1b}') {
         pi_tools::output::sanitize(&text)
@@ -646,4 +678,41 @@ fn read_from(path: &Path, start: u64, tty: bool) -> Result<JobOutput, String> {
         skipped: from - start,
         total,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The messages the e2e suite does not reach (`pools.rs` checks the session limit and an
+    /// unknown job): each says what happened and what to do.
+    #[test]
+    fn the_other_job_errors_say_what_to_do() {
+        assert_eq!(
+            JobError::DaemonLimit(64).to_string(),
+            "The daemon already runs 64 background jobs, its limit (`jobs` in config.toml's \
+             [limits]). Wait for one or kill one with the job tool first."
+        );
+        assert_eq!(
+            JobError::StdinClosed("job-1".to_owned()).to_string(),
+            "Job job-1 has ended; its stdin is closed."
+        );
+        assert_eq!(
+            JobError::OutputGone.to_string(),
+            "the job's output file is gone (its session's artifacts were deleted)"
+        );
+        let broken = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert_eq!(
+            JobError::Write {
+                id: "job-1".to_owned(),
+                source: broken,
+            }
+            .to_string(),
+            "cannot write to job job-1: broken pipe"
+        );
+        assert_eq!(
+            String::from(JobError::NoSuchJob("job-2".to_owned())),
+            "No job job-2 in this session. The job tool's `list` shows the session's jobs."
+        );
+    }
 }
