@@ -222,15 +222,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                 if generation != shell.generation {
                     None
                 } else {
-                    match notification {
-                        Some(notification) => notification_input(notification),
-                        None => {
-                            shell.reconnect_at = Some(Instant::now());
-                            shell.reconnect_attempt = 0;
-                            let reason = None;
-                            Some(Input::Disconnected { reason })
-                        }
-                    }
+                    shell.connection_input(notification)
                 }
             },
             Some(input) = shell.inputs.1.recv() => Some(input),
@@ -250,16 +242,22 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         shell.perform(&mut state, effects).await;
         // Apply whatever else is already waiting before drawing: one frame per batch keeps
         // fast streams smooth instead of drawing every delta.
+        // The connection's end can be among them (a connection cut after a backlog): it is
+        // handled like any other, never dropped with the batch.
         for _ in 0..256 {
-            let Ok((generation, Some(notification))) = shell.notifications.1.try_recv() else {
+            let Ok((generation, notification)) = shell.notifications.1.try_recv() else {
                 break;
             };
             if generation != shell.generation {
                 continue;
             }
-            if let Some(input) = notification_input(notification) {
+            let ended = notification.is_none();
+            if let Some(input) = shell.connection_input(notification) {
                 let effects = update(&mut state, input);
                 shell.perform(&mut state, effects).await;
+            }
+            if ended {
+                break;
             }
         }
         draw(&mut guard, &state)?;
@@ -348,6 +346,19 @@ impl Shell {
     }
 
     /// Moves notifications of a new connection into the loop's channel.
+    /// What a notification of the current connection means; its end (`None`) schedules a
+    /// reconnection at once.
+    fn connection_input(&mut self, notification: Option<Notification>) -> Option<Input> {
+        match notification {
+            Some(notification) => notification_input(notification),
+            None => {
+                self.reconnect_at = Some(Instant::now());
+                self.reconnect_attempt = 0;
+                Some(Input::Disconnected { reason: None })
+            }
+        }
+    }
+
     fn forward(&mut self, mut notifications: Notifications) {
         self.generation += 1;
         let generation = self.generation;

@@ -2,7 +2,8 @@
 //! prompt and see the streamed reply and a `read` tool call; queue a steering message while a
 //! `bash` tool runs; abort with Esc; attach a second TUI and see the same screen, drafts
 //! included; kill and restart the daemon and see both TUIs reconnect and carry on without
-//! repeats; detach, and pick the session again with `pictl attach`.
+//! repeats; detach, and pick the session again with `pictl attach`. A TUI that stops reading
+//! is cut as a slow consumer and catches up once it reads again.
 //!
 //! tmux runs on a private socket in a temporary directory; screens are read with
 //! `capture-pane`, polled until a deadline.
@@ -365,4 +366,107 @@ async fn the_tui_asks_about_a_project_mcp_server_and_shows_it_in_the_footer() {
     let screen = tmux.wait_for_text("a", "This session:");
     assert!(screen.contains("proj"), "{screen}");
     assert!(screen.contains("ready"), "{screen}");
+}
+
+/// The process running in window `name` (the TUI itself: tmux runs the command directly).
+fn pane_pid(tmux: &Tmux, name: &str) -> u32 {
+    let target = format!("pi:{name}");
+    let output = tmux.tmux(&[
+        "display-message",
+        "-p",
+        "-t",
+        target.as_str(),
+        "#{pane_pid}",
+    ]);
+    String::from_utf8_lossy(&output.stdout)
+        .trim()
+        .parse()
+        .expect("tmux prints the pane's pid")
+}
+
+fn signal(pid: u32, signal: &str) {
+    let status = Command::new("kill")
+        .args([signal, &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill {signal} {pid}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stopped_tui_is_cut_as_a_slow_consumer_and_catches_up_when_it_resumes() {
+    // A small outbound queue, so a long reply overflows it.
+    let world =
+        World::start_with_config("anthropic-messages", "[limits]\noutbound_queue = 64\n", &[])
+            .await;
+    let work = world.daemon.home.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let tmux = Tmux::new(world.daemon.home.path());
+    let mut env = world.daemon.env();
+    env.push((
+        "PI_DAEMON_BIN".into(),
+        workspace_binary("pid").display().to_string(),
+    ));
+    env.push(("TERM".into(), "xterm-256color".into()));
+    let pictl = workspace_binary("pictl").display().to_string();
+    world.server.push(Turn::reply().text("Ready when you are."));
+    tmux.start("a", &work, &env, &[pictl, "--model".into(), MODEL.into()]);
+    tmux.wait_for_text("a", "Type a message");
+    tmux.type_text("a", "warm up");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for("a", "the first reply and the run's end", |screen| {
+        screen.contains("Ready when you are.") && !screen.contains("Working…")
+    });
+
+    // The TUI stops reading (its process is stopped) while another client runs a long reply:
+    // 5,000 deltas of thinking (shown folded, one line) before the text, about a megabyte of
+    // events, far past what its socket and its queue of 64 hold. That client does not attach:
+    // its own queue is as small.
+    let tui = pane_pid(&tmux, "a");
+    signal(tui, "-STOP");
+    let (client, _events) = world.client().await;
+    let session = client
+        .call::<SessionList>(&SessionListParams::default())
+        .await
+        .unwrap()
+        .sessions
+        .remove(0);
+    world.server.push(
+        Turn::reply()
+            .thinking("t".repeat(20_000))
+            .text(format!("{} THE END.", "Z".repeat(300)))
+            .delta_chars(4),
+    );
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&session.id, "go on"))
+        .await
+        .unwrap();
+    // The daemon cuts the TUI's connection instead of queueing without bound.
+    let deadline = Instant::now() + SCREEN_DEADLINE;
+    while !world
+        .daemon
+        .stderr()
+        .contains("closing it as a slow consumer")
+    {
+        assert!(
+            Instant::now() < deadline,
+            "no slow consumer was cut:\n{}",
+            world.daemon.stderr()
+        );
+        tokio::time::sleep(POLL).await;
+    }
+
+    // It resumes, reads what its socket held, sees the end, reconnects and catches up: the
+    // whole reply once and the run over.
+    signal(tui, "-CONT");
+    let screen = tmux.wait_for("a", "the caught-up reply", |screen| {
+        screen.contains("THE END.")
+            && !screen.contains("Reconnecting")
+            && !screen.contains("Working…")
+    });
+    // Every character of the reply once: nothing lost with the cut, nothing doubled by the
+    // catch-up.
+    let shown = transcript(&screen);
+    assert_eq!(shown.matches('Z').count(), 300, "{screen}");
+    assert_eq!(shown.matches("THE END.").count(), 1, "{screen}");
+    assert_eq!(shown.matches("▸ Thinking").count(), 1, "{screen}");
 }
