@@ -93,6 +93,8 @@ pub async fn connect_or_start(
         Err(error) => return Err(error),
     }
     let binary = daemon_binary(options.daemon_binary.as_deref())?;
+    // Where this start's lines begin: a failure shows those, not an earlier start's.
+    let log_start = std::fs::metadata(paths.log_file()).map_or(0, |meta| meta.len());
     let mut child = spawn_daemon(paths, &binary)?;
     let deadline = Instant::now() + options.timeout;
     let mut delay = Duration::from_millis(2);
@@ -104,7 +106,7 @@ pub async fn connect_or_start(
             return Err(ClientError::StartFailed {
                 status: status.to_string(),
                 log: paths.log_file(),
-                tail: log_tail(&paths.log_file()),
+                tail: log_tail(&paths.log_file(), log_start),
             });
         }
         match connect(paths, client_info.clone()).await {
@@ -287,15 +289,49 @@ fn spawn_daemon(paths: &Paths, binary: &Path) -> Result<tokio::process::Child, C
         .map_err(|e| ClientError::io(format!("cannot run {}", binary.display()), e))
 }
 
-fn log_tail(path: &Path) -> String {
+/// The last lines of the log written from byte `from` on (where this start began; a file
+/// shorter than that was rotated since, and is all this start's).
+fn log_tail(path: &Path, from: u64) -> String {
     let Ok(mut file) = File::open(path) else {
         return "(no log)".to_owned();
     };
     let length = file.metadata().map(|m| m.len()).unwrap_or(0);
-    let _ = file.seek(SeekFrom::Start(length.saturating_sub(4096)));
+    let from = if length < from { 0 } else { from };
+    let _ = file.seek(SeekFrom::Start(from.max(length.saturating_sub(4096))));
     let mut bytes = Vec::new();
     let _ = file.read_to_end(&mut bytes);
     let text = String::from_utf8_lossy(&bytes);
     let lines: Vec<&str> = text.lines().collect();
+    if lines.is_empty() {
+        return "(nothing)".to_owned();
+    }
     lines[lines.len().saturating_sub(15)..].join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write as _;
+
+    use super::log_tail;
+
+    #[test]
+    fn a_failed_start_shows_its_own_lines_of_the_log_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pid.log");
+        std::fs::write(&path, "an earlier start's error\n").unwrap();
+        let from = std::fs::metadata(&path).unwrap().len();
+        let mut log = std::fs::OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .unwrap();
+        writeln!(log, "error: this start's reason").unwrap();
+        assert_eq!(log_tail(&path, from), "error: this start's reason");
+        // Rotated since the start began: the new file is all this start's.
+        std::fs::write(&path, "error: after rotation\n").unwrap();
+        assert_eq!(log_tail(&path, from + 100), "error: after rotation");
+        // Nothing written: said so, rather than an empty tail.
+        let quiet = std::fs::metadata(&path).unwrap().len();
+        assert_eq!(log_tail(&path, quiet), "(nothing)");
+        assert_eq!(log_tail(&dir.path().join("none.log"), 0), "(no log)");
+    }
 }
