@@ -134,6 +134,27 @@ async fn prompt_and_settle(registry: &SessionRegistry, id: &str) {
         .unwrap();
 }
 
+/// A new subscriber of `id` attached with `afterSeq` `after`: the attach response.
+async fn attach_after(
+    registry: &SessionRegistry,
+    id: &str,
+    after: u64,
+) -> pi_protocol::v1::SessionAttachResponse {
+    let limits = SinkLimits {
+        frames: 10_000,
+        bytes: 1 << 20,
+    };
+    let (late, _receiver): (Sink<Delivery>, _) = sink::channel("late", limits);
+    registry
+        .call(id, |reply| Command::Attach {
+            subscriber: Arc::new(late.clone()),
+            after_seq: Some(after),
+            reply,
+        })
+        .await
+        .unwrap()
+}
+
 /// Everything queued for a watcher: its events and its notices.
 fn drain(receiver: &mut SinkReceiver<Delivery>) -> (Vec<Arc<Event>>, usize) {
     let mut events = Vec::new();
@@ -223,21 +244,7 @@ async fn a_replay_reads_the_windows_bytes_back_into_the_events_that_were_sent() 
 
     // A client that saw the first event reconnects: the rest comes from the window.
     let first = sent[0].seq();
-    let (late, _receiver): (Sink<Delivery>, _) = sink::channel(
-        "late",
-        SinkLimits {
-            frames: 10_000,
-            bytes: 1 << 20,
-        },
-    );
-    let attached = registry
-        .call(&id, |reply| Command::Attach {
-            subscriber: Arc::new(late.clone()),
-            after_seq: Some(first),
-            reply,
-        })
-        .await
-        .unwrap();
+    let attached = attach_after(&registry, &id, first).await;
     assert!(attached.gapless);
     let replayed: Vec<(u64, SessionEvent)> = attached
         .replay
@@ -263,21 +270,7 @@ async fn reconnect_after_all_left(settings: SessionSettings) -> bool {
     let (sent, _) = drain(&mut live);
     // The only watcher leaves.
     drop(live);
-    let (late, _receiver): (Sink<Delivery>, _) = sink::channel(
-        "late",
-        SinkLimits {
-            frames: 10_000,
-            bytes: 1 << 20,
-        },
-    );
-    let attached = registry
-        .call(&id, |reply| Command::Attach {
-            subscriber: Arc::new(late.clone()),
-            after_seq: Some(sent[0].seq()),
-            reply,
-        })
-        .await
-        .unwrap();
+    let attached = attach_after(&registry, &id, sent[0].seq()).await;
     attached.gapless
 }
 

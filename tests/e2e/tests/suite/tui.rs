@@ -145,9 +145,9 @@ fn transcript(screen: &str) -> String {
     lines[..editor_top].join("\n")
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
-    let mut world = World::start("anthropic-messages").await;
+/// A work directory in the daemon's home, a private tmux, the environment a TUI runs with
+/// (this daemon, a 256-colour terminal) and the `pictl` binary.
+fn tui_setup(world: &World) -> (PathBuf, Tmux, Vec<(String, String)>, String) {
     let work = world.daemon.home.path().join("work");
     std::fs::create_dir_all(&work).unwrap();
     let tmux = Tmux::new(world.daemon.home.path());
@@ -158,6 +158,13 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     ));
     env.push(("TERM".into(), "xterm-256color".into()));
     let pictl = workspace_binary("pictl").display().to_string();
+    (work, tmux, env, pictl)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
+    let mut world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
 
     // A prompt: the reply streams, with a tool call that reads a file.
     std::fs::create_dir_all(work.join("src")).unwrap();
@@ -398,16 +405,7 @@ async fn a_stopped_tui_is_cut_as_a_slow_consumer_and_catches_up_when_it_resumes(
     let world =
         World::start_with_config("anthropic-messages", "[limits]\noutbound_queue = 64\n", &[])
             .await;
-    let work = world.daemon.home.path().join("work");
-    std::fs::create_dir_all(&work).unwrap();
-    let tmux = Tmux::new(world.daemon.home.path());
-    let mut env = world.daemon.env();
-    env.push((
-        "PI_DAEMON_BIN".into(),
-        workspace_binary("pid").display().to_string(),
-    ));
-    env.push(("TERM".into(), "xterm-256color".into()));
-    let pictl = workspace_binary("pictl").display().to_string();
+    let (work, tmux, env, pictl) = tui_setup(&world);
     world.server.push(Turn::reply().text("Ready when you are."));
     tmux.start("a", &work, &env, &[pictl, "--model".into(), MODEL.into()]);
     tmux.wait_for_text("a", "Type a message");
