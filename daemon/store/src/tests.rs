@@ -364,20 +364,27 @@ async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
     );
 }
 
+/// A connection to a new database at `path` migrated up to `version`, as an older daemon
+/// left it.
+async fn database_at(path: &std::path::Path, version: i64) -> sqlx::SqliteConnection {
+    let mut old = sqlx::sqlite::SqliteConnectOptions::new()
+        .filename(path)
+        .create_if_missing(true)
+        .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
+        .connect()
+        .await
+        .unwrap();
+    MIGRATOR.run_to(version, &mut old).await.unwrap();
+    old
+}
+
 #[tokio::test]
 async fn secrets_stored_before_leave_the_database_files_when_it_opens() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("pi.db");
     // A database as the daemon left it before the scrub: the whole environment stored.
     {
-        let mut old = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
-            .connect()
-            .await
-            .unwrap();
-        MIGRATOR.run_to(20261126010000, &mut old).await.unwrap();
+        let mut old = database_at(&path, 20261126010000).await;
         old.execute(
             "INSERT INTO sessions (id, cwd, env, created_at, updated_at, thinking_level, tools) \
              VALUES ('s1', '/w', '{\"PATH\":\"/bin\",\"AWS_SECRET_ACCESS_KEY\":\"leak-9c2e7a\"}', \
@@ -406,14 +413,7 @@ async fn the_allow_list_migration_moves_every_unknown_or_credential_variable_out
     let path = dir.path().join("pi.db");
     // A database as the daemon left it under the name-pattern rule.
     {
-        let mut old = sqlx::sqlite::SqliteConnectOptions::new()
-            .filename(&path)
-            .create_if_missing(true)
-            .journal_mode(sqlx::sqlite::SqliteJournalMode::Wal)
-            .connect()
-            .await
-            .unwrap();
-        MIGRATOR.run_to(20261126060000, &mut old).await.unwrap();
+        let mut old = database_at(&path, 20261126060000).await;
         old.execute(
             "INSERT INTO sessions (id, cwd, env, secret_env_names, created_at, updated_at, \
              thinking_level, tools) VALUES ('s1', '/w', '{\"PATH\":\"/bin\",\"EDITOR\":\"vi\",\
