@@ -107,6 +107,10 @@ pub struct LimitsConfig {
     /// (which make a reconnect gapless); past it, a session whose last client leaves forgets
     /// them at once and a reconnect gets the stored entries.
     pub recent_unwatched_bytes: usize,
+    /// Bytes that all sessions keep, together, of their recent events, watched or not; past
+    /// it, a window that grows forgets its oldest events down to its newest 16 KiB, and a
+    /// client reconnecting from further back gets the stored entries.
+    pub recent_bytes: usize,
     /// Seconds a new connection has, from connecting, to complete `initialize` (on the
     /// WebSocket, the HTTP upgrade too); then it is closed.
     pub initialize_timeout_secs: u64,
@@ -138,6 +142,7 @@ impl Default for LimitsConfig {
             kernel_idle_secs: 300,
             session_idle_secs: 600,
             recent_unwatched_bytes: crate::session::recent::UNWATCHED_BYTES,
+            recent_bytes: crate::session::recent::ALL_WINDOWS_BYTES,
             initialize_timeout_secs: 10,
             pending_connections: 128,
         }

@@ -56,6 +56,8 @@ pub struct RunOptions {
     pub autostarted: bool,
     /// The log file stdout and stderr point at (`--log-file`), rotated at `log.max_bytes`.
     pub log_file: Option<Arc<logging::file::LogFile>>,
+    /// Reads the bytes the process's allocator has handed out, for `daemon/status`.
+    pub heap_bytes: Option<fn() -> Option<u64>>,
 }
 
 /// Threads of the runtime's blocking pool at most.
@@ -176,6 +178,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
             recent_unwatched: session::recent::WindowBudget::new(
                 config.limits.recent_unwatched_bytes,
             ),
+            recent_windows: session::recent::WindowPool::new(config.limits.recent_bytes),
             ..session::SessionSettings::default()
         },
     };
@@ -190,6 +193,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     state.policy = Some(policy.clone());
     state.jobs = Some(jobs);
     state.kernels = Some(kernels);
+    state.heap_bytes = options.heap_bytes;
     let state = Arc::new(state);
     match state.store.policy_modes().await {
         Ok(modes) => policy.restore_modes(modes),

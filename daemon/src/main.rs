@@ -11,6 +11,13 @@ use clap::{Parser, Subcommand};
 #[global_allocator]
 static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
 
+/// The bytes jemalloc has handed out now (its statistics are refreshed first).
+fn heap_bytes() -> Option<u64> {
+    tikv_jemalloc_ctl::epoch::advance().ok()?;
+    let allocated = tikv_jemalloc_ctl::stats::allocated::read().ok()?;
+    u64::try_from(allocated).ok()
+}
+
 /// The pi daemon: hosts agent sessions behind a JSON-RPC protocol.
 #[derive(Debug, Parser)]
 #[command(name = "pid", version, about, long_about = None)]
@@ -63,6 +70,7 @@ fn main() -> ExitCode {
                 pi_daemon::run(pi_daemon::RunOptions {
                     autostarted: cli.autostarted,
                     log_file,
+                    heap_bytes: Some(heap_bytes),
                 })
             }
             Err(error) => Err(error.into()),

@@ -57,6 +57,8 @@ pub struct DaemonState {
     websocket_url: OnceLock<String>,
     /// The open connections.
     pub clients: Arc<Clients>,
+    /// Reads the bytes the allocator has handed out (`pid`'s jemalloc; `None` in tests).
+    pub heap_bytes: Option<fn() -> Option<u64>>,
 }
 
 impl DaemonState {
@@ -93,6 +95,7 @@ impl DaemonState {
             started: Instant::now(),
             websocket_url: OnceLock::new(),
             clients: Arc::default(),
+            heap_bytes: None,
         }
     }
 

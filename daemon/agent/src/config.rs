@@ -77,6 +77,7 @@ pub struct RunHandles {
     pub cancel: CancellationToken,
     /// Steering and follow-up queues.
     pub queues: Arc<MessageQueues>,
-    /// Where events go, in order. If the receiver is gone the run aborts.
-    pub events: mpsc::Sender<AgentEvent>,
+    /// Where events go, in order. If the receiver is gone the run aborts. Boxed: a queued
+    /// event costs a pointer in the channel's blocks, not the size of the largest variant.
+    pub events: mpsc::Sender<Box<AgentEvent>>,
 }

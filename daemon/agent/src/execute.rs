@@ -43,7 +43,7 @@ pub(crate) async fn execute_tool_calls(
     calls: Vec<ToolCall>,
 ) -> Vec<ToolResultMessage> {
     let emit = |event: AgentEvent| async {
-        if handles.events.send(event).await.is_err() {
+        if handles.events.send(Box::new(event)).await.is_err() {
             handles.cancel.cancel();
         }
     };
@@ -139,7 +139,7 @@ pub(crate) async fn execute_tool_calls(
                                 args: call.arguments.value().clone(),
                                 partial_result,
                             };
-                            if events.send(event).await.is_err() {
+                            if events.send(Box::new(event)).await.is_err() {
                                 return;
                             }
                         }
@@ -164,7 +164,7 @@ pub(crate) async fn execute_tool_calls(
                 finished.cancel();
                 let _ = forwarder.await;
                 drop(permit);
-                let _ = events.send(end_event(&call, &output)).await;
+                let _ = events.send(Box::new(end_event(&call, &output))).await;
                 let _ = sender.send(output);
             });
         }

@@ -61,13 +61,13 @@ pub async fn run(
         config,
         handles,
         tools: config.tools.clone(),
+        first_new: context.len(),
         context,
-        new_messages: Vec::new(),
         last_assistant: None,
     };
     run.execute(prompts).await;
     RunOutcome {
-        new_messages: run.new_messages,
+        new_messages: run.context.split_off(run.first_new),
         last_assistant: run.last_assistant,
     }
 }
@@ -77,8 +77,10 @@ struct Run<'a> {
     handles: &'a RunHandles,
     // The tools of the latest model request: the config's and its source's.
     tools: Vec<Arc<dyn Tool>>,
+    // The conversation: what the run started from, then what it added (from `first_new` on;
+    // one copy, not a second list of the run's messages).
     context: Vec<AgentMessage>,
-    new_messages: Vec<AgentMessage>,
+    first_new: usize,
     last_assistant: Option<AssistantMessage>,
 }
 
@@ -119,9 +121,7 @@ impl Run<'_> {
                 execute_tool_calls(self.config, &self.tools, self.handles, calls.clone()).await
             };
             for result in &tool_results {
-                let message = AgentMessage::ToolResult(result.clone());
-                self.context.push(message.clone());
-                self.new_messages.push(message);
+                self.context.push(AgentMessage::ToolResult(result.clone()));
             }
             self.emit(AgentEvent::TurnEnd {
                 message: assistant,
@@ -137,7 +137,7 @@ impl Run<'_> {
                 break;
             }
         }
-        let messages = self.new_messages.clone();
+        let messages = self.context[self.first_new..].to_vec();
         self.emit(AgentEvent::AgentEnd { messages }).await;
     }
 
@@ -151,8 +151,7 @@ impl Run<'_> {
             message: message.clone(),
         })
         .await;
-        self.context.push(message.clone());
-        self.new_messages.push(message);
+        self.context.push(message);
     }
 
     async fn stream_assistant(&mut self) -> AssistantMessage {
@@ -188,7 +187,10 @@ impl Run<'_> {
                 cancel: self.handles.cancel.clone(),
                 ..StreamOptions::default()
             };
+            // The request is built from the context at once; the context (a copy of the
+            // conversation and the tool schemas) goes before the reply streams.
             let mut stream = self.config.provider.stream(model, &context, options);
+            drop(context);
             let mut started = false;
             while let Some(event) = stream.next().await {
                 if !started {
@@ -212,8 +214,7 @@ impl Run<'_> {
             message: agent_message.clone(),
         })
         .await;
-        self.context.push(agent_message.clone());
-        self.new_messages.push(agent_message);
+        self.context.push(agent_message);
         message
     }
 
@@ -267,7 +268,7 @@ impl Run<'_> {
 
     async fn emit(&self, event: AgentEvent) {
         // A gone receiver means the session is gone: abort so the run ends promptly.
-        if self.handles.events.send(event).await.is_err() {
+        if self.handles.events.send(Box::new(event)).await.is_err() {
             self.handles.cancel.cancel();
         }
     }

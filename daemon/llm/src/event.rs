@@ -152,13 +152,14 @@ const STREAM_BUFFER: usize = 256;
 /// The provider's end of a stream.
 #[derive(Clone, Debug)]
 pub struct StreamSender {
-    sender: mpsc::Sender<StreamEvent>,
+    // Boxed: the channel's blocks hold pointers, not the largest event.
+    sender: mpsc::Sender<Box<StreamEvent>>,
 }
 
 impl StreamSender {
     /// Sends one event; `false` when the consumer is gone (stop producing).
     pub async fn send(&self, event: StreamEvent) -> bool {
-        self.sender.send(event).await.is_ok()
+        self.sender.send(Box::new(event)).await.is_ok()
     }
 
     /// Whether the consumer has dropped the stream.
@@ -170,7 +171,7 @@ impl StreamSender {
 /// The consumer's end: events in order, and the partial message they build.
 #[derive(Debug)]
 pub struct AssistantStream {
-    receiver: mpsc::Receiver<StreamEvent>,
+    receiver: mpsc::Receiver<Box<StreamEvent>>,
     // Invariant: equals the initial message with every event returned so far applied.
     partial: AssistantMessage,
     finished: bool,
@@ -205,7 +206,7 @@ impl AssistantStream {
             return None;
         }
         let event = match self.receiver.recv().await {
-            Some(event) => event,
+            Some(event) => *event,
             None => {
                 let mut error = self.partial.clone();
                 error.stop_reason = StopReason::Error;

@@ -290,14 +290,16 @@ async fn send(
         let message = format!("could not encode the request: {error}");
         (message, Failure::new(FailureKind::InvalidRequest))
     })?;
+    // The body as a value (the conversation again) goes before the wait for the response.
+    let HttpRequest { url, .. } = request;
     client
-        .post(&request.url)
+        .post(&url)
         .headers(headers)
         .body(body)
         .send()
         .await
         .map_err(|error| {
-            let message = connection_error(provider, &request.url, &error);
+            let message = connection_error(provider, &url, &error);
             // The whole chain is for the log; the person reads the one line.
             tracing::warn!(
                 provider,

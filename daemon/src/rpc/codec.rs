@@ -22,9 +22,11 @@ use tokio_util::codec::{Decoder, Encoder, FramedWrite};
 pub const RELEASE_ABOVE_BYTES: usize = 64 * 1024;
 /// What a fresh read buffer holds (tokio-util's initial capacity).
 const FRESH_BUFFER_BYTES: usize = 8 * 1024;
-/// A write buffer at most this big (tokio-util's initial size) is kept once emptied; a bigger
-/// one is let go.
-const KEPT_WRITE_BUFFER_BYTES: usize = 8 * 1024;
+/// A write buffer at most this big is kept once emptied; a bigger one is let go (a thousand
+/// connections that each had a burst hold none of it).
+const KEPT_WRITE_BUFFER_BYTES: usize = 4 * 1024;
+/// What a connection's write buffer starts with.
+const INITIAL_WRITE_BUFFER_BYTES: usize = 1024;
 
 /// Splits lines out of a byte stream, up to `max_bytes` each.
 #[derive(Debug)]
@@ -140,7 +142,12 @@ impl<W: AsyncWrite + Unpin> LineSink<W> {
     /// Writes lines to `writer`, refusing none (the daemon's own messages), buffering up to
     /// `backpressure_bytes` before it writes.
     pub fn new(writer: W, max_bytes: usize, backpressure_bytes: usize) -> Self {
-        let mut inner = FramedWrite::new(writer, LineCodec::new(max_bytes));
+        // A small buffer to start with: most connections are quiet most of the time.
+        let mut inner = FramedWrite::with_capacity(
+            writer,
+            LineCodec::new(max_bytes),
+            INITIAL_WRITE_BUFFER_BYTES,
+        );
         inner.set_backpressure_boundary(backpressure_bytes);
         LineSink {
             inner,

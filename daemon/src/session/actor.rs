@@ -52,7 +52,7 @@ const RUN_EVENT_BATCH: usize = 256;
 
 struct ActiveRun {
     cancel: CancellationToken,
-    events: mpsc::Receiver<AgentEvent>,
+    events: mpsc::Receiver<Box<AgentEvent>>,
     task: JoinHandle<RunOutcome>,
     // The assistant message being streamed, rebuilt from deltas for snapshots.
     streaming: Option<AssistantMessage>,
@@ -247,7 +247,7 @@ impl SessionActor {
             id: handle.id.clone(),
             encoder,
             subscribers: Vec::new(),
-            recent: RecentEvents::default(),
+            recent: RecentEvents::in_pool(services.settings.recent_windows.clone()),
             window_share: None,
             idle_since: None,
             presence: Presence::default(),
@@ -329,7 +329,7 @@ impl SessionActor {
                         let mut next = Some(event);
                         let mut handled = 0;
                         while let Some(event) = next.take() {
-                            self.on_run_event(event).await;
+                            self.on_run_event(*event).await;
                             handled += 1;
                             if handled < RUN_EVENT_BATCH {
                                 next = self.run.as_mut().and_then(|run| run.events.try_recv().ok());
@@ -612,7 +612,7 @@ async fn sleep_until_due(due: Option<tokio::time::Instant>) {
     }
 }
 
-async fn next_run_event(run: &mut Option<ActiveRun>) -> Option<AgentEvent> {
+async fn next_run_event(run: &mut Option<ActiveRun>) -> Option<Box<AgentEvent>> {
     match run {
         Some(run) => run.events.recv().await,
         None => std::future::pending().await,

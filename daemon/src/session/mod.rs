@@ -171,6 +171,11 @@ impl SessionRegistry {
         Ok(response)
     }
 
+    /// Bytes of events all sessions keep in their recent windows.
+    pub fn recent_events_bytes(&self) -> usize {
+        self.services.settings.recent_windows.used()
+    }
+
     /// The services sessions use.
     pub fn services(&self) -> &SessionServices {
         &self.services

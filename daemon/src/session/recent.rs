@@ -22,6 +22,10 @@ pub const MAX_EVENTS: usize = 4096;
 pub const MAX_BYTES: usize = 1024 * 1024;
 /// The default [`WindowBudget`]: a thousand idle sessions' windows would hold 50–100 MiB.
 pub const UNWATCHED_BYTES: usize = 16 * 1024 * 1024;
+/// The default [`WindowPool`]: what every window holds together, watched or not.
+pub const ALL_WINDOWS_BYTES: usize = 32 * 1024 * 1024;
+/// What a window keeps of its newest events when the [`WindowPool`] is full.
+pub const FLOOR_BYTES: usize = 16 * 1024;
 
 /// One event as the window keeps it.
 #[derive(Clone, Debug)]
@@ -139,16 +143,89 @@ impl Drop for WindowShare {
     }
 }
 
+/// The bytes all recent windows of a registry hold together, watched or not. Past its limit
+/// a window that grows forgets its own oldest events down to [`FLOOR_BYTES`]: under load
+/// (a thousand sessions streaming at once) the windows shrink instead of the daemon growing,
+/// and a client reconnecting past what was kept gets the stored entries, as for any cursor
+/// older than the window.
+#[derive(Clone, Debug)]
+pub struct WindowPool {
+    inner: Arc<PoolInner>,
+}
+
+#[derive(Debug)]
+struct PoolInner {
+    limit: usize,
+    // Invariant: the sum of the bytes of the windows in the pool.
+    used: std::sync::atomic::AtomicUsize,
+}
+
+impl WindowPool {
+    /// A pool of `limit` bytes.
+    pub fn new(limit: usize) -> WindowPool {
+        WindowPool {
+            inner: Arc::new(PoolInner {
+                limit,
+                used: std::sync::atomic::AtomicUsize::new(0),
+            }),
+        }
+    }
+
+    /// Bytes the windows hold now.
+    pub fn used(&self) -> usize {
+        self.inner.used.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    fn full(&self) -> bool {
+        self.used() > self.inner.limit
+    }
+
+    fn add(&self, bytes: usize) {
+        self.inner
+            .used
+            .fetch_add(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    fn remove(&self, bytes: usize) {
+        self.inner
+            .used
+            .fetch_sub(bytes, std::sync::atomic::Ordering::AcqRel);
+    }
+}
+
+impl Default for WindowPool {
+    /// [`ALL_WINDOWS_BYTES`].
+    fn default() -> WindowPool {
+        WindowPool::new(ALL_WINDOWS_BYTES)
+    }
+}
+
 /// The newest events of a session, in `seq` order.
 #[derive(Debug, Default)]
 pub struct RecentEvents {
     // Invariant: seqs strictly increase from front to back.
     events: VecDeque<Kept>,
-    // Invariant: the sum of the encoded sizes in `events`.
+    // Invariant: the sum of the encoded sizes in `events`; counted in `pool`.
     bytes: usize,
+    pool: WindowPool,
+}
+
+impl Drop for RecentEvents {
+    fn drop(&mut self) {
+        self.pool.remove(self.bytes);
+    }
 }
 
 impl RecentEvents {
+    /// An empty window whose bytes count in `pool`.
+    pub fn in_pool(pool: WindowPool) -> RecentEvents {
+        RecentEvents {
+            events: VecDeque::new(),
+            bytes: 0,
+            pool,
+        }
+    }
+
     /// Remembers `event`, forgetting the oldest past the bounds. An event whose seq does not
     /// follow the newest one restarts the window (gaplessness is only claimed for a
     /// contiguous run).
@@ -162,10 +239,15 @@ impl RecentEvents {
         }
         let kept = Kept::of(event);
         self.bytes += kept.size();
+        self.pool.add(kept.size());
         self.events.push_back(kept);
-        while self.events.len() > MAX_EVENTS || (self.bytes > MAX_BYTES && self.events.len() > 1) {
+        while self.events.len() > MAX_EVENTS
+            || (self.events.len() > 1
+                && (self.bytes > MAX_BYTES || (self.bytes > FLOOR_BYTES && self.pool.full())))
+        {
             if let Some(oldest) = self.events.pop_front() {
                 self.bytes -= oldest.size();
+                self.pool.remove(oldest.size());
             }
         }
     }
@@ -192,6 +274,7 @@ impl RecentEvents {
     /// Forgets everything.
     pub fn clear(&mut self) {
         self.events.clear();
+        self.pool.remove(self.bytes);
         self.bytes = 0;
     }
 
@@ -283,6 +366,37 @@ mod tests {
         drop(second);
         assert_eq!(budget.taken(), 0);
         assert!(WindowBudget::new(0).take(1).is_none());
+    }
+
+    #[test]
+    fn a_full_pool_trims_the_growing_window_to_its_floor_and_gets_bytes_back() {
+        let pool = WindowPool::new(3 * FLOOR_BYTES);
+        let step = FLOOR_BYTES / 4;
+        let mut quiet = RecentEvents::in_pool(pool.clone());
+        for seq in 1..=12 {
+            quiet.push(event(seq, step));
+        }
+        assert_eq!(pool.used(), 3 * FLOOR_BYTES);
+        // The busy window grows past what the pool holds: it forgets its own oldest events,
+        // keeping at least the floor, and the quiet one keeps everything.
+        let mut busy = RecentEvents::in_pool(pool.clone());
+        for seq in 1..=40 {
+            busy.push(event(seq, step));
+        }
+        assert_eq!(quiet.bytes(), 3 * FLOOR_BYTES);
+        assert_eq!(busy.bytes(), FLOOR_BYTES);
+        assert_eq!(seqs(busy.after(36, 40)), Some(vec![37, 38, 39, 40]));
+        assert_eq!(seqs(busy.after(30, 40)), None);
+        assert_eq!(pool.used(), 4 * FLOOR_BYTES);
+        // Once the pool has room, windows grow again.
+        quiet.clear();
+        assert_eq!(pool.used(), FLOOR_BYTES);
+        for seq in 41..=44 {
+            busy.push(event(seq, step));
+        }
+        assert_eq!(busy.bytes(), 2 * FLOOR_BYTES);
+        drop(busy);
+        assert_eq!(pool.used(), 0);
     }
 
     #[test]

@@ -158,6 +158,9 @@ pub struct SessionSettings {
     /// What all sessions with no subscribers keep in recent windows at most, together; past
     /// it, a session that loses its last subscriber forgets its window at once.
     pub recent_unwatched: crate::session::recent::WindowBudget,
+    /// What all sessions keep in recent windows at most, together, watched or not; past it a
+    /// growing window forgets its oldest events down to a floor.
+    pub recent_windows: crate::session::recent::WindowPool,
     /// Thinking level of new sessions.
     pub default_thinking: ThinkingLevel,
     /// How tool calls of one message run.
@@ -179,6 +182,7 @@ impl Default for SessionSettings {
             idle_unload: Duration::from_secs(600),
             recent_kept_while_idle: Duration::from_secs(30),
             recent_unwatched: crate::session::recent::WindowBudget::default(),
+            recent_windows: crate::session::recent::WindowPool::default(),
             default_thinking: ThinkingLevel::Medium,
             tool_execution: ToolExecution::default(),
             steering_mode: QueueMode::OneAtATime,

@@ -145,6 +145,14 @@ pub struct ProcessMemory {
     pub rss_bytes: u64,
     /// The most resident memory since start, in bytes.
     pub peak_rss_bytes: u64,
+    /// Bytes the daemon's allocator has handed out now (the live heap; the rest of the
+    /// resident memory is code, stacks and what the allocator keeps for reuse), when the
+    /// allocator reports it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heap_bytes: Option<u64>,
+    /// Bytes of events that all sessions keep for gapless replay (`[limits] recent_bytes`).
+    #[serde(default)]
+    pub recent_events_bytes: u64,
 }
 
 /// Counters of the database's single writer.

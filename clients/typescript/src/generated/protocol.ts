@@ -1495,9 +1495,19 @@ export interface McpCounts {
  */
 export interface ProcessMemory {
   /**
+   * Bytes the daemon's allocator has handed out now (the live heap; the rest of the
+   * resident memory is code, stacks and what the allocator keeps for reuse), when the
+   * allocator reports it.
+   */
+  heapBytes?: number | null;
+  /**
    * The most resident memory since start, in bytes.
    */
   peakRssBytes: number;
+  /**
+   * Bytes of events that all sessions keep for gapless replay (`[limits] recent_bytes`).
+   */
+  recentEventsBytes?: number;
   /**
    * Resident memory now, in bytes.
    */

@@ -20,7 +20,7 @@ pub struct Harness {
     pub faux: FauxProvider,
     pub queues: Arc<MessageQueues>,
     pub cancel: CancellationToken,
-    events: mpsc::Receiver<AgentEvent>,
+    events: mpsc::Receiver<Box<AgentEvent>>,
     task: Option<tokio::task::JoinHandle<RunOutcome>>,
 }
 
@@ -76,6 +76,7 @@ impl Harness {
         tokio::time::timeout(Duration::from_secs(10), self.events.recv())
             .await
             .expect("an event in time")
+            .map(|event| *event)
             .expect("the run is still going")
     }
 
@@ -100,7 +101,7 @@ impl Harness {
             .unwrap();
         let mut rest = Vec::new();
         while let Ok(event) = self.events.try_recv() {
-            rest.push(event);
+            rest.push(*event);
         }
         (outcome, rest)
     }

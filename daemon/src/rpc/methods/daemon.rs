@@ -49,7 +49,11 @@ pub async fn status(
                 }
             })
             .collect(),
-        memory: process_memory(),
+        memory: process_memory().map(|memory| ProcessMemory {
+            heap_bytes: state.heap_bytes.and_then(|read| read()),
+            recent_events_bytes: state.sessions.recent_events_bytes() as u64,
+            ..memory
+        }),
         store: StoreCounters {
             transactions: state
                 .store
@@ -121,6 +125,8 @@ fn process_memory() -> Option<ProcessMemory> {
     Some(ProcessMemory {
         rss_bytes: kib("VmRSS:")? * 1024,
         peak_rss_bytes: kib("VmHWM:")? * 1024,
+        heap_bytes: None,
+        recent_events_bytes: 0,
     })
 }
 

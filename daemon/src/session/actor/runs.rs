@@ -196,7 +196,7 @@ impl SessionActor {
             return;
         }
         while let Some(event) = super::next_run_event(&mut self.run).await {
-            self.on_run_event(event).await;
+            self.on_run_event(*event).await;
         }
         self.on_run_finished().await;
     }

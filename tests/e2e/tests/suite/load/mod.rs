@@ -11,6 +11,7 @@
 //! - `l6_shutdown`: SIGTERM while three sessions stream.
 //! - `l7_connections`: floods of connections from outside (another user's half-open
 //!   handshakes, silent Unix connections, refused upgrades) and 10 MB messages.
+//! - `l8_windows`: three sessions streaming more than all recent windows may hold together.
 
 mod l1_concurrency;
 mod l2_crash;
@@ -19,6 +20,7 @@ mod l4_slow_reader;
 mod l5_bad_input;
 mod l6_shutdown;
 mod l7_connections;
+mod l8_windows;
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
