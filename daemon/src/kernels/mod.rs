@@ -215,7 +215,7 @@ impl KernelPool {
 
     /// The interpreter for a session in `cwd`: the project's `.venv`, else `python3` on the
     /// session's `PATH`.
-    pub fn interpreter(cwd: &Path, env: &BTreeMap<String, String>) -> Result<PathBuf, String> {
+    pub fn interpreter(cwd: &Path, env: &BTreeMap<String, String>) -> Result<PathBuf, KernelError> {
         let venv = cwd.join(".venv/bin/python");
         if venv.is_file() {
             return Ok(venv);
@@ -225,11 +225,7 @@ impl KernelPool {
             .flat_map(|path| path.split(':'))
             .map(|dir| Path::new(dir).join("python3"))
             .find(|candidate| candidate.is_file())
-            .ok_or_else(|| {
-                "No Python interpreter: the project has no .venv and python3 is not on the \
-                 session's PATH. Install Python 3 or create a .venv in the project."
-                    .to_owned()
-            })
+            .ok_or(KernelError::NoInterpreter)
     }
 
     /// Runs `code` in the session's kernel (started, or restarted when `reset`), streaming
@@ -242,7 +238,7 @@ impl KernelPool {
         timeout: Option<Duration>,
         cancel: &tokio_util::sync::CancellationToken,
         sink: TextSink<'_, '_>,
-    ) -> Result<CellOutput, String> {
+    ) -> Result<CellOutput, KernelError> {
         let interpreter = Self::interpreter(&place.cwd, &place.env)?;
         let key = (place.session_id.clone(), interpreter.clone());
         let removed = if reset {
@@ -369,7 +365,7 @@ impl KernelPool {
 
     /// Makes room for one more kernel: stops the least recently used idle one when the pool
     /// is full; an error when every kernel is busy.
-    async fn make_room(&self) -> Result<(), String> {
+    async fn make_room(&self) -> Result<(), KernelError> {
         loop {
             // Registered before looking, so a cell ending in between is not missed.
             let idle = self.idle.notified();
@@ -406,12 +402,10 @@ impl KernelPool {
             let Some((key, kernel)) = removed else {
                 // Every kernel is busy: wait for a cell to end.
                 if tokio::time::timeout(ROOM_TIMEOUT, idle).await.is_err() {
-                    return Err(format!(
-                        "All {} Python kernels stayed busy for {} s (the limit is `kernels` in \
-                         config.toml's [limits]). Try again when a cell finishes.",
-                        self.limits.max,
-                        ROOM_TIMEOUT.as_secs()
-                    ));
+                    return Err(KernelError::AllBusy {
+                        limit: self.limits.max,
+                        seconds: ROOM_TIMEOUT.as_secs(),
+                    });
                 }
                 continue;
             };
@@ -433,7 +427,7 @@ impl KernelPool {
         self: &Arc<Self>,
         place: &KernelPlace,
         interpreter: &Path,
-    ) -> Result<Arc<Kernel>, String> {
+    ) -> Result<Arc<Kernel>, KernelError> {
         self.make_room().await?;
         let started = self.spawn(place, interpreter).await;
         // The slot and the kernel change places under both locks: never one too many.
@@ -501,17 +495,23 @@ impl KernelPool {
         });
     }
 
-    async fn spawn(&self, place: &KernelPlace, interpreter: &Path) -> Result<Kernel, String> {
+    async fn spawn(&self, place: &KernelPlace, interpreter: &Path) -> Result<Kernel, KernelError> {
         check_ipykernel(&self.spawner, place, interpreter).await?;
+        let failed = |why: String| KernelError::Start {
+            interpreter: interpreter.to_path_buf(),
+            why,
+            stderr: String::new(),
+        };
         let mut key_bytes = [0u8; 16];
-        getrandom::fill(&mut key_bytes).map_err(|error| format!("no randomness: {error}"))?;
+        getrandom::fill(&mut key_bytes)
+            .map_err(|error| failed(format!("no randomness: {error}")))?;
         // Unix sockets in a private directory, not TCP ports: no port can be taken between
         // choosing it and the kernel binding it, and no other user can connect.
         let runtime_dir = std::env::temp_dir().join(format!(
             "pid-kernels-{}",
             rustix::process::getuid().as_raw()
         ));
-        pi_tools::private_dir::ensure(&runtime_dir).map_err(|error| error.to_string())?;
+        pi_tools::private_dir::ensure(&runtime_dir).map_err(|error| failed(error.to_string()))?;
         let info = ConnectionInfo {
             ip: runtime_dir
                 .join(format!("k-{}", hex(&key_bytes[..6])))
@@ -528,12 +528,15 @@ impl KernelPool {
             kernel_name: Some("python3".to_owned()),
         };
         let connection_file = runtime_dir.join(format!("kernel-{}.json", hex(&key_bytes[..8])));
-        let json = serde_json::to_vec(&info).map_err(|error| error.to_string())?;
+        let json = serde_json::to_vec(&info).map_err(|error| failed(error.to_string()))?;
+        let cannot_write = |path: &Path, error: std::io::Error| {
+            failed(format!("cannot write {}: {error}", path.display()))
+        };
         write_private(&connection_file, &json)
-            .map_err(|error| format!("cannot write {}: {error}", connection_file.display()))?;
+            .map_err(|error| cannot_write(&connection_file, error))?;
         let startup = runtime_dir.join("pi_bounded_output.py");
         write_private(&startup, BOUNDED_OUTPUT.as_bytes())
-            .map_err(|error| format!("cannot write {}: {error}", startup.display()))?;
+            .map_err(|error| cannot_write(&startup, error))?;
         let args = vec![
             "-m".to_owned(),
             "ipykernel_launcher".to_owned(),
@@ -555,8 +558,8 @@ impl KernelPool {
             .spawner
             .spawn_on_thread(move || command.spawn())
             .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| format!("cannot start {}: {error}", interpreter.display()))?;
+            .map_err(|error| failed(error.to_string()))?
+            .map_err(|error| failed(format!("cannot start {}: {error}", interpreter.display())))?;
         let pid = child.id();
         // The kernel's stderr: kept (the last lines) to explain a crash.
         let stderr_tail = Arc::new(Mutex::new(String::new()));
@@ -639,15 +642,11 @@ impl KernelPool {
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone();
-                return Err(format!(
-                    "The Python kernel ({}) did not start: cannot connect to it ({error}){}",
-                    interpreter.display(),
-                    if stderr.trim().is_empty() {
-                        String::new()
-                    } else {
-                        format!("\n{}", stderr.trim())
-                    }
-                ));
+                return Err(KernelError::Start {
+                    interpreter: interpreter.to_path_buf(),
+                    why: format!("cannot connect to it ({error})"),
+                    stderr,
+                });
             }
         };
         let starts = {
@@ -684,20 +683,74 @@ impl KernelPool {
                     .unwrap_or_else(PoisonError::into_inner)
                     .clone();
                 let why = match failed {
-                    Ok(Err(error)) => error,
+                    Ok(Err(error)) => error.to_string(),
                     _ => format!("it did not answer within {} s", START_TIMEOUT.as_secs()),
                 };
-                Err(format!(
-                    "The Python kernel ({}) did not start: {why}{}",
-                    interpreter.display(),
-                    if stderr.trim().is_empty() {
-                        String::new()
-                    } else {
-                        format!("\n{}", stderr.trim())
-                    }
-                ))
+                Err(KernelError::Start {
+                    interpreter: interpreter.to_path_buf(),
+                    why,
+                    stderr,
+                })
             }
         }
+    }
+}
+
+/// Why the `python` tool could not run a cell; its text is what the tool tells the model.
+#[derive(Debug, thiserror::Error)]
+pub enum KernelError {
+    /// Neither the project's `.venv` nor `python3` on the session's `PATH`.
+    #[error(
+        "No Python interpreter: the project has no .venv and python3 is not on the session's \
+         PATH. Install Python 3 or create a .venv in the project."
+    )]
+    NoInterpreter,
+    /// The interpreter has no ipykernel.
+    #[error(
+        "ipykernel is not installed for {python}, so the python tool cannot start a kernel. \
+         Install it with:\n  {python} -m pip install ipykernel",
+        python = .0.display()
+    )]
+    NoIpykernel(PathBuf),
+    /// Every kernel of the pool stayed busy.
+    #[error(
+        "All {limit} Python kernels stayed busy for {seconds} s (the limit is `kernels` in \
+         config.toml's [limits]). Try again when a cell finishes."
+    )]
+    AllBusy {
+        /// The pool's limit.
+        limit: usize,
+        /// How long the cell waited.
+        seconds: u64,
+    },
+    /// The kernel did not start: why, and the last lines of its stderr.
+    #[error(
+        "The Python kernel ({}) did not start: {why}{}",
+        interpreter.display(),
+        stderr_lines(stderr)
+    )]
+    Start {
+        /// The interpreter.
+        interpreter: PathBuf,
+        /// What went wrong.
+        why: String,
+        /// The end of the kernel's stderr (may be empty).
+        stderr: String,
+    },
+    /// The kernel stopped answering (the reason, as the kernel's exit or the transport says).
+    #[error("{0}")]
+    Lost(String),
+    /// The cell's output could not be kept.
+    #[error("cannot keep the cell's output: {0}")]
+    Output(#[source] pi_tools::ArtifactError),
+}
+
+/// `stderr` as lines after an error message (nothing when empty).
+fn stderr_lines(stderr: &str) -> String {
+    if stderr.trim().is_empty() {
+        String::new()
+    } else {
+        format!("\n{}", stderr.trim())
     }
 }
 
@@ -746,7 +799,7 @@ async fn check_ipykernel(
     spawner: &Spawner,
     place: &KernelPlace,
     interpreter: &Path,
-) -> Result<(), String> {
+) -> Result<(), KernelError> {
     let spec = pi_tools::spawn::SpawnSpec {
         program: interpreter.to_path_buf(),
         args: vec!["-c".into(), "import ipykernel".into()],
@@ -756,20 +809,20 @@ async fn check_ipykernel(
     let output = spawner
         .output(&spec)
         .await
-        .map_err(|error| format!("cannot run {}: {error}", interpreter.display()))?;
+        .map_err(|error| KernelError::Start {
+            interpreter: interpreter.to_path_buf(),
+            why: format!("cannot run {}: {error}", interpreter.display()),
+            stderr: String::new(),
+        })?;
     if output.status.success() {
         return Ok(());
     }
-    Err(format!(
-        "ipykernel is not installed for {python}, so the python tool cannot start a kernel. \
-         Install it with:\n  {python} -m pip install ipykernel",
-        python = interpreter.display()
-    ))
+    Err(KernelError::NoIpykernel(interpreter.to_path_buf()))
 }
 
 /// Waits until the kernel answers on shell and its status reaches our iopub subscription
 /// (a subscription takes a moment to take effect; messages before it are lost).
-async fn wait_ready(kernel: &Kernel) -> Result<(), String> {
+async fn wait_ready(kernel: &Kernel) -> Result<(), KernelError> {
     let mut exited = kernel.exited.subscribe();
     loop {
         let request: JupyterMessage = KernelInfoRequest {}.into();
@@ -777,13 +830,15 @@ async fn wait_ready(kernel: &Kernel) -> Result<(), String> {
         shell
             .send(request)
             .await
-            .map_err(|error| format!("cannot reach the kernel: {error}"))?;
+            .map_err(|error| KernelError::Lost(format!("cannot reach the kernel: {error}")))?;
         tokio::select! {
             reply = shell.read() => {
-                reply.map_err(|error| format!("the kernel's answer was unreadable: {error}"))?;
+                reply.map_err(|error| {
+                    KernelError::Lost(format!("the kernel's answer was unreadable: {error}"))
+                })?;
             }
             reason = exit_reason(&mut exited) => {
-                return Err(reason);
+                return Err(KernelError::Lost(reason));
             }
         }
         drop(shell);
@@ -853,7 +908,7 @@ async fn run_cell(
     timeout: Option<Duration>,
     cancel: &tokio_util::sync::CancellationToken,
     sink: TextSink<'_, '_>,
-) -> Result<CellOutput, String> {
+) -> Result<CellOutput, KernelError> {
     let mut last_progress: Option<Instant> = None;
     let mut request = ExecuteRequest::new(code.to_owned());
     request.allow_stdin = false;
@@ -863,10 +918,9 @@ async fn run_cell(
     let mut iopub = kernel.iopub.lock().await;
     {
         let mut shell = kernel.shell.lock().await;
-        shell
-            .send(message)
-            .await
-            .map_err(|error| format!("cannot send the cell to the kernel: {error}"))?;
+        shell.send(message).await.map_err(|error| {
+            KernelError::Lost(format!("cannot send the cell to the kernel: {error}"))
+        })?;
     }
     let mut output = CellOutput::default();
     let mut exited = kernel.exited.subscribe();
@@ -907,7 +961,9 @@ async fn run_cell(
                 ));
             }
             message = iopub.read() => {
-                let message = message.map_err(|error| format!("the kernel's output was unreadable: {error}"))?;
+                let message = message.map_err(|error| {
+                    KernelError::Lost(format!("the kernel's output was unreadable: {error}"))
+                })?;
                 if message.parent_header.as_ref().is_none_or(|parent| parent.msg_id != msg_id) {
                     continue;
                 }
@@ -934,7 +990,7 @@ async fn run_cell(
                     sink.window
                         .push(text.as_bytes())
                         .await
-                        .map_err(|error| format!("cannot keep the cell's output: {error}"))?;
+                        .map_err(KernelError::Output)?;
                     if last_progress.is_none_or(|last| last.elapsed() >= PROGRESS_INTERVAL) {
                         last_progress = Some(Instant::now());
                         (sink.on_output)(sink.window.snapshot());
@@ -982,4 +1038,75 @@ fn trim_traceback(traceback: &[String]) -> String {
     trimmed.push_str(&lines[keep..].join("\n"));
     trimmed.push('\n');
     trimmed
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_interpreter_is_the_projects_venv_or_python3_on_path_or_a_clear_error() {
+        let project = tempfile::tempdir().unwrap();
+        let no_path = BTreeMap::new();
+        let error = KernelPool::interpreter(project.path(), &no_path).unwrap_err();
+        assert!(matches!(error, KernelError::NoInterpreter));
+        assert_eq!(
+            error.to_string(),
+            "No Python interpreter: the project has no .venv and python3 is not on the \
+             session's PATH. Install Python 3 or create a .venv in the project."
+        );
+        let bin = tempfile::tempdir().unwrap();
+        std::fs::write(bin.path().join("python3"), "").unwrap();
+        let path = BTreeMap::from([(
+            "PATH".to_owned(),
+            format!("/nowhere:{}", bin.path().display()),
+        )]);
+        assert_eq!(
+            KernelPool::interpreter(project.path(), &path).unwrap(),
+            bin.path().join("python3")
+        );
+        std::fs::create_dir_all(project.path().join(".venv/bin")).unwrap();
+        std::fs::write(project.path().join(".venv/bin/python"), "").unwrap();
+        assert_eq!(
+            KernelPool::interpreter(project.path(), &path).unwrap(),
+            project.path().join(".venv/bin/python")
+        );
+    }
+
+    #[test]
+    fn failures_say_what_happened_and_what_to_do() {
+        let python = PathBuf::from("/opt/py/bin/python3");
+        assert_eq!(
+            KernelError::NoIpykernel(python.clone()).to_string(),
+            "ipykernel is not installed for /opt/py/bin/python3, so the python tool cannot \
+             start a kernel. Install it with:\n  /opt/py/bin/python3 -m pip install ipykernel"
+        );
+        assert_eq!(
+            KernelError::AllBusy {
+                limit: 4,
+                seconds: 60
+            }
+            .to_string(),
+            "All 4 Python kernels stayed busy for 60 s (the limit is `kernels` in config.toml's \
+             [limits]). Try again when a cell finishes."
+        );
+        let start = |stderr: &str| KernelError::Start {
+            interpreter: python.clone(),
+            why: "it did not answer within 30 s".to_owned(),
+            stderr: stderr.to_owned(),
+        };
+        assert_eq!(
+            start("  \n").to_string(),
+            "The Python kernel (/opt/py/bin/python3) did not start: it did not answer within 30 s"
+        );
+        assert_eq!(
+            start("Traceback …\nImportError: no zmq\n").to_string(),
+            "The Python kernel (/opt/py/bin/python3) did not start: it did not answer within \
+             30 s\nTraceback …\nImportError: no zmq"
+        );
+        assert_eq!(
+            KernelError::Lost("the kernel exited (code 1)".to_owned()).to_string(),
+            "the kernel exited (code 1)"
+        );
+    }
 }

@@ -105,7 +105,7 @@ impl Tool for PythonTool {
                 .await;
             let cell = match ran {
                 Ok(cell) => cell,
-                Err(error) => return ToolOutput::error(error),
+                Err(error) => return ToolOutput::error(error.to_string()),
             };
             let snapshot = match window.finish().await {
                 Ok(snapshot) => snapshot,
