@@ -16,6 +16,7 @@
 //! requests at once (naming it) and starts again on the next use, after a backoff that grows
 //! with failures in a row (5 in a row: left alone for a minute, or until `lsp/restart`).
 
+pub mod error;
 pub mod rpc;
 pub mod servers;
 pub mod tool;
@@ -32,6 +33,7 @@ use pi_tools::spawn::Spawner;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+pub use error::LspError;
 use rpc::{Connection, Incoming, OutboundLimits, RpcError};
 
 /// A file an edit changed: (path, text before, text after).
@@ -174,46 +176,51 @@ impl LspServer {
     }
 
     /// Sends a request, naming the server in errors.
-    pub async fn request(&self, method: &str, params: Value) -> Result<Value, String> {
+    pub async fn request(&self, method: &str, params: Value) -> Result<Value, LspError> {
         let Some(connection) = self.connection() else {
-            return Err(format!(
-                "language server {} ({}) is not running: {}",
-                self.name,
-                self.root.display(),
-                self.state()
+            return Err(LspError::NotRunning {
+                name: self.name.clone(),
+                root: self.root.clone(),
+                reason: self
+                    .state()
                     .last_error
                     .clone()
-                    .unwrap_or_else(|| "it was stopped".to_owned())
-            ));
+                    .unwrap_or_else(|| "it was stopped".to_owned()),
+            });
         };
         connection
             .request(method, params, REQUEST_TIMEOUT)
             .await
             .map_err(|error| match error {
-                RpcError::Closed => format!(
-                    "language server {} stopped while answering {method} (it exited or \
-                     crashed; it starts again on the next use; see {})",
-                    self.name,
-                    self.log_path.display()
-                ),
-                other => format!("language server {}: {other}", self.name),
+                RpcError::Closed => LspError::Stopped {
+                    name: self.name.clone(),
+                    method: method.to_owned(),
+                    log: self.log_path.clone(),
+                },
+                source => LspError::Rpc {
+                    name: self.name.clone(),
+                    source,
+                },
             })
     }
 
     /// Opens `path` with its text on disk, or sends the new text if it changed since; the
     /// diagnostics arrival count at the moment of sending (newer ones reflect this text).
-    pub async fn sync(&self, path: &Path) -> Result<u64, String> {
+    pub async fn sync(&self, path: &Path) -> Result<u64, LspError> {
         self.sync_opening(path).await.map(|(after, _)| after)
     }
 
     /// [`LspServer::sync`], also saying whether the file was opened now (the server may still
     /// be loading the project around it).
-    pub async fn sync_opening(&self, path: &Path) -> Result<(u64, bool), String> {
+    pub async fn sync_opening(&self, path: &Path) -> Result<(u64, bool), LspError> {
         let text = tokio::fs::read_to_string(path)
             .await
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            .map_err(|source| LspError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
         let Some(connection) = self.connection() else {
-            return Err(format!("language server {} is not running", self.name));
+            return Err(LspError::Down(self.name.clone()));
         };
         let uri = path_to_uri(path);
         let mut documents = self
@@ -553,7 +560,9 @@ impl Incoming for Handler {
                             }
                             Ok(json!({"applied": true}))
                         }
-                        Err(error) => Ok(json!({"applied": false, "failureReason": error})),
+                        Err(error) => {
+                            Ok(json!({"applied": false, "failureReason": error.to_string()}))
+                        }
                     }
                 }
                 other => Err((-32601, format!("pid does not handle {other}"))),
@@ -654,7 +663,7 @@ impl LspPool {
         file: &Path,
         cwd: &Path,
         env: &BTreeMap<String, String>,
-    ) -> Result<Arc<LspServer>, String> {
+    ) -> Result<Arc<LspServer>, LspError> {
         let settings = self.settings_of(cwd);
         let definitions = servers::definitions(&settings.lsp_servers);
         let (definition, root, program) = servers::server_for(file, cwd, env, definitions)?;
@@ -732,16 +741,15 @@ impl LspPool {
         if server.connection().is_some() {
             return Ok(server);
         }
-        Err(format!(
-            "language server {} for {} is not running: {}",
-            server.name,
-            server.root.display(),
-            server
+        Err(LspError::NotStarted {
+            name: server.name.clone(),
+            root: server.root.clone(),
+            reason: server
                 .state()
                 .last_error
                 .clone()
-                .unwrap_or_else(|| "it did not start".to_owned())
-        ))
+                .unwrap_or_else(|| "it did not start".to_owned()),
+        })
     }
 
     /// The running servers that have `path` open.
@@ -793,14 +801,16 @@ impl LspPool {
                 let (pool, server) = (pool.clone(), server.clone());
                 tokio::spawn(async move { pool.start(&server, generation).await })
             };
-            let outcome = match tokio::time::timeout(START_TIMEOUT, starting).await {
-                Ok(Ok(outcome)) => outcome,
-                Ok(Err(error)) => Err(format!("starting it failed: {error}")),
-                Err(_) => Err(format!(
-                    "it did not start within {} s",
-                    START_TIMEOUT.as_secs()
-                )),
-            };
+            // As `lsp/list` shows it (the server's last error).
+            let outcome: Result<(), String> =
+                match tokio::time::timeout(START_TIMEOUT, starting).await {
+                    Ok(Ok(outcome)) => outcome.map_err(|error| error.to_string()),
+                    Ok(Err(error)) => Err(format!("starting it failed: {error}")),
+                    Err(_) => Err(format!(
+                        "it did not start within {} s",
+                        START_TIMEOUT.as_secs()
+                    )),
+                };
             if let Err(error) = outcome {
                 tracing::warn!(server = server.name, %error, "language server failed to start");
                 pool.failed(&server, generation, error);
@@ -813,7 +823,7 @@ impl LspPool {
         self: &Arc<Self>,
         server: &Arc<LspServer>,
         generation: u64,
-    ) -> Result<(), String> {
+    ) -> Result<(), LspError> {
         let mut command = self
             .spawner
             .server_command(&server.program, &server.args, None);
@@ -829,11 +839,11 @@ impl LspPool {
             .spawner
             .spawn_on_thread(move || command.spawn())
             .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| format!("cannot start {program}: {error}"))?;
+            .map_err(|error| LspError::Spawner(error.to_string()))?
+            .map_err(|source| LspError::Spawn { program, source })?;
         let pid = child.id();
         let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("the server's pipes are missing".to_owned());
+            return Err(LspError::Pipes);
         };
         if let Some(stderr) = child.stderr.take() {
             crate::children::copy_to_log(stderr, server.log_path.clone());
@@ -909,7 +919,7 @@ impl LspPool {
         let result = connection
             .request("initialize", initialize, START_TIMEOUT)
             .await
-            .map_err(|error| format!("initialize failed: {error}"))?;
+            .map_err(LspError::Initialize)?;
         connection.notify("initialized", json!({}));
         let capabilities = result["capabilities"].clone();
         let utf8 = capabilities["positionEncoding"] == "utf-8";
@@ -1221,11 +1231,11 @@ impl LspPool {
         &self,
         edit: &Value,
         gate: &pi_tools::WriteGate,
-    ) -> Result<Vec<(PathBuf, String, String)>, String> {
+    ) -> Result<Vec<(PathBuf, String, String)>, LspError> {
         let mut per_file: BTreeMap<PathBuf, Vec<Value>> = BTreeMap::new();
         if let Some(changes) = edit["changes"].as_object() {
             for (uri, edits) in changes {
-                let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {uri}"))?;
+                let path = uri_to_path(uri).ok_or_else(|| LspError::NotFileUri(uri.clone()))?;
                 per_file
                     .entry(path)
                     .or_default()
@@ -1234,26 +1244,28 @@ impl LspPool {
         }
         for change in edit["documentChanges"].as_array().into_iter().flatten() {
             if let Some(kind) = change["kind"].as_str() {
-                return Err(format!(
-                    "the edit would {kind} a file, which pid does not do for a language server"
-                ));
+                return Err(LspError::FileOperation(kind.to_owned()));
             }
             let uri = change["textDocument"]["uri"].as_str().unwrap_or_default();
-            let path = uri_to_path(uri).ok_or_else(|| format!("not a file URI: {uri}"))?;
+            let path = uri_to_path(uri).ok_or_else(|| LspError::NotFileUri(uri.to_owned()))?;
             per_file
                 .entry(path)
                 .or_default()
                 .extend(change["edits"].as_array().cloned().unwrap_or_default());
         }
         for path in per_file.keys() {
-            gate.check(path)?;
+            gate.check(path).map_err(LspError::Sandbox)?;
         }
         let mut done = Vec::new();
         for (path, edits) in per_file {
             let guard = self.locks.lock(&path).await;
-            let before = tokio::fs::read_to_string(&path)
-                .await
-                .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            let before =
+                tokio::fs::read_to_string(&path)
+                    .await
+                    .map_err(|source| LspError::Read {
+                        path: path.clone(),
+                        source,
+                    })?;
             let utf8 = self
                 .servers_with(&path)
                 .first()
@@ -1262,8 +1274,11 @@ impl LspPool {
             let (target, bytes) = (path.clone(), after.clone().into_bytes());
             tokio::task::spawn_blocking(move || pi_tools::write_atomically(&target, &bytes))
                 .await
-                .map_err(|error| error.to_string())?
-                .map_err(|error| format!("cannot write {}: {error}", path.display()))?;
+                .map_err(|error| LspError::Spawner(error.to_string()))?
+                .map_err(|source| LspError::Write {
+                    path: path.clone(),
+                    source,
+                })?;
             drop(guard);
             for server in self.servers_with(&path) {
                 let _ = server.sync(&path).await;

@@ -291,7 +291,8 @@ pub fn server_for(
     session_cwd: &Path,
     env: &BTreeMap<String, String>,
     definitions: Vec<ServerDefinition>,
-) -> Result<(ServerDefinition, PathBuf, PathBuf), String> {
+) -> Result<(ServerDefinition, PathBuf, PathBuf), super::error::LspError> {
+    use super::error::LspError;
     let extension = file
         .extension()
         .and_then(|extension| extension.to_str())
@@ -308,20 +309,16 @@ pub fn server_for(
             .map(|builtin| builtin.name)
             .collect();
         if !extension.is_empty() && !disabled.is_empty() {
-            return Err(format!(
-                "the language servers for .{extension} files ({}) are disabled in settings \
-                 (lsp.servers.<name>.disabled)",
-                disabled.join(", ")
-            ));
+            return Err(LspError::Disabled {
+                extension: extension.to_owned(),
+                names: disabled.iter().map(|name| (*name).to_owned()).collect(),
+            });
         }
-        return Err(format!(
-            "no language server is known for {} files",
-            if extension.is_empty() {
-                file.display().to_string()
-            } else {
-                format!(".{extension}")
-            }
-        ));
+        return Err(LspError::Unknown(if extension.is_empty() {
+            file.display().to_string()
+        } else {
+            format!(".{extension}")
+        }));
     }
     for definition in &candidates {
         let root = root_of(file, &definition.root_markers, session_cwd);
@@ -338,10 +335,10 @@ pub fn server_for(
         .iter()
         .map(|definition| format!("{} (`{}`)", definition.name, definition.install))
         .collect();
-    Err(format!(
-        "no language server for .{extension} files is installed; install one of: {}",
-        options.join(", ")
-    ))
+    Err(LspError::NotInstalled {
+        extension: extension.to_owned(),
+        options,
+    })
 }
 
 #[cfg(test)]
@@ -373,7 +370,7 @@ mod tests {
         let env: BTreeMap<String, String> = [("PATH".to_owned(), "/nonexistent".to_owned())].into();
         let error = server_for(&file, dir.path(), &env, definitions(&BTreeMap::new())).unwrap_err();
         assert_eq!(
-            error,
+            error.to_string(),
             "no language server for .ts files is installed; install one of: typescript \
              (`npm install -g typescript-language-server typescript`)"
         );
@@ -392,7 +389,8 @@ mod tests {
                 &env,
                 definitions(&BTreeMap::new())
             )
-            .unwrap_err(),
+            .unwrap_err()
+            .to_string(),
             "no language server is known for .xyz files"
         );
     }
@@ -475,7 +473,9 @@ mod tests {
         assert_eq!(definition.root_markers, [".git"]);
 
         assert_eq!(
-            server_for(&dir.path().join("a.ts"), dir.path(), &env, definitions).unwrap_err(),
+            server_for(&dir.path().join("a.ts"), dir.path(), &env, definitions)
+                .unwrap_err()
+                .to_string(),
             "the language servers for .ts files (typescript) are disabled in settings \
              (lsp.servers.<name>.disabled)"
         );

@@ -14,7 +14,7 @@ use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{LspPool, LspServer, path_to_uri, uri_to_path};
+use super::{LspError, LspPool, LspServer, path_to_uri, uri_to_path};
 
 /// How long `write` waits for fresh diagnostics.
 const WRITE_WAIT: Duration = Duration::from_millis(500);
@@ -107,7 +107,7 @@ impl LspTool {
             .unwrap_or_else(|_| path.display().to_string())
     }
 
-    async fn run(&self, args: Args) -> Result<String, String> {
+    async fn run(&self, args: Args) -> Result<String, LspError> {
         match args.action.as_str() {
             "status" => Ok(self.status()),
             "diagnostics" => self.diagnostics(args.file.as_deref()).await,
@@ -117,10 +117,10 @@ impl LspTool {
             }
             "definition" | "type_definition" | "implementation" | "references" | "hover"
             | "rename" | "code_actions" => self.at_position(&args).await,
-            other => Err(format!(
+            other => Err(LspError::Call(format!(
                 "unknown action \"{other}\"; use diagnostics, definition, type_definition, \
                  implementation, references, hover, symbols, rename, code_actions or status"
-            )),
+            ))),
         }
     }
 
@@ -153,13 +153,13 @@ impl LspTool {
         }
     }
 
-    async fn server(&self, path: &Path) -> Result<Arc<LspServer>, String> {
+    async fn server(&self, path: &Path) -> Result<Arc<LspServer>, LspError> {
         self.pool
             .server_for(&self.session_id, path, &self.cwd, &self.env)
             .await
     }
 
-    async fn diagnostics(&self, file: Option<&str>) -> Result<String, String> {
+    async fn diagnostics(&self, file: Option<&str>) -> Result<String, LspError> {
         match file.filter(|file| *file != "*") {
             Some(pattern) if pattern.contains(['*', '?', '[', '{']) => {
                 self.diagnostics_of_glob(pattern).await
@@ -193,9 +193,9 @@ impl LspTool {
 
     /// Diagnostics of the files under the session's directory matching `pattern` (at most
     /// [`MAX_GLOB_FILES`] of those a server is installed for; `.gitignore` respected).
-    async fn diagnostics_of_glob(&self, pattern: &str) -> Result<String, String> {
+    async fn diagnostics_of_glob(&self, pattern: &str) -> Result<String, LspError> {
         let glob = globset::Glob::new(pattern)
-            .map_err(|error| format!("`{pattern}` is not a valid glob: {error}"))?
+            .map_err(|error| LspError::Call(format!("`{pattern}` is not a valid glob: {error}")))?
             .compile_matcher();
         let cwd = self.cwd.clone();
         let files: Vec<PathBuf> = tokio::task::spawn_blocking(move || {
@@ -212,7 +212,7 @@ impl LspTool {
                 .collect()
         })
         .await
-        .map_err(|error| error.to_string())?;
+        .map_err(|error| LspError::Spawner(error.to_string()))?;
         let deadline = tokio::time::Instant::now() + DIAGNOSTICS_WAIT;
         let mut text = String::new();
         let mut checked = 0;
@@ -237,7 +237,7 @@ impl LspTool {
         })
     }
 
-    async fn symbols(&self, file: Option<&str>, query: Option<&str>) -> Result<String, String> {
+    async fn symbols(&self, file: Option<&str>, query: Option<&str>) -> Result<String, LspError> {
         match (file.filter(|file| *file != "*"), query) {
             (Some(file), _) => {
                 let path = self.resolve(file);
@@ -260,11 +260,11 @@ impl LspTool {
             (None, Some(query)) => {
                 let servers = self.pool.servers_of(&self.session_id);
                 if servers.is_empty() {
-                    return Err(
+                    return Err(LspError::Call(
                         "no language server runs for this session yet: name a `file` (any file \
                          of the project) so one starts"
                             .to_owned(),
-                    );
+                    ));
                 }
                 let mut lines = Vec::new();
                 for server in servers {
@@ -298,22 +298,22 @@ impl LspTool {
                     lines.join("\n")
                 })
             }
-            (None, None) => {
-                Err("symbols needs a `file` (its outline) or a `query` (workspace)".to_owned())
-            }
+            (None, None) => Err(LspError::Call(
+                "symbols needs a `file` (its outline) or a `query` (workspace)".to_owned(),
+            )),
         }
     }
 
-    async fn at_position(&self, args: &Args) -> Result<String, String> {
+    async fn at_position(&self, args: &Args) -> Result<String, LspError> {
         let action = args.action.as_str();
         let file = args
             .file
             .as_deref()
-            .ok_or_else(|| format!("{action} needs `file`, `line` and `symbol`"))?;
+            .ok_or_else(|| LspError::Call(format!("{action} needs `file`, `line` and `symbol`")))?;
         let line = args
             .line
             .filter(|line| line.fract() == 0.0 && *line >= 1.0)
-            .ok_or_else(|| format!("{action} needs `line`, a line number from 1"))?
+            .ok_or_else(|| LspError::Call(format!("{action} needs `line`, a line number from 1")))?
             as usize;
         let path = self.resolve(file);
         let server = self.server(&path).await?;
@@ -323,11 +323,15 @@ impl LspTool {
             // checked the file (its first diagnostics say it has).
             server.diagnostics_after(&path, after, LOAD_WAIT).await;
         }
-        let text = server
-            .text_of(&path)
-            .ok_or_else(|| format!("{} is not open in {}", self.shown(&path), server.name))?;
+        let text = server.text_of(&path).ok_or_else(|| {
+            LspError::Call(format!(
+                "{} is not open in {}",
+                self.shown(&path),
+                server.name
+            ))
+        })?;
         let position = position(&text, line, args.symbol.as_deref(), server.utf8())
-            .map_err(|problem| format!("{}: {problem}", self.shown(&path)))?;
+            .map_err(|problem| LspError::Call(format!("{}: {problem}", self.shown(&path))))?;
         server.settled(LOAD_WAIT).await;
         let document = json!({"textDocument": {"uri": path_to_uri(&path)}, "position": position});
         match action {
@@ -345,12 +349,14 @@ impl LspTool {
                     .new_name
                     .as_deref()
                     .filter(|name| !name.is_empty())
-                    .ok_or("rename needs `new_name`")?;
+                    .ok_or_else(|| LspError::Call("rename needs `new_name`".to_owned()))?;
                 let mut params = document;
                 params["newName"] = json!(new_name);
                 let edit = server.request("textDocument/rename", params).await?;
                 if edit.is_null() {
-                    return Err("the language server cannot rename at that position".to_owned());
+                    return Err(LspError::Answer(
+                        "the language server cannot rename at that position".to_owned(),
+                    ));
                 }
                 self.rename(&edit, args.apply.unwrap_or(true)).await
             }
@@ -383,7 +389,7 @@ impl LspTool {
         text: &str,
         line: usize,
         args: &Args,
-    ) -> Result<String, String> {
+    ) -> Result<String, LspError> {
         // The line (or the symbol on it), with the diagnostics there: quick fixes need them.
         let start = position(text, line, args.symbol.as_deref(), server.utf8())?;
         let end = match args.symbol.as_deref().filter(|symbol| !symbol.is_empty()) {
@@ -492,11 +498,11 @@ impl LspTool {
                     .then_some(index as usize - 1)
                     .filter(|at| *at < actions.len())
                     .ok_or_else(|| {
-                        format!(
+                        LspError::Call(format!(
                             "there is no code action {index} here ({} found); list them without \
                              `index`",
                             actions.len()
-                        )
+                        ))
                     })?;
                 actions[at].clone()
             }
@@ -513,7 +519,9 @@ impl LspTool {
                 })
                 .cloned()
                 .ok_or_else(|| {
-                    format!("no code action here is titled \"{title}\"; list them without `title`")
+                    LspError::Call(format!(
+                        "no code action here is titled \"{title}\"; list them without `title`"
+                    ))
                 })?,
         };
         self.apply_action(server, chosen, args.apply.unwrap_or(true))
@@ -527,7 +535,7 @@ impl LspTool {
         server: &Arc<LspServer>,
         mut action: Value,
         apply: bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, LspError> {
         let title = action["title"].as_str().unwrap_or_default().to_owned();
         // A bare `Command`.
         if action["command"].is_string() {
@@ -551,10 +559,10 @@ impl LspTool {
         if let Some(command) = action.get("command").filter(|command| command.is_object()) {
             if !apply {
                 if action.get("edit").is_none() {
-                    return Err(format!(
+                    return Err(LspError::Call(format!(
                         "\"{title}\" runs a command in the language server, so it cannot be \
                          previewed; apply it or leave it"
-                    ));
+                    )));
                 }
                 unseen = " (applying it also runs a command in the language server, which a \
                           preview cannot show)";
@@ -601,7 +609,7 @@ impl LspTool {
         text
     }
 
-    async fn rename(&self, edit: &Value, apply: bool) -> Result<String, String> {
+    async fn rename(&self, edit: &Value, apply: bool) -> Result<String, LspError> {
         let changes: Vec<(PathBuf, String, String)> = if apply {
             self.pool.apply_edit(edit, &self.gate).await?
         } else {
@@ -680,7 +688,7 @@ impl Tool for LspTool {
                 () = invocation.cancel.cancelled() => ToolOutput::error("Operation aborted"),
                 result = self.run(args) => match result {
                     Ok(text) => ToolOutput::text(text),
-                    Err(error) => ToolOutput::error(error),
+                    Err(error) => ToolOutput::error(error.to_string()),
                 },
             }
         })
@@ -694,7 +702,7 @@ async fn current_diagnostics(
     server: &LspServer,
     path: &Path,
     wait: Duration,
-) -> Result<Vec<Value>, String> {
+) -> Result<Vec<Value>, LspError> {
     let after = server.sync(path).await?;
     // Published after the last text any file sent: nothing newer can come.
     if let Some(published) = server.published(path)
@@ -710,12 +718,12 @@ async fn current_diagnostics(
 }
 
 /// The LSP position of `symbol` (or the line's first non-blank) on 1-based `line` of `text`.
-fn position(text: &str, line: usize, symbol: Option<&str>, utf8: bool) -> Result<Value, String> {
+fn position(text: &str, line: usize, symbol: Option<&str>, utf8: bool) -> Result<Value, LspError> {
     let code = text.split('\n').nth(line - 1).ok_or_else(|| {
-        format!(
+        LspError::Call(format!(
             "there is no line {line} (the file has {} lines)",
             text.lines().count()
-        )
+        ))
     })?;
     let code = code.strip_suffix('\r').unwrap_or(code);
     let byte = match symbol.filter(|symbol| !symbol.is_empty()) {
@@ -740,7 +748,12 @@ fn position(text: &str, line: usize, symbol: Option<&str>, utf8: bool) -> Result
                         .then(|| find(&lower, &name.to_lowercase()))
                         .flatten()
                 })
-                .ok_or_else(|| format!("\"{symbol}\" is not on line {line}: {}", code.trim()))?
+                .ok_or_else(|| {
+                    LspError::Call(format!(
+                        "\"{symbol}\" is not on line {line}: {}",
+                        code.trim()
+                    ))
+                })?
         }
     };
     let character = if utf8 {
@@ -772,11 +785,14 @@ fn char_column(code: &str, character: usize, utf8: bool) -> usize {
 }
 
 /// The byte offset in `text` of an LSP position.
-fn offset(text: &str, position: &Value, utf8: bool) -> Result<usize, String> {
-    let line = position["line"].as_u64().ok_or("an edit has no line")? as usize;
+fn offset(text: &str, position: &Value, utf8: bool) -> Result<usize, LspError> {
+    let answer = |what: &str| LspError::Answer(what.to_owned());
+    let line = position["line"]
+        .as_u64()
+        .ok_or_else(|| answer("an edit has no line"))? as usize;
     let character = position["character"]
         .as_u64()
-        .ok_or("an edit has no character")? as usize;
+        .ok_or_else(|| answer("an edit has no character"))? as usize;
     let mut start = 0;
     for _ in 0..line {
         match text[start..].find('\n') {
@@ -799,13 +815,13 @@ fn offset(text: &str, position: &Value, utf8: bool) -> Result<usize, String> {
 }
 
 /// `text` with LSP `edits` applied (positions in UTF-8 bytes or UTF-16 units).
-pub fn apply_text_edits(text: &str, edits: &[Value], utf8: bool) -> Result<String, String> {
+pub fn apply_text_edits(text: &str, edits: &[Value], utf8: bool) -> Result<String, LspError> {
     let mut spans: Vec<(usize, usize, &str)> = Vec::with_capacity(edits.len());
     for edit in edits {
         let start = offset(text, &edit["range"]["start"], utf8)?;
         let end = offset(text, &edit["range"]["end"], utf8)?;
         if end < start {
-            return Err("an edit ends before it starts".to_owned());
+            return Err(LspError::Answer("an edit ends before it starts".to_owned()));
         }
         spans.push((start, end, edit["newText"].as_str().unwrap_or_default()));
     }
@@ -815,7 +831,9 @@ pub fn apply_text_edits(text: &str, edits: &[Value], utf8: bool) -> Result<Strin
     let mut limit = usize::MAX;
     for (start, end, new_text) in spans {
         if end > limit {
-            return Err("the language server sent overlapping edits".to_owned());
+            return Err(LspError::Answer(
+                "the language server sent overlapping edits".to_owned(),
+            ));
         }
         result.replace_range(start..end, new_text);
         limit = start;
@@ -827,7 +845,7 @@ pub fn apply_text_edits(text: &str, edits: &[Value], utf8: bool) -> Result<Strin
 async fn preview_edit(
     edit: &Value,
     pool: &LspPool,
-) -> Result<Vec<(PathBuf, String, String)>, String> {
+) -> Result<Vec<(PathBuf, String, String)>, LspError> {
     let mut per_file: BTreeMap<PathBuf, Vec<Value>> = BTreeMap::new();
     for (uri, edits) in edit["changes"].as_object().into_iter().flatten() {
         if let Some(path) = uri_to_path(uri) {
@@ -849,7 +867,10 @@ async fn preview_edit(
     for (path, edits) in per_file {
         let before = tokio::fs::read_to_string(&path)
             .await
-            .map_err(|error| format!("cannot read {}: {error}", path.display()))?;
+            .map_err(|source| LspError::Read {
+                path: path.clone(),
+                source,
+            })?;
         let utf8 = pool
             .servers_with(&path)
             .first()
@@ -1131,11 +1152,13 @@ mod tests {
             json!({"line": 1, "character": 0})
         );
         assert_eq!(
-            position(text, 2, Some("nope"), false).unwrap_err(),
+            position(text, 2, Some("nope"), false)
+                .unwrap_err()
+                .to_string(),
             "\"nope\" is not on line 2: result = add(add, 2)"
         );
         assert_eq!(
-            position(text, 9, Some("x"), false).unwrap_err(),
+            position(text, 9, Some("x"), false).unwrap_err().to_string(),
             "there is no line 9 (the file has 2 lines)"
         );
         // UTF-16 units vs UTF-8 bytes.
@@ -1168,6 +1191,7 @@ mod tests {
         assert!(
             apply_text_edits(text, &[edit(0, 0, 5, "a"), edit(0, 3, 8, "b")], false)
                 .unwrap_err()
+                .to_string()
                 .contains("overlapping")
         );
     }
