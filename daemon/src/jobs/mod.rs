@@ -176,9 +176,8 @@ impl JobPool {
         } else {
             self.spawn_piped(&request, file, &status_file).await
         };
-        let (pid, stdin, waiter) = started.map_err(|error| {
+        let (pid, stdin, waiter) = started.inspect_err(|_| {
             let _ = std::fs::remove_file(&spool);
-            JobError::Start(error)
         })?;
         let row = JobRow {
             id: id.clone(),
@@ -248,7 +247,7 @@ impl JobPool {
         request: &JobRequest,
         file: std::fs::File,
         status_file: &Path,
-    ) -> Result<(Option<u32>, Stdin, Waiter), String> {
+    ) -> Result<(Option<u32>, Stdin, Waiter), JobError> {
         let args: Vec<String> = request
             .args
             .iter()
@@ -257,7 +256,9 @@ impl JobPool {
         let mut command = self
             .spawner
             .server_command(&request.program, &args, Some(status_file));
-        let stderr = file.try_clone().map_err(|error| error.to_string())?;
+        let stderr = file
+            .try_clone()
+            .map_err(|error| JobError::Start(error.to_string()))?;
         command
             .current_dir(&request.cwd)
             .env_clear()
@@ -270,13 +271,13 @@ impl JobPool {
             .spawner
             .spawn_on_thread(move || command.spawn())
             .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| format!("{}: {error}", request.program.display()))?;
+            .map_err(|error| JobError::Start(error.to_string()))?
+            .map_err(|error| JobError::Start(format!("{}: {error}", request.program.display())))?;
         let pid = child.id();
         let stdin = child
             .stdin
             .take()
-            .ok_or_else(|| "the job has no stdin".to_owned())?;
+            .ok_or_else(|| JobError::Start("the job has no stdin".to_owned()))?;
         let waiter: Waiter =
             Box::pin(async move { child.wait().await.ok().and_then(|status| status.code()) });
         Ok((pid, Stdin::Pipe(stdin), waiter))
@@ -288,7 +289,7 @@ impl JobPool {
         request: &JobRequest,
         mut file: std::fs::File,
         status_file: &Path,
-    ) -> Result<(Option<u32>, Stdin, Waiter), String> {
+    ) -> Result<(Option<u32>, Stdin, Waiter), JobError> {
         use portable_pty::{CommandBuilder, PtySize, native_pty_system};
         let pair = native_pty_system()
             .openpty(PtySize {
@@ -297,7 +298,7 @@ impl JobPool {
                 pixel_width: 0,
                 pixel_height: 0,
             })
-            .map_err(|error| format!("cannot open a terminal: {error}"))?;
+            .map_err(|error| JobError::Start(format!("cannot open a terminal: {error}")))?;
         let args: Vec<String> = request
             .args
             .iter()
@@ -322,17 +323,17 @@ impl JobPool {
             .spawner
             .spawn_on_thread(move || slave.spawn_command(command))
             .await
-            .map_err(|error| error.to_string())?
-            .map_err(|error| format!("{}: {error}", request.program.display()))?;
+            .map_err(|error| JobError::Start(error.to_string()))?
+            .map_err(|error| JobError::Start(format!("{}: {error}", request.program.display())))?;
         let pid = child.process_id();
         let mut reader = pair
             .master
             .try_clone_reader()
-            .map_err(|error| format!("cannot read the terminal: {error}"))?;
+            .map_err(|error| JobError::Start(format!("cannot read the terminal: {error}")))?;
         let writer = pair
             .master
             .take_writer()
-            .map_err(|error| format!("cannot write to the terminal: {error}"))?;
+            .map_err(|error| JobError::Start(format!("cannot write to the terminal: {error}")))?;
         // The copier ends when every process holding the terminal is gone (EOF or EIO).
         let copied = tokio::task::spawn_blocking(move || {
             let mut buffer = vec![0u8; 16 * 1024];
@@ -603,13 +604,9 @@ pub enum JobError {
     /// The store failed.
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
-}
-
-/// The job tool speaks text to the model.
-impl From<JobError> for String {
-    fn from(error: JobError) -> String {
-        error.to_string()
-    }
+    /// What was wrong with the job tool's call (its action, a missing argument).
+    #[error("{0}")]
+    Call(String),
 }
 
 /// Kills `job`'s group if it runs; waits for its end. Whether it was running.
@@ -711,7 +708,7 @@ mod tests {
             "cannot write to job job-1: broken pipe"
         );
         assert_eq!(
-            String::from(JobError::NoSuchJob("job-2".to_owned())),
+            JobError::NoSuchJob("job-2".to_owned()).to_string(),
             "No job job-2 in this session. The job tool's `list` shows the session's jobs."
         );
     }

@@ -11,7 +11,7 @@ use pi_tools::ToolContext;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{JobPool, JobRequest};
+use super::{JobError, JobPool, JobRequest};
 
 const JOB_DESCRIPTION: &str = "Manage background jobs started with bash `background: true`. \
 Actions: `list` (this session's jobs); `output` (new output since the last read, or from byte \
@@ -123,7 +123,7 @@ impl Tool for BackgroundBash {
                     terminal = if tty { " under a terminal" } else { "" },
                 ))
                 .with_details(json!({"jobId": job.id})),
-                Err(error) => ToolOutput::error(error),
+                Err(error) => ToolOutput::error(error.to_string()),
             }
         })
     }
@@ -173,11 +173,11 @@ impl JobTool {
         }
     }
 
-    async fn run(&self, args: JobArgs) -> Result<String, String> {
+    async fn run(&self, args: JobArgs) -> Result<String, JobError> {
         let id = || {
             args.id
                 .as_deref()
-                .ok_or_else(|| format!("`{}` needs the job's `id`", args.action))
+                .ok_or_else(|| JobError::Call(format!("`{}` needs the job's `id`", args.action)))
         };
         let timeout = |default: u64| {
             args.timeout
@@ -258,10 +258,9 @@ impl JobTool {
             }
             "write" => {
                 let id = id()?;
-                let input = args
-                    .input
-                    .as_deref()
-                    .ok_or_else(|| "`write` needs the `input` to send".to_owned())?;
+                let input = args.input.as_deref().ok_or_else(|| {
+                    JobError::Call("`write` needs the `input` to send".to_owned())
+                })?;
                 let written = self.pool.write(&self.session_id, id, input).await?;
                 if args.close == Some(true) {
                     self.pool.close_stdin(&self.session_id, id).await?;
@@ -284,14 +283,14 @@ impl JobTool {
                     ))
                 }
             }
-            other => Err(format!(
+            other => Err(JobError::Call(format!(
                 "unknown action {other:?}; use list, output, wait, write or kill"
-            )),
+            ))),
         }
     }
 
     /// One line on job `id`'s state.
-    async fn status(&self, id: &str) -> Result<String, String> {
+    async fn status(&self, id: &str) -> Result<String, JobError> {
         let jobs = self.pool.list(Some(&self.session_id)).await?;
         let job = jobs
             .iter()
@@ -353,7 +352,7 @@ impl Tool for JobTool {
                 () = invocation.cancel.cancelled() => ToolOutput::error("Operation aborted"),
                 result = self.run(args) => match result {
                     Ok(text) => ToolOutput::text(text),
-                    Err(error) => ToolOutput::error(error),
+                    Err(error) => ToolOutput::error(error.to_string()),
                 },
             }
         })

@@ -37,13 +37,12 @@ pub async fn kill_job(
     params: JobKillParams,
 ) -> Result<JobKillResponse, ErrorObject> {
     let pool = jobs(context)?;
-    let killed =
-        match &params.job_id {
-            None => pool.kill_session(&params.session_id).await,
-            Some(id) => u32::from(pool.kill(&params.session_id, id).await.map_err(|error| {
-                ErrorObject::new(ErrorKind::NotFound, error).with_field("jobId")
-            })?),
-        };
+    let killed = match &params.job_id {
+        None => pool.kill_session(&params.session_id).await,
+        Some(id) => u32::from(pool.kill(&params.session_id, id).await.map_err(|error| {
+            ErrorObject::new(ErrorKind::NotFound, error.to_string()).with_field("jobId")
+        })?),
+    };
     Ok(JobKillResponse { killed })
 }
 

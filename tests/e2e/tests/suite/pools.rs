@@ -301,6 +301,18 @@ async fn jobs_run_in_the_background_across_calls_and_sessions_and_never_outlive_
         text,
         "No job job-nope in this session. The job tool's `list` shows the session's jobs."
     );
+    // Calls the tool cannot make sense of say what is missing.
+    for (args, expected) in [
+        (json!({"action": "output"}), "`output` needs the job's `id`"),
+        (
+            json!({"action": "write", "id": "job-nope"}),
+            "`write` needs the `input` to send",
+        ),
+    ] {
+        let (text, failed, _) = call(&client, &mut events, &repl, "job", args).await;
+        assert!(failed, "{text}");
+        assert_eq!(text, expected);
+    }
 }
 
 /// A session whose project's `.venv` is `venv`.
