@@ -369,9 +369,10 @@ impl ToolFactory for BuiltinTools {
             return None;
         }
         Some(Box::pin(async move {
-            pool.expand_prompt(&environment.session_id, text)
-                .await
-                .unwrap_or_else(|| Ok(text.to_owned()))
+            match pool.expand_prompt(&environment.session_id, text).await {
+                Some(expanded) => expanded.map_err(|error| error.to_string()),
+                None => Ok(text.to_owned()),
+            }
         }))
     }
 }
@@ -540,7 +541,12 @@ impl pi_tools::UriReader for McpResources {
     }
 
     fn read<'a>(&'a self, uri: &'a str) -> pi_tools::UriFuture<'a> {
-        Box::pin(self.pool.read_resource(&self.session_id, uri))
+        Box::pin(async move {
+            self.pool
+                .read_resource(&self.session_id, uri)
+                .await
+                .map_err(|error| error.to_string())
+        })
     }
 }
 

@@ -25,6 +25,7 @@
 //! its clients.
 
 pub mod config;
+pub mod error;
 pub mod prompts;
 pub mod source;
 pub mod tool;
@@ -35,6 +36,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+pub use error::McpError;
 use pi_tools::Artifacts;
 use pi_tools::spawn::Spawner;
 use rmcp::service::{
@@ -310,11 +312,11 @@ impl rmcp::ClientHandler for Handler {
 }
 
 /// The tools `peer` lists.
-async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, String> {
+async fn list_tools(peer: &Peer<RoleClient>) -> Result<Vec<ToolInfo>, McpError> {
     Ok(peer
         .list_all_tools()
         .await
-        .map_err(|error| format!("listing its tools failed: {error}"))?
+        .map_err(|error| McpError::ListTools(error.to_string()))?
         .into_iter()
         .map(|tool| ToolInfo {
             name: tool.name.to_string(),
@@ -854,8 +856,9 @@ impl McpPool {
                 tokio::spawn(async move { pool.connect(&server).await })
             };
             let started = tokio::time::timeout(START_TIMEOUT, &mut connecting).await;
-            let outcome = match started {
-                Ok(Ok(outcome)) => outcome,
+            // As `mcp/list` shows it (the server's last error).
+            let outcome: Result<_, String> = match started {
+                Ok(Ok(outcome)) => outcome.map_err(|error| error.to_string()),
                 Ok(Err(error)) => Err(format!("the MCP client failed while starting it: {error}")),
                 Err(_) => {
                     // The stuck start goes, with its process.
@@ -985,7 +988,7 @@ impl McpPool {
     async fn connect(
         &self,
         server: &Arc<Server>,
-    ) -> Result<(Client, Option<u32>, Vec<ToolInfo>, Vec<prompts::PromptInfo>), String> {
+    ) -> Result<(Client, Option<u32>, Vec<ToolInfo>, Vec<prompts::PromptInfo>), McpError> {
         let handler = Handler {
             progress: server.progress.clone(),
             server: Arc::downgrade(server),
@@ -1015,8 +1018,11 @@ impl McpPool {
                             .spawn()
                     })
                     .await
-                    .map_err(|error| error.to_string())?
-                    .map_err(|error| format!("cannot start {}: {error}", program.display()))?;
+                    .map_err(|error| McpError::Spawner(error.to_string()))?
+                    .map_err(|source| McpError::Spawn {
+                        program: program.clone(),
+                        source,
+                    })?;
                 let pid = transport.id();
                 if let Some(stderr) = stderr {
                     crate::children::copy_to_log(stderr, server.log_path.clone());
@@ -1024,7 +1030,7 @@ impl McpPool {
                 let client = handler
                     .serve(transport)
                     .await
-                    .map_err(|error| format!("the MCP handshake failed: {error}"))?;
+                    .map_err(|error| McpError::Handshake(error.to_string()))?;
                 (client, pid)
             }
             Transport::Http { url, headers } => {
@@ -1051,12 +1057,14 @@ impl McpPool {
                 }
                 config = config.custom_headers(custom);
                 let transport = rmcp::transport::StreamableHttpClientTransport::from_config(config);
-                let client = handler.serve(transport).await.map_err(|error| {
-                    format!(
-                        "the MCP handshake with {} failed: {error}",
-                        without_secrets(url)
-                    )
-                })?;
+                let client =
+                    handler
+                        .serve(transport)
+                        .await
+                        .map_err(|error| McpError::HandshakeWith {
+                            url: without_secrets(url),
+                            error: error.to_string(),
+                        })?;
                 (client, None)
             }
         };

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use rmcp::service::{Peer, RoleClient};
 use serde_json::{Map, Value};
 
-use super::{McpPool, Server};
+use super::{McpError, McpPool, Server};
 
 /// A prefix of the slash commands of MCP prompts.
 pub const COMMAND_PREFIX: &str = "/mcp:";
@@ -94,7 +94,7 @@ pub fn arguments(
     server: &str,
     prompt: &PromptInfo,
     text: &str,
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, McpError> {
     let mut values = Map::new();
     let mut positional = Vec::new();
     for word in words(text) {
@@ -123,11 +123,11 @@ pub fn arguments(
         usage
     };
     if free.is_empty() && !positional.is_empty() {
-        return Err(format!(
+        return Err(McpError::PromptArguments(format!(
             "the prompt {} of MCP server \"{server}\" takes no more arguments; usage: {}",
             prompt.name,
             usage()
-        ));
+        )));
     }
     let count = positional.len();
     for (index, name) in free.iter().enumerate() {
@@ -146,11 +146,11 @@ pub fn arguments(
         .iter()
         .find(|(name, required)| *required && !values.contains_key(name.as_str()))
     {
-        return Err(format!(
+        return Err(McpError::PromptArguments(format!(
             "the prompt {} of MCP server \"{server}\" needs the argument \"{missing}\"; usage: {}",
             prompt.name,
             usage()
-        ));
+        )));
     }
     Ok(values)
 }
@@ -215,29 +215,24 @@ impl McpPool {
         &self,
         session_id: &str,
         name: &str,
-    ) -> Result<(Arc<Server>, Peer<RoleClient>), String> {
+    ) -> Result<(Arc<Server>, Peer<RoleClient>), McpError> {
         let servers = self.servers_of(session_id);
         let Some((_, server)) = servers.iter().find(|(named, _)| named == name) else {
-            let mut names: Vec<&str> = servers.iter().map(|(named, _)| named.as_str()).collect();
-            names.sort_unstable();
-            return Err(format!(
-                "this session uses no MCP server named \"{name}\" (it uses: {}); \
-                 `pictl mcp list` shows the servers",
-                if names.is_empty() {
-                    "none".to_owned()
-                } else {
-                    names.join(", ")
-                }
-            ));
+            let mut uses: Vec<String> = servers.iter().map(|(named, _)| named.clone()).collect();
+            uses.sort_unstable();
+            return Err(McpError::NoSuchServer {
+                name: name.to_owned(),
+                uses,
+            });
         };
         match server.ready_client().await {
             Some(client) => Ok((server.clone(), client)),
-            None => Err(format!(
-                "MCP server \"{name}\" is not running: {}",
-                server
+            None => Err(McpError::NotRunning {
+                name: name.to_owned(),
+                reason: server
                     .last_error()
-                    .unwrap_or_else(|| "it was stopped".to_owned())
-            )),
+                    .unwrap_or_else(|| "it was stopped".to_owned()),
+            }),
         }
     }
 
@@ -247,16 +242,13 @@ impl McpPool {
         &self,
         session_id: &str,
         text: &str,
-    ) -> Option<Result<String, String>> {
+    ) -> Option<Result<String, McpError>> {
         let command = text.strip_prefix(COMMAND_PREFIX)?;
         let (head, rest) = command
             .split_once(char::is_whitespace)
             .unwrap_or((command, ""));
         let Some((server_name, prompt_name)) = head.split_once(':') else {
-            return Some(Err(format!(
-                "an MCP prompt command is {COMMAND_PREFIX}<server>:<prompt> [arguments], not \
-                 {COMMAND_PREFIX}{head}"
-            )));
+            return Some(Err(McpError::PromptCommand(head.to_owned())));
         };
         let expanding = async {
             let (server, client) = self.ready_server(session_id, server_name).await?;
@@ -267,39 +259,42 @@ impl McpPool {
                 .find(|prompt| prompt.name == prompt_name)
                 .cloned();
             let Some(prompt) = prompt else {
-                let names: Vec<String> = server
+                let has: Vec<String> = server
                     .state()
                     .prompts
                     .iter()
                     .map(|prompt| prompt.name.clone())
                     .collect();
-                return Err(format!(
-                    "MCP server \"{server_name}\" has no prompt \"{prompt_name}\" (it has: {})",
-                    if names.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        names.join(", ")
-                    }
-                ));
+                return Err(McpError::NoSuchPrompt {
+                    server: server_name.to_owned(),
+                    prompt: prompt_name.to_owned(),
+                    has,
+                });
             };
             let arguments = arguments(server_name, &prompt, rest)?;
             let mut params = rmcp::model::GetPromptRequestParams::new(prompt_name);
             if !arguments.is_empty() {
                 params = params.with_arguments(arguments);
             }
-            let result = client.get_prompt(params).await.map_err(|error| {
-                format!("MCP server \"{server_name}\" failed to give prompt {prompt_name}: {error}")
-            })?;
+            let result = client
+                .get_prompt(params)
+                .await
+                .map_err(|error| McpError::GetPrompt {
+                    server: server_name.to_owned(),
+                    prompt: prompt_name.to_owned(),
+                    error: error.to_string(),
+                })?;
             Ok(prompt_text(&result))
         };
         Some(
             tokio::time::timeout(PROMPT_TIMEOUT, expanding)
                 .await
                 .unwrap_or_else(|_| {
-                    Err(format!(
-                        "MCP server \"{server_name}\" did not give prompt {prompt_name} within {} s",
-                        PROMPT_TIMEOUT.as_secs()
-                    ))
+                    Err(McpError::PromptTimeout {
+                        server: server_name.to_owned(),
+                        prompt: prompt_name.to_owned(),
+                        seconds: PROMPT_TIMEOUT.as_secs(),
+                    })
                 }),
         )
     }
@@ -309,13 +304,11 @@ impl McpPool {
         &self,
         session_id: &str,
         reference: &str,
-    ) -> Result<Vec<pi_tools::UriContent>, String> {
+    ) -> Result<Vec<pi_tools::UriContent>, McpError> {
         let rest = reference.strip_prefix(RESOURCE_SCHEME).unwrap_or(reference);
         let Some((server_name, uri)) = rest.split_once('/').filter(|(_, uri)| !uri.is_empty())
         else {
-            return Err(format!(
-                "an MCP resource is {RESOURCE_SCHEME}<server>/<resource uri>, not {reference}"
-            ));
+            return Err(McpError::ResourceReference(reference.to_owned()));
         };
         let (server, client) = self.ready_server(session_id, server_name).await?;
         let result = tokio::time::timeout(
@@ -323,8 +316,15 @@ impl McpPool {
             client.read_resource(rmcp::model::ReadResourceRequestParams::new(uri)),
         )
         .await
-        .map_err(|_| format!("MCP server \"{server_name}\" did not answer for {uri}"))?
-        .map_err(|error| format!("MCP server \"{server_name}\" cannot read {uri}: {error}"))?;
+        .map_err(|_| McpError::ResourceTimeout {
+            server: server_name.to_owned(),
+            uri: uri.to_owned(),
+        })?
+        .map_err(|error| McpError::ReadResource {
+            server: server_name.to_owned(),
+            uri: uri.to_owned(),
+            error: error.to_string(),
+        })?;
         let contents = serde_json::to_value(&result.contents).unwrap_or(Value::Null);
         Ok(contents
             .as_array()
@@ -374,12 +374,12 @@ mod tests {
             serde_json::json!({"state": "Texas", "city": "San Antonio"})
         );
         assert_eq!(
-            args("").unwrap_err(),
+            args("").unwrap_err().to_string(),
             "the prompt weather of MCP server \"demo\" needs the argument \"city\"; usage: \
              /mcp:demo:weather city=… [state=…]"
         );
         assert_eq!(
-            args("city=a state=b extra").unwrap_err(),
+            args("city=a state=b extra").unwrap_err().to_string(),
             "the prompt weather of MCP server \"demo\" takes no more arguments; usage: \
              /mcp:demo:weather city=… [state=…]"
         );
