@@ -34,8 +34,49 @@ pub struct Merged {
     pub applied: bool,
 }
 
+/// Why a task's worktree could not be made or its changes saved.
+#[derive(Debug, thiserror::Error)]
+pub enum IsolationError {
+    /// git could not be run.
+    #[error("cannot run git: {0}")]
+    GitMissing(#[source] pi_tools::spawn::SpawnError),
+    /// git failed (its stderr).
+    #[error("{0}")]
+    Git(String),
+    /// The parent's directory is not in a repository.
+    #[error("isolated needs a git repository, and {} is not in one", .0.display())]
+    NotARepository(PathBuf),
+    /// The repository has no commit.
+    #[error("isolated needs a commit to start from, and {} has none yet", .0.display())]
+    NoCommit(PathBuf),
+    /// A directory could not be made.
+    #[error("cannot create {}: {source}", path.display())]
+    CreateDir {
+        /// The directory.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// `git worktree add` failed.
+    #[error("cannot create a worktree at {}: {error}", path.display())]
+    Worktree {
+        /// Where.
+        path: PathBuf,
+        /// git's stderr.
+        error: Box<IsolationError>,
+    },
+    /// The patch could not be written.
+    #[error("cannot write {}: {source}", path.display())]
+    WritePatch {
+        /// The patch file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+}
+
 /// Runs git in `dir`: its stdout as text, or an error with its stderr.
-async fn git(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<String, String> {
+async fn git(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<String, IsolationError> {
     git_bytes(spawner, dir, args)
         .await
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
@@ -44,7 +85,11 @@ async fn git(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<String, Str
 /// Runs git in `dir` (under the daemon's guard, with the daemon's environment and no
 /// terminal prompts): its stdout as it is (patches of files that are not UTF-8 stay exact),
 /// or an error with its stderr.
-async fn git_bytes(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
+async fn git_bytes(
+    spawner: &Spawner,
+    dir: &Path,
+    args: &[&str],
+) -> Result<Vec<u8>, IsolationError> {
     let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
     env.insert("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned());
     let spec = SpawnSpec {
@@ -59,11 +104,13 @@ async fn git_bytes(spawner: &Spawner, dir: &Path, args: &[&str]) -> Result<Vec<u
     let output = spawner
         .output(&spec)
         .await
-        .map_err(|error| format!("cannot run git: {error}"))?;
+        .map_err(IsolationError::GitMissing)?;
     if output.status.success() {
         Ok(output.stdout)
     } else {
-        Err(String::from_utf8_lossy(&output.stderr).trim().to_owned())
+        Err(IsolationError::Git(
+            String::from_utf8_lossy(&output.stderr).trim().to_owned(),
+        ))
     }
 }
 
@@ -73,28 +120,20 @@ pub async fn create(
     parent_cwd: &Path,
     dir: &Path,
     id: &str,
-) -> Result<Worktree, String> {
+) -> Result<Worktree, IsolationError> {
     let repo = git(spawner, parent_cwd, &["rev-parse", "--show-toplevel"])
         .await
-        .map_err(|_| {
-            format!(
-                "isolated needs a git repository, and {} is not in one",
-                parent_cwd.display()
-            )
-        })?;
+        .map_err(|_| IsolationError::NotARepository(parent_cwd.to_path_buf()))?;
     let repo = PathBuf::from(repo.trim());
     let base = git(spawner, &repo, &["rev-parse", "HEAD"])
         .await
-        .map_err(|_| {
-            format!(
-                "isolated needs a commit to start from, and {} has none yet",
-                repo.display()
-            )
-        })?
+        .map_err(|_| IsolationError::NoCommit(repo.clone()))?
         .trim()
         .to_owned();
-    std::fs::create_dir_all(dir)
-        .map_err(|error| format!("cannot create {}: {error}", dir.display()))?;
+    std::fs::create_dir_all(dir).map_err(|source| IsolationError::CreateDir {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     let path = dir.join(id);
     let shown = path.display().to_string();
     git(
@@ -103,7 +142,10 @@ pub async fn create(
         &["worktree", "add", "--detach", &shown, &base],
     )
     .await
-    .map_err(|error| format!("cannot create a worktree at {shown}: {error}"))?;
+    .map_err(|error| IsolationError::Worktree {
+        path: path.clone(),
+        error: Box::new(error),
+    })?;
     let relative = parent_cwd
         .canonicalize()
         .ok()
@@ -174,7 +216,7 @@ async fn save_and_apply(
     id: &str,
     name: &str,
     apply: bool,
-) -> Result<Merged, String> {
+) -> Result<Merged, IsolationError> {
     let path = &worktree.path;
     let head = git(spawner, path, &["rev-parse", "HEAD"]).await?;
     let mut kept = String::new();
@@ -218,11 +260,15 @@ async fn save_and_apply(
             applied: false,
         });
     }
-    std::fs::create_dir_all(patches)
-        .map_err(|error| format!("cannot create {}: {error}", patches.display()))?;
+    std::fs::create_dir_all(patches).map_err(|source| IsolationError::CreateDir {
+        path: patches.to_path_buf(),
+        source,
+    })?;
     let patch = patches.join(format!("{id}.patch"));
-    std::fs::write(&patch, &diff)
-        .map_err(|error| format!("cannot write {}: {error}", patch.display()))?;
+    std::fs::write(&patch, &diff).map_err(|source| IsolationError::WritePatch {
+        path: patch.clone(),
+        source,
+    })?;
     let files = diff
         .split(|byte| *byte == b'\n')
         .filter(|line| line.starts_with(b"diff --git "))
@@ -259,11 +305,61 @@ async fn save_and_apply(
                 "its changes conflict with {} and were not applied ({}); the patch is kept in \
                  {}{kept}",
                 worktree.repo.display(),
-                error.lines().next().unwrap_or("git apply failed"),
+                error
+                    .to_string()
+                    .lines()
+                    .next()
+                    .unwrap_or("git apply failed"),
                 patch.display()
             ),
             patch: Some(patch),
             applied: false,
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failures_say_what_isolation_needs() {
+        let cases = [
+            (
+                IsolationError::NotARepository("/work/notes".into()),
+                "isolated needs a git repository, and /work/notes is not in one",
+            ),
+            (
+                IsolationError::NoCommit("/work/repo".into()),
+                "isolated needs a commit to start from, and /work/repo has none yet",
+            ),
+            (
+                IsolationError::Worktree {
+                    path: "/data/worktrees/t1".into(),
+                    error: Box::new(IsolationError::Git(
+                        "fatal: '/data/worktrees/t1' already exists".into(),
+                    )),
+                },
+                "cannot create a worktree at /data/worktrees/t1: fatal: '/data/worktrees/t1' \
+                 already exists",
+            ),
+            (
+                IsolationError::CreateDir {
+                    path: "/data/patches".into(),
+                    source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+                },
+                "cannot create /data/patches: permission denied",
+            ),
+            (
+                IsolationError::WritePatch {
+                    path: "/data/patches/t1.patch".into(),
+                    source: std::io::Error::from(std::io::ErrorKind::StorageFull),
+                },
+                "cannot write /data/patches/t1.patch: no storage space",
+            ),
+        ];
+        for (error, text) in cases {
+            assert_eq!(error.to_string(), text);
+        }
     }
 }

@@ -15,9 +15,11 @@
 //! it is reminded up to 3 times) or, without a schema, its last assistant text.
 
 pub mod agents;
+pub mod error;
 pub mod isolation;
 pub mod tool;
 
+pub use error::TaskError;
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -197,22 +199,21 @@ impl TaskManager {
         specs: Vec<TaskSpec>,
         cancel: CancellationToken,
         progress: pi_agent::ProgressSink,
-    ) -> Result<(Vec<TaskOutcome>, Vec<String>), String> {
-        let sessions = parent
-            .sessions
-            .upgrade()
-            .ok_or_else(|| "the daemon is stopping".to_owned())?;
+    ) -> Result<(Vec<TaskOutcome>, Vec<String>), TaskError> {
+        let sessions = parent.sessions.upgrade().ok_or(TaskError::Stopping)?;
         let settings = self.settings(&parent.cwd);
         let depth = self.depth(&sessions, &parent.session_id).await;
         if depth >= settings.max_depth {
-            return Err(format!(
+            return Err(TaskError::Call(format!(
                 "task is not available here: this session is a subagent at depth {depth}, and \
                  task.maxDepth is {}",
                 settings.max_depth
-            ));
+            )));
         }
         if specs.is_empty() {
-            return Err("tasks is empty: give at least one task".to_owned());
+            return Err(TaskError::Call(
+                "tasks is empty: give at least one task".to_owned(),
+            ));
         }
         let (agents, problems) = agents::discover(&agents::search_dirs(
             &parent.cwd,
@@ -222,13 +223,15 @@ impl TaskManager {
         let parent_info = sessions
             .stored_info(&parent.session_id)
             .await
-            .map_err(|error| error.to_string())?;
+            .map_err(TaskError::Session)?;
         // Check every task before starting any.
         let mut names: Vec<String> = Vec::new();
         let mut planned = Vec::new();
         for (index, spec) in specs.into_iter().enumerate() {
             if spec.task.trim().is_empty() {
-                return Err(format!("tasks[{index}].task is empty: say what to do"));
+                return Err(TaskError::Call(format!(
+                    "tasks[{index}].task is empty: say what to do"
+                )));
             }
             if let Some(resume) = &spec.resume
                 && (planned
@@ -238,10 +241,10 @@ impl TaskManager {
                     })
                     || self.slot(resume).is_some())
             {
-                return Err(format!(
+                return Err(TaskError::Call(format!(
                     "tasks[{index}].resume: {resume} is already working on a task; wait for it \
                      (one task at a time per subagent)"
-                ));
+                )));
             }
             if let Some(dir) = &spec.cwd {
                 let relative = std::path::Path::new(dir);
@@ -250,29 +253,29 @@ impl TaskManager {
                         .strip_prefix("/x")
                         .is_err();
                 if escapes {
-                    return Err(format!(
+                    return Err(TaskError::Call(format!(
                         "tasks[{index}].cwd \"{dir}\" must be a directory inside yours, relative to it"
-                    ));
+                    )));
                 }
             }
             if let Some(schema) = &spec.output_schema
                 && let Err(error) = jsonschema::validator_for(schema)
             {
-                return Err(format!(
+                return Err(TaskError::Call(format!(
                     "tasks[{index}].outputSchema is not a valid JSON Schema: {error}"
-                ));
+                )));
             }
             if spec.isolated && spec.resume.is_some() {
-                return Err(format!(
+                return Err(TaskError::Call(format!(
                     "tasks[{index}]: `isolated` and `resume` do not go together (an isolated \
                      task's worktree is gone once its changes came back); resume it without \
                      `isolated`"
-                ));
+                )));
             }
             let agent_name = spec.agent.clone().unwrap_or_else(|| "task".to_owned());
             let Some(agent) = agents.get(&agent_name).cloned() else {
                 let known: Vec<&str> = agents.keys().map(String::as_str).collect();
-                return Err(format!(
+                return Err(TaskError::Call(format!(
                     "Unknown agent \"{agent_name}\". Available: {}{}",
                     known.join(", "),
                     if problems.is_empty() {
@@ -287,7 +290,7 @@ impl TaskManager {
                                 .join("; ")
                         )
                     }
-                ));
+                )));
             };
             let mut name = spec
                 .name
@@ -297,9 +300,9 @@ impl TaskManager {
                 .unwrap_or_else(|| format!("{agent_name}-{}", index + 1));
             if names.iter().any(|known| known.eq_ignore_ascii_case(&name)) {
                 if spec.name.is_some() {
-                    return Err(format!(
+                    return Err(TaskError::Call(format!(
                         "tasks[{index}].name \"{name}\" is used twice; names must be unique"
-                    ));
+                    )));
                 }
                 name = format!("{name}-{}", index + 1);
             }
@@ -519,7 +522,7 @@ impl Child<'_> {
                         .lock()
                         .unwrap_or_else(PoisonError::into_inner)
                         .remove(&id);
-                    outcome.error = Some(error);
+                    outcome.error = Some(error.to_string());
                     self.board.set(self.index, |task| task.status = "failed");
                     return;
                 }
@@ -550,7 +553,7 @@ impl Child<'_> {
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id);
-            outcome.error = Some(error);
+            outcome.error = Some(error.to_string());
             self.board.set(self.index, |task| task.status = "failed");
             return;
         }
@@ -605,26 +608,33 @@ impl Child<'_> {
         name: &str,
         id: &str,
         base: &std::path::Path,
-    ) -> Result<(), String> {
+    ) -> Result<(), TaskError> {
         let sessions = self.sessions;
         if let Some(resume) = &spec.resume {
             let info = sessions
                 .stored_info(resume)
                 .await
-                .map_err(|error| format!("cannot resume {resume}: {error}"))?;
+                .map_err(|error| TaskError::Resume {
+                    id: resume.clone(),
+                    why: error.to_string(),
+                })?;
             if info.parent_session_id.as_deref() != Some(self.parent.session_id.as_str())
                 || info.task_name.is_none()
             {
-                return Err(format!(
-                    "cannot resume {resume}: it is not a subagent of this session"
-                ));
+                return Err(TaskError::Resume {
+                    id: resume.clone(),
+                    why: "it is not a subagent of this session".to_owned(),
+                });
             }
             if !std::path::Path::new(&info.cwd).is_dir() {
-                return Err(format!(
-                    "cannot resume {resume}: its working directory {} is gone (an isolated \
-                     task's worktree is removed once its changes came back)",
-                    info.cwd
-                ));
+                return Err(TaskError::Resume {
+                    id: resume.clone(),
+                    why: format!(
+                        "its working directory {} is gone (an isolated task's worktree is \
+                         removed once its changes came back)",
+                        info.cwd
+                    ),
+                });
             }
             return Ok(());
         }
@@ -680,7 +690,7 @@ impl Child<'_> {
                 }),
             )
             .await
-            .map_err(|error| format!("cannot start the subagent: {error}"))?;
+            .map_err(TaskError::StartChild)?;
         // A child works under its parent's approval mode.
         if let Some(policy) = &self.manager.policy
             && let Some(mode) = policy.mode_of(&self.parent.session_id)

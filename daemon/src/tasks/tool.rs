@@ -155,7 +155,7 @@ impl TaskTool {
         }
     }
 
-    fn specs(&self, arguments: &Value) -> Result<(String, Vec<TaskSpec>), String> {
+    fn specs(&self, arguments: &Value) -> Result<(String, Vec<TaskSpec>), super::TaskError> {
         let seconds = |timeout: Option<f64>| {
             timeout
                 .filter(|seconds| seconds.is_finite() && *seconds > 0.0)
@@ -164,8 +164,10 @@ impl TaskTool {
         };
         match self.shape {
             Shape::Task => {
-                let args: TaskArgs = serde_json::from_value(arguments.clone())
-                    .map_err(|error| format!("invalid arguments for task: {error}"))?;
+                let args: TaskArgs =
+                    serde_json::from_value(arguments.clone()).map_err(|error| {
+                        super::TaskError::Call(format!("invalid arguments for task: {error}"))
+                    })?;
                 let specs = args
                     .tasks
                     .into_iter()
@@ -185,7 +187,9 @@ impl TaskTool {
             Shape::Delegate => {
                 let args: DelegateArgs =
                     serde_json::from_value(arguments.clone()).map_err(|error| {
-                        format!("invalid arguments for delegate_to_subagents: {error}")
+                        super::TaskError::Call(format!(
+                            "invalid arguments for delegate_to_subagents: {error}"
+                        ))
                     })?;
                 let specs = args
                     .tasks
@@ -234,7 +238,7 @@ impl Tool for TaskTool {
         Box::pin(async move {
             let (context, specs) = match self.specs(&invocation.arguments) {
                 Ok(parsed) => parsed,
-                Err(error) => return ToolOutput::error(error),
+                Err(error) => return ToolOutput::error(error.to_string()),
             };
             match self
                 .manager
@@ -248,7 +252,7 @@ impl Tool for TaskTool {
                 .await
             {
                 Ok((outcomes, problems)) => super::render(&outcomes, &problems),
-                Err(error) => ToolOutput::error(error),
+                Err(error) => ToolOutput::error(error.to_string()),
             }
         })
     }
