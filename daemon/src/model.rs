@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pi_llm::{
-    ApiKey, KeySource, Model, ModelRegistry, ProcessEnvironment, Provider, ProviderRouter,
-    RegistryConfig, ThinkingLevel,
+    ApiKey, KeyError, KeySource, Model, ModelRegistry, ProcessEnvironment, Provider,
+    ProviderRouter, RegistryConfig, ResolveError, ThinkingLevel,
 };
 use pi_paths::Paths;
 
@@ -61,10 +61,8 @@ impl ModelService for RegistryModels {
         self.router.clone()
     }
 
-    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
-        self.registry
-            .resolve(spec)
-            .map_err(|error| error.to_string())
+    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), ResolveError> {
+        self.registry.resolve(spec)
     }
 
     fn find(&self, provider: &str, id: &str) -> Option<Model> {
@@ -98,7 +96,7 @@ impl ModelService for RegistryModels {
         })
     }
 
-    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String> {
+    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, KeyError> {
         self.api_key_in(model, &BTreeMap::new())
     }
 
@@ -106,7 +104,7 @@ impl ModelService for RegistryModels {
         &self,
         model: &Model,
         env: &BTreeMap<String, String>,
-    ) -> Result<Option<ApiKey>, String> {
+    ) -> Result<Option<ApiKey>, KeyError> {
         // A `!command` key runs a process (up to 10 s, once): keep other tasks running.
         let lookup = || self.registry.resolve_key(&model.provider);
         let result = match tokio::runtime::Handle::try_current().map(|h| h.runtime_flavor()) {
@@ -135,7 +133,7 @@ impl ModelService for RegistryModels {
                 Some(key) => Ok(Some(key)),
                 // Local servers of custom providers need no key.
                 None if is_keyless(model) => Ok(None),
-                None => Err(error.to_string()),
+                None => Err(error),
             },
         }
     }

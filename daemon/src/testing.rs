@@ -34,14 +34,19 @@ impl ModelService for FauxModels {
             .unwrap_or_else(|| Arc::new(self.faux.clone()))
     }
 
-    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
+    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), pi_llm::ResolveError> {
         let (name, level) = match spec.split_once(':') {
             Some((name, level)) => (
                 name,
                 Some(
                     level
                         .parse()
-                        .map_err(|e: pi_llm::model::UnknownThinkingLevel| e.to_string())?,
+                        .map_err(|_: pi_llm::model::UnknownThinkingLevel| {
+                            pi_llm::ResolveError::UnknownThinkingLevel {
+                                spec: spec.to_owned(),
+                                level: level.to_owned(),
+                            }
+                        })?,
                 ),
             ),
             None => (spec, None),
@@ -50,7 +55,10 @@ impl ModelService for FauxModels {
             .into_iter()
             .find(|model| name == model.id || name == format!("{}/{}", model.provider, model.id))
             .map(|model| (model, level))
-            .ok_or_else(|| format!("no model matches {spec:?}; did you mean faux/faux-1?"))
+            .ok_or_else(|| pi_llm::ResolveError::NoMatch {
+                spec: spec.to_owned(),
+                closest: vec!["faux/faux-1".to_owned()],
+            })
     }
 
     fn find(&self, provider: &str, id: &str) -> Option<Model> {
@@ -63,7 +71,7 @@ impl ModelService for FauxModels {
         Some(faux_model())
     }
 
-    fn api_key(&self, _model: &Model) -> Result<Option<ApiKey>, String> {
+    fn api_key(&self, _model: &Model) -> Result<Option<ApiKey>, pi_llm::KeyError> {
         Ok(None)
     }
 
@@ -83,7 +91,7 @@ impl ToolFactory for StaticTools {
         &self,
         _environment: &ToolEnvironment,
         names: &[String],
-    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+    ) -> Result<Vec<Arc<dyn Tool>>, crate::session::services::ToolsError> {
         names
             .iter()
             .map(|name| {
@@ -91,7 +99,7 @@ impl ToolFactory for StaticTools {
                     .iter()
                     .find(|tool| tool.name() == name)
                     .cloned()
-                    .ok_or_else(|| format!("unknown tool {name:?}"))
+                    .ok_or_else(|| pi_tools::UnknownTool(name.clone()).into())
             })
             .collect()
     }

@@ -15,6 +15,7 @@ use pi_tools::spawn::Spawner;
 use pi_tools::{Artifacts, DEFAULT_TOOLS, PathLocks, ToolContext};
 use tokio_util::sync::CancellationToken;
 
+use crate::session::services::{CommandError, ToolsError};
 use crate::session::{ToolEnvironment, ToolFactory};
 
 /// Builds sessions' tools from pi-tools with the daemon's shared locks and artifact store,
@@ -114,11 +115,8 @@ impl BuiltinTools {
         environment: &ToolEnvironment,
         with_lsp: bool,
         with_tasks: bool,
-    ) -> Result<Arc<ToolContext>, String> {
-        let artifacts = self
-            .artifacts
-            .session(&environment.session_id)
-            .map_err(|error| error.to_string())?;
+    ) -> Result<Arc<ToolContext>, ToolsError> {
+        let artifacts = self.artifacts.session(&environment.session_id)?;
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
@@ -178,7 +176,7 @@ impl ToolFactory for BuiltinTools {
         &self,
         environment: &ToolEnvironment,
         names: &[String],
-    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+    ) -> Result<Vec<Arc<dyn Tool>>, ToolsError> {
         let with_lsp = self.lsp.is_some() && names.iter().any(|name| name == "lsp");
         let with_tasks = self.tasks.is_some()
             && names
@@ -193,8 +191,7 @@ impl ToolFactory for BuiltinTools {
             .filter(|name| !(self.kernels.is_some() && *name == "python"))
             .cloned()
             .collect();
-        let mut tools =
-            pi_tools::create_tools(&builtin, &context).map_err(|error| error.to_string())?;
+        let mut tools = pi_tools::create_tools(&builtin, &context)?;
         if let Some(pool) = &self.jobs
             && let Some(at) = names.iter().position(|name| name == "job")
         {
@@ -370,7 +367,7 @@ impl ToolFactory for BuiltinTools {
         }
         Some(Box::pin(async move {
             match pool.expand_prompt(&environment.session_id, text).await {
-                Some(expanded) => expanded.map_err(|error| error.to_string()),
+                Some(expanded) => expanded.map_err(CommandError::from),
                 None => Ok(text.to_owned()),
             }
         }))
@@ -415,12 +412,9 @@ impl crate::policy::ApprovalPort for SessionApprovals {
     fn record(
         &self,
         decision: serde_json::Value,
-    ) -> futures_util::future::BoxFuture<'_, Result<(), String>> {
+    ) -> futures_util::future::BoxFuture<'_, Result<(), crate::policy::PortError>> {
         Box::pin(async move {
-            let sessions = self
-                .sessions
-                .upgrade()
-                .ok_or_else(|| "the daemon is stopping".to_owned())?;
+            let sessions = self.sessions.upgrade().ok_or("the daemon is stopping")?;
             sessions
                 .call(&self.session_id, |reply| crate::session::Command::Record {
                     custom_type: "approval".to_owned(),
@@ -429,7 +423,7 @@ impl crate::policy::ApprovalPort for SessionApprovals {
                 })
                 .await
                 .map(|_| ())
-                .map_err(|error| error.to_string())
+                .map_err(Into::into)
         })
     }
 
@@ -437,12 +431,12 @@ impl crate::policy::ApprovalPort for SessionApprovals {
         &self,
         request: pi_protocol::v1::UiRequest,
         timeout: std::time::Duration,
-    ) -> futures_util::future::BoxFuture<'_, Result<pi_protocol::v1::UiAskResponse, String>> {
+    ) -> futures_util::future::BoxFuture<
+        '_,
+        Result<pi_protocol::v1::UiAskResponse, crate::policy::PortError>,
+    > {
         Box::pin(async move {
-            let sessions = self
-                .sessions
-                .upgrade()
-                .ok_or_else(|| "the daemon is stopping".to_owned())?;
+            let sessions = self.sessions.upgrade().ok_or("the daemon is stopping")?;
             sessions
                 .ask(pi_protocol::v1::UiAskParams {
                     session_id: self.session_id.clone(),
@@ -450,7 +444,7 @@ impl crate::policy::ApprovalPort for SessionApprovals {
                     timeout_ms: Some(timeout.as_millis() as u64),
                 })
                 .await
-                .map_err(|error| error.to_string())
+                .map_err(Into::into)
         })
     }
 }
@@ -614,6 +608,17 @@ impl Drop for UserShellGuard<'_> {
     }
 }
 
+/// Why a user shell command could not run.
+#[derive(Debug, thiserror::Error)]
+pub enum UserBashError {
+    /// The session's artifacts directory could not be made.
+    #[error(transparent)]
+    Artifacts(#[from] pi_tools::ArtifactError),
+    /// The command could not be started.
+    #[error(transparent)]
+    Exec(#[from] pi_tools::exec::ExecError),
+}
+
 /// Runs a user shell command (`!cmd`) in the session's cwd and environment with sanitized,
 /// tail-truncated output (the full output kept as an artifact), and returns the
 /// `bashExecution` message to record. `cancel` kills the command's process group (the message
@@ -625,10 +630,8 @@ pub async fn user_bash(
     command: &str,
     exclude_from_context: bool,
     cancel: &CancellationToken,
-) -> Result<BashExecutionMessage, String> {
-    let session_artifacts = artifacts
-        .session(&environment.session_id)
-        .map_err(|error| error.to_string())?;
+) -> Result<BashExecutionMessage, UserBashError> {
+    let session_artifacts = artifacts.session(&environment.session_id)?;
     let shell = ShellConfig::default();
     let place = ExecPlace {
         cwd: &environment.cwd,
@@ -643,9 +646,7 @@ pub async fn user_bash(
         timeout: None,
         style: OutputStyle::Sanitized,
     };
-    let result = exec::run(place, &request, cancel, &mut |_| {})
-        .await
-        .map_err(|error| error.to_string())?;
+    let result = exec::run(place, &request, cancel, &mut |_| {}).await?;
     let (exit_code, cancelled) = match result.end {
         ExecEnd::Exited(code) => (Some(code), false),
         ExecEnd::Signaled => (None, false),

@@ -29,18 +29,56 @@ use crate::coding::ResourceRoots;
 use crate::store::Store;
 use rules::{Action, Decision, Layer, Mode};
 
+/// Why the session behind an [`ApprovalPort`] could not do what was asked (its own typed
+/// error: the session's, or the daemon stopping).
+pub type PortError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a tool call was not let through; the text is what the model is told.
+#[derive(Debug, thiserror::Error)]
+pub enum Denied {
+    /// A rule or the mode denies it.
+    #[error(
+        "Denied by policy: {by} does not allow {call}. Do something else, or ask the user to \
+         change the approvals."
+    )]
+    ByPolicy {
+        /// The call as shown (`` `bash` `ls` ``).
+        call: String,
+        /// The rule or mode.
+        by: String,
+    },
+    /// The question could not be asked.
+    #[error("Denied: the question could not be asked ({0})")]
+    NotAsked(#[source] PortError),
+    /// Nobody answered in time.
+    #[error("Denied: nobody answered within {0} s (approvals.askTimeoutMs)")]
+    Unanswered(u64),
+    /// The user chose "Deny".
+    #[error("Denied by the user: {0} was not allowed. Do something else or ask the user.")]
+    ByUser(String),
+    /// The user answered with their own text (their reason, for the model).
+    #[error("Denied by the user: {0}")]
+    UserReason(String),
+    /// The answer was empty.
+    #[error("Denied: the answer was empty")]
+    EmptyAnswer,
+    /// The run was aborted while the question was open.
+    #[error("Operation aborted")]
+    Aborted,
+}
+
 /// What the policy needs of the session a gate guards: given with each gate by the daemon,
 /// which implements it over the session registry.
 pub trait ApprovalPort: Send + Sync {
     /// Writes a decision into the session (an `approval` custom entry).
-    fn record(&self, decision: Value) -> BoxFuture<'_, Result<(), String>>;
+    fn record(&self, decision: Value) -> BoxFuture<'_, Result<(), PortError>>;
     /// Asks the people attached to the session; the first answer, or a cancelled one after
     /// `timeout`.
     fn ask(
         &self,
         request: UiRequest,
         timeout: Duration,
-    ) -> BoxFuture<'_, Result<UiAskResponse, String>>;
+    ) -> BoxFuture<'_, Result<UiAskResponse, PortError>>;
 }
 
 /// How long an `ask` waits for an answer unless `approvals.askTimeoutMs` says.
@@ -285,7 +323,7 @@ impl PolicyManager {
         cwd: &std::path::Path,
         tool: &str,
         arguments: &Value,
-    ) -> Result<(), String> {
+    ) -> Result<(), Denied> {
         let (layers, timeout) = self.layers(session_id, cwd);
         let Decision { action, reason } = rules::decide(&layers, tool, arguments, cwd);
         let call = format!("`{tool}`{}", describe(tool, arguments));
@@ -297,10 +335,10 @@ impl PolicyManager {
                 Some(json!({"call": call, "decision": "allowed", "by": reason})),
             ),
             Action::Deny => (
-                Err(format!(
-                    "Denied by policy: {reason} does not allow {call}. Do something else, or \
-                     ask the user to change the approvals."
-                )),
+                Err(Denied::ByPolicy {
+                    call: call.clone(),
+                    by: reason.clone(),
+                }),
                 Some(json!({"call": call, "decision": "denied", "by": reason})),
             ),
             Action::Ask if self.allowed_before(session_id, tool, arguments) => (
@@ -357,7 +395,7 @@ impl PolicyManager {
         arguments: &Value,
         reason: &str,
         timeout: Duration,
-    ) -> (Result<(), String>, Option<String>, Option<String>) {
+    ) -> (Result<(), Denied>, Option<String>, Option<String>) {
         let title = format!(
             "Allow `{tool}`{}? ({reason} asks)",
             describe(tool, arguments)
@@ -375,22 +413,11 @@ impl PolicyManager {
         let asked = match asked {
             Ok(asked) => asked,
             Err(error) => {
-                return (
-                    Err(format!("Denied: the question could not be asked ({error})")),
-                    None,
-                    None,
-                );
+                return (Err(Denied::NotAsked(error)), None, None);
             }
         };
         if asked.answer.cancelled {
-            return (
-                Err(format!(
-                    "Denied: nobody answered within {} s (approvals.askTimeoutMs)",
-                    timeout.as_secs()
-                )),
-                None,
-                None,
-            );
+            return (Err(Denied::Unanswered(timeout.as_secs())), None, None);
         }
         let answer = asked.answer.value.clone();
         let outcome = match asked.answer.value.as_deref() {
@@ -426,14 +453,13 @@ impl PolicyManager {
                 }
                 Ok(())
             }
-            Some(DENY) => Err(format!(
-                "Denied by the user: `{tool}`{} was not allowed. Do something else or ask \
-                 the user.",
+            Some(DENY) => Err(Denied::ByUser(format!(
+                "`{tool}`{}",
                 describe(tool, arguments)
-            )),
+            ))),
             // Any other text: the user's reason, for the model.
-            Some(other) => Err(format!("Denied by the user: {other}")),
-            None => Err("Denied: the answer was empty".to_owned()),
+            Some(other) => Err(Denied::UserReason(other.to_owned())),
+            None => Err(Denied::EmptyAnswer),
         };
         (outcome, answer, asked.answered_by)
     }
@@ -506,7 +532,7 @@ impl Tool for PolicyGate {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let checked = tokio::select! {
-                () = invocation.cancel.cancelled() => Err("Operation aborted".to_owned()),
+                () = invocation.cancel.cancelled() => Err(Denied::Aborted),
                 checked = self.manager.check(
                     self.port.as_ref(),
                     &self.session_id,
@@ -517,7 +543,7 @@ impl Tool for PolicyGate {
             };
             match checked {
                 Ok(()) => self.inner.clone().execute(invocation).await,
-                Err(reason) => ToolOutput::error(reason),
+                Err(denied) => ToolOutput::error(denied.to_string()),
             }
         })
     }

@@ -33,7 +33,7 @@ impl FakeSession {
 }
 
 impl ApprovalPort for FakeSession {
-    fn record(&self, decision: Value) -> BoxFuture<'_, Result<(), String>> {
+    fn record(&self, decision: Value) -> BoxFuture<'_, Result<(), PortError>> {
         self.records.lock().unwrap().push(decision);
         Box::pin(async { Ok(()) })
     }
@@ -42,7 +42,7 @@ impl ApprovalPort for FakeSession {
         &self,
         request: UiRequest,
         _timeout: Duration,
-    ) -> BoxFuture<'_, Result<UiAskResponse, String>> {
+    ) -> BoxFuture<'_, Result<UiAskResponse, PortError>> {
         if let UiRequest::Select { title, options } = &request {
             assert_eq!(options, &[ALLOW_ONCE, ALLOW_SESSION, ALLOW_PROJECT, DENY]);
             self.titles.lock().unwrap().push(title.clone());
@@ -53,7 +53,7 @@ impl ApprovalPort for FakeSession {
             .unwrap()
             .pop_front()
             .expect("a scripted answer");
-        Box::pin(async move { answer })
+        Box::pin(async move { answer.map_err(PortError::from) })
     }
 }
 

@@ -238,9 +238,9 @@ impl SessionRegistry {
                 let (model, level) =
                     models
                         .resolve(spec)
-                        .map_err(|message| SessionError::ModelNotFound {
+                        .map_err(|error| SessionError::ModelNotFound {
                             field: Some("model"),
-                            message,
+                            message: error.to_string(),
                         })?;
                 (Some(model), level)
             }
@@ -313,7 +313,7 @@ impl SessionRegistry {
             .services
             .tools
             .tools(&tool_environment(&row, &self.me), &row.tools)
-            .map_err(|message| SessionError::invalid("tools", message))?;
+            .map_err(|error| SessionError::invalid("tools", error.to_string()))?;
 
         let mut ids = EntryIds::default();
         let mut new_entries: Vec<SessionEntry> = Vec::new();

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use pi_agent::{QueueMode, Tool, ToolExecution, ToolSource};
-use pi_llm::{ApiKey, Model, Provider, ThinkingLevel};
+use pi_llm::{ApiKey, KeyError, Model, Provider, ResolveError, ThinkingLevel};
 
 /// Models: resolution, availability, keys, and the provider router that streams them.
 pub trait ModelService: Send + Sync {
@@ -16,7 +16,7 @@ pub trait ModelService: Send + Sync {
     fn provider(&self) -> Arc<dyn Provider>;
     /// Resolves `provider/id`, an id, or a search term, with an optional `:level` suffix.
     /// The error is a sentence naming the closest matches.
-    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), String>;
+    fn resolve(&self, spec: &str) -> Result<(Model, Option<ThinkingLevel>), ResolveError>;
     /// The model with exactly this provider and id.
     fn find(&self, provider: &str, id: &str) -> Option<Model>;
     /// Like `find`, or else pi's custom model id for a known provider (the model a session
@@ -39,7 +39,7 @@ pub trait ModelService: Send + Sync {
     }
     /// The key for `model`'s provider (`None` for servers that need none). The error says which
     /// environment variable or file to set.
-    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, String>;
+    fn api_key(&self, model: &Model) -> Result<Option<ApiKey>, KeyError>;
     /// The key for `model`'s provider as seen from a session whose environment is `env` (the
     /// client's): a provider variable set there beats the daemon's own environment and
     /// `models.json`, while `auth.json` keeps precedence (pi's order).
@@ -47,7 +47,7 @@ pub trait ModelService: Send + Sync {
         &self,
         model: &Model,
         env: &BTreeMap<String, String>,
-    ) -> Result<Option<ApiKey>, String> {
+    ) -> Result<Option<ApiKey>, KeyError> {
         let _ = env;
         self.api_key(model)
     }
@@ -108,7 +108,7 @@ pub trait ToolFactory: Send + Sync {
         &self,
         environment: &ToolEnvironment,
         names: &[String],
-    ) -> Result<Vec<Arc<dyn Tool>>, String>;
+    ) -> Result<Vec<Arc<dyn Tool>>, ToolsError>;
     /// The tools a session gets when none are named.
     fn default_names(&self) -> Vec<String>;
     /// Forgets what tools stored for a session that was deleted (its artifacts).
@@ -143,9 +143,24 @@ pub trait ToolFactory: Send + Sync {
     }
 }
 
-/// A slash command being expanded (an MCP prompt being fetched).
+/// A slash command being expanded (an MCP prompt being fetched); the error is the
+/// expander's own.
 pub type CommandFuture<'a> =
-    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, String>> + Send + 'a>>;
+    std::pin::Pin<Box<dyn std::future::Future<Output = Result<String, CommandError>> + Send + 'a>>;
+
+/// Why a slash command could not be expanded (the expander's typed error: an MCP server's).
+pub type CommandError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a session's tools could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum ToolsError {
+    /// A name that is no tool.
+    #[error(transparent)]
+    Unknown(#[from] pi_tools::UnknownTool),
+    /// The session's artifacts directory could not be made.
+    #[error(transparent)]
+    Artifacts(#[from] pi_tools::ArtifactError),
+}
 
 /// Per-session behaviour the daemon configures.
 #[derive(Clone, Debug)]

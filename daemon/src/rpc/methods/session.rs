@@ -499,7 +499,7 @@ pub async fn bash(
         &running.cancel,
     )
     .await
-    .map_err(|message| ErrorObject::new(ErrorKind::InvalidParams, message))?;
+    .map_err(|error| ErrorObject::new(ErrorKind::InvalidParams, error.to_string()))?;
     drop(running);
     let entry_id = state
         .sessions

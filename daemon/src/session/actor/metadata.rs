@@ -174,9 +174,9 @@ impl SessionActor {
             self.services
                 .models
                 .resolve(spec)
-                .map_err(|message| SessionError::ModelNotFound {
+                .map_err(|error| SessionError::ModelNotFound {
                     field: None,
-                    message,
+                    message: error.to_string(),
                 })?;
         let thinking = clamp_thinking(&model, level.unwrap_or(self.thinking));
         let mut kinds = vec![EntryKind::ModelChange {

@@ -49,9 +49,9 @@ impl SessionActor {
                 Some(
                     expanding
                         .await
-                        .map_err(|message| SessionError::InvalidParams {
+                        .map_err(|error| SessionError::InvalidParams {
                             field: None,
-                            message,
+                            message: error.to_string(),
                         })?,
                 )
             }
@@ -88,7 +88,7 @@ impl SessionActor {
             .services
             .models
             .api_key_in(&model, &environment.env)
-            .map_err(SessionError::NoKey)?;
+            .map_err(|error| SessionError::NoKey(error.to_string()))?;
         Ok((model, api_key))
     }
 

@@ -41,7 +41,7 @@ impl ToolFactory for GatedTools {
         &self,
         environment: &ToolEnvironment,
         _names: &[String],
-    ) -> Result<Vec<Arc<dyn Tool>>, String> {
+    ) -> Result<Vec<Arc<dyn Tool>>, pi_daemon::session::services::ToolsError> {
         let gate = &self.0;
         let mut state = gate.state.lock().unwrap();
         if state.0.as_deref() == Some(environment.session_id.as_str()) && !state.1 {

@@ -194,7 +194,7 @@ impl ModelService for ServerModels {
     fn provider(&self) -> Arc<dyn Provider> {
         self.router.clone()
     }
-    fn resolve(&self, _spec: &str) -> Result<(Model, Option<ThinkingLevel>), String> {
+    fn resolve(&self, _spec: &str) -> Result<(Model, Option<ThinkingLevel>), pi_llm::ResolveError> {
         Ok((self.model.clone(), None))
     }
     fn find(&self, provider: &str, id: &str) -> Option<Model> {
@@ -203,7 +203,7 @@ impl ModelService for ServerModels {
     fn default_model(&self) -> Option<Model> {
         Some(self.model.clone())
     }
-    fn api_key(&self, _model: &Model) -> Result<Option<ApiKey>, String> {
+    fn api_key(&self, _model: &Model) -> Result<Option<ApiKey>, pi_llm::KeyError> {
         Ok(Some(ApiKey::new("sk-ant-test")))
     }
     fn list(&self) -> Vec<(Model, bool)> {
