@@ -255,3 +255,39 @@ async fn read_only_denies_without_asking_and_yolo_runs_without_a_record() {
     assert_eq!((free.asked(), free.records.lock().unwrap().len()), (0, 0));
     assert_eq!(session.asked(), 0);
 }
+
+#[test]
+fn every_refusal_tells_the_model_what_happened_and_what_to_do() {
+    let cases = [
+        (
+            Denied::ByPolicy {
+                call: "`bash` `rm -rf build`".to_owned(),
+                by: "a rule in .pi/settings.json".to_owned(),
+            },
+            "Denied by policy: a rule in .pi/settings.json does not allow `bash` `rm -rf build`. \
+             Do something else, or ask the user to change the approvals.",
+        ),
+        (
+            Denied::NotAsked("no client can answer".into()),
+            "Denied: the question could not be asked (no client can answer)",
+        ),
+        (
+            Denied::Unanswered(300),
+            "Denied: nobody answered within 300 s (approvals.askTimeoutMs)",
+        ),
+        (
+            Denied::ByUser("`write` notes.txt".to_owned()),
+            "Denied by the user: `write` notes.txt was not allowed. Do something else or ask \
+             the user.",
+        ),
+        (
+            Denied::UserReason("not now".to_owned()),
+            "Denied by the user: not now",
+        ),
+        (Denied::EmptyAnswer, "Denied: the answer was empty"),
+        (Denied::Aborted, "Operation aborted"),
+    ];
+    for (denied, text) in cases {
+        assert_eq!(denied.to_string(), text);
+    }
+}
