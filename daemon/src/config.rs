@@ -111,6 +111,9 @@ pub struct LimitsConfig {
     /// it, a window that grows forgets its oldest events down to its newest 16 KiB, and a
     /// client reconnecting from further back gets the stored entries.
     pub recent_bytes: usize,
+    /// Seconds a language server may take to accept one message on its input; past it the
+    /// server is stuck: its requests fail and it is ended (it starts again on the next use).
+    pub lsp_write_timeout_secs: u64,
     /// Seconds a new connection has, from connecting, to complete `initialize` (on the
     /// WebSocket, the HTTP upgrade too); then it is closed.
     pub initialize_timeout_secs: u64,
@@ -143,6 +146,7 @@ impl Default for LimitsConfig {
             session_idle_secs: 600,
             recent_unwatched_bytes: crate::session::recent::UNWATCHED_BYTES,
             recent_bytes: crate::session::recent::ALL_WINDOWS_BYTES,
+            lsp_write_timeout_secs: 30,
             initialize_timeout_secs: 10,
             pending_connections: 128,
         }

@@ -122,14 +122,20 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     ));
     let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()))
         .with_spawner(spawner.clone());
-    let lsp = Arc::new(lsp::LspPool::new(
-        paths.state_dir.clone(),
-        // Language servers cost seconds (minutes for big projects) to start: five minutes
-        // unless settings' `lsp.idleTimeoutMs` says otherwise.
-        lsp::DEFAULT_IDLE_TIMEOUT,
-        spawner.clone(),
-        builtin.locks().clone(),
-    ));
+    let lsp = Arc::new(
+        lsp::LspPool::new(
+            paths.state_dir.clone(),
+            // Language servers cost seconds (minutes for big projects) to start: five minutes
+            // unless settings' `lsp.idleTimeoutMs` says otherwise.
+            lsp::DEFAULT_IDLE_TIMEOUT,
+            spawner.clone(),
+            builtin.locks().clone(),
+        )
+        .with_outbound(lsp::rpc::OutboundLimits {
+            write_timeout: Duration::from_secs(config.limits.lsp_write_timeout_secs),
+            ..lsp::rpc::OutboundLimits::default()
+        }),
+    );
     lsp.set_settings_roots(coding::ResourceRoots::from_paths(&paths));
     let policy = Arc::new(policy::PolicyManager::new(
         coding::ResourceRoots::from_paths(&paths),

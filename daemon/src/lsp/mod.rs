@@ -135,6 +135,19 @@ impl LspServer {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// That the server is not running, and why (its last error).
+    pub fn not_running(&self) -> LspError {
+        LspError::NotRunning {
+            name: self.name.clone(),
+            root: self.root.clone(),
+            reason: self
+                .state()
+                .last_error
+                .clone()
+                .unwrap_or_else(|| "it was stopped".to_owned()),
+        }
+    }
+
     /// The connection while ready.
     pub fn connection(&self) -> Option<Connection> {
         self.state().connection.clone()
@@ -178,15 +191,7 @@ impl LspServer {
     /// Sends a request, naming the server in errors.
     pub async fn request(&self, method: &str, params: Value) -> Result<Value, LspError> {
         let Some(connection) = self.connection() else {
-            return Err(LspError::NotRunning {
-                name: self.name.clone(),
-                root: self.root.clone(),
-                reason: self
-                    .state()
-                    .last_error
-                    .clone()
-                    .unwrap_or_else(|| "it was stopped".to_owned()),
-            });
+            return Err(self.not_running());
         };
         connection
             .request(method, params, REQUEST_TIMEOUT)
@@ -580,6 +585,8 @@ pub struct LspPool {
     linger: Duration,
     spawner: Spawner,
     locks: pi_tools::PathLocks,
+    // What a server's input may hold back before the server counts as stuck.
+    outbound: OutboundLimits,
     // Bumped whenever what `list` shows changes.
     changes: watch::Sender<u64>,
     // Where sessions' settings come from (`lsp.*`).
@@ -630,11 +637,19 @@ impl LspPool {
             linger,
             spawner,
             locks,
+            outbound: OutboundLimits::default(),
             changes: watch::Sender::new(0),
             settings: std::sync::OnceLock::new(),
             late: Mutex::new(HashMap::new()),
             settings_cache: Default::default(),
         }
+    }
+
+    /// The same pool, counting a server stuck past `outbound` (`[limits]
+    /// lsp_write_timeout_secs`).
+    pub fn with_outbound(mut self, outbound: OutboundLimits) -> LspPool {
+        self.outbound = outbound;
+        self
     }
 
     fn servers(&self) -> std::sync::MutexGuard<'_, HashMap<String, Arc<LspServer>>> {
@@ -855,7 +870,7 @@ impl LspPool {
                 server: Arc::downgrade(server),
                 pool: Arc::downgrade(self),
             }),
-            OutboundLimits::default(),
+            self.outbound,
         );
         // Its end, whenever it comes; a server that stops reading its input is ended.
         {

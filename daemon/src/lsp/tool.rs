@@ -324,6 +324,10 @@ impl LspTool {
             server.diagnostics_after(&path, after, LOAD_WAIT).await;
         }
         let text = server.text_of(&path).ok_or_else(|| {
+            // Ended meanwhile (it crashed, or stopped reading its input): say that.
+            if server.connection().is_none() {
+                return server.not_running();
+            }
             LspError::Call(format!(
                 "{} is not open in {}",
                 self.shown(&path),

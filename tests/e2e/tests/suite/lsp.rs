@@ -2,7 +2,8 @@
 //! typescript-language-server; installed by `tests/install-peers`): the model's `lsp` tool
 //! finds definitions and references across files, hovers, lists symbols and renames across
 //! files; a `write` that introduces a type error comes back with it; sessions in one root
-//! share one server process.
+//! share one server process; a server that stops reading its input is ended and starts again
+//! on the next use.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -644,4 +645,106 @@ async fn settings_configure_disable_and_time_out_language_servers() {
         stopped.sessions.is_empty() && stopped.pid.is_none(),
         "{stopped:?}"
     );
+}
+
+/// A language server (Python, Content-Length framing) that answers `initialize` and then, the
+/// first time it runs (no marker file yet), stops reading its input; later runs answer
+/// `textDocument/hover` with "a fake hover".
+const STOPS_READING: &str = r#"
+import json, os, sys, time
+marker = sys.argv[1]
+first = not os.path.exists(marker)
+open(marker, "a").close()
+stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+def read():
+    length = 0
+    while True:
+        line = stdin.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, value = line.split(b":", 1)
+        if name.lower() == b"content-length":
+            length = int(value)
+    return json.loads(stdin.read(length))
+def send(message):
+    body = json.dumps(message).encode()
+    stdout.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    stdout.flush()
+while True:
+    message = read()
+    method = message.get("method")
+    if method == "initialize":
+        send({"jsonrpc": "2.0", "id": message["id"],
+              "result": {"capabilities": {"hoverProvider": True, "textDocumentSync": 1}}})
+    elif method == "initialized" and first:
+        time.sleep(600)
+    elif method == "textDocument/hover":
+        send({"jsonrpc": "2.0", "id": message["id"], "result": {"contents": "a fake hover"}})
+    elif method == "exit":
+        sys.exit(0)
+    elif "id" in message and method:
+        send({"jsonrpc": "2.0", "id": message["id"], "result": None})
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_that_stops_reading_is_ended_and_the_next_use_starts_it_again() {
+    let home_marker = "stuck/started-once";
+    let world = World::start_with_config(
+        "anthropic-messages",
+        "[limits]\nlsp_write_timeout_secs = 2\n",
+        &[
+            ("stuck/fake_ls.py", STOPS_READING.to_owned()),
+            // More than a pipe holds: its `didOpen` cannot be written to a server that does
+            // not read.
+            (
+                "stuck/big.fake",
+                format!("x = 1\n{}", "# padding\n".repeat(100_000)),
+            ),
+        ],
+    )
+    .await;
+    let root = world.daemon.home.path().join("stuck");
+    std::fs::create_dir_all(root.join(".pi")).unwrap();
+    std::fs::write(
+        root.join(".pi/settings.json"),
+        json!({"lsp": {"servers": {"fakels": {
+            "command": "/usr/bin/python3",
+            "args": [root.join("fake_ls.py"), world.daemon.home.path().join(home_marker)],
+            "fileTypes": ["fake"]}}}})
+        .to_string(),
+    )
+    .unwrap();
+    world.server.respond_with(caller);
+    let (client, mut events, id) = lsp_session(&world, &root).await;
+    let hover = json!({"action": "hover", "file": "big.fake", "line": 1, "symbol": "x"});
+
+    // The first server never takes the file: after 2 s it is stuck, the call fails saying
+    // so, and the pool ends its process.
+    let (stuck, failed) = lsp(&client, &mut events, &id, hover.clone()).await;
+    assert!(failed, "{stuck}");
+    assert!(stuck.contains("stopped reading its input"), "{stuck}");
+    let ended = wait_for_lsp(&client, "ended", |server| {
+        server.name == "fakels" && server.pid.is_none()
+    })
+    .await;
+    assert!(
+        ended
+            .last_error
+            .as_deref()
+            .is_some_and(|error| error.contains("stopped reading its input")),
+        "{ended:?}"
+    );
+
+    // The next use starts it again, and this one answers.
+    let (answer, failed) = lsp(&client, &mut events, &id, hover).await;
+    assert!(!failed, "{answer}");
+    assert!(answer.contains("a fake hover"), "{answer}");
+    let running = wait_for_lsp(&client, "ready again", |server| {
+        server.name == "fakels" && server.state == "ready"
+    })
+    .await;
+    assert_eq!(running.starts, 2, "{running:?}");
 }
