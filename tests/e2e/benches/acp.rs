@@ -20,6 +20,7 @@ use pi_protocol::v1::{
     SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionEvent,
     SessionEventNotification, SessionMessageParams, SessionPrompt,
 };
+use pi_test_support::bench::median;
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, Turn};
 use pi_test_support::workspace_binary;
@@ -27,11 +28,6 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 
 const RUNS: usize = 50;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
 async fn main() {

@@ -15,6 +15,7 @@
 
 use std::time::Instant;
 
+use pi_test_support::bench::{daemon_binary, env_number};
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::ModelServer;
 use pi_test_support::procfs::{cpu_seconds, status_value};
@@ -30,20 +31,6 @@ fn sessions() -> usize {
 /// (`PI_BENCH_ROUNDS` overrides it).
 fn round_count() -> usize {
     env_number("PI_BENCH_ROUNDS").unwrap_or(3)
-}
-
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-}
-
-/// The daemon binary: the release `pid`, or `PI_BENCH_PID` (e.g. a script that runs `pid`
-/// under valgrind's massif for a heap profile).
-fn daemon_binary() -> std::path::PathBuf {
-    std::env::var_os("PI_BENCH_PID")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| workspace_binary("pid"))
 }
 
 struct Round {

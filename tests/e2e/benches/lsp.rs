@@ -33,17 +33,13 @@ use pi_protocol::v1::{
     LspList, LspListParams, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionEvent, SessionEventNotification, SessionMessageParams, SessionPrompt,
 };
+use pi_test_support::bench::median;
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, RecordedRequest, Turn};
 use pi_test_support::{peers, workspace_binary};
 use serde_json::{Value, json};
 
 const CALLS: usize = 200;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 /// Answers pyright's own requests and notes its diagnostics.
 struct Bench {

@@ -25,6 +25,7 @@ use pi_protocol::v1::{
     McpList, McpListParams, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionEvent, SessionEventNotification, SessionMessageParams, SessionPrompt,
 };
+use pi_test_support::bench::median;
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, RecordedRequest, Turn};
 use pi_test_support::procfs::thread_cpu_seconds;
@@ -35,11 +36,6 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 const SINGLE_CALLS: usize = 200;
 const SESSIONS: usize = 20;
 const CALLS_PER_SESSION: usize = 50;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 /// `echo` straight to the server over stdio: its own time per call (ms, median).
 async fn direct_call_ms(server: &std::path::Path) -> f64 {

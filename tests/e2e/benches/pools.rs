@@ -33,6 +33,7 @@ use pi_protocol::v1::{
     SessionCreateParams, SessionEvent, SessionEventNotification, SessionMessageParams,
     SessionPrompt,
 };
+use pi_test_support::bench::median;
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{ModelServer, RecordedRequest, Turn};
 use pi_test_support::workspace_binary;
@@ -40,11 +41,6 @@ use serde_json::{Value, json};
 
 const RUNS: usize = 50;
 const SESSIONS: usize = 20;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 /// `call TOOL ARGS` → that tool call; a tool result → "Done.".
 fn caller(request: &RecordedRequest) -> Result<Turn, String> {

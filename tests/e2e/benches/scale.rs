@@ -26,6 +26,7 @@
 use std::time::{Duration, Instant};
 
 use pi_protocol::v1::{DaemonStatus, DaemonStatusParams};
+use pi_test_support::bench::{daemon_binary, env_number};
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::ModelServer;
 use pi_test_support::procfs::{cpu_seconds, status_value};
@@ -42,18 +43,6 @@ fn sessions() -> usize {
 
 fn round_count() -> usize {
     env_number("PI_BENCH_ROUNDS").unwrap_or(1)
-}
-
-fn env_number(name: &str) -> Option<usize> {
-    std::env::var(name)
-        .ok()
-        .and_then(|value| value.parse().ok())
-}
-
-fn daemon_binary() -> std::path::PathBuf {
-    std::env::var_os("PI_BENCH_PID")
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| workspace_binary("pid"))
 }
 
 /// 1,000 sessions created (loaded, idle) on a fresh daemon, then unloaded.

@@ -25,6 +25,7 @@ use pi_protocol::v1::{
     SessionCreateParams, SessionEvent, SessionEventNotification, SessionMessageParams,
     SessionPrompt,
 };
+use pi_test_support::bench::median;
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::{Gate, ModelServer, RecordedRequest, Turn};
 use pi_test_support::workspace_binary;
@@ -32,11 +33,6 @@ use serde_json::{Value, json};
 
 const RUNS: usize = 30;
 const CHILDREN: usize = 16;
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
 
 fn first_text(request: &RecordedRequest) -> String {
     match &request.body["messages"][0]["content"] {
