@@ -244,51 +244,24 @@ async fn round(form: Form) -> Round {
         &failures[..failures.len().min(5)]
     );
     server.assert_done(sessions() * scenario::TURNS);
-    if form == Form::NoSession {
-        let loaded = loaded_sessions(&daemon).await;
-        let rss_kib = status_value(daemon.pid(), "VmRSS:");
-        daemon.signal(rustix::process::Signal::TERM);
-        daemon.wait_exit(Duration::from_secs(60)).await;
-        return Round {
-            form,
-            wall,
-            daemon_cpu,
-            empty_rss_kib,
-            peak_rss_kib,
-            peak_threads,
-            peak_heap,
-            peak_recent,
-            loaded,
-            loaded_heap: 0,
-            unloaded_heap: 0,
-            loaded_rss_kib: rss_kib,
-            unloaded_rss_kib: rss_kib,
-            unload_wait: 0.0,
-        };
-    }
-    // The sessions, loaded and idle: what is left once every client is gone.
-    tokio::time::sleep(Duration::from_secs(2)).await;
-    let loaded = loaded_sessions(&daemon).await;
-    let loaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
-    let loaded_heap = heap_bytes(&daemon).await;
-    // Once they unloaded.
-    let unload_started = Instant::now();
-    while loaded_sessions(&daemon).await > 0 {
-        assert!(
-            unload_started.elapsed() < Duration::from_secs(SESSION_IDLE_SECS * 3),
-            "the sessions did not unload"
-        );
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
-    let unload_wait = unload_started.elapsed().as_secs_f64();
-    tokio::time::sleep(Duration::from_secs(15)).await;
-    let unloaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
-    let unloaded_heap = heap_bytes(&daemon).await;
+    let after = match form {
+        // Nothing stays loaded: the memory once the runs are over.
+        Form::NoSession => {
+            let rss_kib = status_value(daemon.pid(), "VmRSS:");
+            After {
+                loaded: loaded_sessions(&daemon).await,
+                loaded_rss_kib: rss_kib,
+                loaded_heap: 0,
+                unloaded_rss_kib: rss_kib,
+                unloaded_heap: 0,
+                unload_wait: 0.0,
+            }
+        }
+        Form::Kept => kept_sessions(&daemon).await,
+    };
     daemon.signal(rustix::process::Signal::TERM);
     daemon.wait_exit(Duration::from_secs(60)).await;
     Round {
-        loaded_heap,
-        unloaded_heap,
         form,
         wall,
         daemon_cpu,
@@ -297,9 +270,47 @@ async fn round(form: Form) -> Round {
         peak_threads,
         peak_heap,
         peak_recent,
+        loaded: after.loaded,
+        loaded_heap: after.loaded_heap,
+        unloaded_heap: after.unloaded_heap,
+        loaded_rss_kib: after.loaded_rss_kib,
+        unloaded_rss_kib: after.unloaded_rss_kib,
+        unload_wait: after.unload_wait,
+    }
+}
+
+/// The daemon's memory after the runs: with the sessions loaded, and once they unloaded.
+struct After {
+    loaded: u32,
+    loaded_rss_kib: u64,
+    loaded_heap: u64,
+    unloaded_rss_kib: u64,
+    unloaded_heap: u64,
+    unload_wait: f64,
+}
+
+/// [`After`] for kept sessions: loaded and idle once every client is gone, then unloaded.
+async fn kept_sessions(daemon: &TempDaemon) -> After {
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let loaded = loaded_sessions(daemon).await;
+    let loaded_rss_kib = status_value(daemon.pid(), "VmRSS:");
+    let loaded_heap = heap_bytes(daemon).await;
+    let unload_started = Instant::now();
+    while loaded_sessions(daemon).await > 0 {
+        assert!(
+            unload_started.elapsed() < Duration::from_secs(SESSION_IDLE_SECS * 3),
+            "the sessions did not unload"
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let unload_wait = unload_started.elapsed().as_secs_f64();
+    tokio::time::sleep(Duration::from_secs(15)).await;
+    After {
         loaded,
         loaded_rss_kib,
-        unloaded_rss_kib,
+        loaded_heap,
+        unloaded_rss_kib: status_value(daemon.pid(), "VmRSS:"),
+        unloaded_heap: heap_bytes(daemon).await,
         unload_wait,
     }
 }

@@ -49,11 +49,10 @@ pub async fn status(
                 }
             })
             .collect(),
-        memory: process_memory().map(|memory| ProcessMemory {
-            heap_bytes: state.heap_bytes.and_then(|read| read()),
-            recent_events_bytes: state.sessions.recent_events_bytes() as u64,
-            ..memory
-        }),
+        memory: process_memory(
+            state.heap_bytes.and_then(|read| read()),
+            state.sessions.recent_events_bytes() as u64,
+        ),
         store: StoreCounters {
             transactions: state
                 .store
@@ -110,8 +109,9 @@ pub async fn status(
     })
 }
 
-/// Resident and peak memory from `/proc/self/status` (Linux); `None` elsewhere.
-fn process_memory() -> Option<ProcessMemory> {
+/// Resident and peak memory from `/proc/self/status` (Linux), with the allocator's `heap`
+/// and the sessions' `recent_events` bytes; `None` elsewhere.
+fn process_memory(heap: Option<u64>, recent_events: u64) -> Option<ProcessMemory> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let kib = |key: &str| -> Option<u64> {
         status
@@ -125,8 +125,8 @@ fn process_memory() -> Option<ProcessMemory> {
     Some(ProcessMemory {
         rss_bytes: kib("VmRSS:")? * 1024,
         peak_rss_bytes: kib("VmHWM:")? * 1024,
-        heap_bytes: None,
-        recent_events_bytes: 0,
+        heap_bytes: heap,
+        recent_events_bytes: recent_events,
     })
 }
 
