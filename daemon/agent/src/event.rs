@@ -1,6 +1,8 @@
 //! What the agent loop reports, in pi's event vocabulary. The daemon persists the durable ones
 //! (`message_end`) and broadcasts all of them to attached clients.
 
+use std::sync::Arc;
+
 use pi_llm::{AssistantMessage, StreamEvent, ToolResultMessage};
 use serde_json::Value;
 
@@ -14,8 +16,8 @@ pub enum AgentEvent {
     AgentStart,
     /// The run ended; `messages` are all messages it produced, prompts included.
     AgentEnd {
-        /// Every message of the run.
-        messages: Vec<AgentMessage>,
+        /// Every message of the run (shared with the run's conversation, not copied).
+        messages: Vec<Arc<AgentMessage>>,
     },
     /// A turn (one model call and its tool calls) began.
     TurnStart,
@@ -29,7 +31,7 @@ pub enum AgentEvent {
     /// A message began. For assistant messages this is the empty partial.
     MessageStart {
         /// The message (partial for the assistant).
-        message: AgentMessage,
+        message: Arc<AgentMessage>,
     },
     /// The streaming assistant message changed (delta only).
     MessageUpdate {
@@ -38,8 +40,9 @@ pub enum AgentEvent {
     },
     /// A message is complete. Durable: the daemon stores it before announcing it.
     MessageEnd {
-        /// The final message.
-        message: AgentMessage,
+        /// The final message, shared with the conversation it joins (one copy of each
+        /// message, however many hold it).
+        message: Arc<AgentMessage>,
     },
     /// A tool call began (arguments as the model sent them, before validation).
     ToolExecutionStart {

@@ -34,14 +34,14 @@ enum Prepared {
     Failed,
 }
 
-/// Runs `calls`, emitting tool events and tool result messages; returns the results in call
-/// order.
+/// Runs `calls`, emitting tool events and tool result messages; returns the result messages
+/// (each an [`AgentMessage::ToolResult`], the one its events carried) in call order.
 pub(crate) async fn execute_tool_calls(
     config: &RunConfig,
     tools: &[Arc<dyn Tool>],
     handles: &RunHandles,
     calls: Vec<ToolCall>,
-) -> Vec<ToolResultMessage> {
+) -> Vec<Arc<AgentMessage>> {
     let emit = |event: AgentEvent| async {
         if handles.events.send(Box::new(event)).await.is_err() {
             handles.cancel.cancel();
@@ -187,14 +187,16 @@ pub(crate) async fn execute_tool_calls(
         }
         let mut results = Vec::with_capacity(calls.len());
         for (call, output) in calls.iter().zip(outputs) {
-            let result = tool_result_message(call, output);
-            let message = AgentMessage::ToolResult(result.clone());
+            let message = Arc::new(AgentMessage::ToolResult(tool_result_message(call, output)));
             emit(AgentEvent::MessageStart {
                 message: message.clone(),
             })
             .await;
-            emit(AgentEvent::MessageEnd { message }).await;
-            results.push(result);
+            emit(AgentEvent::MessageEnd {
+                message: message.clone(),
+            })
+            .await;
+            results.push(message);
         }
         results
     };

@@ -148,10 +148,10 @@ impl AgentMessage {
 }
 
 /// What the model sees: pi's `convertToLlm`.
-pub fn convert_to_llm(messages: &[AgentMessage]) -> Vec<Message> {
+pub fn convert_to_llm<M: std::borrow::Borrow<AgentMessage>>(messages: &[M]) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len());
     for message in messages {
-        match message {
+        match message.borrow() {
             AgentMessage::User(user) => out.push(Message::User(user.clone())),
             AgentMessage::Assistant(assistant) => out.push(Message::Assistant(assistant.clone())),
             AgentMessage::ToolResult(result) => out.push(Message::ToolResult(result.clone())),

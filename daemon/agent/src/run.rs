@@ -27,7 +27,7 @@ use crate::tool::Tool;
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunOutcome {
     /// Every message the run produced, prompts included.
-    pub new_messages: Vec<AgentMessage>,
+    pub new_messages: Vec<Arc<AgentMessage>>,
     /// The last assistant message, if any.
     pub last_assistant: Option<AssistantMessage>,
 }
@@ -48,13 +48,14 @@ impl RunOutcome {
     }
 }
 
-/// Runs the loop. `context` is the conversation so far; `prompts` are the new messages (empty
-/// to continue from the context, as retries do). Never fails: failures end as an error or
-/// aborted assistant message.
+/// Runs the loop. `context` is the conversation so far (its messages shared with whoever
+/// holds them, not copied); `prompts` are the new messages (empty to continue from the
+/// context, as retries do). Never fails: failures end as an error or aborted assistant
+/// message.
 pub async fn run(
     config: &RunConfig,
     handles: &RunHandles,
-    context: Vec<AgentMessage>,
+    context: Vec<Arc<AgentMessage>>,
     prompts: Vec<AgentMessage>,
 ) -> RunOutcome {
     let mut run = Run {
@@ -66,9 +67,15 @@ pub async fn run(
         last_assistant: None,
     };
     run.execute(prompts).await;
+    let last_assistant =
+        run.last_assistant
+            .and_then(|at| match run.context.get(at).map(|message| &**message) {
+                Some(AgentMessage::Assistant(assistant)) => Some(assistant.clone()),
+                _ => None,
+            });
     RunOutcome {
         new_messages: run.context.split_off(run.first_new),
-        last_assistant: run.last_assistant,
+        last_assistant,
     }
 }
 
@@ -78,10 +85,12 @@ struct Run<'a> {
     // The tools of the latest model request: the config's and its source's.
     tools: Vec<Arc<dyn Tool>>,
     // The conversation: what the run started from, then what it added (from `first_new` on;
-    // one copy, not a second list of the run's messages).
-    context: Vec<AgentMessage>,
+    // one copy, not a second list of the run's messages). Each message is shared with the
+    // events that announced it and with the session's own conversation.
+    context: Vec<Arc<AgentMessage>>,
     first_new: usize,
-    last_assistant: Option<AssistantMessage>,
+    // Where in `context` the last assistant message is.
+    last_assistant: Option<usize>,
 }
 
 impl Run<'_> {
@@ -101,33 +110,20 @@ impl Run<'_> {
             for message in std::mem::take(&mut pending) {
                 self.add_message(message).await;
             }
-            let assistant = self.stream_assistant().await;
-            self.last_assistant = Some(assistant.clone());
-            if matches!(
-                assistant.stop_reason,
-                StopReason::Error | StopReason::Aborted
-            ) {
-                self.emit(AgentEvent::TurnEnd {
-                    message: assistant,
-                    tool_results: Vec::new(),
-                })
-                .await;
+            let (stop_reason, calls) = self.stream_assistant().await;
+            self.last_assistant = Some(self.context.len() - 1);
+            if matches!(stop_reason, StopReason::Error | StopReason::Aborted) {
+                self.emit_turn_end(0).await;
                 break;
             }
-            let calls: Vec<ToolCall> = assistant.tool_calls().cloned().collect();
             let tool_results = if calls.is_empty() {
                 Vec::new()
             } else {
                 execute_tool_calls(self.config, &self.tools, self.handles, calls.clone()).await
             };
-            for result in &tool_results {
-                self.context.push(AgentMessage::ToolResult(result.clone()));
-            }
-            self.emit(AgentEvent::TurnEnd {
-                message: assistant,
-                tool_results,
-            })
-            .await;
+            let results = tool_results.len();
+            self.context.extend(tool_results);
+            self.emit_turn_end(results).await;
             pending = self.take_queued(QueueKind::Steering).await;
             if !calls.is_empty() || !pending.is_empty() {
                 continue;
@@ -141,8 +137,36 @@ impl Run<'_> {
         self.emit(AgentEvent::AgentEnd { messages }).await;
     }
 
+    /// Emits `turn_end` for the assistant message followed by `results` tool results at the
+    /// end of the conversation. The event carries copies: the conversation keeps its own
+    /// shared messages, and the copies live only until the event is handled.
+    async fn emit_turn_end(&mut self, results: usize) {
+        let end = self.context.len();
+        let tool_results = self.context[end - results..]
+            .iter()
+            .filter_map(|message| match &**message {
+                AgentMessage::ToolResult(result) => Some(result.clone()),
+                _ => None,
+            })
+            .collect();
+        let message = match self
+            .context
+            .get(end - results - 1)
+            .map(|message| &**message)
+        {
+            Some(AgentMessage::Assistant(assistant)) => assistant.clone(),
+            _ => return,
+        };
+        self.emit(AgentEvent::TurnEnd {
+            message,
+            tool_results,
+        })
+        .await;
+    }
+
     /// Emits `message_start` and `message_end` for a non-streamed message and adds it.
     async fn add_message(&mut self, message: AgentMessage) {
+        let message = Arc::new(message);
         self.emit(AgentEvent::MessageStart {
             message: message.clone(),
         })
@@ -154,7 +178,9 @@ impl Run<'_> {
         self.context.push(message);
     }
 
-    async fn stream_assistant(&mut self) -> AssistantMessage {
+    /// Streams the next assistant message and adds it to the conversation; returns why it
+    /// stopped and the tool calls it made.
+    async fn stream_assistant(&mut self) -> (StopReason, Vec<ToolCall>) {
         if !self.handles.cancel.is_cancelled() {
             self.refresh_tools().await;
         }
@@ -162,7 +188,7 @@ impl Run<'_> {
         let message = if self.handles.cancel.is_cancelled() || self.handles.events.is_closed() {
             let message = aborted_message(model);
             self.emit(AgentEvent::MessageStart {
-                message: AgentMessage::Assistant(message.clone()),
+                message: Arc::new(AgentMessage::Assistant(message.clone())),
             })
             .await;
             message
@@ -195,7 +221,7 @@ impl Run<'_> {
             while let Some(event) = stream.next().await {
                 if !started {
                     started = true;
-                    let partial = AgentMessage::Assistant(stream.partial().clone());
+                    let partial = Arc::new(AgentMessage::Assistant(stream.partial().clone()));
                     self.emit(AgentEvent::MessageStart { message: partial })
                         .await;
                     if matches!(event, StreamEvent::Start) {
@@ -207,15 +233,17 @@ impl Run<'_> {
                 }
                 self.emit(AgentEvent::MessageUpdate { event }).await;
             }
-            stream.partial().clone()
+            stream.into_partial()
         };
-        let agent_message = AgentMessage::Assistant(message.clone());
+        let stop_reason = message.stop_reason;
+        let calls = message.tool_calls().cloned().collect();
+        let message = Arc::new(AgentMessage::Assistant(message));
         self.emit(AgentEvent::MessageEnd {
-            message: agent_message.clone(),
+            message: message.clone(),
         })
         .await;
-        self.context.push(agent_message);
-        message
+        self.context.push(message);
+        (stop_reason, calls)
     }
 
     /// The tools for the next request: the run's own and its source's, after waiting for

@@ -147,7 +147,7 @@ impl StreamEvent {
 }
 
 /// Events buffered between a provider task and its consumer.
-const STREAM_BUFFER: usize = 256;
+const STREAM_BUFFER: usize = 32;
 
 /// The provider's end of a stream.
 #[derive(Clone, Debug)]
@@ -226,6 +226,11 @@ impl AssistantStream {
     /// The message as built so far.
     pub fn partial(&self) -> &AssistantMessage {
         &self.partial
+    }
+
+    /// The message as built so far, taken (the stream is done with).
+    pub fn into_partial(self) -> AssistantMessage {
+        self.partial
     }
 
     /// Drains the stream and returns the final message.

@@ -4,6 +4,7 @@
 //! Lengths are counted as JavaScript does (UTF-16 code units), so estimates equal pi's for
 //! any text.
 
+use std::borrow::Borrow;
 use std::io;
 
 use pi_agent::AgentMessage;
@@ -65,14 +66,17 @@ pub fn estimate_tokens(message: &AgentMessage) -> u64 {
 /// pi's `estimateContextTokens`: the usage of the last assistant message that did not fail
 /// (the provider's own count of everything before and including it) plus estimates of every
 /// message after it; the sum of estimates when no message has usage.
-pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
+pub fn estimate_context_tokens<M: Borrow<AgentMessage>>(messages: &[M]) -> ContextEstimate {
     let last_usage = messages
         .iter()
         .enumerate()
         .rev()
-        .find_map(|(index, message)| assistant_usage(message).map(|usage| (index, usage)));
+        .find_map(|(index, message)| assistant_usage(message.borrow()).map(|usage| (index, usage)));
     let Some((index, usage)) = last_usage else {
-        let estimated = messages.iter().map(estimate_tokens).sum();
+        let estimated = messages
+            .iter()
+            .map(|message| estimate_tokens(message.borrow()))
+            .sum();
         return ContextEstimate {
             tokens: estimated,
             usage_tokens: 0,
@@ -81,7 +85,10 @@ pub fn estimate_context_tokens(messages: &[AgentMessage]) -> ContextEstimate {
         };
     };
     let usage_tokens = calculate_context_tokens(usage);
-    let trailing_tokens = messages[index + 1..].iter().map(estimate_tokens).sum();
+    let trailing_tokens = messages[index + 1..]
+        .iter()
+        .map(|message| estimate_tokens(message.borrow()))
+        .sum();
     ContextEstimate {
         tokens: usage_tokens + trailing_tokens,
         usage_tokens,

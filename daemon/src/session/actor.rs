@@ -46,7 +46,7 @@ use pi_util::time::now_millis;
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;
 /// Agent events buffered between a run and its actor.
-const RUN_EVENT_BUFFER: usize = 1024;
+const RUN_EVENT_BUFFER: usize = 32;
 /// Run events handled after one another before the actor looks at commands again.
 const RUN_EVENT_BATCH: usize = 256;
 
@@ -87,7 +87,9 @@ pub struct SessionActor {
     generation: u64,
     row: SessionRow,
     entry_ids: EntryIds,
-    context: Vec<AgentMessage>,
+    // The conversation the next run starts from. Its messages are shared with the run and
+    // with the events that announced them (one copy of each message).
+    context: Vec<Arc<AgentMessage>>,
     model: Option<Model>,
     thinking: ThinkingLevel,
     tools: Vec<Arc<dyn Tool>>,
@@ -238,7 +240,7 @@ impl SessionActor {
             stored_through,
             entry_ids,
             compacted_prefix: context.compacted_prefix,
-            context: context.messages,
+            context: context.messages.into_iter().map(Arc::new).collect(),
             model,
             thinking,
             tools,

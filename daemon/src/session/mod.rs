@@ -92,6 +92,8 @@ pub struct SessionRegistry {
     // source's. Written at create, fork and `session/setEnv`, removed at delete. A sync
     // mutex, never held across an await.
     held_env: Mutex<HashMap<String, crate::store::Env>>,
+    // One copy of equal environments: the sessions a shell starts send the same variables.
+    envs: pi_util::intern::Interner<BTreeMap<String, String>>,
 }
 
 impl SessionRegistry {
@@ -111,6 +113,7 @@ impl SessionRegistry {
             loading: Mutex::new(HashMap::new()),
             next_generation: AtomicU64::new(1),
             held_env: Mutex::new(HashMap::new()),
+            envs: pi_util::intern::Interner::new(),
         })
     }
 
@@ -127,6 +130,11 @@ impl SessionRegistry {
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(env) = held.get(&row.id) {
             row.secret_env = env.clone();
+        }
+        drop(held);
+        // Read from the store, each row has its own copy.
+        if let Some(env) = &row.env {
+            row.env = Some(self.envs.share(env));
         }
         row
     }
@@ -282,7 +290,7 @@ impl SessionRegistry {
         let mut row = SessionRow {
             id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
-            env: kept_env.map(crate::store::Env::new),
+            env: kept_env.map(|env| self.envs.intern(env)),
             name: params
                 .name
                 .as_ref()
@@ -305,7 +313,7 @@ impl SessionRegistry {
             append_system_prompt: params.append_system_prompt.clone(),
             task_name: task.as_ref().map(|task| task.task_name.clone()),
             secret_env_names: secret_env.keys().cloned().collect(),
-            secret_env: crate::store::Env::new(secret_env),
+            secret_env: self.envs.intern(secret_env),
             no_skills: params.no_skills,
             no_context_files: params.no_context_files,
         };
@@ -933,7 +941,7 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
                     .iter()
                     .map(|(name, value)| (name.clone(), value.clone())),
             );
-            Arc::new(merged)
+            sessions.shared_env(merged)
         }
         None => {
             let mut env: BTreeMap<String, String> = std::env::vars().collect();
@@ -942,7 +950,7 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
                     .iter()
                     .map(|(name, value)| (name.clone(), value.clone())),
             );
-            Arc::new(env)
+            sessions.shared_env(env)
         }
     };
     ToolEnvironment {

@@ -23,7 +23,7 @@ pub const MAX_BYTES: usize = 1024 * 1024;
 /// The default [`WindowBudget`]: a thousand idle sessions' windows would hold 50–100 MiB.
 pub const UNWATCHED_BYTES: usize = 16 * 1024 * 1024;
 /// The default [`WindowPool`]: what every window holds together, watched or not.
-pub const ALL_WINDOWS_BYTES: usize = 32 * 1024 * 1024;
+pub const ALL_WINDOWS_BYTES: usize = 16 * 1024 * 1024;
 /// What a window keeps of its newest events when the [`WindowPool`] is full.
 pub const FLOOR_BYTES: usize = 16 * 1024;
 

@@ -85,6 +85,17 @@ impl SessionsWeak {
     pub fn upgrade(&self) -> Option<Arc<super::SessionRegistry>> {
         self.0.upgrade()
     }
+
+    /// `env`, shared with the sessions that hold an equal one.
+    pub fn shared_env(
+        &self,
+        env: std::collections::BTreeMap<String, String>,
+    ) -> Arc<std::collections::BTreeMap<String, String>> {
+        match self.upgrade() {
+            Some(registry) => registry.envs.intern(env),
+            None => Arc::new(env),
+        }
+    }
 }
 
 impl std::fmt::Debug for SessionsWeak {

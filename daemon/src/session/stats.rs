@@ -4,7 +4,10 @@ use pi_agent::AgentMessage;
 use pi_protocol::v1::{SessionStatsResponse, TokenTotals};
 
 /// Counts messages, tool calls, tokens and cost over `context`.
-pub fn context_stats(session_id: &str, context: &[AgentMessage]) -> SessionStatsResponse {
+pub fn context_stats<M: std::borrow::Borrow<AgentMessage>>(
+    session_id: &str,
+    context: &[M],
+) -> SessionStatsResponse {
     let mut stats = SessionStatsResponse {
         session_id: session_id.to_owned(),
         user_messages: 0,
@@ -16,7 +19,7 @@ pub fn context_stats(session_id: &str, context: &[AgentMessage]) -> SessionStats
         cost: 0.0,
     };
     for message in context {
-        match message {
+        match message.borrow() {
             AgentMessage::User(_) => stats.user_messages += 1,
             AgentMessage::Assistant(assistant) => {
                 stats.assistant_messages += 1;

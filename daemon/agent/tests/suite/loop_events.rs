@@ -100,9 +100,11 @@ async fn parallel_tool_calls_end_as_they_finish_and_report_results_in_call_order
     let messages: Vec<String> = events
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::MessageEnd {
-                message: AgentMessage::ToolResult(result),
-            } => Some(
+            AgentEvent::MessageEnd { message } => Some(&**message),
+            _ => None,
+        })
+        .filter_map(|message| match message {
+            AgentMessage::ToolResult(result) => Some(
                 result
                     .content
                     .iter()
@@ -180,9 +182,11 @@ async fn unknown_tools_and_invalid_arguments_fail_at_start_and_the_model_reads_w
     let results: Vec<(String, bool)> = events
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::MessageEnd {
-                message: AgentMessage::ToolResult(result),
-            } => {
+            AgentEvent::MessageEnd { message } => Some(&**message),
+            _ => None,
+        })
+        .filter_map(|message| match message {
+            AgentMessage::ToolResult(result) => {
                 let output = pi_agent::ToolOutput {
                     content: result.content.clone(),
                     details: json!({}),

@@ -67,6 +67,7 @@ impl Harness {
             .map(|text| vec![AgentMessage::user(text, Vec::new(), 1)])
             .unwrap_or_default();
         self.task = Some(tokio::spawn(async move {
+            let context = context.into_iter().map(std::sync::Arc::new).collect();
             pi_agent::run(&config, &handles, context, prompts).await
         }));
     }

@@ -66,9 +66,11 @@ async fn steering_mid_tool_skips_the_remaining_calls_and_is_delivered_next() {
     let results: Vec<(String, bool)> = events
         .iter()
         .filter_map(|event| match event {
-            AgentEvent::MessageEnd {
-                message: AgentMessage::ToolResult(result),
-            } => Some((
+            AgentEvent::MessageEnd { message } => Some(&**message),
+            _ => None,
+        })
+        .filter_map(|message| match message {
+            AgentMessage::ToolResult(result) => Some((
                 result
                     .content
                     .iter()
@@ -159,9 +161,8 @@ async fn follow_ups_run_after_the_agent_would_stop() {
         .until(|e| {
             matches!(
                 e,
-                AgentEvent::MessageStart {
-                    message: AgentMessage::Assistant(_)
-                }
+                AgentEvent::MessageStart { message }
+                    if matches!(**message, AgentMessage::Assistant(_))
             )
         })
         .await;

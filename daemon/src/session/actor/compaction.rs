@@ -115,7 +115,7 @@ impl SessionActor {
         let last_assistant = self.context[self.compacted_prefix.min(self.context.len())..]
             .iter()
             .rev()
-            .find_map(|message| match message {
+            .find_map(|message| match &**message {
                 AgentMessage::Assistant(assistant) => Some(assistant.clone()),
                 AgentMessage::User(_)
                 | AgentMessage::ToolResult(_)
@@ -162,7 +162,10 @@ impl SessionActor {
                     return None;
                 }
                 self.overflow_recovery_attempted = true;
-                if matches!(self.context.last(), Some(AgentMessage::Assistant(_))) {
+                if matches!(
+                    self.context.last().map(|message| &**message),
+                    Some(AgentMessage::Assistant(_))
+                ) {
                     self.context.pop();
                     self.compacted_prefix = self.compacted_prefix.min(self.context.len());
                 }
@@ -371,7 +374,8 @@ impl SessionActor {
             AfterCompaction::Nothing => return,
             AfterCompaction::Retry if succeeded => {
                 // The failed message stays in the tree; the model does not see it again.
-                if let Some(AgentMessage::Assistant(last)) = self.context.last()
+                if let Some(AgentMessage::Assistant(last)) =
+                    self.context.last().map(|message| &**message)
                     && last.stop_reason == StopReason::Error
                 {
                     self.context.pop();

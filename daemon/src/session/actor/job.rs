@@ -6,6 +6,8 @@
 //! Invariant: at most one job, never at the same time as a run; `session/abort` cancels it
 //! and is answered once it has ended.
 
+use std::sync::Arc;
+
 use pi_agent::AgentMessage;
 use pi_protocol::v1::{
     CompactionReason, EmptyResponse, SessionCompactResponse, SessionEntry, SessionEvent,
@@ -195,7 +197,7 @@ impl SessionActor {
             .collect::<Result<_, _>>()
             .map_err(SessionError::internal)?;
         let context = entries::build_context(&branch).map_err(SessionError::internal)?;
-        self.context = context.messages;
+        self.context = context.messages.into_iter().map(Arc::new).collect();
         self.compacted_prefix = context.compacted_prefix;
         Ok(())
     }

@@ -2,6 +2,8 @@
 //! before announcing it, finishing runs (automatic retries) and recording messages outside a
 //! run.
 
+use std::sync::Arc;
+
 use pi_agent::{AgentEvent, AgentMessage, RunConfig, RunHandles};
 use pi_llm::{Model, StopReason};
 use pi_protocol::v1::message::ImageContent;
@@ -208,10 +210,8 @@ impl SessionActor {
                     run.ended = true;
                 }
             }
-            AgentEvent::MessageStart {
-                message: AgentMessage::Assistant(partial),
-            } => {
-                if let Some(run) = &mut self.run {
+            AgentEvent::MessageStart { message } => {
+                if let (Some(run), AgentMessage::Assistant(partial)) = (&mut self.run, &**message) {
                     run.streaming = Some(partial.clone());
                 }
             }
@@ -253,8 +253,7 @@ impl SessionActor {
                         .retain(|tool| &tool.tool_call_id != tool_call_id);
                 }
             }
-            AgentEvent::MessageStart { .. }
-            | AgentEvent::MessageEnd { .. }
+            AgentEvent::MessageEnd { .. }
             | AgentEvent::AgentStart
             | AgentEvent::TurnStart
             | AgentEvent::TurnEnd { .. }
@@ -269,12 +268,12 @@ impl SessionActor {
     }
 
     /// A completed message of the run: stored, then announced with its entry id and seq.
-    async fn on_message_end(&mut self, message: AgentMessage) {
+    async fn on_message_end(&mut self, message: Arc<AgentMessage>) {
         if let Some(run) = &mut self.run {
             run.streaming = None;
         }
         let mut retry_end = None;
-        if let AgentMessage::Assistant(assistant) = &message
+        if let AgentMessage::Assistant(assistant) = &*message
             && !matches!(
                 assistant.stop_reason,
                 StopReason::Error | StopReason::Aborted
@@ -304,13 +303,13 @@ impl SessionActor {
     /// after, with that seq.
     pub(super) async fn store_message(
         &mut self,
-        message: &AgentMessage,
+        message: &Arc<AgentMessage>,
     ) -> Result<(String, u64), SessionError> {
         let base = EntryBase::new(&mut self.entry_ids, self.row.leaf_id.clone(), now_millis());
         let entry = entries::message_entry(base, message).map_err(SessionError::internal)?;
         let mut row = self.row.clone();
         row.message_count += 1;
-        match message {
+        match &**message {
             AgentMessage::User(_) if row.first_message.is_none() => {
                 row.first_message = message.user_text()
             }
@@ -418,7 +417,7 @@ impl SessionActor {
             AfterRun::Scheduled(event) => {
                 retry_scheduled = true;
                 // The failed reply stays in the tree, but the retry continues without it.
-                if matches!(self.context.last(), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
+                if matches!(self.context.last().map(|message| &**message), Some(AgentMessage::Assistant(m)) if m.stop_reason == StopReason::Error)
                 {
                     self.context.pop();
                 }
@@ -463,6 +462,7 @@ impl SessionActor {
         &mut self,
         message: AgentMessage,
     ) -> Result<String, SessionError> {
+        let message = Arc::new(message);
         let (entry_id, seq) = self.store_message(&message).await?;
         let event = AgentEvent::MessageEnd { message };
         match convert::event_to_wire(event, Some(entry_id.clone())) {
