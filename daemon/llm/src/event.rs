@@ -147,7 +147,7 @@ impl StreamEvent {
 }
 
 /// Events buffered between a provider task and its consumer.
-const STREAM_BUFFER: usize = 32;
+const STREAM_BUFFER: usize = 16;
 
 /// The provider's end of a stream.
 #[derive(Clone, Debug)]

@@ -45,6 +45,26 @@ impl HttpRequest {
         let text = serde_json::to_string(&self.body)?;
         Ok(self.raw.substitute(text).into_bytes())
     }
+
+    /// The request with its body encoded: the body as a value (the conversation and the
+    /// tool schemas again) goes at once, not when the request task first runs.
+    fn encode(self) -> Result<EncodedRequest, String> {
+        let body = self
+            .encode_body()
+            .map_err(|error| format!("could not encode the request: {error}"))?;
+        Ok(EncodedRequest {
+            url: self.url,
+            headers: self.headers,
+            body,
+        })
+    }
+}
+
+/// A request with its body as the bytes sent.
+struct EncodedRequest {
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
 }
 
 /// Exact JSON texts for a request body built as a [`Value`], which cannot hold them: the body
@@ -187,6 +207,7 @@ pub fn spawn_stream<D: Decoder>(
 ) -> AssistantStream {
     let (sender, stream) = AssistantStream::channel(model);
     let assembler = Assembler::new(sender, model, stream.partial().timestamp);
+    let request = request.and_then(HttpRequest::encode);
     tokio::spawn(async move {
         match request {
             Ok(request) => run(request, cancel, assembler, decoder).await,
@@ -226,7 +247,7 @@ fn client() -> Result<&'static reqwest::Client, String> {
 const IDLE_CONNECTIONS_PER_HOST: usize = 16;
 
 async fn run<D: Decoder>(
-    request: HttpRequest,
+    request: EncodedRequest,
     cancel: CancellationToken,
     mut assembler: Assembler,
     decoder: D,
@@ -269,7 +290,7 @@ async fn run<D: Decoder>(
 }
 
 async fn send(
-    request: HttpRequest,
+    request: EncodedRequest,
     provider: &str,
 ) -> Result<reqwest::Response, (String, Failure)> {
     let client = client().map_err(|message| (message, Failure::new(FailureKind::Other)))?;
@@ -286,12 +307,7 @@ async fn send(
         }
         headers.insert(header_name, header_value);
     }
-    let body = request.encode_body().map_err(|error| {
-        let message = format!("could not encode the request: {error}");
-        (message, Failure::new(FailureKind::InvalidRequest))
-    })?;
-    // The body as a value (the conversation again) goes before the wait for the response.
-    let HttpRequest { url, .. } = request;
+    let EncodedRequest { url, body, .. } = request;
     client
         .post(&url)
         .headers(headers)

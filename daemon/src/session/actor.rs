@@ -46,7 +46,7 @@ use pi_util::time::now_millis;
 /// Commands queued for one session before senders wait.
 pub const COMMAND_BUFFER: usize = 64;
 /// Agent events buffered between a run and its actor.
-const RUN_EVENT_BUFFER: usize = 32;
+const RUN_EVENT_BUFFER: usize = 16;
 /// Run events handled after one another before the actor looks at commands again.
 const RUN_EVENT_BATCH: usize = 256;
 

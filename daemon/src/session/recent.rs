@@ -24,6 +24,8 @@ pub const MAX_BYTES: usize = 1024 * 1024;
 pub const UNWATCHED_BYTES: usize = 16 * 1024 * 1024;
 /// The default [`WindowPool`]: what every window holds together, watched or not.
 pub const ALL_WINDOWS_BYTES: usize = 16 * 1024 * 1024;
+/// A window's index keeps at least this room for events once it grew past it.
+const SHRINK_ABOVE_EVENTS: usize = 64;
 /// What a window keeps of its newest events when the [`WindowPool`] is full.
 pub const FLOOR_BYTES: usize = 16 * 1024;
 
@@ -61,11 +63,13 @@ impl Kept {
         }
     }
 
+    /// What keeping the event costs: its bytes and its place in the window's index.
     fn size(&self) -> usize {
-        match self {
+        let bytes = match self {
             Kept::Encoded { bytes, .. } => bytes.len(),
             Kept::Typed(event) => event.encoded().len(),
-        }
+        };
+        bytes + std::mem::size_of::<Kept>()
     }
 }
 
@@ -250,6 +254,11 @@ impl RecentEvents {
                 self.pool.remove(oldest.size());
             }
         }
+        // A window trimmed far below what it once held gives the index's room back.
+        let capacity = self.events.capacity();
+        if capacity > SHRINK_ABOVE_EVENTS && self.events.len() * 4 < capacity {
+            self.events.shrink_to(self.events.len() * 2);
+        }
     }
 
     /// Every event after `after_seq` up to `last_seq`, if all of them are kept.
@@ -300,6 +309,9 @@ mod tests {
 
     use super::*;
 
+    /// What an event costs besides its bytes.
+    const KEPT: usize = std::mem::size_of::<Kept>();
+
     fn seqs(events: Option<Vec<Kept>>) -> Option<Vec<u64>> {
         events.map(|events| events.iter().map(|event| event.seq()).collect())
     }
@@ -345,9 +357,9 @@ mod tests {
         recent.push(event(MAX_EVENTS as u64 + 20, 1));
         assert_eq!(recent.len(), 1);
         let mut recent = RecentEvents::default();
-        recent.push(event(1, MAX_BYTES / 2));
-        recent.push(event(2, MAX_BYTES / 2));
-        recent.push(event(3, MAX_BYTES / 2));
+        recent.push(event(1, MAX_BYTES / 2 - KEPT));
+        recent.push(event(2, MAX_BYTES / 2 - KEPT));
+        recent.push(event(3, MAX_BYTES / 2 - KEPT));
         assert_eq!(seqs(recent.after(1, 3)), Some(vec![2, 3]));
         assert_eq!(seqs(recent.after(0, 3)), None);
     }
@@ -371,17 +383,18 @@ mod tests {
     #[test]
     fn a_full_pool_trims_the_growing_window_to_its_floor_and_gets_bytes_back() {
         let pool = WindowPool::new(3 * FLOOR_BYTES);
+        // What each event costs: its bytes and its place in the index.
         let step = FLOOR_BYTES / 4;
         let mut quiet = RecentEvents::in_pool(pool.clone());
         for seq in 1..=12 {
-            quiet.push(event(seq, step));
+            quiet.push(event(seq, step - KEPT));
         }
         assert_eq!(pool.used(), 3 * FLOOR_BYTES);
         // The busy window grows past what the pool holds: it forgets its own oldest events,
         // keeping at least the floor, and the quiet one keeps everything.
         let mut busy = RecentEvents::in_pool(pool.clone());
         for seq in 1..=40 {
-            busy.push(event(seq, step));
+            busy.push(event(seq, step - KEPT));
         }
         assert_eq!(quiet.bytes(), 3 * FLOOR_BYTES);
         assert_eq!(busy.bytes(), FLOOR_BYTES);
@@ -392,11 +405,37 @@ mod tests {
         quiet.clear();
         assert_eq!(pool.used(), FLOOR_BYTES);
         for seq in 41..=44 {
-            busy.push(event(seq, step));
+            busy.push(event(seq, step - KEPT));
         }
         assert_eq!(busy.bytes(), 2 * FLOOR_BYTES);
         drop(busy);
         assert_eq!(pool.used(), 0);
+    }
+
+    #[test]
+    fn a_window_trimmed_to_its_floor_gives_its_index_room_back() {
+        let pool = WindowPool::new(4 * FLOOR_BYTES);
+        let mut window = RecentEvents::in_pool(pool.clone());
+        // A burst of small events while the pool has room: the index grows.
+        for seq in 1..=2000 {
+            window.push(event(seq, 8));
+        }
+        let grown = window.events.capacity();
+        assert!(grown >= 1000, "{grown}");
+        // Another window fills the pool: this one is trimmed to its floor as it grows, and
+        // its index shrinks with it.
+        let mut other = RecentEvents::in_pool(pool.clone());
+        other.push(event(1, 4 * FLOOR_BYTES));
+        for seq in 2001..=2010 {
+            window.push(event(seq, 8));
+        }
+        assert!(window.bytes() <= FLOOR_BYTES + 8 + KEPT);
+        assert!(
+            window.events.capacity() < grown / 2,
+            "{} of {grown}",
+            window.events.capacity()
+        );
+        assert_eq!(window.bytes(), window.len() * (8 + KEPT));
     }
 
     #[test]
