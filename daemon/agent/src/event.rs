@@ -23,8 +23,9 @@ pub enum AgentEvent {
     TurnStart,
     /// A turn ended.
     TurnEnd {
-        /// The turn's assistant message.
-        message: AssistantMessage,
+        /// The turn's assistant message (boxed: the other events, queued by the thousand
+        /// under load, are much smaller).
+        message: Box<AssistantMessage>,
         /// Its tool results, in call order.
         tool_results: Vec<ToolResultMessage>,
     },

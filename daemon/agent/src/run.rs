@@ -154,7 +154,7 @@ impl Run<'_> {
             .get(end - results - 1)
             .map(|message| &**message)
         {
-            Some(AgentMessage::Assistant(assistant)) => assistant.clone(),
+            Some(AgentMessage::Assistant(assistant)) => Box::new(assistant.clone()),
             _ => return,
         };
         self.emit(AgentEvent::TurnEnd {

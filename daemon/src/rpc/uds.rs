@@ -23,8 +23,11 @@ use crate::rpc::codec::{LineCodec, LineSink};
 use crate::rpc::connection::{self, TransportKind};
 use crate::state::DaemonState;
 
-/// How much the socket writer buffers before it writes to the socket.
-const WRITE_BUFFER_BYTES: usize = 64 * 1024;
+/// How much the socket writer buffers before it writes to the socket. Small: a frame waiting
+/// in the connection's queue is shared with the other subscribers and the recent window, one
+/// copied into the write buffer is this connection's own (a thousand slow readers hold a
+/// thousand buffers).
+const WRITE_BUFFER_BYTES: usize = 8 * 1024;
 /// The read buffer a connection starts with.
 const READ_BUFFER_BYTES: usize = 1024;
 

@@ -148,7 +148,7 @@ pub fn import_file(
         system_prompt: None,
         append_system_prompt: None,
         task_name: None,
-        secret_env_names: Vec::new(),
+        secret_env_names: Vec::new().into(),
         secret_env: crate::store::Env::default(),
         no_skills: false,
         no_context_files: false,

@@ -52,8 +52,8 @@ pub struct SessionRow {
     /// A subagent's task name (set at creation; `parent_session_id` is its parent).
     pub task_name: Option<String>,
     /// Names of the client's variables that looked like secrets (`session::secrets`): not
-    /// stored, only their names.
-    pub secret_env_names: Vec<String>,
+    /// stored, only their names. Shared: a row is copied for every message it stores.
+    pub secret_env_names: std::sync::Arc<[String]>,
     /// Their values, in memory only (never written; empty after a load until a client
     /// supplies them).
     pub secret_env: Env,
@@ -197,7 +197,7 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
         row.system_prompt.as_deref().into(),
         row.append_system_prompt.as_deref().into(),
         row.task_name.as_deref().into(),
-        serde_json::to_string(&row.secret_env_names)
+        serde_json::to_string(&*row.secret_env_names)
             .unwrap_or_else(|_| "[]".to_owned())
             .into(),
         row.no_skills.into(),
@@ -278,8 +278,9 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         system_prompt: row.try_get("system_prompt")?,
         append_system_prompt: row.try_get("append_system_prompt")?,
         task_name: row.try_get("task_name")?,
-        secret_env_names: serde_json::from_str(&secret_names)
-            .map_err(StoreError::corrupt("sessions.secret_env_names"))?,
+        secret_env_names: serde_json::from_str::<Vec<String>>(&secret_names)
+            .map_err(StoreError::corrupt("sessions.secret_env_names"))?
+            .into(),
         secret_env: Env::default(),
         no_skills: row.try_get("no_skills")?,
         no_context_files: row.try_get("no_context_files")?,

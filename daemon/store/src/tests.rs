@@ -29,7 +29,7 @@ fn row(id: &str) -> SessionRow {
         system_prompt: None,
         append_system_prompt: None,
         task_name: None,
-        secret_env_names: Vec::new(),
+        secret_env_names: Vec::new().into(),
         secret_env: crate::Env::default(),
         no_skills: false,
         no_context_files: false,
@@ -354,12 +354,12 @@ async fn the_secret_env_migration_scrubs_what_rows_stored_before() {
         ["EDITOR", "PATH"]
     );
     assert_eq!(
-        scrubbed.secret_env_names,
+        *scrubbed.secret_env_names,
         ["DB_PASSWORD", "OPENAI_API_KEY", "github_token"]
     );
     let untouched = store.session("no-env").await.unwrap().unwrap();
     assert_eq!(
-        (untouched.env, untouched.secret_env_names),
+        (untouched.env, untouched.secret_env_names.to_vec()),
         (None, Vec::new())
     );
 }
@@ -395,7 +395,7 @@ async fn secrets_stored_before_leave_the_database_files_when_it_opens() {
     }
     let store = Store::open(&path).await.unwrap();
     let row = store.session("s1").await.unwrap().unwrap();
-    assert_eq!(row.secret_env_names, ["AWS_SECRET_ACCESS_KEY"]);
+    assert_eq!(*row.secret_env_names, ["AWS_SECRET_ACCESS_KEY"]);
     store.close().await;
     for file in std::fs::read_dir(dir.path()).unwrap().flatten() {
         let bytes = std::fs::read(file.path()).unwrap();
@@ -431,7 +431,7 @@ async fn the_allow_list_migration_moves_every_unknown_or_credential_variable_out
         ["EDITOR", "LC_ALL", "PATH"]
     );
     assert_eq!(
-        row.secret_env_names,
+        *row.secret_env_names,
         [
             "DATABASE_URL",
             "OPENAI_API_KEY",
