@@ -60,8 +60,10 @@ pub struct RunOptions {
     pub heap_bytes: Option<fn() -> Option<u64>>,
 }
 
-/// Threads of the runtime's blocking pool at most.
-const BLOCKING_THREADS: usize = 64;
+/// Threads of the runtime's blocking pool at most. Only short work runs there (file
+/// operations, a tool's search); what blocks for long (a terminal job's output and exit) has
+/// threads of its own.
+const BLOCKING_THREADS: usize = 24;
 
 /// How long connections get to finish after shutdown begins, before the daemon exits anyway.
 /// Together with the store's close this keeps the whole shutdown under 5 s.

@@ -334,8 +334,11 @@ impl JobPool {
             .master
             .take_writer()
             .map_err(|error| JobError::Start(format!("cannot write to the terminal: {error}")))?;
-        // The copier ends when every process holding the terminal is gone (EOF or EIO).
-        let copied = tokio::task::spawn_blocking(move || {
+        // The copier ends when every process holding the terminal is gone (EOF or EIO). It
+        // and the waiter below block for the job's whole life: on threads of their own, not
+        // the runtime's bounded blocking pool, which a few dozen jobs would otherwise fill and
+        // every session's file tools would wait behind.
+        let copied = on_own_thread("pid-job-output", move || {
             let mut buffer = vec![0u8; 16 * 1024];
             loop {
                 match reader.read(&mut buffer) {
@@ -350,7 +353,7 @@ impl JobPool {
         });
         let master = pair.master;
         let waiter: Waiter = Box::pin(async move {
-            let status = tokio::task::spawn_blocking(move || child.wait()).await;
+            let status = on_own_thread("pid-job-wait", move || child.wait()).await;
             // The terminal goes when the job does; its last output is in the file first.
             drop(master);
             let _ = copied.await;
@@ -555,6 +558,24 @@ impl JobPool {
 }
 
 type Waiter = std::pin::Pin<Box<dyn std::future::Future<Output = Option<i32>> + Send>>;
+
+/// Runs `work` on a thread of its own; the receiver gets its result (an error when the thread
+/// could not start, which is logged).
+fn on_own_thread<T: Send + 'static>(
+    name: &str,
+    work: impl FnOnce() -> T + Send + 'static,
+) -> tokio::sync::oneshot::Receiver<T> {
+    let (reply, answer) = tokio::sync::oneshot::channel();
+    let started = std::thread::Builder::new()
+        .name(name.to_owned())
+        .spawn(move || {
+            let _ = reply.send(work());
+        });
+    if let Err(error) = started {
+        tracing::warn!(thread = name, %error, "cannot start a thread for a job");
+    }
+    answer
+}
 
 fn no_such_job(id: &str) -> JobError {
     JobError::NoSuchJob(id.to_owned())

@@ -315,6 +315,78 @@ async fn jobs_run_in_the_background_across_calls_and_sessions_and_never_outlive_
     }
 }
 
+/// A job under a terminal blocks a thread for its output and one for its exit, for its whole
+/// life. Sixteen of them (two sessions at their limit of eight) must leave a third session's
+/// file tools working: those threads are the jobs' own, not the runtime's bounded pool of
+/// blocking threads (24), which the file tools use.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn terminal_jobs_leave_the_other_sessions_file_tools_working() {
+    let world = World::start_with_config(
+        "anthropic-messages",
+        "[limits]\njobs_per_session = 8\n",
+        &[
+            ("one/.keep", String::new()),
+            ("two/.keep", String::new()),
+            ("three/notes.txt", "still readable\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path().to_path_buf();
+    let start_jobs = |dir: &'static str| {
+        let world = &world;
+        let home = home.clone();
+        async move {
+            let (client, mut events) = world.client().await;
+            let id = session(&client, &home.join(dir), &["bash", "job"]).await;
+            for _ in 0..8 {
+                let (text, failed, _) = call(
+                    &client,
+                    &mut events,
+                    &id,
+                    "bash",
+                    json!({"command": "sleep 600", "background": true, "tty": true}),
+                )
+                .await;
+                assert!(!failed && text.contains("under a terminal"), "{text}");
+            }
+            let running = jobs_of(&client, &id)
+                .await
+                .iter()
+                .filter(|job| job.state == "running" && job.tty)
+                .count();
+            assert_eq!(running, 8);
+            (client, id)
+        }
+    };
+    let (one, two) = tokio::time::timeout(Duration::from_secs(120), async {
+        tokio::join!(start_jobs("one"), start_jobs("two"))
+    })
+    .await
+    .expect("sixteen terminal jobs started within 2 minutes");
+
+    let (reader, mut reader_events) = world.client().await;
+    let third = session(&reader, &home.join("three"), &["read"]).await;
+    let read = tokio::time::timeout(
+        Duration::from_secs(60),
+        call(
+            &reader,
+            &mut reader_events,
+            &third,
+            "read",
+            json!({"path": "notes.txt"}),
+        ),
+    )
+    .await;
+    let (text, failed, _) = read.expect("the read tool answered while 16 terminal jobs ran");
+    assert!(!failed && text.contains("still readable"), "{text}");
+
+    // The jobs are still there, each session's eight.
+    for (client, id) in [&one, &two] {
+        assert_eq!(jobs_of(client, id).await.len(), 8);
+    }
+}
+
 /// A session whose project's `.venv` is `venv`.
 async fn python_session(client: &Client, dir: &Path, venv: &Path) -> String {
     std::fs::create_dir_all(dir).unwrap();
