@@ -31,7 +31,7 @@ const TYPICAL_FRAME: usize = 512;
 /// Room for a delta frame besides its delta (envelope, session id, numbers, escapes).
 const DELTA_FRAME_OVERHEAD: usize = 192;
 /// Size of the buffers a [`FrameArena`] cuts frames from.
-const ARENA_CHUNK: usize = 4 * 1024;
+const ARENA_CHUNK: usize = 2 * 1024;
 
 /// Frames cut one after another from a shared buffer, so that a stream of small frames (one
 /// per token) costs one allocation per [`ARENA_CHUNK`] rather than one or two per frame. A
