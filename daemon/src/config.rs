@@ -108,7 +108,7 @@ pub struct LimitsConfig {
     /// them at once and a reconnect gets the stored entries.
     pub recent_unwatched_bytes: usize,
     /// Bytes that all sessions keep, together, of their recent events, watched or not; past
-    /// it, a window that grows forgets its oldest events down to its newest 8 KiB, and a
+    /// it, a window that grows forgets its oldest events down to its newest 4 KiB, and a
     /// client reconnecting from further back gets the stored entries.
     pub recent_bytes: usize,
     /// Seconds a language server may take to accept one message on its input; past it the

@@ -63,7 +63,7 @@ pub struct RunOptions {
 /// Threads of the runtime's blocking pool at most. Only short work runs there (file
 /// operations, a tool's search); what blocks for long (a terminal job's output and exit) has
 /// threads of its own.
-const BLOCKING_THREADS: usize = 24;
+const BLOCKING_THREADS: usize = 16;
 
 /// How long connections get to finish after shutdown begins, before the daemon exits anyway.
 /// Together with the store's close this keeps the whole shutdown under 5 s.

@@ -21,13 +21,13 @@ pub const MAX_EVENTS: usize = 4096;
 /// Bytes (of encoded events) kept at most.
 pub const MAX_BYTES: usize = 1024 * 1024;
 /// The default [`WindowBudget`]: a thousand idle sessions' windows would hold 50–100 MiB.
-pub const UNWATCHED_BYTES: usize = 8 * 1024 * 1024;
+pub const UNWATCHED_BYTES: usize = 4 * 1024 * 1024;
 /// The default [`WindowPool`]: what every window holds together, watched or not.
-pub const ALL_WINDOWS_BYTES: usize = 8 * 1024 * 1024;
+pub const ALL_WINDOWS_BYTES: usize = 4 * 1024 * 1024;
 /// A window's index keeps at least this room for events once it grew past it.
 const SHRINK_ABOVE_EVENTS: usize = 64;
 /// What a window keeps of its newest events when the [`WindowPool`] is full.
-pub const FLOOR_BYTES: usize = 8 * 1024;
+pub const FLOOR_BYTES: usize = 4 * 1024;
 
 /// One event as the window keeps it.
 #[derive(Clone, Debug)]

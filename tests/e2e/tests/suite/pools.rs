@@ -318,7 +318,7 @@ async fn jobs_run_in_the_background_across_calls_and_sessions_and_never_outlive_
 /// A job under a terminal blocks a thread for its output and one for its exit, for its whole
 /// life. Sixteen of them (two sessions at their limit of eight) must leave a third session's
 /// file tools working: those threads are the jobs' own, not the runtime's bounded pool of
-/// blocking threads (24), which the file tools use.
+/// blocking threads (16), which the file tools use.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn terminal_jobs_leave_the_other_sessions_file_tools_working() {
     let world = World::start_with_config(
