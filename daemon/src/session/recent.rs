@@ -414,7 +414,7 @@ mod tests {
 
     #[test]
     fn a_window_trimmed_to_its_floor_gives_its_index_room_back() {
-        let pool = WindowPool::new(4 * FLOOR_BYTES);
+        let pool = WindowPool::new(16 * FLOOR_BYTES);
         let mut window = RecentEvents::in_pool(pool.clone());
         // A burst of small events while the pool has room: the index grows.
         for seq in 1..=2000 {
@@ -425,7 +425,7 @@ mod tests {
         // Another window fills the pool: this one is trimmed to its floor as it grows, and
         // its index shrinks with it.
         let mut other = RecentEvents::in_pool(pool.clone());
-        other.push(event(1, 4 * FLOOR_BYTES));
+        other.push(event(1, 16 * FLOOR_BYTES));
         for seq in 2001..=2010 {
             window.push(event(seq, 8));
         }
