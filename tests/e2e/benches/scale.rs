@@ -384,7 +384,7 @@ fn main() {
                 continue;
             }
             println!(
-                "| daemon RSS: empty → {} sessions loaded and idle → all unloaded ({:.0} s after the check) | {:.1} → {:.1} → {:.1} MB | loaded < 40 MB, unloaded within 10 MB of empty |",
+                "| daemon RSS: empty → {} sessions loaded and idle after their runs → all unloaded ({:.0} s after the check) | {:.1} → {:.1} → {:.1} MB | (measured; the targets are the created sessions') |",
                 round.loaded,
                 round.unload_wait,
                 mb(round.empty_rss_kib),
