@@ -126,51 +126,35 @@ pub async fn perform(
     cwd: PathBuf,
     request: Request,
 ) -> Option<Reply> {
-    let failed = |action: &str, error: ClientError| {
-        Some(Reply::Failed {
-            action: action.to_owned(),
-            message: error.to_string(),
-        })
-    };
     let id = || SessionIdParams {
         session_id: session_id.clone(),
     };
+    let client = &client;
     match request {
         Request::Prompt(message) => {
-            send_message(&client, session_id, &cwd, MessageKind::Prompt, message).await
+            send_message(client, session_id, &cwd, MessageKind::Prompt, message).await
         }
         Request::Steer(message) => {
-            send_message(&client, session_id, &cwd, MessageKind::Steer, message).await
+            send_message(client, session_id, &cwd, MessageKind::Steer, message).await
         }
         Request::FollowUp(message) => {
-            send_message(&client, session_id, &cwd, MessageKind::FollowUp, message).await
+            send_message(client, session_id, &cwd, MessageKind::FollowUp, message).await
         }
         Request::Dequeue => match client.call::<SessionDequeue>(&id()).await {
             Ok(taken) => Some(Reply::Dequeued(taken)),
             Err(error) => failed("take the queued messages back", error),
         },
-        Request::DequeueAndAbort => {
-            // In this order, so a queued steering message cannot slip into the run first.
-            let taken = client.call::<SessionDequeue>(&id()).await;
-            if let Err(error) = client.call::<SessionAbort>(&id()).await {
-                return failed("abort", error);
-            }
-            match taken {
-                Ok(taken) => Some(Reply::Dequeued(taken)),
-                Err(error) => failed("take the queued messages back", error),
-            }
-        }
-        Request::AbortRetry => client
-            .call::<SessionAbortRetry>(&id())
-            .await
-            .err()
-            .and_then(|e| failed("cancel the retry", e)),
+        Request::DequeueAndAbort => dequeue_and_abort(client, id()).await,
+        Request::AbortRetry => quiet(
+            client.call::<SessionAbortRetry>(&id()).await,
+            "cancel the retry",
+        ),
         Request::Bash {
             command,
             exclude_from_context,
         } => match client
             .call::<SessionBash>(&SessionBashParams {
-                session_id: session_id.clone(),
+                session_id,
                 command,
                 exclude_from_context,
             })
@@ -179,33 +163,24 @@ pub async fn perform(
             Ok(_) => Some(Reply::BashFinished),
             Err(error) => failed("run the command", error),
         },
-        Request::Abort => client
-            .call::<SessionAbort>(&id())
-            .await
-            .err()
-            .and_then(|e| failed("abort", e)),
+        Request::Abort => quiet(client.call::<SessionAbort>(&id()).await, "abort"),
         Request::SetModel(model) => match client
-            .call::<SessionSetModel>(&SessionSetModelParams {
-                session_id: session_id.clone(),
-                model,
-            })
+            .call::<SessionSetModel>(&SessionSetModelParams { session_id, model })
             .await
         {
             Ok(changed) if !changed.warnings.is_empty() => Some(Reply::Warnings(changed.warnings)),
             Ok(_) => None,
             Err(error) => failed("set the model", error),
         },
-        Request::SetThinking(level) => client
-            .call::<SessionSetThinking>(&SessionSetThinkingParams {
-                session_id: session_id.clone(),
-                level,
-            })
-            .await
-            .err()
-            .and_then(|e| failed("set the thinking level", e)),
+        Request::SetThinking(level) => quiet(
+            client
+                .call::<SessionSetThinking>(&SessionSetThinkingParams { session_id, level })
+                .await,
+            "set the thinking level",
+        ),
         Request::SetPolicy(mode) => match client
             .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
-                session_id: session_id.clone(),
+                session_id,
                 mode,
             })
             .await
@@ -213,35 +188,18 @@ pub async fn perform(
             Ok(set) => Some(Reply::Done(format!("Approval mode: {}.", set.mode))),
             Err(error) => failed("set the approval mode", error),
         },
-        Request::SetName(name) => client
-            .call::<SessionSetName>(&SessionSetNameParams {
-                session_id: session_id.clone(),
-                name,
-            })
-            .await
-            .err()
-            .and_then(|e| failed("name the session", e)),
+        Request::SetName(name) => quiet(
+            client
+                .call::<SessionSetName>(&SessionSetNameParams { session_id, name })
+                .await,
+            "name the session",
+        ),
         Request::Label { entry_id, label } => {
-            let cleared = label.is_empty();
-            match client
-                .call::<SessionLabel>(&SessionLabelParams {
-                    session_id: session_id.clone(),
-                    entry_id,
-                    label: (!cleared).then_some(label),
-                })
-                .await
-            {
-                Ok(_) => Some(Reply::Done(if cleared {
-                    "Label cleared.".to_owned()
-                } else {
-                    "Labelled the latest entry.".to_owned()
-                })),
-                Err(error) => failed("label the entry", error),
-            }
+            label_entry(client, session_id, entry_id, label).await
         }
         Request::Fork(entry_id) => match client
             .call::<SessionFork>(&SessionEntryParams {
-                session_id: session_id.clone(),
+                session_id,
                 entry_id,
             })
             .await
@@ -254,7 +212,7 @@ pub async fn perform(
             summarize,
         } => match client
             .call::<SessionNavigate>(&SessionNavigateParams {
-                session_id: session_id.clone(),
+                session_id,
                 entry_id,
                 summarize,
                 instructions: None,
@@ -265,45 +223,16 @@ pub async fn perform(
             Ok(navigated) => Some(Reply::Navigated(navigated)),
             Err(error) => failed("move in the tree", error),
         },
-        Request::Export(path) => {
-            let path = match path {
-                Some(path) => cwd.join(path),
-                None => cwd.join(format!(
-                    "pi-session-{}.html",
-                    session_id.chars().take(8).collect::<String>()
-                )),
-            };
-            let format = if path
-                .extension()
-                .is_some_and(|extension| extension == "jsonl")
-            {
-                ExportFormat::Jsonl
-            } else {
-                ExportFormat::Html
-            };
-            match client
-                .call::<SessionExport>(&SessionExportParams {
-                    session_id: session_id.clone(),
-                    format,
-                    path: Some(path.display().to_string()),
+        Request::Export(path) => export(client, session_id, &cwd, path).await,
+        Request::Compact(instructions) => quiet(
+            client
+                .call::<SessionCompact>(&SessionCompactParams {
+                    session_id,
+                    instructions,
                 })
-                .await
-            {
-                Ok(_) => Some(Reply::Done(format!(
-                    "Exported the session to {}.",
-                    path.display()
-                ))),
-                Err(error) => failed("export", error),
-            }
-        }
-        Request::Compact(instructions) => client
-            .call::<SessionCompact>(&SessionCompactParams {
-                session_id: session_id.clone(),
-                instructions,
-            })
-            .await
-            .err()
-            .and_then(|e| failed("compact", e)),
+                .await,
+            "compact",
+        ),
         Request::Stats => match client.call::<SessionStats>(&id()).await {
             Ok(stats) => Some(Reply::Stats(stats)),
             Err(error) => failed("read the session stats", error),
@@ -319,23 +248,7 @@ pub async fn perform(
             Ok(list) => Some(Reply::McpServers(list.servers)),
             Err(error) => failed("list the MCP servers", error),
         },
-        Request::Pools => {
-            let jobs = client
-                .call::<pi_protocol::v1::JobList>(&pi_protocol::v1::JobListParams {
-                    session_id: Some(session_id.clone()),
-                })
-                .await;
-            let kernels = client
-                .call::<pi_protocol::v1::KernelList>(&pi_protocol::v1::KernelListParams {})
-                .await;
-            match (jobs, kernels) {
-                (Ok(jobs), Ok(kernels)) => Some(Reply::Pools {
-                    jobs: jobs.jobs,
-                    kernels: kernels.kernels,
-                }),
-                (Err(error), _) | (_, Err(error)) => failed("list the jobs and kernels", error),
-            }
-        }
+        Request::Pools => pools(client, session_id).await,
         Request::LspList => match client
             .call::<pi_protocol::v1::LspList>(&pi_protocol::v1::LspListParams::default())
             .await
@@ -363,116 +276,244 @@ pub async fn perform(
             Ok(_) => Some(Reply::Done(format!("Restarted MCP server {name}."))),
             Err(error) => failed("restart the MCP server", error),
         },
-        Request::McpSetEnabled { name, enabled } => match client
-            .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
-                session_id: session_id.clone(),
-                name: name.clone(),
-                enabled,
-            })
-            .await
-        {
-            Ok(_) => Some(Reply::Done(if enabled {
-                format!("MCP server {name} is on for this session from the next prompt.")
-            } else {
-                format!("MCP server {name} is off for this session from the next prompt.")
-            })),
-            Err(error) => failed("switch the MCP server", error),
-        },
+        Request::McpSetEnabled { name, enabled } => {
+            mcp_set_enabled(client, session_id, name, enabled).await
+        }
         Request::UiRespond {
             session_id,
             request_id,
             answer,
-        } => client
-            .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
-                session_id,
-                request_id,
-                answer,
-            })
-            .await
-            .err()
-            .and_then(|e| failed("answer the question", e)),
+        } => quiet(
+            client
+                .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
+                    session_id,
+                    request_id,
+                    answer,
+                })
+                .await,
+            "answer the question",
+        ),
         Request::ListCommands => match client.call::<SessionGet>(&id()).await {
             Ok(session) => Some(Reply::Commands(session.commands)),
             Err(error) => failed("list the session's commands", error),
         },
-        Request::ListAgents { parent } => {
-            let children = client
-                .call::<SessionList>(&SessionListParams {
-                    cwd: None,
-                    limit: Some(500),
-                    cursor: None,
-                    parent_id: Some(session_id.clone()),
-                })
-                .await;
-            let parent = match parent {
-                Some(parent) => client
-                    .call::<SessionGet>(&SessionIdParams { session_id: parent })
-                    .await
-                    .ok()
-                    .map(|got| Box::new(got.info)),
-                None => None,
-            };
-            match children {
-                Ok(children) => Some(Reply::Agents {
-                    parent,
-                    children: children.sessions,
-                }),
-                Err(error) => failed("list the subagents", error),
-            }
-        }
-        Request::ListSessions => match recent_sessions(&client, &cwd).await {
+        Request::ListAgents { parent } => list_agents(client, session_id, parent).await,
+        Request::ListSessions => match recent_sessions(client, &cwd).await {
             Ok(sessions) => Some(Reply::Sessions(sessions)),
             Err(error) => failed("list sessions", error),
         },
-        Request::ReadTree { for_fork } => {
-            let mut entries = Vec::new();
-            let mut cursor = None;
-            let mut leaf_id = None;
-            loop {
-                match client
-                    .call::<SessionRead>(&SessionReadParams {
-                        session_id: session_id.clone(),
-                        scope: ReadScope::Tree,
-                        limit: Some(READ_PAGE),
-                        cursor,
-                    })
-                    .await
-                {
-                    Ok(page) => {
-                        entries.extend(page.entries);
-                        leaf_id = page.leaf_id.or(leaf_id);
-                        match page.next_cursor {
-                            Some(next) => cursor = Some(next),
-                            None => break,
-                        }
-                    }
-                    Err(error) => return failed("read the session tree", error),
+        Request::ReadTree { for_fork } => read_tree(client, session_id, for_fork).await,
+        Request::SearchHistory(query) => search_history(client, query).await,
+    }
+}
+
+/// A request failed: what the user was doing and why.
+fn failed(action: &str, error: ClientError) -> Option<Reply> {
+    Some(Reply::Failed {
+        action: action.to_owned(),
+        message: error.to_string(),
+    })
+}
+
+/// A request whose success the session's events show: a reply only when it failed.
+fn quiet<T>(called: Result<T, ClientError>, action: &str) -> Option<Reply> {
+    called.err().and_then(|error| failed(action, error))
+}
+
+/// Takes the queued messages back, then aborts — in this order, so a queued steering message
+/// cannot slip into the run first.
+async fn dequeue_and_abort(client: &Client, id: SessionIdParams) -> Option<Reply> {
+    let taken = client.call::<SessionDequeue>(&id).await;
+    if let Err(error) = client.call::<SessionAbort>(&id).await {
+        return failed("abort", error);
+    }
+    match taken {
+        Ok(taken) => Some(Reply::Dequeued(taken)),
+        Err(error) => failed("take the queued messages back", error),
+    }
+}
+
+async fn label_entry(
+    client: &Client,
+    session_id: String,
+    entry_id: String,
+    label: String,
+) -> Option<Reply> {
+    let cleared = label.is_empty();
+    match client
+        .call::<SessionLabel>(&SessionLabelParams {
+            session_id,
+            entry_id,
+            label: (!cleared).then_some(label),
+        })
+        .await
+    {
+        Ok(_) => Some(Reply::Done(if cleared {
+            "Label cleared.".to_owned()
+        } else {
+            "Labelled the latest entry.".to_owned()
+        })),
+        Err(error) => failed("label the entry", error),
+    }
+}
+
+/// Exports to `path` (relative to `cwd`; JSONL by its extension, else HTML) or pi's default
+/// name.
+async fn export(
+    client: &Client,
+    session_id: String,
+    cwd: &Path,
+    path: Option<String>,
+) -> Option<Reply> {
+    let path = match path {
+        Some(path) => cwd.join(path),
+        None => cwd.join(format!(
+            "pi-session-{}.html",
+            session_id.chars().take(8).collect::<String>()
+        )),
+    };
+    let format = if path
+        .extension()
+        .is_some_and(|extension| extension == "jsonl")
+    {
+        ExportFormat::Jsonl
+    } else {
+        ExportFormat::Html
+    };
+    match client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id,
+            format,
+            path: Some(path.display().to_string()),
+        })
+        .await
+    {
+        Ok(_) => Some(Reply::Done(format!(
+            "Exported the session to {}.",
+            path.display()
+        ))),
+        Err(error) => failed("export", error),
+    }
+}
+
+/// The session's jobs and the daemon's kernels.
+async fn pools(client: &Client, session_id: String) -> Option<Reply> {
+    let jobs = client
+        .call::<pi_protocol::v1::JobList>(&pi_protocol::v1::JobListParams {
+            session_id: Some(session_id),
+        })
+        .await;
+    let kernels = client
+        .call::<pi_protocol::v1::KernelList>(&pi_protocol::v1::KernelListParams {})
+        .await;
+    match (jobs, kernels) {
+        (Ok(jobs), Ok(kernels)) => Some(Reply::Pools {
+            jobs: jobs.jobs,
+            kernels: kernels.kernels,
+        }),
+        (Err(error), _) | (_, Err(error)) => failed("list the jobs and kernels", error),
+    }
+}
+
+async fn mcp_set_enabled(
+    client: &Client,
+    session_id: String,
+    name: String,
+    enabled: bool,
+) -> Option<Reply> {
+    match client
+        .call::<pi_protocol::v1::McpSetEnabled>(&pi_protocol::v1::McpSetEnabledParams {
+            session_id,
+            name: name.clone(),
+            enabled,
+        })
+        .await
+    {
+        Ok(_) => Some(Reply::Done(if enabled {
+            format!("MCP server {name} is on for this session from the next prompt.")
+        } else {
+            format!("MCP server {name} is off for this session from the next prompt.")
+        })),
+        Err(error) => failed("switch the MCP server", error),
+    }
+}
+
+/// The session's subagents, and its parent when it is one.
+async fn list_agents(client: &Client, session_id: String, parent: Option<String>) -> Option<Reply> {
+    let children = client
+        .call::<SessionList>(&SessionListParams {
+            cwd: None,
+            limit: Some(500),
+            cursor: None,
+            parent_id: Some(session_id),
+        })
+        .await;
+    let parent = match parent {
+        Some(parent) => client
+            .call::<SessionGet>(&SessionIdParams { session_id: parent })
+            .await
+            .ok()
+            .map(|got| Box::new(got.info)),
+        None => None,
+    };
+    match children {
+        Ok(children) => Some(Reply::Agents {
+            parent,
+            children: children.sessions,
+        }),
+        Err(error) => failed("list the subagents", error),
+    }
+}
+
+/// The session's whole tree, page by page.
+async fn read_tree(client: &Client, session_id: String, for_fork: bool) -> Option<Reply> {
+    let mut entries = Vec::new();
+    let mut cursor = None;
+    let mut leaf_id = None;
+    loop {
+        match client
+            .call::<SessionRead>(&SessionReadParams {
+                session_id: session_id.clone(),
+                scope: ReadScope::Tree,
+                limit: Some(READ_PAGE),
+                cursor,
+            })
+            .await
+        {
+            Ok(page) => {
+                entries.extend(page.entries);
+                leaf_id = page.leaf_id.or(leaf_id);
+                match page.next_cursor {
+                    Some(next) => cursor = Some(next),
+                    None => break,
                 }
             }
-            Some(Reply::Tree {
-                entries,
-                leaf_id,
-                for_fork,
-            })
+            Err(error) => return failed("read the session tree", error),
         }
-        Request::SearchHistory(query) => {
-            let result = client
-                .call::<HistorySearch>(&HistorySearchParams {
-                    query: (!query.is_empty()).then(|| query.clone()),
-                    cwd: None,
-                    limit: Some(200),
-                })
-                .await;
-            match result {
-                Ok(found) => Some(Reply::History {
-                    query,
-                    entries: found.entries,
-                }),
-                // An older daemon without history: browsing just finds nothing.
-                Err(error) if error.rpc_kind() == Some(ErrorKind::MethodNotFound) => None,
-                Err(error) => failed("search the prompt history", error),
-            }
-        }
+    }
+    Some(Reply::Tree {
+        entries,
+        leaf_id,
+        for_fork,
+    })
+}
+
+async fn search_history(client: &Client, query: String) -> Option<Reply> {
+    let result = client
+        .call::<HistorySearch>(&HistorySearchParams {
+            query: (!query.is_empty()).then(|| query.clone()),
+            cwd: None,
+            limit: Some(200),
+        })
+        .await;
+    match result {
+        Ok(found) => Some(Reply::History {
+            query,
+            entries: found.entries,
+        }),
+        // An older daemon without history: browsing just finds nothing.
+        Err(error) if error.rpc_kind() == Some(ErrorKind::MethodNotFound) => None,
+        Err(error) => failed("search the prompt history", error),
     }
 }
 

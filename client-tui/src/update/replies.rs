@@ -31,95 +31,8 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.session_commands = commands;
             commands::refresh_completion(state);
         }
-        Reply::Sessions(sessions) => {
-            if !waiting_for(state, SelectorKind::Session) {
-                return;
-            }
-            let current = state.session.as_ref().map(|session| session.id.clone());
-            let items = sessions
-                .into_iter()
-                .map(|session| SelectorItem {
-                    label: session
-                        .name
-                        .clone()
-                        .or(session.first_message.clone())
-                        .unwrap_or_else(|| "(empty)".to_owned())
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .to_owned(),
-                    detail: format!(
-                        "{} messages{}",
-                        session.message_count,
-                        if session.status == pi_protocol::v1::SessionStatus::Running {
-                            " · running"
-                        } else {
-                            ""
-                        }
-                    ),
-                    current: current.as_deref() == Some(session.id.as_str()),
-                    value: session.id,
-                    depth: 0,
-                })
-                .collect();
-            state.overlay = Some(Overlay::Select(Selector::new(
-                SelectorKind::Session,
-                "Resume a session",
-                items,
-            )));
-        }
-        Reply::Agents { parent, children } => {
-            if !waiting_for(state, SelectorKind::Session) {
-                return;
-            }
-            if parent.is_none() && children.is_empty() {
-                state.overlay = None;
-                state.status = Some("This session has started no subagents.".to_owned());
-                return;
-            }
-            let status = |session: &SessionInfo| {
-                if session.status == pi_protocol::v1::SessionStatus::Running {
-                    "running"
-                } else {
-                    "idle"
-                }
-            };
-            let mut items = Vec::new();
-            if let Some(parent) = parent {
-                items.push(SelectorItem {
-                    label: format!(
-                        "↑ {} (parent)",
-                        parent
-                            .task_name
-                            .clone()
-                            .or(parent.name.clone())
-                            .unwrap_or_else(|| parent.id.chars().take(8).collect())
-                    ),
-                    detail: format!("{} messages · {}", parent.message_count, status(&parent)),
-                    current: false,
-                    value: parent.id.clone(),
-                    depth: 0,
-                });
-            }
-            for child in children {
-                items.push(SelectorItem {
-                    label: child
-                        .task_name
-                        .clone()
-                        .or(child.name.clone())
-                        .unwrap_or_else(|| child.id.chars().take(8).collect()),
-                    detail: format!("{} messages · {}", child.message_count, status(&child)),
-                    current: false,
-                    value: child.id,
-                    depth: 1,
-                });
-            }
-            state.overlay = Some(Overlay::Select(Selector::new(
-                SelectorKind::Session,
-                "Subagents",
-                items,
-            )));
-        }
+        Reply::Sessions(sessions) => sessions_picked(state, sessions),
+        Reply::Agents { parent, children } => agents_picked(state, parent, children),
         Reply::Tree {
             entries,
             leaf_id,
@@ -141,60 +54,8 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             };
             state.overlay = Some(Overlay::Select(Selector::new(kind, title, items)));
         }
-        Reply::Stats(stats) => {
-            let mut lines = Vec::new();
-            if let Some(session) = &state.session {
-                lines.push(format!("Session   {}", session.id));
-                if let Some(name) = &session.name {
-                    lines.push(format!("Name      {name}"));
-                }
-                lines.push(format!("Directory {}", session.cwd));
-                if let Some(model) = &session.model {
-                    lines.push(format!("Model     {}/{}", model.provider, model.id));
-                }
-                lines.push(format!("Thinking  {}", session.thinking_level));
-            }
-            lines.push(format!(
-                "Messages  {} ({} user, {} assistant, {} tool results)",
-                stats.total_messages,
-                stats.user_messages,
-                stats.assistant_messages,
-                stats.tool_results
-            ));
-            lines.push(format!("Tool calls {}", stats.tool_calls));
-            lines.push(format!(
-                "Tokens    {} in, {} out, {} cache read, {} cache write",
-                stats.tokens.input,
-                stats.tokens.output,
-                stats.tokens.cache_read,
-                stats.tokens.cache_write
-            ));
-            lines.push(format!("Cost      ${:.4}", stats.cost));
-            lines.push(format!("Clients   {} attached", state.clients.len().max(1)));
-            state.overlay = Some(Overlay::Info {
-                title: "Session".to_owned(),
-                lines,
-            });
-        }
-        Reply::History { query, entries } => {
-            let texts: Vec<String> = entries.into_iter().map(|entry| entry.text).collect();
-            if query.is_empty() && state.history.position.is_none() {
-                state.history.entries = texts.clone();
-            }
-            if let Some(Overlay::Select(selector)) = &mut state.overlay
-                && selector.kind == SelectorKind::History
-                && selector.query == query
-            {
-                // The daemon already searched; keep its order rather than re-ranking.
-                let mut fresh = Selector::new(
-                    SelectorKind::History,
-                    selector.title.clone(),
-                    commands::history_items(&texts),
-                );
-                fresh.query = query;
-                *selector = fresh;
-            }
-        }
+        Reply::Stats(stats) => show_stats(state, stats),
+        Reply::History { query, entries } => history_found(state, query, entries),
         Reply::Navigated(navigated) => {
             if let Some(text) = navigated.text {
                 state.editor.set_text(&text);
@@ -239,6 +100,151 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 .transcript
                 .notice(NoticeLevel::Error, format!("Could not {action}: {message}"));
         }
+    }
+}
+
+/// The session picker, filled.
+fn sessions_picked(state: &mut State, sessions: Vec<SessionInfo>) {
+    if !waiting_for(state, SelectorKind::Session) {
+        return;
+    }
+    let current = state.session.as_ref().map(|session| session.id.clone());
+    let items = sessions
+        .into_iter()
+        .map(|session| SelectorItem {
+            label: session
+                .name
+                .clone()
+                .or(session.first_message.clone())
+                .unwrap_or_else(|| "(empty)".to_owned())
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .to_owned(),
+            detail: format!(
+                "{} messages{}",
+                session.message_count,
+                if session.status == pi_protocol::v1::SessionStatus::Running {
+                    " · running"
+                } else {
+                    ""
+                }
+            ),
+            current: current.as_deref() == Some(session.id.as_str()),
+            value: session.id,
+            depth: 0,
+        })
+        .collect();
+    state.overlay = Some(Overlay::Select(Selector::new(
+        SelectorKind::Session,
+        "Resume a session",
+        items,
+    )));
+}
+
+/// The subagents picker (and the parent), filled.
+fn agents_picked(state: &mut State, parent: Option<Box<SessionInfo>>, children: Vec<SessionInfo>) {
+    if !waiting_for(state, SelectorKind::Session) {
+        return;
+    }
+    if parent.is_none() && children.is_empty() {
+        state.overlay = None;
+        state.status = Some("This session has started no subagents.".to_owned());
+        return;
+    }
+    let status = |session: &SessionInfo| {
+        if session.status == pi_protocol::v1::SessionStatus::Running {
+            "running"
+        } else {
+            "idle"
+        }
+    };
+    let mut items = Vec::new();
+    if let Some(parent) = parent {
+        items.push(SelectorItem {
+            label: format!(
+                "↑ {} (parent)",
+                parent
+                    .task_name
+                    .clone()
+                    .or(parent.name.clone())
+                    .unwrap_or_else(|| parent.id.chars().take(8).collect())
+            ),
+            detail: format!("{} messages · {}", parent.message_count, status(&parent)),
+            current: false,
+            value: parent.id.clone(),
+            depth: 0,
+        });
+    }
+    for child in children {
+        items.push(SelectorItem {
+            label: child
+                .task_name
+                .clone()
+                .or(child.name.clone())
+                .unwrap_or_else(|| child.id.chars().take(8).collect()),
+            detail: format!("{} messages · {}", child.message_count, status(&child)),
+            current: false,
+            value: child.id,
+            depth: 1,
+        });
+    }
+    state.overlay = Some(Overlay::Select(Selector::new(
+        SelectorKind::Session,
+        "Subagents",
+        items,
+    )));
+}
+
+/// `/session`: the session and its totals.
+fn show_stats(state: &mut State, stats: pi_protocol::v1::SessionStatsResponse) {
+    let mut lines = Vec::new();
+    if let Some(session) = &state.session {
+        lines.push(format!("Session   {}", session.id));
+        if let Some(name) = &session.name {
+            lines.push(format!("Name      {name}"));
+        }
+        lines.push(format!("Directory {}", session.cwd));
+        if let Some(model) = &session.model {
+            lines.push(format!("Model     {}/{}", model.provider, model.id));
+        }
+        lines.push(format!("Thinking  {}", session.thinking_level));
+    }
+    lines.push(format!(
+        "Messages  {} ({} user, {} assistant, {} tool results)",
+        stats.total_messages, stats.user_messages, stats.assistant_messages, stats.tool_results
+    ));
+    lines.push(format!("Tool calls {}", stats.tool_calls));
+    lines.push(format!(
+        "Tokens    {} in, {} out, {} cache read, {} cache write",
+        stats.tokens.input, stats.tokens.output, stats.tokens.cache_read, stats.tokens.cache_write
+    ));
+    lines.push(format!("Cost      ${:.4}", stats.cost));
+    lines.push(format!("Clients   {} attached", state.clients.len().max(1)));
+    state.overlay = Some(Overlay::Info {
+        title: "Session".to_owned(),
+        lines,
+    });
+}
+
+/// The prompt history the daemon found for `query`.
+fn history_found(state: &mut State, query: String, entries: Vec<pi_protocol::v1::HistoryEntry>) {
+    let texts: Vec<String> = entries.into_iter().map(|entry| entry.text).collect();
+    if query.is_empty() && state.history.position.is_none() {
+        state.history.entries = texts.clone();
+    }
+    if let Some(Overlay::Select(selector)) = &mut state.overlay
+        && selector.kind == SelectorKind::History
+        && selector.query == query
+    {
+        // The daemon already searched; keep its order rather than re-ranking.
+        let mut fresh = Selector::new(
+            SelectorKind::History,
+            selector.title.clone(),
+            commands::history_items(&texts),
+        );
+        fresh.query = query;
+        *selector = fresh;
     }
 }
 
