@@ -81,6 +81,34 @@ macro_rules! method_table {
             }
         )*
 
+        /// Every request method of this protocol version as a value: [`MethodKind::from_name`]
+        /// maps a wire name to it, and a `match` on it must name every method (so a method
+        /// added to the table has no handler until the compiler is told).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum MethodKind {
+            $(
+                $(#[doc = $doc])*
+                $ty,
+            )*
+        }
+
+        impl MethodKind {
+            /// The method called `name` on the wire.
+            pub fn from_name(name: &str) -> Option<MethodKind> {
+                match name {
+                    $( $name => Some(MethodKind::$ty), )*
+                    _ => None,
+                }
+            }
+
+            /// Its name on the wire.
+            pub fn name(self) -> &'static str {
+                match self {
+                    $( MethodKind::$ty => $name, )*
+                }
+            }
+        }
+
         /// Every request method of this protocol version, in documentation order.
         pub const METHODS: &[$crate::method::MethodDescriptor] = &[
             $(

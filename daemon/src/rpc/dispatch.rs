@@ -24,174 +24,88 @@ pub struct RequestContext {
     pub connection: ConnectionHandle,
 }
 
+/// `match kind` with one arm per listed method: its params parsed into the method's type,
+/// `handler` run, its response serialized; then the arms written out after the list.
+macro_rules! routes {
+    ($kind:expr, $params:expr, { $($method:ident => $handler:expr,)* } $($arms:tt)*) => {
+        match $kind {
+            $( v1::MethodKind::$method => call::<v1::$method, _>($params, $handler).await, )*
+            $($arms)*
+        }
+    };
+}
 /// Runs the handler of `method`.
 pub async fn dispatch(
     context: &RequestContext,
     method: &str,
     params: Option<Value>,
 ) -> Result<Value, ErrorObject> {
-    match method {
-        v1::DaemonStatus::NAME => {
-            call::<v1::DaemonStatus, _>(params, |p| methods::daemon::status(context, p)).await
-        }
-        v1::DaemonShutdown::NAME => {
-            call::<v1::DaemonShutdown, _>(params, |p| methods::daemon::shutdown(context, p)).await
-        }
-        v1::SessionCreate::NAME => {
-            call::<v1::SessionCreate, _>(params, |p| session::create(context, p)).await
-        }
-        v1::SessionList::NAME => {
-            call::<v1::SessionList, _>(params, |p| session::list(context, p)).await
-        }
-        v1::SessionGet::NAME => {
-            call::<v1::SessionGet, _>(params, |p| session::get(context, p)).await
-        }
-        v1::SessionRead::NAME => {
-            call::<v1::SessionRead, _>(params, |p| session::read(context, p)).await
-        }
-        v1::SessionAttach::NAME => {
-            call::<v1::SessionAttach, _>(params, |p| session::attach(context, p)).await
-        }
-        v1::SessionDetach::NAME => {
-            call::<v1::SessionDetach, _>(params, |p| session::detach(context, p)).await
-        }
-        v1::SessionPrompt::NAME => {
-            call::<v1::SessionPrompt, _>(params, |p| session::prompt(context, p)).await
-        }
-        v1::SessionSteer::NAME => {
-            call::<v1::SessionSteer, _>(params, |p| session::enqueue(context, p, true)).await
-        }
-        v1::SessionFollowUp::NAME => {
-            call::<v1::SessionFollowUp, _>(params, |p| session::enqueue(context, p, false)).await
-        }
-        v1::SessionAbort::NAME => {
-            call::<v1::SessionAbort, _>(params, |p| session::abort(context, p)).await
-        }
-        v1::SessionDequeue::NAME => {
-            call::<v1::SessionDequeue, _>(params, |p| session::dequeue(context, p)).await
-        }
-        v1::SessionAbortRetry::NAME => {
-            call::<v1::SessionAbortRetry, _>(params, |p| session::abort_retry(context, p)).await
-        }
-        v1::SessionSetModel::NAME => {
-            call::<v1::SessionSetModel, _>(params, |p| session::set_model(context, p)).await
-        }
-        v1::SessionSetThinking::NAME => {
-            call::<v1::SessionSetThinking, _>(params, |p| session::set_thinking(context, p)).await
-        }
-        v1::SessionSetPolicy::NAME => {
-            call::<v1::SessionSetPolicy, _>(params, |p| session::set_policy(context, p)).await
-        }
-        v1::SessionSetEnv::NAME => {
-            call::<v1::SessionSetEnv, _>(params, |p| session::set_env(context, p)).await
-        }
-        v1::SessionSetName::NAME => {
-            call::<v1::SessionSetName, _>(params, |p| session::set_name(context, p)).await
-        }
-        v1::SessionLabel::NAME => {
-            call::<v1::SessionLabel, _>(params, |p| session::label(context, p)).await
-        }
-        v1::SessionFork::NAME => {
-            call::<v1::SessionFork, _>(params, |p| session::fork(context, p)).await
-        }
-        v1::SessionNavigate::NAME => {
-            call::<v1::SessionNavigate, _>(params, |p| session::navigate(context, p)).await
-        }
-        v1::SessionCompact::NAME => {
-            call::<v1::SessionCompact, _>(params, |p| session::compact(context, p)).await
-        }
-        v1::SessionDelete::NAME => {
-            call::<v1::SessionDelete, _>(params, |p| session::delete(context, p)).await
-        }
-        v1::SessionStats::NAME => {
-            call::<v1::SessionStats, _>(params, |p| session::stats(context, p)).await
-        }
-        v1::SessionImport::NAME => {
-            call::<v1::SessionImport, _>(params, |p| session::import(context, p)).await
-        }
-        v1::SessionExport::NAME => {
-            call::<v1::SessionExport, _>(params, |p| session::export(context, p)).await
-        }
-        v1::SessionBash::NAME => {
-            call::<v1::SessionBash, _>(params, |p| session::bash(context, p)).await
-        }
-        v1::ArtifactRead::NAME => {
-            call::<v1::ArtifactRead, _>(params, |p| methods::artifact::read(context, p)).await
-        }
-        v1::ModelList::NAME => {
-            call::<v1::ModelList, _>(params, |p| methods::model::list(context, p)).await
-        }
-        v1::SessionSetDraft::NAME => {
-            call::<v1::SessionSetDraft, _>(params, |p| session::set_draft(context, p)).await
-        }
-        v1::HistorySearch::NAME => {
-            call::<v1::HistorySearch, _>(params, |p| methods::history::search(context, p)).await
-        }
-        v1::McpList::NAME => {
-            call::<v1::McpList, _>(params, |p| methods::mcp::list(context, p)).await
-        }
-        v1::LspList::NAME => {
-            call::<v1::LspList, _>(params, |p| methods::lsp::list(context, p)).await
-        }
-        v1::JobList::NAME => {
-            call::<v1::JobList, _>(params, |p| methods::pools::list_jobs(context, p)).await
-        }
-        v1::JobKill::NAME => {
-            call::<v1::JobKill, _>(params, |p| methods::pools::kill_job(context, p)).await
-        }
-        v1::KernelList::NAME => {
-            call::<v1::KernelList, _>(params, |p| methods::pools::list_kernels(context, p)).await
-        }
-        v1::LspRestart::NAME => {
-            call::<v1::LspRestart, _>(params, |p| methods::lsp::restart(context, p)).await
-        }
-        v1::McpSetEnabled::NAME => {
-            call::<v1::McpSetEnabled, _>(params, |p| methods::mcp::set_enabled(context, p)).await
-        }
-        v1::McpSetSessionServers::NAME => {
-            call::<v1::McpSetSessionServers, _>(params, |p| {
-                methods::mcp::set_session_servers(context, p)
-            })
-            .await
-        }
-        v1::McpTrust::NAME => {
-            call::<v1::McpTrust, _>(params, |p| methods::mcp::trust(context, p)).await
-        }
-        v1::McpLogs::NAME => {
-            call::<v1::McpLogs, _>(params, |p| methods::mcp::logs(context, p)).await
-        }
-        v1::McpRestart::NAME => {
-            call::<v1::McpRestart, _>(params, |p| methods::mcp::restart(context, p)).await
-        }
-        v1::UsageStats::NAME => {
-            call::<v1::UsageStats, _>(params, |p| methods::usage::stats(context, p)).await
-        }
-        v1::SettingsGet::NAME => {
-            call::<v1::SettingsGet, _>(params, |p| methods::settings::get(context, p)).await
-        }
-        v1::SettingsSetDefault::NAME => {
-            call::<v1::SettingsSetDefault, _>(params, |p| {
-                methods::settings::set_default(context, p)
-            })
-            .await
-        }
-        v1::UiAsk::NAME => call::<v1::UiAsk, _>(params, |p| methods::ui::ask(context, p)).await,
-        v1::UiRespond::NAME => {
-            call::<v1::UiRespond, _>(params, |p| methods::ui::respond(context, p)).await
-        }
-        v1::Initialize::NAME => Err(ErrorObject::new(
-            ErrorKind::AlreadyInitialized,
-            "this connection is already initialized; send `initialize` once per connection",
-        )),
-        _ => Err(ErrorObject::new(
+    let Some(kind) = v1::MethodKind::from_name(method) else {
+        return Err(ErrorObject::new(
             ErrorKind::MethodNotFound,
             format!(
                 "unknown method `{}`; the methods this daemon serves are listed in \
                  `capabilities.methods` of the `initialize` response",
                 pi_protocol::error::echo(method)
             ),
+        ));
+    };
+    // One arm per method of the table: the match is exhaustive, so a new method does not
+    // compile until it has its handler here.
+    routes!(kind, params, {
+        DaemonStatus => |p| methods::daemon::status(context, p),
+        DaemonShutdown => |p| methods::daemon::shutdown(context, p),
+        SessionCreate => |p| session::create(context, p),
+        SessionList => |p| session::list(context, p),
+        SessionGet => |p| session::get(context, p),
+        SessionRead => |p| session::read(context, p),
+        SessionAttach => |p| session::attach(context, p),
+        SessionDetach => |p| session::detach(context, p),
+        SessionPrompt => |p| session::prompt(context, p),
+        SessionSteer => |p| session::enqueue(context, p, true),
+        SessionFollowUp => |p| session::enqueue(context, p, false),
+        SessionAbort => |p| session::abort(context, p),
+        SessionDequeue => |p| session::dequeue(context, p),
+        SessionAbortRetry => |p| session::abort_retry(context, p),
+        SessionSetModel => |p| session::set_model(context, p),
+        SessionSetThinking => |p| session::set_thinking(context, p),
+        SessionSetPolicy => |p| session::set_policy(context, p),
+        SessionSetEnv => |p| session::set_env(context, p),
+        SessionSetName => |p| session::set_name(context, p),
+        SessionLabel => |p| session::label(context, p),
+        SessionFork => |p| session::fork(context, p),
+        SessionNavigate => |p| session::navigate(context, p),
+        SessionCompact => |p| session::compact(context, p),
+        SessionDelete => |p| session::delete(context, p),
+        SessionStats => |p| session::stats(context, p),
+        SessionImport => |p| session::import(context, p),
+        SessionExport => |p| session::export(context, p),
+        SessionBash => |p| session::bash(context, p),
+        ArtifactRead => |p| methods::artifact::read(context, p),
+        ModelList => |p| methods::model::list(context, p),
+        SessionSetDraft => |p| session::set_draft(context, p),
+        HistorySearch => |p| methods::history::search(context, p),
+        McpList => |p| methods::mcp::list(context, p),
+        LspList => |p| methods::lsp::list(context, p),
+        JobList => |p| methods::pools::list_jobs(context, p),
+        JobKill => |p| methods::pools::kill_job(context, p),
+        KernelList => |p| methods::pools::list_kernels(context, p),
+        LspRestart => |p| methods::lsp::restart(context, p),
+        McpSetEnabled => |p| methods::mcp::set_enabled(context, p),
+        McpSetSessionServers => |p| methods::mcp::set_session_servers(context, p),
+        McpTrust => |p| methods::mcp::trust(context, p),
+        McpLogs => |p| methods::mcp::logs(context, p),
+        McpRestart => |p| methods::mcp::restart(context, p),
+        UsageStats => |p| methods::usage::stats(context, p),
+        SettingsGet => |p| methods::settings::get(context, p),
+        SettingsSetDefault => |p| methods::settings::set_default(context, p),
+        UiAsk => |p| methods::ui::ask(context, p),
+        UiRespond => |p| methods::ui::respond(context, p),
+    } v1::MethodKind::Initialize => Err(ErrorObject::new(
+            ErrorKind::AlreadyInitialized,
+            "this connection is already initialized; send `initialize` once per connection",
         )),
-    }
+    )
 }
 
 async fn call<M, Fut>(

@@ -52,6 +52,19 @@ fn committed_schemas_match_the_code() {
 }
 
 #[test]
+fn every_method_has_a_kind_named_as_on_the_wire() {
+    for method in pi_protocol::v1::METHODS {
+        let kind = pi_protocol::v1::MethodKind::from_name(method.name)
+            .unwrap_or_else(|| panic!("no MethodKind for `{}`", method.name));
+        assert_eq!(kind.name(), method.name);
+    }
+    assert_eq!(
+        pi_protocol::v1::MethodKind::from_name("session/frobnicate"),
+        None
+    );
+}
+
+#[test]
 fn every_method_has_a_schema_file_and_names_are_resource_verb() {
     let files: Vec<String> = pi_protocol::schema::generate()
         .into_iter()
