@@ -1,5 +1,5 @@
 //! `pictl acp`: an Agent Client Protocol agent on stdio (Zed's `agent_servers`, Neovim's ACP
-//! adapters) over daemon sessions. ACP v1: newline-delimited JSON-RPC 2.0 on stdin/stdout
+//! adapters) over daemon sessions. ACP v1: newline-delimited JSON-RPC 2.0 on stdin/stdout (`pi-jsonrpc`'s peer)
 //! ([decision 0011](../../docs/decisions/0011-acp-bridge.md): the messages are built here as
 //! JSON and checked against the official TypeScript SDK in the tests).
 //!
@@ -23,18 +23,18 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use clap::Args;
 use pi_client::Client;
+use pi_jsonrpc::{Framing, OutboundLimits, Peer, PeerConfig};
 use pi_protocol::v1::{
     SessionAbort, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionIdParams, SessionPrompt, SessionRead, SessionReadParams, SessionSetPolicy,
     SessionSetPolicyParams, UiAnswer, UiRespond, UiRespondParams,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::watch;
 
 use crate::daemon_client;
 use crate::error::CliError;
@@ -100,11 +100,9 @@ enum ChangeKind {
 
 struct Bridge {
     client: Client,
-    out: mpsc::UnboundedSender<Value>,
+    // The editor: `pi-jsonrpc`'s peer over stdin and stdout, one message per line.
+    editor: Peer,
     sessions: Mutex<HashMap<String, SessionState>>,
-    // Our requests to the editor, by id.
-    pending: Mutex<HashMap<u64, oneshot::Sender<Value>>>,
-    next_id: Mutex<u64>,
     model: Option<String>,
 }
 
@@ -113,57 +111,77 @@ impl Bridge {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn send(&self, message: Value) {
-        let _ = self.out.send(message);
-    }
-
     fn update(&self, session_id: &str, update: Value) {
-        self.send(json!({
-            "jsonrpc": "2.0",
-            "method": "session/update",
-            "params": {"sessionId": session_id, "update": update},
-        }));
+        // Fails only when the editor is gone or stopped reading; the bridge then ends.
+        let _ = self.editor.notify(
+            "session/update",
+            json!({"sessionId": session_id, "update": update}),
+        );
     }
 
     /// Sends a request to the editor; its result (or `None` when it failed or the editor left).
     async fn request(&self, method: &str, params: Value) -> Option<Value> {
-        let id = {
-            let mut next = self.next_id.lock().unwrap_or_else(PoisonError::into_inner);
-            *next += 1;
-            *next
-        };
-        let (reply, answer) = oneshot::channel();
-        self.pending
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(id, reply);
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let response = answer.await.ok()?;
-        response.get("result").cloned()
+        self.editor.request(method, params, None).await.ok()
     }
 }
+
+/// What the editor sends on its own: requests (`initialize`, `session/*`) answered by
+/// [`handle`], and `session/cancel`.
+struct Editor {
+    bridge: Weak<Bridge>,
+}
+
+impl pi_jsonrpc::Handler for Editor {
+    fn notification(&self, method: &str, params: Value) {
+        if method == "session/cancel"
+            && let (Some(bridge), Some(session_id)) =
+                (self.bridge.upgrade(), params["sessionId"].as_str())
+        {
+            let session_id = session_id.to_owned();
+            tokio::spawn(async move { cancel(&bridge, &session_id).await });
+        }
+    }
+
+    fn request(&self, method: &str, params: Value) -> pi_jsonrpc::Answer {
+        let bridge = self.bridge.upgrade();
+        let method = method.to_owned();
+        Box::pin(async move {
+            match bridge {
+                Some(bridge) => handle(&bridge, &method, params).await,
+                None => Err((-32603, "the bridge is stopping".to_owned())),
+            }
+        })
+    }
+}
+
+/// Messages from and to the editor: one per line, at most 64 MiB (an embedded resource).
+const EDITOR: PeerConfig = PeerConfig {
+    framing: Framing::Lines,
+    max_message: 64 * 1024 * 1024,
+    outbound: OutboundLimits {
+        write_timeout: std::time::Duration::from_secs(300),
+        queued_bytes: 64 * 1024 * 1024,
+    },
+    cancel_notification: None,
+    answer_malformed: true,
+    name: "editor",
+};
 
 /// Runs `pictl acp` until stdin closes.
 pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
     let connected = daemon_client::connect().await?;
-    let (out, mut outgoing) = mpsc::unbounded_channel::<Value>();
-    let bridge = Arc::new(Bridge {
+    let bridge = Arc::new_cyclic(|bridge: &Weak<Bridge>| Bridge {
         client: connected.client,
-        out,
+        editor: Peer::start(
+            tokio::io::stdout(),
+            tokio::io::stdin(),
+            Arc::new(Editor {
+                bridge: bridge.clone(),
+            }),
+            EDITOR,
+        ),
         sessions: Mutex::new(HashMap::new()),
-        pending: Mutex::new(HashMap::new()),
-        next_id: Mutex::new(0),
         model: args.model,
-    });
-    let writer = tokio::spawn(async move {
-        let mut stdout = tokio::io::stdout();
-        while let Some(message) = outgoing.recv().await {
-            let mut line = message.to_string();
-            line.push('\n');
-            if stdout.write_all(line.as_bytes()).await.is_err() || stdout.flush().await.is_err() {
-                break;
-            }
-        }
     });
     let mut notifications = connected.notifications;
     let events = {
@@ -182,59 +200,13 @@ pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
             }
         })
     };
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Ok(Some(line)) = lines.next_line().await {
-        if line.trim().is_empty() {
-            continue;
-        }
-        let message: Value = match serde_json::from_str(&line) {
-            Ok(message) => message,
-            Err(error) => {
-                bridge.send(json!({"jsonrpc": "2.0", "id": null,
-                    "error": {"code": -32700, "message": format!("not JSON: {error}")}}));
-                continue;
-            }
-        };
-        let method = message["method"].as_str().map(str::to_owned);
-        let id = message.get("id").cloned();
-        match (method, id) {
-            (Some(method), Some(id)) => {
-                let bridge = bridge.clone();
-                let params = message["params"].clone();
-                tokio::spawn(async move {
-                    let response = match handle(&bridge, &method, params).await {
-                        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
-                        Err((code, text)) => json!({"jsonrpc": "2.0", "id": id,
-                            "error": {"code": code, "message": text}}),
-                    };
-                    bridge.send(response);
-                });
-            }
-            (Some(method), None) => {
-                if method == "session/cancel"
-                    && let Some(session_id) = message["params"]["sessionId"].as_str()
-                {
-                    cancel(&bridge, session_id).await;
-                }
-            }
-            (None, Some(id)) => {
-                let waiting = id.as_u64().and_then(|id| {
-                    bridge
-                        .pending
-                        .lock()
-                        .unwrap_or_else(PoisonError::into_inner)
-                        .remove(&id)
-                });
-                if let Some(waiting) = waiting {
-                    let _ = waiting.send(message);
-                }
-            }
-            (None, None) => {}
-        }
-    }
+    // Until the editor closes stdin (or sends something too big to be a message).
+    bridge.editor.closed().await;
+    // Requests it sent before are answered (a prompt runs to its end), with their updates.
+    bridge.editor.answered().await;
     events.abort();
-    drop(bridge);
-    let _ = writer.await;
+    // What was answered before reaches the editor.
+    bridge.editor.flush().await;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,32 +9,32 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
-pub mod children;
 pub mod clients;
 /// pi's coding-agent resources are their own crate (`pi-coding`, `daemon/coding/`).
 pub use pi_coding as coding;
-pub mod compaction;
+/// The session core is its own crate (`pi-session`, `daemon/session/`), compaction included.
+pub use pi_session::compaction;
 pub mod config;
 pub mod config_watch;
 pub mod convert;
 pub mod frame;
-pub mod jobs;
-pub mod kernels;
+pub use pi_jobs as jobs;
+pub use pi_kernels as kernels;
 pub mod lifecycle;
 pub mod logging;
-pub mod lsp;
-pub mod mcp;
+pub use pi_lsp as lsp;
+pub use pi_mcp as mcp;
 pub mod model;
 pub mod outbound;
-pub mod policy;
+pub use pi_policy as policy;
 pub mod rpc;
 pub mod schema_export;
-pub mod session;
+pub use pi_session as session;
 pub mod state;
+pub use pi_session::testing;
 /// The store is its own crate (`pi-store`, `daemon/store/`); `crate::store` names it here.
 pub use pi_store as store;
-pub mod tasks;
-pub mod testing;
+pub use pi_tasks as tasks;
 pub mod tools;
 
 use std::sync::Arc;

@@ -198,11 +198,11 @@ impl ToolFactory for BuiltinTools {
             // `bash` gains `background`; `job` goes where the session named it.
             for tool in &mut tools {
                 if tool.name() == "bash" {
-                    *tool = Arc::new(crate::jobs::tool::BackgroundBash::new(
+                    *tool = crate::jobs::tool::BackgroundBash::layered(
                         tool.clone(),
                         pool.clone(),
                         context.clone(),
-                    ));
+                    );
                 }
             }
             let job: Arc<dyn Tool> = Arc::new(crate::jobs::tool::JobTool::new(
@@ -266,12 +266,14 @@ impl ToolFactory for BuiltinTools {
             tools = tools
                 .into_iter()
                 .map(|inner| {
-                    Arc::new(crate::lsp::tool::WithLspNotes {
+                    pi_agent::layered(
                         inner,
-                        pool: pool.clone(),
-                        session_id: environment.session_id.clone(),
-                        cwd: environment.cwd.clone(),
-                    }) as Arc<dyn Tool>
+                        crate::lsp::tool::WithLspNotes {
+                            pool: pool.clone(),
+                            session_id: environment.session_id.clone(),
+                            cwd: environment.cwd.clone(),
+                        },
+                    )
                 })
                 .collect();
         }
@@ -390,13 +392,15 @@ fn gated(
     tools
         .into_iter()
         .map(|inner| {
-            Arc::new(crate::policy::PolicyGate {
+            pi_agent::layered(
                 inner,
-                manager: manager.clone(),
-                session_id: environment.session_id.clone(),
-                cwd: environment.cwd.clone(),
-                port: port.clone(),
-            }) as Arc<dyn Tool>
+                crate::policy::PolicyGate {
+                    manager: manager.clone(),
+                    session_id: environment.session_id.clone(),
+                    cwd: environment.cwd.clone(),
+                    port: port.clone(),
+                },
+            )
         })
         .collect()
 }

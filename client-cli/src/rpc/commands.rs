@@ -1,6 +1,7 @@
 //! pi's RPC commands, each mapped to daemon methods.
 //!
-//! A handler gets the bridge's current state ([`Bridge`]) and one parsed command, and returns
+//! A line is parsed into a [`PiCommand`] (serde, tagged by `type`; pi's camelCase field
+//! names), then handled. A handler gets the bridge's current state ([`Bridge`]) and the command, and returns
 //! the response line and, for `new_session`, `switch_session` and `fork`, the session to
 //! switch to. Errors always carry the command's `id` and name (pi reports most of them as an
 //! id-less `parse` error).
@@ -22,6 +23,7 @@ use pi_protocol::v1::{
     SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
     SettingsGet, SettingsGetParams, SettingsSetDefault, SettingsSetDefaultParams,
 };
+use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::commands::sessions::branch;
@@ -55,11 +57,106 @@ pub struct Outcome {
     pub switch_to: Option<SessionInfo>,
 }
 
+/// One of pi's RPC commands, by its `type` (other fields of the line, like `id`, are the
+/// envelope's).
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+enum PiCommand {
+    Prompt(Message),
+    Steer(Message),
+    FollowUp(Message),
+    Abort,
+    NewSession,
+    GetState,
+    SetModel {
+        provider: String,
+        #[serde(rename = "modelId")]
+        model_id: String,
+    },
+    CycleModel,
+    GetAvailableModels,
+    SetThinkingLevel {
+        level: String,
+    },
+    CycleThinkingLevel,
+    GetSessionStats,
+    ExportHtml {
+        #[serde(rename = "outputPath")]
+        output_path: Option<String>,
+    },
+    SwitchSession {
+        #[serde(rename = "sessionPath")]
+        session_path: String,
+    },
+    Fork {
+        #[serde(rename = "entryId")]
+        entry_id: String,
+    },
+    GetForkMessages,
+    GetLastAssistantText,
+    SetSessionName {
+        name: String,
+    },
+    GetMessages,
+    Compact {
+        #[serde(rename = "customInstructions")]
+        custom_instructions: Option<String>,
+    },
+    AbortRetry,
+    Bash {
+        command: String,
+    },
+    AbortBash,
+    SetAutoCompaction {
+        enabled: bool,
+    },
+    SetAutoRetry {
+        enabled: bool,
+    },
+    SetSteeringMode {
+        mode: String,
+    },
+    SetFollowUpMode {
+        mode: String,
+    },
+    Clone,
+    GetCommands,
+    /// A type pi does not have.
+    #[serde(other)]
+    Unknown,
+}
+
+/// What `prompt`, `steer` and `follow_up` send.
+#[derive(Debug, Deserialize)]
+struct Message {
+    message: String,
+    #[serde(default)]
+    images: Option<Vec<ImageContent>>,
+    /// What a prompt does while a run is active (`steer`, `followUp`); else it fails.
+    #[serde(rename = "streamingBehavior", default)]
+    streaming_behavior: Option<String>,
+}
+
+impl Message {
+    fn params(self, session_id: &str) -> SessionMessageParams {
+        SessionMessageParams {
+            session_id: session_id.to_owned(),
+            text: self.message,
+            images: self.images.unwrap_or_default(),
+        }
+    }
+}
+
 /// Handles one command.
 pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
     let id = command.get("id").cloned();
     let kind = command["type"].as_str().unwrap_or_default().to_owned();
-    match dispatch(&bridge, &kind, &command).await {
+    let handled = match PiCommand::deserialize(&command) {
+        Ok(PiCommand::Unknown) => Err(format!("Unknown command: {kind}")),
+        Ok(parsed) => dispatch(&bridge, parsed).await,
+        Err(error) => Err(error.to_string()),
+    };
+    match handled {
         Ok((data, switch_to)) => Outcome {
             response: success(id.as_ref(), &kind, data),
             switch_to,
@@ -73,230 +170,241 @@ pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
 
 type Handled = Result<(Option<Value>, Option<SessionInfo>), String>;
 
-async fn dispatch(bridge: &Bridge, kind: &str, command: &Value) -> Handled {
+/// Runs one command: one arm each, the work in the functions below.
+async fn dispatch(bridge: &Bridge, command: PiCommand) -> Handled {
     let client = &bridge.client;
-    let session_id = bridge.session.id.clone();
-    let none = |_: ()| (None, None);
-    match kind {
-        "prompt" => prompt(bridge, command).await.map(none),
-        "steer" => {
-            let params = message_params(&session_id, command)?;
-            client.call::<SessionSteer>(&params).await.map_err(text)?;
-            Ok((None, None))
-        }
-        "follow_up" => {
-            let params = message_params(&session_id, command)?;
+    let session = || SessionIdParams {
+        session_id: bridge.session.id.clone(),
+    };
+    let data = |data: Value| (Some(data), None);
+    match command {
+        PiCommand::Prompt(message) => prompt(bridge, message).await.map(|()| (None, None)),
+        PiCommand::Steer(message) => done(
             client
-                .call::<SessionFollowUp>(&params)
-                .await
-                .map_err(text)?;
-            Ok((None, None))
-        }
-        "abort" => {
+                .call::<SessionSteer>(&message.params(&session().session_id))
+                .await,
+        ),
+        PiCommand::FollowUp(message) => done(
             client
-                .call::<SessionAbort>(&SessionIdParams { session_id })
-                .await
-                .map_err(text)?;
-            Ok((None, None))
+                .call::<SessionFollowUp>(&message.params(&session().session_id))
+                .await,
+        ),
+        PiCommand::Abort => done(client.call::<SessionAbort>(&session()).await),
+        PiCommand::NewSession => new_session(bridge).await,
+        PiCommand::GetState => get_state(bridge).await.map(data),
+        PiCommand::SetModel { provider, model_id } => {
+            set_model(bridge, provider, model_id).await.map(data)
         }
-        "new_session" => {
-            let session = &current_info(bridge).await?;
-            let created = client
-                .call::<SessionCreate>(&SessionCreateParams {
-                    cwd: session.cwd.clone(),
-                    env: Some(std::env::vars().collect()),
-                    model: session
-                        .model
-                        .as_ref()
-                        .map(|model| format!("{}/{}", model.provider, model.id)),
-                    thinking: Some(session.thinking_level.clone()),
-                    ..SessionCreateParams::default()
+        PiCommand::CycleModel => cycle_model(bridge).await.map(data),
+        PiCommand::GetAvailableModels => {
+            let models: Vec<Value> = available_models(client)
+                .await?
+                .iter()
+                .map(pi_model)
+                .collect();
+            Ok(data(json!({ "models": models })))
+        }
+        PiCommand::SetThinkingLevel { level } => done(
+            client
+                .call::<SessionSetThinking>(&SessionSetThinkingParams {
+                    session_id: session().session_id,
+                    level,
                 })
-                .await
-                .map_err(text)?;
-            Ok((Some(json!({"cancelled": false})), Some(created)))
-        }
-        "get_state" => get_state(bridge).await.map(|data| (Some(data), None)),
-        "set_model" => set_model(bridge, command)
-            .await
-            .map(|data| (Some(data), None)),
-        "cycle_model" => cycle_model(bridge).await.map(|data| (Some(data), None)),
-        "get_available_models" => {
-            let models = available_models(client).await?;
-            let models: Vec<Value> = models.iter().map(pi_model).collect();
-            Ok((Some(json!({ "models": models })), None))
-        }
-        "set_thinking_level" => {
-            let level = string_field(command, "level")?;
-            client
-                .call::<SessionSetThinking>(&SessionSetThinkingParams { session_id, level })
-                .await
-                .map_err(text)?;
-            Ok((None, None))
-        }
-        "cycle_thinking_level" => cycle_thinking(bridge).await.map(|data| (Some(data), None)),
-        "get_session_stats" => {
+                .await,
+        ),
+        PiCommand::CycleThinkingLevel => cycle_thinking(bridge).await.map(data),
+        PiCommand::GetSessionStats => {
             let stats = client
-                .call::<SessionStats>(&SessionIdParams { session_id })
+                .call::<SessionStats>(&session())
                 .await
                 .map_err(text)?;
-            Ok((Some(serde_json::to_value(stats).unwrap_or_default()), None))
+            Ok(data(serde_json::to_value(stats).unwrap_or_default()))
         }
-        "export_html" => {
-            let path = match command["outputPath"].as_str() {
-                Some(path) => bridge.cwd.join(path),
-                None => bridge.cwd.join(format!("pi-session-{session_id}.html")),
-            };
-            let exported = client
-                .call::<SessionExport>(&SessionExportParams {
-                    session_id,
-                    format: ExportFormat::Html,
-                    path: Some(path.display().to_string()),
-                })
-                .await
-                .map_err(text)?;
-            Ok((Some(json!({ "path": exported.path })), None))
-        }
-        "switch_session" => {
-            let target = string_field(command, "sessionPath")?;
-            let session = switch_target(client, &bridge.cwd, &target).await?;
+        PiCommand::ExportHtml { output_path } => export_html(bridge, output_path).await.map(data),
+        PiCommand::SwitchSession { session_path } => {
+            let session = switch_target(client, &bridge.cwd, &session_path).await?;
             Ok((Some(json!({"cancelled": false})), Some(session)))
         }
-        "fork" => {
-            let entry_id = string_field(command, "entryId")?;
-            let forked = client
-                .call::<SessionFork>(&SessionEntryParams {
-                    session_id,
-                    entry_id,
-                })
-                .await
-                .map_err(text)?;
-            Ok((
-                Some(json!({"text": forked.text, "cancelled": false})),
-                Some(forked.session),
+        PiCommand::Fork { entry_id } => fork(bridge, entry_id).await,
+        PiCommand::GetForkMessages => {
+            let messages = fork_messages(client, &bridge.session.id).await?;
+            Ok(data(json!({ "messages": messages })))
+        }
+        PiCommand::GetLastAssistantText => {
+            let text = last_assistant_text(&stored_branch(bridge).await?);
+            Ok(data(
+                text.map_or_else(|| json!({}), |text| json!({ "text": text })),
             ))
         }
-        "get_fork_messages" => {
-            let messages = fork_messages(client, &session_id).await?;
-            Ok((Some(json!({ "messages": messages })), None))
+        PiCommand::SetSessionName { name } => set_session_name(bridge, name).await,
+        PiCommand::GetMessages => {
+            let messages = context_messages(&stored_branch(bridge).await?);
+            Ok(data(json!({ "messages": messages })))
         }
-        "get_last_assistant_text" => {
-            let entries = branch(client, &session_id)
-                .await
-                .map_err(|e| e.message().to_owned())?;
-            let text = last_assistant_text(&entries);
-            Ok((
-                Some(text.map_or_else(|| json!({}), |text| json!({ "text": text }))),
-                None,
-            ))
-        }
-        "set_session_name" => {
-            let name = string_field(command, "name")?;
-            if name.trim().is_empty() {
-                return Err("Session name cannot be empty".to_owned());
-            }
-            client
-                .call::<SessionSetName>(&SessionSetNameParams { session_id, name })
-                .await
-                .map_err(text)?;
-            Ok((None, None))
-        }
-        "get_messages" => {
-            let entries = branch(client, &session_id)
-                .await
-                .map_err(|e| e.message().to_owned())?;
-            let messages = context_messages(&entries);
-            Ok((Some(json!({ "messages": messages })), None))
-        }
-        "compact" => {
-            let compacted = client
-                .call::<SessionCompact>(&SessionCompactParams {
-                    session_id,
-                    instructions: command["customInstructions"].as_str().map(str::to_owned),
-                })
-                .await
-                .map_err(text)?;
-            match compacted.result {
-                Some(result) => Ok((Some(serde_json::to_value(result).unwrap_or_default()), None)),
-                None => Err("Compaction cancelled".to_owned()),
-            }
-        }
-        "abort_retry" => {
-            client
-                .call::<SessionAbortRetry>(&SessionIdParams { session_id })
-                .await
-                .map_err(text)?;
-            Ok((None, None))
-        }
-        "bash" => {
-            let ran = client
-                .call::<SessionBash>(&SessionBashParams {
-                    session_id,
-                    command: string_field(command, "command")?,
-                    exclude_from_context: false,
-                })
-                .await
-                .map_err(text)?;
-            let mut data = serde_json::to_value(ran).unwrap_or_default();
-            if let Some(object) = data.as_object_mut() {
-                object.shift_remove("entryId");
-            }
-            Ok((Some(data), None))
-        }
+        PiCommand::Compact {
+            custom_instructions,
+        } => compact(bridge, custom_instructions).await.map(data),
+        PiCommand::AbortRetry => done(client.call::<SessionAbortRetry>(&session()).await),
+        PiCommand::Bash { command } => bash(bridge, command).await.map(data),
         // The daemon kills a session's shell command with `session/abort` (which also aborts a
         // run in progress).
-        "abort_bash" => {
-            client
-                .call::<SessionAbort>(&SessionIdParams { session_id })
-                .await
-                .map_err(text)?;
-            Ok((None, None))
-        }
+        PiCommand::AbortBash => done(client.call::<SessionAbort>(&session()).await),
         // pi writes these to the global settings, and so does the bridge.
-        "set_auto_compaction" => {
-            let enabled = bool_field(command, "enabled")?;
+        PiCommand::SetAutoCompaction { enabled } => {
             set_default(client, json!({"compaction": {"enabled": enabled}})).await
         }
-        "set_auto_retry" => {
-            let enabled = bool_field(command, "enabled")?;
+        PiCommand::SetAutoRetry { enabled } => {
             set_default(client, json!({"retry": {"enabled": enabled}})).await
         }
-        "set_steering_mode" => {
-            let mode = queue_mode(command)?;
-            set_default(client, json!({ "steeringMode": mode })).await
+        PiCommand::SetSteeringMode { mode } => {
+            set_default(client, json!({ "steeringMode": queue_mode(mode)? })).await
         }
-        "set_follow_up_mode" => {
-            let mode = queue_mode(command)?;
-            set_default(client, json!({ "followUpMode": mode })).await
+        PiCommand::SetFollowUpMode { mode } => {
+            set_default(client, json!({ "followUpMode": queue_mode(mode)? })).await
         }
-        "clone" => {
-            let cloned = clone_session(client, &session_id).await?;
+        PiCommand::Clone => {
+            let cloned = clone_session(client, &bridge.session.id).await?;
             Ok((Some(json!({"cancelled": false})), Some(cloned)))
         }
-        "get_commands" => get_commands(bridge).await.map(|data| (Some(data), None)),
-        other => Err(format!("Unknown command: {other}")),
+        PiCommand::GetCommands => get_commands(bridge).await.map(data),
+        PiCommand::Unknown => Err("Unknown command".to_owned()),
     }
 }
 
-async fn prompt(bridge: &Bridge, command: &Value) -> Result<(), String> {
-    let params = message_params(&bridge.session.id, command)?;
+/// A command whose daemon call answers nothing pi shows.
+fn done<T>(called: Result<T, ClientError>) -> Handled {
+    called.map(|_| (None, None)).map_err(text)
+}
+
+/// The session's current branch as stored.
+async fn stored_branch(bridge: &Bridge) -> Result<Vec<SessionEntry>, String> {
+    branch(&bridge.client, &bridge.session.id)
+        .await
+        .map_err(|e| e.message().to_owned())
+}
+
+/// `new_session`: a session like the current one (directory, model, thinking), switched to.
+async fn new_session(bridge: &Bridge) -> Handled {
+    let session = &current_info(bridge).await?;
+    let created = bridge
+        .client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: session.cwd.clone(),
+            env: Some(std::env::vars().collect()),
+            model: session
+                .model
+                .as_ref()
+                .map(|model| format!("{}/{}", model.provider, model.id)),
+            thinking: Some(session.thinking_level.clone()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .map_err(text)?;
+    Ok((Some(json!({"cancelled": false})), Some(created)))
+}
+
+/// `export_html`: to `output_path` (relative to the bridge's directory) or pi's default name.
+async fn export_html(bridge: &Bridge, output_path: Option<String>) -> Result<Value, String> {
+    let session_id = bridge.session.id.clone();
+    let path = match output_path {
+        Some(path) => bridge.cwd.join(path),
+        None => bridge.cwd.join(format!("pi-session-{session_id}.html")),
+    };
+    let exported = bridge
+        .client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id,
+            format: ExportFormat::Html,
+            path: Some(path.display().to_string()),
+        })
+        .await
+        .map_err(text)?;
+    Ok(json!({ "path": exported.path }))
+}
+
+/// `fork`: a new session from before `entry_id`, switched to; its text is the forked
+/// message's.
+async fn fork(bridge: &Bridge, entry_id: String) -> Handled {
+    let forked = bridge
+        .client
+        .call::<SessionFork>(&SessionEntryParams {
+            session_id: bridge.session.id.clone(),
+            entry_id,
+        })
+        .await
+        .map_err(text)?;
+    Ok((
+        Some(json!({"text": forked.text, "cancelled": false})),
+        Some(forked.session),
+    ))
+}
+
+async fn set_session_name(bridge: &Bridge, name: String) -> Handled {
+    if name.trim().is_empty() {
+        return Err("Session name cannot be empty".to_owned());
+    }
+    done(
+        bridge
+            .client
+            .call::<SessionSetName>(&SessionSetNameParams {
+                session_id: bridge.session.id.clone(),
+                name,
+            })
+            .await,
+    )
+}
+
+async fn compact(bridge: &Bridge, instructions: Option<String>) -> Result<Value, String> {
+    let compacted = bridge
+        .client
+        .call::<SessionCompact>(&SessionCompactParams {
+            session_id: bridge.session.id.clone(),
+            instructions,
+        })
+        .await
+        .map_err(text)?;
+    match compacted.result {
+        Some(result) => Ok(serde_json::to_value(result).unwrap_or_default()),
+        None => Err("Compaction cancelled".to_owned()),
+    }
+}
+
+/// `bash`: pi's `BashResult` (without the daemon's entry id).
+async fn bash(bridge: &Bridge, command: String) -> Result<Value, String> {
+    let ran = bridge
+        .client
+        .call::<SessionBash>(&SessionBashParams {
+            session_id: bridge.session.id.clone(),
+            command,
+            exclude_from_context: false,
+        })
+        .await
+        .map_err(text)?;
+    let mut data = serde_json::to_value(ran).unwrap_or_default();
+    if let Some(object) = data.as_object_mut() {
+        object.shift_remove("entryId");
+    }
+    Ok(data)
+}
+
+async fn prompt(bridge: &Bridge, message: Message) -> Result<(), String> {
+    let behaviour = message.streaming_behavior.clone();
+    let params = message.params(&bridge.session.id);
     let client = &bridge.client;
     match client.call::<SessionPrompt>(&params).await {
         Ok(_) => Ok(()),
-        Err(error) if error.rpc_kind() == Some(ErrorKind::Busy) => {
-            match command["streamingBehavior"].as_str() {
-                Some("steer") => client.call::<SessionSteer>(&params).await.map(drop),
-                Some("followUp") => client.call::<SessionFollowUp>(&params).await.map(drop),
-                _ => {
-                    return Err(
-                        "Agent is already processing. Specify streamingBehavior ('steer' \
+        Err(error) if error.rpc_kind() == Some(ErrorKind::Busy) => match behaviour.as_deref() {
+            Some("steer") => client.call::<SessionSteer>(&params).await.map(drop),
+            Some("followUp") => client.call::<SessionFollowUp>(&params).await.map(drop),
+            _ => {
+                return Err(
+                    "Agent is already processing. Specify streamingBehavior ('steer' \
                                 or 'followUp') to queue the message."
-                            .to_owned(),
-                    );
-                }
+                        .to_owned(),
+                );
             }
-            .map_err(text)
         }
+        .map_err(text),
         Err(error) => Err(text(error)),
     }
 }
@@ -375,9 +483,7 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
     Ok(state)
 }
 
-async fn set_model(bridge: &Bridge, command: &Value) -> Result<Value, String> {
-    let provider = string_field(command, "provider")?;
-    let model_id = string_field(command, "modelId")?;
+async fn set_model(bridge: &Bridge, provider: String, model_id: String) -> Result<Value, String> {
     let available = available_models(&bridge.client).await?;
     if !available
         .iter()
@@ -613,21 +719,6 @@ fn user_text(content: &[UserContent]) -> String {
         .join("\n")
 }
 
-fn message_params(session_id: &str, command: &Value) -> Result<SessionMessageParams, String> {
-    let text = string_field(command, "message")?;
-    let images: Vec<ImageContent> = match command.get("images") {
-        None | Some(Value::Null) => Vec::new(),
-        Some(images) => {
-            serde_json::from_value(images.clone()).map_err(|error| format!("images: {error}"))?
-        }
-    };
-    Ok(SessionMessageParams {
-        session_id: session_id.to_owned(),
-        text,
-        images,
-    })
-}
-
 /// Writes global defaults (`settings/setDefault`).
 async fn set_default(client: &Client, values: Value) -> Handled {
     client
@@ -669,27 +760,13 @@ fn tempfile_path(session_id: &str) -> PathBuf {
     ))
 }
 
-fn queue_mode(command: &Value) -> Result<String, String> {
-    let mode = string_field(command, "mode")?;
+fn queue_mode(mode: String) -> Result<String, String> {
     match mode.as_str() {
         "all" | "one-at-a-time" => Ok(mode),
         _ => Err(format!(
             "mode must be \"all\" or \"one-at-a-time\", not {mode:?}"
         )),
     }
-}
-
-fn bool_field(command: &Value, field: &str) -> Result<bool, String> {
-    command[field]
-        .as_bool()
-        .ok_or_else(|| format!("missing boolean field `{field}`"))
-}
-
-fn string_field(command: &Value, field: &str) -> Result<String, String> {
-    command[field]
-        .as_str()
-        .map(str::to_owned)
-        .ok_or_else(|| format!("missing string field `{field}`"))
 }
 
 /// A daemon error as the sentence pi clients show.
@@ -700,6 +777,40 @@ fn text(error: ClientError) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_parse_by_type_with_pis_field_names() {
+        let parse = |line: Value| PiCommand::deserialize(&line).map_err(|e| e.to_string());
+        assert!(matches!(
+            parse(json!({"id": "1", "type": "set_model", "provider": "p", "modelId": "m"})),
+            Ok(PiCommand::SetModel { provider, model_id }) if provider == "p" && model_id == "m"
+        ));
+        assert!(matches!(
+            parse(json!({"type": "prompt", "message": "hi", "images": null, "streamingBehavior": "steer"})),
+            Ok(PiCommand::Prompt(Message { message, images: None, streaming_behavior: Some(b) }))
+                if message == "hi" && b == "steer"
+        ));
+        assert!(matches!(
+            parse(json!({"type": "export_html"})),
+            Ok(PiCommand::ExportHtml { output_path: None })
+        ));
+        assert!(matches!(
+            parse(json!({"type": "frobnicate"})),
+            Ok(PiCommand::Unknown)
+        ));
+        assert_eq!(
+            parse(json!({"type": "set_thinking_level"}))
+                .err()
+                .as_deref(),
+            Some("missing field `level`")
+        );
+        assert_eq!(
+            parse(json!({"type": "set_auto_retry", "enabled": "yes"}))
+                .err()
+                .as_deref(),
+            Some("invalid type: string \"yes\", expected a boolean")
+        );
+    }
 
     #[test]
     fn the_last_assistant_text_skips_empty_aborted_messages() {

@@ -20,6 +20,6 @@ pub use message::{AgentMessage, convert_to_llm};
 pub use queue::{MessageQueues, QueueMode};
 pub use run::{RunOutcome, run};
 pub use tool::{
-    PROGRESS_KEPT, ProgressReceiver, ProgressSink, Tool, ToolFuture, ToolInvocation, ToolOutput,
-    ToolSource, ToolWait,
+    PROGRESS_KEPT, ProgressReceiver, ProgressSink, Tool, ToolFuture, ToolInvocation, ToolLayer,
+    ToolOutput, ToolSource, ToolWait, layered,
 };

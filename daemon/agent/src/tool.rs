@@ -30,6 +30,59 @@ pub trait Tool: Send + Sync + 'static {
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture;
 }
 
+/// Behaviour around another tool's calls (an approval gate, notes added to results, a
+/// background mode): the layered tool has the inner tool's name and label, and its
+/// description and parameters unless the layer gives its own. Layers stack; the outermost
+/// runs first.
+pub trait ToolLayer: Send + Sync + 'static {
+    /// What the model reads; the inner tool's unless the layer changes it.
+    fn description<'a>(&'a self, inner: &'a dyn Tool) -> &'a str {
+        inner.description()
+    }
+    /// JSON Schema of the arguments; the inner tool's unless the layer changes it.
+    fn parameters<'a>(&'a self, inner: &'a dyn Tool) -> &'a Value {
+        inner.parameters()
+    }
+    /// Runs one call, running `inner` (or not) as the layer sees fit.
+    fn call(self: Arc<Self>, inner: Arc<dyn Tool>, invocation: ToolInvocation) -> ToolFuture;
+}
+
+/// `inner` with `layer` around its calls.
+pub fn layered(inner: Arc<dyn Tool>, layer: impl ToolLayer) -> Arc<dyn Tool> {
+    Arc::new(Layered {
+        inner,
+        layer: Arc::new(layer),
+    })
+}
+
+/// A tool and the layer around it.
+struct Layered<L> {
+    inner: Arc<dyn Tool>,
+    layer: Arc<L>,
+}
+
+impl<L: ToolLayer> Tool for Layered<L> {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+
+    fn label(&self) -> &str {
+        self.inner.label()
+    }
+
+    fn description(&self) -> &str {
+        self.layer.description(self.inner.as_ref())
+    }
+
+    fn parameters(&self) -> &Value {
+        self.layer.parameters(self.inner.as_ref())
+    }
+
+    fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
+        self.layer.clone().call(self.inner.clone(), invocation)
+    }
+}
+
 /// Tools that join a run while it runs (the daemon's MCP servers, which start in the
 /// background): the loop asks before each model request, so tools that became ready join the
 /// next turn. What a source gives comes after the run's own tools; a name the run's own tools
@@ -267,6 +320,75 @@ mod tests {
             UserContent::Text(text) => text.text.parse().unwrap(),
             other => panic!("{other:?}"),
         }
+    }
+
+    /// A tool that answers with its name.
+    struct Named;
+
+    impl Tool for Named {
+        fn name(&self) -> &str {
+            "named"
+        }
+        fn label(&self) -> &str {
+            "Named"
+        }
+        fn description(&self) -> &str {
+            "says its name"
+        }
+        fn parameters(&self) -> &Value {
+            static NONE: Value = Value::Null;
+            &NONE
+        }
+        fn execute(self: Arc<Self>, _invocation: ToolInvocation) -> ToolFuture {
+            Box::pin(async { ToolOutput::text("named") })
+        }
+    }
+
+    /// A layer that puts its mark around the inner tool's text, and may change the
+    /// description.
+    struct Mark(&'static str, Option<&'static str>);
+
+    impl ToolLayer for Mark {
+        fn description<'a>(&'a self, inner: &'a dyn Tool) -> &'a str {
+            self.1.unwrap_or_else(|| inner.description())
+        }
+        fn call(self: Arc<Self>, inner: Arc<dyn Tool>, invocation: ToolInvocation) -> ToolFuture {
+            Box::pin(async move {
+                let name = inner.name().to_owned();
+                let output = inner.execute(invocation).await;
+                let UserContent::Text(text) = &output.content[0] else {
+                    panic!("text expected");
+                };
+                ToolOutput::text(format!("{}({name}: {})", self.0, text.text))
+            })
+        }
+    }
+
+    fn invocation() -> ToolInvocation {
+        ToolInvocation {
+            call_id: "c".to_owned(),
+            arguments: Value::Null,
+            cancel: CancellationToken::new(),
+            progress: ProgressSink::new().0,
+        }
+    }
+
+    #[tokio::test]
+    async fn layers_keep_the_inner_tools_metadata_and_stack_outermost_first() {
+        let inner: Arc<dyn Tool> = Arc::new(Named);
+        let once = layered(inner, Mark("a", None));
+        assert_eq!(
+            (once.name(), once.label(), once.description()),
+            ("named", "Named", "says its name")
+        );
+        let twice = layered(once, Mark("b", Some("changed")));
+        assert_eq!((twice.name(), twice.description()), ("named", "changed"));
+        let output = twice.execute(invocation()).await;
+        let UserContent::Text(text) = &output.content[0] else {
+            panic!("text expected");
+        };
+        // The outer layer saw the inner layered tool by its name, and ran it.
+        assert_eq!(text.text, "b(named: a(named: named))");
     }
 
     #[tokio::test]

@@ -427,3 +427,25 @@ pub fn kill_group(pid: u32) {
         let _ = kill_process_group(pid, Signal::KILL);
     }
 }
+
+/// Appends a server's stderr (an MCP or language server's) to its log file (0600), in the
+/// background.
+pub fn copy_to_log(mut stderr: tokio::process::ChildStderr, path: std::path::PathBuf) {
+    tokio::spawn(async move {
+        let file = tokio::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .mode(0o600)
+            .open(&path)
+            .await;
+        match file {
+            Ok(mut file) => {
+                let _ = tokio::io::copy(&mut stderr, &mut file).await;
+            }
+            Err(error) => {
+                tracing::warn!(path = %path.display(), %error, "cannot open a server's log");
+                let _ = tokio::io::copy(&mut stderr, &mut tokio::io::sink()).await;
+            }
+        }
+    });
+}

@@ -1,0 +1,996 @@
+//! `pi-session`: the daemon's session core. It knows sessions, their actors, entries,
+//! compaction, typed events and questions; it does not know the wire (the daemon gives each
+//! actor an `EventEncoder`), the transports, or the resources behind a session's tools (the
+//! daemon gives the registry a `ToolFactory` and a `ModelService`).
+//!
+//! Sessions: the registry of loaded session actors, and operations that work on stored
+//! sessions without loading them (create, list, read, fork, delete, import, export).
+//!
+//! Sessions load lazily on the first command that needs their actor and unload after
+//! `idle_unload` with no subscribers and no run.
+//!
+//! Architecture invariant: at most one actor per session. Loads are serialized by the registry;
+//! an unloading actor leaves the map before it refuses further commands, and callers whose
+//! command was refused retry against a freshly loaded actor.
+
+pub mod actor;
+pub mod compaction;
+pub mod convert;
+pub mod entries;
+pub mod error;
+pub mod events;
+pub mod html;
+pub mod params;
+pub mod pi_format;
+pub mod presence;
+pub mod questions;
+pub mod recent;
+pub mod recovery;
+pub mod retry;
+pub mod secrets;
+pub mod services;
+pub mod sink;
+pub mod stats;
+pub mod summarize;
+pub mod testing;
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use pi_llm::{Model, ThinkingLevel};
+use pi_protocol::v1::message::{AgentMessage as WireMessage, UserContent};
+use pi_protocol::v1::{
+    EmptyResponse, EntryRecord, ModelInfo, ModelRef, ReadScope, SessionCreateParams, SessionEntry,
+    SessionForkResponse, SessionInfo, SessionListParams, SessionListResponse, SessionReadParams,
+    SessionReadResponse, SessionStatus,
+};
+use pi_util::ids::new_uuid;
+use pi_util::time::now_millis;
+
+pub use actor::{Command, Reply, SessionHandle};
+pub use error::SessionError;
+pub use services::{
+    ModelService, SessionServices, SessionSettings, SessionsWeak, ToolEnvironment, ToolFactory,
+};
+
+use crate::actor::SessionActor;
+use crate::entries::{EntryBase, EntryIds};
+use pi_store::{NewEntry, SessionRow, Store, StoreError};
+
+/// What makes a new session a subagent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Subagent {
+    /// Its id, chosen by the caller (its result slot is registered under it first).
+    pub id: String,
+    /// The session whose `task` call starts it.
+    pub parent_id: String,
+    /// The task's name.
+    pub task_name: String,
+}
+
+/// Loaded sessions by id. A sync mutex, never held across await.
+pub type SessionMap = Mutex<HashMap<String, SessionHandle>>;
+
+/// How long closing all sessions may take at shutdown.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_millis(1500);
+
+/// The registry of sessions.
+#[derive(Debug)]
+pub struct SessionRegistry {
+    // Itself, weakly: given to the sessions' tools in their environment.
+    me: SessionsWeak,
+    // Questions for the people watching sessions (`ui/*`).
+    questions: questions::Questions,
+    store: Store,
+    services: SessionServices,
+    // Makes each actor's encoder: how its events and notices become bytes for subscribers
+    // in other processes.
+    encoders: Arc<dyn events::EncoderFactory>,
+    sessions: Arc<SessionMap>,
+    // Per session being loaded, its gate, held while its actor is loaded, so one session never
+    // gets two actors and one session's load never waits for another's. A sync mutex, never
+    // held across an await; an entry is removed by the last holder of its gate.
+    loading: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    next_generation: AtomicU64,
+    // The variables each session holds in memory only (never stored), for the daemon's life:
+    // an actor that unloads when idle gets them back when it loads again, a fork takes its
+    // source's. Written at create, fork and `session/setEnv`, removed at delete. A sync
+    // mutex, never held across an await.
+    held_env: Mutex<HashMap<String, pi_store::Env>>,
+    // One copy of equal environments: the sessions a shell starts send the same variables.
+    envs: pi_util::intern::Interner<BTreeMap<String, String>>,
+}
+
+impl SessionRegistry {
+    /// A registry over `store`; its sessions' events are encoded by `encoders`' encoders.
+    pub fn new(
+        store: Store,
+        services: SessionServices,
+        encoders: Arc<dyn events::EncoderFactory>,
+    ) -> Arc<Self> {
+        Arc::new_cyclic(|me| SessionRegistry {
+            me: SessionsWeak(me.clone()),
+            questions: questions::Questions::default(),
+            store,
+            services,
+            encoders,
+            sessions: Arc::new(Mutex::new(HashMap::new())),
+            loading: Mutex::new(HashMap::new()),
+            next_generation: AtomicU64::new(1),
+            held_env: Mutex::new(HashMap::new()),
+            envs: pi_util::intern::Interner::new(),
+        })
+    }
+
+    /// The registry, weakly (for what the registry's own sessions hold).
+    pub fn weak(&self) -> SessionsWeak {
+        self.me.clone()
+    }
+
+    /// `row` with the variables the daemon holds for it in memory.
+    fn with_held_env(&self, mut row: SessionRow) -> SessionRow {
+        let held = self
+            .held_env
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(env) = held.get(&row.id) {
+            row.secret_env = env.clone();
+        }
+        drop(held);
+        // Read from the store, each row has its own copy.
+        if let Some(env) = &row.env {
+            row.env = Some(self.envs.share(env));
+        }
+        row
+    }
+
+    /// Remembers what `id` holds in memory (nothing: forgets it).
+    fn hold_env(&self, id: &str, env: &pi_store::Env) {
+        let mut held = self
+            .held_env
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if env.is_empty() {
+            held.remove(id);
+        } else {
+            held.insert(id.to_owned(), env.clone());
+        }
+    }
+
+    /// `session/setEnv`: the variables of `env` the session lacks, taken (in memory).
+    pub async fn set_env(
+        &self,
+        id: &str,
+        env: BTreeMap<String, String>,
+    ) -> Result<pi_protocol::v1::SessionSetEnvResponse, SessionError> {
+        let response = self
+            .call(id, |reply| Command::SetEnv {
+                env: env.clone(),
+                reply,
+            })
+            .await?;
+        if !response.accepted.is_empty() {
+            let mut held = self
+                .held_env
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let held = Arc::make_mut(held.entry(id.to_owned()).or_default());
+            for name in &response.accepted {
+                if let Some(value) = env.get(name) {
+                    held.insert(name.clone(), value.clone());
+                }
+            }
+        }
+        Ok(response)
+    }
+
+    /// Bytes of events all sessions keep in their recent windows.
+    pub fn recent_events_bytes(&self) -> usize {
+        self.services.settings.recent_windows.used()
+    }
+
+    /// The services sessions use.
+    pub fn services(&self) -> &SessionServices {
+        &self.services
+    }
+
+    /// Which client variables stay in memory only (the global settings' `sessionEnv`).
+    pub fn env_policy(&self) -> secrets::EnvPolicy {
+        let (settings, _) = self.services.settings.resources.load_settings(None);
+        secrets::EnvPolicy::new(&settings.session_env_exclude, &settings.session_env_include)
+    }
+
+    /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
+    pub async fn recover_interrupted(&self) -> Result<usize, SessionError> {
+        recovery::recover_interrupted(&self.store).await
+    }
+
+    /// Sessions with a live actor.
+    pub fn loaded_count(&self) -> u32 {
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .filter(|handle| !handle.is_closed())
+            .count() as u32
+    }
+
+    /// Creates a session.
+    pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, SessionError> {
+        self.create_as(params, None).await
+    }
+
+    /// Creates a session; with `task`, a subagent.
+    pub async fn create_as(
+        &self,
+        params: SessionCreateParams,
+        task: Option<Subagent>,
+    ) -> Result<SessionInfo, SessionError> {
+        let normalized = params::absolute_path("cwd", &params.cwd)?;
+        let cwd = normalized.as_path();
+        if !cwd.is_dir() {
+            return Err(SessionError::invalid(
+                "cwd",
+                format!(
+                    "cwd must be an existing directory, and {} is not",
+                    cwd.display()
+                ),
+            ));
+        }
+        let models = &self.services.models;
+        // The settings files' defaults apply when the caller names no model or level; the
+        // rest of the cwd's resources go to the session's actor.
+        let resources = pi_coding::resources::load_in_background(
+            self.services.settings.resources.clone(),
+            cwd.to_path_buf(),
+        )
+        .await;
+        let settings = &resources.settings;
+        let (model, level) = match &params.model {
+            Some(spec) => {
+                let (model, level) =
+                    models
+                        .resolve(spec)
+                        .map_err(|error| SessionError::ModelNotFound {
+                            field: Some("model"),
+                            message: error.to_string(),
+                        })?;
+                (Some(model), level)
+            }
+            None => {
+                let client_env = params.env.clone().unwrap_or_default();
+                (
+                    settings_default_model(models.as_ref(), settings)
+                        .or_else(|| models.default_model_in(&client_env)),
+                    None,
+                )
+            }
+        };
+        let requested = match (&params.thinking, level) {
+            (Some(text), _) => text
+                .parse::<ThinkingLevel>()
+                .map_err(|error| SessionError::invalid("thinking", error.to_string()))?,
+            (None, Some(level)) => level,
+            (None, None) => settings
+                .default_thinking_level
+                .unwrap_or(self.services.settings.default_thinking),
+        };
+        let thinking = model.as_ref().map_or(requested, |model| {
+            services::clamp_thinking(model, requested)
+        });
+        let tools = params
+            .tools
+            .clone()
+            .unwrap_or_else(|| self.services.tools.default_names());
+        let now = now_millis();
+        // Variables that look like secrets live in memory only.
+        let policy = self.env_policy();
+        let (kept_env, secret_env) = match &params.env {
+            Some(env) => {
+                let (kept, secret) = policy.split(env);
+                (Some(kept), secret)
+            }
+            None => (None, BTreeMap::new()),
+        };
+        let mut row = SessionRow {
+            id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
+            cwd: cwd.display().to_string(),
+            env: kept_env.map(|env| self.envs.intern(env)),
+            name: params
+                .name
+                .as_ref()
+                .map(|name| name.trim().to_owned())
+                .filter(|name| !name.is_empty()),
+            parent_session_id: task.as_ref().map(|task| task.parent_id.clone()),
+            created_at: now,
+            updated_at: now,
+            leaf_id: None,
+            model: model
+                .as_ref()
+                .map(|model| (model.provider.clone(), model.id.clone())),
+            thinking_level: thinking.as_str().to_owned(),
+            tools,
+            message_count: 0,
+            first_message: None,
+            last_seq: 0,
+            running: false,
+            system_prompt: params.system_prompt.clone(),
+            append_system_prompt: params.append_system_prompt.clone(),
+            task_name: task.as_ref().map(|task| task.task_name.clone()),
+            secret_env_names: secret_env.keys().cloned().collect(),
+            secret_env: self.envs.intern(secret_env),
+            no_skills: params.no_skills,
+            no_context_files: params.no_context_files,
+        };
+        let tools = self
+            .services
+            .tools
+            .tools(&tool_environment(&row, &self.me), &row.tools)
+            .map_err(|error| SessionError::invalid("tools", error.to_string()))?;
+
+        let mut ids = EntryIds::default();
+        let mut new_entries: Vec<SessionEntry> = Vec::new();
+        let mut parent = None;
+        let mut push = |make: &dyn Fn(EntryBase) -> SessionEntry| {
+            let base = EntryBase::new(&mut ids, parent.clone(), now);
+            parent = Some(base.id.clone());
+            new_entries.push(make(base));
+        };
+        push(&|b| SessionEntry::ThinkingLevelChange {
+            id: b.id,
+            parent_id: b.parent_id,
+            timestamp: b.timestamp,
+            thinking_level: thinking.as_str().to_owned(),
+        });
+        if let Some(model) = &model {
+            push(&|b| SessionEntry::ModelChange {
+                id: b.id,
+                parent_id: b.parent_id,
+                timestamp: b.timestamp,
+                provider: model.provider.clone(),
+                model_id: model.id.clone(),
+            });
+        }
+        if let Some(name) = row.name.clone() {
+            push(&|b| SessionEntry::SessionInfo {
+                id: b.id,
+                parent_id: b.parent_id,
+                timestamp: b.timestamp,
+                name: Some(name.clone()),
+            });
+        }
+        let stored = stored_entries(&new_entries, 1)?;
+        row.leaf_id = stored.last().map(|entry| entry.id.clone());
+        row.last_seq = stored.len() as u64;
+        self.store
+            .insert_session_with_entries(&row, stored)
+            .await
+            .map_err(storage(&self.store))?;
+        tracing::info!(session = row.id, cwd = row.cwd, "session created");
+        self.hold_env(&row.id, &row.secret_env);
+        // A created session is about to be used (attached, prompted): its actor starts from
+        // what was just written instead of reading it back. It unloads when idle like any.
+        let mut info = info(&row, false, row.last_seq);
+        if let Some(warning) = model
+            .as_ref()
+            .and_then(|model| models.unlisted_warning(model))
+        {
+            tracing::warn!(session = info.id, %warning, "custom model id");
+            info.warnings.push(warning);
+        }
+        let environment = tool_environment(&row, &self.me);
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let loaded = actor::Loaded {
+            branch: new_entries,
+            entry_ids: ids,
+            resources,
+            tools: Some(tools),
+            // Its creation entries are all the events it has had.
+            stored_through: row.last_seq,
+        };
+        match SessionActor::start(
+            self.store.clone(),
+            self.services.clone(),
+            self.sessions.clone(),
+            self.me.clone(),
+            generation,
+            row,
+            loaded,
+            self.encoders.encoder(&info.id),
+        ) {
+            Ok(handle) => {
+                self.sessions
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .insert(info.id.clone(), handle);
+                // The session's MCP servers start now, so their tools are ready by its first
+                // prompt. After the actor is registered: a project server's question goes
+                // through it, and its end releases them.
+                self.services.tools.warm_up(&environment);
+            }
+            // Stored; its first command loads it from the store instead (and reports).
+            Err(error) => {
+                tracing::warn!(session = info.id, %error, "cannot start the actor")
+            }
+        }
+        Ok(info)
+    }
+
+    /// Sends a command to a session's actor, loading it if needed, retrying once if the actor
+    /// stopped meanwhile.
+    pub async fn call<T>(
+        &self,
+        id: &str,
+        make: impl Fn(Reply<T>) -> Command,
+    ) -> Result<T, SessionError> {
+        for _ in 0..3 {
+            let handle = self.handle(id).await?;
+            match handle.call(&make).await {
+                Ok(result) => return result,
+                Err(actor::Gone) => continue,
+            }
+        }
+        Err(SessionError::KeepsStopping(id.to_owned()))
+    }
+
+    async fn handle(&self, id: &str) -> Result<SessionHandle, SessionError> {
+        if let Some(handle) = self.loaded(id) {
+            return Ok(handle);
+        }
+        let gate = self
+            .loading_gates()
+            .entry(id.to_owned())
+            .or_default()
+            .clone();
+        let loaded = {
+            let _held = gate.lock().await;
+            match self.loaded(id) {
+                Some(handle) => Ok(handle),
+                None => self.load(id).await,
+            }
+        };
+        let mut gates = self.loading_gates();
+        // Gates are cloned only under this lock: the map's and ours mean nobody else waits.
+        if Arc::strong_count(&gate) == 2 {
+            gates.remove(id);
+        }
+        loaded
+    }
+
+    fn loading_gates(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Arc<tokio::sync::Mutex<()>>>> {
+        self.loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Loads stored session `id` and starts its actor; the caller holds its gate.
+    async fn load(&self, id: &str) -> Result<SessionHandle, SessionError> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
+        let row = self.with_held_env(row);
+        let generation = self.next_generation.fetch_add(1, Ordering::Relaxed);
+        let handle = SessionActor::spawn(
+            self.store.clone(),
+            self.services.clone(),
+            self.sessions.clone(),
+            self.me.clone(),
+            generation,
+            row,
+            self.encoders.encoder(id),
+        )
+        .await?;
+        self.sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .insert(id.to_owned(), handle.clone());
+        Ok(handle)
+    }
+
+    fn loaded(&self, id: &str) -> Option<SessionHandle> {
+        let map = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        map.get(id).filter(|handle| !handle.is_closed()).cloned()
+    }
+
+    /// A page of sessions, newest activity first.
+    pub async fn list(
+        &self,
+        params: SessionListParams,
+    ) -> Result<SessionListResponse, SessionError> {
+        let limit = params.limit.unwrap_or(50).clamp(1, 500);
+        let cursor = params
+            .cursor
+            .as_deref()
+            .map(parse_list_cursor)
+            .transpose()?;
+        let cwd = params
+            .cwd
+            .as_deref()
+            .map(|cwd| params::absolute_path("cwd", cwd))
+            .transpose()?
+            .map(|cwd| cwd.display().to_string());
+        let mut rows = self
+            .store
+            .list_sessions_under(
+                cwd.as_deref(),
+                params.parent_id.as_deref(),
+                cursor.as_ref(),
+                limit + 1,
+            )
+            .await
+            .map_err(storage(&self.store))?;
+        let next_cursor = if rows.len() > limit as usize {
+            rows.truncate(limit as usize);
+            rows.last()
+                .map(|row| format!("{}:{}", row.updated_at, row.id))
+        } else {
+            None
+        };
+        let sessions = rows
+            .into_iter()
+            .map(|row| {
+                let row = self.with_held_env(row);
+                info(&row, row.running, row.last_seq)
+            })
+            .collect();
+        Ok(SessionListResponse {
+            sessions,
+            next_cursor,
+        })
+    }
+
+    /// Metadata of a stored session (loaded or not).
+    pub async fn stored_info(&self, id: &str) -> Result<SessionInfo, SessionError> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
+        let row = self.with_held_env(row);
+        Ok(info(&row, row.running, row.last_seq))
+    }
+
+    /// A page of stored entries.
+    pub async fn read(
+        &self,
+        params: SessionReadParams,
+    ) -> Result<SessionReadResponse, SessionError> {
+        let row = self
+            .store
+            .session(&params.session_id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(params.session_id.clone()))?;
+        let limit = params.limit.unwrap_or(200).clamp(1, 1000) as usize;
+        let cursor: i64 = match &params.cursor {
+            None => -1,
+            Some(text) => text.parse().map_err(|_| {
+                SessionError::invalid(
+                    "cursor",
+                    format!("cursor {text:?} is not a cursor from a previous page"),
+                )
+            })?,
+        };
+        let (page, next_cursor) = match params.scope {
+            ReadScope::Branch => {
+                let branch = self
+                    .store
+                    .branch(&row.id, row.leaf_id.as_deref())
+                    .await
+                    .map_err(storage(&self.store))?;
+                let start = (cursor + 1).max(0) as usize;
+                let end = (start + limit).min(branch.len());
+                let next = (end < branch.len()).then(|| (end as i64 - 1).to_string());
+                (
+                    branch
+                        .get(start..end)
+                        .map(<[_]>::to_vec)
+                        .unwrap_or_default(),
+                    next,
+                )
+            }
+            ReadScope::Tree => {
+                let mut entries = self
+                    .store
+                    .entries_by_ordinal(&row.id, cursor, limit as u32 + 1)
+                    .await
+                    .map_err(storage(&self.store))?;
+                let next = if entries.len() > limit {
+                    entries.truncate(limit);
+                    entries.last().map(|entry| entry.ordinal.to_string())
+                } else {
+                    None
+                };
+                (entries, next)
+            }
+        };
+        let entries = page
+            .iter()
+            .map(|stored| {
+                Ok(EntryRecord {
+                    seq: stored.seq,
+                    entry: entries::parse_entry(stored).map_err(SessionError::internal)?,
+                })
+            })
+            .collect::<Result<_, SessionError>>()?;
+        Ok(SessionReadResponse {
+            entries,
+            leaf_id: row.leaf_id,
+            next_cursor,
+        })
+    }
+
+    /// pi's fork: a new session with the branch up to the parent of a user message.
+    pub async fn fork(
+        &self,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<SessionForkResponse, SessionError> {
+        let source = self
+            .store
+            .session(session_id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(session_id.to_owned()))?;
+        // The fork holds what its source holds in memory.
+        let source = self.with_held_env(source);
+        let stored = self
+            .store
+            .entry(session_id, entry_id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::EntryNotFound(entry_id.to_owned()))?;
+        let entry = entries::parse_entry(&stored).map_err(SessionError::internal)?;
+        let SessionEntry::Message {
+            parent_id,
+            message: WireMessage::User(user),
+            ..
+        } = &entry
+        else {
+            let what = match &entry {
+                SessionEntry::Message {
+                    message: WireMessage::Assistant(_),
+                    ..
+                } => "an assistant message".to_owned(),
+                SessionEntry::Message {
+                    message: WireMessage::ToolResult(_),
+                    ..
+                } => "a tool result".to_owned(),
+                SessionEntry::Message { .. } => "not a user message".to_owned(),
+                other => format!("a {} entry", entries::entry_parts(other).2),
+            };
+            return Err(SessionError::invalid(
+                "entryId",
+                format!("fork needs a user message, and {entry_id} is {what}"),
+            ));
+        };
+        let text = user_content_text(&user.content);
+        let path: Vec<SessionEntry> = self
+            .store
+            .branch(session_id, parent_id.as_deref())
+            .await
+            .map_err(storage(&self.store))?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(SessionError::internal)?;
+        let label_entries: Vec<SessionEntry> = self
+            .store
+            .entries_of_kind(session_id, "label")
+            .await
+            .map_err(storage(&self.store))?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(SessionError::internal)?;
+        let copied = pi_format::copy_without_labels(
+            &path,
+            pi_format::resolve_labels(&label_entries),
+            now_millis(),
+        );
+        let mut row = SessionRow {
+            id: new_uuid(),
+            name: None,
+            parent_session_id: Some(source.id.clone()),
+            created_at: now_millis(),
+            updated_at: now_millis(),
+            leaf_id: None,
+            message_count: 0,
+            first_message: None,
+            last_seq: 0,
+            running: false,
+            task_name: None,
+            ..source
+        };
+        pi_format::summarize_into_row(&copied, &mut row);
+        let stored = stored_entries(&copied, 1)?;
+        self.store
+            .insert_session_with_entries(&row, stored)
+            .await
+            .map_err(storage(&self.store))?;
+        self.hold_env(&row.id, &row.secret_env);
+        Ok(SessionForkResponse {
+            session: info(&row, false, row.last_seq),
+            text,
+        })
+    }
+
+    /// Deletes a session (stopping its run first).
+    pub async fn delete(&self, id: &str) -> Result<EmptyResponse, SessionError> {
+        if let Some(handle) = self.loaded(id) {
+            let _ = handle
+                .call(|reply| Command::Close {
+                    deleted: true,
+                    reply,
+                })
+                .await;
+        }
+        if !self
+            .store
+            .delete_session(id)
+            .await
+            .map_err(storage(&self.store))?
+        {
+            return Err(SessionError::SessionNotFound(id.to_owned()));
+        }
+        self.hold_env(id, &pi_store::Env::default());
+        self.services.tools.delete_session(id);
+        tracing::info!(session = id, "session deleted");
+        Ok(EmptyResponse {})
+    }
+
+    /// Where a stored session's tools (and user shell commands) run.
+    pub async fn environment(&self, id: &str) -> Result<ToolEnvironment, SessionError> {
+        // From the actor: the variables it holds in memory only are part of it.
+        self.call(id, |reply| Command::Environment { reply }).await
+    }
+
+    /// Imports a pi session file (an absolute path) as a new session.
+    pub async fn import(&self, path: &str) -> Result<SessionInfo, SessionError> {
+        let file = params::absolute_path("path", path)?;
+        let (row, entries) = pi_format::import_file(&file, &self.services)?;
+        let stored = entries
+            .iter()
+            .enumerate()
+            .map(|(offset, imported)| {
+                entries::new_entry_with_body(
+                    &imported.entry,
+                    imported.body.clone(),
+                    1 + offset as u64,
+                )
+            })
+            .collect();
+        self.store
+            .insert_session_with_entries(&row, stored)
+            .await
+            .map_err(storage(&self.store))?;
+        tracing::info!(session = row.id, path, "session imported");
+        Ok(info(&row, false, row.last_seq))
+    }
+
+    /// Every entry of a session in creation order, as stored (JSON), for export.
+    pub async fn all_entries(&self, id: &str) -> Result<(SessionRow, Vec<String>), SessionError> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
+        let mut all = Vec::new();
+        let mut after = -1;
+        loop {
+            let page = self
+                .store
+                .entries_by_ordinal(id, after, 1000)
+                .await
+                .map_err(storage(&self.store))?;
+            let Some(last) = page.last() else { break };
+            after = last.ordinal;
+            all.extend(page.into_iter().map(|stored| stored.body));
+        }
+        Ok((row, all))
+    }
+
+    /// The current branch of a session, root first, for export.
+    pub async fn branch_entries(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, Vec<SessionEntry>), SessionError> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
+        let branch = self
+            .store
+            .branch(id, row.leaf_id.as_deref())
+            .await
+            .map_err(storage(&self.store))?
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(SessionError::internal)?;
+        Ok((row, branch))
+    }
+
+    /// Number of stored sessions.
+    pub async fn stored_count(&self) -> u64 {
+        self.store.session_count().await.unwrap_or(0)
+    }
+
+    /// Stops every actor (aborting runs, saving state), within a bound.
+    pub async fn shutdown(&self) {
+        let handles: Vec<SessionHandle> = self
+            .sessions
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .values()
+            .cloned()
+            .collect();
+        let closing = handles.iter().map(|handle| {
+            handle.call(|reply| Command::Close {
+                deleted: false,
+                reply,
+            })
+        });
+        if tokio::time::timeout(SHUTDOWN_TIMEOUT, futures_util::future::join_all(closing))
+            .await
+            .is_err()
+        {
+            tracing::warn!("some sessions did not stop in time");
+        }
+    }
+}
+
+/// Converts entries to stored form, announcing them with seqs from `first_seq`.
+fn stored_entries(new: &[SessionEntry], first_seq: u64) -> Result<Vec<NewEntry>, SessionError> {
+    new.iter()
+        .enumerate()
+        .map(|(offset, entry)| {
+            entries::new_entry(entry, first_seq + offset as u64).map_err(SessionError::internal)
+        })
+        .collect()
+}
+
+fn parse_list_cursor(text: &str) -> Result<(i64, String), SessionError> {
+    text.split_once(':')
+        .and_then(|(updated, id)| Some((updated.parse().ok()?, id.to_owned())))
+        .ok_or_else(|| {
+            SessionError::invalid(
+                "cursor",
+                format!("cursor {text:?} is not a cursor from a previous page"),
+            )
+        })
+}
+
+/// Session metadata as sent on the wire.
+pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
+    SessionInfo {
+        id: row.id.clone(),
+        cwd: row.cwd.clone(),
+        name: row.name.clone(),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+        model: row.model.as_ref().map(|(provider, id)| ModelRef {
+            provider: provider.clone(),
+            id: id.clone(),
+        }),
+        thinking_level: row.thinking_level.clone(),
+        leaf_id: row.leaf_id.clone(),
+        message_count: row.message_count,
+        first_message: row.first_message.clone(),
+        parent_session_id: row.parent_session_id.clone(),
+        task_name: row.task_name.clone(),
+        missing_env: missing_env(row),
+        status: if running {
+            SessionStatus::Running
+        } else {
+            SessionStatus::Idle
+        },
+        last_seq: seq,
+        warnings: Vec::new(),
+    }
+}
+
+/// A model as sent on the wire.
+pub fn model_info(model: &Model, has_key: bool) -> ModelInfo {
+    ModelInfo {
+        provider: model.provider.clone(),
+        id: model.id.clone(),
+        name: model.name.clone(),
+        api: model.api.clone(),
+        context_window: model.context_window,
+        max_tokens: model.max_tokens,
+        reasoning: model.reasoning,
+        images: model.accepts_images(),
+        input_cost: model.cost.input,
+        output_cost: model.cost.output,
+        has_key,
+        base_url: Some(model.base_url.clone()),
+        cache_read_cost: Some(model.cost.cache_read),
+        cache_write_cost: Some(model.cost.cache_write),
+    }
+}
+
+/// The model the settings name (`defaultProvider` + `defaultModel`, pi's rule; or
+/// `defaultModel` alone, resolved like `session/create`'s `model`), if it exists.
+fn settings_default_model(
+    models: &dyn ModelService,
+    settings: &pi_coding::Settings,
+) -> Option<Model> {
+    let id = settings.default_model.as_deref()?;
+    match settings.default_provider.as_deref() {
+        Some(provider) => models.find(provider, id),
+        None => models.resolve(id).ok().map(|(model, _)| model),
+    }
+}
+/// Where a session's tools run; they reach the daemon's sessions through `sessions`.
+pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnvironment {
+    let env = match &row.env {
+        // The row's own map, shared, when there is nothing to add to it.
+        Some(env) if row.secret_env.is_empty() => env.clone(),
+        Some(env) => {
+            let mut merged = (**env).clone();
+            merged.extend(
+                row.secret_env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+            sessions.shared_env(merged)
+        }
+        None => {
+            let mut env: BTreeMap<String, String> = std::env::vars().collect();
+            env.extend(
+                row.secret_env
+                    .iter()
+                    .map(|(name, value)| (name.clone(), value.clone())),
+            );
+            sessions.shared_env(env)
+        }
+    };
+    ToolEnvironment {
+        session_id: row.id.clone(),
+        cwd: row.cwd.clone().into(),
+        env,
+        sessions: sessions.clone(),
+    }
+}
+
+/// The secret variables a session lost (not stored; not supplied since it was loaded).
+pub fn missing_env(row: &SessionRow) -> Vec<String> {
+    row.secret_env_names
+        .iter()
+        .filter(|name| !row.secret_env.contains_key(*name))
+        .cloned()
+        .collect()
+}
+
+/// The text blocks of user content, joined by newlines.
+pub fn user_content_text(content: &[UserContent]) -> String {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            UserContent::Text(text) => Some(text.text.as_str()),
+            UserContent::Image(_) => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Turns a store failure into a [`SessionError::Storage`] (logged): a client can always tell
+/// a storage failure from a bug.
+pub fn storage(store: &Store) -> impl Fn(StoreError) -> SessionError + '_ {
+    move |error| SessionError::storage(store.path(), error)
+}
