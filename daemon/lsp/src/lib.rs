@@ -511,6 +511,7 @@ impl LspServer {
 
 impl pi_supervisor::Child for LspServer {
     type Running = Arc<Running>;
+    type Error = LspError;
 
     fn supervision(&self) -> &Supervision<Arc<Running>> {
         &self.supervision
@@ -520,9 +521,8 @@ impl pi_supervisor::Child for LspServer {
         &self.name
     }
 
-    fn start(self: Arc<Self>) -> pi_supervisor::BoxFuture<Result<Started<Arc<Running>>, String>> {
-        // As `lsp/list` shows it (the server's last error).
-        Box::pin(async move { self.launch().await.map_err(|error| error.to_string()) })
+    fn start(self: Arc<Self>) -> pi_supervisor::BoxFuture<Result<Started<Arc<Running>>, LspError>> {
+        Box::pin(async move { self.launch().await })
     }
 
     /// Its process's end, whenever it comes; a server that stops reading its input is ended.

@@ -627,6 +627,7 @@ impl Server {
 
 impl pi_supervisor::Child for Server {
     type Running = Arc<Connection>;
+    type Error = McpError;
 
     fn supervision(&self) -> &Supervision<Arc<Connection>> {
         &self.supervision
@@ -649,9 +650,8 @@ impl pi_supervisor::Child for Server {
         }
     }
 
-    fn start(self: Arc<Self>) -> BoxFuture<Result<Started<Arc<Connection>>, String>> {
-        // As `mcp/list` shows it (the server's last error).
-        Box::pin(async move { self.connect().await.map_err(|error| error.to_string()) })
+    fn start(self: Arc<Self>) -> BoxFuture<Result<Started<Arc<Connection>>, McpError>> {
+        Box::pin(async move { self.connect().await })
     }
 
     /// Its tools and prompts are its own now, and cached before it shows ready: whoever

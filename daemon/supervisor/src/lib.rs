@@ -338,6 +338,9 @@ pub trait Child: Send + Sync + Sized + 'static {
     /// What lives and dies with one run of the server (its connection, its process).
     type Running: Clone + Send + Sync + 'static;
 
+    /// Why a start failed; its text is what `*/list` shows as the last error.
+    type Error: std::fmt::Display + Send + 'static;
+
     /// Its supervision.
     fn supervision(&self) -> &Supervision<Self::Running>;
 
@@ -355,7 +358,7 @@ pub trait Child: Send + Sync + Sized + 'static {
 
     /// Starts it: the process, the handshake, what it lists. Runs in a task of its own,
     /// aborted at the start timeout (so whatever it started must end when dropped).
-    fn start(self: Arc<Self>) -> BoxFuture<Result<Started<Self::Running>, String>>;
+    fn start(self: Arc<Self>) -> BoxFuture<Result<Started<Self::Running>, Self::Error>>;
 
     /// It is about to be shown ready (write caches whoever sees it ready expects).
     fn ready(self: Arc<Self>, _running: Self::Running) -> BoxFuture<()> {
@@ -410,7 +413,7 @@ pub trait Child: Send + Sync + Sized + 'static {
             // In a task of its own: a panic there fails this start, not the pool.
             let mut starting = tokio::spawn(child.clone().start());
             let outcome = match tokio::time::timeout(policy.start_timeout, &mut starting).await {
-                Ok(Ok(outcome)) => outcome,
+                Ok(Ok(outcome)) => outcome.map_err(|error| error.to_string()),
                 Ok(Err(error)) => Err(format!("starting it failed: {error}")),
                 Err(_) => {
                     // The stuck start goes, with what it started.

@@ -62,6 +62,7 @@ impl Fake {
 
 impl Child for Fake {
     type Running = Arc<Run>;
+    type Error = String;
 
     fn supervision(&self) -> &Supervision<Arc<Run>> {
         &self.supervision
