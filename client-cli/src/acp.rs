@@ -216,8 +216,18 @@ fn invalid(message: impl Into<String>) -> Failure {
     (-32602, message.into())
 }
 
+/// A daemon error for the editor: what was wrong with the request keeps its JSON-RPC code
+/// (`-32602`, `-32601`), a session that does not exist is ACP's "resource not found"
+/// (`-32002`), the daemon's own kinds keep their codes (`-32000`…`-32099`), and only a
+/// failure of the daemon or the connection is `-32603`.
 fn daemon_error(error: pi_client::ClientError) -> Failure {
-    (-32603, error.to_string())
+    use pi_protocol::ErrorKind;
+    let code = match error.rpc_kind() {
+        Some(ErrorKind::NotFound) => -32002,
+        Some(ErrorKind::Internal | ErrorKind::Storage) | None => -32603,
+        Some(kind) => kind.code(),
+    };
+    (code, error.to_string())
 }
 
 async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Value, Failure> {
@@ -901,6 +911,22 @@ fn replay_entry(bridge: &Bridge, session_id: &str, entry: &Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn daemon_errors_keep_their_kind_for_the_editor() {
+        use pi_protocol::{ErrorKind, ErrorObject};
+        let code =
+            |kind| daemon_error(pi_client::ClientError::Rpc(ErrorObject::new(kind, "why"))).0;
+        assert_eq!(code(ErrorKind::InvalidParams), -32602);
+        assert_eq!(code(ErrorKind::NotFound), -32002);
+        assert_eq!(code(ErrorKind::Busy), -32011);
+        assert_eq!(code(ErrorKind::Internal), -32603);
+        let (_, message) = daemon_error(pi_client::ClientError::Rpc(ErrorObject::new(
+            ErrorKind::InvalidParams,
+            "mode must be yolo, ask-writes, ask-all or read-only, not \"x\"",
+        )));
+        assert!(message.contains("mode must be yolo"), "{message}");
+    }
 
     #[test]
     fn resource_links_become_mentions_of_decoded_paths() {

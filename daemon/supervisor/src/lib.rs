@@ -305,11 +305,13 @@ impl<R: Clone + Send + Sync + 'static> Supervision<R> {
         self.life().linger = linger;
     }
 
-    /// Forgets its failures: the circuit breaker closes, the next start waits for nothing.
+    /// Forgets its failures and its last error: the circuit breaker closes, the next start
+    /// waits for nothing.
     pub fn reset_failures(&self) {
         let mut life = self.life();
         life.failures = 0;
         life.failed_at = None;
+        life.last_error = None;
     }
 
     /// What `*/list` shows of it.
@@ -535,7 +537,8 @@ async fn started_as<C: Child>(child: Arc<C>, started: Started<C::Running>, gener
 
 /// Generation `generation` failed (`what`): what happens next is added to the text `*/list`
 /// shows; a server in use under [`Restart::WhileUsed`] starts again after the backoff, and
-/// after `max_failures` in a row it stays stopped for the cooldown. What ran is dropped, not
+/// after `max_failures` in a row it stays stopped for the cooldown and then gets one more
+/// try (half-open: a failure then opens the breaker again at once). What ran is dropped, not
 /// ended: its process is gone (or going), and its group may be signalled only while its
 /// leader is unreaped.
 fn failed<C: Child>(child: &Arc<C>, generation: u64, what: String) {
@@ -580,12 +583,19 @@ fn failed<C: Child>(child: &Arc<C>, generation: u64, what: String) {
     };
     child.forget();
     supervision.set_phase(Phase::Stopped);
-    if policy.restart != Restart::WhileUsed || !in_use || failures >= policy.max_failures {
+    if policy.restart != Restart::WhileUsed || !in_use {
         return;
     }
+    // In use: again after the backoff, or once the breaker's cooldown is over (one try; a
+    // failure then opens it again at once).
+    let wait = if failures >= policy.max_failures {
+        policy.cooldown
+    } else {
+        policy.backoff_after(failures)
+    };
     let child = child.clone();
     tokio::spawn(async move {
-        tokio::time::sleep(policy.backoff_after(failures)).await;
+        tokio::time::sleep(wait).await;
         let due = {
             let life = child.supervision().life();
             life.generation == generation && !life.users.is_empty()

@@ -166,20 +166,29 @@ async fn a_server_in_use_restarts_by_itself_with_a_doubling_backoff_until_the_br
              (`pictl fake restart fake` starts it now)"
         )
     );
-    // The breaker holds: no start by itself, none asked for during the cooldown.
+    // The breaker holds for the cooldown: no start by itself, none asked for.
     tokio::time::sleep(Duration::from_secs(30)).await;
     fake.ensure_started();
-    tokio::time::sleep(Duration::from_secs(1)).await;
+    tokio::time::sleep(Duration::from_secs(29)).await;
     assert_eq!(fake.starts(), 5);
-    // After the cooldown, a use starts it again.
-    tokio::time::sleep(Duration::from_secs(30)).await;
-    fake.script(Script::Succeed);
-    fake.ensure_started();
+    // Then, still in use, it gets one more try (half-open); failing, the breaker opens again
+    // at once.
+    until(Duration::from_secs(2), || fake.starts() == 6).await;
     until(Duration::from_secs(1), || {
+        fake.supervision
+            .last_error()
+            .is_some_and(|e| e.contains("6 times"))
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(59)).await;
+    assert_eq!(fake.starts(), 6);
+    // After that cooldown it starts again by itself, and now it runs.
+    fake.script(Script::Succeed);
+    until(Duration::from_secs(2), || {
         fake.supervision.phase() == Phase::Ready
     })
     .await;
-    assert_eq!(fake.starts(), 6);
+    assert_eq!(fake.starts(), 7);
     assert_eq!(fake.supervision.last_error(), None);
 }
 
@@ -396,14 +405,20 @@ async fn a_restart_forgets_the_failures_and_starts_a_used_server_at_once() {
         fake.supervision.phase() == Phase::Stopped
     })
     .await;
+    fake.script(Script::Hang);
+    fake.restart();
+    // Starting again, it shows no stale failure.
+    assert_eq!(fake.supervision.status().state, "starting");
+    assert_eq!(fake.supervision.last_error(), None);
+    fake.stop("test");
     fake.script(Script::Succeed);
     fake.restart();
     until(Duration::from_secs(1), || {
         fake.supervision.phase() == Phase::Ready
     })
     .await;
-    assert_eq!(fake.starts(), 6);
-    assert_eq!(fake.supervision.status().starts, 6);
+    assert_eq!(fake.starts(), 7);
+    assert_eq!(fake.supervision.status().starts, 7);
     assert!(changes.has_changed().unwrap());
     changes.mark_unchanged();
     fake.supervision.add_user("s1", "fake");

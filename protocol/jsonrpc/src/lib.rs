@@ -236,7 +236,15 @@ impl Peer {
             let mut reader = BufReader::new(output);
             while let Some(message) = read_message(&mut reader, &config).await {
                 match message {
-                    Ok(message) => dispatch(message, &pending, &replies, &handler, &answering),
+                    Ok(message) => {
+                        if let Err(refusal) =
+                            dispatch(message, &pending, &replies, &handler, &answering)
+                            && config.answer_malformed
+                            && let Some(replies) = replies.upgrade()
+                        {
+                            let _ = replies.send(&refusal);
+                        }
+                    }
                     Err(error) => {
                         if let Some(replies) = replies.upgrade() {
                             let _ = replies.send(&json!({"jsonrpc": "2.0", "id": null,
@@ -472,29 +480,55 @@ async fn read_message(
     }
 }
 
+/// The `-32600` answer to a message that is JSON but not a request, notification or
+/// response (`id` null when it has none).
+fn invalid(id: Option<Value>, why: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id.unwrap_or(Value::Null),
+        "error": {"code": -32600, "message": format!("invalid request: {why}")}})
+}
+
+/// Routes one message; `Err` is the answer to a message that is not JSON-RPC (sent when the
+/// configuration answers malformed messages).
 fn dispatch(
     message: Value,
     pending: &Pending,
     replies: &Weak<Outbound>,
     handler: &Arc<dyn Handler>,
     answering: &Arc<watch::Sender<usize>>,
-) {
-    let method = message
-        .get("method")
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let id = message.get("id").cloned().filter(|id| !id.is_null());
+) -> Result<(), Value> {
+    let Some(object) = message.as_object() else {
+        return Err(invalid(
+            None,
+            if message.is_array() {
+                "batches are not supported; send one message per line"
+            } else {
+                "a message is a JSON object"
+            },
+        ));
+    };
+    let id = object.get("id").cloned().filter(|id| !id.is_null());
+    let method = match object.get("method") {
+        None => None,
+        Some(Value::String(method)) => Some(method.clone()),
+        Some(_) => return Err(invalid(id, "`method` must be a string")),
+    };
+    if method.is_none() && !object.contains_key("result") && !object.contains_key("error") {
+        return Err(invalid(
+            id,
+            "a message has a `method` (a request or notification) or a `result` or `error` (a response)",
+        ));
+    }
     match (method, id) {
         (None, Some(id)) => {
             let Some(id) = id.as_i64() else {
-                return;
+                return Ok(());
             };
             let Some(sender) = pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id)
             else {
-                return;
+                return Ok(());
             };
             let result = match message.get("error") {
                 Some(error) => Err(CallError::Remote {
@@ -533,6 +567,7 @@ fn dispatch(
         }
         (None, None) => {}
     }
+    Ok(())
 }
 
 #[cfg(test)]

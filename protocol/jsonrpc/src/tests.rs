@@ -339,3 +339,53 @@ async fn answered_waits_for_the_other_sides_requests_in_flight() {
         json!({"jsonrpc": "2.0", "id": 7, "result": "done"})
     );
 }
+
+#[tokio::test]
+async fn json_that_is_not_a_message_is_refused_when_the_peer_answers_malformed_ones() {
+    let mut answering = config(Framing::Lines);
+    answering.answer_malformed = true;
+    let (_peer, theirs, _heard) = peer_with(answering);
+    let mut theirs = BufReader::new(theirs);
+    let lines: [(&str, Value, &str); 5] = [
+        (
+            "[1,2]",
+            Value::Null,
+            "batches are not supported; send one message per line",
+        ),
+        ("42", Value::Null, "a message is a JSON object"),
+        (r#"{"foo":1}"#, Value::Null, "a message has a `method`"),
+        (
+            r#"{"jsonrpc":"2.0","id":2,"method":5}"#,
+            json!(2),
+            "`method` must be a string",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":"x"}"#,
+            json!("x"),
+            "a message has a `method`",
+        ),
+    ];
+    for (line, id, why) in lines {
+        theirs
+            .get_mut()
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        let answer = next_written(&mut theirs, Framing::Lines).await;
+        assert_eq!(answer["id"], id, "{line}");
+        assert_eq!(answer["error"]["code"], -32600, "{line}");
+        let message = answer["error"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with(&format!("invalid request: {why}")),
+            "{line}: {message}"
+        );
+    }
+    // A request after them is still answered.
+    let request = json!({"jsonrpc": "2.0", "id": 3, "method": "add", "params": [1, 1]});
+    theirs
+        .get_mut()
+        .write_all(&frame(Framing::Lines, &request))
+        .await
+        .unwrap();
+    assert_eq!(next_written(&mut theirs, Framing::Lines).await["result"], 2);
+}

@@ -348,3 +348,87 @@ async fn every_write_diff_an_editor_sees_starts_from_the_file_before_the_tool() 
         }
     }
 }
+
+/// What an editor sends that is not a proper request gets a JSON-RPC error, never silence;
+/// the daemon's refusals keep their kind (bad params, a missing session) rather than all
+/// being "internal"; at the end of stdin every request is answered and the bridge exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_editor_that_sends_nonsense_gets_an_answer_for_each_line() {
+    use tokio::io::AsyncWriteExt as _;
+    let world = World::start("anthropic-messages").await;
+    let project = world.daemon.home.path().join("proj");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut acp = tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+        .arg("acp")
+        .envs(world.daemon.env())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let lines = [
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#.to_owned(),
+        "[1,2]".to_owned(),
+        "42".to_owned(),
+        r#"{"jsonrpc":"2.0","id":2,"method":5}"#.to_owned(),
+        "this is not json".to_owned(),
+        serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/new",
+            "params": {"cwd": project, "mcpServers": []}})
+        .to_string(),
+        serde_json::json!({"jsonrpc": "2.0", "id": 4, "method": "session/load",
+            "params": {"sessionId": "00000000-0000-0000-0000-000000000000", "cwd": project, "mcpServers": []}})
+        .to_string(),
+        r#"{"jsonrpc":"2.0","id":"five","method":"frobnicate/x"}"#.to_owned(),
+    ];
+    let mut stdin = acp.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{}\n", lines.join("\n")).as_bytes())
+        .await
+        .unwrap();
+    drop(stdin);
+    let output = tokio::time::timeout(std::time::Duration::from_secs(60), acp.wait_with_output())
+        .await
+        .expect("pictl acp ends when stdin closes")
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let answers: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .filter(|message: &Value| message.get("method").is_none())
+        .collect();
+    let error_of = |id: Value| -> (i64, String) {
+        let answer = answers
+            .iter()
+            .find(|answer| answer["id"] == id && answer.get("error").is_some())
+            .unwrap_or_else(|| panic!("no error answer with id {id}: {answers:#?}"));
+        (
+            answer["error"]["code"].as_i64().unwrap(),
+            answer["error"]["message"].as_str().unwrap().to_owned(),
+        )
+    };
+    // Two lines of JSON that are no message and one that is not JSON: three answers, id null.
+    let nulls: Vec<i64> = answers
+        .iter()
+        .filter(|answer| answer["id"].is_null())
+        .map(|answer| answer["error"]["code"].as_i64().unwrap())
+        .collect();
+    assert_eq!(nulls, [-32600, -32600, -32700], "{answers:#?}");
+    assert_eq!(error_of(serde_json::json!(2)).0, -32600);
+    let created = answers
+        .iter()
+        .find(|answer| answer["id"] == 3)
+        .unwrap_or_else(|| panic!("{answers:#?}"));
+    assert!(created["result"]["sessionId"].is_string(), "{created}");
+    let (code, message) = error_of(serde_json::json!(4));
+    assert_eq!(
+        code, -32002,
+        "a missing session is ACP's resource-not-found: {message}"
+    );
+    assert_eq!(error_of(serde_json::json!("five")).0, -32601);
+    assert!(
+        answers
+            .iter()
+            .any(|answer| answer["id"] == 1 && answer["result"].is_object())
+    );
+}
