@@ -946,11 +946,6 @@ impl LspPool {
         servers
     }
 
-    /// Stops `server` (its process group).
-    pub fn stop(&self, server: &LspServer, why: &str) {
-        server.stop(why);
-    }
-
     /// Stops every server (daemon shutdown); none starts any more.
     pub fn shutdown(&self) {
         self.pool.close();

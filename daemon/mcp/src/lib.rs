@@ -1037,11 +1037,6 @@ impl McpPool {
         }
     }
 
-    /// Stops `server` (its whole process group) and forgets its connection.
-    pub async fn stop(&self, server: &Server, why: &str) {
-        server.stop(why);
-    }
-
     /// Stops the servers of `definition` (a project server refused or forgotten: it runs no
     /// more until approved again).
     pub async fn stop_definition(&self, definition: &ServerDefinition) {
@@ -1055,7 +1050,7 @@ impl McpPool {
             .cloned()
             .collect();
         for server in servers {
-            self.stop(&server, "its approval was withdrawn").await;
+            server.stop("its approval was withdrawn");
         }
     }
 
@@ -1077,7 +1072,7 @@ impl McpPool {
         self.pool.close();
         let servers: Vec<Arc<Server>> = self.servers().values().cloned().collect();
         for server in servers {
-            self.stop(&server, "the daemon is stopping").await;
+            server.stop("the daemon is stopping");
         }
     }
 

@@ -480,6 +480,22 @@ async fn read_message(
     }
 }
 
+/// One request of the other side being answered, counted while it lives.
+struct Answering(Arc<watch::Sender<usize>>);
+
+impl Answering {
+    fn count(answering: &Arc<watch::Sender<usize>>) -> Answering {
+        answering.send_modify(|count| *count += 1);
+        Answering(answering.clone())
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.send_modify(|count| *count -= 1);
+    }
+}
+
 /// The `-32600` answer to a message that is JSON but not a request, notification or
 /// response (`id` null when it has none).
 fn invalid(id: Option<Value>, why: &str) -> Value {
@@ -545,9 +561,10 @@ fn dispatch(
                 message.get("params").cloned().unwrap_or(Value::Null),
             );
             let replies = replies.clone();
-            answering.send_modify(|count| *count += 1);
-            let answering = answering.clone();
+            let answering = Answering::count(answering);
             tokio::spawn(async move {
+                // Uncounted when the task ends, also by a panic in the handler.
+                let _answering = answering;
                 let reply = match answer.await {
                     Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
                     Err((code, text)) => json!({"jsonrpc": "2.0", "id": id,
@@ -556,7 +573,6 @@ fn dispatch(
                 if let Some(replies) = replies.upgrade() {
                     let _ = replies.send(&reply);
                 }
-                answering.send_modify(|count| *count -= 1);
             });
         }
         (Some(method), None) => {

@@ -389,3 +389,43 @@ async fn json_that_is_not_a_message_is_refused_when_the_peer_answers_malformed_o
         .unwrap();
     assert_eq!(next_written(&mut theirs, Framing::Lines).await["result"], 2);
 }
+
+/// Panics while answering, once it has said that it ran.
+struct Panicking(Arc<AtomicBool>);
+
+impl Handler for Panicking {
+    fn notification(&self, _method: &str, _params: Value) {}
+
+    fn request(&self, _method: &str, _params: Value) -> Answer {
+        let ran = self.0.clone();
+        Box::pin(async move {
+            ran.store(true, Ordering::SeqCst);
+            panic!("a handler's bug")
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_request_whose_handler_panics_does_not_keep_answered_waiting() {
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let (read, write) = tokio::io::split(ours);
+    let ran = Arc::new(AtomicBool::new(false));
+    let peer = Peer::start(
+        write,
+        read,
+        Arc::new(Panicking(ran.clone())),
+        config(Framing::Lines),
+    );
+    let mut theirs = theirs;
+    let request = json!({"jsonrpc": "2.0", "id": 1, "method": "work", "params": {}});
+    theirs
+        .write_all(&frame(Framing::Lines, &request))
+        .await
+        .unwrap();
+    while !ran.load(Ordering::SeqCst) {
+        tokio::task::yield_now().await;
+    }
+    tokio::time::timeout(Duration::from_secs(10), peer.answered())
+        .await
+        .expect("the panicked request is no longer counted");
+}
