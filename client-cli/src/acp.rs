@@ -27,7 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use clap::Args;
 use pi_client::Client;
-use pi_jsonrpc::{Framing, OutboundLimits, Peer, PeerConfig};
+use pi_jsonrpc::{Framing, OutboundLimits, Peer, PeerConfig, Transport};
 use pi_protocol::v1::{
     SessionAbort, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionIdParams, SessionPrompt, SessionRead, SessionReadParams, SessionSetPolicy,
@@ -132,7 +132,7 @@ struct Editor {
 }
 
 impl pi_jsonrpc::Handler for Editor {
-    fn notification(&self, method: &str, params: Value) {
+    fn notification(&self, method: &str, params: Value) -> Option<pi_jsonrpc::Held> {
         if method == "session/cancel"
             && let (Some(bridge), Some(session_id)) =
                 (self.bridge.upgrade(), params["sessionId"].as_str())
@@ -140,6 +140,7 @@ impl pi_jsonrpc::Handler for Editor {
             let session_id = session_id.to_owned();
             tokio::spawn(async move { cancel(&bridge, &session_id).await });
         }
+        None
     }
 
     fn request(&self, method: &str, params: Value) -> pi_jsonrpc::Answer {
@@ -156,7 +157,6 @@ impl pi_jsonrpc::Handler for Editor {
 
 /// Messages from and to the editor: one per line, at most 64 MiB (an embedded resource).
 const EDITOR: PeerConfig = PeerConfig {
-    framing: Framing::Lines,
     max_message: 64 * 1024 * 1024,
     outbound: OutboundLimits {
         write_timeout: std::time::Duration::from_secs(300),
@@ -173,8 +173,7 @@ pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
     let bridge = Arc::new_cyclic(|bridge: &Weak<Bridge>| Bridge {
         client: connected.client,
         editor: Peer::start(
-            tokio::io::stdout(),
-            tokio::io::stdin(),
+            Transport::bytes(tokio::io::stdout(), tokio::io::stdin(), Framing::Lines),
             Arc::new(Editor {
                 bridge: bridge.clone(),
             }),

@@ -35,7 +35,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 pub use error::LspError;
-use rpc::{Connection, Incoming, OutboundLimits, RpcError};
+use rpc::{Connection, Held, Incoming, OutboundLimits, RpcError};
 
 /// A file an edit changed: (path, text before, text after).
 pub type FileChange = (PathBuf, String, String);
@@ -620,15 +620,11 @@ struct Handler {
 }
 
 impl Incoming for Handler {
-    fn notification(&self, method: &str, params: Value) {
-        let Some(server) = self.server.upgrade() else {
-            return;
-        };
+    fn notification(&self, method: &str, params: Value) -> Option<Held> {
+        let server = self.server.upgrade()?;
         match method {
             "textDocument/publishDiagnostics" => {
-                let Some(path) = params["uri"].as_str().and_then(uri_to_path) else {
-                    return;
-                };
+                let path = params["uri"].as_str().and_then(uri_to_path)?;
                 let seq = server.arrivals.fetch_add(1, Ordering::SeqCst) + 1;
                 let items = params["diagnostics"]
                     .as_array()
@@ -669,6 +665,7 @@ impl Incoming for Handler {
             }
             _ => {}
         }
+        None
     }
 
     fn request(

@@ -16,8 +16,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use pi_jsonrpc::Handler as Incoming;
+pub use pi_jsonrpc::Held;
 pub use pi_jsonrpc::OutboundLimits;
-use pi_jsonrpc::{CallError, Framing, Peer, PeerConfig};
+use pi_jsonrpc::{CallError, Framing, Peer, PeerConfig, Transport};
 use serde_json::Value;
 
 /// The largest message a language server may send (a huge workspace's symbols); a bigger
@@ -52,7 +53,10 @@ impl From<CallError> for RpcError {
             CallError::Closed => RpcError::Closed,
             CallError::Stuck => RpcError::Stuck,
             CallError::Timeout(after) => RpcError::Timeout(after),
-            CallError::Remote { code, message } => RpcError::Server { code, message },
+            CallError::Remote(error) => RpcError::Server {
+                code: error.code,
+                message: error.message,
+            },
         }
     }
 }
@@ -74,7 +78,6 @@ impl Connection {
         limits: OutboundLimits,
     ) -> Connection {
         let config = PeerConfig {
-            framing: Framing::ContentLength,
             max_message: MAX_MESSAGE,
             outbound: limits,
             cancel_notification: Some("$/cancelRequest"),
@@ -82,7 +85,11 @@ impl Connection {
             name: "language server",
         };
         Connection {
-            peer: Peer::start(input, output, incoming, config),
+            peer: Peer::start(
+                Transport::bytes(input, output, Framing::ContentLength),
+                incoming,
+                config,
+            ),
         }
     }
 
@@ -132,7 +139,9 @@ mod tests {
     struct Ignore;
 
     impl Incoming for Ignore {
-        fn notification(&self, _method: &str, _params: Value) {}
+        fn notification(&self, _method: &str, _params: Value) -> Option<Held> {
+            None
+        }
 
         fn request(&self, _method: &str, _params: Value) -> pi_jsonrpc::Answer {
             Box::pin(async { Err((-32601, "no".to_owned())) })

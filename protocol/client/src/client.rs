@@ -1,27 +1,25 @@
 //! One connection to the daemon: handshake, typed calls, the notification stream.
 //!
-//! A reader task routes responses to their waiting callers and notifications to the
-//! [`Notifications`] stream; a writer task owns the transport's write half. Requests from the
-//! daemon are answered with `method_not_found` until the client library grows handlers.
+//! The connection is a `pi-jsonrpc` [`Peer`] over the socket's lines or the WebSocket's text
+//! messages. Its handler puts notifications on the bounded [`Notifications`] stream and holds
+//! the reader back while the stream is full (so a slow consumer is slow for the daemon too,
+//! and its slow-consumer rule applies); it keeps why the daemon ended the connection (an error
+//! without an id, `connection/closing`). Requests from the daemon are answered with
+//! `method_not_found` until the client library grows handlers.
 
-use std::collections::HashMap;
 use std::path::PathBuf;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use futures_util::{Sink, SinkExt as _, Stream, StreamExt as _, future};
-use pi_protocol::jsonrpc::ErrorResponse;
-use pi_protocol::v1::{self, ClientCapabilities, ClientInfo, InitializeParams, InitializeResponse};
-use pi_protocol::{
-    ErrorKind, ErrorObject, IncomingMessage, Method, Notification, NotificationMethod, Request,
-    RequestId,
+use futures_util::{SinkExt as _, StreamExt as _, future};
+use pi_jsonrpc::{
+    CallError, Framing, Held, OutboundLimits, Peer, PeerConfig, RemoteError, Transport,
 };
+use pi_protocol::v1::{self, ClientCapabilities, ClientInfo, InitializeParams, InitializeResponse};
+use pi_protocol::{ErrorKind, ErrorObject, Method, Notification, NotificationMethod};
 use serde_json::Value;
-use tokio::sync::{mpsc, oneshot, watch};
+use tokio::sync::mpsc;
 use tokio_tungstenite::tungstenite;
-use tokio_util::codec::{FramedRead, FramedWrite, LinesCodec};
 
 use crate::error::ClientError;
 
@@ -34,6 +32,19 @@ const OVERLOADED_RETRY_FOR: Duration = Duration::from_secs(20);
 /// The first wait before trying again; it doubles up to [`OVERLOADED_MAX_DELAY`].
 const OVERLOADED_FIRST_DELAY: Duration = Duration::from_millis(20);
 const OVERLOADED_MAX_DELAY: Duration = Duration::from_millis(640);
+
+/// The daemon, as a JSON-RPC peer: messages up to [`MAX_INCOMING_BYTES`]; what the client
+/// sends (prompts with images) may wait up to 64 MiB and 2 minutes a message to be read.
+const DAEMON: PeerConfig = PeerConfig {
+    max_message: MAX_INCOMING_BYTES,
+    outbound: OutboundLimits {
+        write_timeout: Duration::from_secs(120),
+        queued_bytes: 64 * 1024 * 1024,
+    },
+    cancel_notification: None,
+    answer_malformed: false,
+    name: "daemon",
+};
 
 /// Where the daemon listens.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -56,21 +67,96 @@ pub struct Client {
     initialize: Arc<InitializeResponse>,
 }
 
-// Dropping the last `Client` clone drops `Inner`, hence `outgoing`: the writer then closes the
-// transport, the daemon closes its side, and the reader ends. The reader holds only a `Weak`.
+// Dropping the last `Client` clone drops the peer: its writer then closes the transport, the
+// daemon closes its side, and the reader ends.
 #[derive(Debug)]
 struct Inner {
-    // Received by the writer task, which owns the transport's write half.
-    outgoing: mpsc::Sender<String>,
-    pending: Arc<PendingMap>,
-    next_id: AtomicI64,
-    // `Some(reason)` once the connection has ended.
-    closed: watch::Receiver<Option<Option<String>>>,
+    peer: Peer,
+    ending: Arc<Ending>,
 }
 
-// Callers waiting for a response, by request id. A sync mutex, never held across await; the
-// reader removes entries as responses arrive and clears them all when the stream ends.
-type PendingMap = Mutex<HashMap<i64, oneshot::Sender<Result<Value, ErrorObject>>>>;
+/// Why the daemon ended the connection, when it said so.
+#[derive(Debug, Default)]
+struct Ending {
+    // An error without an id (oversized message, refused peer, too many connections): the
+    // reason, and the answer to whatever still waited when the connection ended.
+    error: Mutex<Option<ErrorObject>>,
+    // `connection/closing`'s message.
+    closing: Mutex<Option<String>>,
+}
+
+impl Ending {
+    fn error(&self) -> Option<ErrorObject> {
+        self.error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    fn reason(&self) -> Option<String> {
+        self.error().map(|error| error.message).or_else(|| {
+            self.closing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone()
+        })
+    }
+}
+
+/// What the daemon sends on its own, as the peer hands it over.
+struct Daemon {
+    notifications: mpsc::Sender<Notification>,
+    ending: Arc<Ending>,
+}
+
+impl pi_jsonrpc::Handler for Daemon {
+    fn notification(&self, method: &str, params: Value) -> Option<Held> {
+        if method == v1::ConnectionClosing::NAME {
+            *self
+                .ending
+                .closing
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner) =
+                params["message"].as_str().map(str::to_owned);
+        }
+        if self.notifications.is_closed() {
+            return None;
+        }
+        let params = (!params.is_null()).then_some(params);
+        let notification = Notification::new(method, params);
+        let notifications = self.notifications.clone();
+        // Awaited before the next message is read: a full stream holds the daemon back.
+        Some(Box::pin(async move {
+            let _ = notifications.send(notification).await;
+        }))
+    }
+
+    fn request(&self, method: &str, _params: Value) -> pi_jsonrpc::Answer {
+        let message = format!("this client does not handle `{method}`");
+        Box::pin(async move { Err((ErrorKind::MethodNotFound.code(), message)) })
+    }
+
+    fn connection_error(&self, error: RemoteError) {
+        *self
+            .ending
+            .error
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(error_object(error));
+    }
+}
+
+/// The daemon's error object, as `pi-protocol` has it (kind, field, details in `data`).
+fn error_object(error: RemoteError) -> ErrorObject {
+    let data = error
+        .data
+        .and_then(|data| serde_json::from_value(data).ok())
+        .map(Box::new);
+    ErrorObject {
+        code: error.code,
+        message: error.message,
+        data,
+    }
+}
 
 /// Notifications from the daemon, in arrival order. Drain it or drop it: while it is held
 /// and full, the reader waits, and responses wait behind it.
@@ -104,9 +190,6 @@ impl Notifications {
     }
 }
 
-type LineStream = Pin<Box<dyn Stream<Item = Result<String, std::io::Error>> + Send>>;
-type LineSink = Pin<Box<dyn Sink<String, Error = std::io::Error> + Send>>;
-
 impl Client {
     /// Connects to `endpoint` and performs the `initialize` handshake.
     pub async fn connect(
@@ -119,20 +202,13 @@ impl Client {
         let deadline = tokio::time::Instant::now() + OVERLOADED_RETRY_FOR;
         let mut delay = OVERLOADED_FIRST_DELAY;
         loop {
-            let (incoming, outgoing) = match endpoint {
+            let transport = match endpoint {
                 Endpoint::Unix(path) => connect_unix(path).await?,
                 Endpoint::WebSocket { url, token } => {
                     connect_websocket(url, token.as_deref()).await?
                 }
             };
-            match Client::handshake(
-                incoming,
-                outgoing,
-                client_info.clone(),
-                capabilities.clone(),
-            )
-            .await
-            {
+            match Client::handshake(transport, client_info.clone(), capabilities.clone()).await {
                 Err(ClientError::Rpc(error))
                     if error.kind() == Some(ErrorKind::Overloaded)
                         && tokio::time::Instant::now() + delay < deadline =>
@@ -148,29 +224,20 @@ impl Client {
     }
 
     async fn handshake(
-        incoming: LineStream,
-        outgoing: LineSink,
+        transport: Transport,
         client_info: ClientInfo,
         capabilities: ClientCapabilities,
     ) -> Result<(Client, Notifications), ClientError> {
-        let (outgoing_tx, outgoing_rx) = mpsc::channel(256);
         let (notifications_tx, notifications_rx) = mpsc::channel(NOTIFICATION_BUFFER);
-        let (closed_tx, closed_rx) = watch::channel(None);
-        let pending = Arc::new(Mutex::new(HashMap::new()));
+        let ending = Arc::new(Ending::default());
+        let daemon = Daemon {
+            notifications: notifications_tx,
+            ending: ending.clone(),
+        };
         let inner = Arc::new(Inner {
-            outgoing: outgoing_tx,
-            pending: pending.clone(),
-            next_id: AtomicI64::new(1),
-            closed: closed_rx,
+            peer: Peer::start(transport, Arc::new(daemon), DAEMON),
+            ending,
         });
-        tokio::spawn(write_loop(outgoing_rx, outgoing));
-        tokio::spawn(read_loop(
-            incoming,
-            Arc::downgrade(&inner),
-            pending,
-            notifications_tx,
-            closed_tx,
-        ));
 
         let params = InitializeParams {
             protocol_version: pi_protocol::PROTOCOL_VERSION,
@@ -266,166 +333,47 @@ impl Client {
 
     /// Whether the connection has ended.
     pub fn is_closed(&self) -> bool {
-        self.inner.closed.borrow().is_some()
+        self.inner.peer.is_closed()
     }
 
     /// Closes the connection and waits until the daemon has closed its side. Other clones of
     /// this client keep the connection open; close them too.
     pub async fn close(self) {
-        let mut closed = self.inner.closed.clone();
+        let closed = self.inner.peer.when_closed();
         drop(self);
-        let _ = closed.wait_for(Option::is_some).await;
+        closed.await;
     }
 
     /// Waits until the connection ends; returns the daemon's reason when it gave one.
     pub async fn closed(&self) -> Option<String> {
-        let mut closed = self.inner.closed.clone();
-        match closed.wait_for(Option::is_some).await {
-            Ok(reason) => reason.clone().flatten(),
-            Err(_) => None,
-        }
+        self.inner.peer.closed().await;
+        self.inner.ending.reason()
     }
 }
 
 impl Inner {
     async fn request(&self, method: &str, params: Value) -> Result<Value, ClientError> {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            pending.insert(id, tx);
-        }
-        let request = Request::new(RequestId::Integer(id), method, Some(params));
-        let text = serde_json::to_string(&request).map_err(|error| ClientError::Decode {
-            method: "request",
-            message: error.to_string(),
-        })?;
-        if self.outgoing.send(text).await.is_err() {
-            {
-                let mut pending = self
-                    .pending
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
-                pending.remove(&id);
-            }
-            return Err(self.disconnected());
-        }
-        match rx.await {
-            Ok(Ok(result)) => Ok(result),
-            Ok(Err(error)) => Err(ClientError::Rpc(error)),
-            Err(_) => Err(self.disconnected()),
-        }
-    }
-
-    fn disconnected(&self) -> ClientError {
-        ClientError::Disconnected {
-            reason: self.closed.borrow().clone().flatten(),
+        match self.peer.request(method, params, None).await {
+            Ok(result) => Ok(result),
+            Err(CallError::Remote(error)) => Err(ClientError::Rpc(error_object(error))),
+            Err(CallError::Closed) => match self.ending.error() {
+                Some(error) => Err(ClientError::Rpc(error)),
+                None => Err(ClientError::Disconnected {
+                    reason: self.ending.reason(),
+                }),
+            },
+            Err(CallError::Stuck) => Err(ClientError::Disconnected {
+                reason: Some("the daemon stopped reading what this client sends".to_owned()),
+            }),
+            // Requests are sent without a timeout.
+            Err(CallError::Timeout(after)) => Err(ClientError::Disconnected {
+                reason: Some(format!("no answer within {} s", after.as_secs())),
+            }),
         }
     }
 }
 
-async fn read_loop(
-    mut incoming: LineStream,
-    inner: std::sync::Weak<Inner>,
-    pending: Arc<PendingMap>,
-    notifications: mpsc::Sender<Notification>,
-    closed: watch::Sender<Option<Option<String>>>,
-) {
-    let mut reason = None;
-    while let Some(line) = incoming.next().await {
-        let line = match line {
-            Ok(line) => line,
-            Err(error) => {
-                tracing::debug!(%error, "connection to the daemon failed");
-                break;
-            }
-        };
-        match IncomingMessage::parse(line.as_bytes()) {
-            Ok(IncomingMessage::Response { id, outcome }) => {
-                let waiter = match id {
-                    Some(RequestId::Integer(id)) => pending
-                        .lock()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner)
-                        .remove(&id),
-                    _ => None,
-                };
-                match waiter {
-                    Some(waiter) => {
-                        let _ = waiter.send(outcome);
-                    }
-                    // An error without an id is about the connection itself (oversized
-                    // message, refused peer, too many connections): it is the reason, and
-                    // the answer to whatever still waits.
-                    None => {
-                        if let Err(error) = outcome {
-                            reason = Some(error.message.clone());
-                            let waiting: Vec<_> = pending
-                                .lock()
-                                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                                .drain()
-                                .collect();
-                            for (_, waiter) in waiting {
-                                let _ = waiter.send(Err(error.clone()));
-                            }
-                        }
-                    }
-                }
-            }
-            Ok(IncomingMessage::Notification(notification)) => {
-                if notification.method == v1::ConnectionClosing::NAME {
-                    reason = notification
-                        .params
-                        .as_ref()
-                        .and_then(|p| p["message"].as_str())
-                        .map(str::to_owned);
-                }
-                if !notifications.is_closed() {
-                    let _ = notifications.send(notification).await;
-                }
-            }
-            Ok(IncomingMessage::Request(request)) => {
-                let error = ErrorObject::new(
-                    ErrorKind::MethodNotFound,
-                    format!("this client does not handle `{}`", request.method),
-                );
-                let outgoing = inner.upgrade().map(|inner| inner.outgoing.clone());
-                if let (Some(outgoing), Ok(text)) = (
-                    outgoing,
-                    serde_json::to_string(&ErrorResponse::new(Some(request.id), error)),
-                ) {
-                    let _ = outgoing.send(text).await;
-                }
-            }
-            Err(error) => tracing::warn!(
-                message = error.error.message,
-                "unreadable message from the daemon"
-            ),
-        }
-    }
-    let _ = closed.send(Some(reason));
-    {
-        let mut pending = pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        pending.clear();
-    }
-}
-
-async fn write_loop(mut outgoing: mpsc::Receiver<String>, mut sink: LineSink) {
-    while let Some(text) = outgoing.recv().await {
-        if sink.send(text).await.is_err() {
-            // A sink that failed must not be polled again (it may panic): the connection is
-            // gone, nothing is left to flush.
-            return;
-        }
-    }
-    let _ = sink.close().await;
-}
-
-async fn connect_unix(path: &std::path::Path) -> Result<(LineStream, LineSink), ClientError> {
+async fn connect_unix(path: &std::path::Path) -> Result<Transport, ClientError> {
     if let Some(dir) = path.parent() {
         pi_paths::trust::check_owned_dir(dir)?;
     }
@@ -452,19 +400,10 @@ async fn connect_unix(path: &std::path::Path) -> Result<(LineStream, LineSink), 
         });
     }
     let (read, write) = stream.into_split();
-    let incoming = FramedRead::new(read, LinesCodec::new_with_max_length(MAX_INCOMING_BYTES))
-        .map(|line| line.map_err(std::io::Error::other));
-    let outgoing = futures_util::SinkExt::<String>::sink_map_err(
-        FramedWrite::new(write, LinesCodec::new()),
-        std::io::Error::other,
-    );
-    Ok((Box::pin(incoming), Box::pin(outgoing)))
+    Ok(Transport::bytes(write, read, Framing::Lines))
 }
 
-async fn connect_websocket(
-    url: &str,
-    token: Option<&str>,
-) -> Result<(LineStream, LineSink), ClientError> {
+async fn connect_websocket(url: &str, token: Option<&str>) -> Result<Transport, ClientError> {
     use tungstenite::client::IntoClientRequest as _;
     let websocket_error = |message: String| ClientError::WebSocket {
         url: url.to_owned(),
@@ -502,52 +441,22 @@ async fn connect_websocket(
     let (sink, stream) = socket.split();
     let incoming = stream.filter_map(|message| {
         future::ready(match message {
-            Ok(tungstenite::Message::Text(text)) => Some(Ok(text.as_str().to_owned())),
-            Ok(tungstenite::Message::Binary(bytes)) => {
-                Some(Ok(String::from_utf8_lossy(&bytes).into_owned()))
-            }
+            Ok(tungstenite::Message::Text(text)) => Some(Ok(text.as_bytes().to_vec())),
+            Ok(tungstenite::Message::Binary(bytes)) => Some(Ok(bytes.to_vec())),
             Ok(tungstenite::Message::Close(_)) => Some(Err(std::io::Error::other("closed"))),
             Ok(_) => None,
             Err(error) => Some(Err(std::io::Error::other(error))),
         })
     });
     let outgoing = sink
-        .with(|text: String| {
-            future::ready(Ok::<_, tungstenite::Error>(tungstenite::Message::Text(
-                text.into(),
-            )))
+        .with(|body: Vec<u8>| {
+            // The peer writes JSON it serialized: always UTF-8.
+            future::ready(
+                String::from_utf8(body)
+                    .map(|text| tungstenite::Message::Text(text.into()))
+                    .map_err(|error| tungstenite::Error::Utf8(error.to_string())),
+            )
         })
         .sink_map_err(std::io::Error::other);
-    Ok((Box::pin(incoming), Box::pin(outgoing)))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[tokio::test]
-    async fn a_connection_the_daemon_closed_ends_the_writer_without_a_panic() {
-        // The daemon refused the connection (overloaded) and closed it before the client's
-        // first message: the write fails, and the failed sink must not be polled again.
-        let (ours, theirs) = tokio::net::UnixStream::pair().unwrap();
-        drop(theirs);
-        let (_read, write) = ours.into_split();
-        let sink: LineSink = Box::pin(futures_util::SinkExt::<String>::sink_map_err(
-            FramedWrite::new(write, LinesCodec::new()),
-            std::io::Error::other,
-        ));
-        let (outgoing, queue) = mpsc::channel(4);
-        outgoing
-            .send("{\"method\":\"initialize\"}".to_owned())
-            .await
-            .unwrap();
-        outgoing
-            .send("{\"method\":\"daemon/status\"}".to_owned())
-            .await
-            .unwrap();
-        drop(outgoing);
-        tokio::spawn(write_loop(queue, sink))
-            .await
-            .expect("the writer ends without a panic");
-    }
+    Ok(Transport::messages(incoming, outgoing))
 }

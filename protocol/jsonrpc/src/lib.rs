@@ -1,8 +1,10 @@
-//! `pi-jsonrpc`: one JSON-RPC 2.0 peer over a byte stream, for every place pi's programs talk
-//! JSON-RPC as a peer (a language server over its stdio with `Content-Length` frames, an
-//! editor over `pictl acp`'s stdio with one message per line): requests with ids and their
-//! answers, notifications both ways, the other side's own requests answered by a
-//! [`Handler`], timeouts with an optional cancel notification.
+//! `pi-jsonrpc`: one JSON-RPC 2.0 peer, for every place pi's programs talk JSON-RPC as a
+//! peer (a language server over its stdio with `Content-Length` frames, an editor over
+//! `pictl acp`'s stdio with one message per line, the daemon over its Unix socket or
+//! WebSocket for `pi-client`): requests with ids and their answers, notifications both ways,
+//! the other side's own requests answered by a [`Handler`], timeouts with an optional cancel
+//! notification. What carries the messages is a [`Transport`]: a byte stream cut by a
+//! [`Framing`], or a transport that carries whole messages (WebSocket).
 //!
 //! Invariant: when the other side's output ends (it exited, crashed, or sent a message over
 //! [`PeerConfig::max_message`]), every request waiting for an answer fails at once with
@@ -13,6 +15,10 @@
 //! [`OutboundLimits::queued_bytes`] waiting behind it) is *stuck*: nothing more is queued,
 //! requests fail with [`CallError::Stuck`], and [`Peer::stuck`] resolves so that its owner
 //! can end it.
+//!
+//! What comes from the other side may be held back: a [`Handler`] that hands the reading task
+//! a future for a notification (a bounded queue's send) is awaited before the next message is
+//! read, so that a slow consumer slows the other side instead of piling up.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -22,10 +28,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use tokio::io::{
-    AsyncBufReadExt as _, AsyncRead, AsyncReadExt as _, AsyncWrite, AsyncWriteExt as _, BufReader,
-};
 use tokio::sync::{mpsc, oneshot, watch};
+
+mod transport;
+
+pub use transport::Transport;
 
 /// How messages are cut from the byte stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -57,8 +64,6 @@ impl Default for OutboundLimits {
 /// How a peer talks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct PeerConfig {
-    /// How messages are framed.
-    pub framing: Framing,
     /// The largest message read; a bigger one ends the peer (its other side is broken).
     pub max_message: usize,
     /// What may wait to be written.
@@ -86,25 +91,55 @@ pub enum CallError {
     #[error("no answer within {} s", .0.as_secs())]
     Timeout(Duration),
     /// The other side answered with an error.
-    #[error("{message} ({code})")]
-    Remote {
-        /// JSON-RPC error code.
-        code: i64,
-        /// Its message.
-        message: String,
-    },
+    #[error("{} ({})", .0.message, .0.code)]
+    Remote(RemoteError),
+}
+
+/// An error object the other side sent: as an answer, or about the connection itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteError {
+    /// JSON-RPC error code.
+    pub code: i64,
+    /// Its message.
+    pub message: String,
+    /// Its `data` member, when it had one.
+    pub data: Option<Value>,
+}
+
+impl RemoteError {
+    fn from_object(error: &Value) -> RemoteError {
+        RemoteError {
+            code: error["code"].as_i64().unwrap_or(0),
+            message: error["message"].as_str().unwrap_or_default().to_owned(),
+            data: error.get("data").cloned(),
+        }
+    }
 }
 
 /// What a [`Handler`] answers a request with: its result, or an error (code, message).
 pub type Answer = Pin<Box<dyn Future<Output = Result<Value, (i64, String)>> + Send + 'static>>;
 
+/// What a [`Handler`] may hand back for a notification: work the reading task finishes before
+/// it reads the next message (a send into a bounded queue, which holds the other side back
+/// while the queue is full).
+pub type Held = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
 /// What the owner of a peer does with what the other side sends on its own.
 pub trait Handler: Send + Sync + 'static {
     /// A notification, handled in arrival order on the reading task (keep it short; spawn
-    /// what takes long).
-    fn notification(&self, method: &str, params: Value);
+    /// what takes long). A future returned is awaited before the next message is read.
+    fn notification(&self, method: &str, params: Value) -> Option<Held>;
     /// A request: its answer, awaited in a task of its own and sent back.
     fn request(&self, method: &str, params: Value) -> Answer;
+    /// An error without an id: about the connection itself (the other side could not read
+    /// a message, or refuses the connection). Logged by default.
+    fn connection_error(&self, error: RemoteError) {
+        tracing::warn!(
+            code = error.code,
+            message = error.message,
+            "the other side reported an error about the connection"
+        );
+    }
 }
 
 type Pending = Arc<Mutex<HashMap<i64, oneshot::Sender<Result<Value, CallError>>>>>;
@@ -124,7 +159,8 @@ struct Outbound {
     limit: usize,
     stuck: AtomicBool,
     stuck_signal: watch::Sender<bool>,
-    framing: Framing,
+    // `None`: the transport carries whole messages.
+    framing: Option<Framing>,
     name: &'static str,
 }
 
@@ -155,15 +191,16 @@ impl Outbound {
     }
 }
 
-fn frame(framing: Framing, message: &Value) -> Vec<u8> {
+fn frame(framing: Option<Framing>, message: &Value) -> Vec<u8> {
     let body = message.to_string();
     match framing {
-        Framing::Lines => {
+        None => body.into_bytes(),
+        Some(Framing::Lines) => {
             let mut line = body.into_bytes();
             line.push(b'\n');
             line
         }
-        Framing::ContentLength => {
+        Some(Framing::ContentLength) => {
             let mut framed = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
             framed.extend_from_slice(body.as_bytes());
             framed
@@ -194,14 +231,13 @@ impl std::fmt::Debug for Peer {
 }
 
 impl Peer {
-    /// Talks by writing to `input` (the other side's input) and reading `output` (its
-    /// output); `handler` answers what the other side sends on its own.
-    pub fn start(
-        input: impl AsyncWrite + Send + Unpin + 'static,
-        output: impl AsyncRead + Send + Unpin + 'static,
-        handler: Arc<dyn Handler>,
-        config: PeerConfig,
-    ) -> Peer {
+    /// Talks over `transport`; `handler` answers what the other side sends on its own.
+    pub fn start(transport: Transport, handler: Arc<dyn Handler>, config: PeerConfig) -> Peer {
+        let Transport {
+            mut reader,
+            writer,
+            framing,
+        } = transport;
         let (sender, queue) = mpsc::unbounded_channel::<Out>();
         let (stuck_signal, stuck) = watch::channel(false);
         let out = Arc::new(Outbound {
@@ -210,11 +246,11 @@ impl Peer {
             limit: config.outbound.queued_bytes,
             stuck: AtomicBool::new(false),
             stuck_signal,
-            framing: config.framing,
+            framing,
             name: config.name,
         });
         tokio::spawn(write_all(
-            input,
+            writer,
             queue,
             Arc::downgrade(&out),
             config.outbound,
@@ -233,16 +269,19 @@ impl Peer {
         };
         let replies = Arc::downgrade(&peer.out);
         tokio::spawn(async move {
-            let mut reader = BufReader::new(output);
-            while let Some(message) = read_message(&mut reader, &config).await {
+            while let Some(message) = reader.next_message(&config).await {
                 match message {
                     Ok(message) => {
-                        if let Err(refusal) =
-                            dispatch(message, &pending, &replies, &handler, &answering)
-                            && config.answer_malformed
-                            && let Some(replies) = replies.upgrade()
-                        {
-                            let _ = replies.send(&refusal);
+                        match dispatch(message, &pending, &replies, &handler, &answering) {
+                            Ok(Some(held)) => held.await,
+                            Ok(None) => {}
+                            Err(refusal) => {
+                                if config.answer_malformed
+                                    && let Some(replies) = replies.upgrade()
+                                {
+                                    let _ = replies.send(&refusal);
+                                }
+                            }
                         }
                     }
                     Err(error) => {
@@ -276,6 +315,15 @@ impl Peer {
     pub async fn closed(&self) {
         let mut closed = self.closed.clone();
         let _ = closed.wait_for(|closed| *closed).await;
+    }
+
+    /// Resolves once the other side's output ends, without holding the connection open: for
+    /// waiting after the last peer was dropped (which closes the transport's writing side).
+    pub fn when_closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut closed = self.closed.clone();
+        async move {
+            let _ = closed.wait_for(|closed| *closed).await;
+        }
     }
 
     /// Whether the other side counts as stuck (see the crate's documentation).
@@ -371,11 +419,11 @@ impl Peer {
 }
 
 /// Writes what is queued, each message within the write timeout; a write past it makes the
-/// other side stuck and ends the writing.
+/// other side stuck and ends the writing. When every [`Peer`] is gone, the transport is closed.
 async fn write_all(
-    mut input: impl AsyncWrite + Send + Unpin,
+    mut writer: transport::Writer,
     mut queue: mpsc::UnboundedReceiver<Out>,
-    writer: Weak<Outbound>,
+    outbound: Weak<Outbound>,
     limits: OutboundLimits,
 ) {
     while let Some(item) = queue.recv().await {
@@ -386,98 +434,27 @@ async fn write_all(
                 continue;
             }
         };
-        let Some(out) = writer.upgrade() else { return };
-        out.queued.fetch_sub(bytes.len(), Ordering::AcqRel);
-        let write = async {
-            input.write_all(&bytes).await?;
-            input.flush().await
-        };
-        match tokio::time::timeout(limits.write_timeout, write).await {
+        let length = bytes.len();
+        // Gone when every peer was dropped: what they queued before is still written.
+        if let Some(out) = outbound.upgrade() {
+            out.queued.fetch_sub(length, Ordering::AcqRel);
+        }
+        match tokio::time::timeout(limits.write_timeout, writer.write(bytes)).await {
             Ok(Ok(())) => {}
+            // A transport that failed is not used again (a failed sink may panic when polled).
             Ok(Err(_)) => return,
             Err(_) => {
-                out.become_stuck(format!(
-                    "writing {} bytes took over {} s",
-                    bytes.len(),
-                    limits.write_timeout.as_secs_f64()
-                ));
+                if let Some(out) = outbound.upgrade() {
+                    out.become_stuck(format!(
+                        "writing {length} bytes took over {} s",
+                        limits.write_timeout.as_secs_f64()
+                    ));
+                }
                 return;
             }
         }
     }
-}
-
-/// The next message (or the error of a body that is not JSON, the framing still intact);
-/// `None` at the end of the stream, on a broken frame, or past the size limit.
-async fn read_message(
-    reader: &mut BufReader<impl AsyncRead + Unpin>,
-    config: &PeerConfig,
-) -> Option<Result<Value, serde_json::Error>> {
-    loop {
-        let body = match config.framing {
-            Framing::Lines => {
-                let mut line = Vec::new();
-                let limit = u64::try_from(config.max_message).unwrap_or(u64::MAX);
-                let read = (&mut *reader)
-                    .take(limit.saturating_add(1))
-                    .read_until(b'\n', &mut line)
-                    .await
-                    .ok()?;
-                if read == 0 {
-                    return None;
-                }
-                if line.last() != Some(&b'\n') && line.len() > config.max_message {
-                    tracing::warn!(
-                        peer = config.name,
-                        "a message over the size limit ended the connection"
-                    );
-                    return None;
-                }
-                if line.iter().all(u8::is_ascii_whitespace) {
-                    continue;
-                }
-                line
-            }
-            Framing::ContentLength => {
-                let mut length: Option<usize> = None;
-                let mut header = String::new();
-                loop {
-                    header.clear();
-                    if reader.read_line(&mut header).await.ok()? == 0 {
-                        return None;
-                    }
-                    let header = header.trim_end();
-                    if header.is_empty() {
-                        break;
-                    }
-                    if let Some((name, value)) = header.split_once(':')
-                        && name.eq_ignore_ascii_case("content-length")
-                    {
-                        length = value.trim().parse().ok();
-                    }
-                }
-                let length = length?;
-                if length > config.max_message {
-                    tracing::warn!(
-                        peer = config.name,
-                        length,
-                        "a message over the size limit ended the connection"
-                    );
-                    return None;
-                }
-                let mut body = vec![0u8; length];
-                reader.read_exact(&mut body).await.ok()?;
-                body
-            }
-        };
-        match serde_json::from_slice(&body) {
-            Ok(message) => return Some(Ok(message)),
-            Err(error) if config.answer_malformed => return Some(Err(error)),
-            Err(error) => {
-                tracing::warn!(peer = config.name, %error, "skipped a malformed message");
-            }
-        }
-    }
+    writer.close().await;
 }
 
 /// One request of the other side being answered, counted while it lives.
@@ -503,15 +480,16 @@ fn invalid(id: Option<Value>, why: &str) -> Value {
         "error": {"code": -32600, "message": format!("invalid request: {why}")}})
 }
 
-/// Routes one message; `Err` is the answer to a message that is not JSON-RPC (sent when the
-/// configuration answers malformed messages).
+/// Routes one message; `Ok(Some)` is work the reading task finishes before it reads on, `Err`
+/// the answer to a message that is not JSON-RPC (sent when the configuration answers
+/// malformed messages).
 fn dispatch(
     message: Value,
     pending: &Pending,
     replies: &Weak<Outbound>,
     handler: &Arc<dyn Handler>,
     answering: &Arc<watch::Sender<usize>>,
-) -> Result<(), Value> {
+) -> Result<Option<Held>, Value> {
     let Some(object) = message.as_object() else {
         return Err(invalid(
             None,
@@ -537,20 +515,17 @@ fn dispatch(
     match (method, id) {
         (None, Some(id)) => {
             let Some(id) = id.as_i64() else {
-                return Ok(());
+                return Ok(None);
             };
             let Some(sender) = pending
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .remove(&id)
             else {
-                return Ok(());
+                return Ok(None);
             };
             let result = match message.get("error") {
-                Some(error) => Err(CallError::Remote {
-                    code: error["code"].as_i64().unwrap_or(0),
-                    message: error["message"].as_str().unwrap_or_default().to_owned(),
-                }),
+                Some(error) => Err(CallError::Remote(RemoteError::from_object(error))),
                 None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
             };
             let _ = sender.send(result);
@@ -576,14 +551,19 @@ fn dispatch(
             });
         }
         (Some(method), None) => {
-            handler.notification(
-                &method,
-                message.get("params").cloned().unwrap_or(Value::Null),
-            );
+            let params = match message {
+                Value::Object(mut object) => object.remove("params").unwrap_or(Value::Null),
+                _ => Value::Null,
+            };
+            return Ok(handler.notification(&method, params));
         }
-        (None, None) => {}
+        (None, None) => {
+            if let Some(error) = message.get("error") {
+                handler.connection_error(RemoteError::from_object(error));
+            }
+        }
     }
-    Ok(())
+    Ok(None)
 }
 
 #[cfg(test)]

@@ -1,6 +1,9 @@
-//! The peer against another peer or raw bytes, over in-memory pipes, in both framings.
+//! The peer against another peer or raw bytes, over in-memory pipes, in both framings, and
+//! over a transport of whole messages.
 
-use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, DuplexStream};
+use tokio::io::{
+    AsyncBufReadExt as _, AsyncReadExt as _, AsyncWriteExt as _, BufReader, DuplexStream,
+};
 use tokio::sync::mpsc::UnboundedSender;
 
 use super::*;
@@ -10,8 +13,9 @@ use super::*;
 struct Adder(UnboundedSender<(String, Value)>);
 
 impl Handler for Adder {
-    fn notification(&self, method: &str, params: Value) {
+    fn notification(&self, method: &str, params: Value) -> Option<Held> {
         let _ = self.0.send((method.to_owned(), params));
+        None
     }
 
     fn request(&self, method: &str, params: Value) -> Answer {
@@ -27,9 +31,8 @@ impl Handler for Adder {
     }
 }
 
-fn config(framing: Framing) -> PeerConfig {
+fn config() -> PeerConfig {
     PeerConfig {
-        framing,
         max_message: 1024 * 1024,
         outbound: OutboundLimits::default(),
         cancel_notification: Some("$/cancelRequest"),
@@ -40,14 +43,21 @@ fn config(framing: Framing) -> PeerConfig {
 
 /// A peer over one end of a pipe; the test holds the other end, and gets the notifications.
 fn peer(framing: Framing) -> (Peer, DuplexStream, mpsc::UnboundedReceiver<(String, Value)>) {
-    peer_with(config(framing))
+    peer_with(framing, config())
 }
 
-fn peer_with(config: PeerConfig) -> (Peer, DuplexStream, mpsc::UnboundedReceiver<(String, Value)>) {
+fn peer_with(
+    framing: Framing,
+    config: PeerConfig,
+) -> (Peer, DuplexStream, mpsc::UnboundedReceiver<(String, Value)>) {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let (read, write) = tokio::io::split(ours);
     let (sender, notifications) = mpsc::unbounded_channel();
-    let peer = Peer::start(write, read, Arc::new(Adder(sender)), config);
+    let peer = Peer::start(
+        Transport::bytes(write, read, framing),
+        Arc::new(Adder(sender)),
+        config,
+    );
     (peer, theirs, notifications)
 }
 
@@ -58,7 +68,11 @@ fn pair(framing: Framing) -> [(Peer, mpsc::UnboundedReceiver<(String, Value)>); 
         let (read, write) = tokio::io::split(end);
         let (sender, notifications) = mpsc::unbounded_channel();
         (
-            Peer::start(write, read, Arc::new(Adder(sender)), config(framing)),
+            Peer::start(
+                Transport::bytes(write, read, framing),
+                Arc::new(Adder(sender)),
+                config(),
+            ),
             notifications,
         )
     })
@@ -101,10 +115,11 @@ async fn requests_and_notifications_cross_both_ways_in_both_framings() {
         assert_eq!((sum, other), (Ok(json!(5)), Ok(json!(42))), "{framing:?}");
         assert_eq!(
             a.request("sub", json!([1, 1]), None).await,
-            Err(CallError::Remote {
+            Err(CallError::Remote(RemoteError {
                 code: -32601,
-                message: "no method sub".to_owned()
-            })
+                message: "no method sub".to_owned(),
+                data: None,
+            }))
         );
         a.notify("hello", json!({"from": "a"})).unwrap();
         b.notify("hello", json!({"from": "b"})).unwrap();
@@ -158,7 +173,7 @@ async fn a_malformed_body_is_skipped_or_answered_and_the_next_message_still_arri
         .unwrap();
     let after = json!({"jsonrpc": "2.0", "method": "after"});
     theirs
-        .write_all(&frame(Framing::ContentLength, &after))
+        .write_all(&frame(Some(Framing::ContentLength), &after))
         .await
         .unwrap();
     assert_eq!(
@@ -166,9 +181,9 @@ async fn a_malformed_body_is_skipped_or_answered_and_the_next_message_still_arri
         ("after".to_owned(), Value::Null)
     );
 
-    let mut answering = config(Framing::Lines);
+    let mut answering = config();
     answering.answer_malformed = true;
-    let (_peer, theirs, _heard) = peer_with(answering);
+    let (_peer, theirs, _heard) = peer_with(Framing::Lines, answering);
     let mut theirs = BufReader::new(theirs);
     theirs.get_mut().write_all(b"{nope\n").await.unwrap();
     let answer = next_written(&mut theirs, Framing::Lines).await;
@@ -184,7 +199,7 @@ async fn requests_from_the_other_side_are_answered_with_their_id_as_sent() {
         let request = json!({"jsonrpc": "2.0", "id": "abc", "method": "add", "params": [1, 2]});
         theirs
             .get_mut()
-            .write_all(&frame(framing, &request))
+            .write_all(&frame(Some(framing), &request))
             .await
             .unwrap();
         assert_eq!(
@@ -209,7 +224,7 @@ async fn a_request_that_times_out_is_cancelled_and_its_late_answer_ignored() {
     let late = json!({"jsonrpc": "2.0", "id": sent["id"], "result": 1});
     theirs
         .get_mut()
-        .write_all(&frame(Framing::ContentLength, &late))
+        .write_all(&frame(Some(Framing::ContentLength), &late))
         .await
         .unwrap();
     assert!(!peer.is_closed());
@@ -238,11 +253,11 @@ async fn when_the_other_side_ends_waiting_and_later_requests_fail_at_once() {
 #[tokio::test]
 async fn a_message_over_the_size_limit_ends_the_connection() {
     for framing in [Framing::Lines, Framing::ContentLength] {
-        let mut small = config(framing);
+        let mut small = config();
         small.max_message = 64;
-        let (peer, mut theirs, _heard) = peer_with(small);
+        let (peer, mut theirs, _heard) = peer_with(framing, small);
         let big = json!({"jsonrpc": "2.0", "method": "n", "params": "x".repeat(100)});
-        theirs.write_all(&frame(framing, &big)).await.unwrap();
+        theirs.write_all(&frame(Some(framing), &big)).await.unwrap();
         peer.closed().await;
         assert_eq!(
             peer.request("add", json!([]), None).await,
@@ -253,10 +268,10 @@ async fn a_message_over_the_size_limit_ends_the_connection() {
 
 #[tokio::test]
 async fn another_side_that_stops_reading_makes_the_peer_stuck() {
-    let mut bounded = config(Framing::Lines);
+    let mut bounded = config();
     bounded.outbound.queued_bytes = 256 * 1024;
     // The other side never reads: the pipe (64 KiB) fills, then the queue.
-    let (peer, _theirs, _heard) = peer_with(bounded);
+    let (peer, _theirs, _heard) = peer_with(Framing::Lines, bounded);
     let text = "x".repeat(32 * 1024);
     let mut sent = 0;
     while peer.notify("n", json!(text)).is_ok() {
@@ -293,7 +308,9 @@ async fn flush_waits_until_what_was_sent_is_written() {
 struct Gated(Arc<tokio::sync::Semaphore>);
 
 impl Handler for Gated {
-    fn notification(&self, _method: &str, _params: Value) {}
+    fn notification(&self, _method: &str, _params: Value) -> Option<Held> {
+        None
+    }
 
     fn request(&self, _method: &str, _params: Value) -> Answer {
         let gate = self.0.clone();
@@ -310,16 +327,15 @@ async fn answered_waits_for_the_other_sides_requests_in_flight() {
     let (read, write) = tokio::io::split(ours);
     let gate = Arc::new(tokio::sync::Semaphore::new(0));
     let peer = Peer::start(
-        write,
-        read,
+        Transport::bytes(write, read, Framing::Lines),
         Arc::new(Gated(gate.clone())),
-        config(Framing::Lines),
+        config(),
     );
     let mut theirs = BufReader::new(theirs);
     let request = json!({"jsonrpc": "2.0", "id": 7, "method": "work", "params": {}});
     theirs
         .get_mut()
-        .write_all(&frame(Framing::Lines, &request))
+        .write_all(&frame(Some(Framing::Lines), &request))
         .await
         .unwrap();
     // Once the peer has read it (its handler now waits for the gate)...
@@ -342,9 +358,9 @@ async fn answered_waits_for_the_other_sides_requests_in_flight() {
 
 #[tokio::test]
 async fn json_that_is_not_a_message_is_refused_when_the_peer_answers_malformed_ones() {
-    let mut answering = config(Framing::Lines);
+    let mut answering = config();
     answering.answer_malformed = true;
-    let (_peer, theirs, _heard) = peer_with(answering);
+    let (_peer, theirs, _heard) = peer_with(Framing::Lines, answering);
     let mut theirs = BufReader::new(theirs);
     let lines: [(&str, Value, &str); 5] = [
         (
@@ -384,7 +400,7 @@ async fn json_that_is_not_a_message_is_refused_when_the_peer_answers_malformed_o
     let request = json!({"jsonrpc": "2.0", "id": 3, "method": "add", "params": [1, 1]});
     theirs
         .get_mut()
-        .write_all(&frame(Framing::Lines, &request))
+        .write_all(&frame(Some(Framing::Lines), &request))
         .await
         .unwrap();
     assert_eq!(next_written(&mut theirs, Framing::Lines).await["result"], 2);
@@ -394,7 +410,9 @@ async fn json_that_is_not_a_message_is_refused_when_the_peer_answers_malformed_o
 struct Panicking(Arc<AtomicBool>);
 
 impl Handler for Panicking {
-    fn notification(&self, _method: &str, _params: Value) {}
+    fn notification(&self, _method: &str, _params: Value) -> Option<Held> {
+        None
+    }
 
     fn request(&self, _method: &str, _params: Value) -> Answer {
         let ran = self.0.clone();
@@ -411,15 +429,14 @@ async fn a_request_whose_handler_panics_does_not_keep_answered_waiting() {
     let (read, write) = tokio::io::split(ours);
     let ran = Arc::new(AtomicBool::new(false));
     let peer = Peer::start(
-        write,
-        read,
+        Transport::bytes(write, read, Framing::Lines),
         Arc::new(Panicking(ran.clone())),
-        config(Framing::Lines),
+        config(),
     );
     let mut theirs = theirs;
     let request = json!({"jsonrpc": "2.0", "id": 1, "method": "work", "params": {}});
     theirs
-        .write_all(&frame(Framing::Lines, &request))
+        .write_all(&frame(Some(Framing::Lines), &request))
         .await
         .unwrap();
     while !ran.load(Ordering::SeqCst) {
@@ -428,4 +445,235 @@ async fn a_request_whose_handler_panics_does_not_keep_answered_waiting() {
     tokio::time::timeout(Duration::from_secs(10), peer.answered())
         .await
         .expect("the panicked request is no longer counted");
+}
+
+/// What the test sends the peer as the other side.
+type ToPeer = mpsc::Sender<std::io::Result<Vec<u8>>>;
+
+/// A transport of whole messages over two channels; the test holds their other ends.
+fn message_transport() -> (Transport, ToPeer, mpsc::Receiver<Vec<u8>>) {
+    let (to_peer, incoming) = mpsc::channel(16);
+    let (outgoing, from_peer) = mpsc::channel(16);
+    let incoming = futures_util::stream::unfold(incoming, |mut incoming| async move {
+        incoming.recv().await.map(|message| (message, incoming))
+    });
+    let outgoing = futures_util::sink::unfold(outgoing, |outgoing, message: Vec<u8>| async move {
+        outgoing
+            .send(message)
+            .await
+            .map_err(|_| std::io::Error::other("gone"))?;
+        Ok::<_, std::io::Error>(outgoing)
+    });
+    (Transport::messages(incoming, outgoing), to_peer, from_peer)
+}
+
+#[tokio::test]
+async fn whole_messages_carry_requests_answers_and_errors_with_their_data() {
+    let (transport, to_peer, mut from_peer) = message_transport();
+    let (sender, mut heard) = mpsc::unbounded_channel();
+    let peer = Peer::start(transport, Arc::new(Adder(sender)), config());
+    let asking = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request("divide", json!([1, 0]), None).await }
+    });
+    let sent: Value = serde_json::from_slice(&from_peer.recv().await.unwrap()).unwrap();
+    assert_eq!(sent["method"], "divide");
+    let refusal = json!({"jsonrpc": "2.0", "id": sent["id"],
+        "error": {"code": -32602, "message": "by zero", "data": {"kind": "invalid_params"}}});
+    to_peer
+        .send(Ok(refusal.to_string().into_bytes()))
+        .await
+        .unwrap();
+    assert_eq!(
+        asking.await.unwrap(),
+        Err(CallError::Remote(RemoteError {
+            code: -32602,
+            message: "by zero".to_owned(),
+            data: Some(json!({"kind": "invalid_params"})),
+        }))
+    );
+    // The other side's requests are answered, one body per message, no framing.
+    let request = json!({"jsonrpc": "2.0", "id": 9, "method": "add", "params": [1, 2]});
+    to_peer
+        .send(Ok(request.to_string().into_bytes()))
+        .await
+        .unwrap();
+    let answer = from_peer.recv().await.unwrap();
+    assert_eq!(answer.last(), Some(&b'}'));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&answer).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 9, "result": 3})
+    );
+    let note = json!({"jsonrpc": "2.0", "method": "n", "params": {"x": 1}});
+    to_peer
+        .send(Ok(note.to_string().into_bytes()))
+        .await
+        .unwrap();
+    assert_eq!(
+        heard.recv().await.unwrap(),
+        ("n".to_owned(), json!({"x": 1}))
+    );
+    // An error of the transport ends the connection.
+    to_peer
+        .send(Err(std::io::Error::other("reset")))
+        .await
+        .unwrap();
+    peer.closed().await;
+}
+
+#[tokio::test]
+async fn dropping_the_last_peer_closes_a_message_transport() {
+    let (transport, _to_peer, mut from_peer) = message_transport();
+    let (sender, _heard) = mpsc::unbounded_channel();
+    let peer = Peer::start(transport, Arc::new(Adder(sender)), config());
+    peer.notify("bye", json!({})).unwrap();
+    drop(peer);
+    let last: Value = serde_json::from_slice(&from_peer.recv().await.unwrap()).unwrap();
+    assert_eq!(last["method"], "bye");
+    // The sink was closed: its channel's sender is gone.
+    assert_eq!(from_peer.recv().await, None);
+}
+
+/// A sink that fails its first send and panics if it is polled after that.
+struct Failing {
+    failed: bool,
+}
+
+impl futures_util::Sink<Vec<u8>> for Failing {
+    type Error = std::io::Error;
+
+    fn poll_ready(
+        mut self: Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        assert!(!self.failed, "a failed sink was polled again");
+        self.failed = true;
+        std::task::Poll::Ready(Err(std::io::Error::other(
+            "the daemon closed the connection",
+        )))
+    }
+
+    fn start_send(self: Pin<&mut Self>, _: Vec<u8>) -> std::io::Result<()> {
+        unreachable!("never ready")
+    }
+
+    fn poll_flush(
+        self: Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        panic!("a failed sink was flushed")
+    }
+
+    fn poll_close(
+        self: Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        panic!("a failed sink was closed")
+    }
+}
+
+#[tokio::test]
+async fn a_transport_that_failed_a_write_is_not_used_again() {
+    // The other side refused the connection and closed it before the first message: the
+    // write fails, and the failed sink must not be polled again, neither to send nor to close.
+    let (_to_peer, incoming) = mpsc::channel::<std::io::Result<Vec<u8>>>(1);
+    let incoming = futures_util::stream::unfold(incoming, |mut incoming| async move {
+        incoming.recv().await.map(|message| (message, incoming))
+    });
+    let transport = Transport::messages(incoming, Failing { failed: false });
+    let (sender, _heard) = mpsc::unbounded_channel();
+    let peer = Peer::start(transport, Arc::new(Adder(sender)), config());
+    peer.notify("first", json!({})).unwrap();
+    peer.notify("second", json!({})).unwrap();
+    // The flush is answered once the writer has ended (its queue is dropped).
+    peer.flush().await;
+    drop(peer);
+    tokio::task::yield_now().await;
+}
+
+/// Holds each notification until the test takes it from a queue of one.
+struct Queueing(mpsc::Sender<String>);
+
+impl Handler for Queueing {
+    fn notification(&self, method: &str, _params: Value) -> Option<Held> {
+        let queue = self.0.clone();
+        let method = method.to_owned();
+        Some(Box::pin(async move {
+            let _ = queue.send(method).await;
+        }))
+    }
+
+    fn request(&self, _method: &str, _params: Value) -> Answer {
+        Box::pin(async { Ok(Value::Null) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_held_notification_holds_back_what_comes_after_it() {
+    let (transport, to_peer, _from_peer) = message_transport();
+    let (queue, mut taken) = mpsc::channel(1);
+    let peer = Peer::start(transport, Arc::new(Queueing(queue)), config());
+    for method in ["one", "two", "three"] {
+        let note = json!({"jsonrpc": "2.0", "method": method});
+        to_peer
+            .send(Ok(note.to_string().into_bytes()))
+            .await
+            .unwrap();
+    }
+    let asking = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request("add", json!([]), None).await }
+    });
+    // "one" fills the queue, "two" waits for room: the answer behind them is not read.
+    let answer = json!({"jsonrpc": "2.0", "id": 1, "result": "late"});
+    to_peer
+        .send(Ok(answer.to_string().into_bytes()))
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(!asking.is_finished());
+    for method in ["one", "two", "three"] {
+        assert_eq!(taken.recv().await.unwrap(), method);
+    }
+    assert_eq!(asking.await.unwrap(), Ok(json!("late")));
+}
+
+/// Records errors about the connection.
+struct Recording(std::sync::Mutex<Vec<RemoteError>>);
+
+impl Handler for Recording {
+    fn notification(&self, _method: &str, _params: Value) -> Option<Held> {
+        None
+    }
+
+    fn request(&self, _method: &str, _params: Value) -> Answer {
+        Box::pin(async { Ok(Value::Null) })
+    }
+
+    fn connection_error(&self, error: RemoteError) {
+        self.0.lock().unwrap().push(error);
+    }
+}
+
+#[tokio::test]
+async fn an_error_without_an_id_goes_to_the_handler_and_the_peer_then_ends_with_the_stream() {
+    let (transport, to_peer, _from_peer) = message_transport();
+    let recording = Arc::new(Recording(std::sync::Mutex::new(Vec::new())));
+    let peer = Peer::start(transport, recording.clone(), config());
+    let refusal = json!({"jsonrpc": "2.0", "id": null,
+        "error": {"code": -32000, "message": "too many connections"}});
+    to_peer
+        .send(Ok(refusal.to_string().into_bytes()))
+        .await
+        .unwrap();
+    drop(to_peer);
+    peer.closed().await;
+    assert_eq!(
+        *recording.0.lock().unwrap(),
+        [RemoteError {
+            code: -32000,
+            message: "too many connections".to_owned(),
+            data: None,
+        }]
+    );
 }

@@ -28,7 +28,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_daemon::lsp::rpc::{Connection, Incoming, OutboundLimits};
+use pi_daemon::lsp::rpc::{Connection, Held, Incoming, OutboundLimits};
 use pi_protocol::v1::{
     LspList, LspListParams, SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams,
     SessionEvent, SessionEventNotification, SessionMessageParams, SessionPrompt,
@@ -47,10 +47,11 @@ struct Bench {
 }
 
 impl Incoming for Bench {
-    fn notification(&self, method: &str, _params: Value) {
+    fn notification(&self, method: &str, _params: Value) -> Option<Held> {
         if method == "textDocument/publishDiagnostics" {
             self.diagnostics.send_modify(|count| *count += 1);
         }
+        None
     }
 
     fn request(
