@@ -63,6 +63,9 @@ enum Command {
     /// List or restart the language servers the daemon shares between sessions
     #[command(subcommand)]
     Lsp(commands::lsp::LspCommand),
+    /// List the sessions' pi extensions, or restart the extension host
+    #[command(subcommand)]
+    Extensions(commands::extensions::ExtensionsCommand),
     /// List (or kill) the background jobs sessions run
     Jobs(commands::pools::JobsArgs),
     /// List the Python kernels of the sessions' `python` tool
@@ -130,6 +133,7 @@ fn main() -> ExitCode {
             Command::Stats(args) => commands::stats::run(args).await,
             Command::Mcp(command) => commands::mcp::run(command).await,
             Command::Lsp(command) => commands::lsp::run(command).await,
+            Command::Extensions(command) => commands::extensions::run(command).await,
             Command::Jobs(args) => commands::pools::jobs(args).await,
             Command::Kernels(args) => commands::pools::kernels(args).await,
             Command::Rpc(args) => rpc::run(args).await,

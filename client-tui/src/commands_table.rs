@@ -21,6 +21,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
         "MCP servers; restart, enable, disable one",
     ),
     ("lsp", "[restart name]", "Language servers; restart one"),
+    (
+        "extensions",
+        "[restart]",
+        "pi extensions of this session; restart the host",
+    ),
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
     ("detach", "", "Leave; the session keeps running"),

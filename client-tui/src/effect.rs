@@ -109,6 +109,10 @@ pub enum Request {
     McpList,
     /// `lsp/list`.
     LspList,
+    /// `extensions/list` of the attached session, shown when it arrives (`/extensions`).
+    ExtensionsList,
+    /// `extensions/restart`.
+    ExtensionsRestart,
     /// `job/list` of the attached session and `kernel/list`.
     Pools,
     /// `lsp/restart`.

@@ -108,6 +108,8 @@ pub enum Reply {
     McpServers(Vec<pi_protocol::v1::McpServerStatus>),
     /// `lsp/list`: every language server.
     LspServers(Vec<pi_protocol::v1::LspServerStatus>),
+    /// `extensions/list` of the attached session.
+    Extensions(pi_protocol::v1::ExtensionsListResponse),
     /// The attached session's jobs and the daemon's kernels.
     Pools {
         /// `job/list` of the session.

@@ -12,11 +12,13 @@
 pub mod clients;
 /// pi's coding-agent resources are their own crate (`pi-coding`, `daemon/coding/`).
 pub use pi_coding as coding;
+pub use pi_extensions as extensions;
 /// The session core is its own crate (`pi-session`, `daemon/session/`), compaction included.
 pub use pi_session::compaction;
 pub mod config;
 pub mod config_watch;
 pub mod convert;
+pub mod extension_host;
 pub mod frame;
 pub use pi_jobs as jobs;
 pub use pi_kernels as kernels;
@@ -169,10 +171,13 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
             idle: Duration::from_secs(config.limits.kernel_idle_secs),
         },
     ));
+    let extensions =
+        extensions::ExtensionHost::new(extension_host::config(&paths)?, spawner.clone());
     let services = session::SessionServices {
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(
             builtin
+                .with_extensions(extensions.clone())
                 .with_mcp(mcp.clone())
                 .with_lsp(lsp.clone())
                 .with_tasks(tasks.clone())
@@ -201,6 +206,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     state.policy = Some(policy.clone());
     state.jobs = Some(jobs);
     state.kernels = Some(kernels);
+    state.extensions = Some(extensions);
     state.heap_bytes = options.heap_bytes;
     let state = Arc::new(state);
     match state.store.policy_modes().await {
@@ -278,6 +284,9 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     }
     if let Some(kernels) = &state.kernels {
         kernels.shutdown().await;
+    }
+    if let Some(extensions) = &state.extensions {
+        extensions.shutdown();
     }
     tracker.close();
     if tokio::time::timeout(CONNECTION_DRAIN_TIMEOUT, tracker.wait())

@@ -43,6 +43,8 @@ pub struct DaemonState {
     pub jobs: Option<std::sync::Arc<crate::jobs::JobPool>>,
     /// Python kernels (none in-process unless a test sets one).
     pub kernels: Option<std::sync::Arc<crate::kernels::KernelPool>>,
+    /// The extension host (none in-process unless a test sets one).
+    pub extensions: Option<std::sync::Arc<crate::extensions::ExtensionHost>>,
     /// Starts the processes of user shell commands (the daemon's guard in `pid`).
     pub spawner: pi_tools::spawn::Spawner,
     /// Who started this process.
@@ -86,6 +88,7 @@ impl DaemonState {
             lsp: None,
             jobs: None,
             kernels: None,
+            extensions: None,
             policy: None,
             store,
             spawner: pi_tools::spawn::Spawner::direct(),

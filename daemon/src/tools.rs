@@ -32,6 +32,7 @@ pub struct BuiltinTools {
     policy: Option<Arc<crate::policy::PolicyManager>>,
     jobs: Option<Arc<crate::jobs::JobPool>>,
     kernels: Option<Arc<crate::kernels::KernelPool>>,
+    extensions: Option<Arc<crate::extensions::ExtensionHost>>,
     // Starts `bash`'s commands (under the daemon's guard in `pid`).
     spawner: Spawner,
     // The daemon's own environment, which sessions created without one use: one copy for
@@ -55,6 +56,7 @@ impl BuiltinTools {
             policy: None,
             jobs: None,
             kernels: None,
+            extensions: None,
             spawner: Spawner::direct(),
             daemon_env: Arc::new(std::env::vars().collect()),
         }
@@ -97,6 +99,21 @@ impl BuiltinTools {
     pub fn with_kernels(mut self, pool: Arc<crate::kernels::KernelPool>) -> BuiltinTools {
         self.kernels = Some(pool);
         self
+    }
+
+    /// Runs sessions' pi extensions in `host`: their tools, their `tool_call` and
+    /// `tool_result` handlers around every tool (only where something could load).
+    pub fn with_extensions(mut self, host: Arc<crate::extensions::ExtensionHost>) -> BuiltinTools {
+        self.extensions = Some(host);
+        self
+    }
+
+    /// The extension host, for sessions in `cwd` where something could load.
+    fn extensions_for(
+        &self,
+        cwd: &std::path::Path,
+    ) -> Option<&Arc<crate::extensions::ExtensionHost>> {
+        self.extensions.as_ref().filter(|host| host.configured(cwd))
     }
 
     /// The tools' shared locks (the language servers' edits take them too).
@@ -277,7 +294,11 @@ impl ToolFactory for BuiltinTools {
                 })
                 .collect();
         }
-        Ok(gated(self.policy.as_ref(), environment, tools))
+        let tools = gated(self.policy.as_ref(), environment, tools);
+        Ok(match self.extensions_for(&environment.cwd) {
+            Some(host) => with_extension_hooks(host, environment, tools),
+            None => tools,
+        })
     }
 
     fn default_names(&self) -> Vec<String> {
@@ -298,31 +319,60 @@ impl ToolFactory for BuiltinTools {
         if let Some(pool) = &self.mcp {
             pool.forget_session(session_id);
         }
+        if let Some(host) = &self.extensions {
+            host.close(session_id);
+        }
         if let Err(error) = self.artifacts.delete_session(session_id) {
             tracing::warn!(session = session_id, %error, "cannot delete the session's artifacts");
         }
     }
 
     fn tool_source(&self, environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {
-        let pool = self.mcp.as_ref()?;
-        let run_tools = pool.run_tools(
-            &environment.session_id,
-            &environment.cwd,
-            &environment.env,
-            &approver(environment),
-        );
-        Some(Arc::new(GatedSource {
-            inner: run_tools,
-            policy: self.policy.clone(),
-            environment: environment.clone(),
-        }))
+        let mcp = self.mcp.as_ref().map(|pool| {
+            let run_tools = pool.run_tools(
+                &environment.session_id,
+                &environment.cwd,
+                &environment.env,
+                &approver(environment),
+            );
+            Arc::new(GatedSource {
+                inner: run_tools,
+                policy: self.policy.clone(),
+                environment: environment.clone(),
+            }) as Arc<dyn ToolSource>
+        });
+        let extensions = self.extensions_for(&environment.cwd).map(|host| {
+            host.warm_up(
+                &environment.session_id,
+                &environment.cwd,
+                extension_port(environment),
+            );
+            Arc::new(ExtensionSource {
+                host: host.clone(),
+                policy: self.policy.clone(),
+                environment: environment.clone(),
+            }) as Arc<dyn ToolSource>
+        });
+        match (mcp, extensions) {
+            (Some(mcp), Some(extensions)) => Some(Arc::new(Sources(vec![mcp, extensions]))),
+            (mcp, extensions) => mcp.or(extensions),
+        }
     }
 
     fn source_tool_names(&self, session_id: &str) -> Vec<String> {
-        self.mcp
+        let mut names: Vec<String> = self
+            .mcp
             .as_ref()
             .map(|pool| pool.tool_names(session_id))
-            .unwrap_or_default()
+            .unwrap_or_default();
+        if let Some(set) = self
+            .extensions
+            .as_ref()
+            .and_then(|host| host.current(session_id))
+        {
+            names.extend(set.tools.iter().map(|tool| tool.name.clone()));
+        }
+        names
     }
 
     fn warm_up(&self, environment: &ToolEnvironment) {
@@ -334,11 +384,21 @@ impl ToolFactory for BuiltinTools {
                 &approver(environment),
             );
         }
+        if let Some(host) = self.extensions_for(&environment.cwd) {
+            host.warm_up(
+                &environment.session_id,
+                &environment.cwd,
+                extension_port(environment),
+            );
+        }
     }
 
     fn session_closed(&self, session_id: &str) {
         if let Some(pool) = &self.mcp {
             pool.session_closed(session_id);
+        }
+        if let Some(host) = &self.extensions {
+            host.close(session_id);
         }
         if let Some(pool) = &self.lsp {
             pool.session_closed(session_id);
@@ -449,6 +509,176 @@ impl crate::policy::ApprovalPort for SessionApprovals {
                 })
                 .await
                 .map_err(Into::into)
+        })
+    }
+}
+
+/// `tools` inside the `tool_call` / `tool_result` handlers of the session's extensions.
+fn with_extension_hooks(
+    host: &Arc<crate::extensions::ExtensionHost>,
+    environment: &ToolEnvironment,
+    tools: Vec<Arc<dyn Tool>>,
+) -> Vec<Arc<dyn Tool>> {
+    tools
+        .into_iter()
+        .map(|inner| {
+            pi_agent::layered(
+                inner,
+                crate::extensions::tool::ExtensionGate {
+                    host: host.clone(),
+                    session_id: environment.session_id.clone(),
+                },
+            )
+        })
+        .collect()
+}
+
+/// What a session's extensions reach of it: its clients' answers, its entries.
+fn extension_port(environment: &ToolEnvironment) -> Arc<dyn crate::extensions::SessionPort> {
+    Arc::new(ExtensionPort {
+        sessions: environment.sessions.clone(),
+        session_id: environment.session_id.clone(),
+    })
+}
+
+struct ExtensionPort {
+    sessions: crate::session::SessionsWeak,
+    session_id: String,
+}
+
+impl crate::extensions::SessionPort for ExtensionPort {
+    fn ask(
+        &self,
+        request: pi_protocol::v1::UiRequest,
+        timeout: Option<std::time::Duration>,
+    ) -> futures_util::future::BoxFuture<'_, Option<pi_protocol::v1::UiAnswer>> {
+        Box::pin(async move {
+            let sessions = self.sessions.upgrade()?;
+            sessions
+                .ask(pi_protocol::v1::UiAskParams {
+                    session_id: self.session_id.clone(),
+                    request,
+                    timeout_ms: timeout.map(|timeout| timeout.as_millis() as u64),
+                })
+                .await
+                .ok()
+                .map(|response| response.answer)
+        })
+    }
+
+    fn has_ui(&self) -> bool {
+        true
+    }
+
+    fn action(&self, action: serde_json::Value) {
+        let Some(sessions) = self.sessions.upgrade() else {
+            return;
+        };
+        let session_id = self.session_id.clone();
+        match action["action"].as_str() {
+            Some("appendEntry") => {
+                let custom_type = action["customType"]
+                    .as_str()
+                    .unwrap_or("extension")
+                    .to_owned();
+                let data = action["data"].clone();
+                tokio::spawn(async move {
+                    let recorded = sessions
+                        .call(&session_id, |reply| crate::session::Command::Record {
+                            custom_type: custom_type.clone(),
+                            data: data.clone(),
+                            reply,
+                        })
+                        .await;
+                    if let Err(error) = recorded {
+                        tracing::warn!(session = session_id, %error, "an extension's entry was not stored");
+                    }
+                });
+            }
+            other => tracing::warn!(
+                session = session_id,
+                action = other.unwrap_or("unknown"),
+                "an extension action pid does not carry out yet"
+            ),
+        }
+    }
+}
+
+/// The tools a session's extensions registered, once they loaded (the first run waits for
+/// them), inside the extensions' hooks and the session's approvals like the built-in ones.
+struct ExtensionSource {
+    host: Arc<crate::extensions::ExtensionHost>,
+    policy: Option<Arc<crate::policy::PolicyManager>>,
+    environment: ToolEnvironment,
+}
+
+impl ToolSource for ExtensionSource {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        let Some(set) = self.host.current(&self.environment.session_id) else {
+            return Vec::new();
+        };
+        let tools = set
+            .tools
+            .iter()
+            .map(|tool| {
+                Arc::new(crate::extensions::tool::ExtensionTool::new(
+                    self.host.clone(),
+                    self.environment.session_id.clone(),
+                    tool.clone(),
+                )) as Arc<dyn Tool>
+            })
+            .collect();
+        let tools = gated(self.policy.as_ref(), &self.environment, tools);
+        with_extension_hooks(&self.host, &self.environment, tools)
+    }
+
+    fn awaited(&self) -> Option<pi_agent::ToolWait> {
+        if self.host.current(&self.environment.session_id).is_some() {
+            return None;
+        }
+        let host = self.host.clone();
+        let session_id = self.environment.session_id.clone();
+        Some(pi_agent::ToolWait {
+            sources: vec!["extensions".to_owned()],
+            timeout: std::time::Duration::from_secs(60),
+            done: Box::pin(async move {
+                match host.opened(&session_id).await {
+                    Some(_) => Vec::new(),
+                    None => vec!["extensions".to_owned()],
+                }
+            }),
+        })
+    }
+}
+
+/// Several sources as one: their tools in order, their waits together.
+struct Sources(Vec<Arc<dyn ToolSource>>);
+
+impl ToolSource for Sources {
+    fn tools(&self) -> Vec<Arc<dyn Tool>> {
+        self.0.iter().flat_map(|source| source.tools()).collect()
+    }
+
+    fn awaited(&self) -> Option<pi_agent::ToolWait> {
+        let waits: Vec<pi_agent::ToolWait> = self
+            .0
+            .iter()
+            .filter_map(|source| source.awaited())
+            .collect();
+        if waits.len() <= 1 {
+            return waits.into_iter().next();
+        }
+        let sources = waits.iter().flat_map(|wait| wait.sources.clone()).collect();
+        let timeout = waits
+            .iter()
+            .map(|wait| wait.timeout)
+            .max()
+            .unwrap_or_default();
+        let done = futures_util::future::join_all(waits.into_iter().map(|wait| wait.done));
+        Some(pi_agent::ToolWait {
+            sources,
+            timeout,
+            done: Box::pin(async move { done.await.into_iter().flatten().collect() }),
         })
     }
 }

@@ -31,6 +31,9 @@ _pictl() {
             pictl,daemon)
                 cmd="pictl__subcmd__daemon"
                 ;;
+            pictl,extensions)
+                cmd="pictl__subcmd__extensions"
+                ;;
             pictl,follow-up)
                 cmd="pictl__subcmd__follow__subcmd__up"
                 ;;
@@ -109,6 +112,24 @@ _pictl() {
             pictl__subcmd__daemon__subcmd__help,stop)
                 cmd="pictl__subcmd__daemon__subcmd__help__subcmd__stop"
                 ;;
+            pictl__subcmd__extensions,help)
+                cmd="pictl__subcmd__extensions__subcmd__help"
+                ;;
+            pictl__subcmd__extensions,list)
+                cmd="pictl__subcmd__extensions__subcmd__list"
+                ;;
+            pictl__subcmd__extensions,restart)
+                cmd="pictl__subcmd__extensions__subcmd__restart"
+                ;;
+            pictl__subcmd__extensions__subcmd__help,help)
+                cmd="pictl__subcmd__extensions__subcmd__help__subcmd__help"
+                ;;
+            pictl__subcmd__extensions__subcmd__help,list)
+                cmd="pictl__subcmd__extensions__subcmd__help__subcmd__list"
+                ;;
+            pictl__subcmd__extensions__subcmd__help,restart)
+                cmd="pictl__subcmd__extensions__subcmd__help__subcmd__restart"
+                ;;
             pictl__subcmd__help,abort)
                 cmd="pictl__subcmd__help__subcmd__abort"
                 ;;
@@ -123,6 +144,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,daemon)
                 cmd="pictl__subcmd__help__subcmd__daemon"
+                ;;
+            pictl__subcmd__help,extensions)
+                cmd="pictl__subcmd__help__subcmd__extensions"
                 ;;
             pictl__subcmd__help,follow-up)
                 cmd="pictl__subcmd__help__subcmd__follow__subcmd__up"
@@ -183,6 +207,12 @@ _pictl() {
                 ;;
             pictl__subcmd__help__subcmd__daemon,stop)
                 cmd="pictl__subcmd__help__subcmd__daemon__subcmd__stop"
+                ;;
+            pictl__subcmd__help__subcmd__extensions,list)
+                cmd="pictl__subcmd__help__subcmd__extensions__subcmd__list"
+                ;;
+            pictl__subcmd__help__subcmd__extensions,restart)
+                cmd="pictl__subcmd__help__subcmd__extensions__subcmd__restart"
                 ;;
             pictl__subcmd__help__subcmd__lsp,list)
                 cmd="pictl__subcmd__help__subcmd__lsp__subcmd__list"
@@ -344,7 +374,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -587,6 +617,108 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__extensions)
+            opts="-h --help list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__help)
+            opts="list restart help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__help__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__list)
+            opts="-h --session --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__restart)
+            opts="-h --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__follow__subcmd__up)
             opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -620,7 +752,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats mcp lsp jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models stats mcp lsp extensions jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -746,6 +878,48 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__daemon__subcmd__stop)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__extensions)
+            opts="list restart"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__extensions__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__extensions__subcmd__restart)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

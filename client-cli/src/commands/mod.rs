@@ -4,6 +4,7 @@ pub mod assets;
 pub mod attach;
 pub mod daemon;
 pub mod drive;
+pub mod extensions;
 pub mod lsp;
 pub mod mcp;
 pub mod models;

@@ -256,6 +256,26 @@ pub async fn perform(
             Ok(list) => Some(Reply::LspServers(list.servers)),
             Err(error) => failed("list the language servers", error),
         },
+        Request::ExtensionsList => match client
+            .call::<pi_protocol::v1::ExtensionsList>(&pi_protocol::v1::ExtensionsListParams {
+                session_id: Some(session_id.clone()),
+            })
+            .await
+        {
+            Ok(list) => Some(Reply::Extensions(list)),
+            Err(error) => failed("list the extensions", error),
+        },
+        Request::ExtensionsRestart => match client
+            .call::<pi_protocol::v1::ExtensionsRestart>(
+                &pi_protocol::v1::ExtensionsRestartParams {},
+            )
+            .await
+        {
+            Ok(_) => Some(Reply::Done(
+                "Ended the extension host; the next use starts it again.".to_owned(),
+            )),
+            Err(error) => failed("restart the extension host", error),
+        },
         Request::LspRestart(name) => match client
             .call::<pi_protocol::v1::LspRestart>(&pi_protocol::v1::LspRestartParams {
                 name: name.clone(),

@@ -152,6 +152,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
         "session" => effects.push(Effect::Request(Request::Stats)),
         "mcp" => mcp(state, args, effects),
         "lsp" => lsp(state, args, effects),
+        "extensions" => extensions(state, args, effects),
         "copy" => match state.transcript.last_assistant_text() {
             Some(text) => {
                 effects.push(Effect::Copy(text));
@@ -365,6 +366,62 @@ pub(crate) fn mcp_lines(state: &State) -> Vec<String> {
     }
     if lines.is_empty() {
         lines.push("No MCP servers. Define them in mcp.json (see `pictl mcp list`).".to_owned());
+    }
+    lines
+}
+
+/// `/extensions` shows the extension host and this session's extensions (when the list
+/// arrives); `/extensions restart` ends the host.
+fn extensions(state: &mut State, args: &str, effects: &mut Vec<Effect>) {
+    match args.trim() {
+        "" => effects.push(Effect::Request(Request::ExtensionsList)),
+        "restart" => effects.push(Effect::Request(Request::ExtensionsRestart)),
+        _ => state.status = Some("Usage: /extensions, /extensions restart".to_owned()),
+    }
+}
+
+/// The extension host and the session's extensions as `/extensions` shows them.
+pub(crate) fn extensions_lines(list: &pi_protocol::v1::ExtensionsListResponse) -> Vec<String> {
+    let host = &list.host;
+    let mut lines = vec![format!(
+        "  host {}{}",
+        host.state,
+        host.pid
+            .map(|pid| format!(" · pid {pid}"))
+            .unwrap_or_default()
+    )];
+    if let Some(error) = host.last_error.as_ref().filter(|_| host.state != "ready") {
+        lines.push(format!("    {error}"));
+    }
+    let mut any = false;
+    for session in &list.sessions {
+        for extension in &session.extensions {
+            any = true;
+            let name = extension.path.rsplit('/').next().unwrap_or(&extension.path);
+            let mut line = format!("  {name}");
+            if !extension.tools.is_empty() {
+                line.push_str(&format!(" · tools {}", extension.tools.join(", ")));
+            }
+            if !extension.handlers.is_empty() {
+                line.push_str(&format!(" · on {}", extension.handlers.join(", ")));
+            }
+            lines.push(line);
+        }
+        for problem in &session.diagnostics {
+            any = true;
+            lines.push(format!("  ✗ {}: {}", problem.path, problem.error));
+        }
+        for skipped in &session.skipped {
+            any = true;
+            lines.push(format!("  – {}: {}", skipped.path, skipped.error));
+        }
+    }
+    if !any {
+        lines.push(
+            "  No extensions for this session; they load from ~/.pi/agent/extensions/ and \
+             settings `extensions` and `packages`."
+                .to_owned(),
+        );
     }
     lines
 }

@@ -23,6 +23,12 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
         }
         Reply::McpServers(servers) => state.mcp_servers = servers,
         Reply::LspServers(servers) => state.lsp_servers = servers,
+        Reply::Extensions(list) => {
+            state.overlay = Some(Overlay::Info {
+                title: "Extensions".to_owned(),
+                lines: commands::extensions_lines(&list),
+            });
+        }
         Reply::Pools { jobs, kernels } => {
             state.jobs = jobs;
             state.kernels = kernels;

@@ -828,6 +828,71 @@ fn language_servers_show_in_the_footer_and_in_slash_lsp() {
 }
 
 #[test]
+fn slash_extensions_asks_for_the_list_and_shows_the_host_extensions_and_problems() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("/extensions");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::ExtensionsList)]
+    );
+    harness.send(Input::Reply(Reply::Extensions(ExtensionsListResponse {
+        host: ExtensionHostStatus {
+            state: "ready".to_owned(),
+            pid: Some(4242),
+            last_error: None,
+            starts: 1,
+            log_path: "/tmp/extension-host.log".to_owned(),
+            pi_version: Some("0.73.1".to_owned()),
+            node_version: Some("v20.20.2".to_owned()),
+        },
+        sessions: vec![SessionExtensions {
+            session_id: SESSION.to_owned(),
+            extensions: vec![ExtensionInfo {
+                path: "/home/me/.pi/agent/extensions/hello.ts".to_owned(),
+                handlers: vec!["tool_call".to_owned()],
+                tools: vec!["hello".to_owned()],
+                commands: Vec::new(),
+            }],
+            diagnostics: vec![ExtensionDiagnostic {
+                path: "/home/me/.pi/agent/extensions/broken.ts".to_owned(),
+                error: "Failed to load extension: boom".to_owned(),
+            }],
+            skipped: vec![ExtensionDiagnostic {
+                path: "/work/p/.pi/extensions/project.ts".to_owned(),
+                error: "a project extension runs only once approved; not loaded".to_owned(),
+            }],
+        }],
+    })));
+    let screen = harness.screen(120, 24);
+    for expected in [
+        "host ready · pid 4242",
+        "hello.ts · tools hello · on tool_call",
+        "✗ /home/me/.pi/agent/extensions/broken.ts: Failed to load extension: boom",
+        "– /work/p/.pi/extensions/project.ts: a project extension runs only once approved",
+    ] {
+        assert!(
+            screen.contains(expected),
+            "missing {expected:?} in\n{screen}"
+        );
+    }
+    harness.send(key(KeyCode::Esc));
+    harness.type_text("/extensions restart");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::ExtensionsRestart)]
+    );
+    harness.type_text("/extensions nonsense");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Usage: /extensions, /extensions restart")
+    );
+}
+
+#[test]
 fn the_sessions_jobs_and_kernel_show_in_the_footer_and_refresh_after_its_commands() {
     let mut harness = Harness::attached(Vec::new());
     assert!(

@@ -21,7 +21,9 @@ use crate::settings::{
     TextOrFile,
 };
 
-/// pi's keys the daemon accepts but does not use (TUI, packages, themes, transports).
+/// pi's keys the daemon accepts but does not use here: TUI, themes, transports, and
+/// `extensions` and `packages`, which the extension host reads itself with pi's own package
+/// manager (decision 0017).
 const IGNORED_PI_KEYS: &[&str] = &[
     "thinkingBudgets",
     "hideThinkingBlock",

@@ -87,6 +87,8 @@ pub async fn dispatch(
         HistorySearch => |p| methods::history::search(context, p),
         McpList => |p| methods::mcp::list(context, p),
         LspList => |p| methods::lsp::list(context, p),
+        ExtensionsList => |p| methods::extensions::list(context, p),
+        ExtensionsRestart => |p| methods::extensions::restart(context, p),
         JobList => |p| methods::pools::list_jobs(context, p),
         JobKill => |p| methods::pools::kill_job(context, p),
         KernelList => |p| methods::pools::list_kernels(context, p),

@@ -64,10 +64,28 @@ pub struct DaemonStatusResponse {
     /// Background jobs and Python kernels (see `job/list`, `kernel/list`).
     #[serde(default)]
     pub pools: crate::v1::PoolCounts,
+    /// The extension host (details: `extensions/list`).
+    #[serde(default)]
+    pub extensions: ExtensionCounts,
     /// The sandbox the user's settings give sessions (a project's settings may tighten it;
     /// `settings/get {cwd}` says what a directory gets).
     #[serde(default)]
     pub sandbox: crate::v1::settings::EffectiveSandbox,
+}
+
+/// The extension host in `daemon/status`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionCounts {
+    /// The host's state: `starting`, `ready`, `stopped`, `failed` (empty without a host).
+    pub host: String,
+    /// Its process, while it runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Sessions whose extensions it loaded.
+    pub sessions: u32,
+    /// Extensions loaded, over all those sessions.
+    pub loaded: u32,
 }
 
 /// Language server counts in `daemon/status`.

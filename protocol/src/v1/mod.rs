@@ -10,6 +10,7 @@ pub mod connection;
 pub mod daemon;
 pub mod entry;
 pub mod event;
+pub mod extensions;
 pub mod history;
 pub mod initialize;
 pub mod lsp;
@@ -28,6 +29,7 @@ pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
 pub use event::*;
+pub use extensions::*;
 pub use history::*;
 pub use initialize::*;
 pub use lsp::*;
@@ -160,6 +162,12 @@ crate::method_table! {
     JobKill = "job/kill" (JobKillParams) -> JobKillResponse;
     /// Lists the live Python kernels (the `python` tool), least recently used first.
     KernelList = "kernel/list" (KernelListParams) -> KernelListResponse;
+    /// The extension host and each session's pi extensions: what loaded, what failed, what
+    /// waits for an approval.
+    ExtensionsList = "extensions/list" (ExtensionsListParams) -> ExtensionsListResponse;
+    /// Ends the extension host (failures forgotten); the next use starts it again and
+    /// sessions load their extensions anew.
+    ExtensionsRestart = "extensions/restart" (ExtensionsRestartParams) -> ExtensionsRestartResponse;
 }
 
 crate::notification_table! {

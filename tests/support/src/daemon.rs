@@ -179,6 +179,11 @@ impl TempDaemon {
         command
             .env("PI_HOME", self.home.path())
             .env("PI_LOG", "info")
+            // The extension host runs on the pinned pi package of the test peers.
+            .env(
+                "PI_EXTENSION_HOST_MODULES",
+                crate::peers::dir().join("node_modules"),
+            )
             .env_remove("PI_LOG_FORMAT")
             .stdin(Stdio::null())
             .kill_on_drop(true);

@@ -29,6 +29,19 @@ pub fn npm_bin(name: &str) -> PathBuf {
     path
 }
 
+/// The example extensions of the pinned pi package (`examples/extensions/` of
+/// `@mariozechner/pi-coding-agent` 0.73.1), which the daemon's extension host also runs on.
+pub fn pi_examples() -> PathBuf {
+    let path = dir().join("node_modules/@mariozechner/pi-coding-agent/examples/extensions");
+    assert!(
+        path.join("hello.ts").is_file(),
+        "the test peer @mariozechner/pi-coding-agent is not installed at {}; run \
+         tests/install-peers (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
 /// The console script `name` of a Python MCP server from PyPI (`mcp-server-git`,
 /// `mcp-server-time`), in the venv of its own `tests/install-peers` makes.
 pub fn pypi_server(name: &str) -> PathBuf {

@@ -1140,6 +1140,8 @@ export interface ProtocolV1 {
   ArtifactReadMethod?: ArtifactReadMethod;
   DaemonShutdownMethod?: DaemonShutdownMethod;
   DaemonStatusMethod?: DaemonStatusMethod;
+  ExtensionsListMethod?: ExtensionsListMethod;
+  ExtensionsRestartMethod?: ExtensionsRestartMethod;
   HistorySearchMethod?: HistorySearchMethod;
   InitializeMethod?: InitializeMethod;
   JobKillMethod?: JobKillMethod;
@@ -1338,6 +1340,7 @@ export interface DaemonStatusResponse {
    * Version of the newest applied database migration.
    */
   databaseSchemaVersion: number;
+  extensions?: ExtensionCounts;
   lsp?: LspCounts;
   mcp?: McpCounts;
   /**
@@ -1460,6 +1463,27 @@ export interface ResourceDiagnostic {
    * `warning`, or `collision` (two resources share a name; the first wins).
    */
   type: "warning" | "collision";
+}
+/**
+ * The extension host (details: `extensions/list`).
+ */
+export interface ExtensionCounts {
+  /**
+   * The host's state: `starting`, `ready`, `stopped`, `failed` (empty without a host).
+   */
+  host: string;
+  /**
+   * Extensions loaded, over all those sessions.
+   */
+  loaded: number;
+  /**
+   * Its process, while it runs.
+   */
+  pid?: number | null;
+  /**
+   * Sessions whose extensions it loaded.
+   */
+  sessions: number;
 }
 /**
  * Language servers (see `lsp/list`).
@@ -1588,6 +1612,169 @@ export interface StoreCounters {
    * Writes those transactions carried (more writes than transactions: group commits).
    */
   writes: number;
+}
+/**
+ * The extension host and each session's pi extensions: what loaded, what failed, what
+ *  waits for an approval.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsListMethod".
+ */
+export interface ExtensionsListMethod {
+  params: ExtensionsListParams;
+  result: ExtensionsListResponse;
+}
+/**
+ * Params of `extensions/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsListParams".
+ */
+export interface ExtensionsListParams {
+  /**
+   * Only this session.
+   */
+  sessionId?: string | null;
+}
+/**
+ * Response of `extensions/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsListResponse".
+ */
+export interface ExtensionsListResponse {
+  host: ExtensionHostStatus;
+  /**
+   * The sessions whose extensions the host loaded (or tried to), by id.
+   */
+  sessions: SessionExtensions[];
+}
+/**
+ * The host process.
+ */
+export interface ExtensionHostStatus {
+  /**
+   * Its last failure, and what happens next.
+   */
+  lastError?: string | null;
+  /**
+   * Its log: what extensions print.
+   */
+  logPath: string;
+  /**
+   * Node's version, once the host ran.
+   */
+  nodeVersion?: string | null;
+  /**
+   * The pinned pi package's version, once the host ran.
+   */
+  piVersion?: string | null;
+  /**
+   * Its process.
+   */
+  pid?: number | null;
+  /**
+   * How often it was started.
+   */
+  starts: number;
+  /**
+   * `starting`, `ready`, `stopped` (never started, or stopped) or `failed`.
+   */
+  state: string;
+}
+/**
+ * One session's extensions.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionExtensions".
+ */
+export interface SessionExtensions {
+  /**
+   * Problems: an extension that did not load or threw, naming its file.
+   */
+  diagnostics: ExtensionDiagnostic[];
+  /**
+   * What loaded, in load order.
+   */
+  extensions: ExtensionInfo[];
+  /**
+   * The session.
+   */
+  sessionId: string;
+  /**
+   * Project extensions left out until approved.
+   */
+  skipped: ExtensionDiagnostic[];
+}
+/**
+ * A problem with one extension.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionDiagnostic".
+ */
+export interface ExtensionDiagnostic {
+  /**
+   * What went wrong.
+   */
+  error: string;
+  /**
+   * The extension's file (or the source it came from).
+   */
+  path: string;
+}
+/**
+ * One loaded extension.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionInfo".
+ */
+export interface ExtensionInfo {
+  /**
+   * The commands it registered.
+   */
+  commands: string[];
+  /**
+   * The events it handles.
+   */
+  handlers: string[];
+  /**
+   * Its file.
+   */
+  path: string;
+  /**
+   * The tools it registered.
+   */
+  tools: string[];
+}
+/**
+ * Ends the extension host (failures forgotten); the next use starts it again and
+ *  sessions load their extensions anew.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsRestartMethod".
+ */
+export interface ExtensionsRestartMethod {
+  params: ExtensionsRestartParams;
+  result: ExtensionsRestartResponse;
+}
+/**
+ * Params of `extensions/restart`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsRestartParams".
+ */
+export interface ExtensionsRestartParams {}
+/**
+ * Response of `extensions/restart`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsRestartResponse".
+ */
+export interface ExtensionsRestartResponse {
+  /**
+   * Whether a host was running (it is ended; the next use starts it again).
+   */
+  restarted: boolean;
 }
 /**
  * Searches the prompt history shared by all clients, newest first.
@@ -6260,6 +6447,30 @@ export interface EffectiveSandbox2 {
   writableRoots: string[];
 }
 /**
+ * The extension host in `daemon/status`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionCounts".
+ */
+export interface ExtensionCounts1 {
+  /**
+   * The host's state: `starting`, `ready`, `stopped`, `failed` (empty without a host).
+   */
+  host: string;
+  /**
+   * Extensions loaded, over all those sessions.
+   */
+  loaded: number;
+  /**
+   * Its process, while it runs.
+   */
+  pid?: number | null;
+  /**
+   * Sessions whose extensions it loaded.
+   */
+  sessions: number;
+}
+/**
  * Language server counts in `daemon/status`.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -6350,6 +6561,42 @@ export interface StoreCounters1 {
    * Writes those transactions carried (more writes than transactions: group commits).
    */
   writes: number;
+}
+/**
+ * The extension host process.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionHostStatus".
+ */
+export interface ExtensionHostStatus1 {
+  /**
+   * Its last failure, and what happens next.
+   */
+  lastError?: string | null;
+  /**
+   * Its log: what extensions print.
+   */
+  logPath: string;
+  /**
+   * Node's version, once the host ran.
+   */
+  nodeVersion?: string | null;
+  /**
+   * The pinned pi package's version, once the host ran.
+   */
+  piVersion?: string | null;
+  /**
+   * Its process.
+   */
+  pid?: number | null;
+  /**
+   * How often it was started.
+   */
+  starts: number;
+  /**
+   * `starting`, `ready`, `stopped` (never started, or stopped) or `failed`.
+   */
+  state: string;
 }
 /**
  * Optional client behaviours.
@@ -6875,6 +7122,8 @@ export interface MethodMap {
   "artifact/read": ArtifactReadMethod;
   "daemon/shutdown": DaemonShutdownMethod;
   "daemon/status": DaemonStatusMethod;
+  "extensions/list": ExtensionsListMethod;
+  "extensions/restart": ExtensionsRestartMethod;
   "history/search": HistorySearchMethod;
   "initialize": InitializeMethod;
   "job/kill": JobKillMethod;

@@ -78,6 +78,23 @@ pub async fn status(
                 running: pool.running_count() as u32,
             })
             .unwrap_or_default(),
+        extensions: state
+            .extensions
+            .as_ref()
+            .map(|host| {
+                let status = host.status();
+                pi_protocol::v1::ExtensionCounts {
+                    host: status.state.to_owned(),
+                    pid: status.pid,
+                    sessions: status.sessions.len() as u32,
+                    loaded: status
+                        .sessions
+                        .values()
+                        .map(|set| set.extensions.len() as u32)
+                        .sum(),
+                }
+            })
+            .unwrap_or_default(),
         pools: pi_protocol::v1::PoolCounts {
             jobs_running: state
                 .jobs

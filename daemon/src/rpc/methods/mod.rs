@@ -3,6 +3,7 @@
 
 pub mod artifact;
 pub mod daemon;
+pub mod extensions;
 pub mod history;
 pub mod lsp;
 pub mod mcp;

@@ -6,6 +6,7 @@ mod approvals;
 mod config;
 mod conformance;
 mod crash;
+mod extensions;
 mod fidelity;
 mod files;
 mod harness;

@@ -1,0 +1,99 @@
+//! `pictl extensions list|restart`: the extension host every session shares, and what each
+//! session's pi extensions loaded.
+
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use pi_protocol::v1::{
+    ExtensionsList, ExtensionsListParams, ExtensionsRestart, ExtensionsRestartParams,
+};
+
+use crate::daemon_client;
+use crate::error::CliError;
+use crate::output::{Style, Table, print_json, print_text};
+
+/// `pictl extensions ...`.
+#[derive(Debug, Subcommand)]
+pub enum ExtensionsCommand {
+    /// Show the extension host and each session's extensions, with what failed to load
+    List {
+        /// Only this session
+        #[arg(long)]
+        session: Option<String>,
+        /// Print one JSON object
+        #[arg(long)]
+        json: bool,
+    },
+    /// End the extension host (failures forgotten); the next use starts it again
+    Restart,
+}
+
+/// Runs `pictl extensions ...`.
+pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
+    let client = daemon_client::connect().await?.client;
+    match command {
+        ExtensionsCommand::List { session, json } => {
+            let list = client
+                .call::<ExtensionsList>(&ExtensionsListParams {
+                    session_id: session,
+                })
+                .await?;
+            if json {
+                print_json(&serde_json::to_value(&list).unwrap_or_default());
+                return Ok(ExitCode::SUCCESS);
+            }
+            let host = &list.host;
+            let mut text = format!(
+                "Extension host: {}{}{}\nLog: {}\n",
+                host.state,
+                host.pid
+                    .map(|pid| format!(" (pid {pid})"))
+                    .unwrap_or_default(),
+                host.last_error
+                    .as_ref()
+                    .map(|error| format!(" — {error}"))
+                    .unwrap_or_default(),
+                host.log_path,
+            );
+            if list.sessions.is_empty() {
+                text.push_str(
+                    "No session has extensions; they load from ~/.pi/agent/extensions/, settings \
+                     `extensions` and `packages`.\n",
+                );
+                print_text(&text);
+                return Ok(ExitCode::SUCCESS);
+            }
+            let mut table = Table::new(&["SESSION", "EXTENSION", "TOOLS", "COMMANDS", "PROBLEM"]);
+            for session in &list.sessions {
+                for extension in &session.extensions {
+                    table.row(vec![
+                        session.session_id.clone(),
+                        extension.path.clone(),
+                        extension.tools.join(", "),
+                        extension.commands.join(", "),
+                        String::new(),
+                    ]);
+                }
+                for problem in session.diagnostics.iter().chain(&session.skipped) {
+                    table.row(vec![
+                        session.session_id.clone(),
+                        problem.path.clone(),
+                        String::new(),
+                        String::new(),
+                        problem.error.clone(),
+                    ]);
+                }
+            }
+            text.push_str(&table.render(Style::stdout()));
+            print_text(&text);
+            Ok(ExitCode::SUCCESS)
+        }
+        ExtensionsCommand::Restart => {
+            let restarted = client
+                .call::<ExtensionsRestart>(&ExtensionsRestartParams {})
+                .await?;
+            print_json(&serde_json::to_value(&restarted).unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}

@@ -1,0 +1,878 @@
+//! `pi-extensions`: pi's TypeScript extensions, run unmodified by one Node process (the
+//! *host*, `extensions/host/host.mjs`) that loads them through the pinned
+//! `@mariozechner/pi-coding-agent` package's own loader and runner (decision 0017). One host
+//! serves every session; each session has its own extension instances, as each pi process
+//! would have. A session with nothing to load never starts the host.
+//!
+//! The host is a child server under `pi-supervisor` (restarted on the next use after a crash,
+//! with backoff and a circuit breaker; its stderr in a log; its process group ended with the
+//! daemon). A session's set is opened in the host when the session warms up (or its first
+//! run needs it) and opened again after the host restarted.
+//!
+//! What the session sees: the tools extensions register (an [`tool::ExtensionTool`] each,
+//! through a run's tool source), `tool_call` and `tool_result` handlers around every tool
+//! ([`tool::ExtensionGate`]), and the extensions' dialogs asked of the session's clients
+//! through the [`SessionPort`] the daemon gives each session.
+//!
+//! Architecture invariant: this crate knows no session type; what it needs of a session is
+//! the [`SessionPort`] it is given.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
+use std::time::Duration;
+
+use pi_jsonrpc::{Held, OutboundLimits, Peer, PeerConfig, Transport};
+use pi_protocol::v1::{UiAnswer, UiRequest};
+use pi_supervisor::{Child as _, Restart, RestartPolicy, Started, Supervision};
+use pi_tools::spawn::Spawner;
+use serde::Deserialize;
+use serde_json::{Value, json};
+use tokio::sync::watch;
+
+mod error;
+pub mod tool;
+
+pub use error::ExtensionError;
+
+/// How long the host may take to start: Node and the pinned package take about a second,
+/// installing the package first (`npm ci`) takes longer.
+const START_TIMEOUT: Duration = Duration::from_secs(300);
+/// How long loading one session's extensions may take.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
+/// How long one hook (`tool_call`, `tool_result`) may take before it is skipped, naming the
+/// extensions that hold it.
+pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+const POLICY: RestartPolicy = RestartPolicy {
+    start_timeout: START_TIMEOUT,
+    backoff: Duration::from_millis(250),
+    max_failures: 5,
+    cooldown: Duration::from_secs(60),
+    stable_after: Some(Duration::from_secs(30)),
+    restart: Restart::OnNextUse,
+    restart_command: "pictl extensions restart",
+};
+
+/// Where the host comes from.
+#[derive(Clone, Debug)]
+pub struct HostConfig {
+    /// The `node` program (≥ 20.6).
+    pub node: PathBuf,
+    /// `host.mjs`.
+    pub script: PathBuf,
+    /// The `node_modules` directory holding the pinned package (`None`: resolved from the
+    /// script's directory).
+    pub modules: Option<PathBuf>,
+    /// The host's stderr (what extensions print).
+    pub log_path: PathBuf,
+    /// pi's agent directory (`~/.pi/agent`): global extensions, settings, packages.
+    pub agent_dir: PathBuf,
+}
+
+/// What the daemon gives each session's extensions: its clients, for dialogs, and a place
+/// for what the extensions tell it.
+pub trait SessionPort: Send + Sync + 'static {
+    /// Asks the session's clients (first answer wins); `None` when nobody can answer.
+    fn ask(
+        &self,
+        request: UiRequest,
+        timeout: Option<Duration>,
+    ) -> futures_util::future::BoxFuture<'_, Option<UiAnswer>>;
+    /// Whether a client that can answer dialogs is attached (pi's `ctx.hasUI`).
+    fn has_ui(&self) -> bool;
+    /// An action an extension took (`sendMessage`, `appendEntry`, …), as the host sent it.
+    fn action(&self, action: Value);
+}
+
+/// One extension a session loaded.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadedExtension {
+    /// Its file (or package entry).
+    pub path: String,
+    /// The events it handles.
+    #[serde(default)]
+    pub handlers: Vec<String>,
+    /// The tools it registered.
+    #[serde(default)]
+    pub tools: Vec<String>,
+    /// The commands it registered.
+    #[serde(default)]
+    pub commands: Vec<String>,
+    /// The flags it registered.
+    #[serde(default)]
+    pub flags: Vec<String>,
+    /// The shortcuts it registered.
+    #[serde(default)]
+    pub shortcuts: Vec<String>,
+}
+
+/// A tool an extension registered, as the model sees it.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredTool {
+    /// Its name.
+    pub name: String,
+    /// Its label.
+    pub label: String,
+    /// Its description.
+    pub description: String,
+    /// JSON Schema of its arguments.
+    pub parameters: Value,
+    /// The extension that registered it.
+    #[serde(default)]
+    pub extension: Option<String>,
+}
+
+/// A problem loading or running an extension: which file, what went wrong.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Diagnostic {
+    /// The extension (its path), or the source it came from.
+    pub path: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// A candidate the host's discovery found (pi's package manager: settings `extensions` and
+/// `packages`, the global and project directories).
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Found {
+    path: String,
+    scope: String,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Discovered {
+    #[serde(default)]
+    extensions: Vec<Found>,
+    #[serde(default)]
+    errors: Vec<Diagnostic>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+struct Opened {
+    #[serde(default)]
+    extensions: Vec<LoadedExtension>,
+    #[serde(default)]
+    tools: Vec<RegisteredTool>,
+    #[serde(default)]
+    errors: Vec<Diagnostic>,
+}
+
+/// A session's extensions, as they are loaded in the host.
+#[derive(Debug, Default)]
+pub struct SessionSet {
+    /// What loaded.
+    pub extensions: Vec<LoadedExtension>,
+    /// The tools they registered.
+    pub tools: Vec<RegisteredTool>,
+    /// What failed to load or threw since.
+    pub diagnostics: Vec<Diagnostic>,
+    /// Candidates left out: project extensions not approved.
+    pub skipped: Vec<Diagnostic>,
+    // The host run it was opened in; another run has not heard of it.
+    generation: u64,
+}
+
+impl SessionSet {
+    /// Whether some extension handles `event`.
+    pub fn handles(&self, event: &str) -> bool {
+        self.extensions
+            .iter()
+            .any(|extension| extension.handlers.iter().any(|name| name == event))
+    }
+}
+
+/// A session as the host knows it.
+struct Session {
+    cwd: PathBuf,
+    port: Arc<dyn SessionPort>,
+    // `Some` once its first opening ended (loaded, or failed: an empty set with
+    // diagnostics); replaced when it is opened again or an extension fails.
+    set: Arc<watch::Sender<Option<Arc<SessionSet>>>>,
+    // Partial results of the session's extension tools that run now, by call id.
+    running: HashMap<String, pi_agent::ProgressSink>,
+}
+
+/// The host run that is up: its connection and process.
+pub struct Running {
+    peer: Peer,
+    process: Mutex<Option<tokio::process::Child>>,
+    generation: u64,
+}
+
+impl std::fmt::Debug for Running {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Running")
+            .field("generation", &self.generation)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The extension host: one Node process for every session.
+pub struct ExtensionHost {
+    config: HostConfig,
+    spawner: Spawner,
+    pool: pi_supervisor::Pool,
+    supervision: Supervision<Arc<Running>>,
+    // A sync mutex, never held across an await.
+    sessions: Mutex<HashMap<String, Session>>,
+    generation: std::sync::atomic::AtomicU64,
+    versions: Mutex<Option<Value>>,
+    me: Weak<ExtensionHost>,
+}
+
+impl std::fmt::Debug for ExtensionHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionHost")
+            .field("config", &self.config)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What `extensions/list` shows of the host.
+#[derive(Clone, Debug)]
+pub struct HostStatus {
+    /// `starting`, `ready`, `failed` or `stopped`.
+    pub state: &'static str,
+    /// Its process.
+    pub pid: Option<u32>,
+    /// Its last failure, and what happens next.
+    pub last_error: Option<String>,
+    /// Starts since the daemon started.
+    pub starts: u32,
+    /// Its log.
+    pub log_path: PathBuf,
+    /// Node's and the pinned package's versions, once it ran.
+    pub versions: Option<Value>,
+    /// The sessions with extensions, by id.
+    pub sessions: BTreeMap<String, Arc<SessionSet>>,
+}
+
+impl ExtensionHost {
+    /// A host that starts on first use, through `spawner` (the daemon's guard).
+    pub fn new(config: HostConfig, spawner: Spawner) -> Arc<Self> {
+        let pool = pi_supervisor::Pool::default();
+        Arc::new_cyclic(|me| ExtensionHost {
+            config,
+            spawner,
+            supervision: Supervision::new(POLICY, &pool, Duration::from_secs(60)),
+            pool,
+            sessions: Mutex::new(HashMap::new()),
+            generation: std::sync::atomic::AtomicU64::new(0),
+            versions: Mutex::new(None),
+            me: me.clone(),
+        })
+    }
+
+    fn sessions(&self) -> std::sync::MutexGuard<'_, HashMap<String, Session>> {
+        self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether anything could load for a session in `cwd`, cheaply and without the host:
+    /// a global or project extension directory with entries, or settings naming extensions
+    /// or packages. Sessions for which this is false pay nothing.
+    pub fn configured(&self, cwd: &Path) -> bool {
+        let dirs = [
+            self.config.agent_dir.join("extensions"),
+            cwd.join(".pi").join("extensions"),
+        ];
+        let settings = [
+            self.config.agent_dir.join("settings.json"),
+            cwd.join(".pi").join("settings.json"),
+        ];
+        dirs.iter()
+            .any(|dir| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
+            || settings.iter().any(|file| names_extensions(file))
+    }
+
+    /// Session `session_id` (in `cwd`) may use extensions: they load in the background;
+    /// [`ExtensionHost::opened`] waits for them.
+    pub fn warm_up(&self, session_id: &str, cwd: &Path, port: Arc<dyn SessionPort>) {
+        let set = {
+            let mut sessions = self.sessions();
+            if sessions.contains_key(session_id) {
+                return;
+            }
+            let set = Arc::new(watch::Sender::new(None));
+            sessions.insert(
+                session_id.to_owned(),
+                Session {
+                    cwd: cwd.to_path_buf(),
+                    port,
+                    set: set.clone(),
+                    running: HashMap::new(),
+                },
+            );
+            set
+        };
+        let Some(host) = self.me.upgrade() else {
+            return;
+        };
+        let session_id = session_id.to_owned();
+        tokio::spawn(async move {
+            let opened = host.open(&session_id).await;
+            set.send_replace(Some(Arc::new(opened)));
+        });
+    }
+
+    /// The session's extensions once loaded (or failed to), `None` for a session that never
+    /// warmed up.
+    pub async fn opened(self: &Arc<Self>, session_id: &str) -> Option<Arc<SessionSet>> {
+        let mut set = self.sessions().get(session_id)?.set.subscribe();
+        let set = match tokio::time::timeout(OPEN_TIMEOUT, set.wait_for(Option::is_some)).await {
+            Ok(Ok(set)) => set.clone()?,
+            _ => return None,
+        };
+        // Opened in a host run that is gone: opened again in this one.
+        if self.supervision.running().map(|running| running.generation) != Some(set.generation)
+            && !set.extensions.is_empty()
+        {
+            let reopened = Arc::new(self.open(session_id).await);
+            if let Some(session) = self.sessions().get(session_id) {
+                session.set.send_replace(Some(reopened.clone()));
+            }
+            return Some(reopened);
+        }
+        Some(set)
+    }
+
+    /// The session's extensions as loaded now, without waiting.
+    pub fn current(&self, session_id: &str) -> Option<Arc<SessionSet>> {
+        self.sessions().get(session_id)?.set.borrow().clone()
+    }
+
+    /// The session ended (its actor stopped, or it was deleted): its extensions hear
+    /// `session_shutdown` and are dropped.
+    pub fn close(self: &Arc<Self>, session_id: &str) {
+        let Some(session) = self.sessions().remove(session_id) else {
+            return;
+        };
+        self.release(session_id);
+        let Some(running) = self.supervision.running() else {
+            return;
+        };
+        if session
+            .set
+            .borrow()
+            .as_ref()
+            .is_none_or(|set| set.extensions.is_empty())
+        {
+            return;
+        }
+        let session_id = session_id.to_owned();
+        tokio::spawn(async move {
+            let _ = running
+                .peer
+                .request(
+                    "session/close",
+                    json!({"sessionId": session_id, "reason": "quit"}),
+                    Some(OPEN_TIMEOUT),
+                )
+                .await;
+        });
+    }
+
+    /// What `extensions/list` shows.
+    pub fn status(&self) -> HostStatus {
+        let status = self.supervision.status();
+        HostStatus {
+            state: status.state,
+            pid: status.pid,
+            last_error: status.last_error,
+            starts: status.starts,
+            log_path: self.config.log_path.clone(),
+            versions: self
+                .versions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .clone(),
+            sessions: self
+                .sessions()
+                .iter()
+                .filter_map(|(id, session)| Some((id.clone(), session.set.borrow().clone()?)))
+                .collect(),
+        }
+    }
+
+    /// Ends the host now; the next use starts it again (`pictl extensions restart`).
+    pub fn restart(self: &Arc<Self>) {
+        pi_supervisor::Child::restart(self);
+    }
+
+    /// The daemon stops: the host is ended and nothing starts it again.
+    pub fn shutdown(&self) {
+        self.pool.close();
+        self.stop("the daemon is stopping");
+    }
+
+    /// The connection to a running host, started if needed (for session `session_id`).
+    async fn connection(
+        self: &Arc<Self>,
+        session_id: &str,
+    ) -> Result<Arc<Running>, ExtensionError> {
+        self.supervision.add_user(session_id, "extensions");
+        self.ensure_started();
+        self.supervision.settled().await.ok_or_else(|| {
+            ExtensionError::HostDown(
+                self.supervision
+                    .last_error()
+                    .unwrap_or_else(|| "the extension host did not start".to_owned()),
+            )
+        })
+    }
+
+    /// Discovers and loads session `session_id`'s extensions in the host.
+    async fn open(self: &Arc<Self>, session_id: &str) -> SessionSet {
+        let Some((cwd, has_ui)) = self
+            .sessions()
+            .get(session_id)
+            .map(|session| (session.cwd.clone(), session.port.has_ui()))
+        else {
+            return SessionSet::default();
+        };
+        match self.try_open(session_id, &cwd, has_ui).await {
+            Ok(set) => set,
+            Err(error) => SessionSet {
+                diagnostics: vec![Diagnostic {
+                    path: self.config.script.display().to_string(),
+                    error: error.to_string(),
+                }],
+                ..SessionSet::default()
+            },
+        }
+    }
+
+    async fn try_open(
+        self: &Arc<Self>,
+        session_id: &str,
+        cwd: &Path,
+        has_ui: bool,
+    ) -> Result<SessionSet, ExtensionError> {
+        let running = self.connection(session_id).await?;
+        let agent_dir = self.config.agent_dir.display().to_string();
+        let cwd_text = cwd.display().to_string();
+        let discovered: Discovered = decode(
+            running
+                .peer
+                .request(
+                    "discover",
+                    json!({"cwd": cwd_text, "agentDir": agent_dir, "extensionPaths": []}),
+                    Some(OPEN_TIMEOUT),
+                )
+                .await?,
+        )?;
+        // Project extensions are code the project brings: they wait for an approval
+        // (decision 0017); until then they are listed, not loaded.
+        let (load, skipped): (Vec<Found>, Vec<Found>) = discovered
+            .extensions
+            .into_iter()
+            .partition(|found| found.scope != "project");
+        let skipped = skipped
+            .into_iter()
+            .map(|found| Diagnostic {
+                path: found.path,
+                error: "a project extension runs only once approved; not loaded".to_owned(),
+            })
+            .collect();
+        let paths: Vec<&str> = load.iter().map(|found| found.path.as_str()).collect();
+        let mut set = SessionSet {
+            skipped,
+            diagnostics: discovered.errors,
+            generation: running.generation,
+            ..SessionSet::default()
+        };
+        if paths.is_empty() {
+            return Ok(set);
+        }
+        let opened: Opened = decode(
+            running
+                .peer
+                .request(
+                    "session/open",
+                    json!({"sessionId": session_id, "cwd": cwd_text, "agentDir": agent_dir,
+                        "paths": paths, "hasUI": has_ui, "reason": "startup"}),
+                    Some(OPEN_TIMEOUT),
+                )
+                .await?,
+        )?;
+        set.extensions = opened.extensions;
+        set.tools = opened.tools;
+        set.diagnostics.extend(opened.errors);
+        for diagnostic in &set.diagnostics {
+            tracing::warn!(
+                session = session_id,
+                extension = diagnostic.path,
+                error = diagnostic.error,
+                "an extension did not load"
+            );
+        }
+        Ok(set)
+    }
+
+    /// Sends a request about a session to the host that opened its set.
+    async fn call(
+        self: &Arc<Self>,
+        session_id: &str,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, ExtensionError> {
+        let set = self
+            .opened(session_id)
+            .await
+            .ok_or_else(|| ExtensionError::NotOpen(session_id.to_owned()))?;
+        let running = self
+            .supervision
+            .running()
+            .filter(|running| running.generation == set.generation)
+            .ok_or_else(|| {
+                ExtensionError::HostDown(self.supervision.last_error().unwrap_or_else(|| {
+                    "the extension host stopped; it starts again on the next use".to_owned()
+                }))
+            })?;
+        match running.peer.request(method, params, Some(timeout)).await {
+            Ok(value) => Ok(value),
+            Err(pi_jsonrpc::CallError::Timeout(after)) => Err(ExtensionError::Timeout {
+                what: method.to_owned(),
+                extensions: set
+                    .extensions
+                    .iter()
+                    .filter(|extension| extension.handlers.iter().any(|name| name == method))
+                    .map(|extension| extension.path.clone())
+                    .collect(),
+                after,
+            }),
+            Err(error) => Err(error.into()),
+        }
+    }
+
+    /// Tells the host, without waiting.
+    fn tell(&self, method: &str, params: Value) {
+        if let Some(running) = self.supervision.running() {
+            let _ = running.peer.notify(method, params);
+        }
+    }
+
+    fn progress_for(&self, session_id: &str, call_id: &str, sink: pi_agent::ProgressSink) {
+        if let Some(session) = self.sessions().get_mut(session_id) {
+            session.running.insert(call_id.to_owned(), sink);
+        }
+    }
+
+    fn progress_done(&self, session_id: &str, call_id: &str) {
+        if let Some(session) = self.sessions().get_mut(session_id) {
+            session.running.remove(call_id);
+        }
+    }
+
+    fn port(&self, session_id: &str) -> Option<Arc<dyn SessionPort>> {
+        Some(self.sessions().get(session_id)?.port.clone())
+    }
+
+    fn note(&self, session_id: &str, diagnostic: Diagnostic) {
+        tracing::warn!(
+            session = session_id,
+            extension = diagnostic.path,
+            error = diagnostic.error,
+            "an extension failed"
+        );
+        let sessions = self.sessions();
+        let Some(session) = sessions.get(session_id) else {
+            return;
+        };
+        session.set.send_modify(|set| {
+            if let Some(set) = set {
+                let mut noted = SessionSet {
+                    extensions: set.extensions.clone(),
+                    tools: set.tools.clone(),
+                    diagnostics: set.diagnostics.clone(),
+                    skipped: set.skipped.clone(),
+                    generation: set.generation,
+                };
+                noted.diagnostics.push(diagnostic);
+                *set = Arc::new(noted);
+            }
+        });
+    }
+
+    async fn launch(self: Arc<Self>) -> Result<Started<Arc<Running>>, ExtensionError> {
+        self.install().await?;
+        let mut command = self.spawner.server_command(
+            &self.config.node,
+            &[self.config.script.display().to_string()],
+            None,
+        );
+        command
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        if let Some(modules) = &self.config.modules {
+            command.env("PI_EXTENSION_HOST_MODULES", modules);
+        }
+        if let Some(dir) = self.config.script.parent() {
+            command.current_dir(dir);
+        }
+        let node = self.config.node.clone();
+        let mut child = self
+            .spawner
+            .spawn_on_thread(move || command.spawn())
+            .await
+            .map_err(|error| ExtensionError::Spawner(error.to_string()))?
+            .map_err(|source| ExtensionError::Spawn {
+                program: node.display().to_string(),
+                source,
+            })?;
+        let pid = child.id();
+        let (Some(input), Some(output)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err(ExtensionError::Pipes);
+        };
+        if let Some(stderr) = child.stderr.take() {
+            pi_tools::spawn::copy_to_log(stderr, self.config.log_path.clone());
+        }
+        let generation = self
+            .generation
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            + 1;
+        let peer = Peer::start(
+            Transport::bytes(input, output, pi_jsonrpc::Framing::Lines),
+            Arc::new(Handler {
+                host: self.me.clone(),
+            }),
+            HOST,
+        );
+        let running = Arc::new(Running {
+            peer,
+            process: Mutex::new(Some(child)),
+            generation,
+        });
+        let versions = running
+            .peer
+            .request("initialize", json!({}), Some(START_TIMEOUT))
+            .await
+            .map_err(|error| {
+                if let Some(pid) = pid {
+                    pi_tools::spawn::kill_group(pid);
+                }
+                ExtensionError::from(error)
+            })?;
+        *self.versions.lock().unwrap_or_else(PoisonError::into_inner) = Some(versions);
+        Ok(Started { running, pid })
+    }
+}
+
+impl ExtensionHost {
+    /// Installs the pinned package next to the script (`npm ci`, from the lock file) when no
+    /// `node_modules` was given and it is not there yet.
+    async fn install(&self) -> Result<(), ExtensionError> {
+        if self.config.modules.is_some() {
+            return Ok(());
+        }
+        let Some(dir) = self.config.script.parent() else {
+            return Ok(());
+        };
+        let installed = dir.join("node_modules/@mariozechner/pi-coding-agent/package.json");
+        if installed.exists() {
+            return Ok(());
+        }
+        tracing::info!(dir = %dir.display(), "installing the extension host's pinned pi package");
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.config.log_path)
+            .map_err(|error| ExtensionError::Install(format!("cannot open its log: {error}")))?;
+        let log_err = log
+            .try_clone()
+            .map_err(|error| ExtensionError::Install(error.to_string()))?;
+        let status = tokio::process::Command::new("npm")
+            .args([
+                "ci",
+                "--omit=dev",
+                "--no-audit",
+                "--no-fund",
+                "--loglevel=error",
+            ])
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(log)
+            .stderr(log_err)
+            .kill_on_drop(true)
+            .status()
+            .await
+            .map_err(|error| ExtensionError::Install(format!("cannot run npm: {error}")))?;
+        if !status.success() {
+            return Err(ExtensionError::Install(format!(
+                "`npm ci` in {} failed ({status}); see {}",
+                dir.display(),
+                self.config.log_path.display()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The host as a JSON-RPC peer: lines over its stdio, messages up to 64 MiB.
+const HOST: PeerConfig = PeerConfig {
+    max_message: 64 * 1024 * 1024,
+    outbound: OutboundLimits {
+        write_timeout: Duration::from_secs(60),
+        queued_bytes: 64 * 1024 * 1024,
+    },
+    cancel_notification: None,
+    answer_malformed: false,
+    name: "extension host",
+};
+
+fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ExtensionError> {
+    serde_json::from_value(value).map_err(|error| ExtensionError::Protocol(error.to_string()))
+}
+
+/// Whether a settings file names extensions or packages.
+fn names_extensions(file: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return false;
+    };
+    let Ok(settings) = serde_json::from_str::<Value>(&text) else {
+        return false;
+    };
+    ["extensions", "packages"].iter().any(|key| {
+        settings[key]
+            .as_array()
+            .is_some_and(|entries| !entries.is_empty())
+    })
+}
+
+impl pi_supervisor::Child for ExtensionHost {
+    type Running = Arc<Running>;
+    type Error = ExtensionError;
+
+    fn supervision(&self) -> &Supervision<Arc<Running>> {
+        &self.supervision
+    }
+
+    fn name(&self) -> &str {
+        "extension host"
+    }
+
+    fn start(
+        self: Arc<Self>,
+    ) -> pi_supervisor::BoxFuture<Result<Started<Arc<Running>>, ExtensionError>> {
+        Box::pin(async move { self.launch().await })
+    }
+
+    fn exited(self: Arc<Self>, running: Arc<Running>) -> pi_supervisor::BoxFuture<String> {
+        Box::pin(async move {
+            let child = running
+                .process
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take();
+            let Some(mut child) = child else {
+                running.peer.closed().await;
+                return "its connection closed".to_owned();
+            };
+            let pid = child.id();
+            let (status, stuck) = tokio::select! {
+                status = child.wait() => (status, false),
+                () = running.peer.stuck() => {
+                    if let Some(pid) = pid {
+                        pi_tools::spawn::kill_group(pid);
+                    }
+                    let _ = child.start_kill();
+                    (child.wait().await, true)
+                }
+            };
+            match status {
+                _ if stuck => {
+                    "the extension host stopped reading its input and was ended".to_owned()
+                }
+                Ok(status) => format!("the extension host exited ({status})"),
+                Err(error) => format!("the extension host's process failed: {error}"),
+            }
+        })
+    }
+
+    fn end(&self, _running: Arc<Running>, pid: Option<u32>) {
+        if let Some(pid) = pid {
+            pi_tools::spawn::kill_group(pid);
+        }
+    }
+}
+
+/// What the host sends on its own: dialogs, actions, errors, tool progress.
+struct Handler {
+    host: Weak<ExtensionHost>,
+}
+
+impl pi_jsonrpc::Handler for Handler {
+    fn notification(&self, method: &str, params: Value) -> Option<Held> {
+        let host = self.host.upgrade()?;
+        let session_id = params["sessionId"].as_str().unwrap_or_default().to_owned();
+        match method {
+            "tool/update" => {
+                let call_id = params["toolCallId"].as_str().unwrap_or_default();
+                if let Some(sink) = host
+                    .sessions()
+                    .get(&session_id)
+                    .and_then(|session| session.running.get(call_id))
+                {
+                    sink.update(tool::output_of(&params["partial"], false));
+                }
+            }
+            "extension/error" => host.note(
+                &session_id,
+                Diagnostic {
+                    path: params["extensionPath"]
+                        .as_str()
+                        .unwrap_or("an extension")
+                        .to_owned(),
+                    error: format!(
+                        "{}: {}",
+                        params["event"].as_str().unwrap_or("event"),
+                        params["error"].as_str().unwrap_or_default()
+                    ),
+                },
+            ),
+            "action" => {
+                if let Some(port) = host.port(&session_id) {
+                    port.action(params);
+                }
+            }
+            "ui/notify" | "ui/status" | "ui/widget" | "ui/title" | "ui/editorText" => {
+                tracing::info!(session = session_id, method, params = %params, "extension ui");
+            }
+            _ => {}
+        }
+        None
+    }
+
+    fn request(&self, method: &str, params: Value) -> pi_jsonrpc::Answer {
+        let host = self.host.clone();
+        let method = method.to_owned();
+        Box::pin(async move {
+            let host = host
+                .upgrade()
+                .ok_or((-32603, "the daemon is stopping".to_owned()))?;
+            match method.as_str() {
+                "ui/ask" => {
+                    let session_id = params["sessionId"].as_str().unwrap_or_default();
+                    let request: UiRequest = serde_json::from_value(params["request"].clone())
+                        .map_err(|error| (-32602, format!("not a dialog: {error}")))?;
+                    let timeout = params["timeoutMs"].as_u64().map(Duration::from_millis);
+                    let Some(port) = host.port(session_id) else {
+                        return Ok(json!({"cancelled": true}));
+                    };
+                    let answer = port.ask(request, timeout).await.unwrap_or(UiAnswer {
+                        cancelled: true,
+                        ..UiAnswer::default()
+                    });
+                    serde_json::to_value(answer).map_err(|error| (-32603, error.to_string()))
+                }
+                other => Err((-32601, format!("pid does not handle {other}"))),
+            }
+        })
+    }
+}

@@ -1,0 +1,537 @@
+// pid's extension host: runs pi's TypeScript extensions, unmodified, through the loader and
+// runner of the pinned `@mariozechner/pi-coding-agent` package (decision 0017), for many
+// sessions at once, each with its own extension instances, as each pi process would have.
+//
+// It speaks JSON-RPC 2.0 with pid over stdin and stdout, one message per line. Everything
+// an extension prints goes to stderr (pid's log of the host); stdout carries only messages.
+//
+// pid → host requests: initialize, discover, session/open, session/close, tool_call,
+// tool_result, tool/execute, input, command; notifications: event (observe-only events),
+// session/state (the mirror behind pi's synchronous getters), tool/cancel.
+// host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
+// notifications: ui/notify,
+// ui/status, ui/widget, ui/title, action (sendMessage, sendUserMessage, appendEntry,
+// setActiveTools, setSessionName, setLabel, setThinkingLevel), tools/changed,
+// extension/error.
+
+import { format } from "node:util";
+import { join } from "node:path";
+import { pathToFileURL } from "node:url";
+import { createInterface } from "node:readline";
+
+// --- stdout belongs to the protocol -------------------------------------------------------
+
+const writeOut = process.stdout.write.bind(process.stdout);
+const toLog = (...args) => process.stderr.write(format(...args) + "\n");
+console.log = toLog;
+console.info = toLog;
+console.warn = toLog;
+console.error = toLog;
+console.debug = toLog;
+process.stdout.write = (chunk, ...rest) => process.stderr.write(chunk, ...rest);
+
+function send(message) {
+  writeOut(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
+}
+
+// --- the pinned package ---------------------------------------------------------------------
+
+const modules = process.env.PI_EXTENSION_HOST_MODULES;
+const pi = modules
+  ? await import(pathToFileURL(join(modules, "@mariozechner/pi-coding-agent/dist/index.js")).href)
+  : await import("@mariozechner/pi-coding-agent");
+const {
+  AuthStorage,
+  DefaultPackageManager,
+  DefaultResourceLoader,
+  ExtensionRunner,
+  ModelRegistry,
+  SessionManager,
+  SettingsManager,
+  initTheme,
+} = pi;
+// `ctx.ui.theme` throws until a theme is set; extensions style their status texts with it.
+initTheme("dark");
+
+// --- requests to pid ------------------------------------------------------------------------
+
+let nextId = 1;
+const waiting = new Map();
+
+function request(method, params) {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    waiting.set(id, { resolve, reject });
+    send({ id, method, params });
+  });
+}
+
+function notify(method, params) {
+  send({ method, params });
+}
+
+// --- sessions -------------------------------------------------------------------------------
+
+/** Open sessions by id: their runner, their mirror of pid's state, their running tools. */
+const sessions = new Map();
+
+function session(sessionId) {
+  const open = sessions.get(sessionId);
+  if (!open) throw rpcError(-32602, `session ${sessionId} has no extensions open in the host`);
+  return open;
+}
+
+function rpcError(code, message) {
+  const error = new Error(message);
+  error.code = code;
+  return error;
+}
+
+const errorText = (error) => (error instanceof Error ? error.message : String(error));
+
+/** The UI an extension sees: dialogs asked of pid's clients, the rest sent as notices;
+ * `themed.theme` is pi's theme. */
+function uiContext(sessionId, state, themed) {
+  // pid answers with pi's dialog answer: `value`, `confirmed`, or `cancelled`.
+  const ask = async (dialog, opts) => {
+    if (opts?.signal?.aborted) return { cancelled: true };
+    const answer = request("ui/ask", { sessionId, request: dialog, timeoutMs: opts?.timeout });
+    if (!opts?.signal) return answer;
+    return Promise.race([
+      answer,
+      new Promise((resolve) =>
+        opts.signal.addEventListener("abort", () => resolve({ cancelled: true })),
+      ),
+    ]);
+  };
+  const refused = (what) => () => {
+    notify("ui/notify", {
+      sessionId,
+      level: "warning",
+      message: `${what} needs pi's own terminal; pid's clients do not show it`,
+    });
+    return undefined;
+  };
+  return {
+    select: async (title, options, opts) =>
+      (await ask({ method: "select", title, options }, opts))?.value ?? undefined,
+    confirm: async (title, message, opts) =>
+      (await ask({ method: "confirm", title, message: message ?? "" }, opts))?.confirmed === true,
+    input: async (title, placeholder, opts) =>
+      (await ask({ method: "input", title, placeholder }, opts))?.value ?? undefined,
+    editor: async (title, prefill) =>
+      (await ask({ method: "editor", title, prefill }))?.value ?? undefined,
+    notify: (message, level = "info") => notify("ui/notify", { sessionId, message, level }),
+    setStatus: (key, text) => notify("ui/status", { sessionId, key, text: text ?? null }),
+    setWidget: (key, content, options) =>
+      Array.isArray(content) || content === undefined
+        ? notify("ui/widget", {
+            sessionId,
+            key,
+            lines: content ?? null,
+            placement: options?.placement ?? "aboveEditor",
+          })
+        : refused(`the widget "${key}" (a component)`)(),
+    setTitle: (title) => notify("ui/title", { sessionId, title }),
+    setWorkingMessage: (message) =>
+      notify("ui/status", { sessionId, key: "working", text: message ?? null }),
+    setWorkingVisible: () => {},
+    setWorkingIndicator: () => {},
+    setHiddenThinkingLabel: () => {},
+    onTerminalInput: () => () => {},
+    setFooter: (factory) => (factory ? refused("a custom footer")() : undefined),
+    setHeader: (factory) => (factory ? refused("a custom header")() : undefined),
+    custom: async () => refused("a custom component (ctx.ui.custom)")(),
+    pasteToEditor: (text) => notify("ui/editorText", { sessionId, text, paste: true }),
+    setEditorText: (text) => {
+      state.editorText = text;
+      notify("ui/editorText", { sessionId, text, paste: false });
+    },
+    getEditorText: () => state.editorText ?? "",
+    addAutocompleteProvider: () => {},
+    setEditorComponent: (component) =>
+      component ? refused("a custom editor")() : undefined,
+    getEditorComponent: () => undefined,
+    get theme() {
+      return themed.theme;
+    },
+    getAllThemes: () => [],
+    getTheme: () => undefined,
+    setTheme: () => ({ success: false, error: "themes are chosen in pid's clients" }),
+    getToolsExpanded: () => false,
+    setToolsExpanded: () => {},
+  };
+}
+
+/** The actions extensions call on `pi`, answered from the mirror or sent to pid. */
+function coreActions(sessionId, state) {
+  const action = (name, params) => notify("action", { sessionId, action: name, ...params });
+  return {
+    sendMessage: (message, options) => action("sendMessage", { message, options: options ?? {} }),
+    sendUserMessage: (content, options) =>
+      action("sendUserMessage", { content, options: options ?? {} }),
+    appendEntry: (customType, data) => action("appendEntry", { customType, data: data ?? null }),
+    setSessionName: (name) => {
+      state.sessionName = name;
+      action("setSessionName", { name });
+    },
+    getSessionName: () => state.sessionName ?? undefined,
+    setLabel: (entryId, label) => action("setLabel", { entryId, label: label ?? null }),
+    getActiveTools: () => [...state.activeTools],
+    getAllTools: () => state.allTools,
+    setActiveTools: (names) => {
+      state.activeTools = [...names];
+      action("setActiveTools", { names });
+    },
+    refreshTools: () => {
+      const open = sessions.get(sessionId);
+      if (open) notify("tools/changed", { sessionId, tools: toolsOf(open.runner) });
+    },
+    getCommands: () => state.commands,
+    setModel: async (model) => {
+      action("setModel", { provider: model?.provider, id: model?.id });
+      return true;
+    },
+    getThinkingLevel: () => state.thinkingLevel,
+    setThinkingLevel: (level) => {
+      state.thinkingLevel = level;
+      action("setThinkingLevel", { level });
+    },
+  };
+}
+
+function contextActions(sessionId, state) {
+  return {
+    getModel: () => state.model ?? undefined,
+    isIdle: () => state.idle,
+    getSignal: () => undefined,
+    abort: () => notify("action", { sessionId, action: "abort" }),
+    hasPendingMessages: () => false,
+    shutdown: () => notify("action", { sessionId, action: "shutdown" }),
+    getContextUsage: () => state.contextUsage ?? undefined,
+    compact: (options) =>
+      notify("action", {
+        sessionId,
+        action: "compact",
+        customInstructions: options?.customInstructions ?? null,
+      }),
+    getSystemPrompt: () => state.systemPrompt ?? "",
+  };
+}
+
+function toolsOf(runner) {
+  return runner.getAllRegisteredTools().map(({ definition, sourceInfo }) => ({
+    name: definition.name,
+    label: definition.label ?? definition.name,
+    description: definition.description ?? "",
+    parameters: JSON.parse(JSON.stringify(definition.parameters ?? { type: "object" })),
+    extension: sourceInfo?.path ?? null,
+  }));
+}
+
+function commandsOf(runner) {
+  return runner.getRegisteredCommands().map((command) => ({
+    name: command.invocationName,
+    description: command.description ?? "",
+    extension: command.sourceInfo?.path ?? null,
+  }));
+}
+
+function describe(extension) {
+  return {
+    path: extension.path,
+    handlers: [...extension.handlers.keys()],
+    tools: [...extension.tools.keys()],
+    commands: [...extension.commands.keys()],
+    flags: [...extension.flags.keys()],
+    shortcuts: [...extension.shortcuts.keys()],
+  };
+}
+
+async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = false }) {
+  const settingsManager = SettingsManager.create(cwd, agentDir);
+  const packages = new DefaultPackageManager({ cwd, agentDir, settingsManager });
+  const found = [];
+  const errors = [];
+  const take = (resolved) => {
+    for (const resource of resolved.extensions) {
+      if (!resource.enabled) continue;
+      found.push({
+        path: resource.path,
+        scope: resource.metadata?.scope ?? "user",
+        source: resource.metadata?.source ?? "local",
+        origin: resource.metadata?.origin ?? "top-level",
+      });
+    }
+  };
+  try {
+    take(await packages.resolveExtensionSources(extensionPaths, { temporary: true }));
+  } catch (error) {
+    errors.push({ path: extensionPaths.join(", "), error: errorText(error) });
+  }
+  if (!noExtensions) {
+    const missing = [];
+    try {
+      take(
+        await packages.resolve((source) => {
+          missing.push(source);
+          return "skip";
+        }),
+      );
+    } catch (error) {
+      errors.push({ path: join(cwd, ".pi", "settings.json"), error: errorText(error) });
+    }
+    for (const source of missing) {
+      errors.push({
+        path: source,
+        error: `the package ${source} is not installed; install it with \`pictl install ${source}\``,
+      });
+    }
+  }
+  const seen = new Set();
+  return {
+    extensions: found.filter(({ path }) => !seen.has(path) && seen.add(path)),
+    errors,
+  };
+}
+
+async function openSession(params) {
+  const { sessionId, cwd, agentDir, paths, hasUI, state: initial = {} } = params;
+  if (sessions.has(sessionId)) await closeSession({ sessionId, reason: "reload" });
+  const loader = new DefaultResourceLoader({
+    cwd,
+    agentDir,
+    noExtensions: true,
+    additionalExtensionPaths: paths,
+    noSkills: true,
+    noPromptTemplates: true,
+    noThemes: true,
+    noContextFiles: true,
+  });
+  await loader.reload();
+  const { extensions, errors, runtime } = loader.getExtensions();
+  const sessionManager = SessionManager.inMemory(cwd);
+  const modelRegistry = ModelRegistry.inMemory(AuthStorage.inMemory());
+  const runner = new ExtensionRunner(extensions, runtime, cwd, sessionManager, modelRegistry);
+  const state = {
+    activeTools: initial.activeTools ?? [],
+    allTools: initial.allTools ?? [],
+    commands: [],
+    model: initial.model ?? undefined,
+    thinkingLevel: initial.thinkingLevel ?? "off",
+    systemPrompt: initial.systemPrompt ?? "",
+    sessionName: initial.sessionName ?? undefined,
+    idle: true,
+  };
+  const open = { runner, state, running: new Map(), sessionManager };
+  sessions.set(sessionId, open);
+  runner.bindCore(coreActions(sessionId, state), contextActions(sessionId, state), {
+    registerProvider: (name) =>
+      notify("extension/error", {
+        sessionId,
+        extensionPath: null,
+        event: "registerProvider",
+        error: `the provider "${name}" is defined by an extension; pid does not run extension providers yet`,
+      }),
+    unregisterProvider: () => {},
+  });
+  runner.bindCommandContext();
+  // pi's own theme, as its no-op UI context has it (`initTheme` above).
+  if (hasUI) runner.setUIContext(uiContext(sessionId, state, runner.getUIContext()));
+  runner.onError((error) =>
+    notify("extension/error", {
+      sessionId,
+      extensionPath: error.extensionPath,
+      event: error.event,
+      error: error.error,
+    }),
+  );
+  state.commands = runner
+    .getRegisteredCommands()
+    .map((command) => ({ name: command.invocationName, description: command.description, source: "extension" }));
+  await runner.emit({ type: "session_start", reason: params.reason ?? "startup" });
+  return {
+    extensions: extensions.map(describe),
+    tools: toolsOf(runner),
+    commands: commandsOf(runner),
+    errors: errors.map(({ path, error }) => ({ path, error })),
+  };
+}
+
+async function closeSession({ sessionId, reason = "quit" }) {
+  const open = sessions.get(sessionId);
+  if (!open) return { closed: false };
+  sessions.delete(sessionId);
+  for (const controller of open.running.values()) controller.abort();
+  try {
+    await open.runner.emit({ type: "session_shutdown", reason });
+  } finally {
+    open.runner.invalidate?.("the session was closed");
+  }
+  return { closed: true };
+}
+
+async function executeTool({ sessionId, toolCallId, name, params }) {
+  const open = session(sessionId);
+  const definition = open.runner.getToolDefinition(name);
+  if (!definition) throw rpcError(-32602, `no extension of this session registers the tool ${name}`);
+  const controller = new AbortController();
+  open.running.set(toolCallId, controller);
+  try {
+    const prepared = definition.prepareArguments ? definition.prepareArguments(params) : params;
+    const result = await definition.execute(
+      toolCallId,
+      prepared,
+      controller.signal,
+      (partial) => notify("tool/update", { sessionId, toolCallId, partial }),
+      open.runner.createContext(),
+    );
+    return {
+      content: result?.content ?? [],
+      details: result?.details ?? null,
+      isError: false,
+      terminate: result?.terminate === true,
+    };
+  } catch (error) {
+    return { content: [{ type: "text", text: errorText(error) }], details: null, isError: true };
+  } finally {
+    open.running.delete(toolCallId);
+  }
+}
+
+async function toolCall({ sessionId, toolCallId, toolName, input }) {
+  const open = session(sessionId);
+  const event = { type: "tool_call", toolCallId, toolName, input };
+  try {
+    const result = await open.runner.emitToolCall(event);
+    return { block: result?.block === true, reason: result?.reason ?? null, input: event.input };
+  } catch (error) {
+    // pi turns a throwing handler into a failed call.
+    return { block: true, reason: errorText(error), input: event.input };
+  }
+}
+
+async function toolResult({ sessionId, toolCallId, toolName, input, content, details, isError }) {
+  const open = session(sessionId);
+  const result = await open.runner.emitToolResult({
+    type: "tool_result",
+    toolCallId,
+    toolName,
+    input,
+    content,
+    details: details ?? undefined,
+    isError,
+  });
+  if (!result) return null;
+  return {
+    content: result.content ?? null,
+    details: result.details ?? null,
+    isError: result.isError ?? null,
+  };
+}
+
+async function input({ sessionId, text, images, source }) {
+  const open = session(sessionId);
+  return open.runner.emitInput(text, images ?? undefined, source ?? "rpc");
+}
+
+async function command({ sessionId, name, args }) {
+  const open = session(sessionId);
+  const found = open.runner.getCommand(name);
+  if (!found) throw rpcError(-32602, `no extension of this session registers the command /${name}`);
+  try {
+    await found.handler(args ?? "", open.runner.createCommandContext());
+    return { ran: true };
+  } catch (error) {
+    throw rpcError(-32000, `the command /${name} failed: ${errorText(error)}`);
+  }
+}
+
+function onEvent({ sessionId, event }) {
+  const open = sessions.get(sessionId);
+  if (!open) return;
+  if (event.type === "agent_start") open.state.idle = false;
+  if (event.type === "agent_end") open.state.idle = true;
+  open.runner.emit(event).catch((error) =>
+    notify("extension/error", {
+      sessionId,
+      extensionPath: null,
+      event: event.type,
+      error: errorText(error),
+    }),
+  );
+}
+
+function onState({ sessionId, ...changes }) {
+  const open = sessions.get(sessionId);
+  if (open) Object.assign(open.state, changes);
+}
+
+const requests = {
+  initialize: async () => ({ piVersion: pi.VERSION, node: process.version }),
+  discover,
+  "session/open": openSession,
+  "session/close": closeSession,
+  "tool/execute": executeTool,
+  tool_call: toolCall,
+  tool_result: toolResult,
+  input,
+  command,
+};
+
+const notifications = {
+  event: onEvent,
+  "session/state": onState,
+  "tool/cancel": ({ sessionId, toolCallId }) =>
+    sessions.get(sessionId)?.running.get(toolCallId)?.abort(),
+};
+
+// --- the loop -------------------------------------------------------------------------------
+
+async function answer(message) {
+  const handler = requests[message.method];
+  if (!handler) {
+    send({ id: message.id, error: { code: -32601, message: `the host has no method ${message.method}` } });
+    return;
+  }
+  try {
+    const result = await handler(message.params ?? {});
+    send({ id: message.id, result: result ?? null });
+  } catch (error) {
+    send({
+      id: message.id,
+      error: { code: typeof error?.code === "number" ? error.code : -32000, message: errorText(error) },
+    });
+  }
+}
+
+const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+lines.on("line", (line) => {
+  if (!line.trim()) return;
+  let message;
+  try {
+    message = JSON.parse(line);
+  } catch {
+    toLog(`host: skipped a line that is not JSON: ${line.slice(0, 200)}`);
+    return;
+  }
+  if (message.method !== undefined && message.id !== undefined) {
+    answer(message);
+  } else if (message.method !== undefined) {
+    try {
+      notifications[message.method]?.(message.params ?? {});
+    } catch (error) {
+      toLog(`host: ${message.method}: ${errorText(error)}`);
+    }
+  } else if (message.id !== undefined) {
+    const pending = waiting.get(message.id);
+    waiting.delete(message.id);
+    if (!pending) return;
+    if (message.error) pending.reject(new Error(message.error.message));
+    else pending.resolve(message.result);
+  }
+});
+// pid went away: so does the host (and every extension with it).
+lines.on("close", () => process.exit(0));
+process.on("unhandledRejection", (error) => toLog(`host: unhandled rejection: ${errorText(error)}`));
+process.on("uncaughtException", (error) => toLog(`host: uncaught exception: ${errorText(error)}`));

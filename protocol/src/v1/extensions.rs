@@ -1,0 +1,99 @@
+//! `extensions/*`: pi's TypeScript extensions, run by the daemon's one extension host for
+//! every session (decision 0017).
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// Params of `extensions/list`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsListParams {
+    /// Only this session.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+}
+
+/// Response of `extensions/list`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsListResponse {
+    /// The host process.
+    pub host: ExtensionHostStatus,
+    /// The sessions whose extensions the host loaded (or tried to), by id.
+    pub sessions: Vec<SessionExtensions>,
+}
+
+/// The extension host process.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionHostStatus {
+    /// `starting`, `ready`, `stopped` (never started, or stopped) or `failed`.
+    pub state: String,
+    /// Its process.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// Its last failure, and what happens next.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_error: Option<String>,
+    /// How often it was started.
+    pub starts: u32,
+    /// Its log: what extensions print.
+    pub log_path: String,
+    /// The pinned pi package's version, once the host ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi_version: Option<String>,
+    /// Node's version, once the host ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub node_version: Option<String>,
+}
+
+/// One session's extensions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionExtensions {
+    /// The session.
+    pub session_id: String,
+    /// What loaded, in load order.
+    pub extensions: Vec<ExtensionInfo>,
+    /// Problems: an extension that did not load or threw, naming its file.
+    pub diagnostics: Vec<ExtensionDiagnostic>,
+    /// Project extensions left out until approved.
+    pub skipped: Vec<ExtensionDiagnostic>,
+}
+
+/// One loaded extension.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionInfo {
+    /// Its file.
+    pub path: String,
+    /// The events it handles.
+    pub handlers: Vec<String>,
+    /// The tools it registered.
+    pub tools: Vec<String>,
+    /// The commands it registered.
+    pub commands: Vec<String>,
+}
+
+/// A problem with one extension.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionDiagnostic {
+    /// The extension's file (or the source it came from).
+    pub path: String,
+    /// What went wrong.
+    pub error: String,
+}
+
+/// Params of `extensions/restart`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsRestartParams {}
+
+/// Response of `extensions/restart`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsRestartResponse {
+    /// Whether a host was running (it is ended; the next use starts it again).
+    pub restarted: bool,
+}

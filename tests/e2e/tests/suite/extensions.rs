@@ -1,0 +1,291 @@
+//! pi's extensions on the real `pid`: pi 0.73.1's own example extensions, unmodified from the
+//! pinned package, run in the one extension host for several sessions at once — a tool they
+//! register (`hello`), `tool_call` handlers that block (`protected-paths`) or ask the
+//! session's clients (`permission-gate`, answered from a second client); a broken extension
+//! is a diagnostic naming its file; a project extension waits for an approval; the host
+//! killed mid-call fails that call clearly and the next call starts it again; a daemon whose
+//! sessions have no extension never starts the host.
+
+use std::time::Duration;
+
+use pi_client::{Client, Notifications};
+use pi_protocol::v1::{
+    ExtensionsList, ExtensionsListParams, ExtensionsListResponse, SessionAttach,
+    SessionAttachParams, UiAnswer, UiRequest, UiRequestParams, UiRespond, UiRespondParams,
+};
+use pi_test_support::peers;
+use serde_json::json;
+
+use super::harness::World;
+use super::mcp_faults::{caller, run, session, tool_results};
+
+/// A user-written extension whose tool waits until aborted (for the host killed mid-call).
+const WAITER: &str = r#"import { Type } from "typebox";
+export default function (pi) {
+  pi.registerTool({
+    name: "wait_forever",
+    label: "Wait",
+    description: "Waits until aborted",
+    parameters: Type.Object({}),
+    async execute(_id, _params, signal) {
+      await new Promise((resolve) => signal?.addEventListener("abort", resolve));
+      return { content: [{ type: "text", text: "aborted" }], details: {} };
+    },
+  });
+}
+"#;
+
+/// A user-written extension that throws while loading.
+const BROKEN: &str =
+    "export default function () { throw new Error(\"this extension is broken\"); }\n";
+
+async fn list(client: &Client) -> ExtensionsListResponse {
+    client
+        .call::<ExtensionsList>(&ExtensionsListParams::default())
+        .await
+        .unwrap()
+}
+
+async fn next_question(events: &mut Notifications) -> UiRequestParams {
+    tokio::time::timeout(
+        Duration::from_secs(30),
+        events.next_of::<pi_protocol::v1::UiRequestNotification>(),
+    )
+    .await
+    .expect("a question arrives")
+    .unwrap()
+    .unwrap()
+}
+
+/// The text of the run's first tool result, and whether it failed.
+fn first_result(seen: &[pi_protocol::v1::SessionEventParams]) -> (String, bool) {
+    let (_, content, is_error, _) = tool_results(seen).remove(0);
+    let content: serde_json::Value = serde_json::from_str(&content).unwrap();
+    (
+        content[0]["text"].as_str().unwrap_or_default().to_owned(),
+        is_error,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pis_example_extensions_serve_several_sessions_from_one_host() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        examples.join("hello.ts"),
+        examples.join("protected-paths.ts"),
+        examples.join("permission-gate.ts"),
+        "extensions-of-mine/waiter.ts",
+        "extensions-of-mine/broken.ts",
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (".pi/agent/extensions-of-mine/waiter.ts", WAITER.to_owned()),
+            (".pi/agent/extensions-of-mine/broken.ts", BROKEN.to_owned()),
+            // A project's own extension: code the project brings, not loaded unapproved.
+            (
+                "proj-a/.pi/extensions/project.ts",
+                "export default function (pi) { pi.registerTool({name: \"project_tool\", \
+                 label: \"P\", description: \"p\", parameters: {type: \"object\"}, \
+                 async execute() { return {content: [], details: {}}; }}); }\n"
+                    .to_owned(),
+            ),
+            ("proj-b/README.md", "b\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let (a_client, mut a_events, a) =
+        session(&world, &home.join("proj-a").display().to_string()).await;
+    let (b_client, mut b_events, b) =
+        session(&world, &home.join("proj-b").display().to_string()).await;
+
+    // A tool an example registers, called by the model like a built-in.
+    let seen = run(
+        &a_client,
+        &mut a_events,
+        &a,
+        r#"call hello {"name": "Rust"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("Hello, Rust!".to_owned(), false));
+
+    // `protected-paths` blocks a write in the other session; nothing is written.
+    let seen = run(
+        &b_client,
+        &mut b_events,
+        &b,
+        r#"call write {"path": ".env", "content": "SECRET=1"}"#,
+    )
+    .await;
+    assert_eq!(
+        first_result(&seen),
+        ("Path \".env\" is protected".to_owned(), true)
+    );
+    assert!(!home.join("proj-b/.env").exists());
+
+    // `permission-gate` asks the session's clients; a second client answers, first wins.
+    let (second, mut second_events) = world.client().await;
+    second
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: b.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    for (choice, expected) in [
+        ("No", ("Blocked by user".to_owned(), true)),
+        ("Yes", (String::new(), false)),
+    ] {
+        b_client
+            .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+                &b,
+                r#"call bash {"command": "rm -rf ./nothing-here"}"#,
+            ))
+            .await
+            .unwrap();
+        let question = next_question(&mut second_events).await;
+        assert_eq!(question.session_id, b);
+        let UiRequest::Select { title, options } = &question.request else {
+            panic!("not a select: {question:?}");
+        };
+        assert!(title.contains("rm -rf ./nothing-here"), "{title}");
+        assert_eq!(options, &["Yes", "No"]);
+        second
+            .call::<UiRespond>(&UiRespondParams {
+                session_id: b.clone(),
+                request_id: question.request_id.clone(),
+                answer: UiAnswer {
+                    value: Some(choice.to_owned()),
+                    ..UiAnswer::default()
+                },
+            })
+            .await
+            .unwrap();
+        let seen = pi_test_support::events::run_events(&mut b_events, &b).await;
+        let (text, is_error) = first_result(&seen);
+        assert_eq!(is_error, expected.1, "{choice}: {text}");
+        if expected.1 {
+            assert_eq!(text, expected.0);
+        }
+    }
+
+    // One host for both sessions; each session's extensions, the broken one named with its
+    // error, the project's own waiting for an approval.
+    let listed = list(&a_client).await;
+    assert_eq!(listed.host.state, "ready", "{listed:?}");
+    assert_eq!(listed.host.starts, 1);
+    assert_eq!(listed.host.pi_version.as_deref(), Some("0.73.1"));
+    assert_eq!(listed.sessions.len(), 2, "{listed:?}");
+    for session in &listed.sessions {
+        let loaded: Vec<&str> = session
+            .extensions
+            .iter()
+            .map(|extension| extension.path.rsplit('/').next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            loaded,
+            [
+                "hello.ts",
+                "protected-paths.ts",
+                "permission-gate.ts",
+                "waiter.ts"
+            ],
+            "{session:?}"
+        );
+        assert!(
+            session
+                .diagnostics
+                .iter()
+                .any(|problem| problem.path.ends_with("broken.ts")
+                    && problem.error.contains("this extension is broken")),
+            "{session:?}"
+        );
+    }
+    let project_a = listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == a)
+        .unwrap();
+    assert!(
+        project_a.skipped.iter().any(|skipped| skipped
+            .path
+            .ends_with("proj-a/.pi/extensions/project.ts")
+            && skipped.error.contains("only once approved")),
+        "{project_a:?}"
+    );
+
+    // The host killed mid-call: the call fails saying so, and the next call starts it again.
+    a_client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&a, "call wait_forever {}"))
+        .await
+        .unwrap();
+    loop {
+        let event = a_events
+            .next_of::<pi_protocol::v1::SessionEventNotification>()
+            .await
+            .unwrap()
+            .unwrap();
+        if matches!(
+            event.event,
+            pi_protocol::v1::SessionEvent::ToolExecutionStart { .. }
+        ) {
+            break;
+        }
+    }
+    let host_pid = listed.host.pid.expect("a running host has a process");
+    rustix::process::kill_process_group(
+        rustix::process::Pid::from_raw(host_pid as i32).unwrap(),
+        rustix::process::Signal::KILL,
+    )
+    .unwrap();
+    let seen = pi_test_support::events::run_events(&mut a_events, &a).await;
+    let (text, is_error) = first_result(&seen);
+    assert!(is_error, "{text}");
+    assert!(
+        text.starts_with("the extension tool wait_forever failed: the extension host stopped"),
+        "{text}"
+    );
+    let seen = run(
+        &a_client,
+        &mut a_events,
+        &a,
+        r#"call hello {"name": "again"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("Hello, again!".to_owned(), false));
+    let listed = list(&a_client).await;
+    assert_eq!(
+        (listed.host.state.as_str(), listed.host.starts),
+        ("ready", 2)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_without_extensions_never_start_the_host() {
+    let world = World::start("anthropic-messages").await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &home).await;
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call bash {"command": "true"}"#,
+    )
+    .await;
+    assert!(!first_result(&seen).1);
+    let listed = list(&client).await;
+    assert_eq!(
+        (
+            listed.host.state.as_str(),
+            listed.host.starts,
+            listed.host.pid
+        ),
+        ("stopped", 0, None),
+        "{listed:?}"
+    );
+    assert!(listed.sessions.is_empty());
+}
