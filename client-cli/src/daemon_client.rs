@@ -24,8 +24,25 @@ pub fn paths() -> Result<Paths, CliError> {
 
 /// Connects to the daemon, starting it when none answers.
 pub async fn connect() -> Result<Connected, CliError> {
+    connect_with(StartOptions::default()).await
+}
+
+/// Connects for a command that cannot answer questions (`pictl run`): the daemon does not
+/// send it `ui/request`, and extensions see `ctx.hasUI` false while only it is attached, as
+/// in pi's print mode.
+pub async fn connect_without_questions() -> Result<Connected, CliError> {
+    connect_with(StartOptions {
+        capabilities: pi_protocol::v1::ClientCapabilities {
+            opt_out_notifications: vec!["ui/request".to_owned(), "ui/resolved".to_owned()],
+        },
+        ..StartOptions::default()
+    })
+    .await
+}
+
+async fn connect_with(options: StartOptions) -> Result<Connected, CliError> {
     let paths = paths()?;
-    autostart::connect_or_start(&paths, client_info(), &StartOptions::default())
+    autostart::connect_or_start(&paths, client_info(), &options)
         .await
         .map_err(|error| {
             // Another user's directory or socket: its message says what to do instead.

@@ -566,8 +566,18 @@ impl crate::extensions::SessionPort for ExtensionPort {
         })
     }
 
-    fn has_ui(&self) -> bool {
-        true
+    fn has_ui(&self) -> futures_util::future::BoxFuture<'_, bool> {
+        Box::pin(async move {
+            let Some(sessions) = self.sessions.upgrade() else {
+                return false;
+            };
+            sessions
+                .call(&self.session_id, |reply| {
+                    crate::session::Command::QuestionHearers { reply }
+                })
+                .await
+                .is_ok_and(|hearers| hearers > 0)
+        })
     }
 
     fn action(&self, action: serde_json::Value) {

@@ -284,7 +284,7 @@ async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = fal
     for (const source of missing) {
       errors.push({
         path: source,
-        error: `the package ${source} is not installed; install it with \`pictl install ${source}\``,
+        error: `the package ${source} is not installed, and pid does not install packages yet; install it with pi (\`pi install ${source}\`)`,
       });
     }
   }
@@ -298,9 +298,14 @@ async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = fal
 async function openSession(params) {
   const { sessionId, cwd, agentDir, paths, hasUI, state: initial = {} } = params;
   if (sessions.has(sessionId)) await closeSession({ sessionId, reason: "reload" });
+  // Exactly `paths` (pid chose them from `discover`): empty settings, so that pi's package
+  // manager installs nothing and reads no project settings here — a project's packages are
+  // code it brings, and a package that fails to install must not take the user's own
+  // extensions down with it.
   const loader = new DefaultResourceLoader({
     cwd,
     agentDir,
+    settingsManager: SettingsManager.inMemory({}),
     noExtensions: true,
     additionalExtensionPaths: paths,
     noSkills: true,
@@ -323,7 +328,7 @@ async function openSession(params) {
     sessionName: initial.sessionName ?? undefined,
     idle: true,
   };
-  const open = { runner, state, running: new Map(), sessionManager };
+  const open = { runner, state, running: new Map(), sessionManager, hasUI: false, ui: null };
   sessions.set(sessionId, open);
   runner.bindCore(coreActions(sessionId, state), contextActions(sessionId, state), {
     registerProvider: (name) =>
@@ -337,7 +342,8 @@ async function openSession(params) {
   });
   runner.bindCommandContext();
   // pi's own theme, as its no-op UI context has it (`initTheme` above).
-  if (hasUI) runner.setUIContext(uiContext(sessionId, state, runner.getUIContext()));
+  open.ui = uiContext(sessionId, state, runner.getUIContext());
+  withUI(open, sessionId, hasUI === true);
   runner.onError((error) =>
     notify("extension/error", {
       sessionId,
@@ -371,8 +377,9 @@ async function closeSession({ sessionId, reason = "quit" }) {
   return { closed: true };
 }
 
-async function executeTool({ sessionId, toolCallId, name, params }) {
+async function executeTool({ sessionId, toolCallId, name, params, hasUI }) {
   const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
   const definition = open.runner.getToolDefinition(name);
   if (!definition) throw rpcError(-32602, `no extension of this session registers the tool ${name}`);
   const controller = new AbortController();
@@ -399,8 +406,18 @@ async function executeTool({ sessionId, toolCallId, name, params }) {
   }
 }
 
-async function toolCall({ sessionId, toolCallId, toolName, input }) {
+/** pi's `ctx.hasUI`: whether a client that answers dialogs is attached now (pid says so
+ * with each hook); without one, dialogs are pi's no-op ones and extensions see `hasUI`
+ * false, as in pi's print mode. */
+function withUI(open, sessionId, hasUI) {
+  if (hasUI === undefined || hasUI === open.hasUI) return;
+  open.hasUI = hasUI;
+  open.runner.setUIContext(hasUI ? open.ui : undefined);
+}
+
+async function toolCall({ sessionId, toolCallId, toolName, input, hasUI }) {
   const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
   const event = { type: "tool_call", toolCallId, toolName, input };
   try {
     const result = await open.runner.emitToolCall(event);
@@ -411,8 +428,9 @@ async function toolCall({ sessionId, toolCallId, toolName, input }) {
   }
 }
 
-async function toolResult({ sessionId, toolCallId, toolName, input, content, details, isError }) {
+async function toolResult({ sessionId, toolCallId, toolName, input, content, details, isError, hasUI }) {
   const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
   const result = await open.runner.emitToolResult({
     type: "tool_result",
     toolCallId,

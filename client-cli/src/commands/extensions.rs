@@ -63,7 +63,14 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                 print_text(&text);
                 return Ok(ExitCode::SUCCESS);
             }
-            let mut table = Table::new(&["SESSION", "EXTENSION", "TOOLS", "COMMANDS", "PROBLEM"]);
+            let mut table = Table::new(&[
+                "SESSION",
+                "EXTENSION",
+                "TOOLS",
+                "COMMANDS",
+                "EVENTS",
+                "PROBLEM",
+            ]);
             for session in &list.sessions {
                 for extension in &session.extensions {
                     table.row(vec![
@@ -71,16 +78,21 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                         extension.path.clone(),
                         extension.tools.join(", "),
                         extension.commands.join(", "),
+                        extension.handlers.join(", "),
                         String::new(),
                     ]);
                 }
-                for problem in session.diagnostics.iter().chain(&session.skipped) {
+                let problems = session.diagnostics.iter().map(|problem| (problem, ""));
+                let skipped = session.skipped.iter().map(|problem| (problem, "skipped: "));
+                for (problem, prefix) in problems.chain(skipped) {
                     table.row(vec![
                         session.session_id.clone(),
                         problem.path.clone(),
                         String::new(),
                         String::new(),
-                        problem.error.clone(),
+                        String::new(),
+                        // One line per row: a parse error's own line breaks would cut it.
+                        format!("{prefix}{}", problem.error.replace('\n', " ")),
                     ]);
                 }
             }

@@ -132,7 +132,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         );
     }
 
-    let connected = daemon_client::connect().await?;
+    let connected = daemon_client::connect_without_questions().await?;
     let client = connected.client;
     let mut notifications = connected.notifications;
     let session = open_session(&client, &args.options, &cwd).await?;

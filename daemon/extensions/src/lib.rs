@@ -79,8 +79,8 @@ pub trait SessionPort: Send + Sync + 'static {
         request: UiRequest,
         timeout: Option<Duration>,
     ) -> futures_util::future::BoxFuture<'_, Option<UiAnswer>>;
-    /// Whether a client that can answer dialogs is attached (pi's `ctx.hasUI`).
-    fn has_ui(&self) -> bool;
+    /// Whether a client that can answer dialogs is attached now (pi's `ctx.hasUI`).
+    fn has_ui(&self) -> futures_util::future::BoxFuture<'_, bool>;
     /// An action an extension took (`sendMessage`, `appendEntry`, …), as the host sent it.
     fn action(&self, action: Value);
 }
@@ -195,6 +195,10 @@ struct Session {
     set: Arc<watch::Sender<Option<Arc<SessionSet>>>>,
     // Partial results of the session's extension tools that run now, by call id.
     running: HashMap<String, pi_agent::ProgressSink>,
+    // Dialogs its extensions are asking now, and when the last one ended: a hook waiting
+    // for a person is not a hook that hangs.
+    dialogs: usize,
+    last_dialog: Option<std::time::Instant>,
 }
 
 /// The host run that is up: its connection and process.
@@ -272,21 +276,15 @@ impl ExtensionHost {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether anything could load for a session in `cwd`, cheaply and without the host:
-    /// a global or project extension directory with entries, or settings naming extensions
-    /// or packages. Sessions for which this is false pay nothing.
-    pub fn configured(&self, cwd: &Path) -> bool {
-        let dirs = [
-            self.config.agent_dir.join("extensions"),
-            cwd.join(".pi").join("extensions"),
-        ];
-        let settings = [
-            self.config.agent_dir.join("settings.json"),
-            cwd.join(".pi").join("settings.json"),
-        ];
-        dirs.iter()
-            .any(|dir| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some()))
-            || settings.iter().any(|file| names_extensions(file))
+    /// Whether anything could load for a session in `_cwd`, cheaply and without the host:
+    /// the global extension directory with entries, or the user's settings naming
+    /// extensions or packages. Project extensions alone do not count: they load only once
+    /// approved, so they would start (and, the first time, install) the host for nothing.
+    /// Sessions for which this is false pay nothing.
+    pub fn configured(&self, _cwd: &Path) -> bool {
+        std::fs::read_dir(self.config.agent_dir.join("extensions"))
+            .is_ok_and(|mut entries| entries.next().is_some())
+            || names_extensions(&self.config.agent_dir.join("settings.json"))
     }
 
     /// Session `session_id` (in `cwd`) may use extensions: they load in the background;
@@ -305,6 +303,8 @@ impl ExtensionHost {
                     port,
                     set: set.clone(),
                     running: HashMap::new(),
+                    dialogs: 0,
+                    last_dialog: None,
                 },
             );
             set
@@ -427,13 +427,14 @@ impl ExtensionHost {
 
     /// Discovers and loads session `session_id`'s extensions in the host.
     async fn open(self: &Arc<Self>, session_id: &str) -> SessionSet {
-        let Some((cwd, has_ui)) = self
+        let Some((cwd, port)) = self
             .sessions()
             .get(session_id)
-            .map(|session| (session.cwd.clone(), session.port.has_ui()))
+            .map(|session| (session.cwd.clone(), session.port.clone()))
         else {
             return SessionSet::default();
         };
+        let has_ui = port.has_ui().await;
         match self.try_open(session_id, &cwd, has_ui).await {
             Ok(set) => set,
             Err(error) => SessionSet {
@@ -475,7 +476,10 @@ impl ExtensionHost {
             .into_iter()
             .map(|found| Diagnostic {
                 path: found.path,
-                error: "a project extension runs only once approved; not loaded".to_owned(),
+                error: "a project extension runs only once approved, and pid cannot approve \
+                        them yet: not loaded; to run it, name it in your own settings \
+                        (`extensions` of ~/.pi/agent/settings.json)"
+                    .to_owned(),
             })
             .collect();
         let paths: Vec<&str> = load.iter().map(|found| found.path.as_str()).collect();
@@ -534,19 +538,58 @@ impl ExtensionHost {
                     "the extension host stopped; it starts again on the next use".to_owned()
                 }))
             })?;
-        match running.peer.request(method, params, Some(timeout)).await {
-            Ok(value) => Ok(value),
-            Err(pi_jsonrpc::CallError::Timeout(after)) => Err(ExtensionError::Timeout {
-                what: method.to_owned(),
-                extensions: set
-                    .extensions
-                    .iter()
-                    .filter(|extension| extension.handlers.iter().any(|name| name == method))
-                    .map(|extension| extension.path.clone())
-                    .collect(),
-                after,
-            }),
-            Err(error) => Err(error.into()),
+        // The time allowed runs while no dialog of the session waits for a person.
+        let request = running.peer.request(method, params, None);
+        tokio::pin!(request);
+        loop {
+            match tokio::time::timeout(timeout, &mut request).await {
+                Ok(answer) => return answer.map_err(ExtensionError::from),
+                Err(_) if self.asking(session_id, timeout) => continue,
+                Err(_) => {
+                    return Err(ExtensionError::Timeout {
+                        what: method.to_owned(),
+                        extensions: set
+                            .extensions
+                            .iter()
+                            .filter(|extension| {
+                                extension.handlers.iter().any(|name| name == method)
+                            })
+                            .map(|extension| extension.path.clone())
+                            .collect(),
+                        after: timeout,
+                    });
+                }
+            }
+        }
+    }
+
+    /// Whether session `session_id`'s extensions are asking a person now, or were within
+    /// `within`.
+    fn asking(&self, session_id: &str, within: Duration) -> bool {
+        self.sessions().get(session_id).is_some_and(|session| {
+            session.dialogs > 0
+                || session
+                    .last_dialog
+                    .is_some_and(|ended| ended.elapsed() < within)
+        })
+    }
+
+    fn dialog(&self, session_id: &str, started: bool) {
+        if let Some(session) = self.sessions().get_mut(session_id) {
+            if started {
+                session.dialogs += 1;
+            } else {
+                session.dialogs = session.dialogs.saturating_sub(1);
+                session.last_dialog = Some(std::time::Instant::now());
+            }
+        }
+    }
+
+    /// Whether a client that answers dialogs is attached to the session now.
+    pub(crate) async fn has_ui(&self, session_id: &str) -> bool {
+        match self.port(session_id) {
+            Some(port) => port.has_ui().await,
+            None => false,
         }
     }
 
@@ -865,10 +908,12 @@ impl pi_jsonrpc::Handler for Handler {
                     let Some(port) = host.port(session_id) else {
                         return Ok(json!({"cancelled": true}));
                     };
+                    host.dialog(session_id, true);
                     let answer = port.ask(request, timeout).await.unwrap_or(UiAnswer {
                         cancelled: true,
                         ..UiAnswer::default()
                     });
+                    host.dialog(session_id, false);
                     serde_json::to_value(answer).map_err(|error| (-32603, error.to_string()))
                 }
                 other => Err((-32601, format!("pid does not handle {other}"))),

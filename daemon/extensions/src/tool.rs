@@ -50,8 +50,9 @@ impl Tool for ExtensionTool {
             let call_id = invocation.call_id.clone();
             self.host
                 .progress_for(&self.session_id, &call_id, invocation.progress);
+            let has_ui = self.host.has_ui(&self.session_id).await;
             let params = json!({"sessionId": self.session_id, "toolCallId": call_id,
-                "name": self.tool.name, "params": invocation.arguments});
+                "name": self.tool.name, "params": invocation.arguments, "hasUI": has_ui});
             let call = self.host.call(
                 &self.session_id,
                 "tool/execute",
@@ -114,10 +115,15 @@ impl ToolLayer for ExtensionGate {
                 },
             };
             let name = inner.name().to_owned();
+            let has_ui = if set.handles("tool_call") || set.handles("tool_result") {
+                self.host.has_ui(&self.session_id).await
+            } else {
+                false
+            };
             if set.handles("tool_call") {
                 let params = json!({"sessionId": self.session_id,
                     "toolCallId": invocation.call_id, "toolName": name,
-                    "input": invocation.arguments});
+                    "input": invocation.arguments, "hasUI": has_ui});
                 match self
                     .host
                     .call(&self.session_id, "tool_call", params, HOOK_TIMEOUT)
@@ -147,7 +153,7 @@ impl ToolLayer for ExtensionGate {
             }
             let params = json!({"sessionId": self.session_id, "toolCallId": call_id,
                 "toolName": name, "input": arguments, "content": output.content,
-                "details": output.details, "isError": output.is_error});
+                "details": output.details, "isError": output.is_error, "hasUI": has_ui});
             match self
                 .host
                 .call(&self.session_id, "tool_result", params, HOOK_TIMEOUT)

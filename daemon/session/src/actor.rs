@@ -522,6 +522,17 @@ impl SessionActor {
                 self.notify(notice);
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
+            Command::QuestionHearers { reply } => {
+                let hearers = self
+                    .subscribers
+                    .iter()
+                    .filter(|subscriber| {
+                        !subscriber.is_closed()
+                            && subscriber.wants(crate::events::DeliveryKind::Question)
+                    })
+                    .count();
+                let _ = reply.send(Ok(hearers));
+            }
             Command::Close { deleted, reply } => {
                 if let Some(run) = &self.run {
                     run.cancel.cancel();

@@ -27,6 +27,9 @@ pub struct StartOptions {
     pub daemon_binary: Option<PathBuf>,
     /// How long to wait for the spawned daemon to answer `initialize`.
     pub timeout: Duration,
+    /// What the connection tells the daemon at `initialize` (notifications it does not
+    /// want: `pictl run` cannot answer `ui/request`).
+    pub capabilities: ClientCapabilities,
 }
 
 impl Default for StartOptions {
@@ -34,6 +37,7 @@ impl Default for StartOptions {
         StartOptions {
             daemon_binary: None,
             timeout: Duration::from_secs(15),
+            capabilities: ClientCapabilities::default(),
         }
     }
 }
@@ -54,10 +58,18 @@ pub async fn connect(
     paths: &Paths,
     client_info: ClientInfo,
 ) -> Result<(Client, Notifications), ClientError> {
+    connect_with(paths, client_info, ClientCapabilities::default()).await
+}
+
+async fn connect_with(
+    paths: &Paths,
+    client_info: ClientInfo,
+    capabilities: ClientCapabilities,
+) -> Result<(Client, Notifications), ClientError> {
     Client::connect(
         &Endpoint::Unix(paths.socket_path()),
         client_info,
-        ClientCapabilities::default(),
+        capabilities,
     )
     .await
 }
@@ -68,7 +80,7 @@ pub async fn connect_or_start(
     client_info: ClientInfo,
     options: &StartOptions,
 ) -> Result<Connected, ClientError> {
-    match connect(paths, client_info.clone()).await {
+    match connect_with(paths, client_info.clone(), options.capabilities.clone()).await {
         Ok((client, notifications)) => {
             return Ok(Connected {
                 client,
@@ -81,7 +93,7 @@ pub async fn connect_or_start(
     }
     let _start_lock = StartLock::acquire(paths, options.timeout).await?;
     // Someone else may have started it while we waited for the lock.
-    match connect(paths, client_info.clone()).await {
+    match connect_with(paths, client_info.clone(), options.capabilities.clone()).await {
         Ok((client, notifications)) => {
             return Ok(Connected {
                 client,
@@ -109,7 +121,7 @@ pub async fn connect_or_start(
                 tail: log_tail(&paths.log_file(), log_start),
             });
         }
-        match connect(paths, client_info.clone()).await {
+        match connect_with(paths, client_info.clone(), options.capabilities.clone()).await {
             Ok((client, notifications)) => {
                 return Ok(Connected {
                     client,

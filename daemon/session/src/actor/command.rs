@@ -180,6 +180,12 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// How many attached clients hear questions (`ui/request`): none means nobody could
+    /// answer a dialog now (pi's `ctx.hasUI` false).
+    QuestionHearers {
+        /// Answer.
+        reply: Reply<usize>,
+    },
     /// Stop: abort any run, persist, exit.
     Close {
         /// Why (subscribers are told when the session is deleted).

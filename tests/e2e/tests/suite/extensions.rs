@@ -1,8 +1,10 @@
 //! pi's extensions on the real `pid`: pi 0.73.1's own example extensions, unmodified from the
 //! pinned package, run in the one extension host for several sessions at once — a tool they
 //! register (`hello`), `tool_call` handlers that block (`protected-paths`) or ask the
-//! session's clients (`permission-gate`, answered from a second client); a broken extension
-//! is a diagnostic naming its file; a project extension waits for an approval; the host
+//! session's clients (`permission-gate`, answered from a second client; blocked at once
+//! under `pictl run`, which answers no dialogs); a broken extension is a diagnostic naming
+//! its file; a project extension waits for an approval and a project's packages are not
+//! installed; the host
 //! killed mid-call fails that call clearly and the next call starts it again; a daemon whose
 //! sessions have no extension never starts the host.
 
@@ -19,7 +21,8 @@ use serde_json::json;
 use super::harness::World;
 use super::mcp_faults::{caller, run, session, tool_results};
 
-/// A user-written extension whose tool waits until aborted (for the host killed mid-call).
+/// A user-written extension whose tool says it runs (a partial result) and waits until
+/// aborted (for the host killed mid-call).
 const WAITER: &str = r#"import { Type } from "typebox";
 export default function (pi) {
   pi.registerTool({
@@ -27,7 +30,8 @@ export default function (pi) {
     label: "Wait",
     description: "Waits until aborted",
     parameters: Type.Object({}),
-    async execute(_id, _params, signal) {
+    async execute(_id, _params, signal, onUpdate) {
+      onUpdate?.({ content: [{ type: "text", text: "waiting" }], details: {} });
       await new Promise((resolve) => signal?.addEventListener("abort", resolve));
       return { content: [{ type: "text", text: "aborted" }], details: {} };
     },
@@ -91,7 +95,12 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
                  async execute() { return {content: [], details: {}}; }}); }\n"
                     .to_owned(),
             ),
-            ("proj-b/README.md", "b\n".to_owned()),
+            // A project that names a package: pid installs nothing for it (a package's
+            // install scripts are code), and its failure takes nothing else down.
+            (
+                "proj-b/.pi/settings.json",
+                json!({"packages": ["npm:pi-daemon-test-no-such-package"]}).to_string(),
+            ),
         ],
     )
     .await;
@@ -172,14 +181,46 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
         }
     }
 
+    // `pictl run` answers no dialogs: extensions see `ctx.hasUI` false, as in pi's print
+    // mode, and `permission-gate` blocks at once instead of waiting for nobody.
+    let printed = tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+        .args([
+            "run",
+            "--no-session",
+            "--json",
+            "--model",
+            super::harness::MODEL,
+            r#"call bash {"command": "rm -rf ./nothing-here"}"#,
+        ])
+        .envs(world.daemon.env())
+        .current_dir(home.join("proj-b"))
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&printed.stdout);
+    assert!(
+        stdout.contains("Dangerous command blocked (no UI for confirmation)"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    assert!(
+        !home.join("proj-b/.pi/npm").exists(),
+        "a project package was installed"
+    );
+
     // One host for both sessions; each session's extensions, the broken one named with its
     // error, the project's own waiting for an approval.
     let listed = list(&a_client).await;
     assert_eq!(listed.host.state, "ready", "{listed:?}");
     assert_eq!(listed.host.starts, 1);
     assert_eq!(listed.host.pi_version.as_deref(), Some("0.73.1"));
-    assert_eq!(listed.sessions.len(), 2, "{listed:?}");
-    for session in &listed.sessions {
+    let ours: Vec<_> = listed
+        .sessions
+        .iter()
+        .filter(|session| session.session_id == a || session.session_id == b)
+        .collect();
+    assert_eq!(ours.len(), 2, "{listed:?}");
+    for session in ours {
         let loaded: Vec<&str> = session
             .extensions
             .iter()
@@ -204,6 +245,17 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
             "{session:?}"
         );
     }
+    let project_b = listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == b)
+        .unwrap();
+    assert!(
+        project_b.diagnostics.iter().any(|problem| problem.path
+            == "npm:pi-daemon-test-no-such-package"
+            && problem.error.contains("pid does not install packages yet")),
+        "{project_b:?}"
+    );
     let project_a = listed
         .sessions
         .iter()
@@ -228,9 +280,11 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
             .await
             .unwrap()
             .unwrap();
+        // Its partial result: the call runs in the host now (killed before, the call would
+        // go to the next host instead).
         if matches!(
             event.event,
-            pi_protocol::v1::SessionEvent::ToolExecutionStart { .. }
+            pi_protocol::v1::SessionEvent::ToolExecutionUpdate { .. }
         ) {
             break;
         }
