@@ -359,20 +359,13 @@ impl ToolFactory for BuiltinTools {
         }
     }
 
+    /// The MCP tools only (`session/get` shows them as `mcpTools`); the tools extensions
+    /// register are listed by `extensions/list`.
     fn source_tool_names(&self, session_id: &str) -> Vec<String> {
-        let mut names: Vec<String> = self
-            .mcp
+        self.mcp
             .as_ref()
             .map(|pool| pool.tool_names(session_id))
-            .unwrap_or_default();
-        if let Some(set) = self
-            .extensions
-            .as_ref()
-            .and_then(|host| host.current(session_id))
-        {
-            names.extend(set.tools.iter().map(|tool| tool.name.clone()));
-        }
-        names
+            .unwrap_or_default()
     }
 
     fn warm_up(&self, environment: &ToolEnvironment) {

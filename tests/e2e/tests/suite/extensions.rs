@@ -120,6 +120,14 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
     )
     .await;
     assert_eq!(first_result(&seen), ("Hello, Rust!".to_owned(), false));
+    // Not shown as an MCP tool of the session (`extensions/list` lists it).
+    let shown = a_client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: a.clone(),
+        })
+        .await
+        .unwrap();
+    assert!(shown.mcp_tools.is_empty(), "{:?}", shown.mcp_tools);
 
     // `protected-paths` blocks a write in the other session; nothing is written.
     let seen = run(
