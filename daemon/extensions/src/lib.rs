@@ -163,7 +163,7 @@ struct Opened {
 }
 
 /// A session's extensions, as they are loaded in the host.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct SessionSet {
     /// What loaded.
     pub extensions: Vec<LoadedExtension>,
@@ -629,15 +629,7 @@ impl ExtensionHost {
         };
         session.set.send_modify(|set| {
             if let Some(set) = set {
-                let mut noted = SessionSet {
-                    extensions: set.extensions.clone(),
-                    tools: set.tools.clone(),
-                    diagnostics: set.diagnostics.clone(),
-                    skipped: set.skipped.clone(),
-                    generation: set.generation,
-                };
-                noted.diagnostics.push(diagnostic);
-                *set = Arc::new(noted);
+                Arc::make_mut(set).diagnostics.push(diagnostic);
             }
         });
     }
@@ -817,17 +809,8 @@ impl pi_supervisor::Child for ExtensionHost {
                 running.peer.closed().await;
                 return "its connection closed".to_owned();
             };
-            let pid = child.id();
-            let (status, stuck) = tokio::select! {
-                status = child.wait() => (status, false),
-                () = running.peer.stuck() => {
-                    if let Some(pid) = pid {
-                        pi_tools::spawn::kill_group(pid);
-                    }
-                    let _ = child.start_kill();
-                    (child.wait().await, true)
-                }
-            };
+            let (status, stuck) =
+                pi_tools::spawn::wait_or_end_stuck(&mut child, running.peer.stuck()).await;
             match status {
                 _ if stuck => {
                     "the extension host stopped reading its input and was ended".to_owned()

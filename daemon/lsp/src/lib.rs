@@ -537,17 +537,8 @@ impl pi_supervisor::Child for LspServer {
                 running.connection.closed().await;
                 return "its connection closed".to_owned();
             };
-            let pid = child.id();
-            let (status, stuck) = tokio::select! {
-                status = child.wait() => (status, false),
-                () = running.connection.stuck() => {
-                    if let Some(pid) = pid {
-                        pi_tools::spawn::kill_group(pid);
-                    }
-                    let _ = child.start_kill();
-                    (child.wait().await, true)
-                }
-            };
+            let (status, stuck) =
+                pi_tools::spawn::wait_or_end_stuck(&mut child, running.connection.stuck()).await;
             running.connection.closed().await;
             match status {
                 _ if stuck => "the server stopped reading its input and was ended".to_owned(),

@@ -428,6 +428,26 @@ pub fn kill_group(pid: u32) {
     }
 }
 
+/// Waits for a server's process to exit; if `stuck` completes first (the server stopped
+/// reading its input), ends its process group and then waits. The exit status, and whether
+/// it was ended as stuck.
+pub async fn wait_or_end_stuck(
+    child: &mut tokio::process::Child,
+    stuck: impl std::future::Future<Output = ()>,
+) -> (std::io::Result<std::process::ExitStatus>, bool) {
+    let pid = child.id();
+    tokio::select! {
+        status = child.wait() => (status, false),
+        () = stuck => {
+            if let Some(pid) = pid {
+                kill_group(pid);
+            }
+            let _ = child.start_kill();
+            (child.wait().await, true)
+        }
+    }
+}
+
 /// Appends a server's stderr (an MCP or language server's) to its log file (0600), in the
 /// background.
 pub fn copy_to_log(mut stderr: tokio::process::ChildStderr, path: std::path::PathBuf) {
