@@ -10,6 +10,8 @@ pub enum Effect {
     Switch(SwitchTo),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Set the terminal's title.
+    Title(String),
     /// Tell the other clients what the editor holds (coalesced by the runtime).
     Draft(String),
     /// List the working directory's files for `@` completion.

@@ -42,6 +42,8 @@ pub enum Input {
     UiRequest(pi_protocol::v1::UiRequestParams),
     /// A question was answered (here or elsewhere) or withdrawn (`ui/resolved`).
     UiResolved(pi_protocol::v1::UiResolvedParams),
+    /// What a session's extensions show (`extension/ui`).
+    ExtensionUi(pi_protocol::v1::ExtensionUiParams),
     /// The connection dropped; the runtime reconnects.
     Disconnected {
         /// Why, when known.

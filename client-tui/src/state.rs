@@ -148,6 +148,21 @@ pub struct State {
     pub spinner: usize,
     /// Set once the user asked to leave.
     pub exiting: bool,
+    /// What the session's extensions show outside dialogs (`extension/ui`).
+    pub extension_ui: ExtensionUi,
+}
+
+/// What a session's extensions show that lasts: status texts (in the footer) and widgets
+/// (above or below the editor), by key, without the ANSI colours of pi's theme. Kept for the
+/// session they came with: the daemon sends them while attaching, before the attach result.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ExtensionUi {
+    /// The session they belong to.
+    pub session_id: String,
+    /// Status texts by key.
+    pub statuses: std::collections::BTreeMap<String, String>,
+    /// Widgets by key: their lines and whether they go above the editor.
+    pub widgets: std::collections::BTreeMap<String, (Vec<String>, bool)>,
 }
 
 impl State {
@@ -187,6 +202,7 @@ impl State {
             leaf_id: None,
             spinner: 0,
             exiting: false,
+            extension_ui: ExtensionUi::default(),
         }
     }
 

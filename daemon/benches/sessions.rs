@@ -196,6 +196,7 @@ async fn start_with(turns: usize, latency: Duration, idle_unload: Duration) -> B
     pi_daemon::lifecycle::prepare_directories(&paths).unwrap();
     let store = Store::open(&paths.database_path()).await.unwrap();
     let services = SessionServices {
+        hooks: std::sync::Arc::new(pi_session::services::NoHooks),
         models: Arc::new(FauxModels {
             faux: FauxProvider::new(),
             provider: Some(Arc::new(TurnsProvider {

@@ -213,6 +213,9 @@ impl EventEncoder for JsonRpcEncoder {
             Notice::Presence(params) => notification(SessionPresence::NAME, params),
             Notice::Question(params) => notification(UiRequestNotification::NAME, params),
             Notice::Resolved(params) => notification(UiResolvedNotification::NAME, params),
+            Notice::ExtensionUi(params) => {
+                notification(pi_protocol::v1::ExtensionUiNotification::NAME, params)
+            }
         };
         encoded.map_err(encode_error)
     }

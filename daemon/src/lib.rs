@@ -18,6 +18,7 @@ pub use pi_session::compaction;
 pub mod config;
 pub mod config_watch;
 pub mod convert;
+pub mod extension_hooks;
 pub mod extension_host;
 pub mod frame;
 pub use pi_jobs as jobs;
@@ -174,6 +175,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     let extensions =
         extensions::ExtensionHost::new(extension_host::config(&paths)?, spawner.clone());
     let services = session::SessionServices {
+        hooks: std::sync::Arc::new(extension_hooks::ExtensionHooks::new(extensions.clone())),
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
         tools: std::sync::Arc::new(
             builtin

@@ -55,6 +55,7 @@ pub fn method_of(kind: DeliveryKind) -> &'static str {
         DeliveryKind::Presence => SessionPresence::NAME,
         DeliveryKind::Question => UiRequestNotification::NAME,
         DeliveryKind::Resolved => UiResolvedNotification::NAME,
+        DeliveryKind::ExtensionUi => pi_protocol::v1::ExtensionUiNotification::NAME,
     }
 }
 

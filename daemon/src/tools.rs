@@ -345,7 +345,7 @@ impl ToolFactory for BuiltinTools {
             host.warm_up(
                 &environment.session_id,
                 &environment.cwd,
-                extension_port(environment),
+                crate::extension_hooks::port(environment),
             );
             Arc::new(ExtensionSource {
                 host: host.clone(),
@@ -381,7 +381,7 @@ impl ToolFactory for BuiltinTools {
             host.warm_up(
                 &environment.session_id,
                 &environment.cwd,
-                extension_port(environment),
+                crate::extension_hooks::port(environment),
             );
         }
     }
@@ -524,87 +524,6 @@ fn with_extension_hooks(
             )
         })
         .collect()
-}
-
-/// What a session's extensions reach of it: its clients' answers, its entries.
-fn extension_port(environment: &ToolEnvironment) -> Arc<dyn crate::extensions::SessionPort> {
-    Arc::new(ExtensionPort {
-        sessions: environment.sessions.clone(),
-        session_id: environment.session_id.clone(),
-    })
-}
-
-struct ExtensionPort {
-    sessions: crate::session::SessionsWeak,
-    session_id: String,
-}
-
-impl crate::extensions::SessionPort for ExtensionPort {
-    fn ask(
-        &self,
-        request: pi_protocol::v1::UiRequest,
-        timeout: Option<std::time::Duration>,
-    ) -> futures_util::future::BoxFuture<'_, Option<pi_protocol::v1::UiAnswer>> {
-        Box::pin(async move {
-            let sessions = self.sessions.upgrade()?;
-            sessions
-                .ask(pi_protocol::v1::UiAskParams {
-                    session_id: self.session_id.clone(),
-                    request,
-                    timeout_ms: timeout.map(|timeout| timeout.as_millis() as u64),
-                })
-                .await
-                .ok()
-                .map(|response| response.answer)
-        })
-    }
-
-    fn has_ui(&self) -> futures_util::future::BoxFuture<'_, bool> {
-        Box::pin(async move {
-            let Some(sessions) = self.sessions.upgrade() else {
-                return false;
-            };
-            sessions
-                .call(&self.session_id, |reply| {
-                    crate::session::Command::QuestionHearers { reply }
-                })
-                .await
-                .is_ok_and(|hearers| hearers > 0)
-        })
-    }
-
-    fn action(&self, action: serde_json::Value) {
-        let Some(sessions) = self.sessions.upgrade() else {
-            return;
-        };
-        let session_id = self.session_id.clone();
-        match action["action"].as_str() {
-            Some("appendEntry") => {
-                let custom_type = action["customType"]
-                    .as_str()
-                    .unwrap_or("extension")
-                    .to_owned();
-                let data = action["data"].clone();
-                tokio::spawn(async move {
-                    let recorded = sessions
-                        .call(&session_id, |reply| crate::session::Command::Record {
-                            custom_type: custom_type.clone(),
-                            data: data.clone(),
-                            reply,
-                        })
-                        .await;
-                    if let Err(error) = recorded {
-                        tracing::warn!(session = session_id, %error, "an extension's entry was not stored");
-                    }
-                });
-            }
-            other => tracing::warn!(
-                session = session_id,
-                action = other.unwrap_or("unknown"),
-                "an extension action pid does not carry out yet"
-            ),
-        }
-    }
 }
 
 /// The tools a session's extensions registered, once they loaded (the first run waits for

@@ -6,7 +6,7 @@
 // an extension prints goes to stderr (pid's log of the host); stdout carries only messages.
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
-// tool_result, tool/execute, input, command; notifications: event (observe-only events),
+// tool_result, tool/execute, input, before_agent_start, command; notifications: event (observe-only events),
 // session/state (the mirror behind pi's synchronous getters), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
 // notifications: ui/notify,
@@ -91,10 +91,11 @@ const errorText = (error) => (error instanceof Error ? error.message : String(er
 
 /** The UI an extension sees: dialogs asked of pid's clients, the rest sent as notices;
  * `themed.theme` is pi's theme. */
-function uiContext(sessionId, state, themed) {
+function uiContext(sessionId, open, themed) {
+  const state = open.state;
   // pid answers with pi's dialog answer: `value`, `confirmed`, or `cancelled`.
   const ask = async (dialog, opts) => {
-    if (opts?.signal?.aborted) return { cancelled: true };
+    if (!open.hasUI || opts?.signal?.aborted) return { cancelled: true };
     const answer = request("ui/ask", { sessionId, request: dialog, timeoutMs: opts?.timeout });
     if (!opts?.signal) return answer;
     return Promise.race([
@@ -328,7 +329,19 @@ async function openSession(params) {
     sessionName: initial.sessionName ?? undefined,
     idle: true,
   };
-  const open = { runner, state, running: new Map(), sessionManager, hasUI: false, ui: null };
+  Object.assign(state, initial);
+  const open = {
+    runner,
+    state,
+    cwd,
+    running: new Map(),
+    sessionManager,
+    hasUI: false,
+    ui: null,
+    events: Promise.resolve(),
+    turnIndex: 0,
+    runMessages: [],
+  };
   sessions.set(sessionId, open);
   runner.bindCore(coreActions(sessionId, state), contextActions(sessionId, state), {
     registerProvider: (name) =>
@@ -342,8 +355,10 @@ async function openSession(params) {
   });
   runner.bindCommandContext();
   // pi's own theme, as its no-op UI context has it (`initTheme` above).
-  open.ui = uiContext(sessionId, state, runner.getUIContext());
-  withUI(open, sessionId, hasUI === true);
+  open.ui = uiContext(sessionId, open, runner.getUIContext());
+  open.hasUI = hasUI === true;
+  runner.setUIContext(open.ui);
+  runner.hasUI = () => open.hasUI;
   runner.onError((error) =>
     notify("extension/error", {
       sessionId,
@@ -354,7 +369,12 @@ async function openSession(params) {
   );
   state.commands = runner
     .getRegisteredCommands()
-    .map((command) => ({ name: command.invocationName, description: command.description, source: "extension" }));
+    .map((command) => ({
+      name: command.invocationName,
+      description: command.description,
+      source: "extension",
+      sourceInfo: command.sourceInfo ?? { path: "" },
+    }));
   await runner.emit({ type: "session_start", reason: params.reason ?? "startup" });
   return {
     extensions: extensions.map(describe),
@@ -407,12 +427,11 @@ async function executeTool({ sessionId, toolCallId, name, params, hasUI }) {
 }
 
 /** pi's `ctx.hasUI`: whether a client that answers dialogs is attached now (pid says so
- * with each hook); without one, dialogs are pi's no-op ones and extensions see `hasUI`
- * false, as in pi's print mode. */
-function withUI(open, sessionId, hasUI) {
-  if (hasUI === undefined || hasUI === open.hasUI) return;
-  open.hasUI = hasUI;
-  open.runner.setUIContext(hasUI ? open.ui : undefined);
+ * with each hook); without one, dialogs answer at once as pi's no-op ones do and
+ * extensions see `hasUI` false, as in pi's print mode. What extensions show outside dialogs
+ * (notices, statuses, widgets) goes to pid either way: clients that attach later see it. */
+function withUI(open, _sessionId, hasUI) {
+  if (hasUI !== undefined) open.hasUI = hasUI;
 }
 
 async function toolCall({ sessionId, toolCallId, toolName, input, hasUI }) {
@@ -448,13 +467,29 @@ async function toolResult({ sessionId, toolCallId, toolName, input, content, det
   };
 }
 
-async function input({ sessionId, text, images, source }) {
+async function input({ sessionId, text, images, source, hasUI }) {
   const open = session(sessionId);
-  return open.runner.emitInput(text, images ?? undefined, source ?? "rpc");
+  withUI(open, sessionId, hasUI);
+  const images_ = images?.length ? images : undefined;
+  return open.runner.emitInput(text, images_, source ?? "rpc");
 }
 
-async function command({ sessionId, name, args }) {
+async function beforeAgentStart({ sessionId, prompt, images, systemPrompt, hasUI }) {
   const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const result = await open.runner.emitBeforeAgentStart(
+    prompt,
+    images?.length ? images : undefined,
+    systemPrompt,
+    { cwd: open.cwd },
+  );
+  open.state.systemPrompt = result?.systemPrompt ?? systemPrompt;
+  return result ?? null;
+}
+
+async function command({ sessionId, name, args, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
   const found = open.runner.getCommand(name);
   if (!found) throw rpcError(-32602, `no extension of this session registers the command /${name}`);
   try {
@@ -465,19 +500,48 @@ async function command({ sessionId, name, args }) {
   }
 }
 
-function onEvent({ sessionId, event }) {
+/** pid's event (pi's RPC shape) as pi's extension event: turn numbers, timestamps and the
+ * run's messages are the host's to add, as pi's agent session does. */
+function piEvent(open, event) {
+  switch (event.type) {
+    case "agent_start":
+      open.turnIndex = 0;
+      open.runMessages = [];
+      return event;
+    case "turn_start":
+      return { ...event, turnIndex: open.turnIndex, timestamp: Date.now() };
+    case "turn_end":
+      return { ...event, turnIndex: open.turnIndex++ };
+    case "message_end":
+      open.runMessages?.push(event.message);
+      return event;
+    case "agent_end": {
+      const messages = open.runMessages ?? [];
+      open.runMessages = [];
+      return { type: "agent_end", messages };
+    }
+    default:
+      return event;
+  }
+}
+
+function onEvent({ sessionId, event: received }) {
   const open = sessions.get(sessionId);
   if (!open) return;
+  const event = piEvent(open, received);
   if (event.type === "agent_start") open.state.idle = false;
   if (event.type === "agent_end") open.state.idle = true;
-  open.runner.emit(event).catch((error) =>
-    notify("extension/error", {
-      sessionId,
-      extensionPath: null,
-      event: event.type,
-      error: errorText(error),
-    }),
-  );
+  // In order, one at a time, as pi's agent session awaits each handler.
+  open.events = open.events
+    .then(() => open.runner.emit(event))
+    .catch((error) =>
+      notify("extension/error", {
+        sessionId,
+        extensionPath: null,
+        event: event.type,
+        error: errorText(error),
+      }),
+    );
 }
 
 function onState({ sessionId, ...changes }) {
@@ -494,6 +558,7 @@ const requests = {
   tool_call: toolCall,
   tool_result: toolResult,
   input,
+  before_agent_start: beforeAgentStart,
   command,
 };
 

@@ -409,9 +409,9 @@ async fn prompt(bridge: &Bridge, message: Message) -> Result<(), String> {
     }
 }
 
-/// pi's `get_commands`: the session's prompt templates (`source: "prompt"`) and skills
-/// (`skill:name`, `source: "skill"`), as the daemon lists them in `session/get`. There are no
-/// extension commands.
+/// pi's `get_commands`: the session's extensions' commands (`source: "extension"`), prompt
+/// templates (`source: "prompt"`) and skills (`skill:name`, `source: "skill"`), as the
+/// daemon lists them in `session/get`.
 async fn get_commands(bridge: &Bridge) -> Result<Value, String> {
     let details = bridge
         .client

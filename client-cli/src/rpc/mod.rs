@@ -185,6 +185,14 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
                     }
                     continue;
                 }
+                if notification.method == pi_protocol::v1::ExtensionUiNotification::NAME {
+                    let Some(params) = notification.params else { continue };
+                    let Ok(shown) = serde_json::from_value::<pi_protocol::v1::ExtensionUiParams>(params) else { continue };
+                    if shown.session_id == state.bridge.session.id {
+                        write(&ui::notice_line(&shown.ui));
+                    }
+                    continue;
+                }
                 if notification.method != SessionEventNotification::NAME {
                     continue;
                 }

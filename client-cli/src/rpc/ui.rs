@@ -3,7 +3,7 @@
 //! an `extension_ui_response` line becomes a `ui/respond` call. Unknown ids are ignored, as in
 //! pi; a request the daemon re-sends (around an attach) is written once.
 
-use pi_protocol::v1::{UiAnswer, UiRequestParams};
+use pi_protocol::v1::{ExtensionUi, UiAnswer, UiRequestParams};
 use serde_json::{Value, json};
 
 /// The `extension_ui_request` line for a daemon request (pi's shape: `type`, `id`, `method`
@@ -16,6 +16,30 @@ pub fn request_line(params: &UiRequestParams) -> Value {
         line.extend(fields);
     }
     line
+}
+
+/// The fire-and-forget `extension_ui_request` line pi writes for what an extension shows
+/// outside dialogs (`notify`, `setStatus`, `setWidget`, `setTitle`, `set_editor_text`),
+/// with a fresh id nobody answers.
+pub fn notice_line(ui: &ExtensionUi) -> Value {
+    let id = pi_util::ids::new_uuid();
+    match ui {
+        ExtensionUi::Notify { message, level } => json!({"type": "extension_ui_request",
+            "id": id, "method": "notify", "message": message, "notifyType": level}),
+        ExtensionUi::Status { key, text } => json!({"type": "extension_ui_request", "id": id,
+            "method": "setStatus", "statusKey": key, "statusText": text}),
+        ExtensionUi::Widget {
+            key,
+            lines,
+            placement,
+        } => json!({"type": "extension_ui_request", "id": id, "method": "setWidget",
+            "widgetKey": key, "widgetLines": lines, "widgetPlacement": placement}),
+        ExtensionUi::Title { title } => {
+            json!({"type": "extension_ui_request", "id": id, "method": "setTitle", "title": title})
+        }
+        ExtensionUi::EditorText { text, .. } => json!({"type": "extension_ui_request",
+            "id": id, "method": "set_editor_text", "text": text}),
+    }
 }
 
 /// The answer carried by an `extension_ui_response` line: `value`, `confirmed` or
@@ -32,6 +56,33 @@ pub fn answer_of(line: &Value) -> UiAnswer {
 mod tests {
     use super::*;
     use pi_protocol::v1::UiRequest;
+
+    #[test]
+    fn notices_take_pis_shapes() {
+        let line = notice_line(&ExtensionUi::Status {
+            key: "k".into(),
+            text: None,
+        });
+        assert_eq!(line["method"], "setStatus");
+        assert_eq!(line["statusKey"], "k");
+        assert!(line["statusText"].is_null());
+        assert!(line["id"].as_str().is_some_and(|id| !id.is_empty()));
+        let line = notice_line(&ExtensionUi::Notify {
+            message: "pong".into(),
+            level: pi_protocol::v1::NotifyLevel::Warning,
+        });
+        assert_eq!(
+            (&line["method"], &line["message"], &line["notifyType"]),
+            (&json!("notify"), &json!("pong"), &json!("warning"))
+        );
+        let line = notice_line(&ExtensionUi::Widget {
+            key: "w".into(),
+            lines: Some(vec!["a".into()]),
+            placement: pi_protocol::v1::WidgetPlacement::BelowEditor,
+        });
+        assert_eq!(line["widgetPlacement"], "belowEditor");
+        assert_eq!(line["widgetLines"], json!(["a"]));
+    }
 
     #[test]
     fn requests_and_answers_take_pis_shapes() {

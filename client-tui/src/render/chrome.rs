@@ -93,7 +93,27 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             Style::default().fg(Color::Yellow),
         )));
     }
+    lines.extend(widget_lines(state, true, width));
     lines
+}
+
+/// The attached session's extensions' widgets above (`above`) or below the editor.
+fn widget_lines(state: &State, above: bool, width: usize) -> Vec<Line<'static>> {
+    let Some(ui) = extension_ui(state) else {
+        return Vec::new();
+    };
+    ui.widgets
+        .values()
+        .filter(|(_, placed_above)| *placed_above == above)
+        .flat_map(|(lines, _)| lines.iter())
+        .map(|line| Line::from(truncate(line, width)))
+        .collect()
+}
+
+/// What the attached session's extensions show, if any.
+fn extension_ui(state: &State) -> Option<&crate::state::ExtensionUi> {
+    let session = state.session.as_ref()?;
+    Some(&state.extension_ui).filter(|ui| ui.session_id == session.id)
 }
 
 fn queued_line(kind: &str, text: &str, width: usize) -> Line<'static> {
@@ -295,10 +315,20 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     } else {
         truncate(&format!("{stats} · {right}"), width)
     };
-    vec![
-        Line::from(Span::styled(truncate(&place, width), dim)),
-        Line::from(Span::styled(second, dim)),
-    ]
+    let mut lines = widget_lines(state, false, width);
+    lines.push(Line::from(Span::styled(truncate(&place, width), dim)));
+    lines.push(Line::from(Span::styled(second, dim)));
+    // Extensions' status texts, by key, as pi's footer shows them.
+    if let Some(ui) = extension_ui(state)
+        && !ui.statuses.is_empty()
+    {
+        let statuses: Vec<&str> = ui.statuses.values().map(String::as_str).collect();
+        lines.push(Line::from(Span::styled(
+            truncate(&statuses.join("  "), width),
+            dim,
+        )));
+    }
+    lines
 }
 
 fn trim_zero(text: String) -> String {

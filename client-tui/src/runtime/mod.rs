@@ -311,6 +311,8 @@ fn notification_input(notification: Notification) -> Option<Input> {
         serde_json::from_value(params).ok().map(Input::UiRequest)
     } else if notification.method == pi_protocol::v1::UiResolvedNotification::NAME {
         serde_json::from_value(params).ok().map(Input::UiResolved)
+    } else if notification.method == pi_protocol::v1::ExtensionUiNotification::NAME {
+        serde_json::from_value(params).ok().map(Input::ExtensionUi)
     } else {
         None
     }
@@ -507,6 +509,7 @@ impl Shell {
                     }
                 }
                 Effect::Copy(text) => terminal::copy_to_clipboard(&text),
+                Effect::Title(title) => terminal::set_title(&title),
                 Effect::Draft(text) => self.pending_draft = Some(text),
                 Effect::ListFiles => {
                     let cwd = state

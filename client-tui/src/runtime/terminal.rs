@@ -78,6 +78,11 @@ fn restore(enhanced_keys: bool) {
 }
 
 /// Puts text on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).
+/// Sets the terminal's title (an extension's `ctx.ui.setTitle`).
+pub fn set_title(title: &str) {
+    let _ = crossterm::execute!(io::stdout(), crossterm::terminal::SetTitle(title));
+}
+
 pub fn copy_to_clipboard(text: &str) {
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut stdout = io::stdout();

@@ -85,12 +85,15 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 state.overlay = None;
             }
         }
+        Input::ExtensionUi(shown) => extension_ui(state, shown, &mut effects),
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
             // Who else is attached is unknown until the next snapshot, and which questions
             // are still open (the daemon sends them again on attach).
             state.clients.clear();
             state.questions.clear();
+            // Sent again on attach, as questions are.
+            state.extension_ui = crate::state::ExtensionUi::default();
             if matches!(state.overlay, Some(Overlay::Question(_))) {
                 state.overlay = None;
             }
@@ -132,6 +135,104 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         state.overlay = Some(Overlay::Question(Question::new(request.clone())));
     }
     effects
+}
+
+/// What a session's extensions show: a notice in the transcript, a status in the footer, a
+/// widget by the editor, the terminal's title, text for the editor. Another session's (the
+/// one being left) is dropped.
+fn extension_ui(
+    state: &mut State,
+    shown: pi_protocol::v1::ExtensionUiParams,
+    effects: &mut Vec<crate::effect::Effect>,
+) {
+    use crate::transcript::NoticeLevel;
+    use pi_protocol::v1::{ExtensionUi, NotifyLevel, WidgetPlacement};
+    let attached = state.session.as_ref().map(|session| session.id.as_str());
+    if state.extension_ui.session_id != shown.session_id {
+        // Sent while attaching (before the attach result): kept for that session.
+        state.extension_ui = crate::state::ExtensionUi {
+            session_id: shown.session_id.clone(),
+            ..Default::default()
+        };
+    }
+    let current = attached.is_none_or(|id| id == shown.session_id);
+    let ui = &mut state.extension_ui;
+    match shown.ui {
+        ExtensionUi::Status { key, text } => match text {
+            Some(text) => {
+                ui.statuses.insert(key, strip_ansi(&text));
+            }
+            None => {
+                ui.statuses.remove(&key);
+            }
+        },
+        ExtensionUi::Widget {
+            key,
+            lines,
+            placement,
+        } => match lines {
+            Some(lines) => {
+                let lines = lines.iter().map(|line| strip_ansi(line)).collect();
+                ui.widgets
+                    .insert(key, (lines, placement == WidgetPlacement::AboveEditor));
+            }
+            None => {
+                ui.widgets.remove(&key);
+            }
+        },
+        ExtensionUi::Notify { message, level } if current => {
+            let level = match level {
+                NotifyLevel::Info => NoticeLevel::Info,
+                NotifyLevel::Warning => NoticeLevel::Warning,
+                NotifyLevel::Error => NoticeLevel::Error,
+            };
+            state.transcript.notice(level, strip_ansi(&message));
+        }
+        ExtensionUi::Title { title } if current => {
+            effects.push(crate::effect::Effect::Title(strip_ansi(&title)));
+        }
+        ExtensionUi::EditorText { text, paste } if current => {
+            if paste {
+                state.editor.paste(&text);
+            } else {
+                state.editor.set_text(&text);
+            }
+        }
+        ExtensionUi::Notify { .. } | ExtensionUi::Title { .. } | ExtensionUi::EditorText { .. } => {
+        }
+    }
+}
+
+/// `text` without ANSI escape sequences (pi's themes colour extensions' texts with them).
+pub(crate) fn strip_ansi(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\u{1b}' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            // CSI: parameters and intermediates up to a final byte in @..~.
+            Some('[') => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            // OSC: up to BEL or ST.
+            Some(']') => {
+                while let Some(c) = chars.next() {
+                    if c == '\u{7}' || (c == '\u{1b}' && chars.next_if_eq(&'\\').is_some()) {
+                        break;
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The daemon reloaded its configuration: one line naming the files, then each problem left.

@@ -963,3 +963,70 @@ fn the_sessions_jobs_and_kernel_show_in_the_footer_and_refresh_after_its_command
         "{screen}"
     );
 }
+
+fn shown(ui: pi_protocol::v1::ExtensionUi) -> Input {
+    Input::ExtensionUi(pi_protocol::v1::ExtensionUiParams {
+        session_id: SESSION.to_owned(),
+        ui,
+    })
+}
+
+#[test]
+fn what_extensions_show_lands_in_the_footer_by_the_editor_and_in_the_transcript() {
+    use pi_protocol::v1::{ExtensionUi, NotifyLevel, WidgetPlacement};
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    // pi's theme colours a status; the footer shows its text.
+    harness.send(shown(ExtensionUi::Status {
+        key: "status-demo".to_owned(),
+        text: Some("\u{1b}[38;2;102;102;102mTurn 1 complete\u{1b}[39m".to_owned()),
+    }));
+    harness.send(shown(ExtensionUi::Widget {
+        key: "todo".to_owned(),
+        lines: Some(vec!["☐ write the tests".to_owned()]),
+        placement: WidgetPlacement::AboveEditor,
+    }));
+    harness.send(shown(ExtensionUi::Notify {
+        message: "pong".to_owned(),
+        level: NotifyLevel::Warning,
+    }));
+    let screen = harness.screen(60, 14);
+    assert!(screen.contains("Turn 1 complete"), "{screen}");
+    assert!(!screen.contains("[38;2"), "{screen}");
+    assert!(screen.contains("☐ write the tests"), "{screen}");
+    let last = harness.state.transcript.items().last().unwrap();
+    assert!(
+        matches!(&last.kind, ItemKind::Notice { text, .. } if text == "pong"),
+        "{last:?}"
+    );
+    // Cleared by the extension; the title goes to the terminal.
+    harness.send(shown(ExtensionUi::Status {
+        key: "status-demo".to_owned(),
+        text: None,
+    }));
+    harness.send(shown(ExtensionUi::Widget {
+        key: "todo".to_owned(),
+        lines: None,
+        placement: WidgetPlacement::AboveEditor,
+    }));
+    harness.send(shown(ExtensionUi::Title {
+        title: "pi — treasure".to_owned(),
+    }));
+    let screen = harness.screen(60, 14);
+    assert!(!screen.contains("Turn 1 complete"), "{screen}");
+    assert!(!screen.contains("write the tests"), "{screen}");
+    assert!(
+        harness
+            .take_effects()
+            .contains(&pi_tui::effect::Effect::Title("pi — treasure".to_owned()))
+    );
+    // Another session's notices are not shown here.
+    harness.send(Input::ExtensionUi(pi_protocol::v1::ExtensionUiParams {
+        session_id: "another".to_owned(),
+        ui: ExtensionUi::Status {
+            key: "x".to_owned(),
+            text: Some("not ours".to_owned()),
+        },
+    }));
+    assert!(!harness.screen(60, 14).contains("not ours"));
+}

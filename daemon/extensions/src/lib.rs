@@ -31,6 +31,7 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 
 mod error;
+pub mod hooks;
 pub mod tool;
 
 pub use error::ExtensionError;
@@ -83,6 +84,8 @@ pub trait SessionPort: Send + Sync + 'static {
     fn has_ui(&self) -> futures_util::future::BoxFuture<'_, bool>;
     /// An action an extension took (`sendMessage`, `appendEntry`, …), as the host sent it.
     fn action(&self, action: Value);
+    /// Something an extension shows the session's clients outside dialogs.
+    fn show(&self, ui: pi_protocol::v1::ExtensionUi);
 }
 
 /// One extension a session loaded.
@@ -125,6 +128,20 @@ pub struct RegisteredTool {
     pub extension: Option<String>,
 }
 
+/// A slash command an extension registered.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredCommand {
+    /// Its name, after the slash.
+    pub name: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: String,
+    /// The extension that registered it.
+    #[serde(default)]
+    pub extension: Option<String>,
+}
+
 /// A problem loading or running an extension: which file, what went wrong.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -159,6 +176,8 @@ struct Opened {
     #[serde(default)]
     tools: Vec<RegisteredTool>,
     #[serde(default)]
+    commands: Vec<RegisteredCommand>,
+    #[serde(default)]
     errors: Vec<Diagnostic>,
 }
 
@@ -169,6 +188,8 @@ pub struct SessionSet {
     pub extensions: Vec<LoadedExtension>,
     /// The tools they registered.
     pub tools: Vec<RegisteredTool>,
+    /// The slash commands they registered.
+    pub commands: Vec<RegisteredCommand>,
     /// What failed to load or threw since.
     pub diagnostics: Vec<Diagnostic>,
     /// Candidates left out: project extensions not approved.
@@ -199,6 +220,8 @@ struct Session {
     // for a person is not a hook that hangs.
     dialogs: usize,
     last_dialog: Option<std::time::Instant>,
+    // What extensions read of the session without asking (pi's getters), as last told.
+    state: serde_json::Map<String, Value>,
 }
 
 /// The host run that is up: its connection and process.
@@ -305,6 +328,7 @@ impl ExtensionHost {
                     running: HashMap::new(),
                     dialogs: 0,
                     last_dialog: None,
+                    state: serde_json::Map::new(),
                 },
             );
             set
@@ -427,15 +451,17 @@ impl ExtensionHost {
 
     /// Discovers and loads session `session_id`'s extensions in the host.
     async fn open(self: &Arc<Self>, session_id: &str) -> SessionSet {
-        let Some((cwd, port)) = self
-            .sessions()
-            .get(session_id)
-            .map(|session| (session.cwd.clone(), session.port.clone()))
-        else {
+        let Some((cwd, port, state)) = self.sessions().get(session_id).map(|session| {
+            (
+                session.cwd.clone(),
+                session.port.clone(),
+                session.state.clone(),
+            )
+        }) else {
             return SessionSet::default();
         };
         let has_ui = port.has_ui().await;
-        match self.try_open(session_id, &cwd, has_ui).await {
+        match self.try_open(session_id, &cwd, has_ui, state).await {
             Ok(set) => set,
             Err(error) => SessionSet {
                 diagnostics: vec![Diagnostic {
@@ -452,6 +478,7 @@ impl ExtensionHost {
         session_id: &str,
         cwd: &Path,
         has_ui: bool,
+        state: serde_json::Map<String, Value>,
     ) -> Result<SessionSet, ExtensionError> {
         let running = self.connection(session_id).await?;
         let agent_dir = self.config.agent_dir.display().to_string();
@@ -498,13 +525,14 @@ impl ExtensionHost {
                 .request(
                     "session/open",
                     json!({"sessionId": session_id, "cwd": cwd_text, "agentDir": agent_dir,
-                        "paths": paths, "hasUI": has_ui, "reason": "startup"}),
+                        "paths": paths, "hasUI": has_ui, "reason": "startup", "state": state}),
                     Some(OPEN_TIMEOUT),
                 )
                 .await?,
         )?;
         set.extensions = opened.extensions;
         set.tools = opened.tools;
+        set.commands = opened.commands;
         set.diagnostics.extend(opened.errors);
         for diagnostic in &set.diagnostics {
             tracing::warn!(
@@ -765,6 +793,23 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, ExtensionEr
     serde_json::from_value(value).map_err(|error| ExtensionError::Protocol(error.to_string()))
 }
 
+/// A `ui/*` notice of the host as the protocol's [`pi_protocol::v1::ExtensionUi`].
+fn ui_of(method: &str, params: Value) -> Result<pi_protocol::v1::ExtensionUi, serde_json::Error> {
+    let kind = match method {
+        "ui/notify" => "notify",
+        "ui/status" => "status",
+        "ui/widget" => "widget",
+        "ui/title" => "title",
+        _ => "editorText",
+    };
+    let mut params = params;
+    if let Value::Object(fields) = &mut params {
+        fields.insert("kind".to_owned(), Value::from(kind));
+        fields.retain(|_, value| !value.is_null());
+    }
+    serde_json::from_value(params)
+}
+
 /// Whether a settings file names extensions or packages.
 fn names_extensions(file: &Path) -> bool {
     let Ok(text) = std::fs::read_to_string(file) else {
@@ -868,7 +913,16 @@ impl pi_jsonrpc::Handler for Handler {
                 }
             }
             "ui/notify" | "ui/status" | "ui/widget" | "ui/title" | "ui/editorText" => {
-                tracing::info!(session = session_id, method, params = %params, "extension ui");
+                match ui_of(method, params) {
+                    Ok(ui) => {
+                        if let Some(port) = host.port(&session_id) {
+                            port.show(ui);
+                        }
+                    }
+                    Err(error) => {
+                        tracing::warn!(session = session_id, method, %error, "a malformed ui notice from the extension host")
+                    }
+                }
             }
             _ => {}
         }

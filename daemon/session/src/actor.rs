@@ -16,10 +16,11 @@ mod command;
 mod compaction;
 mod job;
 mod metadata;
+mod prepare;
 mod runs;
 mod subscribers;
 
-pub use command::{Command, Gone, Reply, SessionHandle};
+pub use command::{Command, Deliver, Gone, Reply, SessionHandle};
 
 use std::sync::Arc;
 
@@ -139,6 +140,20 @@ pub struct SessionActor {
     closing: Option<(bool, Reply<EmptyResponse>)>,
     // `Command::WhenSettled` callers, answered once nothing runs, compacts or waits to retry.
     settled_waiters: Vec<Reply<EmptyResponse>>,
+    // The session's extensions at its hook points; `None` (nothing to pay) without any.
+    hooks: Option<Arc<dyn crate::hooks::Hooks>>,
+    // A prompt whose hooks run (in a task: they may ask this actor's clients).
+    preparing: Option<prepare::Preparing>,
+    // Extensions' slash commands that run (they do not make the session busy).
+    running_commands: futures_util::stream::FuturesUnordered<prepare::CommandRun>,
+    // The system prompt `before_agent_start` handlers chose for the latest prompt's runs
+    // (retries included); `None`: the session's own.
+    run_system_prompt: Option<String>,
+    // What the extensions show that lasts (status texts, widgets, the title), by what it
+    // replaces: told to every client that attaches.
+    kept_ui: std::collections::BTreeMap<String, crate::events::Notice>,
+    // Extensions' messages for the next prompt (pi's `deliverAs: "nextTurn"`).
+    next_turn: Vec<AgentMessage>,
 }
 
 impl SessionActor {
@@ -227,6 +242,9 @@ impl SessionActor {
                     Vec::new()
                 })
         });
+        let hooks = services
+            .hooks
+            .session(&super::tool_environment(&row, &registry));
         let (sender, commands) = mpsc::channel(COMMAND_BUFFER);
         let handle = SessionHandle {
             id: row.id.as_str().into(),
@@ -262,6 +280,12 @@ impl SessionActor {
             commands,
             closing: None,
             settled_waiters: Vec::new(),
+            hooks,
+            preparing: None,
+            running_commands: futures_util::stream::FuturesUnordered::new(),
+            run_system_prompt: None,
+            kept_ui: std::collections::BTreeMap::new(),
+            next_turn: Vec::new(),
             store,
             services,
             sessions,
@@ -278,12 +302,14 @@ impl SessionActor {
     fn is_settled(&self) -> bool {
         self.run.is_none()
             && self.job.is_none()
+            && self.preparing.is_none()
             && self.pending_compaction.is_none()
             && !self.retry.is_pending()
     }
 
     async fn serve(mut self) {
         tracing::debug!("loaded");
+        self.tell_hooks(None);
         loop {
             if !self.settled_waiters.is_empty() && self.is_settled() {
                 for waiter in self.settled_waiters.drain(..) {
@@ -294,13 +320,14 @@ impl SessionActor {
                 && self.job.is_none()
                 && let Some((deleted, reply)) = self.closing.take()
             {
+                self.abandon_preparing();
                 Box::pin(self.finish(deleted)).await;
                 let _ = reply.send(Ok(EmptyResponse {}));
                 return;
             }
             // Pruning, presence and timers are for quiet times; while a run streams, closed
             // subscribers are dropped by the broadcasts themselves.
-            let quiet = self.run.is_none() && self.job.is_none();
+            let quiet = self.run.is_none() && self.job.is_none() && self.preparing.is_none();
             if quiet {
                 self.encoder.quiet();
             }
@@ -342,6 +369,13 @@ impl SessionActor {
                 },
                 outcome = job::next_job_outcome(&mut self.job) => {
                     Box::pin(self.on_job_finished(outcome)).await
+                }
+                (outcome, reply) = prepare::next_prepared(&mut self.preparing) => {
+                    Box::pin(self.on_prepared(outcome, reply)).await
+                }
+                Some(done) = futures_util::StreamExt::next(&mut self.running_commands),
+                    if !self.running_commands.is_empty() => {
+                    Box::pin(self.on_command_done(done)).await
                 }
                 command = self.commands.recv() => match command {
                     // Boxed, as the other rarely taken branches: the actor's future stays
@@ -414,6 +448,7 @@ impl SessionActor {
             Command::Prompt {
                 text,
                 images,
+                source,
                 reply,
             } => {
                 // Like pi's editor, the history keeps what was sent even if the session
@@ -426,8 +461,14 @@ impl SessionActor {
                     text.as_str()
                 };
                 let history = runs::record_history(self.store.clone(), &self.row.cwd, remembered);
-                let (result, ()) = tokio::join!(self.prompt(text.clone(), images), history);
-                let _ = reply.send(result);
+                if let Some(hooks) = self.hooks.clone() {
+                    history.await;
+                    self.prompt_with_hooks(hooks, text, images, source, reply)
+                        .await;
+                } else {
+                    let (result, ()) = tokio::join!(self.prompt(text.clone(), images), history);
+                    let _ = reply.send(result);
+                }
             }
             Command::Enqueue {
                 steering,
@@ -458,12 +499,15 @@ impl SessionActor {
             }
             Command::SetModel { spec, reply } => {
                 let _ = reply.send(self.set_model(&spec).await);
+                self.tell_hooks(None);
             }
             Command::SetThinking { level, reply } => {
                 let _ = reply.send(self.set_thinking(&level).await);
+                self.tell_hooks(None);
             }
             Command::SetName { name, reply } => {
                 let _ = reply.send(self.set_name(&name).await);
+                self.tell_hooks(None);
             }
             Command::Record {
                 custom_type,
@@ -518,7 +562,16 @@ impl SessionActor {
                     let _ = reply.send(self.record_message(message).await.map(Some));
                 }
             }
+            Command::SendCustom {
+                message,
+                trigger,
+                deliver,
+                reply,
+            } => {
+                let _ = reply.send(self.send_custom(*message, trigger, deliver).await);
+            }
             Command::Notify { notice, reply } => {
+                self.keep_ui(&notice);
                 self.notify(notice);
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
@@ -597,20 +650,24 @@ async fn any_closed(subscribers: &[Arc<dyn Subscriber>]) {
 
 impl Drop for SessionActor {
     fn drop(&mut self) {
-        // However the actor ends (unload, close, delete, a panic), it no longer uses the
-        // MCP servers its runs used.
-        self.services.tools.session_closed(&self.row.id);
         let mut sessions = self
             .sessions
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if sessions
+        // Another actor of this session is registered (this one lost a race to register):
+        // what the session uses is that actor's.
+        let replaced = sessions
             .get(&self.row.id)
-            .is_some_and(|handle| handle.generation == self.generation)
-        {
+            .is_some_and(|handle| handle.generation != self.generation);
+        if !replaced {
             sessions.remove(&self.row.id);
         }
         drop(sessions);
+        // However the actor ends (unload, close, delete, a panic), it no longer uses the
+        // MCP servers, language servers or extensions its runs used.
+        if !replaced {
+            self.services.tools.session_closed(&self.row.id);
+        }
     }
 }
 

@@ -16,7 +16,9 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
-use pi_protocol::v1::{SessionEvent, SessionPresenceParams, UiRequestParams, UiResolvedParams};
+use pi_protocol::v1::{
+    ExtensionUiParams, SessionEvent, SessionPresenceParams, UiRequestParams, UiResolvedParams,
+};
 
 use crate::sink::{Closed, Sink, Weigh};
 
@@ -39,6 +41,8 @@ pub enum Notice {
     Question(UiRequestParams),
     /// A question was answered, timed out or withdrawn (`ui/resolved`).
     Resolved(UiResolvedParams),
+    /// What the session's extensions show outside dialogs (`extension/ui`).
+    ExtensionUi(ExtensionUiParams),
 }
 
 /// A notice with the bytes the session's encoder made of it.
@@ -68,6 +72,8 @@ pub enum DeliveryKind {
     Question,
     /// [`Notice::Resolved`].
     Resolved,
+    /// [`Notice::ExtensionUi`].
+    ExtensionUi,
 }
 
 /// An encoder could not encode a value (a bug: the wire types always serialize).
@@ -178,6 +184,7 @@ impl Notice {
             Notice::Presence(_) => DeliveryKind::Presence,
             Notice::Question(_) => DeliveryKind::Question,
             Notice::Resolved(_) => DeliveryKind::Resolved,
+            Notice::ExtensionUi(_) => DeliveryKind::ExtensionUi,
         }
     }
 }

@@ -19,6 +19,7 @@ pub mod convert;
 pub mod entries;
 pub mod error;
 pub mod events;
+pub mod hooks;
 pub mod html;
 pub mod params;
 pub mod pi_format;
@@ -49,7 +50,7 @@ use pi_protocol::v1::{
 use pi_util::ids::new_uuid;
 use pi_util::time::now_millis;
 
-pub use actor::{Command, Reply, SessionHandle};
+pub use actor::{Command, Deliver, Reply, SessionHandle};
 pub use error::SessionError;
 pub use services::{
     ModelService, SessionServices, SessionSettings, SessionsWeak, ToolEnvironment, ToolFactory,
@@ -433,6 +434,19 @@ impl SessionRegistry {
             }
         }
         Err(SessionError::KeepsStopping(id.to_owned()))
+    }
+
+    /// Sends a command to a session's actor if it is loaded now; `None` when it is not (or
+    /// stopped meanwhile). For what only concerns a live session — its extensions' notices and
+    /// actions — which must not load it again: a second actor for a session whose actor is
+    /// being registered would replace it.
+    pub async fn call_loaded<T>(
+        &self,
+        id: &str,
+        make: impl Fn(Reply<T>) -> Command,
+    ) -> Option<Result<T, SessionError>> {
+        let handle = self.loaded(id)?;
+        handle.call(&make).await.ok()
     }
 
     async fn handle(&self, id: &str) -> Result<SessionHandle, SessionError> {

@@ -162,6 +162,23 @@ pub type CommandFuture<'a> =
 /// Why a slash command could not be expanded (the expander's typed error: an MCP server's).
 pub type CommandError = Box<dyn std::error::Error + Send + Sync>;
 
+/// Makes each session's hooks.
+pub trait SessionHooks: Send + Sync {
+    /// The hooks of the session in `environment` (its actor starts); `None` when nothing
+    /// could hook into it.
+    fn session(&self, environment: &ToolEnvironment) -> Option<Arc<dyn crate::hooks::Hooks>>;
+}
+
+/// No session has hooks.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoHooks;
+
+impl SessionHooks for NoHooks {
+    fn session(&self, _environment: &ToolEnvironment) -> Option<Arc<dyn crate::hooks::Hooks>> {
+        None
+    }
+}
+
 /// Why a session's tools could not be built.
 #[derive(Debug, thiserror::Error)]
 pub enum ToolsError {
@@ -226,6 +243,8 @@ pub struct SessionServices {
     pub models: Arc<dyn ModelService>,
     /// Tools.
     pub tools: Arc<dyn ToolFactory>,
+    /// Extensions at the sessions' hook points ([`NoHooks`]: none).
+    pub hooks: Arc<dyn SessionHooks>,
     /// Behaviour.
     pub settings: SessionSettings,
 }

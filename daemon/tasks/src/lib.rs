@@ -742,6 +742,7 @@ impl Child<'_> {
                     .call(id, move |reply| Command::Prompt {
                         text: text.clone(),
                         images: Vec::new(),
+                        source: pi_session::hooks::InputSource::Rpc,
                         reply,
                     })
                     .await

@@ -97,3 +97,82 @@ pub struct ExtensionsRestartResponse {
     /// Whether a host was running (it is ended; the next use starts it again).
     pub restarted: bool,
 }
+
+/// Notification `extension/ui` (daemon → attached clients): what a session's extensions show
+/// outside dialogs (pi's `ctx.ui.notify`, `setStatus`, `setWidget`, `setTitle`,
+/// `setWorkingMessage`, `setEditorText`). Texts may carry the ANSI colours of pi's theme.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionUiParams {
+    /// The session.
+    pub session_id: String,
+    /// What to show.
+    #[serde(flatten)]
+    pub ui: ExtensionUi,
+}
+
+/// What an extension shows.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum ExtensionUi {
+    /// A passing message (`ctx.ui.notify`).
+    Notify {
+        /// The text.
+        message: String,
+        /// `info`, `warning` or `error`.
+        level: NotifyLevel,
+    },
+    /// A status text kept in the footer under `key` until replaced or cleared
+    /// (`ctx.ui.setStatus`; `setWorkingMessage` is the key `working`).
+    Status {
+        /// Whose status.
+        key: String,
+        /// The text; `None` clears it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        text: Option<String>,
+    },
+    /// Lines kept above or below the editor under `key` (`ctx.ui.setWidget`).
+    Widget {
+        /// Whose widget.
+        key: String,
+        /// The lines; `None` removes the widget.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        lines: Option<Vec<String>>,
+        /// Where.
+        placement: WidgetPlacement,
+    },
+    /// The terminal's title (`ctx.ui.setTitle`).
+    Title {
+        /// The title.
+        title: String,
+    },
+    /// Text for the client's editor (`ctx.ui.setEditorText`, `pasteToEditor`).
+    EditorText {
+        /// The text.
+        text: String,
+        /// Inserted at the cursor (`true`) or replacing the editor's text.
+        paste: bool,
+    },
+}
+
+/// How much a notice matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum NotifyLevel {
+    /// For information.
+    Info,
+    /// Something to look at.
+    Warning,
+    /// Something failed.
+    Error,
+}
+
+/// Where a widget goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum WidgetPlacement {
+    /// Above the editor.
+    AboveEditor,
+    /// Below the editor.
+    BelowEditor,
+}

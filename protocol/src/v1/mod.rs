@@ -179,6 +179,9 @@ crate::notification_table! {
     /// Sent by the daemon right before it closes a connection on its own initiative, with the
     /// reason. Best effort: a connection closed for being too slow may not receive it.
     ConnectionClosing = "connection/closing" (DaemonToClient, ConnectionClosingParams);
+    /// What a session's extensions show outside dialogs: notices, status texts, widgets, a
+    /// title, editor text; sent to the session's attached clients.
+    ExtensionUiNotification = "extension/ui" (DaemonToClient, ExtensionUiParams);
     /// An event of an attached session.
     SessionEventNotification = "session/event" (DaemonToClient, SessionEventParams);
     /// The clients attached to a session and their drafts changed.

@@ -16,6 +16,76 @@ export type AssistantContent = TextContent | ThinkingContent | ToolCall;
  */
 export type UserContent = TextContent1 | ImageContent;
 /**
+ * Notification `extension/ui` (daemon → attached clients): what a session's extensions show
+ * outside dialogs (pi's `ctx.ui.notify`, `setStatus`, `setWidget`, `setTitle`,
+ * `setWorkingMessage`, `setEditorText`). Texts may carry the ANSI colours of pi's theme.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionUiParams".
+ */
+export type ExtensionUiParams = {
+  /**
+   * The session.
+   */
+  sessionId: string;
+} & ExtensionUiParams1;
+export type ExtensionUiParams1 =
+  | {
+      kind: "notify";
+      /**
+       * `info`, `warning` or `error`.
+       */
+      level: "info" | "warning" | "error";
+      /**
+       * The text.
+       */
+      message: string;
+    }
+  | {
+      /**
+       * Whose status.
+       */
+      key: string;
+      kind: "status";
+      /**
+       * The text; `None` clears it.
+       */
+      text?: string | null;
+    }
+  | {
+      /**
+       * Whose widget.
+       */
+      key: string;
+      kind: "widget";
+      /**
+       * The lines; `None` removes the widget.
+       */
+      lines?: string[] | null;
+      /**
+       * Where.
+       */
+      placement: "aboveEditor" | "belowEditor";
+    }
+  | {
+      kind: "title";
+      /**
+       * The title.
+       */
+      title: string;
+    }
+  | {
+      kind: "editorText";
+      /**
+       * Inserted at the cursor (`true`) or replacing the editor's text.
+       */
+      paste: boolean;
+      /**
+       * The text.
+       */
+      text: string;
+    };
+/**
  * Kinds of [`ResourceDiagnostic`].
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1135,6 +1205,20 @@ export type UiRequest =
  * via the `definition` "CloseReason".
  */
 export type CloseReason = "shutdown" | "slow_consumer" | "message_too_large" | "initialize_timeout";
+/**
+ * How much a notice matters.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "NotifyLevel".
+ */
+export type NotifyLevel = "info" | "warning" | "error";
+/**
+ * Where a widget goes.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WidgetPlacement".
+ */
+export type WidgetPlacement = "aboveEditor" | "belowEditor";
 
 export interface ProtocolV1 {
   ArtifactReadMethod?: ArtifactReadMethod;
@@ -1190,6 +1274,7 @@ export interface ProtocolV1 {
   UsageStatsMethod?: UsageStatsMethod;
   ConfigChangedNotification?: ConfigChangedNotification;
   ConnectionClosingNotification?: ConnectionClosingNotification;
+  ExtensionUiNotification?: ExtensionUiNotification;
   LspChangedNotification?: LspChangedNotification;
   McpChangedNotification?: McpChangedNotification;
   SessionEventNotification?: SessionEventNotification;
@@ -6194,6 +6279,16 @@ export interface ConnectionClosingParams {
   reason: "shutdown" | "slow_consumer" | "message_too_large" | "initialize_timeout";
 }
 /**
+ * What a session's extensions show outside dialogs: notices, status texts, widgets, a
+ *  title, editor text; sent to the session's attached clients.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionUiNotification".
+ */
+export interface ExtensionUiNotification {
+  params: ExtensionUiParams;
+}
+/**
  * A language server started, became ready, stopped or failed, or its sessions changed;
  *  sent to every connection with every server's status (as `lsp/list`).
  *
@@ -7176,6 +7271,7 @@ export interface MethodMap {
 export interface NotificationMap {
   "config/changed": ConfigChangedNotification;
   "connection/closing": ConnectionClosingNotification;
+  "extension/ui": ExtensionUiNotification;
   "lsp/changed": LspChangedNotification;
   "mcp/changed": McpChangedNotification;
   "session/event": SessionEventNotification;

@@ -48,6 +48,8 @@ pub enum Command {
         text: String,
         /// Images.
         images: Vec<ImageContent>,
+        /// Where it came from (what extensions' `input` handlers see).
+        source: crate::hooks::InputSource,
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
@@ -174,6 +176,18 @@ pub enum Command {
         reply: Reply<Option<String>>,
     },
     /// Tell every subscriber something that is not a session event (a question, its answer).
+    /// A message from an extension (pi's `sendMessage`): stored, or queued while a run
+    /// streams, and (`trigger`) starting a run when idle.
+    SendCustom {
+        /// The message (a custom one).
+        message: Box<pi_agent::AgentMessage>,
+        /// Start a run with it when the session is idle.
+        trigger: bool,
+        /// How it joins a streaming run (`None`: steering), or the next prompt.
+        deliver: Option<Deliver>,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     Notify {
         /// What to tell.
         notice: Notice,
@@ -230,4 +244,15 @@ impl SessionHandle {
     pub fn is_closed(&self) -> bool {
         self.commands.is_closed()
     }
+}
+
+/// How a message joins a session that is busy (pi's `deliverAs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deliver {
+    /// After the current tool calls.
+    Steer,
+    /// When the run would end.
+    FollowUp,
+    /// With the next prompt.
+    NextTurn,
 }

@@ -118,7 +118,20 @@ impl SessionActor {
                     description,
                     source: "mcp".to_owned(),
                 });
-        templates.chain(skills).chain(mcp).collect()
+        let extensions =
+            self.hooks
+                .iter()
+                .flat_map(|hooks| hooks.commands())
+                .map(|(name, description)| SlashCommand {
+                    name,
+                    description,
+                    source: "extension".to_owned(),
+                });
+        extensions
+            .chain(templates)
+            .chain(skills)
+            .chain(mcp)
+            .collect()
     }
 
     /// The system prompt of the next run: today's date, the session's tools and resources.

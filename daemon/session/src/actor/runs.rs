@@ -14,7 +14,7 @@ use tokio_util::sync::CancellationToken;
 use super::{ActiveRun, EntryKind, RUN_EVENT_BUFFER, SessionActor, queue_modes, user_message};
 use crate::convert;
 use crate::entries::{self, EntryBase};
-use crate::error::{Busy, SessionError};
+use crate::error::SessionError;
 use crate::retry::AfterRun;
 use crate::services::clamp_thinking;
 use pi_store::{SessionRow, Store};
@@ -26,18 +26,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
     ) -> Result<EmptyResponse, SessionError> {
-        if self.run.is_some() {
-            return Err(SessionError::Busy(Busy::Running));
-        }
-        if self.job.is_some() || self.pending_compaction.is_some() {
-            return Err(SessionError::Busy(Busy::Compacting));
-        }
-        if self.retry.is_pending() {
-            return Err(SessionError::Busy(Busy::RetryPending));
-        }
-        if self.closing.is_some() {
-            return Err(SessionError::Closing);
-        }
+        self.check_idle()?;
         self.model_and_key()?;
         self.resources = pi_coding::resources::load_in_background(
             self.services.settings.resources.clone(),
@@ -60,9 +49,10 @@ impl SessionActor {
             None => None,
         };
         let text = expanded.unwrap_or(text);
-        let message = user_message(self.expand_input(text), images)?;
+        let mut prompts = vec![user_message(self.expand_input(text), images)?];
+        prompts.append(&mut self.next_turn);
         self.overflow_recovery_attempted = false;
-        if let Some(prompts) = self.compact_before_prompt(vec![message]).await {
+        if let Some(prompts) = self.compact_before_prompt(prompts).await {
             self.start_run(prompts).await?;
         }
         Ok(EmptyResponse {})
@@ -110,7 +100,11 @@ impl SessionActor {
             provider: self.services.models.provider(),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(self.system_prompt()),
+            system_prompt: Some(
+                self.run_system_prompt
+                    .clone()
+                    .unwrap_or_else(|| self.system_prompt()),
+            ),
             tools: self.tools.clone(),
             tool_source: self.services.tools.tool_source(&environment),
             tool_execution: self.services.settings.tool_execution,
@@ -133,6 +127,7 @@ impl SessionActor {
             queues: self.queues.clone(),
             events: events_sender,
         };
+        self.tell_hooks(config.system_prompt.as_deref());
         let context = self.context.clone();
         let task =
             tokio::spawn(async move { pi_agent::run(&config, &handles, context, prompts).await });

@@ -32,6 +32,7 @@ impl SessionActor {
         };
         self.subscribers
             .retain(|attached| attached.id() != subscriber.id());
+        self.tell_kept_ui(&subscriber);
         self.subscribers.push(subscriber);
         let attached_clients = self.prune_subscribers();
         let run = self.run.as_ref();
@@ -158,6 +159,12 @@ impl SessionActor {
                 self.seq
             }
         };
+        if let Some(hooks) = &self.hooks {
+            hooks.observe(
+                &event,
+                self.run.as_ref().and_then(|run| run.streaming.as_ref()),
+            );
+        }
         let encoded = match self.encoder.event(seq, &event) {
             Ok(encoded) => encoded,
             Err(error) => {
@@ -191,6 +198,39 @@ impl SessionActor {
         self.subscribers.retain(|subscriber| {
             !subscriber.wants(kind) || subscriber.deliver(Delivery::Notice(notice.clone())).is_ok()
         });
+    }
+
+    /// Keeps what an extension shows that lasts (a status text, a widget, the title), for
+    /// clients that attach later.
+    pub(super) fn keep_ui(&mut self, notice: &Notice) {
+        use pi_protocol::v1::ExtensionUi;
+        let Notice::ExtensionUi(params) = notice else {
+            return;
+        };
+        let (key, cleared) = match &params.ui {
+            ExtensionUi::Status { key, text } => (format!("status:{key}"), text.is_none()),
+            ExtensionUi::Widget { key, lines, .. } => (format!("widget:{key}"), lines.is_none()),
+            ExtensionUi::Title { .. } => ("title".to_owned(), false),
+            ExtensionUi::Notify { .. } | ExtensionUi::EditorText { .. } => return,
+        };
+        if cleared {
+            self.kept_ui.remove(&key);
+        } else {
+            self.kept_ui.insert(key, notice.clone());
+        }
+    }
+
+    /// Tells a client that attaches what the extensions show now.
+    fn tell_kept_ui(&mut self, subscriber: &Arc<dyn Subscriber>) {
+        if !subscriber.wants(DeliveryKind::ExtensionUi) {
+            return;
+        }
+        let kept: Vec<Notice> = self.kept_ui.values().cloned().collect();
+        for notice in kept {
+            if let Some(notice) = self.encode_notice(notice) {
+                let _ = subscriber.deliver(Delivery::Notice(notice));
+            }
+        }
     }
 
     /// Tells every subscriber who is attached now (`session/presence`), best effort: one that

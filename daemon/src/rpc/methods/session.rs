@@ -140,6 +140,7 @@ pub async fn prompt(
         .call(&params.session_id, |reply| Command::Prompt {
             text: params.text.clone(),
             images: params.images.clone(),
+            source: crate::session::hooks::InputSource::Interactive,
             reply,
         })
         .await

@@ -149,6 +149,7 @@ impl TestDaemon {
         let store = Store::open(&paths.database_path()).await.unwrap();
         let block = BlockTool::new();
         let services = SessionServices {
+            hooks: std::sync::Arc::new(pi_session::services::NoHooks),
             models: options.models.unwrap_or_else(|| {
                 Arc::new(FauxModels {
                     faux: faux.clone(),

@@ -62,6 +62,7 @@ impl ToolFactory for GatedTools {
 
 fn services(gate: &Arc<Gate>) -> SessionServices {
     SessionServices {
+        hooks: std::sync::Arc::new(pi_session::services::NoHooks),
         models: Arc::new(FauxModels {
             faux: FauxProvider::new(),
             provider: None,

@@ -81,6 +81,7 @@ async fn registry_with(
     let faux = FauxProvider::new();
     faux.push(FauxReply::text("hello world"));
     let services = SessionServices {
+        hooks: std::sync::Arc::new(pi_session::services::NoHooks),
         models: Arc::new(FauxModels {
             faux,
             provider: None,
@@ -124,6 +125,7 @@ async fn prompt_and_settle(registry: &SessionRegistry, id: &str) {
         .call(id, |reply| Command::Prompt {
             text: "hi".to_owned(),
             images: Vec::new(),
+            source: pi_session::hooks::InputSource::Rpc,
             reply,
         })
         .await

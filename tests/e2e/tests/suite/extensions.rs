@@ -351,3 +351,275 @@ async fn sessions_without_extensions_never_start_the_host() {
     );
     assert!(listed.sessions.is_empty());
 }
+
+/// The next `extension/ui` notice that `wanted` accepts (others are skipped).
+async fn ui_until(
+    world: &World,
+    events: &mut Notifications,
+    wanted: impl Fn(&pi_protocol::v1::ExtensionUi) -> bool,
+) -> pi_protocol::v1::ExtensionUiParams {
+    let mut seen = Vec::new();
+    loop {
+        let raw = tokio::time::timeout(Duration::from_secs(30), events.next())
+            .await
+            .unwrap_or_else(|_| {
+                panic!(
+                    "no such extension/ui notice in time; saw {seen:?}\ndaemon log:\n{}",
+                    world.daemon.stderr()
+                )
+            })
+            .expect("the connection is open");
+        if raw.method != "extension/ui" {
+            continue;
+        }
+        let notice: pi_protocol::v1::ExtensionUiParams =
+            serde_json::from_value(raw.params.unwrap()).unwrap();
+        if wanted(&notice.ui) {
+            return notice;
+        }
+        seen.push(notice.ui);
+    }
+}
+
+fn status_is(key: &str, contains: &str) -> impl Fn(&pi_protocol::v1::ExtensionUi) -> bool {
+    let (key, contains) = (key.to_owned(), contains.to_owned());
+    move |ui| matches!(ui, pi_protocol::v1::ExtensionUi::Status { key: k, text: Some(text) } if *k == key && text.contains(&contains))
+}
+
+fn notified(contains: &str) -> impl Fn(&pi_protocol::v1::ExtensionUi) -> bool {
+    let contains = contains.to_owned();
+    move |ui| matches!(ui, pi_protocol::v1::ExtensionUi::Notify { message, .. } if message.contains(&contains))
+}
+
+/// The text of the last user message of a model request.
+fn last_user_text(body: &serde_json::Value) -> String {
+    let messages = body["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "user")
+        .cloned()
+        .unwrap_or_default();
+    match &last["content"] {
+        serde_json::Value::String(text) => text.clone(),
+        blocks => blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
+}
+
+/// The system prompt of a model request (Anthropic's `system` blocks).
+fn system_of(body: &serde_json::Value) -> String {
+    match &body["system"] {
+        serde_json::Value::String(text) => text.clone(),
+        blocks => blocks
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
+    let examples = peers::pi_examples();
+    let names = [
+        "input-transform.ts",
+        "pirate.ts",
+        "status-line.ts",
+        "system-prompt-header.ts",
+        "send-user-message.ts",
+        "session-name.ts",
+        "commands.ts",
+    ];
+    let settings =
+        json!({"extensions": names.iter().map(|name| examples.join(name)).collect::<Vec<_>>()});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/settings.json", settings.to_string())],
+    )
+    .await;
+    world.server.respond_with(|request| {
+        let text = last_user_text(&request.body);
+        if text.starts_with("call ") {
+            return caller(request);
+        }
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text(format!("you said: {text}"))
+            .into())
+    });
+    let home = world.daemon.home.path();
+    let (client, mut events, id) = session(&world, &home.display().to_string()).await;
+    // A second client watches what the extensions show; it attaches after `session_start`
+    // may have set a status, and hears the statuses that last.
+    let (watcher, mut shown) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    ui_until(&world, &mut shown, status_is("status-demo", "Ready")).await;
+
+    // `input` handles a prompt without the model, and the extension's notice reaches every
+    // client.
+    let calls = world.server.calls();
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "ping"))
+        .await
+        .unwrap();
+    let pong = ui_until(&world, &mut shown, notified("pong")).await;
+    assert_eq!(pong.session_id, id);
+    assert_eq!(world.server.calls(), calls, "ping reached the model");
+
+    // `input` transforms a prompt; turn events drive a status line; `agent_start` reads the
+    // system prompt of the run.
+    let seen = run(&client, &mut events, &id, "?quick What is Rust?").await;
+    assert!(
+        super::mcp_faults::final_text(&seen)
+            .contains("you said: Respond briefly in 1-2 sentences: What is Rust?"),
+        "{seen:?}"
+    );
+    // (JavaScript's `length` counts UTF-16 units.)
+    let request = world.server.requests().pop().unwrap();
+    let chars = system_of(&request.body).encode_utf16().count();
+    ui_until(
+        &world,
+        &mut shown,
+        status_is("system-prompt", &format!("System: {chars} chars")),
+    )
+    .await;
+    ui_until(
+        &world,
+        &mut shown,
+        status_is("status-demo", "Turn 1 complete"),
+    )
+    .await;
+
+    // A command registered by an extension: listed with the session's commands, run
+    // instead of a prompt; `before_agent_start` changes the system prompt of later runs.
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    let commands: Vec<(&str, &str)> = got
+        .commands
+        .iter()
+        .map(|command| (command.name.as_str(), command.source.as_str()))
+        .collect();
+    for name in [
+        "pirate",
+        "ask",
+        "steer",
+        "followup",
+        "session-name",
+        "commands",
+    ] {
+        assert!(commands.contains(&(name, "extension")), "{commands:?}");
+    }
+    let calls = world.server.calls();
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/pirate"))
+        .await
+        .unwrap();
+    ui_until(&world, &mut shown, notified("Arrr! Pirate mode enabled!")).await;
+    assert_eq!(world.server.calls(), calls, "a command reached the model");
+    let seen = run(&client, &mut events, &id, "hello").await;
+    assert!(super::mcp_faults::final_text(&seen).contains("you said: hello"));
+    let request = world.server.requests().pop().unwrap();
+    assert!(
+        system_of(&request.body).contains("You are now in PIRATE MODE"),
+        "{}",
+        system_of(&request.body)
+    );
+
+    // A command that sends the session a user message of its own: a run starts with it.
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/ask What is 2+2?"))
+        .await
+        .unwrap();
+    let seen = pi_test_support::events::run_events(&mut events, &id).await;
+    assert!(
+        super::mcp_faults::final_text(&seen).contains("you said: What is 2+2?"),
+        "{seen:?}"
+    );
+
+    // A command that names the session.
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+            &id,
+            "/session-name Treasure hunt",
+        ))
+        .await
+        .unwrap();
+    ui_until(&world, &mut shown, notified("Session named: Treasure hunt")).await;
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(got.info.name.as_deref(), Some("Treasure hunt"));
+
+    // A command that asks the session's clients (a select), answered by the watcher; the
+    // prompt is answered once the command is done, as pi's is.
+    let asking = {
+        let client = client.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            client
+                .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+                    &id,
+                    "/commands extension",
+                ))
+                .await
+        })
+    };
+    let question = next_question(&mut shown).await;
+    let UiRequest::Select { title, options } = &question.request else {
+        panic!("not a select: {question:?}");
+    };
+    assert_eq!(title, "Available Commands");
+    assert!(
+        options
+            .iter()
+            .any(|option| option.starts_with("/pirate - ")),
+        "{options:?}"
+    );
+    watcher
+        .call::<UiRespond>(&UiRespondParams {
+            session_id: id.clone(),
+            request_id: question.request_id.clone(),
+            answer: UiAnswer {
+                cancelled: true,
+                ..UiAnswer::default()
+            },
+        })
+        .await
+        .unwrap();
+    asking.await.unwrap().unwrap();
+
+    // A client that attaches now hears the statuses that last.
+    let (late, mut late_shown) = world.client().await;
+    late.call::<SessionAttach>(&SessionAttachParams {
+        session_id: id.clone(),
+        after_seq: None,
+    })
+    .await
+    .unwrap();
+    ui_until(
+        &world,
+        &mut late_shown,
+        status_is("status-demo", "complete"),
+    )
+    .await;
+}

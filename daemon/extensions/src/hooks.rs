@@ -1,0 +1,131 @@
+//! A session's extensions at its hook points: slash commands, `input`,
+//! `before_agent_start`, the events they observe, and the state they read without asking.
+//! Payloads are pi's JSON, as pi's runner takes and gives them; the daemon maps them onto
+//! its session core.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::{ExtensionError, ExtensionHost, HOOK_TIMEOUT, RegisteredCommand, SessionSet};
+
+/// How long a slash command may run while no dialog waits for a person: commands do work
+/// (a summary, a search) where hooks decide.
+const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// The events every session's host mirror hears, handled or not: they keep `ctx.isIdle()`
+/// and `agent_end`'s messages true.
+const ALWAYS: [&str; 3] = ["agent_start", "agent_end", "message_end"];
+
+impl ExtensionHost {
+    /// The slash commands of session `session_id`'s extensions, as loaded now.
+    pub fn commands(&self, session_id: &str) -> Vec<RegisteredCommand> {
+        self.current(session_id)
+            .map(|set| set.commands.clone())
+            .unwrap_or_default()
+    }
+
+    /// Runs `/name args` once the session's extensions loaded, when one of them registered
+    /// `name`; `None` otherwise.
+    pub async fn run_command(
+        self: &Arc<Self>,
+        session_id: &str,
+        name: &str,
+        args: &str,
+    ) -> Option<Result<(), ExtensionError>> {
+        let set = self.opened(session_id).await?;
+        if !set.commands.iter().any(|command| command.name == name) {
+            return None;
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "name": name, "args": args,
+            "hasUI": has_ui});
+        Some(
+            self.call(session_id, "command", params, COMMAND_TIMEOUT)
+                .await
+                .map(|_| ()),
+        )
+    }
+
+    /// pi's `input` event: `{action: "continue" | "transform" | "handled", text?, images?}`
+    /// (`continue` when no extension handles it).
+    pub async fn input(
+        self: &Arc<Self>,
+        session_id: &str,
+        text: &str,
+        images: Value,
+        source: &str,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(json!({"action": "continue"}));
+        };
+        if !set.handles("input") {
+            return Ok(json!({"action": "continue"}));
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "text": text, "images": images,
+            "source": source, "hasUI": has_ui});
+        self.call(session_id, "input", params, HOOK_TIMEOUT).await
+    }
+
+    /// pi's `before_agent_start`: `{systemPrompt?, messages?}` (`null` when no extension
+    /// handles it or none changed anything).
+    pub async fn before_agent_start(
+        self: &Arc<Self>,
+        session_id: &str,
+        prompt: &str,
+        images: Value,
+        system_prompt: &str,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("before_agent_start") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "prompt": prompt, "images": images,
+            "systemPrompt": system_prompt, "hasUI": has_ui});
+        self.call(session_id, "before_agent_start", params, HOOK_TIMEOUT)
+            .await
+    }
+
+    /// Whether `set`'s extensions hear events of type `kind` (without a round trip).
+    pub fn hears(set: &SessionSet, kind: &str) -> bool {
+        !set.extensions.is_empty() && (ALWAYS.contains(&kind) || set.handles(kind))
+    }
+
+    /// An event of the session for its extensions, without waiting (pi's observe-only
+    /// events: what a handler returns is not used).
+    pub fn event(&self, session_id: &str, event: Value) {
+        self.tell("event", json!({"sessionId": session_id, "event": event}));
+    }
+
+    /// What the session's extensions read without asking changed: `changes` replaces those
+    /// keys (`model`, `thinkingLevel`, `sessionName`, `systemPrompt`, `activeTools`,
+    /// `allTools`, `idle`).
+    pub fn state(&self, session_id: &str, changes: serde_json::Map<String, Value>) {
+        {
+            let mut sessions = self.sessions();
+            let Some(session) = sessions.get_mut(session_id) else {
+                return;
+            };
+            for (key, value) in &changes {
+                session.state.insert(key.clone(), value.clone());
+            }
+        }
+        let mut params = changes;
+        params.insert("sessionId".to_owned(), Value::from(session_id));
+        self.tell("session/state", Value::Object(params));
+    }
+
+    /// Session `session_id`'s set as it changes (`None` for a session that never warmed
+    /// up): read per event without a lock on the host.
+    pub fn watch(
+        &self,
+        session_id: &str,
+    ) -> Option<tokio::sync::watch::Receiver<Option<Arc<SessionSet>>>> {
+        Some(self.sessions().get(session_id)?.set.subscribe())
+    }
+}

@@ -1,0 +1,124 @@
+//! Extensions at a session's hook points: pi's extension events on the prompt path
+//! (`input`, `before_agent_start`), their slash commands, and the events they observe. The
+//! session core decides where each hook fires and what its answer changes, in pi's order
+//! (an extension command first, then `input`, then skill and template expansion, then
+//! `before_agent_start`); the daemon gives the registry a
+//! [`SessionHooks`](crate::services::SessionHooks) that makes each session's [`Hooks`]
+//! (pid's are pi's extensions, run in the extension host).
+//!
+//! A session without extensions gets no [`Hooks`] at all and pays nothing: no task, no
+//! lookup per event.
+//!
+//! Architecture invariant: no hook is awaited on the actor's task — a hook may ask the
+//! session's clients a question, which goes through the actor. The prompt path runs its
+//! hooks in a task of its own and hands the outcome back to the actor.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use pi_agent::{AgentMessage, Tool};
+use pi_llm::{AssistantMessage, Model, ThinkingLevel};
+use pi_protocol::v1::SessionEvent;
+use pi_protocol::v1::message::ImageContent;
+
+/// A hook at work.
+pub type HookFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+/// Why a hook could not run (the extension host's typed error).
+pub type HookError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where a prompt came from (pi's `input` event's `source`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum InputSource {
+    /// A person at a client.
+    #[default]
+    Interactive,
+    /// A script over the protocol.
+    Rpc,
+    /// An extension (`pi.sendUserMessage`).
+    Extension,
+}
+
+impl InputSource {
+    /// pi's word for it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            InputSource::Interactive => "interactive",
+            InputSource::Rpc => "rpc",
+            InputSource::Extension => "extension",
+        }
+    }
+}
+
+/// What the `input` handlers made of a prompt.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// Go on with it as it is.
+    Continue,
+    /// Go on with this instead.
+    Transform {
+        /// The new text.
+        text: String,
+        /// New images (`None`: the prompt's).
+        images: Option<Vec<ImageContent>>,
+    },
+    /// An extension answered it: no run.
+    Handled,
+}
+
+/// What the `before_agent_start` handlers want for the run a prompt starts.
+#[derive(Clone, Debug, Default)]
+pub struct BeforeAgentStart {
+    /// The system prompt of the run (`None`: the session's own).
+    pub system_prompt: Option<String>,
+    /// Messages that go into the context after the prompt (pi's custom messages).
+    pub messages: Vec<AgentMessage>,
+}
+
+/// What extensions may read of a session without asking it (pi's synchronous getters).
+#[derive(Clone, Copy)]
+pub struct HookState<'a> {
+    /// The session's model.
+    pub model: Option<&'a Model>,
+    /// Its thinking level.
+    pub thinking: ThinkingLevel,
+    /// Its name.
+    pub name: Option<&'a str>,
+    /// The system prompt of the latest run, once one started.
+    pub system_prompt: Option<&'a str>,
+    /// Its tools.
+    pub tools: &'a [Arc<dyn Tool>],
+}
+
+/// One session's hooks. Every future is awaited outside the session's actor.
+pub trait Hooks: Send + Sync {
+    /// The slash commands the hooks add now: (name after the slash, description).
+    fn commands(&self) -> Vec<(String, String)>;
+    /// Runs `/name args` when `name` is one of the hooks' commands, once they are ready;
+    /// `None` when it is not one of theirs. The error says what failed.
+    fn command(
+        self: Arc<Self>,
+        name: String,
+        args: String,
+    ) -> HookFuture<Option<Result<(), HookError>>>;
+    /// pi's `input`: a prompt before skill and template expansion.
+    fn input(
+        self: Arc<Self>,
+        text: String,
+        images: Vec<ImageContent>,
+        source: InputSource,
+    ) -> HookFuture<Result<Input, HookError>>;
+    /// pi's `before_agent_start`: the expanded prompt and the session's system prompt.
+    fn before_agent_start(
+        self: Arc<Self>,
+        prompt: String,
+        images: Vec<ImageContent>,
+        system_prompt: String,
+    ) -> HookFuture<Result<BeforeAgentStart, HookError>>;
+    /// An event of the session, as it is broadcast (`streaming`: the message being
+    /// streamed, for `message_update`). Called on the actor's task: must not block.
+    fn observe(&self, event: &SessionEvent, streaming: Option<&AssistantMessage>);
+    /// The session's state changed.
+    fn state(&self, state: HookState<'_>);
+}
