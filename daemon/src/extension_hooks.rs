@@ -83,6 +83,32 @@ impl SessionExtensions {
         }
     }
 
+    /// Keeps the host's copy of the session's entries (`ctx.sessionManager`) current.
+    fn mirror(&self, event: &SessionEvent) {
+        let session_id = &self.environment.session_id;
+        if self.set.get().is_none() {
+            return;
+        }
+        match event {
+            SessionEvent::MessageEnd {
+                message,
+                entry_id: Some(id),
+            } => self.host.entry(
+                session_id,
+                json!({"type": "message", "id": id, "parentId": null,
+                    "timestamp": pi_util::time::iso_from_millis(pi_util::time::now_millis()),
+                    "message": message}),
+            ),
+            SessionEvent::EntryAdded { entry } => {
+                if let Ok(entry) = serde_json::to_value(entry) {
+                    self.host.entry(session_id, entry);
+                }
+            }
+            SessionEvent::LeafChanged { leaf_id } => self.host.leaf(session_id, leaf_id.as_deref()),
+            _ => {}
+        }
+    }
+
     /// The session's set as loaded now, without opening it.
     fn current(&self) -> Option<Arc<SessionSet>> {
         self.set.get()?.borrow().clone()
@@ -172,6 +198,7 @@ impl Hooks for SessionExtensions {
     }
 
     fn observe(&self, event: &SessionEvent, streaming: Option<&pi_llm::AssistantMessage>) {
+        self.mirror(event);
         let Some(kind) = kind_of(event) else {
             return;
         };
@@ -404,6 +431,27 @@ impl crate::extensions::SessionPort for ExtensionPort {
 
     fn show(&self, ui: ExtensionUi) {
         self.queue(FromHost::Show(ui));
+    }
+
+    fn entries(&self) -> futures_util::future::BoxFuture<'_, (Vec<Value>, Option<String>)> {
+        Box::pin(async move {
+            let Some(sessions) = self.sessions.upgrade() else {
+                return (Vec::new(), None);
+            };
+            match sessions.all_entries(&self.session_id).await {
+                Ok((row, bodies)) => (
+                    bodies
+                        .iter()
+                        .filter_map(|body| serde_json::from_str(body).ok())
+                        .collect(),
+                    row.leaf_id,
+                ),
+                Err(error) => {
+                    tracing::warn!(session = self.session_id, %error, "cannot read the session's entries for its extensions");
+                    (Vec::new(), None)
+                }
+            }
+        })
     }
 }
 

@@ -6,8 +6,9 @@
 // an extension prints goes to stderr (pid's log of the host); stdout carries only messages.
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
-// tool_result, tool/execute, input, before_agent_start, command; notifications: event (observe-only events),
-// session/state (the mirror behind pi's synchronous getters), tool/cancel.
+// tool_result, tool/execute, input, before_agent_start, command; notifications: event
+// (observe-only events), session/state (the mirror behind pi's synchronous getters),
+// session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
 // notifications: ui/notify,
 // ui/status, ui/widget, ui/title, action (sendMessage, sendUserMessage, appendEntry,
@@ -316,7 +317,16 @@ async function openSession(params) {
   });
   await loader.reload();
   const { extensions, errors, runtime } = loader.getExtensions();
+  // pid's session as pi's session manager reads it (`ctx.sessionManager`): its entries in
+  // pi's session-file format, kept current by `session/entry` and `session/leaf`.
   const sessionManager = SessionManager.inMemory(cwd);
+  sessionManager.sessionId = sessionId;
+  if (sessionManager.fileEntries[0]) sessionManager.fileEntries[0].id = sessionId;
+  sessionManager.fileEntries.push(...(params.entries ?? []));
+  sessionManager._buildIndex();
+  if (params.leafId !== undefined && params.leafId !== null && sessionManager.byId.has(params.leafId)) {
+    sessionManager.leafId = params.leafId;
+  }
   const modelRegistry = ModelRegistry.inMemory(AuthStorage.inMemory());
   const runner = new ExtensionRunner(extensions, runtime, cwd, sessionManager, modelRegistry);
   const state = {
@@ -562,9 +572,25 @@ const requests = {
   command,
 };
 
+function onEntry({ sessionId, entry }) {
+  const manager = sessions.get(sessionId)?.sessionManager;
+  if (!manager || !entry?.id || manager.byId.has(entry.id)) return;
+  if (entry.parentId === null || entry.parentId === undefined) entry.parentId = manager.leafId;
+  manager._appendEntry(entry);
+}
+
+function onLeaf({ sessionId, leafId }) {
+  const manager = sessions.get(sessionId)?.sessionManager;
+  if (!manager) return;
+  if (leafId === null || leafId === undefined) manager.resetLeaf();
+  else if (manager.byId.has(leafId)) manager.branch(leafId);
+}
+
 const notifications = {
   event: onEvent,
   "session/state": onState,
+  "session/entry": onEntry,
+  "session/leaf": onLeaf,
   "tool/cancel": ({ sessionId, toolCallId }) =>
     sessions.get(sessionId)?.running.get(toolCallId)?.abort(),
 };

@@ -102,6 +102,23 @@ impl ExtensionHost {
         self.tell("event", json!({"sessionId": session_id, "event": event}));
     }
 
+    /// An entry the session stored (pi's session-file format; a `parentId` of `null` is the
+    /// leaf's child), for `ctx.sessionManager`.
+    pub fn entry(&self, session_id: &str, entry: Value) {
+        self.tell(
+            "session/entry",
+            json!({"sessionId": session_id, "entry": entry}),
+        );
+    }
+
+    /// The session's leaf moved (`session/navigate`), for `ctx.sessionManager`.
+    pub fn leaf(&self, session_id: &str, leaf_id: Option<&str>) {
+        self.tell(
+            "session/leaf",
+            json!({"sessionId": session_id, "leafId": leaf_id}),
+        );
+    }
+
     /// What the session's extensions read without asking changed: `changes` replaces those
     /// keys (`model`, `thinkingLevel`, `sessionName`, `systemPrompt`, `activeTools`,
     /// `allTools`, `idle`).

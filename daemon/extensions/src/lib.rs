@@ -86,6 +86,9 @@ pub trait SessionPort: Send + Sync + 'static {
     fn action(&self, action: Value);
     /// Something an extension shows the session's clients outside dialogs.
     fn show(&self, ui: pi_protocol::v1::ExtensionUi);
+    /// The session's entries in pi's session-file format (each a JSON object, in the order
+    /// stored) and its leaf: what `ctx.sessionManager` reads.
+    fn entries(&self) -> futures_util::future::BoxFuture<'_, (Vec<Value>, Option<String>)>;
 }
 
 /// One extension a session loaded.
@@ -461,7 +464,11 @@ impl ExtensionHost {
             return SessionSet::default();
         };
         let has_ui = port.has_ui().await;
-        match self.try_open(session_id, &cwd, has_ui, state).await {
+        let entries = port.entries().await;
+        match self
+            .try_open(session_id, &cwd, has_ui, state, entries)
+            .await
+        {
             Ok(set) => set,
             Err(error) => SessionSet {
                 diagnostics: vec![Diagnostic {
@@ -479,6 +486,7 @@ impl ExtensionHost {
         cwd: &Path,
         has_ui: bool,
         state: serde_json::Map<String, Value>,
+        (entries, leaf_id): (Vec<Value>, Option<String>),
     ) -> Result<SessionSet, ExtensionError> {
         let running = self.connection(session_id).await?;
         let agent_dir = self.config.agent_dir.display().to_string();
@@ -525,7 +533,8 @@ impl ExtensionHost {
                 .request(
                     "session/open",
                     json!({"sessionId": session_id, "cwd": cwd_text, "agentDir": agent_dir,
-                        "paths": paths, "hasUI": has_ui, "reason": "startup", "state": state}),
+                        "paths": paths, "hasUI": has_ui, "reason": "startup", "state": state,
+                        "entries": entries, "leafId": leaf_id}),
                     Some(OPEN_TIMEOUT),
                 )
                 .await?,

@@ -623,3 +623,59 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
     )
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_rebuilds_its_state_from_the_session_after_a_daemon_restart() {
+    // pi's `todo` keeps its list in its tool results' details and rebuilds it from
+    // `ctx.sessionManager.getBranch()` at `session_start`.
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [examples.join("todo.ts")]});
+    let mut world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/settings.json", settings.to_string())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &home).await;
+    for text in ["write the tests", "land the part"] {
+        let seen = run(
+            &client,
+            &mut events,
+            &id,
+            &format!(r#"call todo {{"action": "add", "text": "{text}"}}"#),
+        )
+        .await;
+        let (result, is_error) = first_result(&seen);
+        assert!(!is_error && result.contains(text), "{result}");
+    }
+    drop((client, events));
+
+    // The daemon dies; the session's extensions start again from what the session stored.
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+    let (client, mut events) = world.client().await;
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call todo {"action": "toggle", "id": 1}"#,
+    )
+    .await;
+    assert!(!first_result(&seen).1, "{seen:?}");
+    let seen = run(&client, &mut events, &id, r#"call todo {"action": "list"}"#).await;
+    assert_eq!(
+        first_result(&seen),
+        (
+            "[x] #1: write the tests\n[ ] #2: land the part".to_owned(),
+            false
+        )
+    );
+}
