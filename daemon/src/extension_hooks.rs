@@ -197,6 +197,59 @@ impl Hooks for SessionExtensions {
         })
     }
 
+    fn context_hook(&self) -> Option<pi_agent::ContextHook> {
+        if !self.current()?.handles("context") {
+            return None;
+        }
+        let (host, session_id) = (self.host.clone(), self.environment.session_id.clone());
+        Some(Arc::new(
+            move |messages: Vec<Arc<pi_agent::AgentMessage>>| {
+                let (host, session_id) = (host.clone(), session_id.clone());
+                Box::pin(async move {
+                    let Ok(sent) = serde_json::to_value(&messages) else {
+                        return messages;
+                    };
+                    match host.context(&session_id, sent).await {
+                    Ok(Value::Array(changed)) => changed
+                        .into_iter()
+                        .map(serde_json::from_value::<pi_agent::AgentMessage>)
+                        .collect::<Result<Vec<_>, _>>()
+                        .map(|changed| changed.into_iter().map(Arc::new).collect())
+                        .unwrap_or_else(|error| {
+                            tracing::warn!(session = session_id, %error, "a context handler gave messages pid cannot read; the request goes with the session's");
+                            messages
+                        }),
+                    Ok(_) => messages,
+                    Err(error) => {
+                        tracing::warn!(session = session_id, %error, "the context handlers failed; the request goes with the session's messages");
+                        messages
+                    }
+                }
+                })
+            },
+        ))
+    }
+
+    fn payload_hook(&self) -> Option<pi_llm::PayloadHook> {
+        if !self.current()?.handles("before_provider_request") {
+            return None;
+        }
+        let (host, session_id) = (self.host.clone(), self.environment.session_id.clone());
+        Some(pi_llm::PayloadHook(Arc::new(move |payload: Value| {
+            let (host, session_id) = (host.clone(), session_id.clone());
+            Box::pin(async move {
+                match host.provider_request(&session_id, payload.clone()).await {
+                    Ok(Value::Null) => payload,
+                    Ok(changed) => changed,
+                    Err(error) => {
+                        tracing::warn!(session = session_id, %error, "the before_provider_request handlers failed; the request goes as built");
+                        payload
+                    }
+                }
+            })
+        })))
+    }
+
     fn observe(&self, event: &SessionEvent, streaming: Option<&pi_llm::AssistantMessage>) {
         self.mirror(event);
         let Some(kind) = kind_of(event) else {

@@ -6,7 +6,8 @@
 // an extension prints goes to stderr (pid's log of the host); stdout carries only messages.
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
-// tool_result, tool/execute, input, before_agent_start, command; notifications: event
+// tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
+// command; notifications: event
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
@@ -79,7 +80,19 @@ const sessions = new Map();
 function session(sessionId) {
   const open = sessions.get(sessionId);
   if (!open) throw rpcError(-32602, `session ${sessionId} has no extensions open in the host`);
+  enter(open);
   return open;
+}
+
+/** The session's directory as the process's, as in pi, where each session is a process of
+ * its own: extensions that read `process.cwd()` (while loading, or in a handler before its
+ * first await) see their session's. */
+function enter(open) {
+  try {
+    if (process.cwd() !== open.cwd) process.chdir(open.cwd);
+  } catch {
+    // A directory that is gone: the host's own stays.
+  }
 }
 
 function rpcError(code, message) {
@@ -304,6 +317,7 @@ async function openSession(params) {
   // manager installs nothing and reads no project settings here — a project's packages are
   // code it brings, and a package that fails to install must not take the user's own
   // extensions down with it.
+  enter({ cwd });
   const loader = new DefaultResourceLoader({
     cwd,
     agentDir,
@@ -497,6 +511,18 @@ async function beforeAgentStart({ sessionId, prompt, images, systemPrompt, hasUI
   return result ?? null;
 }
 
+async function context({ sessionId, messages, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  return open.runner.emitContext(messages);
+}
+
+async function beforeProviderRequest({ sessionId, payload, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  return (await open.runner.emitBeforeProviderRequest(payload)) ?? null;
+}
+
 async function command({ sessionId, name, args, hasUI }) {
   const open = session(sessionId);
   withUI(open, sessionId, hasUI);
@@ -538,6 +564,7 @@ function piEvent(open, event) {
 function onEvent({ sessionId, event: received }) {
   const open = sessions.get(sessionId);
   if (!open) return;
+  enter(open);
   const event = piEvent(open, received);
   if (event.type === "agent_start") open.state.idle = false;
   if (event.type === "agent_end") open.state.idle = true;
@@ -569,6 +596,8 @@ const requests = {
   tool_result: toolResult,
   input,
   before_agent_start: beforeAgentStart,
+  context,
+  before_provider_request: beforeProviderRequest,
   command,
 };
 

@@ -8,6 +8,7 @@ use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
 use crate::event::AgentEvent;
+use crate::message::AgentMessage;
 use crate::queue::MessageQueues;
 use crate::tool::{Tool, ToolSource};
 
@@ -50,7 +51,22 @@ pub struct RunConfig {
     pub session_id: Option<String>,
     /// The provider key, resolved by the caller.
     pub api_key: Option<pi_llm::ApiKey>,
+    /// Sees (and may replace) the messages of each model request (pi's `context`); they go
+    /// to that request only.
+    pub context_hook: Option<ContextHook>,
+    /// Sees (and may replace) each request's body (pi's `before_provider_request`).
+    pub payload_hook: Option<pi_llm::PayloadHook>,
 }
+
+/// Given the messages of a model request, gives the messages to send.
+pub type ContextHook = Arc<
+    dyn Fn(
+            Vec<Arc<AgentMessage>>,
+        )
+            -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<Arc<AgentMessage>>> + Send>>
+        + Send
+        + Sync,
+>;
 
 impl std::fmt::Debug for RunConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -193,9 +193,13 @@ impl Run<'_> {
             .await;
             message
         } else {
+            let messages = match &self.config.context_hook {
+                Some(hook) => convert_to_llm(&hook(self.context.clone()).await),
+                None => convert_to_llm(&self.context),
+            };
             let context = Context {
                 system_prompt: self.config.system_prompt.clone(),
-                messages: convert_to_llm(&self.context),
+                messages,
                 tools: self
                     .tools
                     .iter()
@@ -211,6 +215,7 @@ impl Run<'_> {
                 thinking: self.config.thinking,
                 session_id: self.config.session_id.clone(),
                 cancel: self.handles.cancel.clone(),
+                payload: self.config.payload_hook.clone(),
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

@@ -91,6 +91,30 @@ impl ExtensionHost {
             .await
     }
 
+    /// pi's `context`: the messages of a model request (pi's JSON), as the handlers leave
+    /// them.
+    pub async fn context(
+        self: &Arc<Self>,
+        session_id: &str,
+        messages: Value,
+    ) -> Result<Value, ExtensionError> {
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "messages": messages, "hasUI": has_ui});
+        self.call(session_id, "context", params, HOOK_TIMEOUT).await
+    }
+
+    /// pi's `before_provider_request`: a request body, as the handlers leave it.
+    pub async fn provider_request(
+        self: &Arc<Self>,
+        session_id: &str,
+        payload: Value,
+    ) -> Result<Value, ExtensionError> {
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "payload": payload, "hasUI": has_ui});
+        self.call(session_id, "before_provider_request", params, HOOK_TIMEOUT)
+            .await
+    }
+
     /// Whether `set`'s extensions hear events of type `kind` (without a round trip).
     pub fn hears(set: &SessionSet, kind: &str) -> bool {
         !set.extensions.is_empty() && (ALWAYS.contains(&kind) || set.handles(kind))

@@ -203,12 +203,17 @@ pub fn spawn_stream<D: Decoder>(
     model: &Model,
     request: Result<HttpRequest, String>,
     cancel: CancellationToken,
+    payload: Option<crate::PayloadHook>,
     decoder: D,
 ) -> AssistantStream {
     let (sender, stream) = AssistantStream::channel(model);
     let assembler = Assembler::new(sender, model, stream.partial().timestamp);
     let request = request.and_then(HttpRequest::encode);
     tokio::spawn(async move {
+        let request = match (request, payload) {
+            (Ok(request), Some(hook)) => Ok(hooked(request, hook).await),
+            (request, _) => request,
+        };
         match request {
             Ok(request) => run(request, cancel, assembler, decoder).await,
             Err(message) => {
@@ -219,6 +224,21 @@ pub fn spawn_stream<D: Decoder>(
         }
     });
     stream
+}
+
+/// The request after the payload hook saw its body: as encoded (exact texts kept) when the
+/// hook gave the same body back, else the hook's body.
+async fn hooked(mut request: EncodedRequest, hook: crate::PayloadHook) -> EncodedRequest {
+    let Ok(body) = serde_json::from_slice::<Value>(&request.body) else {
+        return request;
+    };
+    let changed = (hook.0)(body.clone()).await;
+    if changed != body
+        && let Ok(bytes) = serde_json::to_vec(&changed)
+    {
+        request.body = bytes;
+    }
+    request
 }
 
 /// The process-wide client (connection pooling across sessions).

@@ -73,6 +73,26 @@ pub struct StreamOptions {
     pub session_id: Option<String>,
     /// Cancelling ends the HTTP stream promptly; the stream then ends with `Error{aborted}`.
     pub cancel: CancellationToken,
+    /// Sees (and may replace) the request body before it is sent (pi's
+    /// `before_provider_request`); `None` for most requests.
+    pub payload: Option<PayloadHook>,
+}
+
+/// Given a request body as JSON, gives the body to send (the same, or another).
+#[derive(Clone)]
+pub struct PayloadHook(pub std::sync::Arc<PayloadFn>);
+
+/// What a [`PayloadHook`] runs.
+pub type PayloadFn = dyn Fn(
+        serde_json::Value,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = serde_json::Value> + Send>>
+    + Send
+    + Sync;
+
+impl fmt::Debug for PayloadHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PayloadHook")
+    }
 }
 
 /// A wire format. `stream` returns at once; the response arrives as events.

@@ -116,6 +116,12 @@ pub trait Hooks: Send + Sync {
         images: Vec<ImageContent>,
         system_prompt: String,
     ) -> HookFuture<Result<BeforeAgentStart, HookError>>;
+    /// pi's `context` for the runs about to start: sees and may replace the messages of each
+    /// model request (`None`: no extension handles it).
+    fn context_hook(&self) -> Option<pi_agent::ContextHook>;
+    /// pi's `before_provider_request` for the runs about to start: sees and may replace each
+    /// request's body (`None`: no extension handles it).
+    fn payload_hook(&self) -> Option<pi_llm::PayloadHook>;
     /// An event of the session, as it is broadcast (`streaming`: the message being
     /// streamed, for `message_update`). Called on the actor's task: must not block.
     fn observe(&self, event: &SessionEvent, streaming: Option<&AssistantMessage>);

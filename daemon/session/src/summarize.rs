@@ -78,6 +78,7 @@ impl SummaryModel {
             max_tokens: Some(request.max_tokens),
             session_id: Some(self.session_id.clone()),
             cancel: cancel.clone(),
+            payload: None,
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

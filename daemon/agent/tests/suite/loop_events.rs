@@ -294,3 +294,53 @@ async fn continuing_reruns_the_loop_without_a_new_message() {
     };
     assert!(matches!(&user.content[0], UserContent::Text(t) if t.text == "question"));
 }
+
+#[tokio::test]
+async fn a_context_hook_changes_each_request_and_not_the_conversation() {
+    let mut harness = Harness::new();
+    harness
+        .faux
+        .push(FauxReply::tool_call("echo", json!({"text": "x"})));
+    harness.faux.push(FauxReply::text("done"));
+    let mut config = config(
+        &harness.faux,
+        vec![EchoTool::new()],
+        ToolExecution::default(),
+    );
+    // Every request gets a reminder after the conversation.
+    config.context_hook = Some(std::sync::Arc::new(
+        |mut messages: Vec<std::sync::Arc<AgentMessage>>| {
+            Box::pin(async move {
+                messages.push(std::sync::Arc::new(AgentMessage::user(
+                    "reminder",
+                    Vec::new(),
+                    0,
+                )));
+                messages
+            }) as std::pin::Pin<Box<dyn std::future::Future<Output = _> + Send>>
+        },
+    ));
+    harness.start(config, vec![], Some("hi"));
+    let (outcome, _) = harness.finish().await;
+    assert_eq!(outcome.last_assistant.unwrap().text(), "done");
+    let requests = harness.faux.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        let Some(Message::User(last)) = request.context.messages.last() else {
+            panic!("{:?}", request.context.messages);
+        };
+        assert!(
+            matches!(&last.content[..], [UserContent::Text(text)] if text.text == "reminder"),
+            "{last:?}"
+        );
+    }
+    // The second request carries the first's messages without their reminder: the hook
+    // saw the conversation, not its own earlier output.
+    let reminders = requests[1]
+        .context
+        .messages
+        .iter()
+        .filter(|message| matches!(message, Message::User(user) if matches!(&user.content[..], [UserContent::Text(text)] if text.text == "reminder")))
+        .count();
+    assert_eq!(reminders, 1);
+}

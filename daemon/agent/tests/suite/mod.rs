@@ -39,6 +39,8 @@ pub fn config(
         tool_execution,
         session_id: Some("s1".into()),
         api_key: None,
+        context_hook: None,
+        payload_hook: None,
     }
 }
 

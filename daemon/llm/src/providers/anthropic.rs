@@ -39,6 +39,7 @@ impl Provider for AnthropicProvider {
             model,
             request,
             options.cancel.clone(),
+            options.payload.clone(),
             AnthropicDecoder::default(),
         )
     }

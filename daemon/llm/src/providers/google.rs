@@ -36,6 +36,7 @@ impl Provider for GoogleProvider {
             model,
             request,
             options.cancel.clone(),
+            options.payload.clone(),
             GoogleDecoder::default(),
         )
     }

@@ -83,7 +83,7 @@ impl Provider for ProviderRouter {
                      {GOOGLE_GENERATIVE_AI}",
                     model.provider, model.id
                 );
-                crate::http::spawn_stream(model, Err(message), options.cancel, NeverDecoder)
+                crate::http::spawn_stream(model, Err(message), options.cancel, None, NeverDecoder)
             }
         }
     }

@@ -40,6 +40,7 @@ impl Provider for OpenAiCompletionsProvider {
             model,
             request,
             options.cancel.clone(),
+            options.payload.clone(),
             CompletionsDecoder::default(),
         )
     }

@@ -38,6 +38,7 @@ impl Provider for OpenAiResponsesProvider {
             model,
             request,
             options.cancel.clone(),
+            options.payload.clone(),
             ResponsesDecoder::default(),
         )
     }

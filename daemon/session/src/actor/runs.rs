@@ -110,6 +110,8 @@ impl SessionActor {
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
             api_key,
+            context_hook: self.hooks.as_ref().and_then(|hooks| hooks.context_hook()),
+            payload_hook: self.hooks.as_ref().and_then(|hooks| hooks.payload_hook()),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();

@@ -679,3 +679,77 @@ async fn an_extension_rebuilds_its_state_from_the_session_after_a_daemon_restart
         )
     );
 }
+
+/// A user-written extension on the request path: `context` adds a message to every model
+/// request (not to the session), `before_provider_request` changes the body.
+const REQUEST_HOOKS: &str = r#"export default function (pi) {
+  pi.on("context", (event) => ({
+    messages: [
+      ...event.messages,
+      { role: "user", content: [{ type: "text", text: "(added by the context hook)" }], timestamp: Date.now() },
+    ],
+  }));
+  pi.on("before_provider_request", (event) => ({ ...event.payload, temperature: 0.25 }));
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn context_and_provider_request_handlers_change_each_model_request() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        examples.join("provider-payload.ts"),
+        "extensions-of-mine/request-hooks.ts",
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (
+                ".pi/agent/extensions-of-mine/request-hooks.ts",
+                REQUEST_HOOKS.to_owned(),
+            ),
+            // `provider-payload` logs each payload to the session's `.pi/`.
+            ("proj/.pi/.keep", String::new()),
+        ],
+    )
+    .await;
+    world.server.respond_with(|request| {
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text(format!("last: {}", last_user_text(&request.body)))
+            .into())
+    });
+    let proj = world.daemon.home.path().join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let seen = run(&client, &mut events, &id, "hello").await;
+    assert!(
+        super::mcp_faults::final_text(&seen).contains("last: (added by the context hook)"),
+        "{seen:?}"
+    );
+    let request = world.server.requests().pop().unwrap();
+    assert_eq!(request.body["temperature"], json!(0.25), "{}", request.body);
+    // The session keeps its own messages: the hook's went to the request only.
+    let read = client
+        .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
+            session_id: id.clone(),
+            scope: Default::default(),
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    let stored = serde_json::to_value(&read).unwrap();
+    let users: Vec<String> = stored["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["entry"]["message"]["role"] == "user")
+        .map(|record| record["entry"]["message"]["content"].to_string())
+        .collect();
+    assert_eq!(users.len(), 1, "{users:?}");
+    assert!(users[0].contains("hello"), "{users:?}");
+    // pi's `provider-payload` wrote the payload it saw (before the other handler changed it)
+    // where `process.cwd()` was at load time: the session's directory, as in pi.
+    let logged = std::fs::read_to_string(proj.join(".pi/provider-payload.log")).unwrap();
+    assert!(logged.contains("\"model\""), "{logged}");
+    assert!(logged.contains("added by the context hook"), "{logged}");
+}
