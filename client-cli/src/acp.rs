@@ -497,7 +497,7 @@ async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
             .subscribe()
     };
     let before = *ended.borrow_and_update();
-    bridge
+    let sent = bridge
         .client
         .call::<SessionPrompt>(&pi_protocol::v1::SessionMessageParams {
             session_id: session_id.clone(),
@@ -506,7 +506,10 @@ async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
         })
         .await
         .map_err(daemon_error)?;
-    let _ = ended.wait_for(|count| *count > before).await;
+    // An extension took the prompt (a command, a handled `input`): the turn is over.
+    if sent.started {
+        let _ = ended.wait_for(|count| *count > before).await;
+    }
     let cancelled = bridge
         .sessions()
         .get(&session_id)

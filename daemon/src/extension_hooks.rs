@@ -109,14 +109,21 @@ impl SessionExtensions {
         }
     }
 
-    /// The session's set as loaded now, without opening it.
+    /// The session's set as loaded now (by a first hook, or by the daemon's warm-up of a
+    /// new session), without opening it.
     fn current(&self) -> Option<Arc<SessionSet>> {
-        self.set.get()?.borrow().clone()
+        match self.set.get() {
+            Some(set) => set.borrow().clone(),
+            None => self.host.current(&self.environment.session_id),
+        }
     }
 }
 
 impl Hooks for SessionExtensions {
     fn commands(&self) -> Vec<(String, String)> {
+        // Asked through the session's actor (`session/get`): the extensions may open now,
+        // so that a client attaching to a session loaded again sees their commands soon.
+        self.open();
         self.current()
             .iter()
             .flat_map(|set| set.commands.iter())

@@ -70,10 +70,16 @@ pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, Cli
         images,
     };
     match delivery {
-        Delivery::Prompt => client.call::<SessionPrompt>(&params).await?,
-        Delivery::Steer => client.call::<SessionSteer>(&params).await?,
-        Delivery::FollowUp => client.call::<SessionFollowUp>(&params).await?,
-    };
+        Delivery::Prompt => {
+            client.call::<SessionPrompt>(&params).await?;
+        }
+        Delivery::Steer => {
+            client.call::<SessionSteer>(&params).await?;
+        }
+        Delivery::FollowUp => {
+            client.call::<SessionFollowUp>(&params).await?;
+        }
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -75,7 +75,7 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                 for extension in &session.extensions {
                     table.row(vec![
                         session.session_id.clone(),
-                        extension.path.clone(),
+                        shown_path(&extension.path),
                         extension.tools.join(", "),
                         extension.commands.join(", "),
                         extension.handlers.join(", "),
@@ -87,7 +87,7 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                 for (problem, prefix) in problems.chain(skipped) {
                     table.row(vec![
                         session.session_id.clone(),
-                        problem.path.clone(),
+                        shown_path(&problem.path),
                         String::new(),
                         String::new(),
                         String::new(),
@@ -107,5 +107,16 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
             print_json(&serde_json::to_value(&restarted).unwrap_or_default());
             Ok(ExitCode::SUCCESS)
         }
+    }
+}
+
+/// A path as the table shows it: under the home directory with `~`.
+fn shown_path(path: &str) -> String {
+    match std::env::var("HOME") {
+        Ok(home) if !home.is_empty() && home != "/" => match path.strip_prefix(&home) {
+            Some(rest) if rest.starts_with('/') => format!("~{rest}"),
+            _ => path.to_owned(),
+        },
+        _ => path.to_owned(),
     }
 }

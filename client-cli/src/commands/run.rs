@@ -239,13 +239,18 @@ async fn run_prompt(
     images: Vec<ImageContent>,
     json_output: bool,
 ) -> Result<RunEnd, CliError> {
-    client
+    let sent = client
         .call::<SessionPrompt>(&SessionMessageParams {
             session_id: session_id.to_owned(),
             text,
             images,
         })
         .await?;
+    // An extension took the prompt (its command, or an `input` handler that answered it):
+    // no run follows, as in pi's print mode.
+    if !sent.started {
+        return Ok(RunEnd::Finished(None));
+    }
     let mut last_assistant = None;
     let mut aborting = false;
     // After a failed run wound down: an `auto_retry_start` already received means a retry

@@ -55,6 +55,9 @@ pub struct Outcome {
     pub response: Value,
     /// The session to switch to afterwards.
     pub switch_to: Option<SessionInfo>,
+    /// A prompt that started a run: events follow up to `agent_end` (`false` for everything
+    /// else, and for a prompt an extension took).
+    pub started: bool,
 }
 
 /// One of pi's RPC commands, by its `type` (other fields of the line, like `id`, are the
@@ -151,8 +154,13 @@ impl Message {
 pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
     let id = command.get("id").cloned();
     let kind = command["type"].as_str().unwrap_or_default().to_owned();
+    let mut started = false;
     let handled = match PiCommand::deserialize(&command) {
         Ok(PiCommand::Unknown) => Err(format!("Unknown command: {kind}")),
+        Ok(PiCommand::Prompt(message)) => prompt(&bridge, message).await.map(|ran| {
+            started = ran;
+            (None, None)
+        }),
         Ok(parsed) => dispatch(&bridge, parsed).await,
         Err(error) => Err(error.to_string()),
     };
@@ -160,10 +168,12 @@ pub async fn handle(bridge: Bridge, command: Value) -> Outcome {
         Ok((data, switch_to)) => Outcome {
             response: success(id.as_ref(), &kind, data),
             switch_to,
+            started,
         },
         Err(message) => Outcome {
             response: failure(id.as_ref(), &kind, message),
             switch_to: None,
+            started: false,
         },
     }
 }
@@ -178,7 +188,7 @@ async fn dispatch(bridge: &Bridge, command: PiCommand) -> Handled {
     };
     let data = |data: Value| (Some(data), None);
     match command {
-        PiCommand::Prompt(message) => prompt(bridge, message).await.map(|()| (None, None)),
+        PiCommand::Prompt(message) => prompt(bridge, message).await.map(|_| (None, None)),
         PiCommand::Steer(message) => done(
             client
                 .call::<SessionSteer>(&message.params(&session().session_id))
@@ -387,15 +397,17 @@ async fn bash(bridge: &Bridge, command: String) -> Result<Value, String> {
     Ok(data)
 }
 
-async fn prompt(bridge: &Bridge, message: Message) -> Result<(), String> {
+/// Sends a prompt (or, while the session is busy, queues it as `streamingBehavior` says);
+/// `true` when a run follows (events up to `agent_end`).
+async fn prompt(bridge: &Bridge, message: Message) -> Result<bool, String> {
     let behaviour = message.streaming_behavior.clone();
     let params = message.params(&bridge.session.id);
     let client = &bridge.client;
     match client.call::<SessionPrompt>(&params).await {
-        Ok(_) => Ok(()),
+        Ok(sent) => Ok(sent.started),
         Err(error) if error.rpc_kind() == Some(ErrorKind::Busy) => match behaviour.as_deref() {
-            Some("steer") => client.call::<SessionSteer>(&params).await.map(drop),
-            Some("followUp") => client.call::<SessionFollowUp>(&params).await.map(drop),
+            Some("steer") => client.call::<SessionSteer>(&params).await.map(|_| false),
+            Some("followUp") => client.call::<SessionFollowUp>(&params).await.map(|_| false),
             _ => {
                 return Err(
                     "Agent is already processing. Specify streamingBehavior ('steer' \

@@ -235,7 +235,8 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
             },
             Some(joined) = tasks.join_next(), if !tasks.is_empty() => {
                 let Ok((is_prompt, outcome)) = joined else { continue };
-                if is_prompt && outcome.response["success"] == true {
+                // A prompt an extension took starts no run: nothing streams.
+                if is_prompt && outcome.started {
                     state.bridge.streaming = true;
                 }
                 write(&outcome.response);

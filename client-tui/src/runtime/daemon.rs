@@ -572,9 +572,10 @@ async fn send_message(
         images,
     };
     let result = match kind {
-        MessageKind::Prompt => client.call::<SessionPrompt>(&params).await,
-        MessageKind::Steer => client.call::<SessionSteer>(&params).await,
-        MessageKind::FollowUp => client.call::<SessionFollowUp>(&params).await,
+        // Whether a run started shows in the events (`agent_start`).
+        MessageKind::Prompt => client.call::<SessionPrompt>(&params).await.map(drop),
+        MessageKind::Steer => client.call::<SessionSteer>(&params).await.map(drop),
+        MessageKind::FollowUp => client.call::<SessionFollowUp>(&params).await.map(drop),
     };
     result.err().map(|error| Reply::Failed {
         action: "send the message".to_owned(),

@@ -27,7 +27,9 @@ use std::sync::Arc;
 use pi_agent::{AgentEvent, AgentMessage, MessageQueues, RunOutcome, Tool};
 use pi_llm::{AssistantMessage, Model, ThinkingLevel};
 use pi_protocol::v1::message::ImageContent;
-use pi_protocol::v1::{EmptyResponse, RunningTool, SessionEntry, SessionEvent};
+use pi_protocol::v1::{
+    EmptyResponse, RunningTool, SessionEntry, SessionEvent, SessionPromptResponse,
+};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -146,6 +148,9 @@ pub struct SessionActor {
     preparing: Option<prepare::Preparing>,
     // Extensions' slash commands that run (they do not make the session busy).
     running_commands: futures_util::stream::FuturesUnordered<prepare::CommandRun>,
+    // Who waits for each of them, by id.
+    command_replies: std::collections::HashMap<u64, Reply<SessionPromptResponse>>,
+    next_command: u64,
     // The system prompt `before_agent_start` handlers chose for the latest prompt's runs
     // (retries included); `None`: the session's own.
     run_system_prompt: Option<String>,
@@ -283,6 +288,8 @@ impl SessionActor {
             hooks,
             preparing: None,
             running_commands: futures_util::stream::FuturesUnordered::new(),
+            command_replies: std::collections::HashMap::new(),
+            next_command: 0,
             run_system_prompt: None,
             kept_ui: std::collections::BTreeMap::new(),
             next_turn: Vec::new(),
@@ -327,7 +334,10 @@ impl SessionActor {
             }
             // Pruning, presence and timers are for quiet times; while a run streams, closed
             // subscribers are dropped by the broadcasts themselves.
-            let quiet = self.run.is_none() && self.job.is_none() && self.preparing.is_none();
+            let quiet = self.run.is_none()
+                && self.job.is_none()
+                && self.preparing.is_none()
+                && self.running_commands.is_empty();
             if quiet {
                 self.encoder.quiet();
             }
@@ -467,7 +477,7 @@ impl SessionActor {
                         .await;
                 } else {
                     let (result, ()) = tokio::join!(self.prompt(text.clone(), images), history);
-                    let _ = reply.send(result);
+                    let _ = reply.send(result.map(|_| SessionPromptResponse { started: true }));
                 }
             }
             Command::Enqueue {

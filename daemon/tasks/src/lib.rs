@@ -747,8 +747,19 @@ impl Child<'_> {
                     })
                     .await
             };
-            if let Err(error) = prompt {
-                break Err(("failed", format!("the subagent did not start: {error}")));
+            match prompt {
+                Err(error) => {
+                    break Err(("failed", format!("the subagent did not start: {error}")));
+                }
+                Ok(response) if !response.started => {
+                    break Err((
+                        "failed",
+                        "the subagent did not run: one of its extensions took its prompt \
+                         (a command, or an `input` handler that answered it)"
+                            .to_owned(),
+                    ));
+                }
+                Ok(_) => {}
             }
             let (watched, last) = self
                 .watch(id, spec, &sink, &mut receiver, outcome, cancel)

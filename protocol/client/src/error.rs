@@ -5,12 +5,30 @@ use std::time::Duration;
 
 use pi_protocol::{ErrorKind, ErrorObject};
 
+/// What `Unreachable` says: the socket is not there or refuses (start a daemon), or it is
+/// not this user's to use (no daemon to start: the socket or its directory is another
+/// user's).
+fn unreachable(socket: &std::path::Path, source: &std::io::Error) -> String {
+    if source.kind() == std::io::ErrorKind::PermissionDenied {
+        format!(
+            "cannot connect to {}: permission denied — the socket or its directory belongs to \
+             another user; set PI_HOME or XDG_RUNTIME_DIR to a directory of your own",
+            socket.display()
+        )
+    } else {
+        format!(
+            "no daemon is listening on {}: {source}; start one with `pictl daemon start`",
+            socket.display()
+        )
+    }
+}
+
 /// Why a client operation failed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
     /// No daemon listens on the socket. Start one (`pictl daemon start`) or let the client
     /// autostart it.
-    #[error("no daemon is listening on {socket}: {source}; start one with `pictl daemon start`", socket = .socket.display())]
+    #[error("{}", unreachable(socket, source))]
     Unreachable {
         /// The socket tried.
         socket: PathBuf,
@@ -155,5 +173,40 @@ impl ClientError {
             context: context.into(),
             source,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unreachable_socket_says_whether_starting_a_daemon_helps() {
+        let socket = PathBuf::from("/run/user/1000/pi/pid.sock");
+        let absent = ClientError::Unreachable {
+            socket: socket.clone(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        };
+        assert!(
+            absent
+                .to_string()
+                .starts_with("no daemon is listening on /run/user/1000/pi/pid.sock: "),
+            "{absent}"
+        );
+        assert!(
+            absent
+                .to_string()
+                .ends_with("start one with `pictl daemon start`")
+        );
+        let foreign = ClientError::Unreachable {
+            socket,
+            source: std::io::Error::from(std::io::ErrorKind::PermissionDenied),
+        };
+        assert_eq!(
+            foreign.to_string(),
+            "cannot connect to /run/user/1000/pi/pid.sock: permission denied — the socket or \
+             its directory belongs to another user; set PI_HOME or XDG_RUNTIME_DIR to a \
+             directory of your own"
+        );
     }
 }

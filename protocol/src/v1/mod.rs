@@ -65,7 +65,7 @@ crate::method_table! {
     SessionDetach = "session/detach" (SessionIdParams) -> EmptyResponse;
     /// Starts a run with a user message. Returns at once; progress comes as events. Fails
     /// with `busy` while a run is active (use `session/steer` or `session/followUp`).
-    SessionPrompt = "session/prompt" (SessionMessageParams) -> EmptyResponse;
+    SessionPrompt = "session/prompt" (SessionMessageParams) -> SessionPromptResponse;
     /// Queues a message delivered after the running tools finish (remaining calls skipped).
     SessionSteer = "session/steer" (SessionMessageParams) -> EmptyResponse;
     /// Queues a message delivered when the agent would otherwise stop.

@@ -109,6 +109,16 @@ pub struct SessionCreateParams {
     pub no_context_files: bool,
 }
 
+/// Response of `session/prompt`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionPromptResponse {
+    /// Whether the prompt started a run (events follow, up to `agent_end`); `false` when
+    /// one of the session's extensions took it instead — its command ran, or an `input`
+    /// handler answered it — and no event follows.
+    pub started: bool,
+}
+
 /// Params naming a session.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -5025,7 +5025,21 @@ export interface SessionNavigateResponse {
  */
 export interface SessionPromptMethod {
   params: SessionMessageParams;
-  result: EmptyResponse;
+  result: SessionPromptResponse;
+}
+/**
+ * Response of `session/prompt`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionPromptResponse".
+ */
+export interface SessionPromptResponse {
+  /**
+   * Whether the prompt started a run (events follow, up to `agent_end`); `false` when
+   * one of the session's extensions took it instead — its command ran, or an `input`
+   * handler answered it — and no event follows.
+   */
+  started: boolean;
 }
 /**
  * Reads stored entries, of the current branch or the whole tree, a page at a time.

@@ -50,8 +50,8 @@ pub enum Command {
         images: Vec<ImageContent>,
         /// Where it came from (what extensions' `input` handlers see).
         source: crate::hooks::InputSource,
-        /// Answer.
-        reply: Reply<EmptyResponse>,
+        /// Answer: whether a run started.
+        reply: Reply<pi_protocol::v1::SessionPromptResponse>,
     },
     /// Queue a steering (`true`) or follow-up (`false`) message.
     Enqueue {

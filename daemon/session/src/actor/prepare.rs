@@ -9,8 +9,8 @@
 use std::sync::Arc;
 
 use pi_agent::AgentMessage;
-use pi_protocol::v1::EmptyResponse;
 use pi_protocol::v1::message::ImageContent;
+use pi_protocol::v1::{EmptyResponse, SessionPromptResponse};
 use tokio::task::JoinHandle;
 
 use super::{Reply, SessionActor, user_message};
@@ -21,13 +21,13 @@ use crate::services::{ToolEnvironment, ToolFactory};
 /// A prompt whose hooks run.
 pub(crate) struct Preparing {
     task: JoinHandle<Prepared>,
-    reply: Reply<EmptyResponse>,
+    reply: Reply<SessionPromptResponse>,
 }
 
 /// What the hooks made of a prompt.
 pub(crate) enum Prepared {
     /// An extension's command ran, or an `input` handler answered: no run.
-    Done(Result<EmptyResponse, SessionError>),
+    Done(Result<(), SessionError>),
     /// Not an extension's command: the prompt goes on as a prompt.
     NotCommand {
         text: String,
@@ -43,15 +43,16 @@ pub(crate) enum Prepared {
     },
 }
 
-/// An extension's command that runs, and who waits for it.
-pub(crate) type CommandRun = JoinHandle<(Prepared, Reply<EmptyResponse>)>;
+/// An extension's command that runs (its id: who waits for it is in the actor's
+/// `command_replies`, so that a closing session can answer them).
+pub(crate) type CommandRun = JoinHandle<(u64, Prepared)>;
 
 /// The outcome of the prompt being prepared, and who waits for it.
 pub(super) async fn next_prepared(
     preparing: &mut Option<Preparing>,
 ) -> (
     Result<Prepared, tokio::task::JoinError>,
-    Option<Reply<EmptyResponse>>,
+    Option<Reply<SessionPromptResponse>>,
 ) {
     let Some(current) = preparing else {
         return std::future::pending().await;
@@ -75,7 +76,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
         source: InputSource,
-        reply: Reply<EmptyResponse>,
+        reply: Reply<SessionPromptResponse>,
     ) {
         if self.closing.is_some() {
             let _ = reply.send(Err(SessionError::Closing));
@@ -84,9 +85,22 @@ impl SessionActor {
         // Extension commands run even while the session is busy, as in pi, and do not make
         // it busy: a command may send the session a prompt of its own.
         if let Some((name, args)) = slash_command(&text) {
+            self.next_command += 1;
+            let id = self.next_command;
+            self.command_replies.insert(id, reply);
             self.running_commands.push(tokio::spawn(async move {
-                let prepared = match hooks.command(name, args).await {
-                    Some(Ok(())) => Prepared::Done(Ok(EmptyResponse {})),
+                // A command that panics is answered like one that failed.
+                let ran = futures_util::FutureExt::catch_unwind(std::panic::AssertUnwindSafe(
+                    hooks.command(name, args),
+                ))
+                .await
+                .unwrap_or_else(|_| {
+                    Some(Err(
+                        "the extension's command panicked (see the daemon log)".into()
+                    ))
+                });
+                let prepared = match ran {
+                    Some(Ok(())) => Prepared::Done(Ok(())),
                     Some(Err(error)) => Prepared::Done(Err(SessionError::InvalidParams {
                         field: None,
                         message: error.to_string(),
@@ -97,7 +111,7 @@ impl SessionActor {
                         source,
                     },
                 };
-                (prepared, reply)
+                (id, prepared)
             }));
             return;
         }
@@ -113,7 +127,7 @@ impl SessionActor {
         text: String,
         images: Vec<ImageContent>,
         source: InputSource,
-        reply: Reply<EmptyResponse>,
+        reply: Reply<SessionPromptResponse>,
     ) {
         if let Err(error) = self.check_idle() {
             let _ = reply.send(Err(error));
@@ -137,14 +151,25 @@ impl SessionActor {
     /// An extension's command ended, or the prompt was no extension's command.
     pub(super) async fn on_command_done(
         &mut self,
-        done: Result<(Prepared, Reply<EmptyResponse>), tokio::task::JoinError>,
+        done: Result<(u64, Prepared), tokio::task::JoinError>,
     ) {
-        match done {
-            Ok((Prepared::Done(result), reply)) => {
-                let _ = reply.send(result);
+        let (id, prepared) = match done {
+            Ok(done) => done,
+            Err(error) => {
+                // Aborted (the session closes: its caller was answered) — a panic is
+                // caught in the task.
+                tracing::debug!(%error, "an extension's command ended early");
+                return;
             }
-            Ok((prepared, reply)) => Box::pin(self.on_prepared(Ok(prepared), Some(reply))).await,
-            Err(error) => tracing::error!(%error, "an extension's command panicked"),
+        };
+        let Some(reply) = self.command_replies.remove(&id) else {
+            return;
+        };
+        match prepared {
+            Prepared::Done(result) => {
+                let _ = reply.send(result.map(|()| SessionPromptResponse { started: false }));
+            }
+            prepared => Box::pin(self.on_prepared(Ok(prepared), Some(reply))).await,
         }
     }
 
@@ -188,6 +213,15 @@ impl SessionActor {
             preparing.task.abort();
             let _ = preparing.reply.send(Err(SessionError::Closing));
         }
+        // Answered, not dropped: a dropped answer makes the caller send the prompt again
+        // to the session's next actor.
+        for command in self.running_commands.iter() {
+            command.abort();
+        }
+        self.running_commands.clear();
+        for (_, reply) in self.command_replies.drain() {
+            let _ = reply.send(Err(SessionError::Closing));
+        }
     }
 
     /// Tells the hooks what they may read of the session (`system_prompt`: a run's, as it
@@ -225,11 +259,11 @@ impl SessionActor {
     pub(super) async fn on_prepared(
         &mut self,
         outcome: Result<Prepared, tokio::task::JoinError>,
-        reply: Option<Reply<EmptyResponse>>,
+        reply: Option<Reply<SessionPromptResponse>>,
     ) {
         let Some(reply) = reply else { return };
         let result = match outcome {
-            Ok(Prepared::Done(result)) => result,
+            Ok(Prepared::Done(result)) => result.map(|()| SessionPromptResponse { started: false }),
             Ok(Prepared::NotCommand {
                 text,
                 images,
@@ -245,10 +279,10 @@ impl SessionActor {
                 images,
                 system_prompt,
                 messages,
-            }) => {
-                self.start_prepared(text, images, system_prompt, messages)
-                    .await
-            }
+            }) => self
+                .start_prepared(text, images, system_prompt, messages)
+                .await
+                .map(|_| SessionPromptResponse { started: true }),
             Err(error) => {
                 tracing::error!(%error, "preparing a prompt panicked");
                 Err(SessionError::internal(
@@ -312,7 +346,7 @@ impl Inputs {
                     images = new_images;
                 }
             }
-            Ok(Input::Handled) => return Prepared::Done(Ok(EmptyResponse {})),
+            Ok(Input::Handled) => return Prepared::Done(Ok(())),
             // pi reports a failing handler and goes on with the prompt.
             Err(error) => tracing::warn!(%error, "the input hooks failed; the prompt goes on"),
         }

@@ -133,7 +133,7 @@ pub async fn set_draft(
 pub async fn prompt(
     context: &RequestContext,
     params: SessionMessageParams,
-) -> Result<EmptyResponse, ErrorObject> {
+) -> Result<pi_protocol::v1::SessionPromptResponse, ErrorObject> {
     context
         .state
         .sessions

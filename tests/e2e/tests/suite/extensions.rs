@@ -468,13 +468,52 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
         .unwrap();
     ui_until(&world, &mut shown, status_is("status-demo", "Ready")).await;
 
+    // The extensions' commands are listed with the session's as soon as they loaded,
+    // before any prompt. (`session_start`'s status is sent while they load: wait until the
+    // host says the session's set is open.)
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while !list(&client)
+        .await
+        .sessions
+        .iter()
+        .any(|session| session.session_id == id && !session.extensions.is_empty())
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the extensions never loaded"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    let commands: Vec<(&str, &str)> = got
+        .commands
+        .iter()
+        .map(|command| (command.name.as_str(), command.source.as_str()))
+        .collect();
+    for name in [
+        "pirate",
+        "ask",
+        "steer",
+        "followup",
+        "session-name",
+        "commands",
+    ] {
+        assert!(commands.contains(&(name, "extension")), "{commands:?}");
+    }
+
     // `input` handles a prompt without the model, and the extension's notice reaches every
     // client.
     let calls = world.server.calls();
-    client
+    let sent = client
         .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "ping"))
         .await
         .unwrap();
+    assert!(!sent.started, "ping started a run");
     let pong = ui_until(&world, &mut shown, notified("pong")).await;
     assert_eq!(pong.session_id, id);
     assert_eq!(world.server.calls(), calls, "ping reached the model");
@@ -503,34 +542,14 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
     )
     .await;
 
-    // A command registered by an extension: listed with the session's commands, run
-    // instead of a prompt; `before_agent_start` changes the system prompt of later runs.
-    let got = client
-        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
-            session_id: id.clone(),
-        })
-        .await
-        .unwrap();
-    let commands: Vec<(&str, &str)> = got
-        .commands
-        .iter()
-        .map(|command| (command.name.as_str(), command.source.as_str()))
-        .collect();
-    for name in [
-        "pirate",
-        "ask",
-        "steer",
-        "followup",
-        "session-name",
-        "commands",
-    ] {
-        assert!(commands.contains(&(name, "extension")), "{commands:?}");
-    }
+    // A command registered by an extension runs instead of a prompt;
+    // `before_agent_start` changes the system prompt of later runs.
     let calls = world.server.calls();
-    client
+    let sent = client
         .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/pirate"))
         .await
         .unwrap();
+    assert!(!sent.started, "a command started a run");
     ui_until(&world, &mut shown, notified("Arrr! Pirate mode enabled!")).await;
     assert_eq!(world.server.calls(), calls, "a command reached the model");
     let seen = run(&client, &mut events, &id, "hello").await;
@@ -562,13 +581,31 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
         .await
         .unwrap();
     ui_until(&world, &mut shown, notified("Session named: Treasure hunt")).await;
+    // `pictl run` of a prompt an extension takes ends at once, as `pi -p` does.
+    let printed = tokio::time::timeout(
+        Duration::from_secs(60),
+        tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+            .args(["run", "--session", &id, "/session-name Treasure map"])
+            .envs(world.daemon.env())
+            .current_dir(home)
+            .output(),
+    )
+    .await
+    .expect("pictl run ends")
+    .unwrap();
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    ui_until(&world, &mut shown, notified("Session named: Treasure map")).await;
     let got = client
         .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
             session_id: id.clone(),
         })
         .await
         .unwrap();
-    assert_eq!(got.info.name.as_deref(), Some("Treasure hunt"));
+    assert_eq!(got.info.name.as_deref(), Some("Treasure map"));
 
     // A command that asks the session's clients (a select), answered by the watcher; the
     // prompt is answered once the command is done, as pi's is.
@@ -622,6 +659,32 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
         status_is("status-demo", "complete"),
     )
     .await;
+
+    // A session deleted while a command waits for a person: the prompt is answered (the
+    // session is closing), not dropped — a dropped answer would make the client's library
+    // send it again to the session's next actor.
+    let waiting = {
+        let client = client.clone();
+        let id = id.clone();
+        tokio::spawn(async move {
+            client
+                .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/commands"))
+                .await
+        })
+    };
+    let question = next_question(&mut shown).await;
+    assert_eq!(question.session_id, id);
+    late.call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
+        session_id: id.clone(),
+    })
+    .await
+    .unwrap();
+    let answered = tokio::time::timeout(Duration::from_secs(30), waiting)
+        .await
+        .expect("the prompt is answered")
+        .unwrap();
+    let error = answered.expect_err("a deleted session runs no command");
+    assert!(error.to_string().contains("clos"), "{error}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
