@@ -32,7 +32,7 @@ impl ExtensionHooks {
 
 impl SessionHooks for ExtensionHooks {
     fn session(&self, environment: &ToolEnvironment) -> Option<Arc<dyn Hooks>> {
-        if !self.host.configured(&environment.cwd) {
+        if !self.host.configured(&choice(environment)) {
             return None;
         }
         Some(Arc::new(SessionExtensions {
@@ -69,8 +69,12 @@ impl SessionExtensions {
             return;
         }
         let environment = &self.environment;
-        self.host
-            .warm_up(&environment.session_id, &environment.cwd, port(environment));
+        self.host.warm_up(
+            &environment.session_id,
+            &environment.cwd,
+            &choice(environment),
+            port(environment),
+        );
         if let Some(set) = self.host.watch(&environment.session_id) {
             let state = self
                 .told
@@ -345,6 +349,14 @@ impl Hooks for SessionExtensions {
                     "source": "set"}),
             );
         }
+    }
+}
+
+/// What a session chose to load besides and instead of the configured extensions.
+pub fn choice(environment: &ToolEnvironment) -> crate::extensions::Choice {
+    crate::extensions::Choice {
+        paths: environment.extensions.to_vec(),
+        no_extensions: environment.no_extensions,
     }
 }
 

@@ -108,12 +108,14 @@ impl BuiltinTools {
         self
     }
 
-    /// The extension host, for sessions in `cwd` where something could load.
+    /// The extension host, for sessions where something could load.
     fn extensions_for(
         &self,
-        cwd: &std::path::Path,
+        environment: &ToolEnvironment,
     ) -> Option<&Arc<crate::extensions::ExtensionHost>> {
-        self.extensions.as_ref().filter(|host| host.configured(cwd))
+        self.extensions
+            .as_ref()
+            .filter(|host| host.configured(&crate::extension_hooks::choice(environment)))
     }
 
     /// The tools' shared locks (the language servers' edits take them too).
@@ -295,7 +297,7 @@ impl ToolFactory for BuiltinTools {
                 .collect();
         }
         let tools = gated(self.policy.as_ref(), environment, tools);
-        Ok(match self.extensions_for(&environment.cwd) {
+        Ok(match self.extensions_for(environment) {
             Some(host) => with_extension_hooks(host, environment, tools),
             None => tools,
         })
@@ -341,10 +343,11 @@ impl ToolFactory for BuiltinTools {
                 environment: environment.clone(),
             }) as Arc<dyn ToolSource>
         });
-        let extensions = self.extensions_for(&environment.cwd).map(|host| {
+        let extensions = self.extensions_for(environment).map(|host| {
             host.warm_up(
                 &environment.session_id,
                 &environment.cwd,
+                &crate::extension_hooks::choice(environment),
                 crate::extension_hooks::port(environment),
             );
             Arc::new(ExtensionSource {
@@ -377,10 +380,11 @@ impl ToolFactory for BuiltinTools {
                 &approver(environment),
             );
         }
-        if let Some(host) = self.extensions_for(&environment.cwd) {
+        if let Some(host) = self.extensions_for(environment) {
             host.warm_up(
                 &environment.session_id,
                 &environment.cwd,
+                &crate::extension_hooks::choice(environment),
                 crate::extension_hooks::port(environment),
             );
         }

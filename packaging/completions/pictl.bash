@@ -1742,7 +1742,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__rpc)
-            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --ready --help"
+            opts="-c -e -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --extension --no-extensions --ready --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1785,6 +1785,14 @@ _pictl() {
                     return 0
                     ;;
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extension)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1796,7 +1804,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__run)
-            opts="-c -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --json --pi-compat --help"
+            opts="-c -e -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --extension --no-extensions --json --pi-compat --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1839,6 +1847,14 @@ _pictl() {
                     return 0
                     ;;
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extension)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -84,6 +84,13 @@ pub struct SessionOptions {
     /// Working directory of a new session, and where -c looks (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
+    /// Load this pi extension in a new session besides the configured ones (a file,
+    /// directory or package source; repeatable)
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<String>,
+    /// Load none of the configured pi extensions in a new session (-e ones still load)
+    #[arg(long)]
+    pub no_extensions: bool,
 }
 
 /// Options of `pictl run`.
@@ -418,6 +425,8 @@ pub async fn open_session(
             append_system_prompt,
             no_skills: false,
             no_context_files: false,
+            extensions: args.extensions.clone(),
+            no_extensions: args.no_extensions,
         })
         .await
         .map_err(model_error)?;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
 use pi_extensions::tool::ExtensionGate;
-use pi_extensions::{ExtensionHost, HostConfig, SessionPort};
+use pi_extensions::{Choice, ExtensionHost, HostConfig, SessionPort};
 use pi_protocol::v1::{ExtensionUi, UiAnswer, UiRequest};
 use serde_json::{Value, json};
 
@@ -146,7 +146,7 @@ async fn bench() {
         &home.path().join("hooked"),
         &[handler.display().to_string()],
     );
-    hooked.warm_up("s0", &cwd, Arc::new(Quiet));
+    hooked.warm_up("s0", &cwd, &Choice::default(), Arc::new(Quiet));
     let set = hooked.opened("s0").await.unwrap();
     assert_eq!(set.extensions.len(), 1, "{set:?}");
     let plain: Arc<dyn Tool> = Arc::new(Noop);
@@ -174,13 +174,13 @@ async fn bench() {
     .map(|name| examples.join(name).display().to_string())
     .collect();
     let shared = host(&home.path().join("shared"), &five);
-    shared.warm_up("m0", &cwd, Arc::new(Quiet));
+    shared.warm_up("m0", &cwd, &Choice::default(), Arc::new(Quiet));
     assert_eq!(shared.opened("m0").await.unwrap().extensions.len(), 5);
     let pid = shared.status().pid.unwrap();
     let one = rss_kib(pid);
     for n in 1..=SESSIONS {
         let id = format!("m{n}");
-        shared.warm_up(&id, &cwd, Arc::new(Quiet));
+        shared.warm_up(&id, &cwd, &Choice::default(), Arc::new(Quiet));
         assert_eq!(shared.opened(&id).await.unwrap().extensions.len(), 5);
     }
     let many = rss_kib(pid);

@@ -210,9 +210,19 @@ impl SessionSet {
     }
 }
 
+/// What a session loads besides and instead of the configured extensions.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Choice {
+    /// Extensions of its own (pi's `-e FILE`): files, directories, package sources.
+    pub paths: Vec<String>,
+    /// None of the configured ones (pi's `--no-extensions`).
+    pub no_extensions: bool,
+}
+
 /// A session as the host knows it.
 struct Session {
     cwd: PathBuf,
+    choice: Choice,
     port: Arc<dyn SessionPort>,
     // `Some` once its first opening ended (loaded, or failed: an empty set with
     // diagnostics); replaced when it is opened again or an extension fails.
@@ -302,20 +312,29 @@ impl ExtensionHost {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether anything could load for a session in `_cwd`, cheaply and without the host:
-    /// the global extension directory with entries, or the user's settings naming
+    /// Whether anything could load for a session that chose `choice`, cheaply and without
+    /// the host: extensions of its own (`-e`), or — unless it chose none of the configured
+    /// ones — the global extension directory with entries, or the user's settings naming
     /// extensions or packages. Project extensions alone do not count: they load only once
     /// approved, so they would start (and, the first time, install) the host for nothing.
     /// Sessions for which this is false pay nothing.
-    pub fn configured(&self, _cwd: &Path) -> bool {
-        std::fs::read_dir(self.config.agent_dir.join("extensions"))
-            .is_ok_and(|mut entries| entries.next().is_some())
-            || names_extensions(&self.config.agent_dir.join("settings.json"))
+    pub fn configured(&self, choice: &Choice) -> bool {
+        !choice.paths.is_empty()
+            || !choice.no_extensions
+                && (std::fs::read_dir(self.config.agent_dir.join("extensions"))
+                    .is_ok_and(|mut entries| entries.next().is_some())
+                    || names_extensions(&self.config.agent_dir.join("settings.json")))
     }
 
     /// Session `session_id` (in `cwd`) may use extensions: they load in the background;
     /// [`ExtensionHost::opened`] waits for them.
-    pub fn warm_up(&self, session_id: &str, cwd: &Path, port: Arc<dyn SessionPort>) {
+    pub fn warm_up(
+        &self,
+        session_id: &str,
+        cwd: &Path,
+        choice: &Choice,
+        port: Arc<dyn SessionPort>,
+    ) {
         let set = {
             let mut sessions = self.sessions();
             if sessions.contains_key(session_id) {
@@ -326,6 +345,7 @@ impl ExtensionHost {
                 session_id.to_owned(),
                 Session {
                     cwd: cwd.to_path_buf(),
+                    choice: choice.clone(),
                     port,
                     set: set.clone(),
                     running: HashMap::new(),
@@ -454,9 +474,10 @@ impl ExtensionHost {
 
     /// Discovers and loads session `session_id`'s extensions in the host.
     async fn open(self: &Arc<Self>, session_id: &str) -> SessionSet {
-        let Some((cwd, port, state)) = self.sessions().get(session_id).map(|session| {
+        let Some((cwd, choice, port, state)) = self.sessions().get(session_id).map(|session| {
             (
                 session.cwd.clone(),
+                session.choice.clone(),
                 session.port.clone(),
                 session.state.clone(),
             )
@@ -466,7 +487,7 @@ impl ExtensionHost {
         let has_ui = port.has_ui().await;
         let entries = port.entries().await;
         match self
-            .try_open(session_id, &cwd, has_ui, state, entries)
+            .try_open(session_id, &cwd, &choice, has_ui, state, entries)
             .await
         {
             Ok(set) => set,
@@ -484,6 +505,7 @@ impl ExtensionHost {
         self: &Arc<Self>,
         session_id: &str,
         cwd: &Path,
+        choice: &Choice,
         has_ui: bool,
         state: serde_json::Map<String, Value>,
         (entries, leaf_id): (Vec<Value>, Option<String>),
@@ -496,7 +518,8 @@ impl ExtensionHost {
                 .peer
                 .request(
                     "discover",
-                    json!({"cwd": cwd_text, "agentDir": agent_dir, "extensionPaths": []}),
+                    json!({"cwd": cwd_text, "agentDir": agent_dir,
+                        "extensionPaths": choice.paths, "noExtensions": choice.no_extensions}),
                     Some(OPEN_TIMEOUT),
                 )
                 .await?,

@@ -71,6 +71,29 @@ pub struct Subagent {
     pub task_name: String,
 }
 
+/// An extension source as a session keeps it: a relative path resolved against the
+/// session's directory (pi resolves `-e` paths against its working directory); package
+/// sources (`npm:`, `git:`, URLs) and absolute paths as given.
+fn extension_source(source: &str, cwd: &std::path::Path) -> String {
+    let source = source.trim();
+    let is_package = ["npm:", "git:", "git+", "http://", "https://", "ssh://"]
+        .iter()
+        .any(|prefix| source.starts_with(prefix));
+    if is_package || std::path::Path::new(source).is_absolute() {
+        return source.to_owned();
+    }
+    let expanded = match source.strip_prefix("~/") {
+        Some(rest) => match std::env::var_os("HOME") {
+            Some(home) => std::path::Path::new(&home).join(rest),
+            None => cwd.join(source),
+        },
+        None => cwd.join(source),
+    };
+    pi_paths::lexical::normalize(&expanded)
+        .display()
+        .to_string()
+}
+
 /// Loaded sessions by id. A sync mutex, never held across await.
 pub type SessionMap = Mutex<HashMap<String, SessionHandle>>;
 
@@ -324,6 +347,12 @@ impl SessionRegistry {
             secret_env: self.envs.intern(secret_env),
             no_skills: params.no_skills,
             no_context_files: params.no_context_files,
+            extensions: params
+                .extensions
+                .iter()
+                .map(|source| extension_source(source, cwd))
+                .collect(),
+            no_extensions: params.no_extensions,
         };
         let tools = self
             .services
@@ -979,6 +1008,8 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
         cwd: row.cwd.clone().into(),
         env,
         sessions: sessions.clone(),
+        extensions: row.extensions.clone(),
+        no_extensions: row.no_extensions,
     }
 }
 
@@ -1007,4 +1038,30 @@ pub fn user_content_text(content: &[UserContent]) -> String {
 /// a storage failure from a bug.
 pub fn storage(store: &Store) -> impl Fn(StoreError) -> SessionError + '_ {
     move |error| SessionError::storage(store.path(), error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::extension_source;
+    use std::path::Path;
+
+    #[test]
+    fn extension_sources_resolve_like_pis_dash_e() {
+        let cwd = Path::new("/work/proj");
+        assert_eq!(
+            extension_source("./tools/x.ts", cwd),
+            "/work/proj/tools/x.ts"
+        );
+        assert_eq!(extension_source("../x.ts", cwd), "/work/x.ts");
+        assert_eq!(extension_source("/abs/x.ts", cwd), "/abs/x.ts");
+        assert_eq!(
+            extension_source("npm:@scope/pkg@1.0", cwd),
+            "npm:@scope/pkg@1.0"
+        );
+        assert_eq!(
+            extension_source("git:github.com/a/b", cwd),
+            "git:github.com/a/b"
+        );
+        assert_eq!(extension_source(" x.ts ", cwd), "/work/proj/x.ts");
+    }
 }

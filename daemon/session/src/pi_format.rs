@@ -152,6 +152,8 @@ pub fn import_file(
         secret_env: pi_store::Env::default(),
         no_skills: false,
         no_context_files: false,
+        extensions: std::sync::Arc::from([]),
+        no_extensions: false,
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

@@ -73,6 +73,10 @@ pub struct ToolEnvironment {
     /// The daemon's sessions, for tools that reach their own session (approvals, questions)
     /// or start others (subagents). Made by the registry with the environment.
     pub sessions: SessionsWeak,
+    /// pi extensions the session loads besides the configured ones (`-e`), resolved.
+    pub extensions: Arc<[String]>,
+    /// The session loads none of the configured extensions (`--no-extensions`).
+    pub no_extensions: bool,
 }
 
 /// The registry of sessions, held weakly: the registry owns the sessions' tools, which hold

@@ -61,6 +61,10 @@ pub struct SessionRow {
     pub no_skills: bool,
     /// The system prompt leaves out context files (set at creation).
     pub no_context_files: bool,
+    /// pi extensions it loads besides the configured ones (set at creation).
+    pub extensions: std::sync::Arc<[String]>,
+    /// It loads none of the configured extensions (set at creation).
+    pub no_extensions: bool,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -70,7 +74,8 @@ macro_rules! session_columns {
     () => {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
-         append_system_prompt, task_name, secret_env_names, no_skills, no_context_files"
+         append_system_prompt, task_name, secret_env_names, no_skills, no_context_files, \
+         extensions, no_extensions"
     };
 }
 
@@ -202,12 +207,16 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
             .into(),
         row.no_skills.into(),
         row.no_context_files.into(),
+        serde_json::to_string(&*row.extensions)
+            .unwrap_or_else(|_| "[]".to_owned())
+            .into(),
+        row.no_extensions.into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -284,5 +293,9 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
         secret_env: Env::default(),
         no_skills: row.try_get("no_skills")?,
         no_context_files: row.try_get("no_context_files")?,
+        extensions: serde_json::from_str::<Vec<String>>(&row.try_get::<String, _>("extensions")?)
+            .map_err(StoreError::corrupt("sessions.extensions"))?
+            .into(),
+        no_extensions: row.try_get("no_extensions")?,
     })
 }

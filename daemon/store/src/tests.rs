@@ -33,6 +33,8 @@ fn row(id: &str) -> SessionRow {
         secret_env: crate::Env::default(),
         no_skills: false,
         no_context_files: false,
+        extensions: std::sync::Arc::from([]),
+        no_extensions: false,
     }
 }
 

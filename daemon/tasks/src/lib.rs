@@ -679,6 +679,10 @@ impl Child<'_> {
             append_system_prompt: agent.append_system_prompt.clone(),
             no_skills: agent.no_skills,
             no_context_files: agent.no_context_files,
+            // The parent's choice of pi extensions holds for its subagents, as a pi started
+            // with `-e` passes it on.
+            extensions: self.parent.extensions.to_vec(),
+            no_extensions: self.parent.no_extensions,
         };
         sessions
             .create_as(

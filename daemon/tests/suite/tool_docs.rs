@@ -41,6 +41,8 @@ async fn tools_md_shows_the_job_and_python_tools_as_the_model_sees_them() {
         cwd: home.path().to_path_buf(),
         env: BTreeMap::new().into(),
         sessions: Default::default(),
+        extensions: std::sync::Arc::from([]),
+        no_extensions: false,
     };
     let names = ["bash", "job", "python"].map(str::to_owned);
     let mut generated = String::new();

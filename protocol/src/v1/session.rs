@@ -107,6 +107,15 @@ pub struct SessionCreateParams {
     /// The system prompt carries no context files (`AGENTS.md`, `CLAUDE.md`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_context_files: bool,
+    /// pi extensions this session loads besides the configured ones (pi's `-e FILE`):
+    /// files, directories or package sources (`npm:…`, `git:…`, installed); a relative
+    /// path is relative to `cwd`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
+    /// Load none of the configured extensions (pi's `--no-extensions`); `extensions` still
+    /// load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_extensions: bool,
 }
 
 /// Response of `session/prompt`.

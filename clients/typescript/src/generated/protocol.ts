@@ -4334,6 +4334,12 @@ export interface SessionCreateParams {
     [k: string]: string;
   } | null;
   /**
+   * pi extensions this session loads besides the configured ones (pi's `-e FILE`):
+   * files, directories or package sources (`npm:…`, `git:…`, installed); a relative
+   * path is relative to `cwd`.
+   */
+  extensions?: string[];
+  /**
    * Model: `provider/id`, an id, or a search term, with optional `:level`.
    */
   model?: string | null;
@@ -4345,6 +4351,11 @@ export interface SessionCreateParams {
    * The system prompt carries no context files (`AGENTS.md`, `CLAUDE.md`).
    */
   noContextFiles?: boolean;
+  /**
+   * Load none of the configured extensions (pi's `--no-extensions`); `extensions` still
+   * load.
+   */
+  noExtensions?: boolean;
   /**
    * The system prompt lists no skills (pi's `--no-skills` for discovered ones).
    */

@@ -816,3 +816,105 @@ async fn context_and_provider_request_handlers_change_each_model_request() {
     assert!(logged.contains("\"model\""), "{logged}");
     assert!(logged.contains("added by the context hook"), "{logged}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_ones() {
+    let examples = peers::pi_examples();
+    // The user's own configuration loads `protected-paths` everywhere.
+    let settings = json!({"extensions": [examples.join("protected-paths.ts")]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            ("proj/tools/waiter.ts", WAITER.to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let proj = home.join("proj");
+    let (client, _events) = world.client().await;
+    // pi's `-e ./tools/waiter.ts --no-extensions`: a path relative to the session's
+    // directory, and none of the configured ones.
+    let own = client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: proj.display().to_string(),
+            model: Some(super::harness::MODEL.to_owned()),
+            extensions: vec!["./tools/waiter.ts".to_owned()],
+            no_extensions: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    // Only `--no-extensions`: nothing to load, so nothing starts for it.
+    let none = client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: proj.display().to_string(),
+            model: Some(super::harness::MODEL.to_owned()),
+            no_extensions: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let listed = list(&client).await;
+        if listed
+            .sessions
+            .iter()
+            .any(|session| session.session_id == own.id && !session.extensions.is_empty())
+        {
+            break listed;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session's extensions never loaded: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let loaded: Vec<&str> = listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == own.id)
+        .unwrap()
+        .extensions
+        .iter()
+        .map(|extension| extension.path.as_str())
+        .collect();
+    assert_eq!(
+        loaded,
+        [proj.join("tools/waiter.ts").display().to_string()],
+        "{listed:?}"
+    );
+    assert!(
+        !listed
+            .sessions
+            .iter()
+            .any(|session| session.session_id == none.id),
+        "{listed:?}"
+    );
+
+    // `pictl run -e`: pi's flag, the example's tool offered to the model.
+    let printed = tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+        .args([
+            "run",
+            "--no-session",
+            "--json",
+            "--model",
+            super::harness::MODEL,
+            "-e",
+            &examples.join("hello.ts").display().to_string(),
+            r#"call hello {"name": "flag"}"#,
+        ])
+        .envs(world.daemon.env())
+        .current_dir(&proj)
+        .output()
+        .await
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&printed.stdout);
+    assert!(
+        stdout.contains("Hello, flag!"),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+}
