@@ -817,6 +817,16 @@ async fn context_and_provider_request_handlers_change_each_model_request() {
     assert!(logged.contains("added by the context hook"), "{logged}");
 }
 
+/// A user-written extension whose command and `input` handler throw.
+const THROWER: &str = r#"export default function (pi) {
+  pi.registerCommand("boom", {
+    description: "Throws",
+    handler: async (args) => { throw new Error(`it broke (${args})`); },
+  });
+  pi.on("input", () => { throw new Error("the input handler broke"); });
+}
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_ones() {
     let examples = peers::pi_examples();
@@ -827,6 +837,7 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         &[
             (".pi/agent/settings.json", settings.to_string()),
             ("proj/tools/waiter.ts", WAITER.to_owned()),
+            ("proj/tools/thrower.ts", THROWER.to_owned()),
         ],
     )
     .await;
@@ -840,7 +851,10 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
             cwd: proj.display().to_string(),
             model: Some(super::harness::MODEL.to_owned()),
-            extensions: vec!["./tools/waiter.ts".to_owned()],
+            extensions: vec![
+                "./tools/waiter.ts".to_owned(),
+                "tools/thrower.ts".to_owned(),
+            ],
             no_extensions: true,
             ..Default::default()
         })
@@ -883,8 +897,57 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         .collect();
     assert_eq!(
         loaded,
-        [proj.join("tools/waiter.ts").display().to_string()],
+        [
+            proj.join("tools/waiter.ts").display().to_string(),
+            proj.join("tools/thrower.ts").display().to_string()
+        ],
         "{listed:?}"
+    );
+    // A command that throws: the prompt fails with its error; nothing reaches the model.
+    let calls = world.server.calls();
+    let failed = client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&own.id, "/boom now"))
+        .await
+        .expect_err("a command that throws fails the prompt");
+    assert!(
+        failed
+            .to_string()
+            .contains("the command /boom failed: it broke (now)"),
+        "{failed}"
+    );
+    assert_eq!(world.server.calls(), calls);
+    // An `input` handler that throws: a diagnostic naming the file, and the prompt goes on.
+    let (watcher, mut watched) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: own.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let seen = run(&watcher, &mut watched, &own.id, "call wait_forever_not {}").await;
+    assert!(
+        seen.iter()
+            .any(|event| pi_test_support::events::kind(event) == "agent_end"),
+        "{seen:?}"
+    );
+    assert!(
+        world.server.calls() > calls,
+        "the prompt did not reach the model"
+    );
+    let listed = list(&client).await;
+    let problems = &listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == own.id)
+        .unwrap()
+        .diagnostics;
+    assert!(
+        problems
+            .iter()
+            .any(|problem| problem.path.ends_with("tools/thrower.ts")
+                && problem.error == "input: the input handler broke"),
+        "{problems:?}"
     );
     assert!(
         !listed
