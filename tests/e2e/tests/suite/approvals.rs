@@ -52,7 +52,7 @@ async fn answer(client: &Client, question: &UiRequestParams, choice: &str) {
         .unwrap();
 }
 
-fn result(seen: &[pi_protocol::v1::SessionEventParams]) -> (String, bool) {
+pub(super) fn result(seen: &[pi_protocol::v1::SessionEventParams]) -> (String, bool) {
     let (_, content, is_error, _) = tool_results(seen).remove(0);
     let content: serde_json::Value = serde_json::from_str(&content).unwrap();
     (

@@ -18,8 +18,9 @@ use pi_protocol::v1::{
 use pi_test_support::peers;
 use serde_json::json;
 
+use super::approvals::result as first_result;
 use super::harness::World;
-use super::mcp_faults::{caller, run, session, tool_results};
+use super::mcp_faults::{caller, run, session};
 
 /// A user-written extension whose tool says it runs (a partial result) and waits until
 /// aborted (for the host killed mid-call).
@@ -50,6 +51,27 @@ async fn list(client: &Client) -> ExtensionsListResponse {
         .unwrap()
 }
 
+/// Waits until session `id`'s extensions are open in the host (`session_start` runs while
+/// they open, so its notices may come first); returns the listing that shows them.
+async fn until_loaded(client: &Client, id: &str) -> ExtensionsListResponse {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed = list(client).await;
+        if listed
+            .sessions
+            .iter()
+            .any(|session| session.session_id == id && !session.extensions.is_empty())
+        {
+            return listed;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session's extensions never loaded: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
 async fn next_question(events: &mut Notifications) -> UiRequestParams {
     tokio::time::timeout(
         Duration::from_secs(30),
@@ -59,16 +81,6 @@ async fn next_question(events: &mut Notifications) -> UiRequestParams {
     .expect("a question arrives")
     .unwrap()
     .unwrap()
-}
-
-/// The text of the run's first tool result, and whether it failed.
-fn first_result(seen: &[pi_protocol::v1::SessionEventParams]) -> (String, bool) {
-    let (_, content, is_error, _) = tool_results(seen).remove(0);
-    let content: serde_json::Value = serde_json::from_str(&content).unwrap();
-    (
-        content[0]["text"].as_str().unwrap_or_default().to_owned(),
-        is_error,
-    )
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -471,19 +483,7 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
     // The extensions' commands are listed with the session's as soon as they loaded,
     // before any prompt. (`session_start`'s status is sent while they load: wait until the
     // host says the session's set is open.)
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while !list(&client)
-        .await
-        .sessions
-        .iter()
-        .any(|session| session.session_id == id && !session.extensions.is_empty())
-    {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the extensions never loaded"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    until_loaded(&client, &id).await;
     let got = client
         .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
             session_id: id.clone(),
@@ -870,22 +870,7 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         })
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    let listed = loop {
-        let listed = list(&client).await;
-        if listed
-            .sessions
-            .iter()
-            .any(|session| session.session_id == own.id && !session.extensions.is_empty())
-        {
-            break listed;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "the session's extensions never loaded: {listed:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let listed = until_loaded(&client, &own.id).await;
     let loaded: Vec<&str> = listed
         .sessions
         .iter()
