@@ -32,7 +32,7 @@ impl ExtensionHooks {
 
 impl SessionHooks for ExtensionHooks {
     fn session(&self, environment: &ToolEnvironment) -> Option<Arc<dyn Hooks>> {
-        if !self.host.configured(&choice(environment)) {
+        if !self.host.configured(&environment.cwd, &choice(environment)) {
             return None;
         }
         Some(Arc::new(SessionExtensions {

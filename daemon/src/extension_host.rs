@@ -42,3 +42,96 @@ fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
     }
     std::fs::write(path, text).with_context(|| format!("cannot write {}", path.display()))
 }
+
+/// The user's answers about project extensions (decision 0017): in memory, and in the
+/// store once attached.
+#[derive(Debug, Default)]
+pub struct ExtensionTrust {
+    store: std::sync::OnceLock<crate::store::Store>,
+    // A sync mutex, never held across an await.
+    answers: std::sync::Mutex<std::collections::HashMap<String, bool>>,
+}
+
+impl ExtensionTrust {
+    /// Keeps answers in `store` and loads the ones there.
+    pub async fn attach_store(
+        &self,
+        store: crate::store::Store,
+    ) -> Result<(), crate::store::StoreError> {
+        let rows = store.extension_trust().await?;
+        self.answers()
+            .extend(rows.into_iter().map(|row| (row.path, row.approved)));
+        let _ = self.store.set(store);
+        Ok(())
+    }
+
+    fn answers(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, bool>> {
+        self.answers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Records (`Some`) or forgets (`None`) the answer about each of `paths`.
+    pub async fn answer(
+        &self,
+        paths: &[String],
+        approved: Option<bool>,
+    ) -> Result<(), crate::store::StoreError> {
+        {
+            let mut answers = self.answers();
+            for path in paths {
+                match approved {
+                    Some(approved) => answers.insert(path.clone(), approved),
+                    None => answers.remove(path),
+                };
+            }
+        }
+        let Some(store) = self.store.get() else {
+            return Ok(());
+        };
+        match approved {
+            Some(approved) => store.record_extension_trust(&rows(paths, approved)).await,
+            None => store.forget_extension_trust(paths).await,
+        }
+    }
+}
+
+impl crate::extensions::Approvals for ExtensionTrust {
+    fn approval(&self, path: &str) -> Option<bool> {
+        self.answers().get(path).copied()
+    }
+
+    fn record(
+        &self,
+        paths: Vec<String>,
+        approved: bool,
+    ) -> futures_util::future::BoxFuture<'static, ()> {
+        let store = self.store.get().cloned();
+        {
+            let mut answers = self.answers();
+            for path in &paths {
+                answers.insert(path.clone(), approved);
+            }
+        }
+        Box::pin(async move {
+            let Some(store) = store else {
+                return;
+            };
+            if let Err(error) = store.record_extension_trust(&rows(&paths, approved)).await {
+                tracing::warn!(%error, "cannot store the answer about project extensions; it holds until the daemon stops");
+            }
+        })
+    }
+}
+
+fn rows(paths: &[String], approved: bool) -> Vec<crate::store::ExtensionTrustRow> {
+    let decided_at = pi_util::time::now_millis();
+    paths
+        .iter()
+        .map(|path| crate::store::ExtensionTrustRow {
+            path: path.clone(),
+            approved,
+            decided_at,
+        })
+        .collect()
+}

@@ -172,8 +172,15 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
             idle: Duration::from_secs(config.limits.kernel_idle_secs),
         },
     ));
-    let extensions =
-        extensions::ExtensionHost::new(extension_host::config(&paths)?, spawner.clone());
+    let extension_trust = Arc::new(extension_host::ExtensionTrust::default());
+    if let Err(error) = extension_trust.attach_store(store.clone()).await {
+        tracing::warn!(%error, "cannot read the answers about project extensions");
+    }
+    let extensions = extensions::ExtensionHost::new(
+        extension_host::config(&paths)?,
+        spawner.clone(),
+        extension_trust.clone(),
+    );
     let services = session::SessionServices {
         hooks: std::sync::Arc::new(extension_hooks::ExtensionHooks::new(extensions.clone())),
         models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
@@ -209,6 +216,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     state.jobs = Some(jobs);
     state.kernels = Some(kernels);
     state.extensions = Some(extensions);
+    state.extension_trust = extension_trust;
     state.heap_bytes = options.heap_bytes;
     let state = Arc::new(state);
     match state.store.policy_modes().await {

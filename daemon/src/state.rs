@@ -45,6 +45,9 @@ pub struct DaemonState {
     pub kernels: Option<std::sync::Arc<crate::kernels::KernelPool>>,
     /// The extension host (none in-process unless a test sets one).
     pub extensions: Option<std::sync::Arc<crate::extensions::ExtensionHost>>,
+    /// The user's answers about project extensions (kept in memory unless the daemon
+    /// attached the store).
+    pub extension_trust: Arc<crate::extension_host::ExtensionTrust>,
     /// Starts the processes of user shell commands (the daemon's guard in `pid`).
     pub spawner: pi_tools::spawn::Spawner,
     /// Who started this process.
@@ -89,6 +92,7 @@ impl DaemonState {
             jobs: None,
             kernels: None,
             extensions: None,
+            extension_trust: Arc::default(),
             policy: None,
             store,
             spawner: pi_tools::spawn::Spawner::direct(),

@@ -113,9 +113,12 @@ impl BuiltinTools {
         &self,
         environment: &ToolEnvironment,
     ) -> Option<&Arc<crate::extensions::ExtensionHost>> {
-        self.extensions
-            .as_ref()
-            .filter(|host| host.configured(&crate::extension_hooks::choice(environment)))
+        self.extensions.as_ref().filter(|host| {
+            host.configured(
+                &environment.cwd,
+                &crate::extension_hooks::choice(environment),
+            )
+        })
     }
 
     /// The tools' shared locks (the language servers' edits take them too).

@@ -121,6 +121,9 @@ _pictl() {
             pictl__subcmd__extensions,restart)
                 cmd="pictl__subcmd__extensions__subcmd__restart"
                 ;;
+            pictl__subcmd__extensions,trust)
+                cmd="pictl__subcmd__extensions__subcmd__trust"
+                ;;
             pictl__subcmd__extensions__subcmd__help,help)
                 cmd="pictl__subcmd__extensions__subcmd__help__subcmd__help"
                 ;;
@@ -129,6 +132,9 @@ _pictl() {
                 ;;
             pictl__subcmd__extensions__subcmd__help,restart)
                 cmd="pictl__subcmd__extensions__subcmd__help__subcmd__restart"
+                ;;
+            pictl__subcmd__extensions__subcmd__help,trust)
+                cmd="pictl__subcmd__extensions__subcmd__help__subcmd__trust"
                 ;;
             pictl__subcmd__help,abort)
                 cmd="pictl__subcmd__help__subcmd__abort"
@@ -213,6 +219,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help__subcmd__extensions,restart)
                 cmd="pictl__subcmd__help__subcmd__extensions__subcmd__restart"
+                ;;
+            pictl__subcmd__help__subcmd__extensions,trust)
+                cmd="pictl__subcmd__help__subcmd__extensions__subcmd__trust"
                 ;;
             pictl__subcmd__help__subcmd__lsp,list)
                 cmd="pictl__subcmd__help__subcmd__lsp__subcmd__list"
@@ -618,7 +627,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__extensions)
-            opts="-h --help list restart help"
+            opts="-h --help list restart trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -632,7 +641,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__extensions__subcmd__help)
-            opts="list restart help"
+            opts="list restart trust help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -687,6 +696,20 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__extensions__subcmd__help__subcmd__trust)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__extensions__subcmd__list)
             opts="-h --session --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -712,6 +735,24 @@ _pictl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__extensions__subcmd__trust)
+            opts="-h --deny --forget --cwd --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -892,7 +933,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__extensions)
-            opts="list restart"
+            opts="list restart trust"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -920,6 +961,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__extensions__subcmd__restart)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__extensions__subcmd__trust)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -1,11 +1,12 @@
-//! `pictl extensions list|restart`: the extension host every session shares, and what each
-//! session's pi extensions loaded.
+//! `pictl extensions list|restart|trust`: the extension host every session shares, what each
+//! session's pi extensions loaded, and the answers about the extensions projects bring.
 
 use std::process::ExitCode;
 
 use clap::Subcommand;
 use pi_protocol::v1::{
-    ExtensionsList, ExtensionsListParams, ExtensionsRestart, ExtensionsRestartParams,
+    ExtensionTrustDecision, ExtensionsList, ExtensionsListParams, ExtensionsRestart,
+    ExtensionsRestartParams, ExtensionsTrust, ExtensionsTrustParams,
 };
 
 use crate::daemon_client;
@@ -26,6 +27,21 @@ pub enum ExtensionsCommand {
     },
     /// End the extension host (failures forgotten); the next use starts it again
     Restart,
+    /// Approve the extensions this project brings (they run only once approved); sessions
+    /// that skipped them load them now
+    Trust {
+        /// Only these of its extensions (files or directories; default: all of them)
+        paths: Vec<String>,
+        /// Refuse them: sessions never load them and stop asking
+        #[arg(long, conflicts_with = "forget")]
+        deny: bool,
+        /// Forget the answer: the next session asks again
+        #[arg(long)]
+        forget: bool,
+        /// The project directory (default: the current one)
+        #[arg(long)]
+        cwd: Option<std::path::PathBuf>,
+    },
 }
 
 /// Runs `pictl extensions ...`.
@@ -105,6 +121,35 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                 .call::<ExtensionsRestart>(&ExtensionsRestartParams {})
                 .await?;
             print_json(&serde_json::to_value(&restarted).unwrap_or_default());
+            Ok(ExitCode::SUCCESS)
+        }
+        ExtensionsCommand::Trust {
+            paths,
+            deny,
+            forget,
+            cwd,
+        } => {
+            let cwd = daemon_client::working_directory(cwd.as_deref())?;
+            let decision = match (deny, forget) {
+                (true, _) => ExtensionTrustDecision::Deny,
+                (_, true) => ExtensionTrustDecision::Forget,
+                _ => ExtensionTrustDecision::Approve,
+            };
+            let answer = client
+                .call::<ExtensionsTrust>(&ExtensionsTrustParams {
+                    cwd: cwd.display().to_string(),
+                    paths,
+                    decision,
+                })
+                .await?;
+            let lines: Vec<String> = answer
+                .extensions
+                .iter()
+                .map(|extension| {
+                    format!("{}: {}\n", shown_path(&extension.path), extension.approval)
+                })
+                .collect();
+            print_text(&lines.concat());
             Ok(ExitCode::SUCCESS)
         }
     }

@@ -100,6 +100,7 @@ fn host(home: &Path, extensions: &[String]) -> Arc<ExtensionHost> {
             agent_dir,
         },
         pi_tools::spawn::Spawner::direct(),
+        Arc::new(pi_extensions::NoApprovals),
     )
 }
 

@@ -30,10 +30,12 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use tokio::sync::watch;
 
+pub mod approval;
 mod error;
 pub mod hooks;
 pub mod tool;
 
+pub use approval::{Approvals, NoApprovals};
 pub use error::ExtensionError;
 
 /// How long the host may take to start: Node and the pinned package take about a second,
@@ -197,6 +199,8 @@ pub struct SessionSet {
     pub diagnostics: Vec<Diagnostic>,
     /// Candidates left out: project extensions not approved.
     pub skipped: Vec<Diagnostic>,
+    /// The skipped ones nobody answered about yet.
+    pub unapproved: Vec<String>,
     // The host run it was opened in; another run has not heard of it.
     generation: u64,
 }
@@ -235,6 +239,8 @@ struct Session {
     last_dialog: Option<std::time::Instant>,
     // What extensions read of the session without asking (pi's getters), as last told.
     state: serde_json::Map<String, Value>,
+    // Its pending question about the project's extensions.
+    approving: Option<tokio::task::AbortHandle>,
 }
 
 /// The host run that is up: its connection and process.
@@ -262,6 +268,7 @@ pub struct ExtensionHost {
     sessions: Mutex<HashMap<String, Session>>,
     generation: std::sync::atomic::AtomicU64,
     versions: Mutex<Option<Value>>,
+    approvals: Arc<dyn Approvals>,
     me: Weak<ExtensionHost>,
 }
 
@@ -293,8 +300,9 @@ pub struct HostStatus {
 }
 
 impl ExtensionHost {
-    /// A host that starts on first use, through `spawner` (the daemon's guard).
-    pub fn new(config: HostConfig, spawner: Spawner) -> Arc<Self> {
+    /// A host that starts on first use, through `spawner` (the daemon's guard), loading the
+    /// project extensions `approvals` approves.
+    pub fn new(config: HostConfig, spawner: Spawner, approvals: Arc<dyn Approvals>) -> Arc<Self> {
         let pool = pi_supervisor::Pool::default();
         Arc::new_cyclic(|me| ExtensionHost {
             config,
@@ -304,6 +312,7 @@ impl ExtensionHost {
             sessions: Mutex::new(HashMap::new()),
             generation: std::sync::atomic::AtomicU64::new(0),
             versions: Mutex::new(None),
+            approvals,
             me: me.clone(),
         })
     }
@@ -312,18 +321,22 @@ impl ExtensionHost {
         self.sessions.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether anything could load for a session that chose `choice`, cheaply and without
-    /// the host: extensions of its own (`-e`), or — unless it chose none of the configured
-    /// ones — the global extension directory with entries, or the user's settings naming
-    /// extensions or packages. Project extensions alone do not count: they load only once
-    /// approved, so they would start (and, the first time, install) the host for nothing.
-    /// Sessions for which this is false pay nothing.
-    pub fn configured(&self, choice: &Choice) -> bool {
+    /// Whether anything could load for a session in `cwd` that chose `choice`, cheaply and
+    /// without the host: extensions of its own (`-e`), or — unless it chose none of the
+    /// configured ones — a global or project extension directory with entries, or the
+    /// user's or the project's settings naming extensions or packages (project ones load
+    /// once approved, and are asked about). Sessions for which this is false pay nothing.
+    pub fn configured(&self, cwd: &Path, choice: &Choice) -> bool {
+        let has_entries =
+            |dir: PathBuf| std::fs::read_dir(dir).is_ok_and(|mut entries| entries.next().is_some());
         !choice.paths.is_empty()
             || !choice.no_extensions
-                && (std::fs::read_dir(self.config.agent_dir.join("extensions"))
-                    .is_ok_and(|mut entries| entries.next().is_some())
-                    || names_extensions(&self.config.agent_dir.join("settings.json")))
+                && [self.config.agent_dir.clone(), cwd.join(".pi")]
+                    .into_iter()
+                    .any(|dir| {
+                        has_entries(dir.join("extensions"))
+                            || names_extensions(&dir.join("settings.json"))
+                    })
     }
 
     /// Session `session_id` (in `cwd`) may use extensions: they load in the background;
@@ -352,6 +365,7 @@ impl ExtensionHost {
                     dialogs: 0,
                     last_dialog: None,
                     state: serde_json::Map::new(),
+                    approving: None,
                 },
             );
             set
@@ -398,6 +412,9 @@ impl ExtensionHost {
         let Some(session) = self.sessions().remove(session_id) else {
             return;
         };
+        if let Some(task) = &session.approving {
+            task.abort();
+        }
         self.release(session_id);
         let Some(running) = self.supervision.running() else {
             return;
@@ -490,7 +507,16 @@ impl ExtensionHost {
             .try_open(session_id, &cwd, &choice, has_ui, state, entries)
             .await
         {
-            Ok(set) => set,
+            Ok(set) => {
+                if !set.unapproved.is_empty() {
+                    self.ask_approval(
+                        session_id,
+                        &cwd.display().to_string(),
+                        set.unapproved.clone(),
+                    );
+                }
+                set
+            }
             Err(error) => SessionSet {
                 diagnostics: vec![Diagnostic {
                     path: self.config.script.display().to_string(),
@@ -513,37 +539,31 @@ impl ExtensionHost {
         let running = self.connection(session_id).await?;
         let agent_dir = self.config.agent_dir.display().to_string();
         let cwd_text = cwd.display().to_string();
-        let discovered: Discovered = decode(
-            running
-                .peer
-                .request(
-                    "discover",
-                    json!({"cwd": cwd_text, "agentDir": agent_dir,
-                        "extensionPaths": choice.paths, "noExtensions": choice.no_extensions}),
-                    Some(OPEN_TIMEOUT),
-                )
-                .await?,
-        )?;
-        // Project extensions are code the project brings: they wait for an approval
+        let discovered = self.discover(&running, cwd, choice).await?;
+        // Project extensions are code the project brings: they load once approved
         // (decision 0017); until then they are listed, not loaded.
-        let (load, skipped): (Vec<Found>, Vec<Found>) = discovered
-            .extensions
-            .into_iter()
-            .partition(|found| found.scope != "project");
-        let skipped = skipped
-            .into_iter()
-            .map(|found| Diagnostic {
-                path: found.path,
-                error: "a project extension runs only once approved, and pid cannot approve \
-                        them yet: not loaded; to run it, name it in your own settings \
-                        (`extensions` of ~/.pi/agent/settings.json)"
-                    .to_owned(),
-            })
-            .collect();
-        let paths: Vec<&str> = load.iter().map(|found| found.path.as_str()).collect();
+        let mut paths: Vec<&str> = Vec::new();
+        let mut skipped = Vec::new();
+        let mut unapproved = Vec::new();
+        for found in &discovered.extensions {
+            let approval = if found.scope == "project" {
+                self.approvals.approval(&found.path)
+            } else {
+                Some(true)
+            };
+            match approval {
+                Some(true) => paths.push(&found.path),
+                None => {
+                    skipped.push(approval::skipped(&found.path, None));
+                    unapproved.push(found.path.clone());
+                }
+                Some(false) => skipped.push(approval::skipped(&found.path, Some(false))),
+            }
+        }
         let mut set = SessionSet {
             skipped,
-            diagnostics: discovered.errors,
+            unapproved,
+            diagnostics: discovered.errors.clone(),
             generation: running.generation,
             ..SessionSet::default()
         };
@@ -575,6 +595,27 @@ impl ExtensionHost {
             );
         }
         Ok(set)
+    }
+
+    /// What pi's package manager finds for a session in `cwd` that chose `choice`.
+    async fn discover(
+        &self,
+        running: &Running,
+        cwd: &Path,
+        choice: &Choice,
+    ) -> Result<Discovered, ExtensionError> {
+        decode(
+            running
+                .peer
+                .request(
+                    "discover",
+                    json!({"cwd": cwd.display().to_string(),
+                        "agentDir": self.config.agent_dir.display().to_string(),
+                        "extensionPaths": choice.paths, "noExtensions": choice.no_extensions}),
+                    Some(OPEN_TIMEOUT),
+                )
+                .await?,
+        )
     }
 
     /// Sends a request about a session to the host that opened its set.

@@ -89,6 +89,7 @@ pub async fn dispatch(
         LspList => |p| methods::lsp::list(context, p),
         ExtensionsList => |p| methods::extensions::list(context, p),
         ExtensionsRestart => |p| methods::extensions::restart(context, p),
+        ExtensionsTrust => |p| methods::extensions::trust(context, p),
         JobList => |p| methods::pools::list_jobs(context, p),
         JobKill => |p| methods::pools::kill_job(context, p),
         KernelList => |p| methods::pools::list_kernels(context, p),

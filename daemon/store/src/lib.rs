@@ -15,6 +15,7 @@
 mod approvals;
 mod entries;
 mod error;
+mod extensions;
 mod history;
 mod jobs;
 mod mcp;
@@ -24,6 +25,7 @@ mod writer;
 
 pub use entries::{NewEntry, StoredEntry};
 pub use error::{StorageFailure, StoreError};
+pub use extensions::ExtensionTrustRow;
 pub use history::HistoryRow;
 pub use jobs::JobRow;
 pub use mcp::McpTrustRow;

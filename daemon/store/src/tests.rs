@@ -454,3 +454,37 @@ async fn the_allow_list_migration_moves_every_unknown_or_credential_variable_out
         }
     }
 }
+
+/// Answers about project extensions survive reopening the file, a later answer replaces an
+/// earlier one, and a forgotten one is gone.
+#[tokio::test]
+async fn extension_answers_are_kept_replaced_and_forgotten() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("pi.db");
+    let store = Store::open(&path).await.unwrap();
+    let answer = |path: &str, approved: bool, decided_at: i64| ExtensionTrustRow {
+        path: path.to_owned(),
+        approved,
+        decided_at,
+    };
+    store
+        .record_extension_trust(&[answer("/p/a.ts", true, 1), answer("/p/b.ts", true, 1)])
+        .await
+        .unwrap();
+    store
+        .record_extension_trust(&[answer("/p/b.ts", false, 2), answer("/p/c.ts", true, 2)])
+        .await
+        .unwrap();
+    store
+        .forget_extension_trust(&["/p/c.ts".to_owned()])
+        .await
+        .unwrap();
+    store.close().await;
+    let store = Store::open(&path).await.unwrap();
+    let mut rows = store.extension_trust().await.unwrap();
+    rows.sort_by(|a, b| a.path.cmp(&b.path));
+    assert_eq!(
+        rows,
+        [answer("/p/a.ts", true, 1), answer("/p/b.ts", false, 2)]
+    );
+}

@@ -98,6 +98,52 @@ pub struct ExtensionsRestartResponse {
     pub restarted: bool,
 }
 
+/// What to do about a project's extensions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum ExtensionTrustDecision {
+    /// Load them (sessions that skipped them load them now).
+    #[default]
+    Approve,
+    /// Never load them, and stop asking.
+    Deny,
+    /// Forget the answer: the next session asks again.
+    Forget,
+}
+
+/// Params of `extensions/trust`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsTrustParams {
+    /// The absolute project directory that brings the extensions.
+    pub cwd: String,
+    /// Which of its extensions (files or directories, absolute or relative to `cwd`);
+    /// empty: all of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<String>,
+    /// The answer (default `approve`).
+    #[serde(default)]
+    pub decision: ExtensionTrustDecision,
+}
+
+/// Response of `extensions/trust`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsTrustResponse {
+    /// The project's extensions the answer was about, with where each stands now.
+    pub extensions: Vec<ExtensionApproval>,
+}
+
+/// Where one project extension stands.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionApproval {
+    /// The extension's file.
+    pub path: String,
+    /// `approved`, `refused` or `not asked yet`.
+    pub approval: String,
+}
+
 /// Notification `extension/ui` (daemon → attached clients): what a session's extensions show
 /// outside dialogs (pi's `ctx.ui.notify`, `setStatus`, `setWidget`, `setTitle`,
 /// `setWorkingMessage`, `setEditorText`). Texts may carry the ANSI colours of pi's theme.

@@ -168,6 +168,9 @@ crate::method_table! {
     /// Ends the extension host (failures forgotten); the next use starts it again and
     /// sessions load their extensions anew.
     ExtensionsRestart = "extensions/restart" (ExtensionsRestartParams) -> ExtensionsRestartResponse;
+    /// Approves, refuses or forgets the extensions a project brings (project extensions load
+    /// only once approved); sessions that skipped approved ones load them now.
+    ExtensionsTrust = "extensions/trust" (ExtensionsTrustParams) -> ExtensionsTrustResponse;
 }
 
 crate::notification_table! {

@@ -100,6 +100,13 @@ export type ResourceDiagnosticKind = "warning" | "collision";
  */
 export type Supervisor = "systemd" | "launchd" | "client" | "manual";
 /**
+ * What to do about a project's extensions.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionTrustDecision".
+ */
+export type ExtensionTrustDecision = "approve" | "deny" | "forget";
+/**
  * What to do about a project server.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1226,6 +1233,7 @@ export interface ProtocolV1 {
   DaemonStatusMethod?: DaemonStatusMethod;
   ExtensionsListMethod?: ExtensionsListMethod;
   ExtensionsRestartMethod?: ExtensionsRestartMethod;
+  ExtensionsTrustMethod?: ExtensionsTrustMethod;
   HistorySearchMethod?: HistorySearchMethod;
   InitializeMethod?: InitializeMethod;
   JobKillMethod?: JobKillMethod;
@@ -1860,6 +1868,66 @@ export interface ExtensionsRestartResponse {
    * Whether a host was running (it is ended; the next use starts it again).
    */
   restarted: boolean;
+}
+/**
+ * Approves, refuses or forgets the extensions a project brings (project extensions load
+ *  only once approved); sessions that skipped approved ones load them now.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsTrustMethod".
+ */
+export interface ExtensionsTrustMethod {
+  params: ExtensionsTrustParams;
+  result: ExtensionsTrustResponse;
+}
+/**
+ * Params of `extensions/trust`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsTrustParams".
+ */
+export interface ExtensionsTrustParams {
+  /**
+   * The absolute project directory that brings the extensions.
+   */
+  cwd: string;
+  /**
+   * The answer (default `approve`).
+   */
+  decision?: "approve" | "deny" | "forget";
+  /**
+   * Which of its extensions (files or directories, absolute or relative to `cwd`);
+   * empty: all of them.
+   */
+  paths?: string[];
+}
+/**
+ * Response of `extensions/trust`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsTrustResponse".
+ */
+export interface ExtensionsTrustResponse {
+  /**
+   * The project's extensions the answer was about, with where each stands now.
+   */
+  extensions: ExtensionApproval[];
+}
+/**
+ * Where one project extension stands.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionApproval".
+ */
+export interface ExtensionApproval {
+  /**
+   * `approved`, `refused` or `not asked yet`.
+   */
+  approval: string;
+  /**
+   * The extension's file.
+   */
+  path: string;
 }
 /**
  * Searches the prompt history shared by all clients, newest first.
@@ -7244,6 +7312,7 @@ export interface MethodMap {
   "daemon/status": DaemonStatusMethod;
   "extensions/list": ExtensionsListMethod;
   "extensions/restart": ExtensionsRestartMethod;
+  "extensions/trust": ExtensionsTrustMethod;
   "history/search": HistorySearchMethod;
   "initialize": InitializeMethod;
   "job/kill": JobKillMethod;

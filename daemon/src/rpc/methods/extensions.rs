@@ -1,9 +1,11 @@
-//! `extensions/list` and `extensions/restart`: the extension host every session shares, and
-//! each session's pi extensions.
+//! `extensions/list`, `extensions/restart` and `extensions/trust`: the extension host every
+//! session shares, each session's pi extensions, and the user's answers about the extensions
+//! projects bring.
 
 use pi_protocol::v1::{
-    ExtensionDiagnostic, ExtensionHostStatus, ExtensionInfo, ExtensionsListParams,
-    ExtensionsListResponse, ExtensionsRestartParams, ExtensionsRestartResponse, SessionExtensions,
+    ExtensionApproval, ExtensionDiagnostic, ExtensionHostStatus, ExtensionInfo,
+    ExtensionTrustDecision, ExtensionsListParams, ExtensionsListResponse, ExtensionsRestartParams,
+    ExtensionsRestartResponse, ExtensionsTrustParams, ExtensionsTrustResponse, SessionExtensions,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -89,4 +91,85 @@ pub async fn restart(
     let running = host.status().pid.is_some();
     host.restart();
     Ok(ExtensionsRestartResponse { restarted: running })
+}
+
+/// Approves, refuses or forgets the extensions the project in `params.cwd` brings (all of
+/// them, or those under `params.paths`).
+pub async fn trust(
+    context: &RequestContext,
+    params: ExtensionsTrustParams,
+) -> Result<ExtensionsTrustResponse, ErrorObject> {
+    let host = host(context)?;
+    let cwd = crate::session::params::absolute_path("cwd", &params.cwd)
+        .map_err(crate::rpc::errors::session)?;
+    let found = host.project_extensions(&cwd).await.map_err(|error| {
+        ErrorObject::new(
+            ErrorKind::Internal,
+            format!("cannot find the project's extensions: {error}"),
+        )
+    })?;
+    if found.is_empty() {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!(
+                "{} brings no pi extensions (none in .pi/extensions/, none named by \
+                 .pi/settings.json `extensions` or installed `packages`)",
+                cwd.display()
+            ),
+        ));
+    }
+    let mut chosen: Vec<String> = Vec::new();
+    for wanted in &params.paths {
+        let wanted = cwd.join(wanted);
+        let matching: Vec<&String> = found
+            .iter()
+            .map(|(path, _)| path)
+            .filter(|path| std::path::Path::new(path).starts_with(&wanted))
+            .collect();
+        if matching.is_empty() {
+            let known: Vec<&str> = found.iter().map(|(path, _)| path.as_str()).collect();
+            return Err(ErrorObject::new(
+                ErrorKind::NotFound,
+                format!(
+                    "{} is not an extension {} brings; its extensions are: {}",
+                    wanted.display(),
+                    cwd.display(),
+                    known.join(", ")
+                ),
+            ));
+        }
+        chosen.extend(matching.into_iter().cloned());
+    }
+    if params.paths.is_empty() {
+        chosen = found.iter().map(|(path, _)| path.clone()).collect();
+    }
+    chosen.dedup();
+    let approved = match params.decision {
+        ExtensionTrustDecision::Approve => Some(true),
+        ExtensionTrustDecision::Deny => Some(false),
+        ExtensionTrustDecision::Forget => None,
+    };
+    context
+        .state
+        .extension_trust
+        .answer(&chosen, approved)
+        .await
+        .map_err(crate::rpc::errors::storage(&context.state.store))?;
+    if let Some(approved) = approved {
+        host.reconsider(&chosen, approved);
+    }
+    let approval = match approved {
+        Some(true) => "approved",
+        Some(false) => "refused",
+        None => "not asked yet",
+    };
+    Ok(ExtensionsTrustResponse {
+        extensions: chosen
+            .into_iter()
+            .map(|path| ExtensionApproval {
+                path,
+                approval: approval.to_owned(),
+            })
+            .collect(),
+    })
 }

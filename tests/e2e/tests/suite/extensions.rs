@@ -3,8 +3,8 @@
 //! register (`hello`), `tool_call` handlers that block (`protected-paths`) or ask the
 //! session's clients (`permission-gate`, answered from a second client; blocked at once
 //! under `pictl run`, which answers no dialogs); a broken extension is a diagnostic naming
-//! its file; a project extension waits for an approval and a project's packages are not
-//! installed; the host
+//! its file; a project extension loads once approved (asked of the session's clients, or
+//! `pictl extensions trust`), and a project's packages are not installed; the host
 //! killed mid-call fails that call clearly and the next call starts it again; a daemon whose
 //! sessions have no extension never starts the host.
 
@@ -285,7 +285,7 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
         project_a.skipped.iter().any(|skipped| skipped
             .path
             .ends_with("proj-a/.pi/extensions/project.ts")
-            && skipped.error.contains("only once approved")),
+            && skipped.error.contains("not approved yet")),
         "{project_a:?}"
     );
 
@@ -964,5 +964,176 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         stdout.contains("Hello, flag!"),
         "{stdout}\n{}",
         String::from_utf8_lossy(&printed.stderr)
+    );
+}
+
+/// A project's own extension: a tool that says where it comes from.
+const PROJECT_TOOL: &str = "export default function (pi) { pi.registerTool({name: \"project_tool\", \
+     label: \"P\", description: \"p\", parameters: {type: \"object\"}, \
+     async execute() { return {content: [{type: \"text\", text: \"from the project\"}], \
+     details: {}}; }}); }\n";
+
+/// `pictl extensions trust ARGS` in `dir`: (success, stdout, stderr).
+async fn trust(world: &World, dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+        .args(["extensions", "trust"])
+        .args(args)
+        .envs(world.daemon.env())
+        .current_dir(dir)
+        .output()
+        .await
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+fn skipped_of(listed: &ExtensionsListResponse, id: &str) -> Vec<(String, String)> {
+    listed
+        .sessions
+        .iter()
+        .filter(|session| session.session_id == id)
+        .flat_map(|session| &session.skipped)
+        .map(|skipped| (skipped.path.clone(), skipped.error.clone()))
+        .collect()
+}
+
+/// Waits until session `id` lists a skipped extension whose reason contains `reason`.
+async fn until_skipped(client: &Client, id: &str, reason: &str) -> Vec<(String, String)> {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let skipped = skipped_of(&list(client).await, id);
+        if skipped.iter().any(|(_, error)| error.contains(reason)) {
+            return skipped;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "never skipped for \"{reason}\": {skipped:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_project_extension_loads_once_approved_by_a_client_or_pictl() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            ("proj-a/.pi/extensions/project.ts", PROJECT_TOOL.to_owned()),
+            ("proj-b/.pi/extensions/project.ts", PROJECT_TOOL.to_owned()),
+            ("proj-c/README.md", "no extensions here\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let proj_a = home.join("proj-a");
+    let extension_a = proj_a
+        .join(".pi/extensions/project.ts")
+        .display()
+        .to_string();
+
+    // The first session in the project: the extension is skipped and its clients are asked.
+    let (client, mut events, first) = session(&world, &proj_a.display().to_string()).await;
+    let (watcher, mut watched) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: first.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let question = next_question(&mut watched).await;
+    let UiRequest::Confirm { title, message } = &question.request else {
+        panic!("not a confirm: {question:?}");
+    };
+    assert!(
+        title.contains("Load the pi extensions") && title.contains("proj-a"),
+        "{title}"
+    );
+    assert!(message.contains(&extension_a), "{message}");
+    assert_eq!(
+        skipped_of(&list(&client).await, &first),
+        [(
+            extension_a.clone(),
+            "a project extension not approved yet: not loaded until you approve it (answer the \
+             question in an attached client, or `pictl extensions trust` in the project)"
+                .to_owned()
+        )]
+    );
+    // Until approved, the model is not offered its tool.
+    let seen = run(&client, &mut events, &first, "call project_tool {}").await;
+    assert!(
+        super::mcp_faults::tool_results(&seen).is_empty(),
+        "an unapproved extension's tool ran: {seen:?}"
+    );
+
+    // The watcher approves: the session loads it, says so, and the model can call it.
+    watcher
+        .call::<UiRespond>(&UiRespondParams {
+            session_id: first.clone(),
+            request_id: question.request_id.clone(),
+            answer: UiAnswer {
+                confirmed: Some(true),
+                ..UiAnswer::default()
+            },
+        })
+        .await
+        .unwrap();
+    ui_until(&world, &mut watched, notified("Extensions loaded")).await;
+    until_loaded(&client, &first).await;
+    let seen = run(&client, &mut events, &first, "call project_tool {}").await;
+    assert_eq!(first_result(&seen), ("from the project".to_owned(), false));
+
+    // A second session in the project loads it straight away, asking nobody.
+    let (other, _other_events, second) = session(&world, &proj_a.display().to_string()).await;
+    let listed = until_loaded(&other, &second).await;
+    assert!(skipped_of(&listed, &second).is_empty(), "{listed:?}");
+
+    // Another project: refused from the command line, its question withdrawn; then
+    // approved from the command line, it loads into the session that skipped it.
+    let proj_b = home.join("proj-b");
+    let extension_b = proj_b
+        .join(".pi/extensions/project.ts")
+        .display()
+        .to_string();
+    let (b_client, mut b_events, b) = session(&world, &proj_b.display().to_string()).await;
+    next_question(&mut b_events).await;
+    let (ok, stdout, stderr) = trust(&world, &proj_b, &["--deny"]).await;
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.ends_with("proj-b/.pi/extensions/project.ts: refused\n"),
+        "{stdout}"
+    );
+    until_skipped(&b_client, &b, "a project extension you refused").await;
+    let (ok, stdout, stderr) = trust(&world, &proj_b, &[".pi/extensions"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.ends_with("project.ts: approved\n"), "{stdout}");
+    until_loaded(&b_client, &b).await;
+    let seen = run(&b_client, &mut b_events, &b, "call project_tool {}").await;
+    assert_eq!(first_result(&seen), ("from the project".to_owned(), false));
+
+    // What the command line refuses, with what to do instead.
+    let (ok, _, stderr) = trust(&world, &home.join("proj-c"), &[]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!(
+            "{} brings no pi extensions (none in .pi/extensions/, none named by \
+             .pi/settings.json `extensions` or installed `packages`)",
+            home.join("proj-c").display()
+        )),
+        "{stderr}"
+    );
+    let (ok, _, stderr) = trust(&world, &proj_b, &["elsewhere.ts"]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains(&format!(
+            "{} is not an extension {} brings; its extensions are: {extension_b}",
+            proj_b.join("elsewhere.ts").display(),
+            proj_b.display()
+        )),
+        "{stderr}"
     );
 }
