@@ -672,6 +672,19 @@ async fn act(
             })
             .await?;
         }
+        "setActiveTools" => {
+            let names: Vec<String> = action["names"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|name| name.as_str().map(str::to_owned))
+                .collect();
+            send(registry, session_id, |reply| Command::SetActiveTools {
+                names: names.clone(),
+                reply,
+            })
+            .await?;
+        }
         "setThinkingLevel" => {
             let level = text("level");
             send(registry, session_id, |reply| Command::SetThinking {

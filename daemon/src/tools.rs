@@ -578,6 +578,15 @@ impl ToolSource for ExtensionSource {
             }),
         })
     }
+
+    /// pi: a tool an extension registers under a built-in's name replaces it.
+    fn overrides(&self, _name: &str) -> bool {
+        true
+    }
+
+    fn active(&self) -> Option<Vec<String>> {
+        self.host.active_tools(&self.environment.session_id)
+    }
 }
 
 /// Several sources as one: their tools in order, their waits together.
@@ -586,6 +595,16 @@ struct Sources(Vec<Arc<dyn ToolSource>>);
 impl ToolSource for Sources {
     fn tools(&self) -> Vec<Arc<dyn Tool>> {
         self.0.iter().flat_map(|source| source.tools()).collect()
+    }
+
+    fn overrides(&self, name: &str) -> bool {
+        self.0.iter().any(|source| {
+            source.overrides(name) && source.tools().iter().any(|tool| tool.name() == name)
+        })
+    }
+
+    fn active(&self) -> Option<Vec<String>> {
+        self.0.iter().find_map(|source| source.active())
     }
 
     fn awaited(&self) -> Option<pi_agent::ToolWait> {

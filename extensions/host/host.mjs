@@ -192,11 +192,20 @@ function coreActions(sessionId, state) {
     },
     getSessionName: () => state.sessionName ?? undefined,
     setLabel: (entryId, label) => action("setLabel", { entryId, label: label ?? null }),
-    getActiveTools: () => [...state.activeTools],
-    getAllTools: () => state.allTools,
+    // pi's registry: the session's tools, with the ones extensions register (an
+    // extension's tool under a built-in's name replaces it; new ones are active).
+    getActiveTools: () =>
+      state.chosenTools
+        ? [...state.chosenTools]
+        : [...new Set([...state.activeTools, ...registered(sessionId).map((tool) => tool.name)])],
+    getAllTools: () => {
+      const own = registered(sessionId);
+      const names = new Set(own.map((tool) => tool.name));
+      return [...state.allTools.filter((tool) => !names.has(tool.name)), ...own];
+    },
     setActiveTools: (names) => {
-      state.activeTools = [...names];
-      action("setActiveTools", { names });
+      state.chosenTools = [...names];
+      action("setActiveTools", { names: [...names] });
     },
     refreshTools: () => {
       const open = sessions.get(sessionId);
@@ -232,6 +241,18 @@ function contextActions(sessionId, state) {
       }),
     getSystemPrompt: () => state.systemPrompt ?? "",
   };
+}
+
+/** The tools session `sessionId`'s extensions registered, as pi's `getAllTools` shows them. */
+function registered(sessionId) {
+  const open = sessions.get(sessionId);
+  if (!open) return [];
+  return open.runner.getAllRegisteredTools().map(({ definition, sourceInfo }) => ({
+    name: definition.name,
+    description: definition.description ?? "",
+    parameters: definition.parameters,
+    sourceInfo,
+  }));
 }
 
 function toolsOf(runner) {

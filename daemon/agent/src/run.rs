@@ -275,9 +275,14 @@ impl Run<'_> {
         }
         let mut tools = self.config.tools.clone();
         for tool in source.tools() {
-            if !tools.iter().any(|own| own.name() == tool.name()) {
-                tools.push(tool);
+            match tools.iter().position(|own| own.name() == tool.name()) {
+                Some(at) if source.overrides(tool.name()) => tools[at] = tool,
+                Some(_) => {}
+                None => tools.push(tool),
             }
+        }
+        if let Some(active) = source.active() {
+            tools.retain(|tool| active.iter().any(|name| name == tool.name()));
         }
         self.tools = tools;
     }

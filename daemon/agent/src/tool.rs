@@ -93,6 +93,16 @@ pub trait ToolSource: Send + Sync {
     /// Tools on their way that the next request should wait for; `None` when nothing is
     /// worth waiting for.
     fn awaited(&self) -> Option<ToolWait>;
+    /// Whether its tool `name` replaces the run's own tool of that name (pi: a tool an
+    /// extension registers under a built-in's name overrides it); by default the run's own
+    /// tool stays.
+    fn overrides(&self, _name: &str) -> bool {
+        false
+    }
+    /// The only tools the run may offer now, by name (pi's `setActiveTools`); `None`: all.
+    fn active(&self) -> Option<Vec<String>> {
+        None
+    }
 }
 
 /// A wait for tools on their way (see [`ToolSource::awaited`]).

@@ -111,7 +111,11 @@ impl ExtensionHost {
                 .iter_mut()
                 .filter_map(|(id, session)| {
                     let set = session.set.borrow().clone()?;
-                    if !set.skipped.iter().any(|skipped| paths.contains(&skipped.path)) {
+                    if !set
+                        .skipped
+                        .iter()
+                        .any(|skipped| paths.contains(&skipped.path))
+                    {
                         return None;
                     }
                     if let Some(task) = session.approving.take() {

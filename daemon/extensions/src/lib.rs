@@ -241,6 +241,8 @@ struct Session {
     state: serde_json::Map<String, Value>,
     // Its pending question about the project's extensions.
     approving: Option<tokio::task::AbortHandle>,
+    // The tools its extensions made the active ones (pi's `setActiveTools`), by name.
+    active: Option<Vec<String>>,
 }
 
 /// The host run that is up: its connection and process.
@@ -366,6 +368,7 @@ impl ExtensionHost {
                     last_dialog: None,
                     state: serde_json::Map::new(),
                     approving: None,
+                    active: None,
                 },
             );
             set
@@ -399,6 +402,12 @@ impl ExtensionHost {
             return Some(reopened);
         }
         Some(set)
+    }
+
+    /// The tools the session's extensions made the active ones (pi's `setActiveTools`);
+    /// `None` until one did.
+    pub fn active_tools(&self, session_id: &str) -> Option<Vec<String>> {
+        self.sessions().get(session_id)?.active.clone()
     }
 
     /// The session's extensions as loaded now, without waiting.
@@ -508,6 +517,18 @@ impl ExtensionHost {
             .await
         {
             Ok(set) => {
+                // What the session told while the set was opening went to a host that did
+                // not have it yet: the whole state again, after the opening.
+                let state = self
+                    .sessions()
+                    .get(session_id)
+                    .map(|session| session.state.clone());
+                if let Some(mut state) = state.filter(|state| !state.is_empty())
+                    && !set.extensions.is_empty()
+                {
+                    state.insert("sessionId".to_owned(), Value::from(session_id));
+                    self.tell("session/state", Value::Object(state));
+                }
                 if !set.unapproved.is_empty() {
                     self.ask_approval(
                         session_id,
@@ -749,6 +770,9 @@ impl ExtensionHost {
         if let Some(modules) = &self.config.modules {
             command.env("PI_EXTENSION_HOST_MODULES", modules);
         }
+        // pi's agent directory as the daemon sees it: what extensions read and write through
+        // pi's `getAgentDir()` is where pid looks for settings and extensions.
+        command.env("PI_CODING_AGENT_DIR", &self.config.agent_dir);
         if let Some(dir) = self.config.script.parent() {
             command.current_dir(dir);
         }
@@ -981,10 +1005,39 @@ impl pi_jsonrpc::Handler for Handler {
                 },
             ),
             "action" => {
-                if let Some(port) = host.port(&session_id) {
-                    port.action(params);
-                }
+                let port = {
+                    let mut sessions = host.sessions();
+                    let session = sessions.get_mut(&session_id)?;
+                    if params["action"] == "setActiveTools" {
+                        session.active = Some(
+                            params["names"]
+                                .as_array()
+                                .into_iter()
+                                .flatten()
+                                .filter_map(|name| name.as_str().map(str::to_owned))
+                                .collect(),
+                        );
+                    }
+                    session.port.clone()
+                };
+                port.action(params);
             }
+            // A tool registered after loading (pi's `registerTool` from a handler or a
+            // command): the session's next request offers it.
+            "tools/changed" => match serde_json::from_value(params["tools"].clone()) {
+                Ok(tools) => {
+                    let sessions = host.sessions();
+                    let session = sessions.get(&session_id)?;
+                    session.set.send_modify(|set| {
+                        if let Some(set) = set {
+                            Arc::make_mut(set).tools = tools;
+                        }
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(session = session_id, %error, "a malformed tool list from the extension host")
+                }
+            },
             "ui/notify" | "ui/status" | "ui/widget" | "ui/title" | "ui/editorText" => {
                 match ui_of(method, params) {
                     Ok(ui) => {

@@ -515,6 +515,10 @@ impl SessionActor {
                 let _ = reply.send(self.set_thinking(&level).await);
                 self.tell_hooks(None);
             }
+            Command::SetActiveTools { names, reply } => {
+                let _ = reply.send(self.set_active_tools(&names));
+                self.tell_hooks(None);
+            }
             Command::SetName { name, reply } => {
                 let _ = reply.send(self.set_name(&name).await);
                 self.tell_hooks(None);

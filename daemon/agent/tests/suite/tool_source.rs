@@ -1,5 +1,6 @@
 //! A run's tool source: requests wait for tools on their way, tools that arrive during a run
-//! join its next turn, the run's own tools keep their names, and an abort ends the wait.
+//! join its next turn, the run's own tools keep their names unless the source overrides
+//! them, the source may narrow what is offered, and an abort ends the wait.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -17,6 +18,9 @@ struct Source {
     tools: Mutex<Vec<Arc<dyn Tool>>>,
     // While set, requests wait until it holds `true`; the wait reports `not_ready`.
     wait: Mutex<Option<(watch::Receiver<bool>, Vec<String>)>>,
+    // Its tools replace the run's own of the same name.
+    overriding: bool,
+    active: Mutex<Option<Vec<String>>>,
 }
 
 impl Source {
@@ -40,6 +44,14 @@ impl ToolSource for Source {
                 not_ready
             }),
         })
+    }
+
+    fn overrides(&self, _name: &str) -> bool {
+        self.overriding
+    }
+
+    fn active(&self) -> Option<Vec<String>> {
+        self.active.lock().unwrap().clone()
     }
 }
 
@@ -164,4 +176,49 @@ async fn an_abort_ends_the_wait_and_the_run_without_a_request() {
         ]
     );
     assert!(harness.faux.requests().is_empty());
+}
+
+#[tokio::test]
+async fn a_source_may_override_the_runs_own_tools_and_narrow_what_is_offered() {
+    let mut harness = Harness::new();
+    let source = Arc::new(Source {
+        overriding: true,
+        ..Source::default()
+    });
+    // The source's `echo` answers in place of the run's own.
+    source.set_tools(vec![
+        EchoTool::answering("echo", "override"),
+        EchoTool::named("extra"),
+    ]);
+    harness
+        .faux
+        .push(FauxReply::tool_call("echo", json!({"text": "hi"})));
+    harness.faux.push(FauxReply::text("first"));
+    let mut run_config = config(
+        &harness.faux,
+        vec![EchoTool::new()],
+        ToolExecution::default(),
+    );
+    run_config.tool_source = Some(source.clone());
+    harness.start(run_config.clone(), vec![], Some("go"));
+    let (_, events) = harness.finish().await;
+    assert_eq!(offered(&harness, 0), ["echo", "extra"]);
+    let results: Vec<String> = events
+        .iter()
+        .filter_map(|event| match event {
+            AgentEvent::ToolExecutionEnd { result, .. } => Some(format!("{:?}", result.content)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(results.len(), 1);
+    assert!(results[0].contains("override: hi"), "{results:?}");
+
+    // Only what is active is offered.
+    *source.active.lock().unwrap() = Some(vec!["extra".to_owned()]);
+    let mut harness = Harness::new();
+    harness.faux.push(FauxReply::text("done"));
+    run_config.provider = Arc::new(harness.faux.clone());
+    harness.start(run_config, vec![], Some("go"));
+    harness.finish().await;
+    assert_eq!(offered(&harness, 0), ["extra"]);
 }

@@ -14,6 +14,7 @@ fn object_schema(properties: Value, required: &[&str]) -> Value {
 pub struct EchoTool {
     name: String,
     schema: Value,
+    prefix: &'static str,
 }
 
 impl EchoTool {
@@ -23,9 +24,15 @@ impl EchoTool {
 
     /// An echo tool called `name`.
     pub fn named(name: &str) -> Arc<EchoTool> {
+        EchoTool::answering(name, "echo")
+    }
+
+    /// An echo tool called `name` that returns `<prefix>: <text>`.
+    pub fn answering(name: &str, prefix: &'static str) -> Arc<EchoTool> {
         Arc::new(EchoTool {
             name: name.to_owned(),
             schema: object_schema(json!({"text": {"type": "string"}}), &["text"]),
+            prefix,
         })
     }
 }
@@ -49,7 +56,7 @@ impl Tool for EchoTool {
                 .as_str()
                 .unwrap_or_default()
                 .to_owned();
-            ToolOutput::text(format!("echo: {text}"))
+            ToolOutput::text(format!("{}: {text}", self.prefix))
         })
     }
 }

@@ -88,6 +88,13 @@ pub enum Command {
         /// Answer.
         reply: Reply<SessionSetThinkingResponse>,
     },
+    /// pi's `setActiveTools`: the tools the session's next runs offer, by name.
+    SetActiveTools {
+        /// The names (built-in ones, and those the runs' tool source gives).
+        names: Vec<String>,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
     /// Name the session.
     SetName {
         /// The name.

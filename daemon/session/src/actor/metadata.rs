@@ -284,6 +284,29 @@ impl SessionActor {
         }
     }
 
+    /// pi's `setActiveTools`: the session's own tools become those of `names` it can build;
+    /// the others (extensions' and MCP servers' tools) are the runs' tool source's to
+    /// narrow. Held until the session is loaded again, as in pi until it restarts.
+    pub(super) fn set_active_tools(
+        &mut self,
+        names: &[String],
+    ) -> Result<EmptyResponse, SessionError> {
+        let environment = crate::tool_environment(&self.row, &self.registry);
+        let mut own = names.to_vec();
+        loop {
+            match self.services.tools.tools(&environment, &own) {
+                Ok(tools) => {
+                    self.tools = tools;
+                    return Ok(EmptyResponse {});
+                }
+                Err(crate::services::ToolsError::Unknown(unknown)) if own.contains(&unknown.0) => {
+                    own.retain(|name| *name != unknown.0);
+                }
+                Err(error) => return Err(SessionError::invalid("tools", error.to_string())),
+            }
+        }
+    }
+
     pub(super) async fn set_name(&mut self, name: &str) -> Result<EmptyResponse, SessionError> {
         let name = name.trim();
         if name.is_empty() {

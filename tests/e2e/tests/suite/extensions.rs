@@ -1137,3 +1137,169 @@ async fn a_project_extension_loads_once_approved_by_a_client_or_pictl() {
         "{stderr}"
     );
 }
+
+/// A user-written extension that narrows the session's tools (pi's `setActiveTools`) and
+/// says what is active.
+const NARROW: &str = r#"export default function (pi) {
+  pi.registerCommand("only-read", {
+    description: "Only the read tool",
+    handler: async (_args, ctx) => {
+      pi.setActiveTools(["read"]);
+      ctx.ui.notify(`active: ${pi.getActiveTools().join(",")}`, "info");
+    },
+  });
+  pi.registerCommand("show-tools", {
+    description: "Lists the tools",
+    handler: async (_args, ctx) => {
+      ctx.ui.notify(`all: ${pi.getAllTools().map((tool) => tool.name).join(",")}`, "info");
+    },
+  });
+}
+"#;
+
+/// The tool names offered by the model request the daemon sent last.
+fn offered_last(world: &World) -> Vec<String> {
+    let request = world.server.requests().pop().unwrap();
+    request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str().map(str::to_owned))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_override_built_in_tools_add_tools_later_and_choose_the_active_ones() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        examples.join("tool-override.ts"),
+        examples.join("dynamic-tools.ts"),
+        "extensions-of-mine/narrow.ts",
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (".pi/agent/extensions-of-mine/narrow.ts", NARROW.to_owned()),
+            ("proj/.env", "SECRET=1\n".to_owned()),
+            ("proj/notes.txt", "first line\nsecond line\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let proj = home.join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let (watcher, mut shown) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+
+    // `tool-override` replaces the built-in `read`: its description is what the model sees,
+    // and it blocks `.env` and logs each access.
+    let seen = run(&client, &mut events, &id, r#"call read {"path": ".env"}"#).await;
+    let (text, _) = first_result(&seen);
+    assert!(
+        text.starts_with("Access denied: \".env\" matches a blocked pattern"),
+        "{text}"
+    );
+    let request = world.server.requests().pop().unwrap();
+    let read = request.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|tool| tool["name"] == "read")
+        .cloned()
+        .unwrap();
+    assert!(
+        read["description"]
+            .as_str()
+            .unwrap()
+            .starts_with("Read the contents of a file with access logging"),
+        "{read}"
+    );
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call read {"path": "notes.txt"}"#,
+    )
+    .await;
+    assert_eq!(
+        first_result(&seen),
+        ("first line\nsecond line\n".to_owned(), false)
+    );
+    let logged = std::fs::read_to_string(home.join(".pi/agent/read-access.log")).unwrap();
+    assert!(
+        logged.contains("BLOCKED") && logged.contains("ALLOWED"),
+        "{logged}"
+    );
+
+    // `dynamic-tools` registers a tool at `session_start`, and another from a command.
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call echo_session {"message": "hi"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("[session] hi".to_owned(), false));
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+            &id,
+            "/add-echo-tool shout",
+        ))
+        .await
+        .unwrap();
+    ui_until(
+        &world,
+        &mut shown,
+        notified("Registered dynamic tool: shout"),
+    )
+    .await;
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call shout {"message": "hey"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("[shout] hey".to_owned(), false));
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/show-tools"))
+        .await
+        .unwrap();
+    let all = ui_until(&world, &mut shown, notified("all: ")).await;
+    let pi_protocol::v1::ExtensionUi::Notify { message, .. } = all.ui else {
+        unreachable!("matched above");
+    };
+    for name in ["read", "bash", "echo_session", "shout"] {
+        assert!(
+            message.split([' ', ',']).any(|listed| listed == name),
+            "{message}"
+        );
+    }
+
+    // `setActiveTools`: only `read` is offered from now on.
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, "/only-read"))
+        .await
+        .unwrap();
+    ui_until(&world, &mut shown, notified("active: read")).await;
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call bash {"command": "echo hi"}"#,
+    )
+    .await;
+    assert!(
+        super::mcp_faults::tool_results(&seen).is_empty(),
+        "a tool left out ran: {seen:?}"
+    );
+    assert_eq!(offered_last(&world), ["read"]);
+}
