@@ -120,6 +120,10 @@ pub struct LimitsConfig {
     /// Connections of one transport (the Unix socket, the WebSocket) that have not completed
     /// `initialize` yet; further ones are refused at once until some finish or time out.
     pub pending_connections: usize,
+    /// Seconds one pi extension hook (`tool_call`, `input`, `context`, …) may take, while no
+    /// dialog of its session waits for a person; past it the hook is given up, the error
+    /// naming the extensions that hold it.
+    pub extension_hook_timeout_secs: u64,
 }
 
 impl Default for WebSocketConfig {
@@ -149,6 +153,7 @@ impl Default for LimitsConfig {
             lsp_write_timeout_secs: 30,
             initialize_timeout_secs: 10,
             pending_connections: 128,
+            extension_hook_timeout_secs: 30,
         }
     }
 }
@@ -249,6 +254,12 @@ impl Config {
         if config.log.max_bytes < 64 * 1024 {
             return Err(out_of_range("log.max_bytes", "must be at least 65536"));
         }
+        if config.limits.extension_hook_timeout_secs == 0 {
+            return Err(out_of_range(
+                "limits.extension_hook_timeout_secs",
+                "must be at least 1",
+            ));
+        }
         if config.limits.initialize_timeout_secs == 0 {
             return Err(out_of_range(
                 "limits.initialize_timeout_secs",
@@ -330,6 +341,10 @@ mod tests {
         check_error(
             "[limits]\ninitialize_timeout_secs = 0\n",
             &["`limits.initialize_timeout_secs` must be at least 1"],
+        );
+        check_error(
+            "[limits]\nextension_hook_timeout_secs = 0\n",
+            &["`limits.extension_hook_timeout_secs` must be at least 1"],
         );
         check_error(
             "[limits]\npending_connections = 0\n",

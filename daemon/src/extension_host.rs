@@ -14,8 +14,12 @@ const SCRIPT: &str = include_str!("../../extensions/host/host.mjs");
 const MANIFEST: &str = include_str!("../../extensions/host/package.json");
 const LOCK: &str = include_str!("../../extensions/host/package-lock.json");
 
-/// The host's configuration for the daemon at `paths`, its files written.
-pub fn config(paths: &pi_paths::Paths) -> anyhow::Result<crate::extensions::HostConfig> {
+/// The host's configuration for the daemon at `paths` (each hook given `hook_timeout`), its
+/// files written.
+pub fn config(
+    paths: &pi_paths::Paths,
+    hook_timeout: std::time::Duration,
+) -> anyhow::Result<crate::extensions::HostConfig> {
     let dir = paths.data_dir.join("extension-host");
     pi_tools::private_dir::ensure(&dir)?;
     for (name, text) in [
@@ -33,6 +37,7 @@ pub fn config(paths: &pi_paths::Paths) -> anyhow::Result<crate::extensions::Host
         modules: std::env::var_os("PI_EXTENSION_HOST_MODULES").map(PathBuf::from),
         log_path: paths.state_dir.join("extension-host.log"),
         agent_dir: paths.pi_agent_dir.clone(),
+        hook_timeout,
     })
 }
 

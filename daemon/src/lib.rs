@@ -177,7 +177,10 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         tracing::warn!(%error, "cannot read the answers about project extensions");
     }
     let extensions = extensions::ExtensionHost::new(
-        extension_host::config(&paths)?,
+        extension_host::config(
+            &paths,
+            Duration::from_secs(config.limits.extension_hook_timeout_secs),
+        )?,
         spawner.clone(),
         extension_trust.clone(),
     );

@@ -98,6 +98,7 @@ fn host(home: &Path, extensions: &[String]) -> Arc<ExtensionHost> {
             modules: Some(pi_test_support::peers::dir().join("node_modules")),
             log_path: home.join("host.log"),
             agent_dir,
+            hook_timeout: pi_extensions::HOOK_TIMEOUT,
         },
         pi_tools::spawn::Spawner::direct(),
         Arc::new(pi_extensions::NoApprovals),

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::{ExtensionError, ExtensionHost, HOOK_TIMEOUT, RegisteredCommand, SessionSet};
+use crate::{ExtensionError, ExtensionHost, RegisteredCommand, SessionSet};
 
 /// How long a slash command may run while no dialog waits for a person: commands do work
 /// (a summary, a search) where hooks decide.
@@ -66,7 +66,8 @@ impl ExtensionHost {
         let has_ui = self.has_ui(session_id).await;
         let params = json!({"sessionId": session_id, "text": text, "images": images,
             "source": source, "hasUI": has_ui});
-        self.call(session_id, "input", params, HOOK_TIMEOUT).await
+        self.call(session_id, "input", params, self.config.hook_timeout)
+            .await
     }
 
     /// pi's `before_agent_start`: `{systemPrompt?, messages?}` (`null` when no extension
@@ -87,8 +88,13 @@ impl ExtensionHost {
         let has_ui = self.has_ui(session_id).await;
         let params = json!({"sessionId": session_id, "prompt": prompt, "images": images,
             "systemPrompt": system_prompt, "hasUI": has_ui});
-        self.call(session_id, "before_agent_start", params, HOOK_TIMEOUT)
-            .await
+        self.call(
+            session_id,
+            "before_agent_start",
+            params,
+            self.config.hook_timeout,
+        )
+        .await
     }
 
     /// pi's `context`: the messages of a model request (pi's JSON), as the handlers leave
@@ -100,7 +106,8 @@ impl ExtensionHost {
     ) -> Result<Value, ExtensionError> {
         let has_ui = self.has_ui(session_id).await;
         let params = json!({"sessionId": session_id, "messages": messages, "hasUI": has_ui});
-        self.call(session_id, "context", params, HOOK_TIMEOUT).await
+        self.call(session_id, "context", params, self.config.hook_timeout)
+            .await
     }
 
     /// pi's `before_provider_request`: a request body, as the handlers leave it.
@@ -111,8 +118,13 @@ impl ExtensionHost {
     ) -> Result<Value, ExtensionError> {
         let has_ui = self.has_ui(session_id).await;
         let params = json!({"sessionId": session_id, "payload": payload, "hasUI": has_ui});
-        self.call(session_id, "before_provider_request", params, HOOK_TIMEOUT)
-            .await
+        self.call(
+            session_id,
+            "before_provider_request",
+            params,
+            self.config.hook_timeout,
+        )
+        .await
     }
 
     /// Whether `set`'s extensions hear events of type `kind` (without a round trip).

@@ -43,8 +43,8 @@ pub use error::ExtensionError;
 const START_TIMEOUT: Duration = Duration::from_secs(300);
 /// How long loading one session's extensions may take.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(60);
-/// How long one hook (`tool_call`, `tool_result`) may take before it is skipped, naming the
-/// extensions that hold it.
+/// How long one hook (`tool_call`, `tool_result`, …) may take by default before it is given
+/// up, naming the extensions that hold it (`HostConfig::hook_timeout`).
 pub const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 
 const POLICY: RestartPolicy = RestartPolicy {
@@ -71,6 +71,9 @@ pub struct HostConfig {
     pub log_path: PathBuf,
     /// pi's agent directory (`~/.pi/agent`): global extensions, settings, packages.
     pub agent_dir: PathBuf,
+    /// How long one hook may take while no dialog of its session waits for a person
+    /// (default [`HOOK_TIMEOUT`]).
+    pub hook_timeout: Duration,
 }
 
 /// What the daemon gives each session's extensions: its clients, for dialogs, and a place
@@ -668,16 +671,29 @@ impl ExtensionHost {
                 Ok(answer) => return answer.map_err(ExtensionError::from),
                 Err(_) if self.asking(session_id, timeout) => continue,
                 Err(_) => {
+                    let extensions: Vec<String> = set
+                        .extensions
+                        .iter()
+                        .filter(|extension| extension.handlers.iter().any(|name| name == method))
+                        .map(|extension| extension.path.clone())
+                        .collect();
+                    // Each extension that holds it is named where the session's problems
+                    // are listed, as one that throws is.
+                    for path in &extensions {
+                        self.note(
+                            session_id,
+                            Diagnostic {
+                                path: path.clone(),
+                                error: format!(
+                                    "{method}: did not answer within {} s and was given up",
+                                    timeout.as_secs()
+                                ),
+                            },
+                        );
+                    }
                     return Err(ExtensionError::Timeout {
                         what: method.to_owned(),
-                        extensions: set
-                            .extensions
-                            .iter()
-                            .filter(|extension| {
-                                extension.handlers.iter().any(|name| name == method)
-                            })
-                            .map(|extension| extension.path.clone())
-                            .collect(),
+                        extensions,
                         after: timeout,
                     });
                 }

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolLayer, ToolOutput};
 use serde_json::{Value, json};
 
-use crate::{ExtensionHost, HOOK_TIMEOUT, RegisteredTool};
+use crate::{ExtensionHost, RegisteredTool};
 
 /// A tool an extension registered: the model calls it like a built-in; it runs in the host,
 /// reports partial results, and is aborted with the call.
@@ -126,7 +126,12 @@ impl ToolLayer for ExtensionGate {
                     "input": invocation.arguments, "hasUI": has_ui});
                 match self
                     .host
-                    .call(&self.session_id, "tool_call", params, HOOK_TIMEOUT)
+                    .call(
+                        &self.session_id,
+                        "tool_call",
+                        params,
+                        self.host.config.hook_timeout,
+                    )
                     .await
                 {
                     Ok(answer) => {
@@ -156,7 +161,12 @@ impl ToolLayer for ExtensionGate {
                 "details": output.details, "isError": output.is_error, "hasUI": has_ui});
             match self
                 .host
-                .call(&self.session_id, "tool_result", params, HOOK_TIMEOUT)
+                .call(
+                    &self.session_id,
+                    "tool_result",
+                    params,
+                    self.host.config.hook_timeout,
+                )
                 .await
             {
                 Ok(Value::Null) => output,

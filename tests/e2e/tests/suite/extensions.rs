@@ -1303,3 +1303,77 @@ async fn extensions_override_built_in_tools_add_tools_later_and_choose_the_activ
     );
     assert_eq!(offered_last(&world), ["read"]);
 }
+
+/// A user-written extension whose handlers never answer: `tool_call` for `bash`, `input` for
+/// prompts that read.
+const HANGER: &str = r#"export default function (pi) {
+  pi.on("tool_call", async (event) => {
+    if (event.toolName === "bash") await new Promise(() => {});
+  });
+  pi.on("input", async (event) => {
+    if (event.text.startsWith("call read")) await new Promise(() => {});
+    return { action: "continue" };
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_that_hangs_is_given_up_naming_its_extension_and_the_session_goes_on() {
+    let settings = json!({"extensions": ["extensions-of-mine/hanger.ts"]});
+    let world = World::start_with_config(
+        "anthropic-messages",
+        "[limits]\nextension_hook_timeout_secs = 1\n",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (".pi/agent/extensions-of-mine/hanger.ts", HANGER.to_owned()),
+            ("proj/notes.txt", "a note\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let hanger = home.join(".pi/agent/extensions-of-mine/hanger.ts");
+    let (client, mut events, id) = session(&world, &home.join("proj").display().to_string()).await;
+
+    // The call waits for the `tool_call` handler as long as allowed, then fails naming it.
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call bash {"command": "echo hi"}"#,
+    )
+    .await;
+    assert_eq!(
+        first_result(&seen),
+        (
+            format!(
+                "extensions did not answer `tool_call` within 1 s ({})",
+                hanger.display()
+            ),
+            true
+        )
+    );
+    // An `input` handler that hangs: given up, named in a diagnostic, and the prompt goes on.
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call read {"path": "notes.txt"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("a note\n".to_owned(), false));
+    let listed = list(&client).await;
+    let problems = &listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == id)
+        .unwrap()
+        .diagnostics;
+    assert!(
+        problems
+            .iter()
+            .any(|problem| problem.path == hanger.display().to_string()
+                && problem.error == "input: did not answer within 1 s and was given up"),
+        "{problems:?}"
+    );
+}
