@@ -13,7 +13,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::extensions::{ExtensionHost, SessionSet};
 use crate::session::hooks::{
-    BeforeAgentStart, HookError, HookFuture, HookState, Hooks, Input, InputSource,
+    BeforeAgentStart, BeforeCompact, HookError, HookFuture, HookState, Hooks, Input, InputSource,
+    WrittenCompaction,
 };
 use crate::session::services::SessionHooks;
 use crate::session::{Command, Deliver, SessionsWeak, ToolEnvironment};
@@ -261,8 +262,57 @@ impl Hooks for SessionExtensions {
         })))
     }
 
+    fn before_compact(
+        self: Arc<Self>,
+        preparation: Value,
+        branch: Vec<Value>,
+        instructions: Option<String>,
+    ) -> HookFuture<Result<BeforeCompact, HookError>> {
+        self.open();
+        Box::pin(async move {
+            let answer = self
+                .host
+                .before_compact(
+                    &self.environment.session_id,
+                    preparation,
+                    branch,
+                    instructions,
+                )
+                .await?;
+            if answer["cancel"].as_bool() == Some(true) {
+                return Ok(BeforeCompact::Cancel);
+            }
+            let written = &answer["compaction"];
+            let Some(summary) = written["summary"].as_str() else {
+                return Ok(BeforeCompact::Continue);
+            };
+            Ok(BeforeCompact::Write(WrittenCompaction {
+                summary: summary.to_owned(),
+                first_kept_entry_id: written["firstKeptEntryId"]
+                    .as_str()
+                    .unwrap_or_default()
+                    .to_owned(),
+                tokens_before: written["tokensBefore"].as_u64().unwrap_or_default(),
+                details: written["details"].clone(),
+            }))
+        })
+    }
+
     fn observe(&self, event: &SessionEvent, streaming: Option<&pi_llm::AssistantMessage>) {
         self.mirror(event);
+        // pi's `session_compact`, once the compaction's entry is stored.
+        if let SessionEvent::EntryAdded { entry } = event
+            && let pi_protocol::v1::SessionEntry::Compaction { from_hook, .. } = entry
+            && self
+                .current()
+                .is_some_and(|set| set.handles("session_compact"))
+        {
+            self.host.event(
+                &self.environment.session_id,
+                json!({"type": "session_compact", "compactionEntry": entry,
+                    "fromExtension": from_hook.unwrap_or(false)}),
+            );
+        }
         let Some(kind) = kind_of(event) else {
             return;
         };

@@ -7,7 +7,7 @@
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
 // tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
-// command; notifications: event
+// session_before_compact, command; notifications: event, compaction/abort
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
@@ -331,6 +331,21 @@ async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = fal
   };
 }
 
+const registries = new Map();
+
+/** One model registry per agent directory, shared by the sessions. */
+function models(agentDir) {
+  let registry = registries.get(agentDir);
+  if (!registry) {
+    registry = ModelRegistry.create(
+      AuthStorage.create(join(agentDir, "auth.json")),
+      join(agentDir, "models.json"),
+    );
+    registries.set(agentDir, registry);
+  }
+  return registry;
+}
+
 async function openSession(params) {
   const { sessionId, cwd, agentDir, paths, hasUI, state: initial = {} } = params;
   if (sessions.has(sessionId)) await closeSession({ sessionId, reason: "reload" });
@@ -362,7 +377,10 @@ async function openSession(params) {
   if (params.leafId !== undefined && params.leafId !== null && sessionManager.byId.has(params.leafId)) {
     sessionManager.leafId = params.leafId;
   }
-  const modelRegistry = ModelRegistry.inMemory(AuthStorage.inMemory());
+  // pi's own registry of the user's models and logins (`models.json`, `auth.json`), as
+  // `ctx.modelRegistry` reads them in pi: an extension that summarizes with a model of its
+  // choice finds it and its key.
+  const modelRegistry = models(agentDir);
   const runner = new ExtensionRunner(extensions, runtime, cwd, sessionManager, modelRegistry);
   const state = {
     activeTools: initial.activeTools ?? [],
@@ -532,6 +550,41 @@ async function beforeAgentStart({ sessionId, prompt, images, systemPrompt, hasUI
   return result ?? null;
 }
 
+/** pi's `session_before_compact`: the preparation's file operations as pi's sets; the
+ * handlers' `signal` aborts when pid abandons the compaction (`compaction/abort`). */
+async function beforeCompact({ sessionId, preparation, branchEntries, customInstructions, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const controller = new AbortController();
+  open.compaction?.abort();
+  open.compaction = controller;
+  const fileOps = preparation.fileOps ?? {};
+  try {
+    const result = await open.runner.emit({
+      type: "session_before_compact",
+      preparation: {
+        ...preparation,
+        previousSummary: preparation.previousSummary ?? undefined,
+        fileOps: {
+          read: new Set(fileOps.read ?? []),
+          written: new Set(fileOps.written ?? []),
+          edited: new Set(fileOps.edited ?? []),
+        },
+      },
+      branchEntries,
+      customInstructions: customInstructions ?? undefined,
+      signal: controller.signal,
+    });
+    return result ?? null;
+  } finally {
+    if (open.compaction === controller) open.compaction = null;
+  }
+}
+
+function onAbortCompaction({ sessionId }) {
+  sessions.get(sessionId)?.compaction?.abort();
+}
+
 async function context({ sessionId, messages, hasUI }) {
   const open = session(sessionId);
   withUI(open, sessionId, hasUI);
@@ -619,6 +672,7 @@ const requests = {
   before_agent_start: beforeAgentStart,
   context,
   before_provider_request: beforeProviderRequest,
+  session_before_compact: beforeCompact,
   command,
 };
 
@@ -641,6 +695,7 @@ const notifications = {
   "session/state": onState,
   "session/entry": onEntry,
   "session/leaf": onLeaf,
+  "compaction/abort": onAbortCompaction,
   "tool/cancel": ({ sessionId, toolCallId }) =>
     sessions.get(sessionId)?.running.get(toolCallId)?.abort(),
 };

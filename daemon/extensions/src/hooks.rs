@@ -10,6 +10,10 @@ use serde_json::{Value, json};
 
 use crate::{ExtensionError, ExtensionHost, RegisteredCommand, SessionSet};
 
+/// How long `session_before_compact` handlers may take: they may write the summary with a
+/// model of their own.
+const COMPACTION_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
+
 /// How long a slash command may run while no dialog waits for a person: commands do work
 /// (a summary, a search) where hooks decide.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -68,6 +72,48 @@ impl ExtensionHost {
             "source": source, "hasUI": has_ui});
         self.call(session_id, "input", params, self.config.hook_timeout)
             .await
+    }
+
+    /// pi's `session_before_compact`: `{cancel?, compaction?}` (`null` when no extension
+    /// handles it or none decided anything). May take as long as an extension's own summary
+    /// (pi waits for it); abandoning the future aborts the handlers' `signal`.
+    pub async fn before_compact(
+        self: &Arc<Self>,
+        session_id: &str,
+        preparation: Value,
+        branch: Vec<Value>,
+        instructions: Option<String>,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("session_before_compact") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "preparation": preparation,
+            "branchEntries": branch, "customInstructions": instructions, "hasUI": has_ui});
+        // Told to abort unless it ended (the compaction was aborted meanwhile).
+        struct Abandoned<'a>(&'a ExtensionHost, &'a str, bool);
+        impl Drop for Abandoned<'_> {
+            fn drop(&mut self) {
+                if !self.2 {
+                    self.0
+                        .tell("compaction/abort", json!({"sessionId": self.1}));
+                }
+            }
+        }
+        let mut abandoned = Abandoned(self, session_id, false);
+        let answer = self
+            .call(
+                session_id,
+                "session_before_compact",
+                params,
+                COMPACTION_HOOK_TIMEOUT,
+            )
+            .await;
+        abandoned.2 = true;
+        answer
     }
 
     /// pi's `before_agent_start`: `{systemPrompt?, messages?}` (`null` when no extension

@@ -294,7 +294,7 @@ pub fn compaction_result_to_wire(result: &CompactionResult) -> pi_protocol::v1::
         summary: result.summary.clone(),
         first_kept_entry_id: result.first_kept_entry_id.clone(),
         tokens_before: result.tokens_before,
-        details: Some(result.details.to_details()),
+        details: result.details_value(),
     }
 }
 

@@ -76,6 +76,30 @@ pub struct BeforeAgentStart {
     pub messages: Vec<AgentMessage>,
 }
 
+/// What the `session_before_compact` handlers decided about a compaction.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BeforeCompact {
+    /// Compact as usual.
+    Continue,
+    /// Do not compact (the compaction ends as aborted, as in pi).
+    Cancel,
+    /// Store this instead of summarizing (pi's `compaction` result).
+    Write(WrittenCompaction),
+}
+
+/// A compaction an extension wrote.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WrittenCompaction {
+    /// The summary.
+    pub summary: String,
+    /// The first entry kept verbatim.
+    pub first_kept_entry_id: String,
+    /// The context size before.
+    pub tokens_before: u64,
+    /// Its own details (`Null`: none).
+    pub details: serde_json::Value,
+}
+
 /// What extensions may read of a session without asking it (pi's synchronous getters).
 #[derive(Clone, Copy)]
 pub struct HookState<'a> {
@@ -127,4 +151,14 @@ pub trait Hooks: Send + Sync {
     fn observe(&self, event: &SessionEvent, streaming: Option<&AssistantMessage>);
     /// The session's state changed.
     fn state(&self, state: HookState<'_>);
+    /// pi's `session_before_compact`: the compaction's preparation and the branch's entries
+    /// in pi's shapes, and the custom instructions.
+    fn before_compact(
+        self: Arc<Self>,
+        _preparation: serde_json::Value,
+        _branch: Vec<serde_json::Value>,
+        _instructions: Option<String>,
+    ) -> HookFuture<Result<BeforeCompact, HookError>> {
+        Box::pin(async { Ok(BeforeCompact::Continue) })
+    }
 }

@@ -113,19 +113,50 @@ impl SummaryModel {
         }
     }
 
-    /// pi's `compact`: prepares the branch (stored entries, root first), runs the history and
-    /// turn-prefix summaries (in parallel for a split turn) and returns what to store.
+    /// pi's `compact`: prepares the branch (stored entries, root first); then the session's
+    /// `session_before_compact` handlers (`hooks`) may cancel it or write the summary
+    /// themselves; otherwise runs the history and turn-prefix summaries (in parallel for a
+    /// split turn). Returns what to store.
     pub async fn compact(
         &self,
         branch: Vec<StoredEntry>,
         settings: CompactionSettings,
         instructions: Option<String>,
         cancel: CancellationToken,
+        hooks: Option<std::sync::Arc<dyn crate::hooks::Hooks>>,
     ) -> Result<CompactionResult, SummaryError> {
         let entries = branch_entries(&branch)?;
-        drop(branch);
         let preparation = prepare_compaction(&entries, &settings)?;
         drop(entries);
+        if let Some(hooks) = hooks {
+            let pi_branch: Vec<serde_json::Value> = branch
+                .iter()
+                .filter_map(|stored| serde_json::from_str(&stored.body).ok())
+                .collect();
+            drop(branch);
+            let asked = hooks.before_compact(preparation.to_pi(), pi_branch, instructions.clone());
+            let decided = tokio::select! {
+                decided = asked => decided,
+                () = cancel.cancelled() => return Err(SummaryError::Aborted),
+            };
+            match decided {
+                Ok(crate::hooks::BeforeCompact::Continue) => {}
+                Ok(crate::hooks::BeforeCompact::Cancel) => return Err(SummaryError::Aborted),
+                Ok(crate::hooks::BeforeCompact::Write(written)) => {
+                    return Ok(CompactionResult {
+                        summary: written.summary,
+                        first_kept_entry_id: written.first_kept_entry_id,
+                        tokens_before: written.tokens_before,
+                        details: Default::default(),
+                        from_hook: Some(written.details),
+                    });
+                }
+                // A handler that failed is reported by the hooks; the summary is pi's own.
+                Err(error) => {
+                    tracing::warn!(%error, "session_before_compact failed; compacting as usual");
+                }
+            }
+        }
         let plan = preparation.plan(instructions.as_deref(), self.model.reasoning);
         drop(preparation);
         let history = async {

@@ -222,10 +222,11 @@ impl SessionActor {
         let settings = self.compaction_settings();
         let cancel = CancellationToken::new();
         let task_cancel = cancel.clone();
+        let hooks = self.hooks.clone();
         let task = tokio::spawn(async move {
             JobOutcome::Compaction(
                 summary_model
-                    .compact(branch, settings, instructions, task_cancel)
+                    .compact(branch, settings, instructions, task_cancel, hooks)
                     .await,
             )
         });
@@ -355,8 +356,8 @@ impl SessionActor {
             summary: result.summary.clone(),
             first_kept_entry_id: result.first_kept_entry_id.clone(),
             tokens_before: result.tokens_before,
-            details: Some(result.details.to_details()),
-            from_hook: Some(false),
+            details: result.details_value(),
+            from_hook: Some(result.from_hook.is_some()),
         };
         self.append_and_reload(entry)
             .await

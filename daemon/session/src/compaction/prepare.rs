@@ -71,6 +71,20 @@ pub struct CompactionResult {
     pub tokens_before: u64,
     /// `details {readFiles, modifiedFiles}`.
     pub details: FileLists,
+    /// Written by an extension (pi's `session_before_compact` giving a `compaction`): its own
+    /// `details` as it gave them (`Null`: none) stand instead of the file lists.
+    pub from_hook: Option<serde_json::Value>,
+}
+
+impl CompactionResult {
+    /// The `details` stored with the entry.
+    pub fn details_value(&self) -> Option<serde_json::Value> {
+        match &self.from_hook {
+            Some(serde_json::Value::Null) => None,
+            Some(details) => Some(details.clone()),
+            None => Some(self.details.to_details()),
+        }
+    }
 }
 
 /// pi's `prepareCompaction` over a branch (root first). The window is everything after the
@@ -168,6 +182,33 @@ fn estimate_entries_tokens(entries: &[BranchEntry]) -> u64 {
 }
 
 impl CompactionPreparation {
+    /// pi's `CompactionPreparation`, as extensions see it in `session_before_compact`.
+    pub fn to_pi(&self) -> serde_json::Value {
+        fn sorted(set: &std::collections::HashSet<String>) -> Vec<&String> {
+            let mut paths: Vec<&String> = set.iter().collect();
+            paths.sort();
+            paths
+        }
+        serde_json::json!({
+            "firstKeptEntryId": self.first_kept_entry_id,
+            "messagesToSummarize": self.messages_to_summarize,
+            "turnPrefixMessages": self.turn_prefix_messages,
+            "isSplitTurn": self.is_split_turn,
+            "tokensBefore": self.tokens_before,
+            "previousSummary": self.previous_summary,
+            "fileOps": {
+                "read": sorted(&self.file_ops.read),
+                "written": sorted(&self.file_ops.written),
+                "edited": sorted(&self.file_ops.edited),
+            },
+            "settings": {
+                "enabled": self.settings.enabled,
+                "reserveTokens": self.settings.reserve_tokens,
+                "keepRecentTokens": self.settings.keep_recent_tokens,
+            },
+        })
+    }
+
     /// The summarization calls pi's `compact` makes: with a split turn, a history summary
     /// (unless there is no history) and a turn-prefix summary, run in parallel; otherwise one
     /// history summary (even of an empty conversation, as pi).
@@ -221,6 +262,7 @@ impl CompactionPlan {
             first_kept_entry_id: self.first_kept_entry_id,
             tokens_before: self.tokens_before,
             details: self.file_lists,
+            from_hook: None,
         }
     }
 }

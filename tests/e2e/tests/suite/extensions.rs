@@ -1377,3 +1377,132 @@ async fn a_hook_that_hangs_is_given_up_naming_its_extension_and_the_session_goes
         "{problems:?}"
     );
 }
+
+/// A user-written extension that cancels a compaction asked with the instructions "not now",
+/// and says when one was stored.
+const COMPACT_WATCH: &str = r#"export default function (pi) {
+  pi.on("session_before_compact", (event) =>
+    event.customInstructions === "not now" ? { cancel: true } : undefined,
+  );
+  pi.on("session_compact", (event, ctx) => {
+    ctx.ui.notify(
+      `compacted (fromExtension: ${event.fromExtension}): ${event.compactionEntry.summary}`,
+      "info",
+    );
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_extension_writes_the_compaction_with_a_model_of_its_choice_or_cancels_it() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        "extensions-of-mine/compact-watch.ts",
+        examples.join("custom-compaction.ts"),
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (
+                ".pi/agent/extensions-of-mine/compact-watch.ts",
+                COMPACT_WATCH.to_owned(),
+            ),
+            (
+                "proj/.pi/settings.json",
+                json!({"compaction": {"keepRecentTokens": 1}}).to_string(),
+            ),
+        ],
+    )
+    .await;
+    // pi's `custom-compaction` summarizes with Google's Gemini Flash: the user's models.json
+    // points pi's `google` provider at the scripted server (with a key), as a pi user would
+    // point it at a proxy. The host reads it with pi's own model registry.
+    let home = world.daemon.home.path();
+    let mut models = world.server.models_json("anthropic-messages");
+    models["providers"]["google"] = json!({
+        "baseUrl": world.server.base_url("google-generative-ai"),
+        "apiKey": "google-key",
+    });
+    std::fs::write(home.join(".pi/agent/models.json"), models.to_string()).unwrap();
+    world.server.respond_with(|request| {
+        let text = match request.api {
+            pi_test_support::model_server::Api::GoogleGenerativeAi => {
+                "THE CUSTOM SUMMARY".to_owned()
+            }
+            _ => format!("reply to: {}", last_user_text(&request.body)),
+        };
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text(text)
+            .into())
+    });
+    let proj = home.join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let (watcher, mut shown) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    for text in ["plan the parser", "write its tests"] {
+        run(&client, &mut events, &id, text).await;
+    }
+
+    // Cancelled by an extension: the compaction ends aborted, nothing stored.
+    let cancelled = client
+        .call::<pi_protocol::v1::SessionCompact>(&pi_protocol::v1::SessionCompactParams {
+            session_id: id.clone(),
+            instructions: Some("not now".to_owned()),
+        })
+        .await
+        .unwrap();
+    assert!(
+        cancelled.aborted && cancelled.result.is_none(),
+        "{cancelled:?}"
+    );
+
+    // Written by pi's example with the model it chose.
+    let compacted = client
+        .call::<pi_protocol::v1::SessionCompact>(&pi_protocol::v1::SessionCompactParams {
+            session_id: id.clone(),
+            instructions: None,
+        })
+        .await
+        .unwrap();
+    let result = compacted.result.expect("a compaction");
+    assert_eq!(result.summary, "THE CUSTOM SUMMARY");
+    ui_until(
+        &world,
+        &mut shown,
+        notified("Custom compaction extension triggered"),
+    )
+    .await;
+    ui_until(
+        &world,
+        &mut shown,
+        notified("compacted (fromExtension: true): THE CUSTOM SUMMARY"),
+    )
+    .await;
+    let asked = world
+        .server
+        .requests()
+        .into_iter()
+        .find(|request| request.api == pi_test_support::model_server::Api::GoogleGenerativeAi)
+        .expect("the example asked Gemini Flash");
+    assert!(asked.path.contains("gemini-2.5-flash"), "{}", asked.path);
+    assert!(
+        asked.body_text.contains("plan the parser"),
+        "{}",
+        asked.body_text
+    );
+    // The next request of the session starts from the extension's summary.
+    run(&client, &mut events, &id, "go on").await;
+    let last = world.server.requests().pop().unwrap();
+    assert!(
+        last.body_text.contains("THE CUSTOM SUMMARY"),
+        "{}",
+        last.body_text
+    );
+}
