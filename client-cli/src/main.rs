@@ -66,6 +66,15 @@ enum Command {
     /// List the sessions' pi extensions, or restart the extension host
     #[command(subcommand)]
     Extensions(commands::extensions::ExtensionsCommand),
+    /// Install a pi package and add it to your settings (or the project's: -l), as `pi install`
+    Install(commands::packages::InstallArgs),
+    /// Remove a pi package and its source from settings, as `pi remove`
+    #[command(alias = "uninstall")]
+    Remove(commands::packages::RemoveArgs),
+    /// Update your pi packages (or one), as `pi update --extensions`
+    Update(commands::packages::UpdateArgs),
+    /// List the pi packages of your settings and this project's, as `pi list`
+    List(commands::packages::ListArgs),
     /// List (or kill) the background jobs sessions run
     Jobs(commands::pools::JobsArgs),
     /// List the Python kernels of the sessions' `python` tool
@@ -134,6 +143,10 @@ fn main() -> ExitCode {
             Command::Mcp(command) => commands::mcp::run(command).await,
             Command::Lsp(command) => commands::lsp::run(command).await,
             Command::Extensions(command) => commands::extensions::run(command).await,
+            Command::Install(args) => commands::packages::install(args).await,
+            Command::Remove(args) => commands::packages::remove(args).await,
+            Command::Update(args) => commands::packages::update(args).await,
+            Command::List(args) => commands::packages::list(args).await,
             Command::Jobs(args) => commands::pools::jobs(args).await,
             Command::Kernels(args) => commands::pools::kernels(args).await,
             Command::Rpc(args) => rpc::run(args).await,

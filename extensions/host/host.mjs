@@ -7,11 +7,11 @@
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
 // tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
-// session_before_compact, command; notifications: event, compaction/abort
+// session_before_compact, command, packages; notifications: event, compaction/abort
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
-// notifications: ui/notify,
+// notifications: packages/progress, ui/notify,
 // ui/status, ui/widget, ui/title, action (sendMessage, sendUserMessage, appendEntry,
 // setActiveTools, setSessionName, setLabel, setThinkingLevel), tools/changed,
 // extension/error.
@@ -320,7 +320,7 @@ async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = fal
     for (const source of missing) {
       errors.push({
         path: source,
-        error: `the package ${source} is not installed, and pid does not install packages yet; install it with pi (\`pi install ${source}\`)`,
+        error: `the package ${source} is not installed: pid installs packages only when asked (a package's install scripts are code); \`pictl install ${source}\` installs it (\`-l\` in the project for a project's package)`,
       });
     }
   }
@@ -344,6 +344,53 @@ function models(agentDir) {
     registries.set(agentDir, registry);
   }
   return registry;
+}
+
+/** pi's package manager, as `pi install|remove|update|list` run it in `cwd`; its steps go
+ * to pid as `packages/progress` with the operation's token. */
+async function packages({ op, cwd, agentDir, source, local = false, token }) {
+  const settingsManager = SettingsManager.create(cwd, agentDir);
+  const manager = new DefaultPackageManager({ cwd, agentDir, settingsManager });
+  manager.setProgressCallback((event) =>
+    notify("packages/progress", {
+      token,
+      kind: event.type,
+      action: event.action,
+      source: event.source,
+      message: event.message ?? null,
+    }),
+  );
+  try {
+    switch (op) {
+      case "install":
+        await manager.installAndPersist(source, { local });
+        return {
+          source,
+          installedPath: manager.getInstalledPath(source, local ? "project" : "user") ?? null,
+        };
+      case "remove":
+        return { removed: await manager.removeAndPersist(source, { local }) };
+      case "update":
+        await manager.update(source ?? undefined);
+        return {};
+      case "list":
+        return {
+          packages: manager.listConfiguredPackages().map((configured) => ({
+            source: configured.source,
+            scope: configured.scope,
+            filtered: configured.filtered === true,
+            installedPath: configured.installedPath ?? null,
+          })),
+        };
+      default:
+        throw rpcError(-32602, `no package operation ${op}`);
+    }
+  } finally {
+    await settingsManager.flush();
+    for (const { scope, error } of settingsManager.drainErrors()) {
+      console.error(`settings (${scope}): ${errorText(error)}`);
+    }
+  }
 }
 
 async function openSession(params) {
@@ -674,6 +721,7 @@ const requests = {
   before_provider_request: beforeProviderRequest,
   session_before_compact: beforeCompact,
   command,
+  packages,
 };
 
 function onEntry({ sessionId, entry }) {

@@ -43,11 +43,17 @@ _pictl() {
             pictl,help)
                 cmd="pictl__subcmd__help"
                 ;;
+            pictl,install)
+                cmd="pictl__subcmd__install"
+                ;;
             pictl,jobs)
                 cmd="pictl__subcmd__jobs"
                 ;;
             pictl,kernels)
                 cmd="pictl__subcmd__kernels"
+                ;;
+            pictl,list)
+                cmd="pictl__subcmd__list"
                 ;;
             pictl,lsp)
                 cmd="pictl__subcmd__lsp"
@@ -57,6 +63,9 @@ _pictl() {
                 ;;
             pictl,models)
                 cmd="pictl__subcmd__models"
+                ;;
+            pictl,remove)
+                cmd="pictl__subcmd__remove"
                 ;;
             pictl,rpc)
                 cmd="pictl__subcmd__rpc"
@@ -78,6 +87,9 @@ _pictl() {
                 ;;
             pictl,steer)
                 cmd="pictl__subcmd__steer"
+                ;;
+            pictl,update)
+                cmd="pictl__subcmd__update"
                 ;;
             pictl,watch)
                 cmd="pictl__subcmd__watch"
@@ -163,11 +175,17 @@ _pictl() {
             pictl__subcmd__help,help)
                 cmd="pictl__subcmd__help__subcmd__help"
                 ;;
+            pictl__subcmd__help,install)
+                cmd="pictl__subcmd__help__subcmd__install"
+                ;;
             pictl__subcmd__help,jobs)
                 cmd="pictl__subcmd__help__subcmd__jobs"
                 ;;
             pictl__subcmd__help,kernels)
                 cmd="pictl__subcmd__help__subcmd__kernels"
+                ;;
+            pictl__subcmd__help,list)
+                cmd="pictl__subcmd__help__subcmd__list"
                 ;;
             pictl__subcmd__help,lsp)
                 cmd="pictl__subcmd__help__subcmd__lsp"
@@ -177,6 +195,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,models)
                 cmd="pictl__subcmd__help__subcmd__models"
+                ;;
+            pictl__subcmd__help,remove)
+                cmd="pictl__subcmd__help__subcmd__remove"
                 ;;
             pictl__subcmd__help,rpc)
                 cmd="pictl__subcmd__help__subcmd__rpc"
@@ -198,6 +219,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,steer)
                 cmd="pictl__subcmd__help__subcmd__steer"
+                ;;
+            pictl__subcmd__help,update)
+                cmd="pictl__subcmd__help__subcmd__update"
                 ;;
             pictl__subcmd__help,watch)
                 cmd="pictl__subcmd__help__subcmd__watch"
@@ -383,7 +407,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -793,7 +817,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats mcp lsp extensions jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1030,6 +1054,20 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__help__subcmd__install)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__help__subcmd__jobs)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
@@ -1045,6 +1083,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__kernels)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__list)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1199,6 +1251,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__models)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__remove)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1408,9 +1474,37 @@ _pictl() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        pictl__subcmd__help__subcmd__update)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         pictl__subcmd__help__subcmd__watch)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__install)
+            opts="-l -h --local --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -1445,6 +1539,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__kernels)
+            opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__list)
             opts="-h --json --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1784,6 +1892,20 @@ _pictl() {
             ;;
         pictl__subcmd__models)
             opts="-h --available --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__remove)
+            opts="-l -h --local --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2223,6 +2345,24 @@ _pictl() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__update)
+            opts="-h --extensions --extension --self --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --extension)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

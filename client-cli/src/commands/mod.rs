@@ -8,6 +8,7 @@ pub mod extensions;
 pub mod lsp;
 pub mod mcp;
 pub mod models;
+pub mod packages;
 pub mod pools;
 pub mod run;
 pub mod sessions;

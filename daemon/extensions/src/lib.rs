@@ -33,6 +33,7 @@ use tokio::sync::watch;
 pub mod approval;
 mod error;
 pub mod hooks;
+pub mod packages;
 pub mod tool;
 
 pub use approval::{Approvals, NoApprovals};
@@ -274,6 +275,8 @@ pub struct ExtensionHost {
     generation: std::sync::atomic::AtomicU64,
     versions: Mutex<Option<Value>>,
     approvals: Arc<dyn Approvals>,
+    // Where the steps of each package operation in flight go, by its token.
+    progress: Mutex<HashMap<u64, packages::Progress>>,
     me: Weak<ExtensionHost>,
 }
 
@@ -318,6 +321,7 @@ impl ExtensionHost {
             generation: std::sync::atomic::AtomicU64::new(0),
             versions: Mutex::new(None),
             approvals,
+            progress: Mutex::new(HashMap::new()),
             me: me.clone(),
         })
     }
@@ -1038,6 +1042,7 @@ impl pi_jsonrpc::Handler for Handler {
                 };
                 port.action(params);
             }
+            "packages/progress" => host.package_progress(&params),
             // A tool registered after loading (pi's `registerTool` from a handler or a
             // command): the session's next request offers it.
             "tools/changed" => match serde_json::from_value(params["tools"].clone()) {

@@ -17,6 +17,7 @@ pub mod lsp;
 pub mod mcp;
 pub mod message;
 pub mod model;
+pub mod packages;
 pub mod pool;
 pub mod presence;
 pub mod session;
@@ -35,6 +36,7 @@ pub use initialize::*;
 pub use lsp::*;
 pub use mcp::*;
 pub use model::*;
+pub use packages::*;
 pub use pool::*;
 pub use presence::*;
 pub use session::*;
@@ -171,6 +173,15 @@ crate::method_table! {
     /// Approves, refuses or forgets the extensions a project brings (project extensions load
     /// only once approved); sessions that skipped approved ones load them now.
     ExtensionsTrust = "extensions/trust" (ExtensionsTrustParams) -> ExtensionsTrustResponse;
+    /// Installs a pi package and adds it to the user's (or the project's) settings, as
+    /// `pi install`; `packages/progress` reports its steps to the caller.
+    PackagesInstall = "packages/install" (PackagesInstallParams) -> PackagesInstallResponse;
+    /// Uninstalls a pi package and removes it from settings, as `pi remove`.
+    PackagesRemove = "packages/remove" (PackagesRemoveParams) -> PackagesRemoveResponse;
+    /// Updates one pi package, or every one not pinned, as `pi update --extensions`.
+    PackagesUpdate = "packages/update" (PackagesUpdateParams) -> PackagesUpdateResponse;
+    /// The pi packages the user's and the project's settings name, as `pi list`.
+    PackagesList = "packages/list" (PackagesListParams) -> PackagesListResponse;
 }
 
 crate::notification_table! {
@@ -199,4 +210,7 @@ crate::notification_table! {
     /// A language server started, became ready, stopped or failed, or its sessions changed;
     /// sent to every connection with every server's status (as `lsp/list`).
     LspChanged = "lsp/changed" (DaemonToClient, LspChangedParams);
+    /// A step of a `packages/install`, `packages/remove` or `packages/update`, sent to the
+    /// client that asked.
+    PackagesProgress = "packages/progress" (DaemonToClient, PackagesProgressParams);
 }

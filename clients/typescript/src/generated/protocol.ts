@@ -1248,6 +1248,10 @@ export interface ProtocolV1 {
   McpSetSessionServersMethod?: McpSetSessionServersMethod;
   McpTrustMethod?: McpTrustMethod;
   ModelListMethod?: ModelListMethod;
+  PackagesInstallMethod?: PackagesInstallMethod;
+  PackagesListMethod?: PackagesListMethod;
+  PackagesRemoveMethod?: PackagesRemoveMethod;
+  PackagesUpdateMethod?: PackagesUpdateMethod;
   SessionAbortMethod?: SessionAbortMethod;
   SessionAbortRetryMethod?: SessionAbortRetryMethod;
   SessionAttachMethod?: SessionAttachMethod;
@@ -1285,6 +1289,7 @@ export interface ProtocolV1 {
   ExtensionUiNotification?: ExtensionUiNotification;
   LspChangedNotification?: LspChangedNotification;
   McpChangedNotification?: McpChangedNotification;
+  PackagesProgressNotification?: PackagesProgressNotification;
   SessionEventNotification?: SessionEventNotification;
   SessionPresenceNotification?: SessionPresenceNotification;
   UiRequestNotification?: UiRequestNotification;
@@ -2864,6 +2869,187 @@ export interface ModelInfo {
    */
   reasoning: boolean;
 }
+/**
+ * Installs a pi package and adds it to the user's (or the project's) settings, as
+ *  `pi install`; `packages/progress` reports its steps to the caller.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesInstallMethod".
+ */
+export interface PackagesInstallMethod {
+  params: PackagesInstallParams;
+  result: PackagesInstallResponse;
+}
+/**
+ * Params of `packages/install`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesInstallParams".
+ */
+export interface PackagesInstallParams {
+  /**
+   * The absolute directory the command runs in (the project, for `local`).
+   */
+  cwd: string;
+  /**
+   * The project's settings (`.pi/settings.json`) instead of the user's.
+   */
+  local?: boolean;
+  /**
+   * pi's source: `npm:NAME[@VERSION]`, `git:HOST/PATH[@REF]`, a git URL, or a local path
+   * (relative to `cwd`).
+   */
+  source: string;
+}
+/**
+ * Response of `packages/install`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesInstallResponse".
+ */
+export interface PackagesInstallResponse {
+  /**
+   * Where it was installed (absent for a local path, used where it is).
+   */
+  installedPath?: string | null;
+  /**
+   * The source as given.
+   */
+  source: string;
+}
+/**
+ * The pi packages the user's and the project's settings name, as `pi list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesListMethod".
+ */
+export interface PackagesListMethod {
+  params: PackagesListParams;
+  result: PackagesListResponse;
+}
+/**
+ * Params of `packages/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesListParams".
+ */
+export interface PackagesListParams {
+  /**
+   * The absolute directory whose project settings count too.
+   */
+  cwd: string;
+}
+/**
+ * Response of `packages/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesListResponse".
+ */
+export interface PackagesListResponse {
+  /**
+   * The packages the user's and the project's settings name.
+   */
+  packages: ConfiguredPackage[];
+}
+/**
+ * A package settings name.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ConfiguredPackage".
+ */
+export interface ConfiguredPackage {
+  /**
+   * Settings load only some of its resources.
+   */
+  filtered: boolean;
+  /**
+   * Where it is installed (absent: not installed, or a local path).
+   */
+  installedPath?: string | null;
+  /**
+   * `user` or `project`.
+   */
+  scope: string;
+  /**
+   * Its source.
+   */
+  source: string;
+}
+/**
+ * Uninstalls a pi package and removes it from settings, as `pi remove`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesRemoveMethod".
+ */
+export interface PackagesRemoveMethod {
+  params: PackagesRemoveParams;
+  result: PackagesRemoveResponse;
+}
+/**
+ * Params of `packages/remove`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesRemoveParams".
+ */
+export interface PackagesRemoveParams {
+  /**
+   * The absolute directory the command runs in.
+   */
+  cwd: string;
+  /**
+   * From the project's settings instead of the user's.
+   */
+  local?: boolean;
+  /**
+   * The source, as settings name it.
+   */
+  source: string;
+}
+/**
+ * Response of `packages/remove`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesRemoveResponse".
+ */
+export interface PackagesRemoveResponse {
+  /**
+   * Whether settings named it (it is uninstalled and gone from them).
+   */
+  removed: boolean;
+}
+/**
+ * Updates one pi package, or every one not pinned, as `pi update --extensions`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesUpdateMethod".
+ */
+export interface PackagesUpdateMethod {
+  params: PackagesUpdateParams;
+  result: PackagesUpdateResponse;
+}
+/**
+ * Params of `packages/update`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesUpdateParams".
+ */
+export interface PackagesUpdateParams {
+  /**
+   * The absolute directory the command runs in.
+   */
+  cwd: string;
+  /**
+   * One package; absent: every package not pinned to a version or ref.
+   */
+  source?: string | null;
+}
+/**
+ * Response of `packages/update`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesUpdateResponse".
+ */
+export interface PackagesUpdateResponse {}
 /**
  * Aborts the active run (stream and tools), compaction or branch summary, and returns
  *  once the session is idle.
@@ -6426,6 +6612,41 @@ export interface McpChangedParams {
   servers: McpServerStatus[];
 }
 /**
+ * A step of a `packages/install`, `packages/remove` or `packages/update`, sent to the
+ *  client that asked.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesProgressNotification".
+ */
+export interface PackagesProgressNotification {
+  params: PackagesProgressParams;
+}
+/**
+ * Notification `packages/progress` (daemon → the client that asked): a step of an
+ * install, removal or update, as pi's package manager reports it.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "PackagesProgressParams".
+ */
+export interface PackagesProgressParams {
+  /**
+   * `install`, `remove`, `update`, `clone` or `pull`.
+   */
+  action: string;
+  /**
+   * `start`, `progress`, `complete` or `error`.
+   */
+  kind: string;
+  /**
+   * What happens, for people.
+   */
+  message?: string | null;
+  /**
+   * The package.
+   */
+  source: string;
+}
+/**
  * An event of an attached session.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -7327,6 +7548,10 @@ export interface MethodMap {
   "mcp/setSessionServers": McpSetSessionServersMethod;
   "mcp/trust": McpTrustMethod;
   "model/list": ModelListMethod;
+  "packages/install": PackagesInstallMethod;
+  "packages/list": PackagesListMethod;
+  "packages/remove": PackagesRemoveMethod;
+  "packages/update": PackagesUpdateMethod;
   "session/abort": SessionAbortMethod;
   "session/abortRetry": SessionAbortRetryMethod;
   "session/attach": SessionAttachMethod;
@@ -7368,6 +7593,7 @@ export interface NotificationMap {
   "extension/ui": ExtensionUiNotification;
   "lsp/changed": LspChangedNotification;
   "mcp/changed": McpChangedNotification;
+  "packages/progress": PackagesProgressNotification;
   "session/event": SessionEventNotification;
   "session/presence": SessionPresenceNotification;
   "ui/request": UiRequestNotification;

@@ -8,6 +8,7 @@ pub mod history;
 pub mod lsp;
 pub mod mcp;
 pub mod model;
+pub mod packages;
 pub mod pools;
 pub mod session;
 pub mod settings;

@@ -273,7 +273,9 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
     assert!(
         project_b.diagnostics.iter().any(|problem| problem.path
             == "npm:pi-daemon-test-no-such-package"
-            && problem.error.contains("pid does not install packages yet")),
+            && problem
+                .error
+                .contains("`pictl install npm:pi-daemon-test-no-such-package` installs it")),
         "{project_b:?}"
     );
     let project_a = listed
@@ -1504,5 +1506,124 @@ async fn an_extension_writes_the_compaction_with_a_model_of_its_choice_or_cancel
         last.body_text.contains("THE CUSTOM SUMMARY"),
         "{}",
         last.body_text
+    );
+}
+
+/// `pictl ARGS` in `dir`: (success, stdout, stderr).
+async fn pictl(world: &World, dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = tokio::time::timeout(
+        Duration::from_secs(300),
+        tokio::process::Command::new(pi_test_support::workspace_binary("pictl"))
+            .args(args)
+            .envs(world.daemon.env())
+            .current_dir(dir)
+            .output(),
+    )
+    .await
+    .expect("pictl ends")
+    .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_packages_install_list_and_remove_as_pi_does() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (
+                "pkgs/greeter/package.json",
+                json!({"name": "greeter", "keywords": ["pi-package"],
+                    "pi": {"extensions": ["./ext"]}})
+                .to_string(),
+            ),
+            (
+                "pkgs/greeter/ext/greet.ts",
+                "export default function (pi) { pi.registerTool({name: \"greet\", label: \"G\", \
+                 description: \"Greets\", parameters: {type: \"object\"}, async execute() { \
+                 return {content: [{type: \"text\", text: \"hi from the package\"}], details: {}}; \
+                 }}); }\n"
+                    .to_owned(),
+            ),
+            ("proj/README.md", "a project\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path();
+    let proj = home.join("proj");
+    let greeter = home.join("pkgs/greeter").display().to_string();
+
+    // A local package, for you: added to your settings, and a new session loads it.
+    let (ok, stdout, stderr) = pictl(&world, &proj, &["install", &greeter]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, format!("Installed {greeter}\n"));
+    let settings: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(home.join(".pi/agent/settings.json")).unwrap(),
+    )
+    .unwrap();
+    // As pi writes it: relative to the settings file.
+    assert_eq!(settings["packages"], json!(["../../pkgs/greeter"]), "{settings}");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let seen = run(&client, &mut events, &id, "call greet {}").await;
+    assert_eq!(
+        first_result(&seen),
+        ("hi from the package".to_owned(), false)
+    );
+
+    // An npm package for the project (`-l`): installed under .pi/npm/ from the registry, its
+    // steps shown as they happen.
+    let (ok, stdout, stderr) =
+        pictl(&world, &proj, &["install", "-l", "npm:is-number@7.0.0"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, "Installed npm:is-number@7.0.0\n");
+    assert!(
+        stderr.contains("npm:is-number@7.0.0"),
+        "no progress: {stderr:?}"
+    );
+    assert!(
+        proj.join(".pi/npm/node_modules/is-number/package.json")
+            .exists(),
+        "not installed under the project"
+    );
+    let (ok, stdout, stderr) = pictl(&world, &proj, &["list"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(
+        stdout,
+        format!(
+            "User packages:\n  ../../pkgs/greeter\n    {greeter}\n\nProject packages:\n  \
+             npm:is-number@7.0.0\n    {}\n",
+            proj.join(".pi/npm/node_modules/is-number").display()
+        )
+    );
+
+    // Removing: what settings do not name is an error saying so; the rest goes.
+    let (ok, _, stderr) = pictl(&world, &proj, &["remove", "npm:nothing-here"]).await;
+    assert!(!ok);
+    assert!(
+        stderr.contains(
+            "No matching package found for npm:nothing-here in your settings; `pictl list` \
+             shows the packages"
+        ),
+        "{stderr}"
+    );
+    let (ok, stdout, stderr) = pictl(&world, &proj, &["uninstall", &greeter]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, format!("Removed {greeter}\n"));
+    let (ok, stdout, stderr) = pictl(&world, &proj, &["remove", "-l", "npm:is-number@7.0.0"]).await;
+    assert!(ok, "{stderr}");
+    assert_eq!(stdout, "Removed npm:is-number@7.0.0\n");
+    let (ok, stdout, _) = pictl(&world, &proj, &["list"]).await;
+    assert!(ok);
+    assert_eq!(stdout, "No packages installed.\n");
+    let (ok, _, stderr) = pictl(&world, &proj, &["update", "--self"]).await;
+    assert!(!ok);
+    assert!(
+        stderr
+            .contains("pictl cannot update itself (`--self`); update it the way you installed it"),
+        "{stderr}"
     );
 }
