@@ -35,13 +35,14 @@ enum Prepared {
 }
 
 /// Runs `calls`, emitting tool events and tool result messages; returns the result messages
-/// (each an [`AgentMessage::ToolResult`], the one its events carried) in call order.
+/// (each an [`AgentMessage::ToolResult`], the one its events carried) in call order, and
+/// whether every result asked to end the run (pi's `terminate`).
 pub(crate) async fn execute_tool_calls(
     config: &RunConfig,
     tools: &[Arc<dyn Tool>],
     handles: &RunHandles,
     calls: Vec<ToolCall>,
-) -> Vec<Arc<AgentMessage>> {
+) -> (Vec<Arc<AgentMessage>>, bool) {
     let emit = |event: AgentEvent| async {
         if handles.events.send(Box::new(event)).await.is_err() {
             handles.cancel.cancel();
@@ -185,6 +186,7 @@ pub(crate) async fn execute_tool_calls(
             };
             outputs.push(output);
         }
+        let terminate = !outputs.is_empty() && outputs.iter().all(|output| output.terminate);
         let mut results = Vec::with_capacity(calls.len());
         for (call, output) in calls.iter().zip(outputs) {
             let message = Arc::new(AgentMessage::ToolResult(tool_result_message(call, output)));
@@ -198,7 +200,7 @@ pub(crate) async fn execute_tool_calls(
             .await;
             results.push(message);
         }
-        results
+        (results, terminate)
     };
     let ((), results) = tokio::join!(schedule, finalize);
     results

@@ -116,8 +116,8 @@ impl Run<'_> {
                 self.emit_turn_end(0).await;
                 break;
             }
-            let tool_results = if calls.is_empty() {
-                Vec::new()
+            let (tool_results, terminate) = if calls.is_empty() {
+                (Vec::new(), false)
             } else {
                 execute_tool_calls(self.config, &self.tools, self.handles, calls.clone()).await
             };
@@ -125,7 +125,8 @@ impl Run<'_> {
             self.context.extend(tool_results);
             self.emit_turn_end(results).await;
             pending = self.take_queued(QueueKind::Steering).await;
-            if !calls.is_empty() || !pending.is_empty() {
+            // Tool results go back to the model, unless every one of them ended the run.
+            if (!calls.is_empty() && !terminate) || !pending.is_empty() {
                 continue;
             }
             pending = self.take_queued(QueueKind::FollowUp).await;

@@ -148,6 +148,9 @@ pub struct ToolOutput {
     pub details: Value,
     /// The call failed; `content` explains why.
     pub is_error: bool,
+    /// pi's `terminate`: when every result of an assistant message's calls says so, the run
+    /// ends after them, without asking the model again (a final, structured answer).
+    pub terminate: bool,
 }
 
 impl ToolOutput {
@@ -157,6 +160,7 @@ impl ToolOutput {
             content: vec![UserContent::text(text)],
             details: Value::Null,
             is_error: false,
+            terminate: false,
         }
     }
 
@@ -187,6 +191,7 @@ impl ToolOutput {
             content: vec![UserContent::text(message)],
             details: Value::Object(Default::default()),
             is_error: true,
+            terminate: false,
         }
     }
 

@@ -91,6 +91,7 @@ pub(crate) fn output_of(result: &Value, is_error: bool) -> ToolOutput {
             details => details.clone(),
         },
         is_error,
+        terminate: result["terminate"].as_bool() == Some(true),
     }
 }
 

@@ -139,6 +139,7 @@ impl Tool for PythonTool {
                 content,
                 details,
                 is_error: cell.error.is_some() || cell.stopped.is_some(),
+                terminate: false,
             }
         })
     }

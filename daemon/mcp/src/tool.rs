@@ -327,6 +327,7 @@ impl McpTool {
             content,
             details,
             is_error,
+            terminate: false,
         }
     }
 

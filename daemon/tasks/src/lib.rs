@@ -461,6 +461,7 @@ impl Board {
             content: vec![pi_llm::UserContent::text(lines.join("\n"))],
             details,
             is_error: false,
+            terminate: false,
         });
     }
 }
@@ -1175,5 +1176,6 @@ pub fn render(outcomes: &[TaskOutcome], problems: &[String]) -> ToolOutput {
         content: vec![pi_llm::UserContent::text(text)],
         details,
         is_error: done == 0,
+        terminate: false,
     }
 }

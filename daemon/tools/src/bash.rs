@@ -90,6 +90,7 @@ impl Tool for BashTool {
                 content: Vec::new(),
                 details: Value::Null,
                 is_error: false,
+                terminate: false,
             });
             let mut on_progress = move |snapshot: TailSnapshot| {
                 let truncation = &snapshot.truncation;
@@ -143,6 +144,7 @@ impl Tool for BashTool {
                 content: vec![pi_llm::UserContent::text(text)],
                 details,
                 is_error,
+                terminate: false,
             }
         })
     }

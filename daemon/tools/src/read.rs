@@ -289,6 +289,7 @@ fn read_contents(
             content,
             details: json!({}),
             is_error: false,
+            terminate: false,
         });
     }
     let text = texts.join("\n");
@@ -328,6 +329,7 @@ fn read_image(
                 ],
                 details: json!({}),
                 is_error: false,
+                terminate: false,
             })
         }
         Err(error) => Err(ReadError::Fs(format!(

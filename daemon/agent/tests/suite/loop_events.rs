@@ -191,6 +191,7 @@ async fn unknown_tools_and_invalid_arguments_fail_at_start_and_the_model_reads_w
                     content: result.content.clone(),
                     details: json!({}),
                     is_error: result.is_error,
+                    terminate: false,
                 };
                 Some((text_of(&output), result.is_error))
             }
@@ -343,4 +344,46 @@ async fn a_context_hook_changes_each_request_and_not_the_conversation() {
         .filter(|message| matches!(message, Message::User(user) if matches!(&user.content[..], [UserContent::Text(text)] if text.text == "reminder")))
         .count();
     assert_eq!(reminders, 1);
+}
+
+/// pi's `terminate`: when every result of an assistant message's calls ends the run, the
+/// model is not asked again; one result that does not is enough to go on.
+#[tokio::test]
+async fn results_that_all_terminate_end_the_run_without_another_request() {
+    let mut harness = Harness::new();
+    harness.faux.push(
+        FauxReply::tool_call("final", json!({"text": "a"}))
+            .then_tool_call("final", json!({"text": "b"})),
+    );
+    let tools: Vec<std::sync::Arc<dyn pi_agent::Tool>> =
+        vec![EchoTool::terminating("final"), EchoTool::new()];
+    harness.start(
+        config(&harness.faux, tools.clone(), ToolExecution::default()),
+        vec![],
+        Some("go"),
+    );
+    let (outcome, events) = harness.finish().await;
+    assert_eq!(harness.faux.requests().len(), 1);
+    assert!(!outcome.aborted());
+    let names = sequence(&events);
+    assert_eq!(
+        names[names.len() - 2..],
+        ["turn_end(2)".to_owned(), "agent_end(4)".to_owned()],
+        "{names:?}"
+    );
+
+    let mut harness = Harness::new();
+    harness.faux.push(
+        FauxReply::tool_call("final", json!({"text": "a"}))
+            .then_tool_call("echo", json!({"text": "b"})),
+    );
+    harness.faux.push(FauxReply::text("went on"));
+    harness.start(
+        config(&harness.faux, tools, ToolExecution::default()),
+        vec![],
+        Some("go"),
+    );
+    let (outcome, _) = harness.finish().await;
+    assert_eq!(harness.faux.requests().len(), 2);
+    assert_eq!(outcome.last_assistant.unwrap().text(), "went on");
 }

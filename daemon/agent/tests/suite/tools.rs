@@ -15,6 +15,7 @@ pub struct EchoTool {
     name: String,
     schema: Value,
     prefix: &'static str,
+    terminate: bool,
 }
 
 impl EchoTool {
@@ -33,6 +34,17 @@ impl EchoTool {
             name: name.to_owned(),
             schema: object_schema(json!({"text": {"type": "string"}}), &["text"]),
             prefix,
+            terminate: false,
+        })
+    }
+
+    /// An echo tool called `name` whose results end the run (pi's `terminate`).
+    pub fn terminating(name: &str) -> Arc<EchoTool> {
+        Arc::new(EchoTool {
+            name: name.to_owned(),
+            schema: object_schema(json!({"text": {"type": "string"}}), &["text"]),
+            prefix: "final",
+            terminate: true,
         })
     }
 }
@@ -56,7 +68,10 @@ impl Tool for EchoTool {
                 .as_str()
                 .unwrap_or_default()
                 .to_owned();
-            ToolOutput::text(format!("{}: {text}", self.prefix))
+            ToolOutput {
+                terminate: self.terminate,
+                ..ToolOutput::text(format!("{}: {text}", self.prefix))
+            }
         })
     }
 }

@@ -1176,6 +1176,7 @@ async fn extensions_override_built_in_tools_add_tools_later_and_choose_the_activ
     let settings = json!({"extensions": [
         examples.join("tool-override.ts"),
         examples.join("dynamic-tools.ts"),
+        examples.join("structured-output.ts"),
         "extensions-of-mine/narrow.ts",
     ]});
     let world = World::start_with(
@@ -1285,6 +1286,24 @@ async fn extensions_override_built_in_tools_add_tools_later_and_choose_the_activ
             "{message}"
         );
     }
+
+    // `structured-output`: its result ends the run (pi's `terminate`), the model is not asked
+    // again.
+    let calls = world.server.calls();
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call structured_output {"headline": "Parser plan", "summary": "Three steps.", "actionItems": ["lex", "parse"]}"#,
+    )
+    .await;
+    assert_eq!(
+        first_result(&seen),
+        ("Saved structured output: Parser plan".to_owned(), false)
+    );
+    assert_eq!(world.server.calls(), calls + 1, "the model was asked again");
+    let details = super::mcp_faults::tool_results(&seen).remove(0).3;
+    assert_eq!(details["actionItems"], json!(["lex", "parse"]), "{details}");
 
     // `setActiveTools`: only `read` is offered from now on.
     client
@@ -1566,7 +1585,11 @@ async fn pi_packages_install_list_and_remove_as_pi_does() {
     )
     .unwrap();
     // As pi writes it: relative to the settings file.
-    assert_eq!(settings["packages"], json!(["../../pkgs/greeter"]), "{settings}");
+    assert_eq!(
+        settings["packages"],
+        json!(["../../pkgs/greeter"]),
+        "{settings}"
+    );
     let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
     let seen = run(&client, &mut events, &id, "call greet {}").await;
     assert_eq!(
