@@ -9,6 +9,7 @@ mod attachments;
 mod commands;
 mod daemon_client;
 mod error;
+mod extension_flags;
 mod model_scope;
 mod output;
 mod pi_events;
@@ -104,7 +105,18 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Flags pi extensions register: `--name[=value]` pictl does not know, on the commands
+    // that start sessions (pi takes them so).
+    let (args, extension_flags) =
+        extension_flags::split(std::env::args_os().collect(), &Cli::command());
+    let mut cli = Cli::parse_from(args);
+    match &mut cli.command {
+        Some(Command::Run(args)) => args.options.extension_flags = extension_flags,
+        Some(Command::Rpc(args)) => args.options.extension_flags = extension_flags,
+        Some(Command::Attach(args)) => args.extensions.extension_flags = extension_flags,
+        None => cli.interactive.extensions.extension_flags = extension_flags,
+        Some(_) => {}
+    }
     match &cli.command {
         Some(Command::Completions { shell }) => {
             return commands::assets::completions(Cli::command(), *shell);

@@ -26,5 +26,6 @@ pub mod transcript;
 pub mod update;
 
 pub use render::render;
+pub use runtime::Extensions;
 pub use runtime::{AttachOptions, Target, run};
 pub use update::update;

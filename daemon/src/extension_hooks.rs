@@ -298,6 +298,38 @@ impl Hooks for SessionExtensions {
         })
     }
 
+    fn before_fork(self: Arc<Self>, entry_id: String) -> HookFuture<Result<bool, HookError>> {
+        self.open();
+        Box::pin(async move {
+            let answer = self
+                .host
+                .before_fork(&self.environment.session_id, &entry_id)
+                .await?;
+            Ok(answer["cancel"].as_bool() == Some(true))
+        })
+    }
+
+    fn user_bash(
+        self: Arc<Self>,
+        command: String,
+        exclude_from_context: bool,
+        cwd: String,
+    ) -> HookFuture<Result<Option<Value>, HookError>> {
+        self.open();
+        Box::pin(async move {
+            let answer = self
+                .host
+                .user_bash(
+                    &self.environment.session_id,
+                    &command,
+                    exclude_from_context,
+                    &cwd,
+                )
+                .await?;
+            Ok(Some(answer["result"].clone()).filter(|result| result.is_object()))
+        })
+    }
+
     fn observe(&self, event: &SessionEvent, streaming: Option<&pi_llm::AssistantMessage>) {
         self.mirror(event);
         // pi's `session_compact`, once the compaction's entry is stored.
@@ -407,6 +439,7 @@ pub fn choice(environment: &ToolEnvironment) -> crate::extensions::Choice {
     crate::extensions::Choice {
         paths: environment.extensions.to_vec(),
         no_extensions: environment.no_extensions,
+        flags: (*environment.extension_flags).clone(),
     }
 }
 

@@ -7,7 +7,8 @@
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
 // tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
-// session_before_compact, command, packages; notifications: event, compaction/abort
+// session_before_compact, session_before_fork, user_bash, command, packages; notifications:
+// event, compaction/abort, bash/abort
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
@@ -51,6 +52,7 @@ const {
   SessionManager,
   SettingsManager,
   initTheme,
+  truncateTail,
 } = pi;
 // `ctx.ui.theme` throws until a theme is set; extensions style their status texts with it.
 initTheme("dark");
@@ -331,6 +333,30 @@ async function discover({ cwd, agentDir, extensionPaths = [], noExtensions = fal
   };
 }
 
+/** The session's values for the flags its extensions register, as pi's command line gives
+ * them (a boolean flag given at all is true); what no extension registers, or a string flag
+ * without a value, is an error as pi reports it. */
+function applyFlags(extensions, runtime, values) {
+  const registered = new Map();
+  for (const extension of extensions) {
+    for (const [name, flag] of extension.flags) registered.set(name, flag);
+  }
+  const errors = [];
+  for (const [name, value] of Object.entries(values)) {
+    const flag = registered.get(name);
+    if (!flag) {
+      errors.push({ path: `--${name}`, error: `Unknown option: --${name} (no extension of this session registers it)` });
+    } else if (flag.type === "boolean") {
+      runtime.flagValues.set(name, true);
+    } else if (typeof value === "string") {
+      runtime.flagValues.set(name, value);
+    } else {
+      errors.push({ path: flag.extensionPath ?? `--${name}`, error: `Extension flag "--${name}" requires a value` });
+    }
+  }
+  return errors;
+}
+
 const registries = new Map();
 
 /** One model registry per agent directory, shared by the sessions. */
@@ -414,6 +440,7 @@ async function openSession(params) {
   });
   await loader.reload();
   const { extensions, errors, runtime } = loader.getExtensions();
+  errors.push(...applyFlags(extensions, runtime, params.flags ?? {}));
   // pid's session as pi's session manager reads it (`ctx.sessionManager`): its entries in
   // pi's session-file format, kept current by `session/entry` and `session/leaf`.
   const sessionManager = SessionManager.inMemory(cwd);
@@ -628,6 +655,45 @@ async function beforeCompact({ sessionId, preparation, branchEntries, customInst
   }
 }
 
+/** pi's `session_before_fork` (a fork from a user message: `position` "before"). */
+async function beforeFork({ sessionId, entryId, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const result = await open.runner.emit({ type: "session_before_fork", entryId, position: "before" });
+  return result ?? null;
+}
+
+/** pi's `user_bash`: a handler's `result` stands for the command's; one that gives
+ * `operations` has the command run through them here (pi's remote shells: ssh, containers),
+ * the output kept as pi keeps it (its tail). `null`: pid runs the command itself. */
+async function userBash({ sessionId, command, excludeFromContext, cwd, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const answer = await open.runner.emitUserBash({ type: "user_bash", command, excludeFromContext, cwd });
+  if (answer?.result) return { result: answer.result };
+  if (!answer?.operations?.exec) return null;
+  const chunks = [];
+  const controller = new AbortController();
+  open.bash = controller;
+  try {
+    const { exitCode } = await answer.operations.exec(command, cwd, {
+      onData: (data) => chunks.push(Buffer.from(data)),
+      signal: controller.signal,
+    });
+    const truncation = truncateTail(Buffer.concat(chunks).toString("utf8"));
+    return {
+      result: {
+        output: truncation.content,
+        exitCode: controller.signal.aborted ? undefined : (exitCode ?? undefined),
+        cancelled: controller.signal.aborted,
+        truncated: truncation.truncated,
+      },
+    };
+  } finally {
+    if (open.bash === controller) open.bash = null;
+  }
+}
+
 function onAbortCompaction({ sessionId }) {
   sessions.get(sessionId)?.compaction?.abort();
 }
@@ -689,9 +755,17 @@ function onEvent({ sessionId, event: received }) {
   const event = piEvent(open, received);
   if (event.type === "agent_start") open.state.idle = false;
   if (event.type === "agent_end") open.state.idle = true;
-  // In order, one at a time, as pi's agent session awaits each handler.
+  emitInOrder(sessionId, open, event);
+}
+
+/** Runs the handlers of an observed event after those of the events before it, one at a
+ * time, as pi's agent session awaits each. */
+function emitInOrder(sessionId, open, event) {
   open.events = open.events
-    .then(() => open.runner.emit(event))
+    .then(() => {
+      enter(open);
+      return open.runner.emit(event);
+    })
     .catch((error) =>
       notify("extension/error", {
         sessionId,
@@ -704,7 +778,22 @@ function onEvent({ sessionId, event: received }) {
 
 function onState({ sessionId, ...changes }) {
   const open = sessions.get(sessionId);
-  if (open) Object.assign(open.state, changes);
+  if (!open) return;
+  const previousLevel = open.state.thinkingLevel;
+  Object.assign(open.state, changes);
+  // pi's `thinking_level_select` when the level changed after the session started.
+  if (
+    changes.thinkingLevel !== undefined &&
+    previousLevel !== undefined &&
+    changes.thinkingLevel !== previousLevel &&
+    open.runner.hasHandlers("thinking_level_select")
+  ) {
+    emitInOrder(sessionId, open, {
+      type: "thinking_level_select",
+      level: changes.thinkingLevel,
+      previousLevel,
+    });
+  }
 }
 
 const requests = {
@@ -720,22 +809,43 @@ const requests = {
   context,
   before_provider_request: beforeProviderRequest,
   session_before_compact: beforeCompact,
+  session_before_fork: beforeFork,
+  user_bash: userBash,
   command,
   packages,
 };
 
 function onEntry({ sessionId, entry }) {
-  const manager = sessions.get(sessionId)?.sessionManager;
+  const open = sessions.get(sessionId);
+  const manager = open?.sessionManager;
   if (!manager || !entry?.id || manager.byId.has(entry.id)) return;
   if (entry.parentId === null || entry.parentId === undefined) entry.parentId = manager.leafId;
+  // A navigation's branch summary is stored just before the leaf moves onto it: the move
+  // (`session_tree`) started from the leaf before it.
+  if (entry.type === "branch_summary") open.tree = { from: manager.leafId, summary: entry };
   manager._appendEntry(entry);
 }
 
+/** The leaf moved (pid's navigation): the session manager follows, and extensions hear pi's
+ * `session_tree` (`todo` rebuilds its list from the new branch). */
 function onLeaf({ sessionId, leafId }) {
-  const manager = sessions.get(sessionId)?.sessionManager;
+  const open = sessions.get(sessionId);
+  const manager = open?.sessionManager;
   if (!manager) return;
+  const oldLeafId = open.tree ? open.tree.from : manager.leafId;
+  const summaryEntry = open.tree?.summary;
+  open.tree = null;
   if (leafId === null || leafId === undefined) manager.resetLeaf();
   else if (manager.byId.has(leafId)) manager.branch(leafId);
+  if (open.runner.hasHandlers("session_tree")) {
+    emitInOrder(sessionId, open, {
+      type: "session_tree",
+      newLeafId: leafId ?? null,
+      oldLeafId: oldLeafId ?? null,
+      summaryEntry,
+      fromExtension: false,
+    });
+  }
 }
 
 const notifications = {
@@ -744,6 +854,7 @@ const notifications = {
   "session/entry": onEntry,
   "session/leaf": onLeaf,
   "compaction/abort": onAbortCompaction,
+  "bash/abort": ({ sessionId }) => sessions.get(sessionId)?.bash?.abort(),
   "tool/cancel": ({ sessionId, toolCallId }) =>
     sessions.get(sessionId)?.running.get(toolCallId)?.abort(),
 };

@@ -407,7 +407,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -h -V --model --thinking --continue --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -e -h -V --model --thinking --continue --extension --no-extensions --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -418,6 +418,14 @@ _pictl() {
                     return 0
                     ;;
                 --thinking)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --extension)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -461,12 +469,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__attach)
-            opts="-h --help"
+            opts="-e -h --extension --no-extensions --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --extension)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

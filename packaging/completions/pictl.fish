@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_pictl_global_optspecs
-    string join \n model= thinking= c/continue h/help V/version
+    string join \n model= thinking= c/continue e/extension= no-extensions h/help V/version
 end
 
 function __fish_pictl_needs_command
@@ -26,7 +26,9 @@ end
 
 complete -c pictl -n "__fish_pictl_needs_command" -l model -d 'Model of the new session (`provider/id`, an id or a search term, optional `:level`)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -l thinking -d 'Thinking level of the new session (off, minimal, low, medium, high, xhigh)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -s c -l continue -d 'Continue the most recent session in this directory'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_needs_command" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_needs_command" -s V -l version -d 'Print version'
 complete -c pictl -n "__fish_pictl_needs_command" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
@@ -243,6 +245,8 @@ complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subc
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Stop the daemon, then start a new one'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand attach" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand attach" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help" -f -a "sessions" -d 'List sessions'

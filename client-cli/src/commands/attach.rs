@@ -17,6 +17,8 @@ pub struct AttachArgs {
     /// The session to attach to (id or unique prefix); without it, pick among this directory's
     /// recent sessions
     pub session_id: Option<String>,
+    #[command(flatten)]
+    pub extensions: ExtensionArgs,
 }
 
 /// Flags of `pictl` without a subcommand (interactive use).
@@ -31,6 +33,33 @@ pub struct InteractiveArgs {
     /// Continue the most recent session in this directory
     #[arg(short = 'c', long = "continue")]
     pub continue_session: bool,
+    #[command(flatten)]
+    pub extensions: ExtensionArgs,
+}
+
+/// pi's extension options for the sessions the TUI starts.
+#[derive(Debug, Args)]
+pub struct ExtensionArgs {
+    /// Load this pi extension in new sessions besides the configured ones (a file,
+    /// directory or package source; repeatable)
+    #[arg(short = 'e', long = "extension", value_name = "PATH")]
+    pub extensions: Vec<String>,
+    /// Load none of the configured pi extensions in new sessions (-e ones still load)
+    #[arg(long)]
+    pub no_extensions: bool,
+    /// Flags the sessions' extensions register (`--name[=value]` not known to pictl).
+    #[arg(skip)]
+    pub extension_flags: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
+impl ExtensionArgs {
+    fn choice(self) -> pi_tui::Extensions {
+        pi_tui::Extensions {
+            paths: self.extensions,
+            none_configured: self.no_extensions,
+            flags: self.extension_flags,
+        }
+    }
 }
 
 /// `pictl attach [ID]`.
@@ -47,7 +76,7 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target).await
+    run_tui(target, args.extensions.choice()).await
 }
 
 /// `pictl` with no subcommand: a new session (or `-c`, the latest) in the TUI.
@@ -60,7 +89,7 @@ pub async fn interactive(args: InteractiveArgs) -> Result<ExitCode, CliError> {
             thinking: args.thinking,
         }
     };
-    run_tui(target).await
+    run_tui(target, args.extensions.choice()).await
 }
 
 fn require_terminal() -> Result<(), CliError> {
@@ -72,7 +101,7 @@ fn require_terminal() -> Result<(), CliError> {
     Ok(())
 }
 
-async fn run_tui(target: Target) -> Result<ExitCode, CliError> {
+async fn run_tui(target: Target, extensions: pi_tui::Extensions) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
     let cwd = std::env::current_dir()
@@ -82,6 +111,7 @@ async fn run_tui(target: Target) -> Result<ExitCode, CliError> {
         cwd,
         paths,
         client_version: env!("CARGO_PKG_VERSION").to_owned(),
+        extensions,
     };
     match pi_tui::run(options).await {
         Ok(()) => Ok(ExitCode::SUCCESS),

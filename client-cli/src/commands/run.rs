@@ -91,6 +91,9 @@ pub struct SessionOptions {
     /// Load none of the configured pi extensions in a new session (-e ones still load)
     #[arg(long)]
     pub no_extensions: bool,
+    /// Flags the session's extensions register (`--name[=value]` not known to pictl).
+    #[arg(skip)]
+    pub extension_flags: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Options of `pictl run`.
@@ -427,6 +430,7 @@ pub async fn open_session(
             no_context_files: false,
             extensions: args.extensions.clone(),
             no_extensions: args.no_extensions,
+            extension_flags: args.extension_flags.clone(),
         })
         .await
         .map_err(model_error)?;

@@ -46,6 +46,20 @@ pub struct Bridge {
     pub streaming: bool,
     /// Whether a compaction is running (from the event stream).
     pub compacting: bool,
+    /// The bridge's choice of pi extensions (`-e`, `--no-extensions`, extension flags),
+    /// for the sessions `new_session` starts.
+    pub extensions: Extensions,
+}
+
+/// What sessions the bridge starts load besides and instead of the configured extensions.
+#[derive(Clone, Debug, Default)]
+pub struct Extensions {
+    /// `-e` sources.
+    pub paths: Vec<String>,
+    /// `--no-extensions`.
+    pub none_configured: bool,
+    /// Extension flags.
+    pub flags: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// A command's answer.
@@ -306,6 +320,9 @@ async fn new_session(bridge: &Bridge) -> Handled {
                 .as_ref()
                 .map(|model| format!("{}/{}", model.provider, model.id)),
             thinking: Some(session.thinking_level.clone()),
+            extensions: bridge.extensions.paths.clone(),
+            no_extensions: bridge.extensions.none_configured,
+            extension_flags: bridge.extensions.flags.clone(),
             ..SessionCreateParams::default()
         })
         .await

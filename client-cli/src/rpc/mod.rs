@@ -89,6 +89,11 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
             scope: args.options.models.clone(),
             streaming: false,
             compacting: false,
+            extensions: commands::Extensions {
+                paths: args.options.extensions.clone(),
+                none_configured: args.options.no_extensions,
+                flags: args.options.extension_flags.clone(),
+            },
         },
         events: PiEvents::new(PartialMode::Full),
         held: Vec::new(),

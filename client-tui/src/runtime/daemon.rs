@@ -87,12 +87,25 @@ pub async fn attach_resume(
     }
 }
 
+/// What new sessions load besides and instead of the configured pi extensions (pi's `-e`,
+/// `--no-extensions` and the flags extensions register).
+#[derive(Clone, Debug, Default)]
+pub struct Extensions {
+    /// `-e` sources.
+    pub paths: Vec<String>,
+    /// `--no-extensions`.
+    pub none_configured: bool,
+    /// Extension flags.
+    pub flags: BTreeMap<String, serde_json::Value>,
+}
+
 /// Creates a session in `cwd` with this process's environment.
 pub async fn create_session(
     client: &Client,
     cwd: &Path,
     model: Option<String>,
     thinking: Option<String>,
+    extensions: &Extensions,
 ) -> Result<SessionInfo, ClientError> {
     let env: BTreeMap<String, String> = std::env::vars().collect();
     client
@@ -101,6 +114,9 @@ pub async fn create_session(
             env: Some(env),
             model,
             thinking,
+            extensions: extensions.paths.clone(),
+            no_extensions: extensions.none_configured,
+            extension_flags: extensions.flags.clone(),
             ..SessionCreateParams::default()
         })
         .await

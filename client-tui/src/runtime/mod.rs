@@ -11,6 +11,7 @@
 //! forwarding channel), so every event is applied after the snapshot it follows.
 
 mod daemon;
+pub use daemon::Extensions;
 mod terminal;
 mod world;
 
@@ -67,6 +68,9 @@ pub struct AttachOptions {
     pub paths: Paths,
     /// Client name and version for `initialize`.
     pub client_version: String,
+    /// What the sessions it starts load besides and instead of the configured pi
+    /// extensions.
+    pub extensions: daemon::Extensions,
 }
 
 /// How long a reconnection waits at most between attempts.
@@ -97,10 +101,16 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
     let session_id = match &options.target {
         Target::Session(id) => Some(id.clone()),
         Target::New { model, thinking } => Some(
-            daemon::create_session(&client, &options.cwd, model.clone(), thinking.clone())
-                .await
-                .context("creating a session")?
-                .id,
+            daemon::create_session(
+                &client,
+                &options.cwd,
+                model.clone(),
+                thinking.clone(),
+                &options.extensions,
+            )
+            .await
+            .context("creating a session")?
+            .id,
         ),
         Target::Continue | Target::Pick => {
             let recent = daemon::recent_sessions(&client, &options.cwd)
@@ -108,7 +118,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                 .context("listing sessions")?;
             match (&options.target, recent.first()) {
                 (_, None) => Some(
-                    daemon::create_session(&client, &options.cwd, None, None)
+                    daemon::create_session(&client, &options.cwd, None, None, &options.extensions)
                         .await
                         .context("creating a session")?
                         .id,
@@ -536,14 +546,26 @@ impl Shell {
         let session_id = match target {
             SwitchTo::Existing(id) if !id.is_empty() => id,
             SwitchTo::Existing(_) => {
-                daemon::create_session(&self.client, &self.options.cwd, None, None)
-                    .await?
-                    .id
+                daemon::create_session(
+                    &self.client,
+                    &self.options.cwd,
+                    None,
+                    None,
+                    &self.options.extensions,
+                )
+                .await?
+                .id
             }
             SwitchTo::New { model, thinking } => {
-                daemon::create_session(&self.client, &self.options.cwd, model, thinking)
-                    .await?
-                    .id
+                daemon::create_session(
+                    &self.client,
+                    &self.options.cwd,
+                    model,
+                    thinking,
+                    &self.options.extensions,
+                )
+                .await?
+                .id
             }
         };
         if let Some(current) = current

@@ -93,17 +93,12 @@ impl ExtensionHost {
         let has_ui = self.has_ui(session_id).await;
         let params = json!({"sessionId": session_id, "preparation": preparation,
             "branchEntries": branch, "customInstructions": instructions, "hasUI": has_ui});
-        // Told to abort unless it ended (the compaction was aborted meanwhile).
-        struct Abandoned<'a>(&'a ExtensionHost, &'a str, bool);
-        impl Drop for Abandoned<'_> {
-            fn drop(&mut self) {
-                if !self.2 {
-                    self.0
-                        .tell("compaction/abort", json!({"sessionId": self.1}));
-                }
-            }
-        }
-        let mut abandoned = Abandoned(self, session_id, false);
+        let mut abandoned = Abandoned {
+            host: self,
+            method: "compaction/abort",
+            session_id,
+            done: false,
+        };
         let answer = self
             .call(
                 session_id,
@@ -112,7 +107,63 @@ impl ExtensionHost {
                 COMPACTION_HOOK_TIMEOUT,
             )
             .await;
-        abandoned.2 = true;
+        abandoned.done = true;
+        answer
+    }
+
+    /// pi's `session_before_fork`: `{cancel?}` (`null` when no extension handles it). A
+    /// handler may ask the session's clients first.
+    pub async fn before_fork(
+        self: &Arc<Self>,
+        session_id: &str,
+        entry_id: &str,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("session_before_fork") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "entryId": entry_id, "hasUI": has_ui});
+        self.call(
+            session_id,
+            "session_before_fork",
+            params,
+            self.config.hook_timeout,
+        )
+        .await
+    }
+
+    /// pi's `user_bash`: `{result}` (pi's `BashResult`, the command's output as an extension
+    /// gave it or ran it through its own operations) or `null` (pid runs it). Takes as long
+    /// as the command; abandoning the future aborts the extension's run of it.
+    pub async fn user_bash(
+        self: &Arc<Self>,
+        session_id: &str,
+        command: &str,
+        exclude_from_context: bool,
+        cwd: &str,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("user_bash") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "command": command,
+            "excludeFromContext": exclude_from_context, "cwd": cwd, "hasUI": has_ui});
+        let mut abandoned = Abandoned {
+            host: self,
+            method: "bash/abort",
+            session_id,
+            done: false,
+        };
+        let answer = self
+            .call(session_id, "user_bash", params, COMMAND_TIMEOUT)
+            .await;
+        abandoned.done = true;
         answer
     }
 
@@ -226,5 +277,23 @@ impl ExtensionHost {
         session_id: &str,
     ) -> Option<tokio::sync::watch::Receiver<Option<Arc<SessionSet>>>> {
         Some(self.sessions().get(session_id)?.set.subscribe())
+    }
+}
+
+/// Tells the host to abort what it runs for a hook whose future was dropped before it ended
+/// (the compaction or the command was aborted meanwhile).
+struct Abandoned<'a> {
+    host: &'a ExtensionHost,
+    method: &'static str,
+    session_id: &'a str,
+    done: bool,
+}
+
+impl Drop for Abandoned<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            self.host
+                .tell(self.method, json!({"sessionId": self.session_id}));
+        }
     }
 }

@@ -225,6 +225,8 @@ pub struct Choice {
     pub paths: Vec<String>,
     /// None of the configured ones (pi's `--no-extensions`).
     pub no_extensions: bool,
+    /// Values for the flags extensions register (pi's `--name[=value]`).
+    pub flags: BTreeMap<String, Value>,
 }
 
 /// A session as the host knows it.
@@ -605,6 +607,7 @@ impl ExtensionHost {
                     "session/open",
                     json!({"sessionId": session_id, "cwd": cwd_text, "agentDir": agent_dir,
                         "paths": paths, "hasUI": has_ui, "reason": "startup", "state": state,
+                        "flags": choice.flags,
                         "entries": entries, "leafId": leaf_id}),
                     Some(OPEN_TIMEOUT),
                 )

@@ -515,6 +515,9 @@ impl SessionActor {
                 let _ = reply.send(self.set_thinking(&level).await);
                 self.tell_hooks(None);
             }
+            Command::Hooks { reply } => {
+                let _ = reply.send(Ok(self.hooks.clone().map(crate::hooks::HooksHandle)));
+            }
             Command::SetActiveTools { names, reply } => {
                 let _ = reply.send(self.set_active_tools(&names));
                 self.tell_hooks(None);

@@ -77,6 +77,9 @@ pub enum SessionError {
     /// log.
     #[error("session {0} keeps stopping; the daemon log has details")]
     KeepsStopping(String),
+    /// An extension of the session cancelled it (pi's `session_before_*` handlers).
+    #[error("the session's extensions cancelled the {0}")]
+    CancelledByExtension(&'static str),
     /// A bug in the daemon (logged where it was made). Report it.
     #[error("internal error: {0}")]
     Internal(String),

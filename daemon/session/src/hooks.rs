@@ -161,4 +161,31 @@ pub trait Hooks: Send + Sync {
     ) -> HookFuture<Result<BeforeCompact, HookError>> {
         Box::pin(async { Ok(BeforeCompact::Continue) })
     }
+    /// pi's `session_before_fork`, before the session is forked from its user message
+    /// `entry_id`: `true` cancels the fork.
+    fn before_fork(self: Arc<Self>, _entry_id: String) -> HookFuture<Result<bool, HookError>> {
+        Box::pin(async { Ok(false) })
+    }
+    /// pi's `user_bash`, before a user's shell command (`!cmd`) runs: pi's `BashResult`
+    /// (`{output, exitCode?, cancelled, truncated}`) to record instead of running it, or
+    /// `None` to run it.
+    fn user_bash(
+        self: Arc<Self>,
+        _command: String,
+        _exclude_from_context: bool,
+        _cwd: String,
+    ) -> HookFuture<Result<Option<serde_json::Value>, HookError>> {
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// A session's hooks, handed out of its actor (`Command::Hooks`) to work that runs beside
+/// it (a fork, a user's shell command).
+#[derive(Clone)]
+pub struct HooksHandle(pub Arc<dyn Hooks>);
+
+impl std::fmt::Debug for HooksHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("HooksHandle")
+    }
 }

@@ -353,6 +353,7 @@ impl SessionRegistry {
                 .map(|source| extension_source(source, cwd))
                 .collect(),
             no_extensions: params.no_extensions,
+            extension_flags: Arc::new(params.extension_flags.clone()),
         };
         let tools = self
             .services
@@ -469,6 +470,14 @@ impl SessionRegistry {
     /// stopped meanwhile). For what only concerns a live session — its extensions' notices and
     /// actions — which must not load it again: a second actor for a session whose actor is
     /// being registered would replace it.
+    /// The hooks of session `id` (loaded if needed), for work beside its actor.
+    pub async fn hooks(&self, id: &str) -> Result<Option<Arc<dyn hooks::Hooks>>, SessionError> {
+        Ok(self
+            .call(id, |reply| Command::Hooks { reply })
+            .await?
+            .map(|handle| handle.0))
+    }
+
     pub async fn call_loaded<T>(
         &self,
         id: &str,
@@ -680,6 +689,20 @@ impl SessionRegistry {
         session_id: &str,
         entry_id: &str,
     ) -> Result<SessionForkResponse, SessionError> {
+        // pi's `session_before_fork`: the source's extensions (when it is loaded) may
+        // cancel, asking their clients first.
+        if let Some(Ok(Some(hooks))) = self
+            .call_loaded(session_id, |reply| Command::Hooks { reply })
+            .await
+        {
+            match hooks.0.before_fork(entry_id.to_owned()).await {
+                Ok(true) => return Err(SessionError::CancelledByExtension("fork")),
+                Ok(false) => {}
+                Err(error) => {
+                    tracing::warn!(session = session_id, %error, "session_before_fork failed; forking");
+                }
+            }
+        }
         let source = self
             .store
             .session(session_id)
@@ -1010,6 +1033,7 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
         sessions: sessions.clone(),
         extensions: row.extensions.clone(),
         no_extensions: row.no_extensions,
+        extension_flags: row.extension_flags.clone(),
     }
 }
 

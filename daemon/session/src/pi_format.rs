@@ -154,6 +154,7 @@ pub fn import_file(
         no_context_files: false,
         extensions: std::sync::Arc::from([]),
         no_extensions: false,
+        extension_flags: Default::default(),
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

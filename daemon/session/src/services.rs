@@ -77,6 +77,8 @@ pub struct ToolEnvironment {
     pub extensions: Arc<[String]>,
     /// The session loads none of the configured extensions (`--no-extensions`).
     pub no_extensions: bool,
+    /// The values it gives the flags its extensions register (pi's `--name[=value]`).
+    pub extension_flags: Arc<std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
 /// The registry of sessions, held weakly: the registry owns the sessions' tools, which hold

@@ -65,6 +65,9 @@ pub struct SessionRow {
     pub extensions: std::sync::Arc<[String]>,
     /// It loads none of the configured extensions (set at creation).
     pub no_extensions: bool,
+    /// The values it gives the flags extensions register, name → string or `true` (set at
+    /// creation).
+    pub extension_flags: std::sync::Arc<std::collections::BTreeMap<String, serde_json::Value>>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -75,7 +78,7 @@ macro_rules! session_columns {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
          append_system_prompt, task_name, secret_env_names, no_skills, no_context_files, \
-         extensions, no_extensions"
+         extensions, no_extensions, extension_flags"
     };
 }
 
@@ -211,12 +214,15 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
             .unwrap_or_else(|_| "[]".to_owned())
             .into(),
         row.no_extensions.into(),
+        serde_json::to_string(&*row.extension_flags)
+            .unwrap_or_else(|_| "{}".to_owned())
+            .into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -297,5 +303,10 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
             .map_err(StoreError::corrupt("sessions.extensions"))?
             .into(),
         no_extensions: row.try_get("no_extensions")?,
+        extension_flags: serde_json::from_str::<
+            std::collections::BTreeMap<String, serde_json::Value>,
+        >(&row.try_get::<String, _>("extension_flags")?)
+        .map_err(StoreError::corrupt("sessions.extension_flags"))?
+        .into(),
     })
 }

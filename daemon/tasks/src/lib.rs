@@ -684,6 +684,7 @@ impl Child<'_> {
             // with `-e` passes it on.
             extensions: self.parent.extensions.to_vec(),
             no_extensions: self.parent.no_extensions,
+            extension_flags: (*self.parent.extension_flags).clone(),
         };
         sessions
             .create_as(

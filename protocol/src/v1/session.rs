@@ -116,6 +116,12 @@ pub struct SessionCreateParams {
     /// load.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_extensions: bool,
+    /// Values for the flags the session's extensions register (pi's `--name[=value]` on its
+    /// command line; `pi.getFlag`): a string, or `true` for a flag given alone. A name no
+    /// extension of the session registers fails the creation (`invalid_params`, as pi
+    /// refuses an unknown option); so does `true` for a string flag.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub extension_flags: std::collections::BTreeMap<String, serde_json::Value>,
 }
 
 /// Response of `session/prompt`.

@@ -4588,6 +4588,15 @@ export interface SessionCreateParams {
     [k: string]: string;
   } | null;
   /**
+   * Values for the flags the session's extensions register (pi's `--name[=value]` on its
+   * command line; `pi.getFlag`): a string, or `true` for a flag given alone. A name no
+   * extension of the session registers fails the creation (`invalid_params`, as pi
+   * refuses an unknown option); so does `true` for a string flag.
+   */
+  extensionFlags?: {
+    [k: string]: unknown;
+  };
+  /**
    * pi extensions this session loads besides the configured ones (pi's `-e FILE`):
    * files, directories or package sources (`npm:…`, `git:…`, installed); a relative
    * path is relative to `cwd`.

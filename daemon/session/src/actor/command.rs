@@ -95,6 +95,11 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// The session's hooks, if it has any (for work beside the actor).
+    Hooks {
+        /// Answer.
+        reply: Reply<Option<crate::hooks::HooksHandle>>,
+    },
     /// Name the session.
     SetName {
         /// The name.

@@ -24,12 +24,56 @@ pub async fn create(
     context: &RequestContext,
     params: SessionCreateParams,
 ) -> Result<SessionInfo, ErrorObject> {
-    context
+    let flags: Vec<String> = params.extension_flags.keys().cloned().collect();
+    let info = context
         .state
         .sessions
         .create(params)
         .await
-        .map_err(errors::session)
+        .map_err(errors::session)?;
+    if !flags.is_empty() {
+        check_extension_flags(context, &info.id, &flags).await?;
+    }
+    Ok(info)
+}
+
+/// pi refuses to start with a flag no extension registers: a session created with one is
+/// deleted again, the error naming it, once its extensions loaded.
+async fn check_extension_flags(
+    context: &RequestContext,
+    id: &str,
+    flags: &[String],
+) -> Result<(), ErrorObject> {
+    let opened = match &context.state.extensions {
+        Some(host) => host.opened(id).await,
+        None => None,
+    };
+    let problems: Vec<String> = match opened {
+        Some(set) => set
+            .diagnostics
+            .iter()
+            .filter(|problem| {
+                problem.error.starts_with("Unknown option: --")
+                    || problem.error.starts_with("Extension flag \"--")
+            })
+            .map(|problem| problem.error.clone())
+            .collect(),
+        // Nothing loads for the session: no extension registers any flag.
+        None => flags
+            .iter()
+            .map(|name| format!("Unknown option: --{name} (the session loads no extensions)"))
+            .collect(),
+    };
+    if problems.is_empty() {
+        return Ok(());
+    }
+    if let Err(error) = context.state.sessions.delete(id).await {
+        tracing::warn!(session = id, %error, "cannot delete a session created with bad flags");
+    }
+    Err(
+        ErrorObject::new(ErrorKind::InvalidParams, problems.join("; "))
+            .with_field("extensionFlags"),
+    )
 }
 
 /// `session/list`.
@@ -491,16 +535,54 @@ pub async fn bash(
                  `session/abort`",
             )
         })?;
-    let message = crate::tools::user_bash(
-        &environment,
-        &state.artifacts,
-        &state.spawner,
-        &params.command,
-        params.exclude_from_context,
-        &running.cancel,
-    )
-    .await
-    .map_err(|error| ErrorObject::new(ErrorKind::InvalidParams, error.to_string()))?;
+    // pi's `user_bash`: the session's extensions may answer for the command, or run it
+    // their way (an aborted command aborts theirs).
+    let hooks = state
+        .sessions
+        .hooks(&params.session_id)
+        .await
+        .map_err(errors::session)?;
+    let intercepted = match hooks {
+        Some(hooks) => {
+            let asked = hooks.user_bash(
+                params.command.clone(),
+                params.exclude_from_context,
+                environment.cwd.display().to_string(),
+            );
+            tokio::select! {
+                answer = asked => answer.unwrap_or_else(|error| {
+                    tracing::warn!(session = params.session_id, %error, "user_bash failed; running the command");
+                    None
+                }),
+                () = running.cancel.cancelled() => None,
+            }
+        }
+        None => None,
+    };
+    let message = match intercepted {
+        Some(result) => pi_agent::message::BashExecutionMessage {
+            command: params.command.clone(),
+            output: result["output"].as_str().unwrap_or_default().to_owned(),
+            exit_code: result["exitCode"]
+                .as_i64()
+                .and_then(|code| i32::try_from(code).ok()),
+            cancelled: result["cancelled"].as_bool() == Some(true),
+            truncated: result["truncated"].as_bool() == Some(true),
+            full_output_path: result["fullOutputPath"].as_str().map(str::to_owned),
+            exclude_from_context: params.exclude_from_context,
+            timestamp: pi_util::time::now_millis(),
+        },
+        None => crate::tools::user_bash(
+            &environment,
+            &state.artifacts,
+            &state.spawner,
+            &params.command,
+            params.exclude_from_context,
+            &running.cancel,
+        )
+        .await
+        .map_err(|error| ErrorObject::new(ErrorKind::InvalidParams, error.to_string()))?,
+    };
     drop(running);
     let entry_id = state
         .sessions

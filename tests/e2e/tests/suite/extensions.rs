@@ -1650,3 +1650,289 @@ async fn pi_packages_install_list_and_remove_as_pi_does() {
         "{stderr}"
     );
 }
+
+/// A user-written extension on the session's other events: a user's shell command answered
+/// (`canned`) or run through its own operations (`remote …`), the thinking level and the
+/// leaf moving.
+const SESSION_HOOKS: &str = r#"export default function (pi) {
+  pi.on("user_bash", (event) => {
+    if (event.command === "canned") {
+      return { result: { output: "canned output", exitCode: 0, cancelled: false, truncated: false } };
+    }
+    if (event.command.startsWith("remote ")) {
+      return {
+        operations: {
+          exec: async (command, cwd, { onData }) => {
+            onData(Buffer.from(`ran ${command} in ${cwd} remotely\n`));
+            return { exitCode: 3 };
+          },
+        },
+      };
+    }
+  });
+  pi.on("thinking_level_select", (event, ctx) => {
+    ctx.ui.notify(`thinking ${event.previousLevel} -> ${event.level}`, "info");
+  });
+  pi.on("session_tree", (event, ctx) => {
+    ctx.ui.notify(`tree moved to ${event.newLeafId} from ${event.oldLeafId}`, "info");
+  });
+}
+"#;
+
+/// The ids of session `id`'s user messages, oldest first.
+async fn user_entries(client: &Client, id: &str) -> Vec<String> {
+    let read = client
+        .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
+            session_id: id.to_owned(),
+            scope: Default::default(),
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    serde_json::to_value(&read).unwrap()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|record| record["entry"]["message"]["role"] == "user")
+        .map(|record| record["entry"]["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_hear_forks_navigation_shell_commands_and_thinking_changes() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        examples.join("confirm-destructive.ts"),
+        examples.join("todo.ts"),
+        "extensions-of-mine/session-hooks.ts",
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (
+                ".pi/agent/extensions-of-mine/session-hooks.ts",
+                SESSION_HOOKS.to_owned(),
+            ),
+            ("proj/README.md", "a project\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let proj = world.daemon.home.path().join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let (watcher, mut watched) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    for text in ["one", "two"] {
+        let seen = run(
+            &client,
+            &mut events,
+            &id,
+            &format!(r#"call todo {{"action": "add", "text": "{text}"}}"#),
+        )
+        .await;
+        assert!(!first_result(&seen).1, "{seen:?}");
+    }
+    let users = user_entries(&client, &id).await;
+    assert_eq!(users.len(), 2);
+
+    // Navigating back before the second item: pi's `todo` rebuilds its list from the branch
+    // (`session_tree`).
+    client
+        .call::<pi_protocol::v1::SessionNavigate>(&pi_protocol::v1::SessionNavigateParams {
+            session_id: id.clone(),
+            entry_id: users[1].clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    ui_until(&world, &mut watched, notified("tree moved to ")).await;
+    let seen = run(&client, &mut events, &id, r#"call todo {"action": "list"}"#).await;
+    assert_eq!(first_result(&seen), ("[ ] #1: one".to_owned(), false));
+
+    // `confirm-destructive` asks before a fork; the watcher refuses, then accepts.
+    for (choice, forks) in [
+        ("No, stay in current session", false),
+        ("Yes, create fork", true),
+    ] {
+        let params = pi_protocol::v1::SessionEntryParams {
+            session_id: id.clone(),
+            entry_id: users[0].clone(),
+        };
+        let fork = client.call::<pi_protocol::v1::SessionFork>(&params);
+        let answer = async {
+            let question = next_question(&mut watched).await;
+            let UiRequest::Select { title, .. } = &question.request else {
+                panic!("not a select: {question:?}");
+            };
+            assert!(title.starts_with("Fork from entry"), "{title}");
+            watcher
+                .call::<UiRespond>(&UiRespondParams {
+                    session_id: id.clone(),
+                    request_id: question.request_id.clone(),
+                    answer: UiAnswer {
+                        value: Some(choice.to_owned()),
+                        ..UiAnswer::default()
+                    },
+                })
+                .await
+                .unwrap();
+        };
+        let (forked, ()) = tokio::join!(fork, answer);
+        match forked {
+            Ok(forked) => {
+                assert!(forks, "forked although refused");
+                assert_eq!(forked.text, r#"call todo {"action": "add", "text": "one"}"#);
+            }
+            Err(error) => {
+                assert!(!forks, "{error}");
+                assert!(
+                    error
+                        .to_string()
+                        .contains("the session's extensions cancelled the fork"),
+                    "{error}"
+                );
+            }
+        }
+    }
+
+    // A user's shell command: answered by an extension, run through its operations, or run
+    // by pid.
+    for (command, output, exit_code) in [
+        ("canned", "canned output".to_owned(), Some(0)),
+        (
+            "remote ls",
+            format!("ran remote ls in {} remotely\n", proj.display()),
+            Some(3),
+        ),
+        ("echo plain", "plain\n".to_owned(), Some(0)),
+    ] {
+        let ran = client
+            .call::<pi_protocol::v1::SessionBash>(&pi_protocol::v1::SessionBashParams {
+                session_id: id.clone(),
+                command: command.to_owned(),
+                exclude_from_context: false,
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            (ran.output, ran.exit_code),
+            (output, exit_code),
+            "{command}"
+        );
+    }
+
+    // The thinking level changes: `thinking_level_select`.
+    client
+        .call::<pi_protocol::v1::SessionSetThinking>(&pi_protocol::v1::SessionSetThinkingParams {
+            session_id: id.clone(),
+            level: "high".to_owned(),
+        })
+        .await
+        .unwrap();
+    ui_until(&world, &mut watched, notified("-> high")).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn flags_extensions_register_come_from_pictls_command_line_as_from_pis() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [examples.join("plan-mode/index.ts")]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            ("proj/README.md", "a project\n".to_owned()),
+        ],
+    )
+    .await;
+    // The scripted model reads the prompt, not plan-mode's context message after it.
+    world.server.respond_with(|request| {
+        let mut request = request.clone();
+        if let Some(messages) = request.body["messages"].as_array_mut() {
+            while messages.len() > 1
+                && messages
+                    .last()
+                    .is_some_and(|last| last.to_string().contains("[PLAN MODE ACTIVE]"))
+            {
+                messages.pop();
+            }
+        }
+        caller(&request)
+    });
+    let proj = world.daemon.home.path().join("proj");
+    let model = super::harness::MODEL;
+
+    // `--plan` (pi's plan-mode registers it): read-only tools from the session's start, so
+    // the model is not offered `write`, and nothing is written.
+    let (ok, stdout, stderr) = pictl(
+        &world,
+        &proj,
+        &[
+            "run",
+            "--no-session",
+            "--json",
+            "--model",
+            model,
+            "--plan",
+            "--",
+            r#"call write {"path": "x.txt", "content": "y"}"#,
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("NO TOOL write"), "{stdout}");
+    assert!(!proj.join("x.txt").exists());
+    let offered = offered_last(&world);
+    for name in ["read", "bash", "grep", "find", "ls"] {
+        assert!(offered.iter().any(|tool| tool == name), "{offered:?}");
+    }
+    // Without the flag the session has its usual tools.
+    let (ok, _, stderr) = pictl(
+        &world,
+        &proj,
+        &[
+            "run",
+            "--no-session",
+            "--json",
+            "--model",
+            model,
+            r#"call write {"path": "x.txt", "content": "y"}"#,
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(proj.join("x.txt").exists());
+
+    // A flag no extension registers: refused as pi refuses it, and no session is left.
+    let sessions_before = pictl(&world, &proj, &["sessions", "--json"]).await.1;
+    let (ok, _, stderr) = pictl(
+        &world,
+        &proj,
+        &[
+            "run",
+            "--model",
+            model,
+            "--no-such-flag",
+            "--",
+            "call read {}",
+        ],
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr
+            .contains("Unknown option: --no-such-flag (no extension of this session registers it)"),
+        "{stderr}"
+    );
+    assert_eq!(
+        pictl(&world, &proj, &["sessions", "--json"]).await.1,
+        sessions_before
+    );
+}
