@@ -51,6 +51,8 @@ pub enum Request {
     DequeueAndAbort,
     /// `session/abortRetry`.
     AbortRetry,
+    /// `extensions/shortcut`: a key an extension registered.
+    Shortcut(String),
     /// `session/bash` (`!cmd`; `!!cmd` keeps it out of the model's context).
     Bash {
         /// The command line.

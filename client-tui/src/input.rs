@@ -84,8 +84,8 @@ pub struct Attachment {
 pub enum Reply {
     /// `model/list`.
     Models(Vec<ModelInfo>),
-    /// The session's own slash commands (`session/get`).
-    Commands(Vec<SlashCommand>),
+    /// The session's own slash commands and its extensions' shortcuts (`session/get`).
+    Commands(Vec<SlashCommand>, Vec<pi_protocol::v1::ExtensionShortcut>),
     /// `session/list` for the picker.
     Sessions(Vec<SessionInfo>),
     /// For `/agents`: the session's parent (when it is a subagent) and its subagents.

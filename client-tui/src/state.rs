@@ -112,6 +112,9 @@ pub struct State {
     pub models: Vec<ModelInfo>,
     /// The session's own slash commands (prompt templates, skills).
     pub session_commands: Vec<SlashCommand>,
+    /// The keys the session's pi extensions registered (`pi.registerShortcut`), with pi's
+    /// key id; a key the TUI does not bind runs the extension's handler.
+    pub shortcuts: Vec<(crate::keymap::KeyChord, String)>,
     /// Every MCP server of the daemon (`mcp/list`, kept current by `mcp/changed`).
     pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
     /// Every language server of the daemon (`lsp/list`, kept current by `lsp/changed`).
@@ -184,6 +187,7 @@ impl State {
             clients: Vec::new(),
             models: Vec::new(),
             session_commands: Vec::new(),
+            shortcuts: Vec::new(),
             mcp_servers: Vec::new(),
             lsp_servers: Vec::new(),
             jobs: Vec::new(),

@@ -298,6 +298,14 @@ impl Hooks for SessionExtensions {
         })
     }
 
+    fn shortcuts(&self) -> Vec<(String, String)> {
+        self.current()
+            .iter()
+            .flat_map(|set| set.shortcuts.iter())
+            .map(|shortcut| (shortcut.key.clone(), shortcut.description.clone()))
+            .collect()
+    }
+
     fn before_fork(self: Arc<Self>, entry_id: String) -> HookFuture<Result<bool, HookError>> {
         self.open();
         Box::pin(async move {

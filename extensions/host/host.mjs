@@ -267,6 +267,36 @@ function toolsOf(runner) {
   }));
 }
 
+/** The shortcuts the session's extensions registered, by pi's key id (lower-case; a later
+ * extension's wins, as in pi). */
+function shortcutsOf(runner) {
+  const found = new Map();
+  for (const extension of runner.extensions) {
+    for (const [key, shortcut] of extension.shortcuts) {
+      found.set(key.toLowerCase(), {
+        key: key.toLowerCase(),
+        description: shortcut.description ?? "",
+        extension: extension.path,
+        handler: shortcut.handler,
+      });
+    }
+  }
+  return found;
+}
+
+async function runShortcut({ sessionId, key, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const shortcut = shortcutsOf(open.runner).get(String(key).toLowerCase());
+  if (!shortcut) throw rpcError(-32602, `no extension of this session registers the shortcut ${key}`);
+  try {
+    await shortcut.handler(open.runner.createContext());
+  } catch (error) {
+    throw rpcError(-32000, `the shortcut ${key} failed: ${errorText(error)}`);
+  }
+  return {};
+}
+
 function commandsOf(runner) {
   return runner.getRegisteredCommands().map((command) => ({
     name: command.invocationName,
@@ -357,19 +387,13 @@ function applyFlags(extensions, runtime, values) {
   return errors;
 }
 
-const registries = new Map();
-
-/** One model registry per agent directory, shared by the sessions. */
+/** pi's model registry as a pi process starting now reads it: the user's `models.json` and
+ * `auth.json` as they are (each session opening reads them again). */
 function models(agentDir) {
-  let registry = registries.get(agentDir);
-  if (!registry) {
-    registry = ModelRegistry.create(
-      AuthStorage.create(join(agentDir, "auth.json")),
-      join(agentDir, "models.json"),
-    );
-    registries.set(agentDir, registry);
-  }
-  return registry;
+  return ModelRegistry.create(
+    AuthStorage.create(join(agentDir, "auth.json")),
+    join(agentDir, "models.json"),
+  );
 }
 
 /** pi's package manager, as `pi install|remove|update|list` run it in `cwd`; its steps go
@@ -517,6 +541,11 @@ async function openSession(params) {
     extensions: extensions.map(describe),
     tools: toolsOf(runner),
     commands: commandsOf(runner),
+    shortcuts: [...shortcutsOf(runner).values()].map(({ key, description, extension }) => ({
+      key,
+      description,
+      extension,
+    })),
     errors: errors.map(({ path, error }) => ({ path, error })),
   };
 }
@@ -811,6 +840,7 @@ const requests = {
   session_before_compact: beforeCompact,
   session_before_fork: beforeFork,
   user_bash: userBash,
+  shortcut: runShortcut,
   command,
   packages,
 };

@@ -49,9 +49,14 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
     let client = daemon_client::connect().await?.client;
     match command {
         ExtensionsCommand::List { session, json } => {
+            // An id or unique prefix, as everywhere; an unknown one is an error.
+            let session = match session {
+                Some(id) => Some(daemon_client::find_session(&client, &id).await?.id),
+                None => None,
+            };
             let list = client
                 .call::<ExtensionsList>(&ExtensionsListParams {
-                    session_id: session,
+                    session_id: session.clone(),
                 })
                 .await?;
             if json {
@@ -71,6 +76,14 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                     .unwrap_or_default(),
                 host.log_path,
             );
+            if let (Some(id), true) = (&session, list.sessions.is_empty()) {
+                text.push_str(&format!(
+                    "Session {id} has no extensions loaded (none configured for it, or it is not \
+                     loaded now).\n"
+                ));
+                print_text(&text);
+                return Ok(ExitCode::SUCCESS);
+            }
             if list.sessions.is_empty() {
                 text.push_str(
                     "No session has extensions; they load from ~/.pi/agent/extensions/, settings \

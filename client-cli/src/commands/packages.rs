@@ -74,8 +74,10 @@ async fn with_progress<T>(
         tokio::select! {
             answer = &mut call => return answer.map_err(CliError::from),
             step = notifications.next_of::<PackagesProgress>() => {
+                // A failed step is the answer's error too: said once.
                 if let Some(Ok(step)) = step
-                    && let Some(message) = step.message.filter(|_| step.kind != "complete")
+                    && let Some(message) =
+                        step.message.filter(|_| step.kind != "complete" && step.kind != "error")
                 {
                     eprint_line(&message);
                 }

@@ -219,6 +219,9 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             }
         }
     }
+    // What went wrong with the session's pi extensions (one that did not load, threw, or
+    // was not approved) is said on stderr, as pi says it when it starts.
+    warn_extension_problems(&client, &session.id).await;
     if args.options.no_session {
         let _ = client
             .call::<SessionDelete>(&SessionIdParams {
@@ -235,6 +238,33 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the problems of session `id`'s pi extensions as warnings on stderr.
+async fn warn_extension_problems(client: &Client, id: &str) {
+    let Ok(list) = client
+        .call::<pi_protocol::v1::ExtensionsList>(&pi_protocol::v1::ExtensionsListParams {
+            session_id: Some(id.to_owned()),
+        })
+        .await
+    else {
+        return;
+    };
+    for session in &list.sessions {
+        for problem in &session.diagnostics {
+            crate::output::eprint_line(&format!(
+                "warning: extension {}: {}",
+                problem.path,
+                problem.error.replace('\n', " ")
+            ));
+        }
+        for skipped in &session.skipped {
+            crate::output::eprint_line(&format!(
+                "warning: extension {} skipped: {}",
+                skipped.path, skipped.error
+            ));
+        }
+    }
 }
 
 /// Sends one prompt and follows the session's events until the run ends.

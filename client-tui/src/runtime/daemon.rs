@@ -161,6 +161,14 @@ pub async fn perform(
             Err(error) => failed("take the queued messages back", error),
         },
         Request::DequeueAndAbort => dequeue_and_abort(client, id()).await,
+        Request::Shortcut(key) => quiet(
+            client
+                .call::<pi_protocol::v1::ExtensionsShortcut>(
+                    &pi_protocol::v1::ExtensionsShortcutParams { session_id, key },
+                )
+                .await,
+            "run the extension's shortcut",
+        ),
         Request::AbortRetry => quiet(
             client.call::<SessionAbortRetry>(&id()).await,
             "cancel the retry",
@@ -330,7 +338,7 @@ pub async fn perform(
             "answer the question",
         ),
         Request::ListCommands => match client.call::<SessionGet>(&id()).await {
-            Ok(session) => Some(Reply::Commands(session.commands)),
+            Ok(session) => Some(Reply::Commands(session.commands, session.shortcuts)),
             Err(error) => failed("list the session's commands", error),
         },
         Request::ListAgents { parent } => list_agents(client, session_id, parent).await,

@@ -28,6 +28,12 @@ pub(super) fn on_key(state: &mut State, event: KeyEvent, now_ms: u64, effects: &
     match state.keymap.action(&event) {
         Some(action) => on_action(state, action, now_ms, effects),
         None => {
+            // A key the TUI leaves free that an extension of the session registered.
+            let chord = crate::keymap::KeyChord::from_event(&event);
+            if let Some((_, key)) = state.shortcuts.iter().find(|(bound, _)| *bound == chord) {
+                effects.push(Effect::Request(Request::Shortcut(key.clone())));
+                return;
+            }
             state.status = None;
             edit_key(state, event);
         }

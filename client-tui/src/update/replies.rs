@@ -33,8 +33,14 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.jobs = jobs;
             state.kernels = kernels;
         }
-        Reply::Commands(commands) => {
+        Reply::Commands(commands, shortcuts) => {
             state.session_commands = commands;
+            state.shortcuts = shortcuts
+                .into_iter()
+                .filter_map(|shortcut| {
+                    Some((crate::keymap::KeyChord::parse(&shortcut.key)?, shortcut.key))
+                })
+                .collect();
             commands::refresh_completion(state);
         }
         Reply::Sessions(sessions) => sessions_picked(state, sessions),

@@ -136,6 +136,8 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
             state.tools_wait = None;
+            // Extensions may have loaded or registered commands and keys meanwhile.
+            effects.push(Effect::Request(Request::ListCommands));
             // Jobs may have ended meanwhile: refresh what the footer shows.
             if !state.jobs.is_empty() || !state.kernels.is_empty() {
                 effects.push(Effect::Request(Request::Pools));

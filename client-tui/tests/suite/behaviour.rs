@@ -1030,3 +1030,38 @@ fn what_extensions_show_lands_in_the_footer_by_the_editor_and_in_the_transcript(
     }));
     assert!(!harness.screen(60, 14).contains("not ours"));
 }
+
+#[test]
+fn a_key_an_extension_registers_runs_its_shortcut_unless_the_tui_binds_it() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::Commands(
+        Vec::new(),
+        vec![
+            ExtensionShortcut {
+                key: "ctrl+alt+p".into(),
+                description: "Toggle plan mode".into(),
+            },
+            ExtensionShortcut {
+                key: "ctrl+c".into(),
+                description: "Taken by the TUI".into(),
+            },
+        ],
+    )));
+    harness.take_effects();
+    harness.send(key_with(
+        KeyCode::Char('p'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    ));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Shortcut("ctrl+alt+p".to_owned()))]
+    );
+    assert!(harness.state.editor.is_empty(), "the key was typed");
+    // A key the TUI binds keeps its meaning.
+    harness.send(ctrl('c'));
+    assert!(
+        !requests(harness.take_effects())
+            .iter()
+            .any(|effect| matches!(effect, Effect::Request(Request::Shortcut(_)))),
+    );
+}

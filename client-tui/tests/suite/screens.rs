@@ -551,18 +551,21 @@ fn retries_and_user_shell_commands() {
 #[test]
 fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
     let mut harness = Harness::attached(Vec::new());
-    harness.send(Input::Reply(Reply::Commands(vec![
-        SlashCommand {
-            name: "review".into(),
-            description: "Review a file carefully (user)".into(),
-            source: "template".into(),
-        },
-        SlashCommand {
-            name: "skill:pdf".into(),
-            description: "Work with PDF files".into(),
-            source: "skill".into(),
-        },
-    ])));
+    harness.send(Input::Reply(Reply::Commands(
+        vec![
+            SlashCommand {
+                name: "review".into(),
+                description: "Review a file carefully (user)".into(),
+                source: "template".into(),
+            },
+            SlashCommand {
+                name: "skill:pdf".into(),
+                description: "Work with PDF files".into(),
+                source: "skill".into(),
+            },
+        ],
+        Vec::new(),
+    )));
     harness.type_text("/re");
     assert_snapshot!(harness.screen(70, 12));
 }

@@ -96,8 +96,11 @@ impl ExtensionHost {
             let Some(approved) = answer else {
                 return;
             };
-            host.approvals.record(paths.clone(), approved).await;
+            // The answer holds at once (the store follows): a prompt sent right after it
+            // waits for the extensions it approved.
+            let stored = host.approvals.record(paths.clone(), approved);
             host.reconsider(&paths, approved);
+            stored.await;
         });
         session.approving = Some(task.abort_handle());
     }
@@ -121,7 +124,11 @@ impl ExtensionHost {
                     if let Some(task) = session.approving.take() {
                         task.abort();
                     }
-                    if !approved {
+                    if approved {
+                        // Loading again: what waits for the set (a run's tools, the prompt's
+                        // hooks) waits for the new one.
+                        session.set.send_replace(None);
+                    } else {
                         session.set.send_modify(|set| {
                             if let Some(set) = set {
                                 let set = Arc::make_mut(set);

@@ -26,6 +26,15 @@ pub enum ExtensionError {
          0.73.1"
     )]
     Install(String),
+    /// The host exited or failed before it answered `initialize` (a missing `node`, a
+    /// `node_modules` without the pinned package); the cause is in its log.
+    #[error("the extension host did not start ({reason}); its log says why: {}", .log.display())]
+    Start {
+        /// What pid saw.
+        reason: String,
+        /// The host's log.
+        log: std::path::PathBuf,
+    },
     /// The host's pipes were not there.
     #[error("the extension host started without its pipes")]
     Pipes,
@@ -37,7 +46,8 @@ pub enum ExtensionError {
     Connection(String),
     /// An extension did not answer in time.
     #[error(
-        "extensions did not answer `{what}` within {} s{}",
+        "{} did not answer `{what}` within {} s{}",
+        if .extensions.len() > 1 { "one of the extensions handling it" } else { "the extension" },
         .after.as_secs(),
         if .extensions.is_empty() { String::new() } else { format!(" ({})", .extensions.join(", ")) }
     )]

@@ -111,6 +111,28 @@ impl ExtensionHost {
         answer
     }
 
+    /// Runs the handler of the shortcut `key` the session's extensions registered.
+    pub async fn shortcut(
+        self: &Arc<Self>,
+        session_id: &str,
+        key: &str,
+    ) -> Result<(), ExtensionError> {
+        let set = self
+            .opened(session_id)
+            .await
+            .ok_or_else(|| ExtensionError::NotOpen(session_id.to_owned()))?;
+        if !set.shortcuts.iter().any(|shortcut| shortcut.key == key) {
+            return Err(ExtensionError::Host(format!(
+                "no extension of this session registers the shortcut {key}"
+            )));
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "key": key, "hasUI": has_ui});
+        self.call(session_id, "shortcut", params, COMMAND_TIMEOUT)
+            .await
+            .map(|_| ())
+    }
+
     /// pi's `session_before_fork`: `{cancel?}` (`null` when no extension handles it). A
     /// handler may ask the session's clients first.
     pub async fn before_fork(

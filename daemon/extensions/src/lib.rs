@@ -137,6 +137,20 @@ pub struct RegisteredTool {
     pub extension: Option<String>,
 }
 
+/// A keyboard shortcut an extension registered.
+#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RegisteredShortcut {
+    /// pi's key id, lower-case.
+    pub key: String,
+    /// What it does.
+    #[serde(default)]
+    pub description: String,
+    /// The extension that registered it.
+    #[serde(default)]
+    pub extension: Option<String>,
+}
+
 /// A slash command an extension registered.
 #[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -187,6 +201,8 @@ struct Opened {
     #[serde(default)]
     commands: Vec<RegisteredCommand>,
     #[serde(default)]
+    shortcuts: Vec<RegisteredShortcut>,
+    #[serde(default)]
     errors: Vec<Diagnostic>,
 }
 
@@ -199,6 +215,8 @@ pub struct SessionSet {
     pub tools: Vec<RegisteredTool>,
     /// The slash commands they registered.
     pub commands: Vec<RegisteredCommand>,
+    /// The keyboard shortcuts they registered.
+    pub shortcuts: Vec<RegisteredShortcut>,
     /// What failed to load or threw since.
     pub diagnostics: Vec<Diagnostic>,
     /// Candidates left out: project extensions not approved.
@@ -549,7 +567,13 @@ impl ExtensionHost {
             }
             Err(error) => SessionSet {
                 diagnostics: vec![Diagnostic {
-                    path: self.config.script.display().to_string(),
+                    // Loading that hung names what was loading; anything else is the host's.
+                    path: match &error {
+                        ExtensionError::Timeout { extensions, .. } if !extensions.is_empty() => {
+                            extensions.join(", ")
+                        }
+                        _ => self.config.script.display().to_string(),
+                    },
                     error: error.to_string(),
                 }],
                 ..SessionSet::default()
@@ -600,6 +624,7 @@ impl ExtensionHost {
         if paths.is_empty() {
             return Ok(set);
         }
+        let loading: Vec<String> = paths.iter().map(|path| (*path).to_owned()).collect();
         let opened: Opened = decode(
             running
                 .peer
@@ -609,13 +634,23 @@ impl ExtensionHost {
                         "paths": paths, "hasUI": has_ui, "reason": "startup", "state": state,
                         "flags": choice.flags,
                         "entries": entries, "leafId": leaf_id}),
-                    Some(OPEN_TIMEOUT),
+                    Some(self.load_timeout()),
                 )
-                .await?,
+                .await
+                .map_err(|error| match ExtensionError::from(error) {
+                    // An extension's factory or `session_start` handler that never returns.
+                    ExtensionError::Timeout { after, .. } => ExtensionError::Timeout {
+                        what: "loading (a factory or session_start)".to_owned(),
+                        extensions: loading.clone(),
+                        after,
+                    },
+                    other => other,
+                })?,
         )?;
         set.extensions = opened.extensions;
         set.tools = opened.tools;
         set.commands = opened.commands;
+        set.shortcuts = opened.shortcuts;
         set.diagnostics.extend(opened.errors);
         for diagnostic in &set.diagnostics {
             tracing::warn!(
@@ -626,6 +661,12 @@ impl ExtensionHost {
             );
         }
         Ok(set)
+    }
+
+    /// How long loading a session's extensions (their factories, `session_start`) may take:
+    /// twice a hook's time, at least 10 s.
+    fn load_timeout(&self) -> Duration {
+        (self.config.hook_timeout * 2).max(Duration::from_secs(10))
     }
 
     /// What pi's package manager finds for a session in `cwd` that chose `choice`.
@@ -684,15 +725,21 @@ impl ExtensionHost {
                         .filter(|extension| extension.handlers.iter().any(|name| name == method))
                         .map(|extension| extension.path.clone())
                         .collect();
-                    // Each extension that holds it is named where the session's problems
-                    // are listed, as one that throws is.
+                    // Each extension that may hold it is named where the session's problems
+                    // are listed, as one that throws is (the host runs them in turn and does
+                    // not say which one waits).
+                    let who = if extensions.len() > 1 {
+                        "this extension or another handling it"
+                    } else {
+                        "it"
+                    };
                     for path in &extensions {
                         self.note(
                             session_id,
                             Diagnostic {
                                 path: path.clone(),
                                 error: format!(
-                                    "{method}: did not answer within {} s and was given up",
+                                    "{method}: {who} did not answer within {} s and was given up",
                                     timeout.as_secs()
                                 ),
                             },
@@ -840,7 +887,10 @@ impl ExtensionHost {
                 if let Some(pid) = pid {
                     pi_tools::spawn::kill_group(pid);
                 }
-                ExtensionError::from(error)
+                ExtensionError::Start {
+                    reason: error.to_string(),
+                    log: self.config.log_path.clone(),
+                }
             })?;
         *self.versions.lock().unwrap_or_else(PoisonError::into_inner) = Some(versions);
         Ok(Started { running, pid })

@@ -161,6 +161,10 @@ pub trait Hooks: Send + Sync {
     ) -> HookFuture<Result<BeforeCompact, HookError>> {
         Box::pin(async { Ok(BeforeCompact::Continue) })
     }
+    /// The keyboard shortcuts the hooks add now: (pi's key id, description).
+    fn shortcuts(&self) -> Vec<(String, String)> {
+        Vec::new()
+    }
     /// pi's `session_before_fork`, before the session is forked from its user message
     /// `entry_id`: `true` cancels the fork.
     fn before_fork(self: Arc<Self>, _entry_id: String) -> HookFuture<Result<bool, HookError>> {

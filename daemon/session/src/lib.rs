@@ -318,6 +318,23 @@ impl SessionRegistry {
             }
             None => (None, BTreeMap::new()),
         };
+        // pi refuses to start with an `-e` path that does not exist.
+        let extensions: Vec<String> = params
+            .extensions
+            .iter()
+            .map(|source| extension_source(source, cwd))
+            .collect();
+        if let Some(missing) = extensions.iter().find(|source| {
+            std::path::Path::new(source.as_str()).is_absolute()
+                && !std::path::Path::new(source.as_str()).exists()
+        }) {
+            return Err(SessionError::invalid(
+                "extensions",
+                format!(
+                    "Failed to load extension \"{missing}\": Extension path does not exist: {missing}"
+                ),
+            ));
+        }
         let mut row = SessionRow {
             id: task.as_ref().map_or_else(new_uuid, |task| task.id.clone()),
             cwd: cwd.display().to_string(),
@@ -347,11 +364,7 @@ impl SessionRegistry {
             secret_env: self.envs.intern(secret_env),
             no_skills: params.no_skills,
             no_context_files: params.no_context_files,
-            extensions: params
-                .extensions
-                .iter()
-                .map(|source| extension_source(source, cwd))
-                .collect(),
+            extensions: extensions.into(),
             no_extensions: params.no_extensions,
             extension_flags: Arc::new(params.extension_flags.clone()),
         };

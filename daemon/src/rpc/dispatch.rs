@@ -90,6 +90,7 @@ pub async fn dispatch(
         ExtensionsList => |p| methods::extensions::list(context, p),
         ExtensionsRestart => |p| methods::extensions::restart(context, p),
         ExtensionsTrust => |p| methods::extensions::trust(context, p),
+        ExtensionsShortcut => |p| methods::extensions::shortcut(context, p),
         PackagesInstall => |p| methods::packages::install(context, p),
         PackagesRemove => |p| methods::packages::remove(context, p),
         PackagesUpdate => |p| methods::packages::update(context, p),

@@ -98,6 +98,21 @@ pub struct ExtensionsRestartResponse {
     pub restarted: bool,
 }
 
+/// Params of `extensions/shortcut`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsShortcutParams {
+    /// The session.
+    pub session_id: String,
+    /// pi's key id, as `session/get` lists it in `shortcuts`.
+    pub key: String,
+}
+
+/// Response of `extensions/shortcut`: once the handler ended.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionsShortcutResponse {}
+
 /// What to do about a project's extensions.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

@@ -173,6 +173,9 @@ crate::method_table! {
     /// Approves, refuses or forgets the extensions a project brings (project extensions load
     /// only once approved); sessions that skipped approved ones load them now.
     ExtensionsTrust = "extensions/trust" (ExtensionsTrustParams) -> ExtensionsTrustResponse;
+    /// Runs the handler of a keyboard shortcut the session's pi extensions registered
+    /// (`pi.registerShortcut`; `session/get` lists them); answered when it ended.
+    ExtensionsShortcut = "extensions/shortcut" (ExtensionsShortcutParams) -> ExtensionsShortcutResponse;
     /// Installs a pi package and adds it to the user's (or the project's) settings, as
     /// `pi install`; `packages/progress` reports its steps to the caller.
     PackagesInstall = "packages/install" (PackagesInstallParams) -> PackagesInstallResponse;

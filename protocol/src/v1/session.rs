@@ -207,6 +207,20 @@ pub struct SessionGetResponse {
     /// expands them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub commands: Vec<SlashCommand>,
+    /// Keyboard shortcuts the session's pi extensions register (`pi.registerShortcut`): a
+    /// client that has the key free runs one with `extensions/shortcut`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shortcuts: Vec<ExtensionShortcut>,
+}
+
+/// A keyboard shortcut an extension registered.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ExtensionShortcut {
+    /// pi's key id, lower-case (`ctrl+alt+p`, `f6`).
+    pub key: String,
+    /// What it does.
+    pub description: String,
 }
 
 /// A slash command a session offers.

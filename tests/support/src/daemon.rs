@@ -39,6 +39,8 @@ pub struct TempDaemon {
     stderr_path: PathBuf,
     // The file-creation mask the daemon starts with; the test's own when `None`.
     launch_umask: Option<u32>,
+    // Variables the daemon starts with besides the fixture's own.
+    launch_env: Vec<(String, String)>,
 }
 
 impl TempDaemon {
@@ -79,6 +81,7 @@ impl TempDaemon {
             binary: binary.to_path_buf(),
             child: None,
             launch_umask: None,
+            launch_env: Vec::new(),
         };
         daemon.spawn_and_wait().await;
         daemon
@@ -97,6 +100,11 @@ impl TempDaemon {
     /// with that `umask` would.
     pub fn set_launch_umask(&mut self, mask: u32) {
         self.launch_umask = Some(mask);
+    }
+
+    /// Starts the daemon with `name=value` in its environment from the next (re)start on.
+    pub fn set_launch_env(&mut self, name: &str, value: &str) {
+        self.launch_env.push((name.to_owned(), value.to_owned()));
     }
 
     /// Spawns another `pid` in the same home without waiting; for "second daemon" tests.
@@ -185,6 +193,7 @@ impl TempDaemon {
                 crate::peers::dir().join("node_modules"),
             )
             .env_remove("PI_LOG_FORMAT")
+            .envs(self.launch_env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .kill_on_drop(true);
         // Keys of the machine running the tests must not leak into them.

@@ -1233,6 +1233,7 @@ export interface ProtocolV1 {
   DaemonStatusMethod?: DaemonStatusMethod;
   ExtensionsListMethod?: ExtensionsListMethod;
   ExtensionsRestartMethod?: ExtensionsRestartMethod;
+  ExtensionsShortcutMethod?: ExtensionsShortcutMethod;
   ExtensionsTrustMethod?: ExtensionsTrustMethod;
   HistorySearchMethod?: HistorySearchMethod;
   InitializeMethod?: InitializeMethod;
@@ -1874,6 +1875,40 @@ export interface ExtensionsRestartResponse {
    */
   restarted: boolean;
 }
+/**
+ * Runs the handler of a keyboard shortcut the session's pi extensions registered
+ *  (`pi.registerShortcut`; `session/get` lists them); answered when it ended.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsShortcutMethod".
+ */
+export interface ExtensionsShortcutMethod {
+  params: ExtensionsShortcutParams;
+  result: ExtensionsShortcutResponse;
+}
+/**
+ * Params of `extensions/shortcut`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsShortcutParams".
+ */
+export interface ExtensionsShortcutParams {
+  /**
+   * pi's key id, as `session/get` lists it in `shortcuts`.
+   */
+  key: string;
+  /**
+   * The session.
+   */
+  sessionId: string;
+}
+/**
+ * Response of `extensions/shortcut`: once the handler ended.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionsShortcutResponse".
+ */
+export interface ExtensionsShortcutResponse {}
 /**
  * Approves, refuses or forgets the extensions a project brings (project extensions load
  *  only once approved); sessions that skipped approved ones load them now.
@@ -5008,6 +5043,11 @@ export interface SessionGetResponse {
    */
   resourceDiagnostics?: ResourceDiagnostic[];
   /**
+   * Keyboard shortcuts the session's pi extensions register (`pi.registerShortcut`): a
+   * client that has the key free runs one with `extensions/shortcut`.
+   */
+  shortcuts?: ExtensionShortcut[];
+  /**
    * The system prompt the next run uses: built from the session's tools, working
    * directory, context files, skills and custom or appended prompt, dated today.
    */
@@ -5124,6 +5164,22 @@ export interface QueueState2 {
    * Steering messages (texts).
    */
   steering: string[];
+}
+/**
+ * A keyboard shortcut an extension registered.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ExtensionShortcut".
+ */
+export interface ExtensionShortcut {
+  /**
+   * What it does.
+   */
+  description: string;
+  /**
+   * pi's key id, lower-case (`ctrl+alt+p`, `f6`).
+   */
+  key: string;
 }
 /**
  * Imports a pi session file (JSONL v1-v3) as a new session.
@@ -7542,6 +7598,7 @@ export interface MethodMap {
   "daemon/status": DaemonStatusMethod;
   "extensions/list": ExtensionsListMethod;
   "extensions/restart": ExtensionsRestartMethod;
+  "extensions/shortcut": ExtensionsShortcutMethod;
   "extensions/trust": ExtensionsTrustMethod;
   "history/search": HistorySearchMethod;
   "initialize": InitializeMethod;

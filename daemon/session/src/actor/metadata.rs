@@ -84,6 +84,12 @@ impl SessionActor {
                 .map(convert::diagnostic)
                 .collect(),
             commands: self.slash_commands(),
+            shortcuts: self
+                .hooks
+                .iter()
+                .flat_map(|hooks| hooks.shortcuts())
+                .map(|(key, description)| pi_protocol::v1::ExtensionShortcut { key, description })
+                .collect(),
         }
     }
 

@@ -93,6 +93,30 @@ pub async fn restart(
     Ok(ExtensionsRestartResponse { restarted: running })
 }
 
+/// Runs the handler of a shortcut the session's extensions registered.
+pub async fn shortcut(
+    context: &RequestContext,
+    params: pi_protocol::v1::ExtensionsShortcutParams,
+) -> Result<pi_protocol::v1::ExtensionsShortcutResponse, ErrorObject> {
+    host(context)?
+        .shortcut(&params.session_id, &params.key)
+        .await
+        .map_err(|error| match error {
+            crate::extensions::ExtensionError::NotOpen(_) => ErrorObject::new(
+                ErrorKind::NotFound,
+                format!(
+                    "session {} has no extensions loaded, so no shortcut to run",
+                    params.session_id
+                ),
+            ),
+            crate::extensions::ExtensionError::Host(message) => {
+                ErrorObject::new(ErrorKind::InvalidParams, message)
+            }
+            other => ErrorObject::new(ErrorKind::Internal, other.to_string()),
+        })?;
+    Ok(pi_protocol::v1::ExtensionsShortcutResponse {})
+}
+
 /// Approves, refuses or forgets the extensions the project in `params.cwd` brings (all of
 /// them, or those under `params.paths`).
 pub async fn trust(

@@ -46,12 +46,16 @@ async fn run(
             let _ = connection.notify::<PackagesProgress>(&params);
         }
     });
+    let log = host.status().log_path;
     host.packages(op, &cwd, source, local, progress)
         .await
         .map_err(|error| match error {
             // pi's package manager refused or failed (a bad source, npm or git failing): its
-            // own words.
-            ExtensionError::Host(message) => ErrorObject::new(ErrorKind::InvalidParams, message),
+            // own words, and where npm's and git's own output went.
+            ExtensionError::Host(message) => ErrorObject::new(
+                ErrorKind::InvalidParams,
+                format!("{message} (npm's and git's output: {})", log.display()),
+            ),
             other => ErrorObject::new(ErrorKind::Internal, other.to_string()),
         })
 }

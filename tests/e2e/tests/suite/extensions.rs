@@ -227,6 +227,16 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
         !home.join("proj-b/.pi/npm").exists(),
         "a project package was installed"
     );
+    // What did not load is said on stderr, as pi says it.
+    let stderr = String::from_utf8_lossy(&printed.stderr);
+    assert!(
+        stderr
+            .lines()
+            .any(|line| line.starts_with("warning: extension ")
+                && line.contains("broken.ts")
+                && line.contains("this extension is broken")),
+        "{stderr}"
+    );
 
     // One host for both sessions; each session's extensions, the broken one named with its
     // error, the project's own waiting for an approval.
@@ -967,6 +977,50 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
         "{stdout}\n{}",
         String::from_utf8_lossy(&printed.stderr)
     );
+
+    // An `-e` path that does not exist: refused before anything runs, as pi refuses it.
+    let (ok, _, stderr) = pictl(
+        &world,
+        &proj,
+        &[
+            "run",
+            "--model",
+            super::harness::MODEL,
+            "-e",
+            "./missing.ts",
+            "hi",
+        ],
+    )
+    .await;
+    assert!(!ok);
+    let missing = proj.join("missing.ts").display().to_string();
+    assert!(
+        stderr.contains(&format!(
+            "Failed to load extension \"{missing}\": Extension path does not exist: {missing}"
+        )),
+        "{stderr}"
+    );
+
+    // `pictl extensions list --session` takes an id prefix, and says when nothing matches.
+    let (ok, stdout, stderr) = pictl(
+        &world,
+        &proj,
+        &["extensions", "list", "--session", &own.id[..8]],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("thrower.ts"), "{stdout}");
+    let (ok, _, stderr) = pictl(
+        &world,
+        &proj,
+        &["extensions", "list", "--session", "no-such-session"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains("no session matches \"no-such-session\""),
+        "{stderr}"
+    );
 }
 
 /// A project's own extension: a tool that says where it comes from.
@@ -1368,7 +1422,7 @@ async fn a_hook_that_hangs_is_given_up_naming_its_extension_and_the_session_goes
         first_result(&seen),
         (
             format!(
-                "extensions did not answer `tool_call` within 1 s ({})",
+                "the extension did not answer `tool_call` within 1 s ({})",
                 hanger.display()
             ),
             true
@@ -1394,8 +1448,63 @@ async fn a_hook_that_hangs_is_given_up_naming_its_extension_and_the_session_goes
         problems
             .iter()
             .any(|problem| problem.path == hanger.display().to_string()
-                && problem.error == "input: did not answer within 1 s and was given up"),
+                && problem.error == "input: it did not answer within 1 s and was given up"),
         "{problems:?}"
+    );
+
+    // An extension whose factory never returns: loading is given up (twice the hook time,
+    // at least 10 s), naming what was loading, and the session runs without extensions.
+    let slow = home.join("proj/hang-at-load.ts");
+    std::fs::write(
+        &slow,
+        "export default async function () { await new Promise(() => {}); }\n",
+    )
+    .unwrap();
+    let created = client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: home.join("proj").display().to_string(),
+            model: Some(super::harness::MODEL.to_owned()),
+            extensions: vec![slow.display().to_string()],
+            no_extensions: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: created.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let seen = run(
+        &client,
+        &mut events,
+        &created.id,
+        r#"call read {"path": "notes.txt"}"#,
+    )
+    .await;
+    assert_eq!(first_result(&seen), ("a note\n".to_owned(), false));
+    let listed = list(&client).await;
+    let problems = &listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == created.id)
+        .unwrap()
+        .diagnostics;
+    assert_eq!(
+        problems
+            .iter()
+            .map(|problem| (problem.path.clone(), problem.error.clone()))
+            .collect::<Vec<_>>(),
+        [(
+            slow.display().to_string(),
+            format!(
+                "the extension did not answer `loading (a factory or session_start)` within 10 s \
+                 ({})",
+                slow.display()
+            )
+        )]
     );
 }
 
@@ -1622,6 +1731,23 @@ async fn pi_packages_install_list_and_remove_as_pi_does() {
             proj.join(".pi/npm/node_modules/is-number").display()
         )
     );
+
+    // A source pi's package manager cannot use: its words once, and where npm's and git's
+    // output went.
+    let (ok, _, stderr) = pictl(&world, &proj, &["install", "bogus:thing"]).await;
+    assert!(!ok);
+    let said = format!(
+        "Path does not exist: {} (npm's and git's output: {})",
+        proj.join("bogus:thing").display(),
+        world
+            .daemon
+            .paths
+            .state_dir
+            .join("extension-host.log")
+            .display()
+    );
+    assert_eq!(stderr.matches("Path does not exist").count(), 1, "{stderr}");
+    assert!(stderr.contains(&said), "{stderr}");
 
     // Removing: what settings do not name is an error saying so; the rest goes.
     let (ok, _, stderr) = pictl(&world, &proj, &["remove", "npm:nothing-here"]).await;
@@ -1934,5 +2060,92 @@ async fn flags_extensions_register_come_from_pictls_command_line_as_from_pis() {
     assert_eq!(
         pictl(&world, &proj, &["sessions", "--json"]).await.1,
         sessions_before
+    );
+
+    // plan-mode's shortcut (Ctrl+Alt+P): listed with the session, run on a client's word.
+    let (client, _events, id) = session(&world, &proj.display().to_string()).await;
+    let (watcher, mut watched) = world.client().await;
+    watcher
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    until_loaded(&client, &id).await;
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        got.shortcuts,
+        [pi_protocol::v1::ExtensionShortcut {
+            key: "ctrl+alt+p".to_owned(),
+            description: "Toggle plan mode".to_owned(),
+        }]
+    );
+    let shortcut = |key: &str| pi_protocol::v1::ExtensionsShortcutParams {
+        session_id: id.clone(),
+        key: key.to_owned(),
+    };
+    client
+        .call::<pi_protocol::v1::ExtensionsShortcut>(&shortcut("ctrl+alt+p"))
+        .await
+        .unwrap();
+    ui_until(&world, &mut watched, notified("Plan mode enabled")).await;
+    let error = client
+        .call::<pi_protocol::v1::ExtensionsShortcut>(&shortcut("ctrl+alt+z"))
+        .await
+        .unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("no extension of this session registers the shortcut ctrl+alt+z"),
+        "{error}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_host_that_cannot_start_says_where_its_log_is() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(
+            ".pi/agent/extensions/hello.ts",
+            std::fs::read_to_string(peers::pi_examples().join("hello.ts")).unwrap(),
+        )],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let mut world = world;
+    world.daemon.kill9().await;
+    // A `node_modules` without pi's package: the host exits while starting.
+    world
+        .daemon
+        .set_launch_env("PI_EXTENSION_HOST_MODULES", "/nonexistent-node-modules");
+    world.daemon.restart().await;
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &home).await;
+    let seen = run(&client, &mut events, &id, r#"call hello {"name": "x"}"#).await;
+    assert!(
+        super::mcp_faults::tool_results(&seen).is_empty(),
+        "a tool of a host that did not start ran: {seen:?}"
+    );
+    let listed = list(&client).await;
+    let error = listed.host.last_error.unwrap_or_default();
+    assert!(
+        error.starts_with("the extension host did not start (")
+            && error.contains(&format!(
+                "its log says why: {}",
+                world
+                    .daemon
+                    .paths
+                    .state_dir
+                    .join("extension-host.log")
+                    .display()
+            ))
+            && !error.contains("next use; it starts again on the next use"),
+        "{error}"
     );
 }
