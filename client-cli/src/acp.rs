@@ -256,6 +256,7 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
                 .map_err(daemon_error)?;
             give_mcp_servers(bridge, &created.id, &params).await?;
             attach(bridge, &created.id, &cwd).await?;
+            announce_commands_soon(bridge, created.id.clone());
             let model = created.model.as_ref().map(model_name);
             Ok(json!({
                 "sessionId": created.id,
@@ -269,6 +270,7 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
             replay(bridge, &session_id).await?;
             give_mcp_servers(bridge, &session_id, &params).await?;
             let model = attach(bridge, &session_id, &cwd).await?;
+            announce_commands_soon(bridge, session_id.clone());
             Ok(
                 json!({"modes": modes("yolo"), "configOptions": config_options(bridge, model).await}),
             )
@@ -514,7 +516,38 @@ async fn prompt(bridge: &Arc<Bridge>, params: Value) -> Result<Value, Failure> {
         .sessions()
         .get(&session_id)
         .is_some_and(|state| state.cancelled);
+    // Extensions may have loaded or registered commands during the turn.
+    announce_commands(bridge, &session_id).await;
     Ok(json!({"stopReason": if cancelled { "cancelled" } else { "end_turn" }}))
+}
+
+/// ACP's `available_commands_update`: the session's slash commands (its pi extensions',
+/// prompt templates', skills', MCP servers' prompts), as `session/get` lists them.
+async fn announce_commands(bridge: &Bridge, session_id: &str) {
+    let Ok(got) = bridge
+        .client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: session_id.to_owned(),
+        })
+        .await
+    else {
+        return;
+    };
+    let commands: Vec<Value> = got
+        .commands
+        .iter()
+        .map(|command| json!({"name": command.name, "description": command.description}))
+        .collect();
+    bridge.update(
+        session_id,
+        json!({"sessionUpdate": "available_commands_update", "availableCommands": commands}),
+    );
+}
+
+/// Announces the session's commands once the answer that names the session went out.
+fn announce_commands_soon(bridge: &Arc<Bridge>, session_id: String) {
+    let bridge = bridge.clone();
+    tokio::spawn(async move { announce_commands(&bridge, &session_id).await });
 }
 
 /// A prompt's content blocks as the daemon's text and images: text as it is, images as

@@ -159,6 +159,8 @@ impl ExtensionHost {
                     session.set.send_replace(Some(reopened.clone()));
                     session.port.clone()
                 }) else {
+                    // The session closed while its extensions loaded again: they go too.
+                    host.close_in_host(&session_id).await;
                     return;
                 };
                 port.show(pi_protocol::v1::ExtensionUi::Notify {

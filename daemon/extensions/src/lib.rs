@@ -228,6 +228,12 @@ pub struct SessionSet {
 }
 
 impl SessionSet {
+    /// Whether it is loaded in the host run `status` describes (a set opened in a host that
+    /// stopped is opened again on the session's next use).
+    pub fn is_live(&self, status: &HostStatus) -> bool {
+        status.generation == Some(self.generation)
+    }
+
     /// Whether some extension handles `event`.
     pub fn handles(&self, event: &str) -> bool {
         self.extensions
@@ -325,6 +331,8 @@ pub struct HostStatus {
     pub versions: Option<Value>,
     /// The sessions with extensions, by id.
     pub sessions: BTreeMap<String, Arc<SessionSet>>,
+    // The host run that is up.
+    generation: Option<u64>,
 }
 
 impl ExtensionHost {
@@ -452,9 +460,6 @@ impl ExtensionHost {
             task.abort();
         }
         self.release(session_id);
-        let Some(running) = self.supervision.running() else {
-            return;
-        };
         if session
             .set
             .borrow()
@@ -463,8 +468,13 @@ impl ExtensionHost {
         {
             return;
         }
-        let session_id = session_id.to_owned();
-        tokio::spawn(async move {
+        let (host, session_id) = (self.clone(), session_id.to_owned());
+        tokio::spawn(async move { host.close_in_host(&session_id).await });
+    }
+
+    /// Closes session `session_id`'s extensions in the running host (`session_shutdown`).
+    pub(crate) async fn close_in_host(&self, session_id: &str) {
+        if let Some(running) = self.supervision.running() {
             let _ = running
                 .peer
                 .request(
@@ -473,7 +483,7 @@ impl ExtensionHost {
                     Some(OPEN_TIMEOUT),
                 )
                 .await;
-        });
+        }
     }
 
     /// What `extensions/list` shows.
@@ -495,6 +505,7 @@ impl ExtensionHost {
                 .iter()
                 .filter_map(|(id, session)| Some((id.clone(), session.set.borrow().clone()?)))
                 .collect(),
+            generation: self.supervision.running().map(|running| running.generation),
         }
     }
 

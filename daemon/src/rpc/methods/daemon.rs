@@ -87,9 +87,11 @@ pub async fn status(
                     host: status.state.to_owned(),
                     pid: status.pid,
                     sessions: status.sessions.len() as u32,
+                    // Sets opened in a host that stopped load again on their next use.
                     loaded: status
                         .sessions
                         .values()
+                        .filter(|set| set.is_live(&status))
                         .map(|set| set.extensions.len() as u32)
                         .sum(),
                 }

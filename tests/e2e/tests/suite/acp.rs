@@ -19,6 +19,13 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
         "anthropic-messages",
         &[
             ("proj/notes.txt", "first\nold line\nlast\n".to_owned()),
+            // A pi extension's slash command, announced to the editor.
+            (
+                ".pi/agent/extensions/greet.ts",
+                "export default function (pi) { pi.registerCommand(\"greet\", \
+                 {description: \"Say hello\", handler: async () => {}}); }\n"
+                    .to_owned(),
+            ),
             // A question nobody answers fails the test in seconds, not minutes.
             (
                 "proj/.pi/settings.json",
@@ -69,6 +76,27 @@ async fn an_acp_editor_edits_with_permission_cancels_and_loads_a_session() {
         .map(|mode| mode["id"].as_str().unwrap())
         .collect();
     assert_eq!(modes, ["yolo", "ask-writes", "ask-all", "read-only"]);
+
+    // The session's slash commands, its extension's among them (`available_commands`).
+    let announced: Vec<&Value> = seen["updates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|update| update["update"]["sessionUpdate"] == "available_commands_update")
+        .collect();
+    assert!(
+        announced.iter().any(|update| {
+            update["sessionId"] == session_id.as_str()
+                && update["update"]["availableCommands"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|command| {
+                        command["name"] == "greet" && command["description"] == "Say hello"
+                    })
+        }),
+        "{announced:?}"
+    );
 
     // The model as a configuration option, and changing it.
     let model = &seen["session"]["configOptions"][0];
