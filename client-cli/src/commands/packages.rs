@@ -100,6 +100,13 @@ pub async fn install(args: InstallArgs) -> Result<ExitCode, CliError> {
     )
     .await?;
     print_text(&format!("Installed {}\n", installed.source));
+    if args.local {
+        // A project's package is code the project brings, like its own extensions.
+        eprint_line(
+            "Its extensions load in this project's sessions once approved: `pictl extensions \
+             trust` here (sessions ask too).",
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -106,7 +106,8 @@ impl ExtensionHost {
     }
 
     /// The user answered about `paths`: sessions that skipped them load them (approved) or
-    /// show the refusal, and their pending questions about them are withdrawn.
+    /// show the refusal, sessions that run them unload them (refused), and their pending
+    /// questions about them are withdrawn.
     pub fn reconsider(self: &Arc<Self>, paths: &[String], approved: bool) {
         let touched: Vec<String> = {
             let mut sessions = self.sessions();
@@ -114,17 +115,23 @@ impl ExtensionHost {
                 .iter_mut()
                 .filter_map(|(id, session)| {
                     let set = session.set.borrow().clone()?;
-                    if !set
+                    let skipped_them = set
                         .skipped
                         .iter()
-                        .any(|skipped| paths.contains(&skipped.path))
-                    {
+                        .any(|skipped| paths.contains(&skipped.path));
+                    // A refusal of what a session runs now unloads it.
+                    let runs_them = !approved
+                        && set
+                            .extensions
+                            .iter()
+                            .any(|extension| paths.contains(&extension.path));
+                    if !skipped_them && !runs_them {
                         return None;
                     }
                     if let Some(task) = session.approving.take() {
                         task.abort();
                     }
-                    if approved {
+                    if approved || runs_them {
                         // Loading again: what waits for the set (a run's tools, the prompt's
                         // hooks) waits for the new one.
                         session.set.send_replace(None);
@@ -148,6 +155,7 @@ impl ExtensionHost {
         };
         for session_id in touched {
             let host = self.clone();
+            let paths = paths.to_vec();
             tokio::spawn(async move {
                 let reopened = Arc::new(host.open(&session_id).await);
                 let loaded: Vec<String> = reopened
@@ -164,7 +172,11 @@ impl ExtensionHost {
                     return;
                 };
                 port.show(pi_protocol::v1::ExtensionUi::Notify {
-                    message: format!("Extensions loaded: {}", loaded.join(", ")),
+                    message: if approved {
+                        format!("Extensions loaded: {}", loaded.join(", "))
+                    } else {
+                        format!("Extensions refused and unloaded: {}", paths.join(", "))
+                    },
                     level: pi_protocol::v1::NotifyLevel::Info,
                 });
             });

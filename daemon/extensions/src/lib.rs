@@ -633,6 +633,8 @@ impl ExtensionHost {
             ..SessionSet::default()
         };
         if paths.is_empty() {
+            // Opened before with what is refused now: those instances go.
+            self.close_in_host(session_id).await;
             return Ok(set);
         }
         let loading: Vec<String> = paths.iter().map(|path| (*path).to_owned()).collect();

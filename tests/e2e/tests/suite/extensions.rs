@@ -1148,6 +1148,25 @@ async fn a_project_extension_loads_once_approved_by_a_client_or_pictl() {
     let listed = until_loaded(&other, &second).await;
     assert!(skipped_of(&listed, &second).is_empty(), "{listed:?}");
 
+    // Refused later: the sessions running it unload it, and say so.
+    let (ok, _, stderr) = trust(&world, &proj_a, &["--deny"]).await;
+    assert!(ok, "{stderr}");
+    ui_until(
+        &world,
+        &mut watched,
+        notified(&format!("Extensions refused and unloaded: {extension_a}")),
+    )
+    .await;
+    until_skipped(&client, &first, "a project extension you refused").await;
+    until_skipped(&other, &second, "a project extension you refused").await;
+    let seen = run(&client, &mut events, &first, "call project_tool {}").await;
+    assert!(
+        super::mcp_faults::tool_results(&seen).is_empty(),
+        "a refused extension's tool ran: {seen:?}"
+    );
+    let (ok, _, stderr) = trust(&world, &proj_a, &[]).await;
+    assert!(ok, "{stderr}");
+
     // Another project: refused from the command line, its question withdrawn; then
     // approved from the command line, it loads into the session that skipped it.
     let proj_b = home.join("proj-b");
@@ -1715,6 +1734,13 @@ async fn pi_packages_install_list_and_remove_as_pi_does() {
     assert!(
         stderr.contains("npm:is-number@7.0.0"),
         "no progress: {stderr:?}"
+    );
+    assert!(
+        stderr.contains(
+            "Its extensions load in this project's sessions once approved: `pictl extensions \
+             trust` here (sessions ask too)."
+        ),
+        "{stderr}"
     );
     assert!(
         proj.join(".pi/npm/node_modules/is-number/package.json")
