@@ -42,7 +42,13 @@ pub fn split(args: Vec<OsString>, cli: &clap::Command) -> (Vec<OsString>, BTreeM
                 // Not pictl's: the bare form's own (an extension flag).
                 break;
             }
-            start += 1 + usize::from(takes_value(cli, arg) && !arg.contains('='));
+            // A value follows `--name` (not `--name=v`) or a bare `-x` (not `-xVALUE`).
+            let value_follows = if arg.starts_with("--") {
+                !arg.contains('=')
+            } else {
+                arg.len() == 2
+            };
+            start += 1 + usize::from(takes_value(cli, arg) && value_follows);
             continue;
         }
         match cli.find_subcommand(arg) {
@@ -143,7 +149,7 @@ mod tests {
 
     fn cli() -> clap::Command {
         clap::Command::new("pictl")
-            .arg(clap::Arg::new("model").long("model").num_args(1))
+            .arg(clap::Arg::new("model").short('m').long("model").num_args(1))
             .subcommand(
                 clap::Command::new("run")
                     .arg(clap::Arg::new("model").long("model").num_args(1))
@@ -216,6 +222,10 @@ mod tests {
     fn the_bare_form_takes_them_and_other_commands_and_after_dashes_do_not() {
         let (kept, flags) = split_strs(&["pictl", "--model", "m", "--plan"]);
         assert_eq!(kept, ["pictl", "--model", "m"]);
+        assert_eq!(flags["plan"], Value::Bool(true));
+        // A short option with its value attached takes nothing more.
+        let (kept, flags) = split_strs(&["pictl", "-mx", "--plan"]);
+        assert_eq!(kept, ["pictl", "-mx"]);
         assert_eq!(flags["plan"], Value::Bool(true));
         let (kept, flags) = split_strs(&["pictl", "sessions", "--plan"]);
         assert_eq!(kept, ["pictl", "sessions", "--plan"]);

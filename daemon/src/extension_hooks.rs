@@ -269,6 +269,8 @@ impl Hooks for SessionExtensions {
         instructions: Option<String>,
     ) -> HookFuture<Result<BeforeCompact, HookError>> {
         self.open();
+        let preparation_first_kept = preparation["firstKeptEntryId"].as_str().map(str::to_owned);
+        let preparation_tokens_before = preparation["tokensBefore"].as_u64().unwrap_or_default();
         Box::pin(async move {
             let answer = self
                 .host
@@ -286,13 +288,17 @@ impl Hooks for SessionExtensions {
             let Some(summary) = written["summary"].as_str() else {
                 return Ok(BeforeCompact::Continue);
             };
+            // What a handler leaves out is the preparation's.
             Ok(BeforeCompact::Write(WrittenCompaction {
                 summary: summary.to_owned(),
                 first_kept_entry_id: written["firstKeptEntryId"]
                     .as_str()
+                    .or(preparation_first_kept.as_deref())
                     .unwrap_or_default()
                     .to_owned(),
-                tokens_before: written["tokensBefore"].as_u64().unwrap_or_default(),
+                tokens_before: written["tokensBefore"]
+                    .as_u64()
+                    .unwrap_or(preparation_tokens_before),
                 details: written["details"].clone(),
             }))
         })
@@ -325,7 +331,7 @@ impl Hooks for SessionExtensions {
     ) -> HookFuture<Result<Option<Value>, HookError>> {
         self.open();
         Box::pin(async move {
-            let answer = self
+            let answer = match self
                 .host
                 .user_bash(
                     &self.environment.session_id,
@@ -333,7 +339,17 @@ impl Hooks for SessionExtensions {
                     exclude_from_context,
                     &cwd,
                 )
-                .await?;
+                .await
+            {
+                Ok(answer) => answer,
+                // Given up on while an extension may still run it: recorded as cancelled
+                // (the host was told to abort it), never run a second time by pid.
+                Err(error @ crate::extensions::ExtensionError::Timeout { .. }) => {
+                    return Ok(Some(json!({"output": error.to_string(), "cancelled": true,
+                        "truncated": false})));
+                }
+                Err(error) => return Err(error.into()),
+            };
             Ok(Some(answer["result"].clone()).filter(|result| result.is_object()))
         })
     }

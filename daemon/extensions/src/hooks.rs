@@ -14,6 +14,10 @@ use crate::{ExtensionError, ExtensionHost, RegisteredCommand, SessionSet};
 /// model of their own.
 const COMPACTION_HOOK_TIMEOUT: Duration = Duration::from_secs(600);
 
+/// How long a user's shell command an extension runs may take: as long as the command does
+/// (a day at most), as pi waits for it.
+const USER_BASH_TIMEOUT: Duration = Duration::from_secs(24 * 3600);
+
 /// How long a slash command may run while no dialog waits for a person: commands do work
 /// (a summary, a search) where hooks decide.
 const COMMAND_TIMEOUT: Duration = Duration::from_secs(600);
@@ -183,9 +187,10 @@ impl ExtensionHost {
             done: false,
         };
         let answer = self
-            .call(session_id, "user_bash", params, COMMAND_TIMEOUT)
+            .call(session_id, "user_bash", params, USER_BASH_TIMEOUT)
             .await;
-        abandoned.done = true;
+        // A command given up on is aborted in the host too.
+        abandoned.done = answer.is_ok();
         answer
     }
 

@@ -479,10 +479,6 @@ impl SessionRegistry {
         Err(SessionError::KeepsStopping(id.to_owned()))
     }
 
-    /// Sends a command to a session's actor if it is loaded now; `None` when it is not (or
-    /// stopped meanwhile). For what only concerns a live session — its extensions' notices and
-    /// actions — which must not load it again: a second actor for a session whose actor is
-    /// being registered would replace it.
     /// The hooks of session `id` (loaded if needed), for work beside its actor.
     pub async fn hooks(&self, id: &str) -> Result<Option<Arc<dyn hooks::Hooks>>, SessionError> {
         Ok(self
@@ -491,6 +487,10 @@ impl SessionRegistry {
             .map(|handle| handle.0))
     }
 
+    /// Sends a command to a session's actor if it is loaded now; `None` when it is not (or
+    /// stopped meanwhile). For what only concerns a live session — its extensions' notices and
+    /// actions — which must not load it again: a second actor for a session whose actor is
+    /// being registered would replace it.
     pub async fn call_loaded<T>(
         &self,
         id: &str,

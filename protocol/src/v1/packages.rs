@@ -107,7 +107,8 @@ pub struct PackagesProgressParams {
     pub kind: String,
     /// `install`, `remove`, `update`, `clone` or `pull`.
     pub action: String,
-    /// The package.
+    /// The package (empty when the step is about no one package).
+    #[serde(default)]
     pub source: String,
     /// What happens, for people.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -6707,9 +6707,9 @@ export interface PackagesProgressParams {
    */
   message?: string | null;
   /**
-   * The package.
+   * The package (empty when the step is about no one package).
    */
-  source: string;
+  source?: string;
 }
 /**
  * An event of an attached session.

@@ -551,10 +551,14 @@ pub async fn bash(
             );
             tokio::select! {
                 answer = asked => answer.unwrap_or_else(|error| {
+                    // As pi: a handler that failed leaves the command to run as usual.
                     tracing::warn!(session = params.session_id, %error, "user_bash failed; running the command");
                     None
                 }),
-                () = running.cancel.cancelled() => None,
+                // Aborted while an extension ran it: recorded as cancelled, never run here.
+                () = running.cancel.cancelled() => Some(serde_json::json!({
+                    "output": "", "cancelled": true, "truncated": false,
+                })),
             }
         }
         None => None,

@@ -1806,10 +1806,21 @@ async fn pi_packages_install_list_and_remove_as_pi_does() {
 /// A user-written extension on the session's other events: a user's shell command answered
 /// (`canned`) or run through its own operations (`remote …`), the thinking level and the
 /// leaf moving.
-const SESSION_HOOKS: &str = r#"export default function (pi) {
+const SESSION_HOOKS: &str = r#"import { writeFileSync } from "node:fs";
+export default function (pi) {
   pi.on("user_bash", (event) => {
     if (event.command === "canned") {
       return { result: { output: "canned output", exitCode: 0, cancelled: false, truncated: false } };
+    }
+    if (event.command.startsWith("slow ")) {
+      return {
+        operations: {
+          exec: (_command, cwd, { signal }) => {
+            writeFileSync(`${cwd}/slow-started`, "");
+            return new Promise((resolve) => signal.addEventListener("abort", () => resolve({ exitCode: null })));
+          },
+        },
+      };
     }
     if (event.command.startsWith("remote ")) {
       return {
@@ -1980,6 +1991,38 @@ async fn extensions_hear_forks_navigation_shell_commands_and_thinking_changes() 
             "{command}"
         );
     }
+
+    // Aborted while the extension runs it: recorded as cancelled, and never run by pid.
+    let slow = pi_protocol::v1::SessionBashParams {
+        session_id: id.clone(),
+        command: "slow touch ran-locally".to_owned(),
+        exclude_from_context: false,
+    };
+    let ran = client.call::<pi_protocol::v1::SessionBash>(&slow);
+    let abort = async {
+        // Once the extension runs the command (it leaves a mark), abort it.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+        while !proj.join("slow-started").exists() {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "the extension never ran it"
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        client
+            .call::<pi_protocol::v1::SessionAbort>(&pi_protocol::v1::SessionIdParams {
+                session_id: id.clone(),
+            })
+            .await
+            .unwrap();
+    };
+    let (ran, ()) = tokio::join!(ran, abort);
+    let ran = ran.unwrap();
+    assert!(ran.cancelled, "{ran:?}");
+    assert!(
+        !proj.join("ran-locally").exists(),
+        "pid ran the command too"
+    );
 
     // The thinking level changes: `thinking_level_select`.
     client
