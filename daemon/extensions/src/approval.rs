@@ -12,8 +12,6 @@ use std::sync::Arc;
 use futures_util::future::BoxFuture;
 use pi_protocol::v1::UiRequest;
 
-use pi_supervisor::Child as _;
-
 use crate::{Diagnostic, ExtensionHost};
 
 /// The user's answers, kept by the daemon (its store).
@@ -193,13 +191,19 @@ impl ExtensionHost {
         cwd: &std::path::Path,
     ) -> Result<Vec<(String, Option<bool>)>, crate::ExtensionError> {
         let user = format!("extensions/trust {}", cwd.display());
-        let discovered = async {
-            let running = self.connection(&user).await?;
-            self.discover(&running, cwd, &crate::Choice::default())
-                .await
-        }
-        .await;
-        self.release(&user);
+        let discovered = {
+            let _done = crate::packages::Done {
+                host: self,
+                user: &user,
+                token: None,
+            };
+            async {
+                let running = self.connection(&user).await?;
+                self.discover(&running, cwd, &crate::Choice::default())
+                    .await
+            }
+            .await
+        };
         Ok(discovered?
             .extensions
             .into_iter()

@@ -61,7 +61,13 @@ impl ExtensionHost {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(token, progress);
-        let answer = async {
+        // Undone however this ends, the caller gone included.
+        let _done = Done {
+            host: self,
+            user: &user,
+            token: Some(token),
+        };
+        async {
             let running = self.connection(&user).await?;
             running
                 .peer
@@ -75,13 +81,7 @@ impl ExtensionHost {
                 .await
                 .map_err(ExtensionError::from)
         }
-        .await;
-        self.progress
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .remove(&token);
-        self.release(&user);
-        answer
+        .await
     }
 
     /// A step the host reported for operation `token`.
@@ -98,5 +98,27 @@ impl ExtensionHost {
         if let Some(progress) = progress {
             progress(params.clone());
         }
+    }
+}
+
+/// An operation of the host's package manager or discovery for a caller (not a session):
+/// when it ends or its caller goes away, the host no longer counts the caller as a user and
+/// its progress goes nowhere.
+pub(crate) struct Done<'a> {
+    pub(crate) host: &'a Arc<ExtensionHost>,
+    pub(crate) user: &'a str,
+    pub(crate) token: Option<u64>,
+}
+
+impl Drop for Done<'_> {
+    fn drop(&mut self) {
+        if let Some(token) = self.token {
+            self.host
+                .progress
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .remove(&token);
+        }
+        self.host.release(self.user);
     }
 }
