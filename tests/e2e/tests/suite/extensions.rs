@@ -72,6 +72,19 @@ async fn until_loaded(client: &Client, id: &str) -> ExtensionsListResponse {
     }
 }
 
+/// A second client attached to session `id` (it hears the session's questions and notices).
+async fn watcher(world: &World, id: &str) -> (Client, Notifications) {
+    let (client, events) = world.client().await;
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.to_owned(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    (client, events)
+}
+
 async fn next_question(events: &mut Notifications) -> UiRequestParams {
     tokio::time::timeout(
         Duration::from_secs(30),
@@ -482,14 +495,7 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
     let (client, mut events, id) = session(&world, &home.display().to_string()).await;
     // A second client watches what the extensions show; it attaches after `session_start`
     // may have set a status, and hears the statuses that last.
-    let (watcher, mut shown) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (watcher, mut shown) = watcher(&world, &id).await;
     ui_until(&world, &mut shown, status_is("status-demo", "Ready")).await;
 
     // The extensions' commands are listed with the session's as soon as they loaded,
@@ -914,14 +920,7 @@ async fn a_session_chooses_its_own_extensions_and_can_leave_out_the_configured_o
     );
     assert_eq!(world.server.calls(), calls);
     // An `input` handler that throws: a diagnostic naming the file, and the prompt goes on.
-    let (watcher, mut watched) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: own.id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (watcher, mut watched) = watcher(&world, &own.id).await;
     let seen = run(&watcher, &mut watched, &own.id, "call wait_forever_not {}").await;
     assert!(
         seen.iter()
@@ -1093,14 +1092,7 @@ async fn a_project_extension_loads_once_approved_by_a_client_or_pictl() {
 
     // The first session in the project: the extension is skipped and its clients are asked.
     let (client, mut events, first) = session(&world, &proj_a.display().to_string()).await;
-    let (watcher, mut watched) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: first.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (watcher, mut watched) = watcher(&world, &first).await;
     let question = next_question(&mut watched).await;
     let UiRequest::Confirm { title, message } = &question.request else {
         panic!("not a confirm: {question:?}");
@@ -1266,14 +1258,7 @@ async fn extensions_override_built_in_tools_add_tools_later_and_choose_the_activ
     let home = world.daemon.home.path();
     let proj = home.join("proj");
     let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
-    let (watcher, mut shown) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (_watcher, mut shown) = watcher(&world, &id).await;
 
     // `tool-override` replaces the built-in `read`: its description is what the model sees,
     // and it blocks `.env` and logs each access.
@@ -1587,14 +1572,7 @@ async fn an_extension_writes_the_compaction_with_a_model_of_its_choice_or_cancel
     });
     let proj = home.join("proj");
     let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
-    let (watcher, mut shown) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (_watcher, mut shown) = watcher(&world, &id).await;
     for text in ["plan the parser", "write its tests"] {
         run(&client, &mut events, &id, text).await;
     }
@@ -1885,14 +1863,7 @@ async fn extensions_hear_forks_navigation_shell_commands_and_thinking_changes() 
     world.server.respond_with(caller);
     let proj = world.daemon.home.path().join("proj");
     let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
-    let (watcher, mut watched) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (watcher, mut watched) = watcher(&world, &id).await;
     for text in ["one", "two"] {
         let seen = run(
             &client,
@@ -2133,14 +2104,7 @@ async fn flags_extensions_register_come_from_pictls_command_line_as_from_pis() {
 
     // plan-mode's shortcut (Ctrl+Alt+P): listed with the session, run on a client's word.
     let (client, _events, id) = session(&world, &proj.display().to_string()).await;
-    let (watcher, mut watched) = world.client().await;
-    watcher
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    let (_watcher, mut watched) = watcher(&world, &id).await;
     until_loaded(&client, &id).await;
     let got = client
         .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
