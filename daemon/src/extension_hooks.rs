@@ -151,6 +151,28 @@ impl Hooks for SessionExtensions {
         })
     }
 
+    fn models(self: Arc<Self>) -> HookFuture<Vec<(pi_llm::Model, bool)>> {
+        self.open();
+        Box::pin(async move {
+            self.host
+                .models_loaded(&self.environment.session_id)
+                .await
+                .into_iter()
+                .map(|provided| (provided.model, provided.has_key))
+                .collect()
+        })
+    }
+
+    fn provider_for(&self, model: &pi_llm::Model) -> Option<Arc<dyn pi_llm::Provider>> {
+        let set = self.current()?;
+        set.models
+            .iter()
+            .any(|provided| {
+                provided.model.provider == model.provider && provided.model.id == model.id
+            })
+            .then(|| self.host.provider(&self.environment.session_id))
+    }
+
     fn input(
         self: Arc<Self>,
         text: String,
@@ -802,11 +824,10 @@ async fn act(
         }
         "setModel" => {
             let spec = format!("{}/{}", text("provider"), text("id"));
-            send(registry, session_id, |reply| Command::SetModel {
-                spec: spec.clone(),
-                reply,
-            })
-            .await?;
+            if !registry.is_loaded(session_id) {
+                return Err(crate::session::SessionError::Closing);
+            }
+            registry.set_model(session_id, &spec).await?;
         }
         "abort" => {
             send(registry, session_id, |reply| Command::Abort { reply }).await?;

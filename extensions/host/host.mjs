@@ -7,15 +7,16 @@
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
 // tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
-// session_before_compact, session_before_fork, user_bash, command, packages; notifications:
-// event, compaction/abort, bash/abort
+// session_before_compact, session_before_fork, user_bash, command, packages, provider/stream
+// (a model of an extension's provider, its events as `provider/event`); notifications:
+// event, compaction/abort, bash/abort, provider/cancel
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
 // notifications: packages/progress, ui/notify,
 // ui/status, ui/widget, ui/title, action (sendMessage, sendUserMessage, appendEntry,
 // setActiveTools, setSessionName, setLabel, setThinkingLevel), tools/changed,
-// extension/error.
+// providers/changed, provider/event, extension/error.
 
 import { format } from "node:util";
 import { join } from "node:path";
@@ -43,6 +44,10 @@ const modules = process.env.PI_EXTENSION_HOST_MODULES;
 const pi = modules
   ? await import(pathToFileURL(join(modules, "@mariozechner/pi-coding-agent/dist/index.js")).href)
   : await import("@mariozechner/pi-coding-agent");
+// pi's model API, the same module its registry registers extensions' providers in.
+const ai = modules
+  ? await import(pathToFileURL(join(modules, "@mariozechner/pi-ai/dist/index.js")).href)
+  : await import("@mariozechner/pi-ai");
 const {
   AuthStorage,
   DefaultPackageManager,
@@ -502,24 +507,12 @@ async function openSession(params) {
     events: Promise.resolve(),
     turnIndex: 0,
     runMessages: [],
+    modelRegistry,
+    providers: new Set(),
+    announced: false,
   };
   sessions.set(sessionId, open);
-  runner.bindCore(coreActions(sessionId, state), contextActions(sessionId, state), {
-    registerProvider: (name) =>
-      notify("extension/error", {
-        sessionId,
-        extensionPath: null,
-        event: "registerProvider",
-        error: `the provider "${name}" is defined by an extension; pid does not run extension providers yet`,
-      }),
-    unregisterProvider: () => {},
-  });
-  runner.bindCommandContext();
-  // pi's own theme, as its no-op UI context has it (`initTheme` above).
-  open.ui = uiContext(sessionId, open, runner.getUIContext());
-  open.hasUI = hasUI === true;
-  runner.setUIContext(open.ui);
-  runner.hasUI = () => open.hasUI;
+  // Before `bindCore`: a provider registration it flushes may fail.
   runner.onError((error) =>
     notify("extension/error", {
       sessionId,
@@ -528,6 +521,29 @@ async function openSession(params) {
       error: error.error,
     }),
   );
+  // pi's `registerProvider`: into the session's own registry (pi's validation and
+  // merging); pid hears the models, and streams them through `provider/stream`.
+  const providerChanged = () => {
+    if (open.announced) notify("providers/changed", { sessionId, models: providerModels(open) });
+  };
+  runner.bindCore(coreActions(sessionId, state), contextActions(sessionId, state), {
+    registerProvider: (name, config) => {
+      modelRegistry.registerProvider(name, config);
+      open.providers.add(name);
+      providerChanged();
+    },
+    unregisterProvider: (name) => {
+      modelRegistry.unregisterProvider(name);
+      open.providers.delete(name);
+      providerChanged();
+    },
+  });
+  runner.bindCommandContext();
+  // pi's own theme, as its no-op UI context has it (`initTheme` above).
+  open.ui = uiContext(sessionId, open, runner.getUIContext());
+  open.hasUI = hasUI === true;
+  runner.setUIContext(open.ui);
+  runner.hasUI = () => open.hasUI;
   state.commands = runner
     .getRegisteredCommands()
     .map((command) => ({
@@ -537,7 +553,9 @@ async function openSession(params) {
       sourceInfo: command.sourceInfo ?? { path: "" },
     }));
   await runner.emit({ type: "session_start", reason: params.reason ?? "startup" });
+  open.announced = true;
   return {
+    models: providerModels(open),
     extensions: extensions.map(describe),
     tools: toolsOf(runner),
     commands: commandsOf(runner),
@@ -550,11 +568,143 @@ async function openSession(params) {
   };
 }
 
+// --- providers extensions register -----------------------------------------------------------
+
+/** The models of the providers the session's extensions registered (new providers, or
+ * built-in ones they changed), as pid's catalog takes them. */
+function providerModels(open) {
+  return open.modelRegistry
+    .getAll()
+    .filter((model) => open.providers.has(model.provider))
+    .map((model) => ({
+      id: model.id,
+      name: model.name ?? model.id,
+      api: model.api,
+      provider: model.provider,
+      baseUrl: model.baseUrl ?? "",
+      reasoning: model.reasoning === true,
+      input: model.input ?? ["text"],
+      cost: {
+        input: model.cost?.input ?? 0,
+        output: model.cost?.output ?? 0,
+        cacheRead: model.cost?.cacheRead ?? 0,
+        cacheWrite: model.cost?.cacheWrite ?? 0,
+      },
+      contextWindow: model.contextWindow ?? 128000,
+      maxTokens: model.maxTokens ?? 16384,
+      hasKey: open.modelRegistry.hasConfiguredAuth(model),
+    }));
+}
+
+/** Streams in flight, by pid's id: their abort. */
+const streams = new Map();
+
+/** One event of a response as pid takes it: pi's event without its `partial` (pid keeps its
+ * own), with what only the partial carries (a tool call's id and name, a block's
+ * signature). */
+function streamEvent(event) {
+  const block = event.partial?.content?.[event.contentIndex];
+  switch (event.type) {
+    case "start":
+      return { type: "start" };
+    case "text_start":
+    case "thinking_start":
+      return { type: event.type, contentIndex: event.contentIndex };
+    case "text_delta":
+    case "thinking_delta":
+    case "toolcall_delta":
+      return { type: event.type, contentIndex: event.contentIndex, delta: event.delta ?? "" };
+    case "text_end":
+      return {
+        type: "text_end",
+        contentIndex: event.contentIndex,
+        content: event.content ?? block?.text ?? "",
+        signature: block?.textSignature ?? null,
+      };
+    case "thinking_end":
+      return {
+        type: "thinking_end",
+        contentIndex: event.contentIndex,
+        content: event.content ?? block?.thinking ?? "",
+        signature: block?.thinkingSignature || null,
+        redacted: block?.redacted === true,
+      };
+    case "toolcall_start":
+      return { type: "toolcall_start", contentIndex: event.contentIndex, id: block?.id ?? "", name: block?.name ?? "" };
+    case "toolcall_end":
+      return { type: "toolcall_end", contentIndex: event.contentIndex, toolCall: event.toolCall };
+    case "done":
+      return { type: "done", reason: event.reason, message: event.message };
+    case "error":
+      return { type: "error", reason: event.reason, error: event.error };
+    default:
+      return null;
+  }
+}
+
+/** A model of an extension's provider, streamed as pi streams it: the key and headers from
+ * the session's registry (pi's `getApiKeyAndHeaders`), the provider's `streamSimple` (or
+ * pi's own for a built-in API), `before_provider_request` handlers on the payload. Each
+ * event goes to pid as `provider/event`; the answer comes once the stream ended. */
+async function providerStream({ sessionId, streamId, provider, modelId, context, options = {} }) {
+  const open = session(sessionId);
+  const controller = new AbortController();
+  streams.set(streamId, { controller, sessionId });
+  const fail = (message) =>
+    notify("provider/event", {
+      streamId,
+      event: { type: "error", reason: controller.signal.aborted ? "aborted" : "error", error: { errorMessage: message } },
+    });
+  try {
+    const model = open.modelRegistry.find(provider, modelId);
+    if (!model || !open.providers.has(model.provider)) {
+      fail(`no extension of this session provides the model ${provider}/${modelId}`);
+      return {};
+    }
+    const auth = await open.modelRegistry.getApiKeyAndHeaders(model);
+    if (!auth.ok) {
+      fail(auth.error);
+      return {};
+    }
+    const runner = open.runner;
+    const stream = ai.streamSimple(model, context, {
+      reasoning: options.reasoning ?? undefined,
+      maxTokens: options.maxTokens ?? undefined,
+      sessionId: options.sessionId ?? undefined,
+      signal: controller.signal,
+      apiKey: auth.apiKey,
+      headers: auth.headers,
+      onPayload: runner.hasHandlers("before_provider_request")
+        ? (payload) => runner.emitBeforeProviderRequest(payload)
+        : undefined,
+    });
+    let ended = false;
+    for await (const event of stream) {
+      const sent = streamEvent(event);
+      if (!sent) continue;
+      notify("provider/event", { streamId, event: sent });
+      if (sent.type === "done" || sent.type === "error") {
+        ended = true;
+        break;
+      }
+    }
+    if (!ended) fail("the extension's provider ended its stream without a result");
+  } catch (error) {
+    fail(errorText(error));
+  } finally {
+    streams.delete(streamId);
+  }
+  return {};
+}
+
 async function closeSession({ sessionId, reason = "quit" }) {
   const open = sessions.get(sessionId);
   if (!open) return { closed: false };
   sessions.delete(sessionId);
   for (const controller of open.running.values()) controller.abort();
+  for (const stream of streams.values()) {
+    if (stream.sessionId === sessionId) stream.controller.abort();
+  }
   try {
     await open.runner.emit({ type: "session_shutdown", reason });
   } finally {
@@ -843,6 +993,7 @@ const requests = {
   shortcut: runShortcut,
   command,
   packages,
+  "provider/stream": providerStream,
 };
 
 function onEntry({ sessionId, entry }) {
@@ -885,6 +1036,7 @@ const notifications = {
   "session/leaf": onLeaf,
   "compaction/abort": onAbortCompaction,
   "bash/abort": ({ sessionId }) => sessions.get(sessionId)?.bash?.abort(),
+  "provider/cancel": ({ streamId }) => streams.get(streamId)?.controller.abort(),
   "tool/cancel": ({ sessionId, toolCallId }) =>
     sessions.get(sessionId)?.running.get(toolCallId)?.abort(),
 };

@@ -32,6 +32,7 @@ pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
     let models = client
         .call::<ModelList>(&ModelListParams {
             available_only: args.available,
+            session_id: None,
         })
         .await?
         .models;

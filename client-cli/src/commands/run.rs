@@ -518,6 +518,7 @@ async fn model_spec(
             let models = client
                 .call::<ModelList>(&ModelListParams {
                     available_only: true,
+                    session_id: None,
                 })
                 .await?
                 .models;

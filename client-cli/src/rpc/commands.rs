@@ -638,6 +638,7 @@ async fn available_models(client: &Client) -> Result<Vec<ModelInfo>, String> {
     Ok(client
         .call::<ModelList>(&ModelListParams {
             available_only: true,
+            session_id: None,
         })
         .await
         .map_err(text)?

@@ -261,7 +261,13 @@ pub async fn perform(
             Ok(stats) => Some(Reply::Stats(stats)),
             Err(error) => failed("read the session stats", error),
         },
-        Request::ListModels => match client.call::<ModelList>(&ModelListParams::default()).await {
+        Request::ListModels => match client
+            .call::<ModelList>(&ModelListParams {
+                session_id: Some(session_id),
+                ..ModelListParams::default()
+            })
+            .await
+        {
             Ok(list) => Some(Reply::Models(list.models)),
             Err(error) => failed("list models", error),
         },

@@ -34,10 +34,12 @@ pub mod approval;
 mod error;
 pub mod hooks;
 pub mod packages;
+pub mod provider;
 pub mod tool;
 
 pub use approval::{Approvals, NoApprovals};
 pub use error::ExtensionError;
+pub use provider::ProvidedModel;
 
 /// How long the host may take to start: Node and the pinned package take about a second,
 /// installing the package first (`npm ci`) takes longer.
@@ -195,6 +197,8 @@ struct Discovered {
 #[derive(Debug, Default, Deserialize)]
 struct Opened {
     #[serde(default)]
+    models: Vec<ProvidedModel>,
+    #[serde(default)]
     extensions: Vec<LoadedExtension>,
     #[serde(default)]
     tools: Vec<RegisteredTool>,
@@ -217,6 +221,8 @@ pub struct SessionSet {
     pub commands: Vec<RegisteredCommand>,
     /// The keyboard shortcuts they registered.
     pub shortcuts: Vec<RegisteredShortcut>,
+    /// The models of the providers they registered.
+    pub models: Vec<ProvidedModel>,
     /// What failed to load or threw since.
     pub diagnostics: Vec<Diagnostic>,
     /// Candidates left out: project extensions not approved.
@@ -303,6 +309,9 @@ pub struct ExtensionHost {
     approvals: Arc<dyn Approvals>,
     // Where the steps of each package operation in flight go, by its token.
     progress: Mutex<HashMap<u64, packages::Progress>>,
+    // Where the events of each extension provider's stream in flight go, by its id.
+    streams: Mutex<HashMap<u64, tokio::sync::mpsc::Sender<Value>>>,
+    next_stream: std::sync::atomic::AtomicU64,
     me: Weak<ExtensionHost>,
 }
 
@@ -350,6 +359,8 @@ impl ExtensionHost {
             versions: Mutex::new(None),
             approvals,
             progress: Mutex::new(HashMap::new()),
+            streams: Mutex::new(HashMap::new()),
+            next_stream: std::sync::atomic::AtomicU64::new(1),
             me: me.clone(),
         })
     }
@@ -664,6 +675,7 @@ impl ExtensionHost {
         set.tools = opened.tools;
         set.commands = opened.commands;
         set.shortcuts = opened.shortcuts;
+        set.models = opened.models;
         set.diagnostics.extend(opened.errors);
         for diagnostic in &set.diagnostics {
             tracing::warn!(
@@ -1109,6 +1121,23 @@ impl pi_jsonrpc::Handler for Handler {
                 port.action(params);
             }
             "packages/progress" => host.package_progress(&params),
+            "provider/event" => return host.stream_event(&params),
+            // pi's `registerProvider` (or `unregisterProvider`) after loading: the session's
+            // models change.
+            "providers/changed" => match serde_json::from_value(params["models"].clone()) {
+                Ok(models) => {
+                    let sessions = host.sessions();
+                    let session = sessions.get(&session_id)?;
+                    session.set.send_modify(|set| {
+                        if let Some(set) = set {
+                            Arc::make_mut(set).models = models;
+                        }
+                    });
+                }
+                Err(error) => {
+                    tracing::warn!(session = session_id, %error, "a malformed model list from the extension host")
+                }
+            },
             // A tool registered after loading (pi's `registerTool` from a handler or a
             // command): the session's next request offers it.
             "tools/changed" => match serde_json::from_value(params["tools"].clone()) {

@@ -507,8 +507,12 @@ impl SessionActor {
                 self.cancel_retry();
                 let _ = reply.send(Ok(EmptyResponse {}));
             }
-            Command::SetModel { spec, reply } => {
-                let _ = reply.send(self.set_model(&spec).await);
+            Command::SetModel {
+                spec,
+                resolved,
+                reply,
+            } => {
+                let _ = reply.send(self.set_model(&spec, resolved).await);
                 self.tell_hooks(None);
             }
             Command::SetThinking { level, reply } => {

@@ -161,6 +161,16 @@ pub trait Hooks: Send + Sync {
     ) -> HookFuture<Result<BeforeCompact, HookError>> {
         Box::pin(async { Ok(BeforeCompact::Continue) })
     }
+    /// The models of the providers the hooks registered (pi's `registerProvider`), each with
+    /// whether its provider has a key, once the hooks are ready.
+    fn models(self: Arc<Self>) -> HookFuture<Vec<(Model, bool)>> {
+        Box::pin(async { Vec::new() })
+    }
+    /// What streams `model` when it is one of the hooks' models as registered now (its key
+    /// is theirs to find); `None`: the daemon's own providers stream it.
+    fn provider_for(&self, _model: &Model) -> Option<Arc<dyn pi_llm::Provider>> {
+        None
+    }
     /// The keyboard shortcuts the hooks add now: (pi's key id, description).
     fn shortcuts(&self) -> Vec<(String, String)> {
         Vec::new()

@@ -479,6 +479,71 @@ impl SessionRegistry {
         Err(SessionError::KeepsStopping(id.to_owned()))
     }
 
+    /// Sets session `id`'s model from what a user typed, resolved as pi's registry resolves
+    /// it: among the daemon's models and the models of the providers its extensions
+    /// registered (which replace those of a provider they redefine).
+    pub async fn set_model(
+        &self,
+        id: &str,
+        spec: &str,
+    ) -> Result<pi_protocol::v1::SessionSetModelResponse, SessionError> {
+        let resolved = match self.hooks(id).await? {
+            Some(hooks) => {
+                let provided = hooks.models().await;
+                if provided.is_empty() {
+                    None
+                } else {
+                    Some(Box::new(self.resolve_among(&provided, spec)?))
+                }
+            }
+            None => None,
+        };
+        self.call(id, |reply| Command::SetModel {
+            spec: spec.to_owned(),
+            resolved: resolved.clone(),
+            reply,
+        })
+        .await
+    }
+
+    /// `spec` among the daemon's models and `provided` (an extension's providers' models,
+    /// each with whether it has a key): the model, the level asked for, whether it has a key.
+    fn resolve_among(
+        &self,
+        provided: &[(Model, bool)],
+        spec: &str,
+    ) -> Result<(Model, Option<ThinkingLevel>, bool), SessionError> {
+        let models = &self.services.models;
+        let redefined =
+            |provider: &str| provided.iter().any(|(model, _)| model.provider == provider);
+        let mut all: Vec<(Model, bool)> = models
+            .list()
+            .into_iter()
+            .filter(|(model, _)| !redefined(&model.provider))
+            .collect();
+        all.extend(provided.iter().cloned());
+        let has_key = |provider: &str| {
+            all.iter()
+                .any(|(model, has_key)| *has_key && model.provider == provider)
+        };
+        let candidates: Vec<Model> = all.iter().map(|(model, _)| model.clone()).collect();
+        let (model, level) =
+            pi_llm::resolve::resolve_spec(&candidates, &has_key, spec).map_err(|error| {
+                SessionError::ModelNotFound {
+                    field: None,
+                    message: error.to_string(),
+                }
+            })?;
+        let keyed = match provided
+            .iter()
+            .find(|(found, _)| found.provider == model.provider && found.id == model.id)
+        {
+            Some((_, has_key)) => *has_key,
+            None => models.api_key(&model).is_ok(),
+        };
+        Ok((model, level, keyed))
+    }
+
     /// The hooks of session `id` (loaded if needed), for work beside its actor.
     pub async fn hooks(&self, id: &str) -> Result<Option<Arc<dyn hooks::Hooks>>, SessionError> {
         Ok(self
@@ -557,6 +622,11 @@ impl SessionRegistry {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .insert(id.to_owned(), handle.clone());
         Ok(handle)
+    }
+
+    /// Whether session `id`'s actor runs now.
+    pub fn is_loaded(&self, id: &str) -> bool {
+        self.loaded(id).is_some()
     }
 
     fn loaded(&self, id: &str) -> Option<SessionHandle> {

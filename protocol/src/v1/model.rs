@@ -10,6 +10,10 @@ pub struct ModelListParams {
     /// Only models whose provider has a key configured.
     #[serde(default)]
     pub available_only: bool,
+    /// A session whose extensions' providers (pi's `registerProvider`) are listed too, in
+    /// place of the daemon's models of a provider they redefine.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
 }
 
 /// Response of `model/list`.

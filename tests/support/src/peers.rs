@@ -42,6 +42,19 @@ pub fn pi_examples() -> PathBuf {
     path
 }
 
+/// The `node_modules` of pi's `custom-provider-anthropic` example, installed from its own
+/// lock file (the Anthropic SDK it pins), for a copy of the example to use.
+pub fn custom_provider_modules() -> PathBuf {
+    let path = dir().join("custom-provider-anthropic/node_modules");
+    assert!(
+        path.join("@anthropic-ai/sdk/package.json").is_file(),
+        "the dependencies of pi's custom-provider-anthropic example are not installed at {}; \
+         run tests/install-peers (the README's test command does)",
+        path.display()
+    );
+    path
+}
+
 /// The console script `name` of a Python MCP server from PyPI (`mcp-server-git`,
 /// `mcp-server-time`), in the venv of its own `tests/install-peers` makes.
 pub fn pypi_server(name: &str) -> PathBuf {

@@ -2827,6 +2827,11 @@ export interface ModelListParams {
    * Only models whose provider has a key configured.
    */
   availableOnly?: boolean;
+  /**
+   * A session whose extensions' providers (pi's `registerProvider`) are listed too, in
+   * place of the daemon's models of a provider they redefine.
+   */
+  sessionId?: string | null;
 }
 /**
  * Response of `model/list`.

@@ -78,6 +78,10 @@ pub enum Command {
     SetModel {
         /// Model spec.
         spec: String,
+        /// The model and level it names and whether the model has a key, when resolved
+        /// beside the actor (among the models of the session's hooks too); `None`: resolved
+        /// by the session.
+        resolved: Option<Box<(pi_llm::Model, Option<pi_llm::ThinkingLevel>, bool)>>,
         /// Answer.
         reply: Reply<SessionSetModelResponse>,
     },

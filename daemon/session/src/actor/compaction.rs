@@ -281,7 +281,7 @@ impl SessionActor {
     pub(super) fn summary_model(&self) -> Result<SummaryModel, SessionError> {
         let (model, api_key) = self.model_and_key()?;
         Ok(SummaryModel {
-            provider: self.services.models.provider(),
+            provider: self.provider_for(&model),
             model,
             api_key,
             session_id: self.row.id.clone(),

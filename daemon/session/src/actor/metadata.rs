@@ -1,7 +1,7 @@
 //! The actor's metadata operations: info and `session/get`, the system prompt and input
 //! expansion, model, thinking level, name, labels and navigation.
 
-use pi_llm::ThinkingLevel;
+use pi_llm::{Model, ThinkingLevel};
 use pi_protocol::v1::{
     EmptyResponse, QueueState, SessionEntry, SessionEvent, SessionGetResponse, SessionInfo,
     SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SlashCommand,
@@ -188,15 +188,21 @@ impl SessionActor {
     pub(super) async fn set_model(
         &mut self,
         spec: &str,
+        resolved: Option<Box<(Model, Option<ThinkingLevel>, bool)>>,
     ) -> Result<SessionSetModelResponse, SessionError> {
-        let (model, level) =
-            self.services
-                .models
-                .resolve(spec)
-                .map_err(|error| SessionError::ModelNotFound {
-                    field: None,
-                    message: error.to_string(),
+        let (model, level, has_key) = match resolved {
+            Some(resolved) => *resolved,
+            None => {
+                let (model, level) = self.services.models.resolve(spec).map_err(|error| {
+                    SessionError::ModelNotFound {
+                        field: None,
+                        message: error.to_string(),
+                    }
                 })?;
+                let has_key = self.services.models.api_key(&model).is_ok();
+                (model, level, has_key)
+            }
+        };
         let thinking = clamp_thinking(&model, level.unwrap_or(self.thinking));
         let mut kinds = vec![EntryKind::ModelChange {
             provider: model.provider.clone(),
@@ -209,7 +215,6 @@ impl SessionActor {
         row.model = Some((model.provider.clone(), model.id.clone()));
         row.thinking_level = thinking.as_str().to_owned();
         self.append_entries(row, kinds).await?;
-        let has_key = self.services.models.api_key(&model).is_ok();
         self.model = Some(model.clone());
         self.thinking = thinking;
         let warnings: Vec<String> = self

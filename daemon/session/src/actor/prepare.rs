@@ -40,6 +40,9 @@ pub(crate) enum Prepared {
         images: Vec<ImageContent>,
         system_prompt: Option<String>,
         messages: Vec<AgentMessage>,
+        /// The session's stored model, found among its hooks' models (a session whose model
+        /// an extension's provider serves, loaded again).
+        model: Option<Box<pi_llm::Model>>,
     },
 }
 
@@ -143,6 +146,7 @@ impl SessionActor {
             environment: crate::tool_environment(&self.row, &self.registry),
             resources: self.resources.clone(),
             system_prompt: self.system_prompt(),
+            stored_model: self.row.model.clone().filter(|_| self.model.is_none()),
         };
         let task = tokio::spawn(inputs.prepare(hooks, text, images, source));
         self.preparing = Some(Preparing { task, reply });
@@ -279,10 +283,16 @@ impl SessionActor {
                 images,
                 system_prompt,
                 messages,
-            }) => self
-                .start_prepared(text, images, system_prompt, messages)
-                .await
-                .map(|_| SessionPromptResponse { started: true }),
+                model,
+            }) => {
+                if self.model.is_none() && model.is_some() {
+                    self.model = model.map(|model| *model);
+                    self.tell_hooks(None);
+                }
+                self.start_prepared(text, images, system_prompt, messages)
+                    .await
+                    .map(|_| SessionPromptResponse { started: true })
+            }
             Err(error) => {
                 tracing::error!(%error, "preparing a prompt panicked");
                 Err(SessionError::internal(
@@ -320,6 +330,8 @@ struct Inputs {
     environment: ToolEnvironment,
     resources: pi_coding::resources::Resources,
     system_prompt: String,
+    // The stored model the session could not find among the daemon's: (provider, id).
+    stored_model: Option<(String, String)>,
 }
 
 impl Inputs {
@@ -370,17 +382,29 @@ impl Inputs {
             tracing::warn!(%problem, "skill expansion failed");
         }
         let started = hooks
+            .clone()
             .before_agent_start(expanded.clone(), images.clone(), self.system_prompt)
             .await
             .unwrap_or_else(|error| {
                 tracing::warn!(%error, "the before_agent_start hooks failed; the prompt goes on");
                 crate::hooks::BeforeAgentStart::default()
             });
+        let model = match &self.stored_model {
+            Some((provider, id)) => hooks
+                .models()
+                .await
+                .into_iter()
+                .map(|(model, _)| model)
+                .find(|model| model.provider == *provider && model.id == *id)
+                .map(Box::new),
+            None => None,
+        };
         Prepared::Ready {
             text: expanded,
             images,
             system_prompt: started.system_prompt,
             messages: started.messages,
+            model,
         }
     }
 }

@@ -75,6 +75,10 @@ impl SessionActor {
                 message: message.to_owned(),
             }
         })?;
+        // A model of an extension's provider: its key is the extension host's to find.
+        if self.extension_provider(&model).is_some() {
+            return Ok((model, None));
+        }
         let environment = crate::tool_environment(&self.row, &self.registry);
         let api_key = self
             .services
@@ -82,6 +86,16 @@ impl SessionActor {
             .api_key_in(&model, &environment.env)
             .map_err(|error| SessionError::NoKey(error.to_string()))?;
         Ok((model, api_key))
+    }
+
+    /// What streams `model` for this session: an extension's provider, or the daemon's.
+    pub(super) fn provider_for(&self, model: &Model) -> Arc<dyn pi_llm::Provider> {
+        self.extension_provider(model)
+            .unwrap_or_else(|| self.services.models.provider())
+    }
+
+    fn extension_provider(&self, model: &Model) -> Option<Arc<dyn pi_llm::Provider>> {
+        self.hooks.as_ref()?.provider_for(model)
     }
 
     /// Starts a run with `prompts` (empty: continue from the context, as a retry does).
@@ -97,7 +111,7 @@ impl SessionActor {
         // keeps the session's tool.
         let environment = crate::tool_environment(&self.row, &self.registry);
         let config = RunConfig {
-            provider: self.services.models.provider(),
+            provider: self.provider_for(&model),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
             system_prompt: Some(

@@ -4,19 +4,29 @@ use pi_protocol::ErrorObject;
 use pi_protocol::v1::{ModelListParams, ModelListResponse};
 
 use crate::rpc::dispatch::RequestContext;
+use crate::rpc::errors;
 
 /// Lists known models with whether their provider has a key.
 pub async fn list(
     context: &RequestContext,
     params: ModelListParams,
 ) -> Result<ModelListResponse, ErrorObject> {
-    let mut models: Vec<_> = context
-        .state
-        .sessions
+    let sessions = &context.state.sessions;
+    let provided = match &params.session_id {
+        Some(id) => match sessions.hooks(id).await.map_err(errors::session)? {
+            Some(hooks) => hooks.models().await,
+            None => Vec::new(),
+        },
+        None => Vec::new(),
+    };
+    let redefined = |provider: &str| provided.iter().any(|(model, _)| model.provider == provider);
+    let mut models: Vec<_> = sessions
         .services()
         .models
         .list()
         .into_iter()
+        .filter(|(model, _)| !redefined(&model.provider))
+        .chain(provided.iter().cloned())
         .filter(|(_, has_key)| *has_key || !params.available_only)
         .map(|(model, has_key)| crate::session::model_info(&model, has_key))
         .collect();

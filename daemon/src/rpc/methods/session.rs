@@ -265,10 +265,7 @@ pub async fn set_model(
     context
         .state
         .sessions
-        .call(&params.session_id, |reply| Command::SetModel {
-            spec: params.model.clone(),
-            reply,
-        })
+        .set_model(&params.session_id, &params.model)
         .await
         .map_err(errors::session)
 }

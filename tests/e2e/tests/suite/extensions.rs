@@ -2182,3 +2182,227 @@ async fn a_host_that_cannot_start_says_where_its_log_is() {
         "{error}"
     );
 }
+
+/// A user-written extension that points the `custom-anthropic` provider another extension
+/// registered at the scripted model (pi's override-only `registerProvider`: a base URL for
+/// the provider's models).
+fn point_at(url: &str) -> String {
+    format!(
+        "export default function (pi) {{ pi.registerProvider(\"custom-anthropic\", {{ baseUrl: \"{url}\" }}); }}\n"
+    )
+}
+
+async fn models_of(client: &Client, session_id: Option<&str>) -> Vec<pi_protocol::v1::ModelInfo> {
+    client
+        .call::<pi_protocol::v1::ModelList>(&pi_protocol::v1::ModelListParams {
+            available_only: false,
+            session_id: session_id.map(str::to_owned),
+        })
+        .await
+        .unwrap()
+        .models
+}
+
+fn assistant_of(events: &[pi_protocol::v1::SessionEventParams]) -> serde_json::Value {
+    events
+        .iter()
+        .rev()
+        .find_map(|event| match &event.event {
+            pi_protocol::v1::SessionEvent::MessageEnd { message, .. } => {
+                let value = serde_json::to_value(message).unwrap();
+                (value["role"] == "assistant").then_some(value)
+            }
+            _ => None,
+        })
+        .expect("an assistant message")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_provider_an_extension_registers_serves_the_session_through_its_own_stream() {
+    // pi's `custom-provider-anthropic`, unmodified, with its dependencies installed as its
+    // README says: its own `streamSimple` over the Anthropic SDK, its models, its key.
+    let example = peers::pi_examples().join("custom-provider-anthropic");
+    let settings = json!({"extensions": [
+        "custom-provider-anthropic",
+        "extensions-of-mine/point-at-scripted.ts",
+    ]});
+    let index = std::fs::read_to_string(example.join("index.ts")).unwrap();
+    let package = std::fs::read_to_string(example.join("package.json")).unwrap();
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (".pi/agent/custom-provider-anthropic/index.ts", index),
+            (".pi/agent/custom-provider-anthropic/package.json", package),
+            // The key pi's registry finds for the provider (its `auth.json`).
+            (
+                ".pi/agent/auth.json",
+                json!({"custom-anthropic": {"type": "api_key", "key": "sk-ant-api03-custom-provider-key"}})
+                    .to_string(),
+            ),
+        ],
+    )
+    .await;
+    let agent = world.daemon.home.path().join(".pi/agent");
+    std::os::unix::fs::symlink(
+        peers::custom_provider_modules(),
+        agent.join("custom-provider-anthropic/node_modules"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(agent.join("extensions-of-mine")).unwrap();
+    std::fs::write(
+        agent.join("extensions-of-mine/point-at-scripted.ts"),
+        point_at(&world.server.url()),
+    )
+    .unwrap();
+    // The model's answer after a tool result comes with usage, for the price.
+    world.server.respond_with(|request| {
+        let answered_tool = request.body["messages"]
+            .as_array()
+            .and_then(|messages| messages.last())
+            .is_some_and(|last| last["content"].to_string().contains("tool_result"));
+        if !answered_tool {
+            return caller(request);
+        }
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text("Done.")
+            .usage(pi_test_support::model_server::ScriptUsage {
+                input: 1000,
+                output: 200,
+                ..Default::default()
+            })
+            .into())
+    });
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &home).await;
+    until_loaded(&client, &id).await;
+
+    // Its models are the session's: listed for it, chosen like any other.
+    let listed = models_of(&client, Some(&id)).await;
+    let custom = listed
+        .iter()
+        .find(|model| model.provider == "custom-anthropic" && model.id == "claude-sonnet-4-5")
+        .unwrap_or_else(|| panic!("the extension's model is listed: {listed:?}"));
+    assert!(custom.has_key, "{custom:?}");
+    assert_eq!(custom.api, "custom-anthropic-api");
+    assert_eq!(custom.context_window, 200_000);
+    assert!(
+        !models_of(&client, None)
+            .await
+            .iter()
+            .any(|model| model.provider == "custom-anthropic"),
+        "the daemon's own list has no extension's models"
+    );
+    let chosen = client
+        .call::<pi_protocol::v1::SessionSetModel>(&pi_protocol::v1::SessionSetModelParams {
+            session_id: id.clone(),
+            model: "custom-anthropic/claude-sonnet-4-5".to_owned(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(
+        (chosen.model.provider.as_str(), chosen.model.id.as_str()),
+        ("custom-anthropic", "claude-sonnet-4-5")
+    );
+
+    // A run streams through the extension's provider: text, a tool call and its result.
+    std::fs::write(world.daemon.home.path().join("note.txt"), "from the file").unwrap();
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call read {"path": "note.txt"}"#,
+    )
+    .await;
+    let results = super::mcp_faults::tool_results(&seen);
+    assert_eq!(results.len(), 1, "{seen:?}");
+    assert!(
+        results[0].1.contains("from the file") && !results[0].2,
+        "{results:?}"
+    );
+    let message = assistant_of(&seen);
+    assert_eq!(message["provider"], "custom-anthropic", "{message}");
+    assert_eq!(message["api"], "custom-anthropic-api", "{message}");
+    assert!(
+        message["content"].to_string().contains("Done."),
+        "{message}"
+    );
+    // Usage from the provider, priced with the extension's prices ($3 / $15 per million).
+    assert_eq!(message["usage"]["input"], 1000, "{message}");
+    assert_eq!(message["usage"]["output"], 200, "{message}");
+    let cost = message["usage"]["cost"]["total"].as_f64().unwrap();
+    assert!((cost - 0.006).abs() < 1e-9, "{message}");
+    // What reached the server is the SDK's request, with the key from pi's auth.json and
+    // the session's system prompt and tools.
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 2);
+    for request in &requests {
+        assert_eq!(request.path, "/v1/messages");
+        assert_eq!(request.body["model"], "claude-sonnet-4-5");
+        assert_eq!(
+            request
+                .headers
+                .get("x-api-key")
+                .and_then(|value| value.to_str().ok()),
+            Some("sk-ant-api03-custom-provider-key")
+        );
+        assert!(
+            request.body["system"].to_string().contains("read"),
+            "{}",
+            request.body["system"]
+        );
+    }
+    assert!(
+        requests[1].body.to_string().contains("from the file"),
+        "the tool's result went back: {}",
+        requests[1].body
+    );
+
+    // A session without extensions on the same daemon does not have the provider.
+    let (other_client, _other_events) = world.client().await;
+    let other = other_client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: home.clone(),
+            model: Some(super::harness::MODEL.to_owned()),
+            no_extensions: true,
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let refused = other_client
+        .call::<pi_protocol::v1::SessionSetModel>(&pi_protocol::v1::SessionSetModelParams {
+            session_id: other.id.clone(),
+            model: "custom-anthropic/claude-sonnet-4-5".to_owned(),
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(refused.contains("no model matches"), "{refused}");
+
+    // The daemon dies; the session, loaded again, finds its model among its extensions'.
+    drop((client, events, other_client));
+    let mut world = world;
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+    let (client, mut events) = world.client().await;
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        r#"call read {"path": "note.txt"}"#,
+    )
+    .await;
+    let message = assistant_of(&seen);
+    assert_eq!(message["provider"], "custom-anthropic", "{message}");
+    assert!(
+        message["content"].to_string().contains("Done."),
+        "{message}"
+    );
+}
