@@ -60,6 +60,8 @@ pub enum Request {
         /// `!!`: recorded, never sent to the model.
         exclude_from_context: bool,
     },
+    /// `session/beforeSwitch`, then the switch unless the session's extensions object.
+    BeforeSwitch(SwitchTo),
     /// `session/setModel`.
     SetModel(String),
     /// `session/setThinking`.

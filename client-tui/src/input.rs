@@ -84,6 +84,8 @@ pub struct Attachment {
 pub enum Reply {
     /// `model/list`.
     Models(Vec<ModelInfo>),
+    /// The session's extensions let the client leave it: switch now.
+    Switch(crate::effect::SwitchTo),
     /// The session's own slash commands and its extensions' shortcuts (`session/get`).
     Commands(Vec<SlashCommand>, Vec<pi_protocol::v1::ExtensionShortcut>),
     /// `session/list` for the picker.

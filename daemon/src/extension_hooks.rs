@@ -13,8 +13,8 @@ use tokio::sync::{mpsc, watch};
 
 use crate::extensions::{ExtensionHost, SessionSet};
 use crate::session::hooks::{
-    BeforeAgentStart, BeforeCompact, HookError, HookFuture, HookState, Hooks, Input, InputSource,
-    WrittenCompaction,
+    BeforeAgentStart, BeforeCompact, BeforeTree, HookError, HookFuture, HookState, Hooks, Input,
+    InputSource, WrittenCompaction,
 };
 use crate::session::services::SessionHooks;
 use crate::session::{Command, Deliver, SessionsWeak, ToolEnvironment};
@@ -284,6 +284,27 @@ impl Hooks for SessionExtensions {
         })))
     }
 
+    fn response_hook(&self) -> Option<pi_llm::ResponseHook> {
+        if !self.current()?.handles("after_provider_response") {
+            return None;
+        }
+        let (host, session_id) = (self.host.clone(), self.environment.session_id.clone());
+        Some(pi_llm::ResponseHook(Arc::new(
+            move |status: u16, headers: Vec<(String, String)>| {
+                let (host, session_id) = (host.clone(), session_id.clone());
+                Box::pin(async move {
+                    let headers: Map<String, Value> = headers
+                        .into_iter()
+                        .map(|(name, value)| (name, Value::from(value)))
+                        .collect();
+                    if let Err(error) = host.provider_response(&session_id, status, headers).await {
+                        tracing::warn!(session = session_id, %error, "the after_provider_response handlers failed");
+                    }
+                })
+            },
+        )))
+    }
+
     fn before_compact(
         self: Arc<Self>,
         preparation: Value,
@@ -332,6 +353,49 @@ impl Hooks for SessionExtensions {
             .flat_map(|set| set.shortcuts.iter())
             .map(|shortcut| (shortcut.key.clone(), shortcut.description.clone()))
             .collect()
+    }
+
+    fn before_switch(
+        self: Arc<Self>,
+        reason: String,
+        target: Option<String>,
+    ) -> HookFuture<Result<bool, HookError>> {
+        self.open();
+        Box::pin(async move {
+            let answer = self
+                .host
+                .before_switch(&self.environment.session_id, &reason, target.as_deref())
+                .await?;
+            Ok(answer["cancel"].as_bool() == Some(true))
+        })
+    }
+
+    fn handles(&self, event: &str) -> bool {
+        self.open();
+        self.current().is_some_and(|set| set.handles(event))
+    }
+
+    fn before_tree(
+        self: Arc<Self>,
+        preparation: Value,
+    ) -> HookFuture<Result<BeforeTree, HookError>> {
+        self.open();
+        Box::pin(async move {
+            let answer = self
+                .host
+                .before_tree(&self.environment.session_id, preparation)
+                .await?;
+            let text = |key: &str| answer[key].as_str().map(str::to_owned);
+            Ok(BeforeTree {
+                cancel: answer["cancel"].as_bool() == Some(true),
+                summary: answer["summary"]["summary"]
+                    .as_str()
+                    .map(|summary| (summary.to_owned(), answer["summary"]["details"].clone())),
+                instructions: text("customInstructions"),
+                replace_instructions: answer["replaceInstructions"].as_bool(),
+                label: text("label"),
+            })
+        })
     }
 
     fn before_fork(self: Arc<Self>, entry_id: String) -> HookFuture<Result<bool, HookError>> {

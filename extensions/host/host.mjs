@@ -7,9 +7,12 @@
 //
 // pid → host requests: initialize, discover, session/open, session/close, tool_call,
 // tool_result, tool/execute, input, before_agent_start, context, before_provider_request,
-// session_before_compact, session_before_fork, user_bash, command, packages, provider/stream
+// after_provider_response,
+// session_before_compact, session_before_fork, session_before_tree, session_before_switch,
+// user_bash, command,
+// packages, provider/stream
 // (a model of an extension's provider, its events as `provider/event`); notifications:
-// event, compaction/abort, bash/abort, provider/cancel
+// event, compaction/abort, bash/abort, tree/abort, provider/cancel
 // (observe-only events), session/state (the mirror behind pi's synchronous getters),
 // session/entry and session/leaf (the session manager's copy of the session), tool/cancel.
 // host → pid requests: ui/ask (pid's `ui/ask` params: select, confirm, input, editor);
@@ -677,6 +680,10 @@ async function providerStream({ sessionId, streamId, provider, modelId, context,
       onPayload: runner.hasHandlers("before_provider_request")
         ? (payload) => runner.emitBeforeProviderRequest(payload)
         : undefined,
+      onResponse: runner.hasHandlers("after_provider_response")
+        ? (response) =>
+            runner.emit({ type: "after_provider_response", status: response.status, headers: response.headers })
+        : undefined,
     });
     let ended = false;
     for await (const event of stream) {
@@ -834,6 +841,51 @@ async function beforeCompact({ sessionId, preparation, branchEntries, customInst
   }
 }
 
+/** pi's `after_provider_response`: awaited before the response's body is read. */
+async function afterProviderResponse({ sessionId, status, headers, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  await open.runner.emit({ type: "after_provider_response", status, headers: headers ?? {} });
+  return null;
+}
+
+/** pi's `session_before_tree`: the handlers' `signal` aborts when pid abandons the move
+ * (`tree/abort`). */
+async function beforeTree({ sessionId, preparation, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const controller = new AbortController();
+  open.tree_abort?.abort();
+  open.tree_abort = controller;
+  try {
+    const result = await open.runner.emit({
+      type: "session_before_tree",
+      preparation: {
+        ...preparation,
+        customInstructions: preparation.customInstructions ?? undefined,
+      },
+      signal: controller.signal,
+    });
+    return result ?? null;
+  } finally {
+    if (open.tree_abort === controller) open.tree_abort = null;
+  }
+}
+
+/** pi's `session_before_switch`: a client leaves the session (`new` or `resume`); pid's
+ * sessions have no file, the other session's id comes as `targetSessionId`. */
+async function beforeSwitch({ sessionId, reason, targetSessionId, hasUI }) {
+  const open = session(sessionId);
+  withUI(open, sessionId, hasUI);
+  const result = await open.runner.emit({
+    type: "session_before_switch",
+    reason,
+    targetSessionFile: undefined,
+    targetSessionId: targetSessionId ?? undefined,
+  });
+  return result ?? null;
+}
+
 /** pi's `session_before_fork` (a fork from a user message: `position` "before"). */
 async function beforeFork({ sessionId, entryId, hasUI }) {
   const open = session(sessionId);
@@ -989,6 +1041,9 @@ const requests = {
   before_provider_request: beforeProviderRequest,
   session_before_compact: beforeCompact,
   session_before_fork: beforeFork,
+  session_before_tree: beforeTree,
+  session_before_switch: beforeSwitch,
+  after_provider_response: afterProviderResponse,
   user_bash: userBash,
   shortcut: runShortcut,
   command,
@@ -1024,7 +1079,7 @@ function onLeaf({ sessionId, leafId }) {
       newLeafId: leafId ?? null,
       oldLeafId: oldLeafId ?? null,
       summaryEntry,
-      fromExtension: false,
+      fromExtension: summaryEntry?.fromHook === true,
     });
   }
 }
@@ -1036,6 +1091,7 @@ const notifications = {
   "session/leaf": onLeaf,
   "compaction/abort": onAbortCompaction,
   "bash/abort": ({ sessionId }) => sessions.get(sessionId)?.bash?.abort(),
+  "tree/abort": ({ sessionId }) => sessions.get(sessionId)?.tree_abort?.abort(),
   "provider/cancel": ({ streamId }) => streams.get(streamId)?.controller.abort(),
   "tool/cancel": ({ sessionId, toolCallId }) =>
     sessions.get(sessionId)?.running.get(toolCallId)?.abort(),

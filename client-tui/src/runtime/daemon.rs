@@ -9,13 +9,14 @@ use pi_protocol::ErrorKind;
 use pi_protocol::v1::{
     ExportFormat, HistorySearch, HistorySearchParams, ModelList, ModelListParams, ReadScope,
     SessionAbort, SessionAbortRetry, SessionAttach, SessionAttachParams, SessionBash,
-    SessionBashParams, SessionCompact, SessionCompactParams, SessionCreate, SessionCreateParams,
-    SessionDequeue, SessionEntryParams, SessionExport, SessionExportParams, SessionFollowUp,
-    SessionFork, SessionGet, SessionIdParams, SessionInfo, SessionLabel, SessionLabelParams,
-    SessionList, SessionListParams, SessionMessageParams, SessionNavigate, SessionNavigateParams,
-    SessionPrompt, SessionRead, SessionReadParams, SessionSetModel, SessionSetModelParams,
-    SessionSetName, SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams,
-    SessionStats, SessionSteer,
+    SessionBashParams, SessionBeforeSwitch, SessionBeforeSwitchParams, SessionCompact,
+    SessionCompactParams, SessionCreate, SessionCreateParams, SessionDequeue, SessionEntryParams,
+    SessionExport, SessionExportParams, SessionFollowUp, SessionFork, SessionGet, SessionIdParams,
+    SessionInfo, SessionLabel, SessionLabelParams, SessionList, SessionListParams,
+    SessionMessageParams, SessionNavigate, SessionNavigateParams, SessionPrompt, SessionRead,
+    SessionReadParams, SessionSetModel, SessionSetModelParams, SessionSetName,
+    SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
+    SwitchReason,
 };
 
 use super::world::read_image;
@@ -147,6 +148,28 @@ pub async fn perform(
     };
     let client = &client;
     match request {
+        // pi's `session_before_switch`: the session's extensions may keep the client (they
+        // say why themselves); a daemon that cannot ask lets it go.
+        Request::BeforeSwitch(target) => {
+            let (reason, target_session_id) = match &target {
+                crate::effect::SwitchTo::New { .. } => (SwitchReason::New, None),
+                crate::effect::SwitchTo::Existing(id) => (SwitchReason::Resume, Some(id.clone())),
+            };
+            if session_id.is_empty() {
+                return Some(Reply::Switch(target));
+            }
+            match client
+                .call::<SessionBeforeSwitch>(&SessionBeforeSwitchParams {
+                    session_id,
+                    reason,
+                    target_session_id,
+                })
+                .await
+            {
+                Ok(answer) if answer.cancelled => None,
+                _ => Some(Reply::Switch(target)),
+            }
+        }
         Request::Prompt(message) => {
             send_message(client, session_id, &cwd, MessageKind::Prompt, message).await
         }

@@ -60,10 +60,10 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                 .as_ref()
                 .and_then(|session| session.model.as_ref())
                 .map(|model| format!("{}/{}", model.provider, model.id));
-            effects.push(Effect::Switch(SwitchTo::New {
+            effects.push(Effect::Request(Request::BeforeSwitch(SwitchTo::New {
                 model,
                 thinking: Some(state.thinking_level().to_owned()),
-            }));
+            })));
         }
         "resume" => {
             state.overlay = Some(Overlay::Loading {

@@ -468,7 +468,9 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
         SelectorKind::Session => {
             let current = state.session.as_ref().map(|session| session.id.as_str());
             if current != Some(value.as_str()) {
-                effects.push(Effect::Switch(SwitchTo::Existing(value)));
+                effects.push(Effect::Request(Request::BeforeSwitch(SwitchTo::Existing(
+                    value,
+                ))));
             }
         }
         SelectorKind::Tree => {

@@ -21,6 +21,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 commands::open_model_selector(state, "", effects);
             }
         }
+        Reply::Switch(target) => effects.push(Effect::Switch(target)),
         Reply::McpServers(servers) => state.mcp_servers = servers,
         Reply::LspServers(servers) => state.lsp_servers = servers,
         Reply::Extensions(list) => {

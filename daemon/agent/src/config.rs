@@ -56,6 +56,8 @@ pub struct RunConfig {
     pub context_hook: Option<ContextHook>,
     /// Sees (and may replace) each request's body (pi's `before_provider_request`).
     pub payload_hook: Option<pi_llm::PayloadHook>,
+    /// Hears each response's status and headers (pi's `after_provider_response`).
+    pub response_hook: Option<pi_llm::ResponseHook>,
 }
 
 /// Given the messages of a model request, gives the messages to send.

@@ -217,6 +217,7 @@ impl Run<'_> {
                 session_id: self.config.session_id.clone(),
                 cancel: self.handles.cancel.clone(),
                 payload: self.config.payload_hook.clone(),
+                response: self.config.response_hook.clone(),
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

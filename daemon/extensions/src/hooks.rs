@@ -161,6 +161,67 @@ impl ExtensionHost {
         .await
     }
 
+    /// pi's `session_before_switch`: `{cancel?}` (`null` when no extension handles it). A
+    /// handler may ask the session's clients first.
+    pub async fn before_switch(
+        self: &Arc<Self>,
+        session_id: &str,
+        reason: &str,
+        target: Option<&str>,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("session_before_switch") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "reason": reason,
+            "targetSessionId": target, "hasUI": has_ui});
+        self.call(
+            session_id,
+            "session_before_switch",
+            params,
+            self.config.hook_timeout,
+        )
+        .await
+    }
+
+    /// pi's `session_before_tree`: `{cancel?, summary?, customInstructions?,
+    /// replaceInstructions?, label?}` (`null` when no extension handles it). May take as
+    /// long as an extension's own summary; abandoning the future aborts the handlers'
+    /// `signal`.
+    pub async fn before_tree(
+        self: &Arc<Self>,
+        session_id: &str,
+        preparation: Value,
+    ) -> Result<Value, ExtensionError> {
+        let Some(set) = self.opened(session_id).await else {
+            return Ok(Value::Null);
+        };
+        if !set.handles("session_before_tree") {
+            return Ok(Value::Null);
+        }
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "preparation": preparation, "hasUI": has_ui});
+        let mut abandoned = Abandoned {
+            host: self,
+            method: "tree/abort",
+            session_id,
+            done: false,
+        };
+        let answer = self
+            .call(
+                session_id,
+                "session_before_tree",
+                params,
+                COMPACTION_HOOK_TIMEOUT,
+            )
+            .await;
+        abandoned.done = true;
+        answer
+    }
+
     /// pi's `user_bash`: `{result}` (pi's `BashResult`, the command's output as an extension
     /// gave it or ran it through its own operations) or `null` (pid runs it). Takes as long
     /// as the command; abandoning the future aborts the extension's run of it.
@@ -245,6 +306,26 @@ impl ExtensionHost {
         self.call(
             session_id,
             "before_provider_request",
+            params,
+            self.config.hook_timeout,
+        )
+        .await
+    }
+
+    /// pi's `after_provider_response`: a response's status and headers, heard before its
+    /// body is read.
+    pub async fn provider_response(
+        self: &Arc<Self>,
+        session_id: &str,
+        status: u16,
+        headers: serde_json::Map<String, Value>,
+    ) -> Result<Value, ExtensionError> {
+        let has_ui = self.has_ui(session_id).await;
+        let params = json!({"sessionId": session_id, "status": status, "headers": headers,
+            "hasUI": has_ui});
+        self.call(
+            session_id,
+            "after_provider_response",
             params,
             self.config.hook_timeout,
         )

@@ -203,19 +203,19 @@ pub fn spawn_stream<D: Decoder>(
     model: &Model,
     request: Result<HttpRequest, String>,
     cancel: CancellationToken,
-    payload: Option<crate::PayloadHook>,
+    hooks: crate::provider::RequestHooks,
     decoder: D,
 ) -> AssistantStream {
     let (sender, stream) = AssistantStream::channel(model);
     let assembler = Assembler::new(sender, model, stream.partial().timestamp);
     let request = request.and_then(HttpRequest::encode);
     tokio::spawn(async move {
-        let request = match (request, payload) {
+        let request = match (request, hooks.payload) {
             (Ok(request), Some(hook)) => Ok(hooked(request, hook).await),
             (request, _) => request,
         };
         match request {
-            Ok(request) => run(request, cancel, assembler, decoder).await,
+            Ok(request) => run(request, cancel, hooks.response, assembler, decoder).await,
             Err(message) => {
                 assembler
                     .fail(message, Failure::new(FailureKind::InvalidRequest))
@@ -269,6 +269,7 @@ const IDLE_CONNECTIONS_PER_HOST: usize = 16;
 async fn run<D: Decoder>(
     request: EncodedRequest,
     cancel: CancellationToken,
+    heard: Option<crate::provider::ResponseHook>,
     mut assembler: Assembler,
     decoder: D,
 ) {
@@ -294,6 +295,20 @@ async fn run<D: Decoder>(
     };
     let status = response.status();
     tracing::debug!(status = status.as_u16(), "provider responded");
+    if let Some(hook) = heard {
+        let headers = response
+            .headers()
+            .iter()
+            .filter_map(|(name, value)| {
+                Some((name.as_str().to_owned(), value.to_str().ok()?.to_owned()))
+            })
+            .collect();
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return assembler.abort().await,
+            () = (hook.0)(status.as_u16(), headers) => {}
+        }
+    }
     if !status.is_success() {
         let retry_after = retry_after_from_headers(response.headers());
         let body = tokio::select! {

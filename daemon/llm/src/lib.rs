@@ -61,7 +61,10 @@ pub use failure::{Failure, FailureKind};
 pub use keys::{ConfiguredKey, KeyError, KeySource, ResolvedKey};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use models_json::{ModelsFile, ModelsJsonError};
-pub use provider::{ApiKey, Context, PayloadHook, Provider, StreamOptions, ToolDefinition};
+pub use provider::{
+    ApiKey, Context, PayloadHook, Provider, RequestHooks, ResponseHook, StreamOptions,
+    ToolDefinition,
+};
 pub use providers::ProviderRouter;
 pub use registry::{Clock, Diagnostic, DiagnosticKind, ModelRegistry, RegistryConfig};
 pub use resolve::ResolveError;

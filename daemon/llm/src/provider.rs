@@ -76,6 +76,47 @@ pub struct StreamOptions {
     /// Sees (and may replace) the request body before it is sent (pi's
     /// `before_provider_request`); `None` for most requests.
     pub payload: Option<PayloadHook>,
+    /// Hears the response's status and headers before its body is read (pi's
+    /// `after_provider_response`); `None` for most requests.
+    pub response: Option<ResponseHook>,
+}
+
+/// Given an HTTP response's status and headers (lower-case names), awaited before the body
+/// is read.
+#[derive(Clone)]
+pub struct ResponseHook(pub std::sync::Arc<ResponseFn>);
+
+/// What a [`ResponseHook`] runs.
+pub type ResponseFn = dyn Fn(
+        u16,
+        Vec<(String, String)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>
+    + Send
+    + Sync;
+
+impl fmt::Debug for ResponseHook {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("ResponseHook")
+    }
+}
+
+/// The hooks of one request: what sees its body, what hears its response.
+#[derive(Clone, Debug, Default)]
+pub struct RequestHooks {
+    /// pi's `before_provider_request`.
+    pub payload: Option<PayloadHook>,
+    /// pi's `after_provider_response`.
+    pub response: Option<ResponseHook>,
+}
+
+impl RequestHooks {
+    /// The hooks `options` carries.
+    pub fn of(options: &StreamOptions) -> Self {
+        RequestHooks {
+            payload: options.payload.clone(),
+            response: options.response.clone(),
+        }
+    }
 }
 
 /// Given a request body as JSON, gives the body to send (the same, or another).

@@ -565,8 +565,9 @@ impl SessionActor {
             Command::Navigate {
                 entry_id,
                 summary,
+                written,
                 reply,
-            } => self.navigate(&entry_id, summary, reply).await,
+            } => self.navigate(&entry_id, summary, written, reply).await,
             Command::Compact {
                 instructions,
                 reply,

@@ -100,6 +100,22 @@ pub struct WrittenCompaction {
     pub details: serde_json::Value,
 }
 
+/// What the `session_before_tree` handlers decided about a move in the session tree.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct BeforeTree {
+    /// Do not move.
+    pub cancel: bool,
+    /// The branch summary an extension wrote (its text and details), used when the user
+    /// asked for a summary.
+    pub summary: Option<(String, serde_json::Value)>,
+    /// Other instructions for the summary.
+    pub instructions: Option<String>,
+    /// Whether the instructions replace pi's.
+    pub replace_instructions: Option<bool>,
+    /// A label for the summary entry (or the target, without a summary).
+    pub label: Option<String>,
+}
+
 /// What extensions may read of a session without asking it (pi's synchronous getters).
 #[derive(Clone, Copy)]
 pub struct HookState<'a> {
@@ -146,6 +162,11 @@ pub trait Hooks: Send + Sync {
     /// pi's `before_provider_request` for the runs about to start: sees and may replace each
     /// request's body (`None`: no extension handles it).
     fn payload_hook(&self) -> Option<pi_llm::PayloadHook>;
+    /// pi's `after_provider_response` for the runs about to start: hears each response's
+    /// status and headers (`None`: no extension handles it).
+    fn response_hook(&self) -> Option<pi_llm::ResponseHook> {
+        None
+    }
     /// An event of the session, as it is broadcast (`streaming`: the message being
     /// streamed, for `message_update`). Called on the actor's task: must not block.
     fn observe(&self, event: &SessionEvent, streaming: Option<&AssistantMessage>);
@@ -170,6 +191,28 @@ pub trait Hooks: Send + Sync {
     /// is theirs to find); `None`: the daemon's own providers stream it.
     fn provider_for(&self, _model: &Model) -> Option<Arc<dyn pi_llm::Provider>> {
         None
+    }
+    /// pi's `session_before_switch`, before a client leaves the session for another
+    /// (`reason` `new` or `resume`; the other session's id): `true` asks it to stay.
+    fn before_switch(
+        self: Arc<Self>,
+        _reason: String,
+        _target: Option<String>,
+    ) -> HookFuture<Result<bool, HookError>> {
+        Box::pin(async { Ok(false) })
+    }
+    /// Whether some hook handles pi's event `event` now (what to prepare for it is
+    /// prepared only then).
+    fn handles(&self, _event: &str) -> bool {
+        false
+    }
+    /// pi's `session_before_tree`, before the session's leaf moves: pi's `TreePreparation`
+    /// (`targetId`, `oldLeafId`, `commonAncestorId`, `entriesToSummarize`, …).
+    fn before_tree(
+        self: Arc<Self>,
+        _preparation: serde_json::Value,
+    ) -> HookFuture<Result<BeforeTree, HookError>> {
+        Box::pin(async { Ok(BeforeTree::default()) })
     }
     /// The keyboard shortcuts the hooks add now: (pi's key id, description).
     fn shortcuts(&self) -> Vec<(String, String)> {

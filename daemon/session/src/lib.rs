@@ -544,6 +544,156 @@ impl SessionRegistry {
         Ok((model, level, keyed))
     }
 
+    /// pi's `session_before_switch`: whether session `id`'s extensions want a client that
+    /// leaves it (`reason` `new` or `resume`) to stay. A session not loaded has no extension
+    /// running: nobody objects.
+    pub async fn before_switch(
+        &self,
+        id: &str,
+        reason: &str,
+        target: Option<String>,
+    ) -> Result<bool, SessionError> {
+        let Some(hooks) = self.call_loaded(id, |reply| Command::Hooks { reply }).await else {
+            // Not loaded; one that does not exist at all is an error.
+            return match self.store.session(id).await.map_err(storage(&self.store))? {
+                Some(_) => Ok(false),
+                None => Err(SessionError::SessionNotFound(id.to_owned())),
+            };
+        };
+        let Some(hooks) = hooks? else {
+            return Ok(false);
+        };
+        match hooks.0.before_switch(reason.to_owned(), target).await {
+            Ok(cancelled) => Ok(cancelled),
+            Err(error) => {
+                tracing::warn!(session = id, %error, "session_before_switch failed; switching");
+                Ok(false)
+            }
+        }
+    }
+
+    /// pi's `navigateTree`: moves session `id`'s leaf to `entry_id`, summarizing the branch
+    /// left behind when `summary` says so. The session's `session_before_tree` handlers are
+    /// asked first (beside the actor: one may ask the session's clients): they may cancel the
+    /// move, write the summary, change its instructions, or label it.
+    pub async fn navigate(
+        &self,
+        id: &str,
+        entry_id: &str,
+        summary: Option<compaction::Instructions>,
+    ) -> Result<pi_protocol::v1::SessionNavigateResponse, SessionError> {
+        let mut summary = summary;
+        let mut written = None;
+        let mut label = None;
+        let hooks = self
+            .hooks(id)
+            .await?
+            .filter(|hooks| hooks.handles("session_before_tree"));
+        if let Some(hooks) = hooks
+            && let Some(preparation) = self.tree_preparation(id, entry_id, &summary).await?
+        {
+            match hooks.before_tree(preparation).await {
+                Ok(decided) if decided.cancel => {
+                    return Err(SessionError::CancelledByExtension(
+                        "move in the session tree",
+                    ));
+                }
+                Ok(decided) => {
+                    if let Some(asked) = &summary {
+                        summary = Some(
+                            asked.overridden(decided.instructions, decided.replace_instructions),
+                        );
+                        written = decided.summary.map(Box::new);
+                    }
+                    label = decided.label;
+                }
+                Err(error) => {
+                    tracing::warn!(session = id, %error, "session_before_tree failed; moving as asked");
+                }
+            }
+        }
+        let moved = self
+            .call(id, |reply| Command::Navigate {
+                entry_id: entry_id.to_owned(),
+                summary: summary.clone(),
+                written: written.clone(),
+                reply,
+            })
+            .await?;
+        if let Some(label) = label.filter(|_| !moved.aborted) {
+            let labelled = moved
+                .summary_entry_id
+                .clone()
+                .unwrap_or_else(|| entry_id.to_owned());
+            self.call(id, |reply| Command::Label {
+                entry_id: labelled.clone(),
+                label: Some(label.clone()),
+                reply,
+            })
+            .await?;
+        }
+        Ok(moved)
+    }
+
+    /// pi's `TreePreparation` for a move of session `id` to `entry_id` (`None`: no such
+    /// entry, which the move itself reports).
+    async fn tree_preparation(
+        &self,
+        id: &str,
+        entry_id: &str,
+        summary: &Option<compaction::Instructions>,
+    ) -> Result<Option<serde_json::Value>, SessionError> {
+        let storage = storage(&self.store);
+        let Some(row) = self.store.session(id).await.map_err(&storage)? else {
+            return Ok(None);
+        };
+        if self
+            .store
+            .entry(id, entry_id)
+            .await
+            .map_err(&storage)?
+            .is_none()
+        {
+            return Ok(None);
+        }
+        let old_branch = self
+            .store
+            .branch(id, row.leaf_id.as_deref())
+            .await
+            .map_err(&storage)?;
+        let target_branch = self
+            .store
+            .branch(id, Some(entry_id))
+            .await
+            .map_err(&storage)?;
+        let on_target: std::collections::HashSet<&str> = target_branch
+            .iter()
+            .map(|entry| entry.id.as_str())
+            .collect();
+        let common = old_branch
+            .iter()
+            .rposition(|entry| on_target.contains(entry.id.as_str()));
+        let abandoned: Vec<serde_json::Value> = old_branch
+            .iter()
+            .skip(common.map_or(0, |at| at + 1))
+            .filter_map(|entry| serde_json::from_str(&entry.body).ok())
+            .collect();
+        let (instructions, replace) = match summary {
+            Some(compaction::Instructions::Focus(text)) => (Some(text.as_str()), false),
+            Some(compaction::Instructions::Replace(text)) => (Some(text.as_str()), true),
+            _ => (None, false),
+        };
+        Ok(Some(serde_json::json!({
+            "targetId": entry_id,
+            "oldLeafId": row.leaf_id,
+            "commonAncestorId": common.map(|at| old_branch[at].id.clone()),
+            "entriesToSummarize": abandoned,
+            "userWantsSummary": summary.is_some(),
+            "customInstructions": instructions,
+            "replaceInstructions": replace,
+        })))
+    }
+
     /// The hooks of session `id` (loaded if needed), for work beside its actor.
     pub async fn hooks(&self, id: &str) -> Result<Option<Arc<dyn hooks::Hooks>>, SessionError> {
         Ok(self

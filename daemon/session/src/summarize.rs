@@ -79,6 +79,7 @@ impl SummaryModel {
             session_id: Some(self.session_id.clone()),
             cancel: cancel.clone(),
             payload: None,
+            response: None,
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

@@ -74,6 +74,7 @@ pub async fn dispatch(
         SessionSetName => |p| session::set_name(context, p),
         SessionLabel => |p| session::label(context, p),
         SessionFork => |p| session::fork(context, p),
+        SessionBeforeSwitch => |p| session::before_switch(context, p),
         SessionNavigate => |p| session::navigate(context, p),
         SessionCompact => |p| session::compact(context, p),
         SessionDelete => |p| session::delete(context, p),

@@ -96,6 +96,10 @@ crate::method_table! {
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).
     SessionFork = "session/fork" (SessionEntryParams) -> SessionForkResponse;
+    /// Asks a session's pi extensions whether a client may leave it for another session
+    /// (pi's `session_before_switch`; they may ask its clients first). The session itself
+    /// keeps running either way; a client that switches calls this first.
+    SessionBeforeSwitch = "session/beforeSwitch" (SessionBeforeSwitchParams) -> SessionBeforeSwitchResponse;
     /// Moves the leaf: the conversation continues from another point of the tree. With
     /// `summarize`, the branch left behind is summarized first (a `branch_summary` entry).
     SessionNavigate = "session/navigate" (SessionNavigateParams) -> SessionNavigateResponse;

@@ -487,6 +487,38 @@ pub struct SessionForkResponse {
     pub text: String,
 }
 
+/// Why a client leaves a session for another (pi's `session_before_switch` reason).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SwitchReason {
+    /// For a new session (pi's `/new`).
+    #[default]
+    New,
+    /// For another existing session (pi's `/resume`).
+    Resume,
+}
+
+/// Params of `session/beforeSwitch`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBeforeSwitchParams {
+    /// The session the client leaves.
+    pub session_id: String,
+    /// Why.
+    pub reason: SwitchReason,
+    /// The session it goes to, when it exists.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_session_id: Option<String>,
+}
+
+/// Response of `session/beforeSwitch`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionBeforeSwitchResponse {
+    /// The session's extensions want the client to stay.
+    pub cancelled: bool,
+}
+
 /// Params of `session/navigate`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

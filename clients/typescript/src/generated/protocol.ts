@@ -1141,6 +1141,13 @@ export type SessionStatus = "idle" | "running";
  */
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
 /**
+ * Why a client leaves a session for another (pi's `session_before_switch` reason).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SwitchReason".
+ */
+export type SwitchReason = "new" | "resume";
+/**
  * Format of `session/export`.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1257,6 +1264,7 @@ export interface ProtocolV1 {
   SessionAbortRetryMethod?: SessionAbortRetryMethod;
   SessionAttachMethod?: SessionAttachMethod;
   SessionBashMethod?: SessionBashMethod;
+  SessionBeforeSwitchMethod?: SessionBeforeSwitchMethod;
   SessionCompactMethod?: SessionCompactMethod;
   SessionCreateMethod?: SessionCreateMethod;
   SessionDeleteMethod?: SessionDeleteMethod;
@@ -4553,6 +4561,50 @@ export interface SessionBashResponse {
   truncated: boolean;
 }
 /**
+ * Asks a session's pi extensions whether a client may leave it for another session
+ *  (pi's `session_before_switch`; they may ask its clients first). The session itself
+ *  keeps running either way; a client that switches calls this first.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionBeforeSwitchMethod".
+ */
+export interface SessionBeforeSwitchMethod {
+  params: SessionBeforeSwitchParams;
+  result: SessionBeforeSwitchResponse;
+}
+/**
+ * Params of `session/beforeSwitch`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionBeforeSwitchParams".
+ */
+export interface SessionBeforeSwitchParams {
+  /**
+   * Why.
+   */
+  reason: "new" | "resume";
+  /**
+   * The session the client leaves.
+   */
+  sessionId: string;
+  /**
+   * The session it goes to, when it exists.
+   */
+  targetSessionId?: string | null;
+}
+/**
+ * Response of `session/beforeSwitch`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionBeforeSwitchResponse".
+ */
+export interface SessionBeforeSwitchResponse {
+  /**
+   * The session's extensions want the client to stay.
+   */
+  cancelled: boolean;
+}
+/**
  * Compacts the context now: summarizes the history before the recent messages (a
  *  `compaction` entry). Aborts an active run first; answered when done.
  *
@@ -7627,6 +7679,7 @@ export interface MethodMap {
   "session/abortRetry": SessionAbortRetryMethod;
   "session/attach": SessionAttachMethod;
   "session/bash": SessionBashMethod;
+  "session/beforeSwitch": SessionBeforeSwitchMethod;
   "session/compact": SessionCompactMethod;
   "session/create": SessionCreateMethod;
   "session/delete": SessionDeleteMethod;

@@ -41,6 +41,7 @@ pub fn config(
         api_key: None,
         context_hook: None,
         payload_hook: None,
+        response_hook: None,
     }
 }
 

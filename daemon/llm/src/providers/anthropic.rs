@@ -39,7 +39,7 @@ impl Provider for AnthropicProvider {
             model,
             request,
             options.cancel.clone(),
-            options.payload.clone(),
+            crate::provider::RequestHooks::of(&options),
             AnthropicDecoder::default(),
         )
     }

@@ -36,7 +36,7 @@ impl Provider for GoogleProvider {
             model,
             request,
             options.cancel.clone(),
-            options.payload.clone(),
+            crate::provider::RequestHooks::of(&options),
             GoogleDecoder::default(),
         )
     }

@@ -83,7 +83,13 @@ impl Provider for ProviderRouter {
                      {GOOGLE_GENERATIVE_AI}",
                     model.provider, model.id
                 );
-                crate::http::spawn_stream(model, Err(message), options.cancel, None, NeverDecoder)
+                crate::http::spawn_stream(
+                    model,
+                    Err(message),
+                    options.cancel,
+                    Default::default(),
+                    NeverDecoder,
+                )
             }
         }
     }

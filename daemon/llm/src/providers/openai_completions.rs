@@ -40,7 +40,7 @@ impl Provider for OpenAiCompletionsProvider {
             model,
             request,
             options.cancel.clone(),
-            options.payload.clone(),
+            crate::provider::RequestHooks::of(&options),
             CompletionsDecoder::default(),
         )
     }

@@ -38,7 +38,7 @@ impl Provider for OpenAiResponsesProvider {
             model,
             request,
             options.cancel.clone(),
-            options.payload.clone(),
+            crate::provider::RequestHooks::of(&options),
             ResponsesDecoder::default(),
         )
     }

@@ -105,15 +105,35 @@ impl SessionActor {
                 return Err(SessionError::internal(error));
             }
         };
+        self.store_branch_summary(
+            new_leaf,
+            text,
+            summary.summary,
+            Some(summary.details.to_details()),
+            false,
+        )
+        .await
+    }
+
+    /// Stores a `branch_summary` entry (pi's own, or one an extension wrote: `from_hook`)
+    /// under the new leaf and moves the leaf to it.
+    pub(super) async fn store_branch_summary(
+        &mut self,
+        new_leaf: Option<String>,
+        text: Option<String>,
+        summary: String,
+        details: Option<serde_json::Value>,
+        from_hook: bool,
+    ) -> Result<SessionNavigateResponse, SessionError> {
         let base = EntryBase::new(&mut self.entry_ids, new_leaf.clone(), now_millis());
         let entry = SessionEntry::BranchSummary {
             id: base.id,
             parent_id: base.parent_id,
             timestamp: base.timestamp,
             from_id: new_leaf.unwrap_or_else(|| "root".to_owned()),
-            summary: summary.summary,
-            details: Some(summary.details.to_details()),
-            from_hook: Some(false),
+            summary,
+            details: details.filter(|details| !details.is_null()),
+            from_hook: Some(from_hook),
         };
         let id = self.append_and_reload(entry).await?;
         self.broadcast(SessionEvent::LeafChanged {

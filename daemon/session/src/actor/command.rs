@@ -154,6 +154,8 @@ pub enum Command {
         entry_id: String,
         /// Summarize the branch left behind, with these instructions.
         summary: Option<Instructions>,
+        /// The summary an extension wrote instead (text, details), when one is asked for.
+        written: Option<Box<(String, serde_json::Value)>>,
         /// Answer (after the summary, when one is asked for).
         reply: Reply<SessionNavigateResponse>,
     },

@@ -368,6 +368,7 @@ impl SessionActor {
         &mut self,
         entry_id: &str,
         summary: Option<Instructions>,
+        written: Option<Box<(String, serde_json::Value)>>,
         reply: Reply<SessionNavigateResponse>,
     ) {
         let (leaf_id, text) = match self.navigation_target(entry_id).await {
@@ -377,8 +378,20 @@ impl SessionActor {
                 return;
             }
         };
+        let moves = leaf_id != self.row.leaf_id && self.row.leaf_id.is_some();
         let reply = match summary {
-            Some(instructions) if leaf_id != self.row.leaf_id && self.row.leaf_id.is_some() => {
+            // An extension wrote the summary (pi's `session_before_tree`).
+            Some(_) if moves && written.is_some() => {
+                if let Some(written) = written {
+                    let (summary, details) = *written;
+                    let stored = self
+                        .store_branch_summary(leaf_id, text, summary, Some(details), true)
+                        .await;
+                    let _ = reply.send(stored);
+                }
+                return;
+            }
+            Some(instructions) if moves => {
                 let started = self
                     .start_branch_summary(
                         leaf_id.clone(),

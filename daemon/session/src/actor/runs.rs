@@ -126,6 +126,7 @@ impl SessionActor {
             api_key,
             context_hook: self.hooks.as_ref().and_then(|hooks| hooks.context_hook()),
             payload_hook: self.hooks.as_ref().and_then(|hooks| hooks.payload_hook()),
+            response_hook: self.hooks.as_ref().and_then(|hooks| hooks.response_hook()),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();

@@ -155,6 +155,23 @@ pub enum Instructions {
     Replace(String),
 }
 
+impl Instructions {
+    /// These instructions with an extension's changes (pi's `session_before_tree` result:
+    /// `customInstructions`, `replaceInstructions`); what it leaves out stays.
+    pub fn overridden(&self, text: Option<String>, replace: Option<bool>) -> Instructions {
+        let (current, replacing) = match self {
+            Instructions::Default => (None, false),
+            Instructions::Focus(text) => (Some(text.clone()), false),
+            Instructions::Replace(text) => (Some(text.clone()), true),
+        };
+        match (text.or(current), replace.unwrap_or(replacing)) {
+            (None, _) => Instructions::Default,
+            (Some(text), true) => Instructions::Replace(text),
+            (Some(text), false) => Instructions::Focus(text),
+        }
+    }
+}
+
 /// One summarization call: what to send and how.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SummaryRequest {

@@ -2,14 +2,14 @@
 
 use pi_protocol::v1::{
     EmptyResponse, ExportFormat, QueueState, SessionAttachParams, SessionAttachResponse,
-    SessionBashParams, SessionBashResponse, SessionCompactParams, SessionCompactResponse,
-    SessionCreateParams, SessionEntryParams, SessionExportParams, SessionExportResponse,
-    SessionForkResponse, SessionGetResponse, SessionIdParams, SessionImportParams, SessionInfo,
-    SessionLabelParams, SessionListParams, SessionListResponse, SessionMessageParams,
-    SessionNavigateParams, SessionNavigateResponse, SessionReadParams, SessionReadResponse,
-    SessionSetDraftParams, SessionSetModelParams, SessionSetModelResponse, SessionSetNameParams,
-    SessionSetThinkingParams, SessionSetThinkingResponse, SessionStatsResponse,
-    UiRequestNotification,
+    SessionBashParams, SessionBashResponse, SessionBeforeSwitchParams, SessionBeforeSwitchResponse,
+    SessionCompactParams, SessionCompactResponse, SessionCreateParams, SessionEntryParams,
+    SessionExportParams, SessionExportResponse, SessionForkResponse, SessionGetResponse,
+    SessionIdParams, SessionImportParams, SessionInfo, SessionLabelParams, SessionListParams,
+    SessionListResponse, SessionMessageParams, SessionNavigateParams, SessionNavigateResponse,
+    SessionReadParams, SessionReadResponse, SessionSetDraftParams, SessionSetModelParams,
+    SessionSetModelResponse, SessionSetNameParams, SessionSetThinkingParams,
+    SessionSetThinkingResponse, SessionStatsResponse, SwitchReason, UiRequestNotification,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -270,6 +270,24 @@ pub async fn set_model(
         .map_err(errors::session)
 }
 
+/// `session/beforeSwitch`.
+pub async fn before_switch(
+    context: &RequestContext,
+    params: SessionBeforeSwitchParams,
+) -> Result<SessionBeforeSwitchResponse, ErrorObject> {
+    let reason = match params.reason {
+        SwitchReason::New => "new",
+        SwitchReason::Resume => "resume",
+    };
+    let cancelled = context
+        .state
+        .sessions
+        .before_switch(&params.session_id, reason, params.target_session_id.clone())
+        .await
+        .map_err(errors::session)?;
+    Ok(SessionBeforeSwitchResponse { cancelled })
+}
+
 /// `session/setThinking`.
 pub async fn set_thinking(
     context: &RequestContext,
@@ -403,11 +421,7 @@ pub async fn navigate(
     context
         .state
         .sessions
-        .call(&params.session_id, |reply| Command::Navigate {
-            entry_id: params.entry_id.clone(),
-            summary: summary.clone(),
-            reply,
-        })
+        .navigate(&params.session_id, &params.entry_id, summary)
         .await
         .map_err(errors::session)
 }

@@ -2406,3 +2406,188 @@ async fn a_provider_an_extension_registers_serves_the_session_through_its_own_st
         "{message}"
     );
 }
+
+/// A user-written extension deciding moves in the session tree (pi's
+/// `session_before_tree`): instructions "refuse" cancel the move, a move with a summary gets
+/// the extension's summary and a label, one without a summary labels its target.
+const TREE_GUARD: &str = r#"export default function (pi) {
+  pi.on("session_before_tree", async (event) => {
+    const p = event.preparation;
+    if (p.customInstructions === "refuse") return { cancel: true };
+    if (p.userWantsSummary) {
+      return {
+        summary: { summary: `left ${p.entriesToSummarize.length} entries behind from ${p.oldLeafId}`, details: { from: "guard" } },
+        label: "guarded",
+      };
+    }
+    return { label: "moved-here" };
+  });
+}
+"#;
+
+/// Every entry of session `id`, in creation order (pi's JSON).
+async fn all_entries(client: &Client, id: &str) -> Vec<serde_json::Value> {
+    let read = client
+        .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
+            session_id: id.to_owned(),
+            scope: pi_protocol::v1::ReadScope::Tree,
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    serde_json::to_value(&read).unwrap()["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|record| record["entry"].clone())
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_decide_moves_in_the_tree_and_switches_and_hear_responses() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [
+        examples.join("confirm-destructive.ts"),
+        examples.join("provider-payload.ts"),
+        "extensions-of-mine/tree-guard.ts",
+    ]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (".pi/agent/settings.json", settings.to_string()),
+            (
+                ".pi/agent/extensions-of-mine/tree-guard.ts",
+                TREE_GUARD.to_owned(),
+            ),
+            ("proj/.pi/.keep", String::new()),
+        ],
+    )
+    .await;
+    world.server.respond_with(|_| {
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text("ok")
+            .into())
+    });
+    let proj = world.daemon.home.path().join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    let (watcher, mut watched) = watcher(&world, &id).await;
+    for text in ["first", "second"] {
+        run(&client, &mut events, &id, text).await;
+    }
+    // pi's `provider-payload` logs each response's status and headers
+    // (`after_provider_response`), heard before the body was read.
+    let logged = std::fs::read_to_string(proj.join(".pi/provider-payload.log")).unwrap();
+    assert_eq!(logged.matches("[200] {").count(), 2, "{logged}");
+    assert!(logged.contains("text/event-stream"), "{logged}");
+
+    let users = user_entries(&client, &id).await;
+    let navigate = |entry_id: &str, summarize: bool, instructions: Option<&str>| {
+        let params = pi_protocol::v1::SessionNavigateParams {
+            session_id: id.clone(),
+            entry_id: entry_id.to_owned(),
+            summarize,
+            instructions: instructions.map(str::to_owned),
+            replace_instructions: false,
+        };
+        let client = client.clone();
+        async move {
+            client
+                .call::<pi_protocol::v1::SessionNavigate>(&params)
+                .await
+        }
+    };
+    // Refused: the leaf stays.
+    let before = all_entries(&client, &id).await.len();
+    let refused = navigate(&users[1], true, Some("refuse"))
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(
+        refused.contains("the session's extensions cancelled the move in the session tree"),
+        "{refused}"
+    );
+    assert_eq!(all_entries(&client, &id).await.len(), before);
+
+    // With a summary: the extension's, labelled, no model asked.
+    let calls = world.server.calls();
+    let moved = navigate(&users[1], true, None).await.unwrap();
+    assert_eq!(
+        world.server.calls(),
+        calls,
+        "the extension wrote the summary"
+    );
+    let summary_id = moved.summary_entry_id.clone().expect("a summary entry");
+    let entries = all_entries(&client, &id).await;
+    let summary = entries
+        .iter()
+        .find(|entry| entry["id"] == summary_id.as_str())
+        .unwrap();
+    assert_eq!(summary["type"], "branch_summary");
+    assert!(
+        summary["summary"]
+            .as_str()
+            .unwrap()
+            .starts_with("left 1 entries behind from "),
+        "{summary}"
+    );
+    assert_eq!(summary["fromHook"], true, "{summary}");
+    assert_eq!(summary["details"], json!({"from": "guard"}), "{summary}");
+    let labelled = |target: &str, label: &str| {
+        entries.iter().any(|entry| {
+            entry["type"] == "label" && entry["targetId"] == target && entry["label"] == label
+        })
+    };
+    assert!(labelled(&summary_id, "guarded"), "{entries:#?}");
+
+    // Without a summary: the target is labelled.
+    navigate(&users[0], false, None).await.unwrap();
+    let entries = all_entries(&client, &id).await;
+    assert!(
+        entries.iter().any(|entry| entry["type"] == "label"
+            && entry["targetId"] == users[0].as_str()
+            && entry["label"] == "moved-here"),
+        "{entries:#?}"
+    );
+
+    // pi's `confirm-destructive` asks before the client leaves for a new session; the
+    // watcher refuses, then accepts.
+    for (confirmed, cancelled) in [(false, true), (true, false)] {
+        let params = pi_protocol::v1::SessionBeforeSwitchParams {
+            session_id: id.clone(),
+            reason: pi_protocol::v1::SwitchReason::New,
+            target_session_id: None,
+        };
+        let asked = client.call::<pi_protocol::v1::SessionBeforeSwitch>(&params);
+        let answer = async {
+            let question = next_question(&mut watched).await;
+            let UiRequest::Confirm { title, .. } = &question.request else {
+                panic!("not a confirm: {question:?}");
+            };
+            assert_eq!(title, "Clear session?");
+            watcher
+                .call::<UiRespond>(&UiRespondParams {
+                    session_id: id.clone(),
+                    request_id: question.request_id.clone(),
+                    answer: UiAnswer {
+                        confirmed: Some(confirmed),
+                        ..UiAnswer::default()
+                    },
+                })
+                .await
+                .unwrap();
+        };
+        let (asked, ()) = tokio::join!(asked, answer);
+        assert_eq!(asked.unwrap().cancelled, cancelled);
+    }
+    let unknown = client
+        .call::<pi_protocol::v1::SessionBeforeSwitch>(&pi_protocol::v1::SessionBeforeSwitchParams {
+            session_id: "no-such-session".to_owned(),
+            reason: pi_protocol::v1::SwitchReason::Resume,
+            target_session_id: None,
+        })
+        .await
+        .unwrap_err()
+        .to_string();
+    assert!(unknown.contains("no-such-session"), "{unknown}");
+}
