@@ -111,8 +111,8 @@ fn main() -> ExitCode {
         extension_flags::split(std::env::args_os().collect(), &Cli::command());
     let mut cli = Cli::parse_from(args);
     match &mut cli.command {
-        Some(Command::Run(args)) => args.options.extension_flags = extension_flags,
-        Some(Command::Rpc(args)) => args.options.extension_flags = extension_flags,
+        Some(Command::Run(args)) => args.options.extensions.extension_flags = extension_flags,
+        Some(Command::Rpc(args)) => args.options.extensions.extension_flags = extension_flags,
         Some(Command::Attach(args)) => args.extensions.extension_flags = extension_flags,
         None => cli.interactive.extensions.extension_flags = extension_flags,
         Some(_) => {}

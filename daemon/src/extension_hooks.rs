@@ -873,7 +873,16 @@ async fn act(
                 .filter_map(|name| name.as_str().map(str::to_owned))
                 .collect();
             send(registry, session_id, |reply| Command::SetActiveTools {
-                names: names.clone(),
+                names: Some(names.clone()),
+                reply,
+            })
+            .await?;
+        }
+        // The extensions that narrowed the tools were unloaded (refused): the session's own
+        // tools again.
+        "resetActiveTools" => {
+            send(registry, session_id, |reply| Command::SetActiveTools {
+                names: None,
                 reply,
             })
             .await?;

@@ -34,7 +34,10 @@ pub fn config(
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("node")),
         script: dir.join("host.mjs"),
-        modules: std::env::var_os("PI_EXTENSION_HOST_MODULES").map(PathBuf::from),
+        // Set but empty: as unset (pi's package installed on the host's first start).
+        modules: std::env::var_os("PI_EXTENSION_HOST_MODULES")
+            .filter(|modules| !modules.is_empty())
+            .map(PathBuf::from),
         log_path: paths.state_dir.join("extension-host.log"),
         agent_dir: paths.pi_agent_dir.clone(),
         hook_timeout,

@@ -580,8 +580,10 @@ impl ToolSource for ExtensionSource {
     }
 
     /// pi: a tool an extension registers under a built-in's name replaces it.
-    fn overrides(&self, _name: &str) -> bool {
-        true
+    fn overrides(&self, name: &str) -> bool {
+        self.host
+            .current(&self.environment.session_id)
+            .is_some_and(|set| set.tools.iter().any(|tool| tool.name == name))
     }
 
     fn active(&self) -> Option<Vec<String>> {
@@ -597,10 +599,10 @@ impl ToolSource for Sources {
         self.0.iter().flat_map(|source| source.tools()).collect()
     }
 
+    /// Each source says whether a tool of its own is under `name` (without building its
+    /// tools).
     fn overrides(&self, name: &str) -> bool {
-        self.0.iter().any(|source| {
-            source.overrides(name) && source.tools().iter().any(|tool| tool.name() == name)
-        })
+        self.0.iter().any(|source| source.overrides(name))
     }
 
     fn active(&self) -> Option<Vec<String>> {

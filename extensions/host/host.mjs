@@ -451,9 +451,29 @@ async function packages({ op, cwd, agentDir, source, local = false, token }) {
   }
 }
 
-async function openSession(params) {
+/** Openings in progress, by session: a session's openings (and closings) run one after
+ * another, so two that overlap (a warm-up and a restart's, an approval's) never leave a
+ * runner behind that nobody closes. */
+const openings = new Map();
+
+function inTurn(sessionId, work) {
+  const previous = openings.get(sessionId) ?? Promise.resolve();
+  const next = previous.catch(() => {}).then(work);
+  openings.set(sessionId, next);
+  const forget = () => {
+    if (openings.get(sessionId) === next) openings.delete(sessionId);
+  };
+  next.then(forget, forget);
+  return next;
+}
+
+function openSession(params) {
+  return inTurn(params.sessionId, () => openSessionNow(params));
+}
+
+async function openSessionNow(params) {
   const { sessionId, cwd, agentDir, paths, hasUI, state: initial = {} } = params;
-  if (sessions.has(sessionId)) await closeSession({ sessionId, reason: "reload" });
+  if (sessions.has(sessionId)) await closeSessionNow({ sessionId, reason: "reload" });
   // Exactly `paths` (pid chose them from `discover`): empty settings, so that pi's package
   // manager installs nothing and reads no project settings here — a project's packages are
   // code it brings, and a package that fails to install must not take the user's own
@@ -704,7 +724,11 @@ async function providerStream({ sessionId, streamId, provider, modelId, context,
   return {};
 }
 
-async function closeSession({ sessionId, reason = "quit" }) {
+function closeSession(params) {
+  return inTurn(params.sessionId, () => closeSessionNow(params));
+}
+
+async function closeSessionNow({ sessionId, reason = "quit" }) {
   const open = sessions.get(sessionId);
   if (!open) return { closed: false };
   sessions.delete(sessionId);

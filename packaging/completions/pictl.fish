@@ -72,12 +72,12 @@ complete -c pictl -n "__fish_pictl_using_subcommand run" -l mode -d 'Approval mo
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
-complete -c pictl -n "__fish_pictl_using_subcommand run" -s e -l extension -d 'Load this pi extension in a new session besides the configured ones (a file, directory or package source; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l new -d 'Start a new session (the default)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-session -d 'Use a new session and delete it afterwards'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-extensions -d 'Load none of the configured pi extensions in a new session (-e ones still load)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l json -d 'Print every event as a JSON line (pi\'s JSON mode), after a header line'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l pi-compat -d 'With --json: include the cumulative partial message in message_update, as pi does'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s h -l help -d 'Print help'
@@ -217,12 +217,12 @@ complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l mode -d 'Approval mo
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s e -l extension -d 'Load this pi extension in a new session besides the configured ones (a file, directory or package source; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l new -d 'Start a new session (the default)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-session -d 'Use a new session and delete it afterwards'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-extensions -d 'Load none of the configured pi extensions in a new session (-e ones still load)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l ready -d 'Write {"type":"ready",...} on stdout once the session is attached (pi has no ready line)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -37,7 +37,7 @@ pub struct InteractiveArgs {
     pub extensions: ExtensionArgs,
 }
 
-/// pi's extension options for the sessions the TUI starts.
+/// pi's extension options for the sessions a command starts (`run`, `rpc`, the TUI).
 #[derive(Debug, Args)]
 pub struct ExtensionArgs {
     /// Load this pi extension in new sessions besides the configured ones (a file,

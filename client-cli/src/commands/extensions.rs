@@ -5,8 +5,8 @@ use std::process::ExitCode;
 
 use clap::Subcommand;
 use pi_protocol::v1::{
-    ExtensionTrustDecision, ExtensionsList, ExtensionsListParams, ExtensionsRestart,
-    ExtensionsRestartParams, ExtensionsTrust, ExtensionsTrustParams,
+    ExtensionsList, ExtensionsListParams, ExtensionsRestart, ExtensionsRestartParams,
+    ExtensionsTrust, ExtensionsTrustParams, TrustDecision,
 };
 
 use crate::daemon_client;
@@ -144,9 +144,9 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
         } => {
             let cwd = daemon_client::working_directory(cwd.as_deref())?;
             let decision = match (deny, forget) {
-                (true, _) => ExtensionTrustDecision::Deny,
-                (_, true) => ExtensionTrustDecision::Forget,
-                _ => ExtensionTrustDecision::Approve,
+                (true, _) => TrustDecision::Deny,
+                (_, true) => TrustDecision::Forget,
+                _ => TrustDecision::Approve,
             };
             let answer = client
                 .call::<ExtensionsTrust>(&ExtensionsTrustParams {

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Subcommand;
 use pi_protocol::v1::{
     McpList, McpListParams, McpLogs, McpLogsParams, McpRestart, McpRestartParams, McpSetEnabled,
-    McpSetEnabledParams, McpTrust, McpTrustDecision, McpTrustParams,
+    McpSetEnabledParams, McpTrust, McpTrustParams, TrustDecision,
 };
 
 use crate::daemon_client;
@@ -165,9 +165,9 @@ pub async fn run(command: McpCommand) -> Result<ExitCode, CliError> {
         } => {
             let cwd = daemon_client::working_directory(cwd.as_deref())?;
             let decision = match (deny, forget) {
-                (true, _) => McpTrustDecision::Deny,
-                (_, true) => McpTrustDecision::Forget,
-                _ => McpTrustDecision::Approve,
+                (true, _) => TrustDecision::Deny,
+                (_, true) => TrustDecision::Forget,
+                _ => TrustDecision::Approve,
             };
             let answer = client
                 .call::<McpTrust>(&McpTrustParams {

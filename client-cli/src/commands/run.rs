@@ -84,16 +84,8 @@ pub struct SessionOptions {
     /// Working directory of a new session, and where -c looks (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
-    /// Load this pi extension in a new session besides the configured ones (a file,
-    /// directory or package source; repeatable)
-    #[arg(short = 'e', long = "extension", value_name = "PATH")]
-    pub extensions: Vec<String>,
-    /// Load none of the configured pi extensions in a new session (-e ones still load)
-    #[arg(long)]
-    pub no_extensions: bool,
-    /// Flags the session's extensions register (`--name[=value]` not known to pictl).
-    #[arg(skip)]
-    pub extension_flags: std::collections::BTreeMap<String, serde_json::Value>,
+    #[command(flatten)]
+    pub extensions: super::attach::ExtensionArgs,
 }
 
 /// Options of `pictl run`.
@@ -420,6 +412,30 @@ pub async fn open_session(
                 "--system-prompt and --append-system-prompt apply to new sessions",
             ));
         }
+        let chosen = &args.extensions;
+        if !chosen.extensions.is_empty()
+            || chosen.no_extensions
+            || !chosen.extension_flags.is_empty()
+        {
+            let flags: Vec<String> = chosen
+                .extension_flags
+                .keys()
+                .map(|name| format!("--{name}"))
+                .collect();
+            let given = [
+                (!chosen.extensions.is_empty()).then(|| "-e/--extension".to_owned()),
+                chosen.no_extensions.then(|| "--no-extensions".to_owned()),
+                (!flags.is_empty()).then(|| flags.join(", ")),
+            ]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(", ");
+            return Err(CliError::usage(format!(
+                "{given} apply to new sessions; an existing session keeps the extensions and \
+                 extension flags it was created with (start a new session to change them)"
+            )));
+        }
         if let Some(spec) = model_spec(client, args).await?.0 {
             let changed = client
                 .call::<SessionSetModel>(&SessionSetModelParams {
@@ -458,9 +474,9 @@ pub async fn open_session(
             append_system_prompt,
             no_skills: false,
             no_context_files: false,
-            extensions: args.extensions.clone(),
-            no_extensions: args.no_extensions,
-            extension_flags: args.extension_flags.clone(),
+            extensions: args.extensions.extensions.clone(),
+            no_extensions: args.extensions.no_extensions,
+            extension_flags: args.extensions.extension_flags.clone(),
         })
         .await
         .map_err(model_error)?;

@@ -90,9 +90,9 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
             streaming: false,
             compacting: false,
             extensions: commands::Extensions {
-                paths: args.options.extensions.clone(),
-                none_configured: args.options.no_extensions,
-                flags: args.options.extension_flags.clone(),
+                paths: args.options.extensions.extensions.clone(),
+                none_configured: args.options.extensions.no_extensions,
+                flags: args.options.extensions.extension_flags.clone(),
             },
         },
         events: PiEvents::new(PartialMode::Full),

@@ -93,9 +93,9 @@ pub trait ToolSource: Send + Sync {
     /// Tools on their way that the next request should wait for; `None` when nothing is
     /// worth waiting for.
     fn awaited(&self) -> Option<ToolWait>;
-    /// Whether its tool `name` replaces the run's own tool of that name (pi: a tool an
-    /// extension registers under a built-in's name overrides it); by default the run's own
-    /// tool stays.
+    /// Whether it has a tool `name` that replaces the run's own tool of that name (pi: a
+    /// tool an extension registers under a built-in's name overrides it); by default the
+    /// run's own tool stays. Asked per name: must not build the tools.
     fn overrides(&self, _name: &str) -> bool {
         false
     }

@@ -248,6 +248,17 @@ impl SessionSet {
     }
 }
 
+/// Where a session's extensions are.
+#[derive(Debug)]
+pub enum Opening {
+    /// Nothing to open: no extension is configured for the session, or it closed.
+    Nothing,
+    /// Opened (or failed to open: an empty set with diagnostics).
+    Opened(Arc<SessionSet>),
+    /// Still opening after a minute (the host's first start installs pi's package).
+    Pending,
+}
+
 /// What a session loads besides and instead of the configured extensions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Choice {
@@ -432,10 +443,29 @@ impl ExtensionHost {
     /// The session's extensions once loaded (or failed to), `None` for a session that never
     /// warmed up.
     pub async fn opened(self: &Arc<Self>, session_id: &str) -> Option<Arc<SessionSet>> {
-        let mut set = self.sessions().get(session_id)?.set.subscribe();
+        match self.opening(session_id).await {
+            Opening::Opened(set) => Some(set),
+            Opening::Nothing | Opening::Pending => None,
+        }
+    }
+
+    /// Like [`ExtensionHost::opened`], telling a set still opening after a minute (the
+    /// host's first start installs pi's package) from a session with nothing to open.
+    pub async fn opening(self: &Arc<Self>, session_id: &str) -> Opening {
+        let Some(mut set) = self
+            .sessions()
+            .get(session_id)
+            .map(|session| session.set.subscribe())
+        else {
+            return Opening::Nothing;
+        };
         let set = match tokio::time::timeout(OPEN_TIMEOUT, set.wait_for(Option::is_some)).await {
-            Ok(Ok(set)) => set.clone()?,
-            _ => return None,
+            Ok(Ok(set)) => match set.clone() {
+                Some(set) => set,
+                None => return Opening::Nothing,
+            },
+            Ok(Err(_)) => return Opening::Nothing,
+            Err(_) => return Opening::Pending,
         };
         // Opened in a host run that is gone: opened again in this one.
         if self.supervision.running().map(|running| running.generation) != Some(set.generation)
@@ -445,9 +475,9 @@ impl ExtensionHost {
             if let Some(session) = self.sessions().get(session_id) {
                 session.set.send_replace(Some(reopened.clone()));
             }
-            return Some(reopened);
+            return Opening::Opened(reopened);
         }
-        Some(set)
+        Opening::Opened(set)
     }
 
     /// The tools the session's extensions made the active ones (pi's `setActiveTools`);
@@ -549,6 +579,14 @@ impl ExtensionHost {
 
     /// Discovers and loads session `session_id`'s extensions in the host.
     async fn open(self: &Arc<Self>, session_id: &str) -> SessionSet {
+        self.open_once(session_id, false).await
+    }
+
+    async fn open_again(self: &Arc<Self>, session_id: &str) -> SessionSet {
+        self.open_once(session_id, true).await
+    }
+
+    async fn open_once(self: &Arc<Self>, session_id: &str, retried: bool) -> SessionSet {
         let Some((cwd, choice, port, state)) = self.sessions().get(session_id).map(|session| {
             (
                 session.cwd.clone(),
@@ -565,6 +603,17 @@ impl ExtensionHost {
             .try_open(session_id, &cwd, &choice, has_ui, state, entries)
             .await
         {
+            // Project extensions answered about while the set was opening: opened again
+            // with the answer (once; an answer is not taken back that fast).
+            Ok(set)
+                if !retried
+                    && set
+                        .unapproved
+                        .iter()
+                        .any(|path| self.approvals.approval(path).is_some()) =>
+            {
+                Box::pin(self.open_again(session_id)).await
+            }
             Ok(set) => {
                 // What the session told while the set was opening went to a host that did
                 // not have it yet: the whole state again, after the opening.
@@ -644,8 +693,16 @@ impl ExtensionHost {
             ..SessionSet::default()
         };
         if paths.is_empty() {
-            // Opened before with what is refused now: those instances go.
+            // Opened before with what is refused now: those instances go, and the tools
+            // they made the active ones with them.
             self.close_in_host(session_id).await;
+            let narrowed = self.sessions().get_mut(session_id).and_then(|session| {
+                session.active.take()?;
+                Some(session.port.clone())
+            });
+            if let Some(port) = narrowed {
+                port.action(json!({"sessionId": session_id, "action": "resetActiveTools"}));
+            }
             return Ok(set);
         }
         let loading: Vec<String> = paths.iter().map(|path| (*path).to_owned()).collect();
@@ -937,6 +994,8 @@ impl ExtensionHost {
             return Ok(());
         }
         tracing::info!(dir = %dir.display(), "installing the extension host's pinned pi package");
+        // The sessions waiting for their extensions show why it takes a while.
+        let _shown = Installing::show(self);
         let log = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
@@ -973,6 +1032,46 @@ impl ExtensionHost {
 }
 
 /// The host as a JSON-RPC peer: lines over its stdio, messages up to 64 MiB.
+/// The status the sessions waiting for the host show while pi's package installs, cleared
+/// when the install ends (however it ends).
+struct Installing {
+    ports: Vec<Arc<dyn SessionPort>>,
+}
+
+impl Installing {
+    const KEY: &'static str = "extensions";
+
+    fn show(host: &ExtensionHost) -> Installing {
+        let ports: Vec<Arc<dyn SessionPort>> = host
+            .sessions()
+            .values()
+            .map(|session| session.port.clone())
+            .collect();
+        for port in &ports {
+            port.show(pi_protocol::v1::ExtensionUi::Status {
+                key: Self::KEY.to_owned(),
+                text: Some(
+                    "Installing pi's extension runtime (its first start: npm ci of \
+                     @mariozechner/pi-coding-agent 0.73.1)…"
+                        .to_owned(),
+                ),
+            });
+        }
+        Installing { ports }
+    }
+}
+
+impl Drop for Installing {
+    fn drop(&mut self) {
+        for port in &self.ports {
+            port.show(pi_protocol::v1::ExtensionUi::Status {
+                key: Self::KEY.to_owned(),
+                text: None,
+            });
+        }
+    }
+}
+
 const HOST: PeerConfig = PeerConfig {
     max_message: 64 * 1024 * 1024,
     outbound: OutboundLimits {

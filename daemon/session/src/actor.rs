@@ -523,6 +523,7 @@ impl SessionActor {
                 let _ = reply.send(Ok(self.hooks.clone().map(crate::hooks::HooksHandle)));
             }
             Command::SetActiveTools { names, reply } => {
+                let names = names.unwrap_or_else(|| self.row.tools.clone());
                 let _ = reply.send(self.set_active_tools(&names));
                 self.tell_hooks(None);
             }

@@ -113,19 +113,6 @@ pub struct ExtensionsShortcutParams {
 #[serde(rename_all = "camelCase")]
 pub struct ExtensionsShortcutResponse {}
 
-/// What to do about a project's extensions.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum ExtensionTrustDecision {
-    /// Load them (sessions that skipped them load them now).
-    #[default]
-    Approve,
-    /// Never load them, and stop asking.
-    Deny,
-    /// Forget the answer: the next session asks again.
-    Forget,
-}
-
 /// Params of `extensions/trust`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -138,7 +125,7 @@ pub struct ExtensionsTrustParams {
     pub paths: Vec<String>,
     /// The answer (default `approve`).
     #[serde(default)]
-    pub decision: ExtensionTrustDecision,
+    pub decision: super::TrustDecision,
 }
 
 /// Response of `extensions/trust`.

@@ -127,19 +127,6 @@ pub struct McpLog {
     pub text: String,
 }
 
-/// What to do about a project server.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub enum McpTrustDecision {
-    /// Start it (sessions that see it start it).
-    #[default]
-    Approve,
-    /// Never start it, and stop asking.
-    Deny,
-    /// Forget the answer: sessions ask again.
-    Forget,
-}
-
 /// Params of `mcp/trust`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
@@ -150,7 +137,7 @@ pub struct McpTrustParams {
     pub name: String,
     /// The answer (default `approve`).
     #[serde(default)]
-    pub decision: McpTrustDecision,
+    pub decision: super::TrustDecision,
 }
 
 /// Response of `mcp/trust`.

@@ -22,6 +22,7 @@ pub mod pool;
 pub mod presence;
 pub mod session;
 pub mod settings;
+pub mod trust;
 pub mod ui;
 pub mod usage;
 
@@ -41,6 +42,7 @@ pub use pool::*;
 pub use presence::*;
 pub use session::*;
 pub use settings::*;
+pub use trust::*;
 pub use ui::*;
 pub use usage::*;
 

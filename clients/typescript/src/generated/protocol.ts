@@ -100,19 +100,12 @@ export type ResourceDiagnosticKind = "warning" | "collision";
  */
 export type Supervisor = "systemd" | "launchd" | "client" | "manual";
 /**
- * What to do about a project's extensions.
+ * An answer about a project's MCP server or extensions.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
- * via the `definition` "ExtensionTrustDecision".
+ * via the `definition` "TrustDecision".
  */
-export type ExtensionTrustDecision = "approve" | "deny" | "forget";
-/**
- * What to do about a project server.
- *
- * This interface was referenced by `ProtocolV1`'s JSON-Schema
- * via the `definition` "McpTrustDecision".
- */
-export type McpTrustDecision = "approve" | "deny" | "forget";
+export type TrustDecision = "approve" | "deny" | "forget";
 /**
  * A conversation message, tagged by `role`.
  *

@@ -94,8 +94,9 @@ pub enum Command {
     },
     /// pi's `setActiveTools`: the tools the session's next runs offer, by name.
     SetActiveTools {
-        /// The names (built-in ones, and those the runs' tool source gives).
-        names: Vec<String>,
+        /// The names (built-in ones, and those the runs' tool source gives); `None`: the
+        /// session's own tools again (what narrowed them is gone).
+        names: Option<Vec<String>>,
         /// Answer.
         reply: Reply<EmptyResponse>,
     },

@@ -4,7 +4,7 @@
 
 use pi_protocol::v1::{
     ExtensionApproval, ExtensionDiagnostic, ExtensionHostStatus, ExtensionInfo,
-    ExtensionTrustDecision, ExtensionsListParams, ExtensionsListResponse, ExtensionsRestartParams,
+    ExtensionsListParams, ExtensionsListResponse, ExtensionsRestartParams,
     ExtensionsRestartResponse, ExtensionsTrustParams, ExtensionsTrustResponse, SessionExtensions,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
@@ -168,11 +168,7 @@ pub async fn trust(
         chosen = found.iter().map(|(path, _)| path.clone()).collect();
     }
     chosen.dedup();
-    let approved = match params.decision {
-        ExtensionTrustDecision::Approve => Some(true),
-        ExtensionTrustDecision::Deny => Some(false),
-        ExtensionTrustDecision::Forget => None,
-    };
+    let approved = params.decision.approval();
     context
         .state
         .extension_trust

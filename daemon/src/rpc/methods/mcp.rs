@@ -4,7 +4,7 @@
 use pi_protocol::v1::{
     McpDefinition, McpListParams, McpListResponse, McpLog, McpLogsParams, McpLogsResponse,
     McpRestartParams, McpRestartResponse, McpServerStatus, McpSetEnabledParams,
-    McpSetEnabledResponse, McpTrustDecision, McpTrustParams, McpTrustResponse,
+    McpSetEnabledResponse, McpTrustParams, McpTrustResponse,
 };
 use pi_protocol::{ErrorKind, ErrorObject};
 
@@ -171,11 +171,7 @@ pub async fn trust(
             ),
         ));
     }
-    let answer = match params.decision {
-        McpTrustDecision::Approve => Some(true),
-        McpTrustDecision::Deny => Some(false),
-        McpTrustDecision::Forget => None,
-    };
+    let answer = params.decision.approval();
     pool.trust()
         .answer(&definition, answer)
         .await

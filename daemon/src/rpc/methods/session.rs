@@ -44,12 +44,12 @@ async fn check_extension_flags(
     id: &str,
     flags: &[String],
 ) -> Result<(), ErrorObject> {
-    let opened = match &context.state.extensions {
-        Some(host) => host.opened(id).await,
-        None => None,
+    let opening = match &context.state.extensions {
+        Some(host) => host.opening(id).await,
+        None => crate::extensions::Opening::Nothing,
     };
-    let problems: Vec<String> = match opened {
-        Some(set) => set
+    let problems: Vec<String> = match opening {
+        crate::extensions::Opening::Opened(set) => set
             .diagnostics
             .iter()
             .filter(|problem| {
@@ -58,8 +58,18 @@ async fn check_extension_flags(
             })
             .map(|problem| problem.error.clone())
             .collect(),
+        // Still loading (the extension host's first start installs pi's package): the
+        // flags are checked as the set opens, an unknown one listed with the session's
+        // extension problems (`extensions/list`).
+        crate::extensions::Opening::Pending => {
+            tracing::warn!(
+                session = id,
+                "the session's extensions are still loading; its extension flags are checked when they load"
+            );
+            Vec::new()
+        }
         // Nothing loads for the session: no extension registers any flag.
-        None => flags
+        crate::extensions::Opening::Nothing => flags
             .iter()
             .map(|name| format!("Unknown option: --{name} (the session loads no extensions)"))
             .collect(),

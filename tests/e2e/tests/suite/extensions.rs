@@ -2104,6 +2104,23 @@ async fn flags_extensions_register_come_from_pictls_command_line_as_from_pis() {
 
     // plan-mode's shortcut (Ctrl+Alt+P): listed with the session, run on a client's word.
     let (client, _events, id) = session(&world, &proj.display().to_string()).await;
+
+    // Continuing a session keeps the extensions and flags it was created with: a flag given
+    // with `--session` is refused, not dropped without a word.
+    let (ok, _, stderr) = pictl(
+        &world,
+        &proj,
+        &["run", "--session", &id, "--plan", "-e", "x.ts", "--", "hi"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(
+        stderr.contains(
+            "-e/--extension, --plan apply to new sessions; an existing session keeps the \
+             extensions and extension flags it was created with"
+        ),
+        "{stderr}"
+    );
     let (_watcher, mut watched) = watcher(&world, &id).await;
     until_loaded(&client, &id).await;
     let got = client
@@ -2181,6 +2198,84 @@ async fn a_host_that_cannot_start_says_where_its_log_is() {
             && !error.contains("next use; it starts again on the next use"),
         "{error}"
     );
+}
+
+/// An `npm` that stands for the registry's on the host's first start: it waits until the
+/// test lets it go, then fails as an unreachable registry makes `npm ci` fail.
+const SLOW_NPM: &str = r#"#!/bin/sh
+while [ ! -f "$NPM_SHIM_DIR/release" ]; do sleep 0.05; done
+echo "npm error code ECONNREFUSED" >&2
+exit 1
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_hosts_first_start_shows_its_install_and_its_failure() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(
+            ".pi/agent/extensions/hello.ts",
+            std::fs::read_to_string(peers::pi_examples().join("hello.ts")).unwrap(),
+        )],
+    )
+    .await;
+    let mut world = world;
+    world.daemon.kill9().await;
+    let shim = world.daemon.home.path().join("npm-shim");
+    std::fs::create_dir_all(&shim).unwrap();
+    std::fs::write(shim.join("npm"), SLOW_NPM).unwrap();
+    let mut permissions = std::fs::metadata(shim.join("npm")).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(shim.join("npm"), permissions).unwrap();
+    // No pinned package given: the host installs it on its first start.
+    world.daemon.set_launch_env("PI_EXTENSION_HOST_MODULES", "");
+    world.daemon.set_launch_env(
+        "PATH",
+        &format!(
+            "{}:{}",
+            shim.display(),
+            std::env::var("PATH").unwrap_or_default()
+        ),
+    );
+    world
+        .daemon
+        .set_launch_env("NPM_SHIM_DIR", &shim.display().to_string());
+    world.daemon.restart().await;
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events, id) = session(&world, &home).await;
+    let installing = ui_until(
+        &world,
+        &mut events,
+        status_is("extensions", "Installing pi's extension runtime"),
+    )
+    .await;
+    assert_eq!(installing.session_id, id);
+    std::fs::write(shim.join("release"), "").unwrap();
+    ui_until(&world, &mut events, |ui| {
+        matches!(ui, pi_protocol::v1::ExtensionUi::Status { key, text: None } if key == "extensions")
+    })
+    .await;
+    let listed = until_failed(&client).await;
+    let error = listed.host.last_error.unwrap_or_default();
+    assert!(
+        error.contains("`npm ci` in ") && error.contains("extension-host.log"),
+        "{error}"
+    );
+}
+
+/// Waits until the host's start failed; returns the listing that says so.
+async fn until_failed(client: &Client) -> ExtensionsListResponse {
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let listed = list(client).await;
+        if listed.host.last_error.is_some() {
+            return listed;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the host's failure was never listed: {listed:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// A user-written extension that points the `custom-anthropic` provider another extension

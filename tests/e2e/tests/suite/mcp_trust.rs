@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use pi_protocol::v1::{
-    McpList, McpListParams, McpTrust, McpTrustDecision, McpTrustParams, UiAnswer, UiRequest,
+    McpList, McpListParams, McpTrust, McpTrustParams, TrustDecision, UiAnswer, UiRequest,
     UiRequestParams, UiRespond, UiRespondParams,
 };
 use serde_json::json;
@@ -111,7 +111,7 @@ async fn a_project_server_starts_only_once_approved() {
         .call::<McpTrust>(&McpTrustParams {
             cwd: cwd.clone(),
             name: "proj".to_owned(),
-            decision: McpTrustDecision::Approve,
+            decision: TrustDecision::Approve,
         })
         .await
         .unwrap();
@@ -168,7 +168,7 @@ async fn a_project_server_starts_only_once_approved() {
         .call::<McpTrust>(&McpTrustParams {
             cwd: cwd.clone(),
             name: "nope".to_owned(),
-            decision: McpTrustDecision::Approve,
+            decision: TrustDecision::Approve,
         })
         .await
         .unwrap_err();
@@ -181,7 +181,7 @@ async fn a_project_server_starts_only_once_approved() {
         .call::<McpTrust>(&McpTrustParams {
             cwd: cwd.clone(),
             name: "proj".to_owned(),
-            decision: McpTrustDecision::Forget,
+            decision: TrustDecision::Forget,
         })
         .await
         .unwrap();
