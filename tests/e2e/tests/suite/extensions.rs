@@ -2686,3 +2686,60 @@ async fn extensions_decide_moves_in_the_tree_and_switches_and_hear_responses() {
         .to_string();
     assert!(unknown.contains("no-such-session"), "{unknown}");
 }
+
+/// A project's extension that narrows the session's tools to `read` as it starts.
+const NARROW_AT_START: &str = r#"export default function (pi) {
+  pi.on("session_start", () => pi.setActiveTools(["read"]));
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_a_refused_extension_narrowed_are_the_sessions_own_again() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[("proj/.pi/extensions/narrow.ts", NARROW_AT_START.to_owned())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let proj = world.daemon.home.path().join("proj");
+    let (client, mut events, id) = session(&world, &proj.display().to_string()).await;
+    next_question(&mut events).await;
+    let (ok, _, stderr) = trust(&world, &proj, &[]).await;
+    assert!(ok, "{stderr}");
+    until_loaded(&client, &id).await;
+    let write = r#"call write {"path": "x.txt", "content": "y"}"#;
+    let seen = run(&client, &mut events, &id, write).await;
+    assert!(
+        super::mcp_faults::final_text(&seen).contains("NO TOOL write"),
+        "{seen:?}"
+    );
+    assert_eq!(offered_last(&world), ["read"]);
+
+    // Refused: unloaded, and the session has its own tools again.
+    let (ok, _, stderr) = trust(&world, &proj, &["--deny"]).await;
+    assert!(ok, "{stderr}");
+    until_skipped(&client, &id, "a project extension you refused").await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    loop {
+        let got = client
+            .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+                session_id: id.clone(),
+            })
+            .await
+            .unwrap();
+        if got.tools.iter().any(|tool| tool == "write") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the session's tools stayed narrowed: {:?}",
+            got.tools
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let seen = run(&client, &mut events, &id, write).await;
+    let results = super::mcp_faults::tool_results(&seen);
+    assert_eq!(results.len(), 1, "{seen:?}");
+    assert!(!results[0].2, "{results:?}");
+    assert!(proj.join("x.txt").exists());
+}
