@@ -1,9 +1,11 @@
 //! `anthropic-messages`: the Anthropic Messages API (`POST {baseUrl}/v1/messages`, SSE).
 //!
-//! Request: system prompt as a cached text block, consecutive tool results grouped into one
-//! user message of `tool_result` blocks, signed thinking sent back with its signature
-//! (unsigned thinking as text, redacted thinking as `redacted_thinking`), `cache_control` on
-//! the system block and the last user message, thinking as a budget (with the
+//! Request (pi-ai's shapes, byte for byte where the prompt cache sees them): system prompt
+//! as a cached text block, consecutive tool results grouped into one user message of
+//! `tool_result` blocks (their content a string of the texts, blocks only with images),
+//! signed thinking sent back with its signature (unsigned thinking as text, empty thinking
+//! dropped, redacted thinking as `redacted_thinking`), `cache_control` on the system block
+//! and on the last block when the conversation ends with the user's turn, thinking as a budget (with the
 //! interleaved-thinking beta) or adaptive with an effort for the 4.6 models.
 //! Stream: `message_start`, `content_block_start|delta|stop` (text, thinking, signature,
 //! `input_json_delta`), `message_delta` (stop reason, usage), `message_stop`, `ping`, `error`.
@@ -147,7 +149,16 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
     for message in messages {
         match message {
             Message::User(user) => {
-                let blocks = user_blocks(&user.content);
+                // pi drops text blocks that are only whitespace, and a message left empty.
+                let blocks: Vec<Value> = user_blocks(&user.content)
+                    .into_iter()
+                    .filter(|block| {
+                        block["type"] != "text"
+                            || block["text"]
+                                .as_str()
+                                .is_some_and(|text| !text.trim().is_empty())
+                    })
+                    .collect();
                 if !blocks.is_empty() {
                     out.push(json!({"role": "user", "content": blocks}));
                 }
@@ -165,12 +176,17 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
                             let data = thinking.thinking_signature.clone().unwrap_or_default();
                             Some(json!({"type": "redacted_thinking", "data": data}))
                         }
+                        // Empty thinking is dropped, signed or not (pi's order).
+                        AssistantContent::Thinking(thinking)
+                            if thinking.thinking.trim().is_empty() =>
+                        {
+                            None
+                        }
                         AssistantContent::Thinking(thinking) => {
                             match &thinking.thinking_signature {
-                                Some(signature) if !signature.is_empty() => Some(json!({
+                                Some(signature) if !signature.trim().is_empty() => Some(json!({
                                 "type": "thinking", "thinking": thinking.thinking,
                                 "signature": signature})),
-                                _ if thinking.thinking.trim().is_empty() => None,
                                 _ => Some(json!({"type": "text", "text": thinking.thinking})),
                             }
                         }
@@ -187,12 +203,9 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
                 }
             }
             Message::ToolResult(result) => {
-                let mut content = user_blocks(&result.content);
-                if content.is_empty() {
-                    content.push(json!({"type": "text", "text": "(no output)"}));
-                }
                 let block = json!({"type": "tool_result", "tool_use_id": result.tool_call_id,
-                                   "content": content, "is_error": result.is_error});
+                                   "content": tool_result_content(&result.content),
+                                   "is_error": result.is_error});
                 // Consecutive results share one user message, right after the tool calls.
                 match out.last_mut() {
                     Some(last) if is_tool_result_message(last) => {
@@ -205,14 +218,52 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
             }
         }
     }
-    // Cache the conversation up to the last user message.
-    if let Some(last_user) = out.iter_mut().rev().find(|m| m["role"] == "user")
-        && let Some(Value::Array(blocks)) = last_user.get_mut("content")
+    // Cache the conversation when it ends with the user's turn (pi marks the last block of
+    // that message, when it is text, an image or a tool result).
+    if let Some(last) = out.last_mut().filter(|message| message["role"] == "user")
+        && let Some(Value::Array(blocks)) = last.get_mut("content")
         && let Some(Value::Object(block)) = blocks.last_mut()
+        && matches!(
+            block.get("type").and_then(Value::as_str),
+            Some("text" | "image" | "tool_result")
+        )
     {
         block.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
     out
+}
+
+/// A tool result's content as pi sends it: its texts joined by line breaks when it has no
+/// image; with images, the blocks (and a placeholder text when there is none).
+fn tool_result_content(content: &[UserContent]) -> Value {
+    let has_image = content
+        .iter()
+        .any(|block| matches!(block, UserContent::Image(_)));
+    if !has_image {
+        let texts: Vec<&str> = content
+            .iter()
+            .filter_map(|block| match block {
+                UserContent::Text(text) => Some(text.text.as_str()),
+                UserContent::Image(_) => None,
+            })
+            .collect();
+        return Value::String(texts.join("\n"));
+    }
+    let mut blocks: Vec<Value> = content
+        .iter()
+        .map(|block| match block {
+            UserContent::Text(text) => json!({"type": "text", "text": text.text}),
+            UserContent::Image(image) => json!({"type": "image", "source": {
+                "type": "base64", "media_type": image.mime_type, "data": image.data}}),
+        })
+        .collect();
+    if !content
+        .iter()
+        .any(|block| matches!(block, UserContent::Text(_)))
+    {
+        blocks.insert(0, json!({"type": "text", "text": "(see attached image)"}));
+    }
+    Value::Array(blocks)
 }
 
 fn is_tool_result_message(message: &Value) -> bool {
@@ -511,6 +562,80 @@ mod tests {
             fields.thinking.map(Cow::into_owned),
             fields.partial_json.map(Cow::into_owned),
         )
+    }
+
+    fn text(text: &str) -> UserContent {
+        UserContent::Text(crate::types::TextContent {
+            text: text.to_owned(),
+            text_signature: None,
+        })
+    }
+
+    fn image() -> UserContent {
+        UserContent::Image(crate::types::ImageContent {
+            data: "aGk=".to_owned(),
+            mime_type: "image/png".to_owned(),
+        })
+    }
+
+    #[test]
+    fn tool_results_carry_their_texts_as_a_string_and_images_as_blocks_as_pi_sends_them() {
+        assert_eq!(
+            tool_result_content(&[text("one"), text("two")]),
+            json!("one\ntwo")
+        );
+        assert_eq!(tool_result_content(&[]), json!(""));
+        assert_eq!(
+            tool_result_content(&[text("a chart"), image()]),
+            json!([{"type": "text", "text": "a chart"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}}])
+        );
+        assert_eq!(
+            tool_result_content(&[image()])[0],
+            json!({"type": "text", "text": "(see attached image)"})
+        );
+    }
+
+    #[test]
+    fn whitespace_and_empty_thinking_are_left_out_and_the_cache_mark_needs_the_users_turn() {
+        let user = |content: Vec<UserContent>| {
+            Message::User(crate::types::UserMessage {
+                content,
+                timestamp: 0,
+            })
+        };
+        let assistant = Message::Assistant(crate::types::AssistantMessage {
+            content: vec![
+                AssistantContent::Thinking(crate::types::ThinkingContent {
+                    thinking: " ".to_owned(),
+                    thinking_signature: Some("sig".to_owned()),
+                    redacted: false,
+                }),
+                AssistantContent::Text(crate::types::TextContent {
+                    text: "answer".to_owned(),
+                    text_signature: None,
+                }),
+            ],
+            ..Default::default()
+        });
+        let mut raw = RawTexts::default();
+        let sent = convert_messages(
+            &[user(vec![text("  "), text("question")]), assistant.clone()],
+            &mut raw,
+        );
+        assert_eq!(
+            sent,
+            [
+                json!({"role": "user", "content": [{"type": "text", "text": "question"}]}),
+                json!({"role": "assistant", "content": [{"type": "text", "text": "answer"}]}),
+            ]
+        );
+        let sent = convert_messages(&[assistant, user(vec![text("next")])], &mut raw);
+        assert_eq!(
+            sent[1],
+            json!({"role": "user", "content": [{"type": "text", "text": "next",
+                "cache_control": {"type": "ephemeral"}}]})
+        );
     }
 
     #[test]

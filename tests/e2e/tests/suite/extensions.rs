@@ -2743,3 +2743,234 @@ async fn tools_a_refused_extension_narrowed_are_the_sessions_own_again() {
     assert!(!results[0].2, "{results:?}");
     assert!(proj.join("x.txt").exists());
 }
+
+/// A user-written extension on every step of the request path: `before_agent_start` adds to
+/// the system prompt and adds a message, `context` adds a message to the request,
+/// `before_provider_request` changes the body.
+const SHAPER: &str = r#"export default function (pi) {
+  pi.on("before_agent_start", (event) => ({
+    systemPrompt: event.systemPrompt + "\n\nAlways answer in haiku.",
+    message: { customType: "note", content: "a note from the extension", display: false },
+  }));
+  pi.on("context", (event) => ({
+    messages: [
+      ...event.messages,
+      { role: "user", content: [{ type: "text", text: "(added by the context hook)" }], timestamp: Date.now() },
+    ],
+  }));
+  pi.on("before_provider_request", (event) => ({ ...event.payload, temperature: 0.25 }));
+}
+"#;
+
+/// What extensions shape in an Anthropic request body: each message's role and texts, the
+/// end of the system prompt, the temperature.
+fn shaped(body: &serde_json::Value) -> (Vec<(String, Vec<String>)>, String, serde_json::Value) {
+    let messages = body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| {
+            let texts = match &message["content"] {
+                serde_json::Value::String(text) => vec![text.clone()],
+                blocks => blocks
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|block| block["text"].as_str().map(str::to_owned))
+                    .collect(),
+            };
+            (message["role"].as_str().unwrap().to_owned(), texts)
+        })
+        .collect();
+    let system = system_of(body);
+    let tail = system[system.len().saturating_sub(40)..].to_owned();
+    (messages, tail, body["temperature"].clone())
+}
+
+/// Runs pi 0.73.1 itself in print mode in `dir` (the user's agent directory the daemon
+/// reads, the scripted model), then `pictl run` with the same extensions and prompt; each
+/// prints `expected`.
+async fn pi_then_pid(
+    world: &World,
+    dir: &std::path::Path,
+    extensions: &[&str],
+    prompt: &str,
+    expected: &str,
+) {
+    let home = world.daemon.home.path();
+    let mut pi_args = vec![
+        "-p",
+        "--offline",
+        "--no-session",
+        "--provider",
+        "scripted",
+        "--model",
+        "scripted-model",
+    ];
+    let mut pid_args = vec!["run", "--no-session", "--model", "scripted/scripted-model"];
+    for extension in extensions {
+        pi_args.extend(["-e", extension]);
+        pid_args.extend(["-e", extension]);
+    }
+    pi_args.push(prompt);
+    pid_args.push(prompt);
+    let pi = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new(peers::npm_bin("pi"))
+            .args(&pi_args)
+            .env("PI_CODING_AGENT_DIR", home.join(".pi/agent"))
+            .env("HOME", home)
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("pi ends")
+    .unwrap();
+    assert!(
+        pi.status.success(),
+        "pi failed: {}",
+        String::from_utf8_lossy(&pi.stderr)
+    );
+    assert!(
+        String::from_utf8_lossy(&pi.stdout).contains(expected),
+        "pi printed {}",
+        String::from_utf8_lossy(&pi.stdout)
+    );
+    let (ok, stdout, stderr) = pictl(world, dir, &pid_args).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains(expected), "{stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_extensions_shape_the_same_request_in_pi_and_in_pid() {
+    let examples = peers::pi_examples();
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            ("exts/shaper.ts", SHAPER.to_owned()),
+            ("proj/README.md", "a project\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(|_| {
+        Ok(pi_test_support::model_server::Turn::reply()
+            .text("two and two are four")
+            .into())
+    });
+    let proj = world.daemon.home.path().join("proj");
+    let shaper = world
+        .daemon
+        .home
+        .path()
+        .join("exts/shaper.ts")
+        .display()
+        .to_string();
+    let transform = examples.join("input-transform.ts").display().to_string();
+    let prompt = "?quick what is 2+2";
+
+    pi_then_pid(
+        &world,
+        &proj,
+        &[&transform, &shaper],
+        prompt,
+        "two and two are four",
+    )
+    .await;
+
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 2, "one request each");
+    let (from_pi, from_pid) = (shaped(&requests[0].body), shaped(&requests[1].body));
+    assert_eq!(from_pid, from_pi);
+    // And what they are: pi's shapes, as the extensions made them.
+    assert_eq!(
+        from_pi.0,
+        [
+            "Respond briefly in 1-2 sentences: what is 2+2",
+            "a note from the extension",
+            "(added by the context hook)",
+        ]
+        .map(|text| ("user".to_owned(), vec![text.to_owned()]))
+    );
+    assert!(
+        from_pi.1.ends_with("Always answer in haiku."),
+        "{from_pi:?}"
+    );
+    assert_eq!(from_pi.2, json!(0.25));
+}
+
+/// A user-written extension that changes a tool's result (pi's `tool_result`).
+const RESULT_NOTE: &str = r#"export default function (pi) {
+  pi.on("tool_result", (event) => ({
+    content: [...event.content, { type: "text", text: `(${event.toolName} seen by the extension)` }],
+  }));
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_same_extensions_block_and_change_tool_calls_in_pi_and_in_pid() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            ("exts/result-note.ts", RESULT_NOTE.to_owned()),
+            ("proj/notes.txt", "from the file\n".to_owned()),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let proj = world.daemon.home.path().join("proj");
+    let protected = peers::pi_examples()
+        .join("protected-paths.ts")
+        .display()
+        .to_string();
+    let note = world
+        .daemon
+        .home
+        .path()
+        .join("exts/result-note.ts")
+        .display()
+        .to_string();
+    // A write pi's `protected-paths` blocks, a read whose result the other one changes.
+    for prompt in [
+        r#"call write {"path": ".env", "content": "SECRET=1"}"#,
+        r#"call read {"path": "notes.txt"}"#,
+    ] {
+        pi_then_pid(&world, &proj, &[&protected, &note], prompt, "Done.").await;
+    }
+    assert!(!proj.join(".env").exists());
+    // The results the model got back, in pi's request and in pid's.
+    let results: Vec<serde_json::Value> = world
+        .server
+        .requests()
+        .iter()
+        .filter_map(|request| {
+            request.body["messages"]
+                .as_array()?
+                .iter()
+                .flat_map(|message| message["content"].as_array().into_iter().flatten())
+                .find(|block| block["type"] == "tool_result")
+                .cloned()
+        })
+        .map(|mut block| {
+            // Call ids are each run's own.
+            block.as_object_mut().unwrap().remove("tool_use_id");
+            block
+        })
+        .collect();
+    assert_eq!(results.len(), 4, "{results:#?}");
+    assert_eq!(results[1], results[0], "the blocked write, pid against pi");
+    assert_eq!(results[3], results[2], "the changed read, pid against pi");
+    assert_eq!(results[0]["is_error"], true);
+    assert!(
+        results[0]["content"]
+            .to_string()
+            .contains("Path \\\".env\\\" is protected"),
+        "{}",
+        results[0]
+    );
+    let read = results[2]["content"].to_string();
+    assert!(
+        read.contains("from the file") && read.contains("(read seen by the extension)"),
+        "{read}"
+    );
+}
