@@ -2974,3 +2974,53 @@ async fn the_same_extensions_block_and_change_tool_calls_in_pi_and_in_pid() {
         "{read}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_event_bus_carries_a_sessions_events_to_its_own_extensions_only() {
+    let examples = peers::pi_examples();
+    let settings = json!({"extensions": [examples.join("event-bus.ts")]});
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/settings.json", settings.to_string())],
+    )
+    .await;
+    let home = world.daemon.home.path().display().to_string();
+    let (a_client, mut a_events, a) = session(&world, &home).await;
+    let (b_client, mut b_events, b) = session(&world, &home).await;
+    // Each session's own `session_start` emit reached its own listener.
+    for (client, events, id) in [
+        (&a_client, &mut a_events, &a),
+        (&b_client, &mut b_events, &b),
+    ] {
+        until_loaded(client, id).await;
+        let heard = ui_until(
+            &world,
+            events,
+            notified("Event from event-bus-example: Session started"),
+        )
+        .await;
+        assert_eq!(&heard.session_id, id);
+    }
+    a_client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&a, "/emit over the bus"))
+        .await
+        .unwrap();
+    let heard = ui_until(
+        &world,
+        &mut a_events,
+        notified("Event from /emit command: over the bus"),
+    )
+    .await;
+    assert_eq!(heard.session_id, a);
+    // Session b's instance of the extension never heard it: its next notice is its own.
+    b_client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&b, "/emit b's own"))
+        .await
+        .unwrap();
+    let next = ui_until(&world, &mut b_events, notified("Event from /emit command")).await;
+    assert_eq!(next.session_id, b);
+    assert!(
+        matches!(&next.ui, pi_protocol::v1::ExtensionUi::Notify { message, .. } if message.ends_with("b's own")),
+        "{next:?}"
+    );
+}
