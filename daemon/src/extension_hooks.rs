@@ -32,6 +32,22 @@ impl ExtensionHooks {
 }
 
 impl SessionHooks for ExtensionHooks {
+    fn could_hook(
+        &self,
+        cwd: &std::path::Path,
+        extensions: &[String],
+        no_extensions: bool,
+    ) -> bool {
+        self.host.configured(
+            cwd,
+            &crate::extensions::Choice {
+                paths: extensions.to_vec(),
+                no_extensions,
+                flags: Default::default(),
+            },
+        )
+    }
+
     fn session(&self, environment: &ToolEnvironment) -> Option<Arc<dyn Hooks>> {
         if !self.host.configured(&environment.cwd, &choice(environment)) {
             return None;
@@ -165,11 +181,11 @@ impl Hooks for SessionExtensions {
 
     fn provider_for(&self, model: &pi_llm::Model) -> Option<Arc<dyn pi_llm::Provider>> {
         let set = self.current()?;
+        // Every model of such a provider, a custom id of it too (pi: the provider's
+        // defaults with that id).
         set.models
             .iter()
-            .any(|provided| {
-                provided.model.provider == model.provider && provided.model.id == model.id
-            })
+            .any(|provided| provided.model.provider == model.provider)
             .then(|| self.host.provider(&self.environment.session_id))
     }
 

@@ -74,7 +74,7 @@ impl ModelService for RegistryModels {
     }
 
     fn unlisted_warning(&self, model: &Model) -> Option<String> {
-        (!self.registry.is_listed(model)).then(|| unlisted_warning(model))
+        (!self.registry.is_listed(model)).then(|| pi_llm::resolve::unlisted_warning(model))
     }
 
     fn default_model(&self) -> Option<Model> {
@@ -170,14 +170,4 @@ fn is_keyless(model: &Model) -> bool {
         None => authority.split(':').next(),
     };
     matches!(host, Some("localhost" | "127.0.0.1" | "::1" | "0.0.0.0"))
-}
-
-/// pi's warning for a custom model id, and what to do to make it a listed model.
-pub fn unlisted_warning(model: &Model) -> String {
-    format!(
-        "model \"{}\" is not listed for provider \"{}\"; using it as a custom model id with the \
-         provider's defaults (context window {}, max tokens {}); add it to models.json to set \
-         its own",
-        model.id, model.provider, model.context_window, model.max_tokens
-    )
 }

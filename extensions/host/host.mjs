@@ -679,7 +679,12 @@ async function providerStream({ sessionId, streamId, provider, modelId, context,
       event: { type: "error", reason: controller.signal.aborted ? "aborted" : "error", error: { errorMessage: message } },
     });
   try {
-    const model = open.modelRegistry.find(provider, modelId);
+    // A custom id of the provider: its first model's settings with that id, as pi makes a
+    // custom model id of a known provider.
+    const template = open.modelRegistry.getAll().find((model) => model.provider === provider);
+    const model =
+      open.modelRegistry.find(provider, modelId) ??
+      (template ? { ...template, id: modelId, name: modelId } : undefined);
     if (!model || !open.providers.has(model.provider)) {
       fail(`no extension of this session provides the model ${provider}/${modelId}`);
       return {};

@@ -281,6 +281,16 @@ fn edit_distance(a: &[char], b: &str) -> usize {
     previous[b.len()]
 }
 
+/// pi's warning for a custom model id, and what to do to make it a listed model.
+pub fn unlisted_warning(model: &Model) -> String {
+    format!(
+        "model \"{}\" is not listed for provider \"{}\"; using it as a custom model id with the \
+         provider's defaults (context window {}, max tokens {}); add it to models.json to set \
+         its own",
+        model.id, model.provider, model.context_window, model.max_tokens
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -20,7 +20,7 @@ mod prepare;
 mod runs;
 mod subscribers;
 
-pub use command::{Command, Deliver, Gone, Reply, SessionHandle};
+pub use command::{Command, Deliver, Gone, Reply, ResolvedModel, SessionHandle};
 
 use std::sync::Arc;
 

@@ -50,7 +50,7 @@ use pi_protocol::v1::{
 use pi_util::ids::new_uuid;
 use pi_util::time::now_millis;
 
-pub use actor::{Command, Deliver, Reply, SessionHandle};
+pub use actor::{Command, Deliver, Reply, ResolvedModel, SessionHandle};
 pub use error::SessionError;
 pub use services::{
     ModelService, SessionServices, SessionSettings, SessionsWeak, ToolEnvironment, ToolFactory,
@@ -241,9 +241,55 @@ impl SessionRegistry {
             .count() as u32
     }
 
-    /// Creates a session.
+    /// Creates a session. A model none of the daemon's providers has may be one of a
+    /// provider the session's extensions register (pi's `registerProvider`): the session is
+    /// created, and the model chosen once they loaded — or the session deleted again and
+    /// the model refused, as before.
     pub async fn create(&self, params: SessionCreateParams) -> Result<SessionInfo, SessionError> {
-        self.create_as(params, None).await
+        let spec = params.model.clone();
+        match self.create_as(params.clone(), None).await {
+            Err(refused @ SessionError::ModelNotFound { .. }) => {
+                let cwd = std::path::Path::new(&params.cwd);
+                let Some(spec) = spec.filter(|_| {
+                    self.services
+                        .hooks
+                        .could_hook(cwd, &params.extensions, params.no_extensions)
+                }) else {
+                    return Err(refused);
+                };
+                let info = self
+                    .create_as(
+                        SessionCreateParams {
+                            model: None,
+                            ..params
+                        },
+                        None,
+                    )
+                    .await?;
+                let chosen = match self.hooks(&info.id).await {
+                    Ok(Some(_)) => self.set_model(&info.id, &spec).await.ok(),
+                    _ => None,
+                };
+                match chosen {
+                    Some(chosen) => Ok(SessionInfo {
+                        model: Some(pi_protocol::v1::ModelRef {
+                            provider: chosen.model.provider,
+                            id: chosen.model.id,
+                        }),
+                        thinking_level: chosen.thinking_level,
+                        warnings: [info.warnings, chosen.warnings].concat(),
+                        ..info
+                    }),
+                    None => {
+                        if let Err(error) = self.delete(&info.id).await {
+                            tracing::warn!(session = info.id, %error, "cannot delete a session created for a model nobody has");
+                        }
+                        Err(refused)
+                    }
+                }
+            }
+            other => other,
+        }
     }
 
     /// Creates a session; with `task`, a subagent.
@@ -512,7 +558,7 @@ impl SessionRegistry {
         &self,
         provided: &[(Model, bool)],
         spec: &str,
-    ) -> Result<(Model, Option<ThinkingLevel>, bool), SessionError> {
+    ) -> Result<actor::ResolvedModel, SessionError> {
         let models = &self.services.models;
         let redefined =
             |provider: &str| provided.iter().any(|(model, _)| model.provider == provider);
@@ -534,14 +580,30 @@ impl SessionRegistry {
                     message: error.to_string(),
                 }
             })?;
-        let keyed = match provided
+        let (has_key, warning) = match provided
             .iter()
-            .find(|(found, _)| found.provider == model.provider && found.id == model.id)
+            .find(|(found, _)| found.provider == model.provider)
         {
-            Some((_, has_key)) => *has_key,
-            None => models.api_key(&model).is_ok(),
+            Some((_, has_key)) => {
+                let listed = provided
+                    .iter()
+                    .any(|(found, _)| found.provider == model.provider && found.id == model.id);
+                (
+                    *has_key,
+                    (!listed).then(|| pi_llm::resolve::unlisted_warning(&model)),
+                )
+            }
+            None => (
+                models.api_key(&model).is_ok(),
+                models.unlisted_warning(&model),
+            ),
         };
-        Ok((model, level, keyed))
+        Ok(actor::ResolvedModel {
+            model,
+            level,
+            has_key,
+            warning,
+        })
     }
 
     /// pi's `session_before_switch`: whether session `id`'s extensions want a client that

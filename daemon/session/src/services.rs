@@ -173,6 +173,16 @@ pub trait SessionHooks: Send + Sync {
     /// The hooks of the session in `environment` (its actor starts); `None` when nothing
     /// could hook into it.
     fn session(&self, environment: &ToolEnvironment) -> Option<Arc<dyn crate::hooks::Hooks>>;
+    /// Whether a session in `cwd` created with `extensions` (its own) and `no_extensions`
+    /// could have hooks (a cheap look, before it exists).
+    fn could_hook(
+        &self,
+        _cwd: &std::path::Path,
+        _extensions: &[String],
+        _no_extensions: bool,
+    ) -> bool {
+        false
+    }
 }
 
 /// No session has hooks.

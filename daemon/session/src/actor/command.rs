@@ -78,10 +78,9 @@ pub enum Command {
     SetModel {
         /// Model spec.
         spec: String,
-        /// The model and level it names and whether the model has a key, when resolved
-        /// beside the actor (among the models of the session's hooks too); `None`: resolved
-        /// by the session.
-        resolved: Option<Box<(pi_llm::Model, Option<pi_llm::ThinkingLevel>, bool)>>,
+        /// What it names, when resolved beside the actor (among the models of the session's
+        /// hooks too); `None`: resolved by the session.
+        resolved: Option<Box<ResolvedModel>>,
         /// Answer.
         reply: Reply<SessionSetModelResponse>,
     },
@@ -274,4 +273,17 @@ pub enum Deliver {
     FollowUp,
     /// With the next prompt.
     NextTurn,
+}
+
+/// A model spec resolved beside a session's actor.
+#[derive(Clone, Debug)]
+pub struct ResolvedModel {
+    /// The model.
+    pub model: pi_llm::Model,
+    /// The thinking level the spec named (`:level`).
+    pub level: Option<pi_llm::ThinkingLevel>,
+    /// Whether its provider has a key.
+    pub has_key: bool,
+    /// pi's warning for a custom model id, when it is one.
+    pub warning: Option<String>,
 }

@@ -1,7 +1,7 @@
 //! The actor's metadata operations: info and `session/get`, the system prompt and input
 //! expansion, model, thinking level, name, labels and navigation.
 
-use pi_llm::{Model, ThinkingLevel};
+use pi_llm::ThinkingLevel;
 use pi_protocol::v1::{
     EmptyResponse, QueueState, SessionEntry, SessionEvent, SessionGetResponse, SessionInfo,
     SessionNavigateResponse, SessionSetModelResponse, SessionSetThinkingResponse, SlashCommand,
@@ -188,9 +188,14 @@ impl SessionActor {
     pub(super) async fn set_model(
         &mut self,
         spec: &str,
-        resolved: Option<Box<(Model, Option<ThinkingLevel>, bool)>>,
+        resolved: Option<Box<super::command::ResolvedModel>>,
     ) -> Result<SessionSetModelResponse, SessionError> {
-        let (model, level, has_key) = match resolved {
+        let super::command::ResolvedModel {
+            model,
+            level,
+            has_key,
+            warning,
+        } = match resolved {
             Some(resolved) => *resolved,
             None => {
                 let (model, level) = self.services.models.resolve(spec).map_err(|error| {
@@ -199,8 +204,12 @@ impl SessionActor {
                         message: error.to_string(),
                     }
                 })?;
-                let has_key = self.services.models.api_key(&model).is_ok();
-                (model, level, has_key)
+                super::command::ResolvedModel {
+                    has_key: self.services.models.api_key(&model).is_ok(),
+                    warning: self.services.models.unlisted_warning(&model),
+                    model,
+                    level,
+                }
             }
         };
         let thinking = clamp_thinking(&model, level.unwrap_or(self.thinking));
@@ -217,12 +226,7 @@ impl SessionActor {
         self.append_entries(row, kinds).await?;
         self.model = Some(model.clone());
         self.thinking = thinking;
-        let warnings: Vec<String> = self
-            .services
-            .models
-            .unlisted_warning(&model)
-            .into_iter()
-            .collect();
+        let warnings: Vec<String> = warning.into_iter().collect();
         for warning in &warnings {
             tracing::warn!(%warning, "custom model id");
         }

@@ -397,6 +397,7 @@ impl Inputs {
                 .map(|(model, _)| model)
                 .find(|model| model.provider == *provider && model.id == *id)
                 .map(Box::new),
+            // (A custom id of such a provider is chosen again with `session/setModel`.)
             None => None,
         };
         Prepared::Ready {

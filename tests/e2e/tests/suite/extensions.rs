@@ -2500,6 +2500,63 @@ async fn a_provider_an_extension_registers_serves_the_session_through_its_own_st
         message["content"].to_string().contains("Done."),
         "{message}"
     );
+
+    // Named when the session is created (`pictl run --model`): chosen once its extensions
+    // loaded; a model nobody has is refused and leaves no session behind.
+    let home = world.daemon.home.path().to_path_buf();
+    let (ok, stdout, stderr) = pictl(
+        &world,
+        &home,
+        &[
+            "run",
+            "--no-session",
+            "--model",
+            "custom-anthropic/claude-opus-4-5",
+            r#"call read {"path": "note.txt"}"#,
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Done."), "{stdout}");
+    assert!(!stderr.contains("not listed"), "a listed model: {stderr}");
+    let last = world.server.requests().pop().unwrap();
+    assert_eq!(last.body["model"], "claude-opus-4-5");
+    // A custom id of the extension's provider, as pi takes one: the provider's settings.
+    let (ok, stdout, stderr) = pictl(
+        &world,
+        &home,
+        &[
+            "run",
+            "--no-session",
+            "--model",
+            "custom-anthropic/claude-next",
+            r#"call read {"path": "note.txt"}"#,
+        ],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("Done."), "{stdout}");
+    assert!(
+        stderr.contains("model \"claude-next\" is not listed for provider \"custom-anthropic\""),
+        "{stderr}"
+    );
+    assert_eq!(
+        world.server.requests().pop().unwrap().body["model"],
+        "claude-next"
+    );
+    let sessions_before = pictl(&world, &home, &["sessions", "--json"]).await.1;
+    let (ok, _, stderr) = pictl(
+        &world,
+        &home,
+        &["run", "--model", "no-such-provider/no-such-model", "hi"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(stderr.contains("no model matches"), "{stderr}");
+    assert_eq!(
+        pictl(&world, &home, &["sessions", "--json"]).await.1,
+        sessions_before
+    );
 }
 
 /// A user-written extension deciding moves in the session tree (pi's
