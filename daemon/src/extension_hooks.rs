@@ -186,7 +186,10 @@ impl Hooks for SessionExtensions {
         set.models
             .iter()
             .any(|provided| provided.model.provider == model.provider)
-            .then(|| self.host.provider(&self.environment.session_id))
+            .then(|| {
+                self.host
+                    .provider(&self.environment.session_id, self.environment.env.clone())
+            })
     }
 
     fn input(

@@ -51,6 +51,9 @@ const pi = modules
 const ai = modules
   ? await import(pathToFileURL(join(modules, "@mariozechner/pi-ai/dist/index.js")).href)
   : await import("@mariozechner/pi-ai");
+// pi's own implementations of the built-in APIs, as they were before any extension
+// registered one under the same name (pi's API registry is one for the whole process).
+const builtinApis = new Map(ai.getApiProviders().map((provider) => [provider.api, provider]));
 const {
   AuthStorage,
   DefaultPackageManager,
@@ -532,20 +535,33 @@ async function openSessionNow(params) {
     runMessages: [],
     modelRegistry,
     providers: new Set(),
+    streamers: new Map(),
+    keyNames: new Map(),
     announced: false,
   };
   sessions.set(sessionId, open);
   // Before `bindCore`: a provider registration it flushes may fail.
-  runner.onError((error) =>
+  // Errors while the session opens (a provider registration pi refuses) come back with the
+  // opening; later ones as they happen.
+  runner.onError((error) => {
+    if (!open.announced) {
+      errors.push({
+        path: error.extensionPath,
+        error: `${error.event}: ${error.error}`,
+      });
+      return;
+    }
     notify("extension/error", {
       sessionId,
       extensionPath: error.extensionPath,
       event: error.event,
       error: error.error,
-    }),
-  );
+    });
+  });
   // pi's `registerProvider`: into the session's own registry (pi's validation and
-  // merging); pid hears the models, and streams them through `provider/stream`.
+  // merging); pid hears the models, and streams them through `provider/stream`. A
+  // provider's own `streamSimple` is kept by the session: pi's API registry is one for the
+  // whole process, where two sessions' extensions may register the same API.
   const providerChanged = () => {
     if (open.announced) notify("providers/changed", { sessionId, models: providerModels(open) });
   };
@@ -553,11 +569,20 @@ async function openSessionNow(params) {
     registerProvider: (name, config) => {
       modelRegistry.registerProvider(name, config);
       open.providers.add(name);
+      if (config.streamSimple) {
+        open.streamers.set(config.api, { provider: name, streamSimple: config.streamSimple });
+      }
+      if (typeof config.apiKey === "string" && /^[A-Z_][A-Z0-9_]*$/.test(config.apiKey)) {
+        open.keyNames.set(name, config.apiKey);
+      }
       providerChanged();
     },
     unregisterProvider: (name) => {
       modelRegistry.unregisterProvider(name);
       open.providers.delete(name);
+      for (const [api, streamer] of open.streamers) {
+        if (streamer.provider === name) open.streamers.delete(api);
+      }
       providerChanged();
     },
   });
@@ -669,7 +694,17 @@ function streamEvent(event) {
  * the session's registry (pi's `getApiKeyAndHeaders`), the provider's `streamSimple` (or
  * pi's own for a built-in API), `before_provider_request` handlers on the payload. Each
  * event goes to pid as `provider/event`; the answer comes once the stream ended. */
-async function providerStream({ sessionId, streamId, provider, modelId, context, options = {} }) {
+/** The key a variable of the session's environment gives `provider` (the client's, as pid
+ * reads built-in providers' keys): when its `apiKey` names a variable the client set and
+ * no login or key of `auth.json` comes first (pi's order). */
+async function sessionKey(open, provider, env) {
+  const named = open.keyNames.get(provider);
+  if (!named || !env?.[named]) return undefined;
+  const stored = await open.modelRegistry.authStorage.getApiKey(provider, { includeFallback: false });
+  return stored ? undefined : env[named];
+}
+
+async function providerStream({ sessionId, streamId, provider, modelId, context, options = {}, env }) {
   const open = session(sessionId);
   const controller = new AbortController();
   streams.set(streamId, { controller, sessionId });
@@ -694,13 +729,19 @@ async function providerStream({ sessionId, streamId, provider, modelId, context,
       fail(auth.error);
       return {};
     }
+    const own = open.streamers.get(model.api)?.streamSimple;
+    const streamSimple = own ?? builtinApis.get(model.api)?.streamSimple;
+    if (!streamSimple) {
+      fail(`no extension of this session streams the API ${model.api} of ${provider}/${modelId}`);
+      return {};
+    }
     const runner = open.runner;
-    const stream = ai.streamSimple(model, context, {
+    const stream = streamSimple(model, context, {
       reasoning: options.reasoning ?? undefined,
       maxTokens: options.maxTokens ?? undefined,
       sessionId: options.sessionId ?? undefined,
       signal: controller.signal,
-      apiKey: auth.apiKey,
+      apiKey: (await sessionKey(open, model.provider, env)) ?? auth.apiKey,
       headers: auth.headers,
       onPayload: runner.hasHandlers("before_provider_request")
         ? (payload) => runner.emitBeforeProviderRequest(payload)

@@ -55,11 +55,18 @@ impl ExtensionHost {
             .unwrap_or_default()
     }
 
-    /// What streams session `session_id`'s extension providers' models.
-    pub fn provider(self: &Arc<Self>, session_id: &str) -> Arc<dyn Provider> {
+    /// What streams session `session_id`'s extension providers' models; `env` is the
+    /// session's environment (the client's), where a provider's key variable is looked up
+    /// first, as for the daemon's own providers.
+    pub fn provider(
+        self: &Arc<Self>,
+        session_id: &str,
+        env: Arc<std::collections::BTreeMap<String, String>>,
+    ) -> Arc<dyn Provider> {
         Arc::new(ExtensionProvider {
             host: Arc::downgrade(self),
             session_id: session_id.to_owned(),
+            env,
         })
     }
 
@@ -85,6 +92,7 @@ impl ExtensionHost {
 struct ExtensionProvider {
     host: Weak<ExtensionHost>,
     session_id: String,
+    env: Arc<std::collections::BTreeMap<String, String>>,
 }
 
 impl Provider for ExtensionProvider {
@@ -102,6 +110,7 @@ impl Provider for ExtensionProvider {
                 "maxTokens": options.max_tokens,
                 "sessionId": options.session_id,
             },
+            "env": *self.env,
         });
         let host = self.host.clone();
         let session_id = self.session_id.clone();

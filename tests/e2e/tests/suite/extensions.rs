@@ -3081,3 +3081,127 @@ async fn the_event_bus_carries_a_sessions_events_to_its_own_extensions_only() {
         "{next:?}"
     );
 }
+
+/// A user-written provider whose `streamSimple` answers locally: `PREFIX: <the key it got>`.
+fn echo_provider(name: &str, prefix: &str) -> String {
+    format!(
+        r#"import {{ createAssistantMessageEventStream }} from "@mariozechner/pi-ai";
+export default function (pi) {{
+  pi.registerProvider("{name}", {{
+    baseUrl: "http://localhost",
+    apiKey: "ECHO_KEY",
+    api: "shared-echo-api",
+    models: [{{ id: "echo-1", name: "Echo", reasoning: false, input: ["text"],
+      cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }}, contextWindow: 1000, maxTokens: 100 }}],
+    streamSimple: (model, context, options) => {{
+      const stream = createAssistantMessageEventStream();
+      const text = `{prefix}: ${{options?.apiKey}}`;
+      const output = {{ role: "assistant", content: [{{ type: "text", text }}], api: model.api,
+        provider: model.provider, model: model.id, stopReason: "stop", timestamp: Date.now(),
+        usage: {{ input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+          cost: {{ input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 }} }} }};
+      queueMicrotask(() => {{
+        stream.push({{ type: "start", partial: output }});
+        stream.push({{ type: "done", reason: "stop", message: output }});
+        stream.end();
+      }});
+      return stream;
+    }},
+  }});
+}}
+"#
+    )
+}
+
+/// A user-written provider pi refuses: models without a key or a login.
+const KEYLESS_PROVIDER: &str = r#"export default function (pi) {
+  pi.registerProvider("keyless", {
+    baseUrl: "http://localhost",
+    api: "openai-completions",
+    models: [{ id: "m", name: "M", reasoning: false, input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 }],
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnostic() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            ("exts/a.ts", echo_provider("prov-a", "from A")),
+            ("exts/b.ts", echo_provider("prov-b", "from B")),
+            ("exts/keyless.ts", KEYLESS_PROVIDER.to_owned()),
+        ],
+    )
+    .await;
+    let home = world.daemon.home.path();
+    let ext = |name: &str| home.join("exts").join(name).display().to_string();
+    let (client, mut events) = world.client().await;
+    let create = |extension: String, env: Option<std::collections::BTreeMap<String, String>>| {
+        pi_protocol::v1::SessionCreateParams {
+            cwd: home.display().to_string(),
+            model: Some(super::harness::MODEL.to_owned()),
+            extensions: vec![extension, ext("keyless.ts")],
+            env,
+            ..Default::default()
+        }
+    };
+    let a = client
+        .call::<pi_protocol::v1::SessionCreate>(&create(ext("a.ts"), None))
+        .await
+        .unwrap()
+        .id;
+    // Session b's client has the provider's key variable set.
+    let b = client
+        .call::<pi_protocol::v1::SessionCreate>(&create(
+            ext("b.ts"),
+            Some([("ECHO_KEY".to_owned(), "the client's key".to_owned())].into()),
+        ))
+        .await
+        .unwrap()
+        .id;
+    for (id, model) in [(&a, "prov-a/echo-1"), (&b, "prov-b/echo-1")] {
+        client
+            .call::<SessionAttach>(&SessionAttachParams {
+                session_id: id.clone(),
+                after_seq: None,
+            })
+            .await
+            .unwrap();
+        client
+            .call::<pi_protocol::v1::SessionSetModel>(&pi_protocol::v1::SessionSetModelParams {
+                session_id: id.clone(),
+                model: model.to_owned(),
+            })
+            .await
+            .unwrap();
+    }
+    // Both register the same API name: each session runs its own extension's stream.
+    for (id, expected) in [
+        (&a, "from A: ECHO_KEY"),
+        (&b, "from B: the client's key"),
+        (&a, "from A: ECHO_KEY"),
+    ] {
+        let seen = run(&client, &mut events, id, "hi").await;
+        assert!(
+            super::mcp_faults::final_text(&seen).contains(expected),
+            "{expected}: {seen:?}"
+        );
+    }
+    // The provider pi refuses is named with pi's reason where the session's problems are.
+    let listed = list(&client).await;
+    let problems = &listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == a)
+        .unwrap()
+        .diagnostics;
+    assert!(
+        problems.iter().any(|problem| problem.path == ext("keyless.ts")
+            && problem.error.contains(
+                "Provider keyless: \"apiKey\" or \"oauth\" is required when defining models."
+            )),
+        "{problems:?}"
+    );
+}
