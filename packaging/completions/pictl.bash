@@ -1907,12 +1907,16 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__models)
-            opts="-h --available --json --help"
+            opts="-h --available --json --session --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

@@ -123,6 +123,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand abort" -s h -l help -d 'Prin
 complete -c pictl -n "__fish_pictl_using_subcommand watch" -l after-seq -d 'Replay the durable events after this seq first' -r
 complete -c pictl -n "__fish_pictl_using_subcommand watch" -l json -d 'Print the snapshot and every event as JSON lines'
 complete -c pictl -n "__fish_pictl_using_subcommand watch" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand models" -l session -d 'With this session\'s models too: the providers its pi extensions register (id or unique prefix)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand models" -l available -d 'Only models whose provider has a key'
 complete -c pictl -n "__fish_pictl_using_subcommand models" -l json -d 'Print one JSON object per model'
 complete -c pictl -n "__fish_pictl_using_subcommand models" -s h -l help -d 'Print help'

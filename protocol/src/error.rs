@@ -62,6 +62,10 @@ pub enum ErrorKind {
     /// `data.details.failure` is one of `disk_full`, `read_only`, `corrupt`, `io`, `locked`,
     /// `other`. Nothing of the failed request was saved and the session is as it was before.
     Storage,
+    /// The session's extensions (pi's `session_before_*` handlers, perhaps after asking a
+    /// person) cancelled the operation (-32016). Nothing changed; `message` names what was
+    /// cancelled.
+    Cancelled,
 }
 
 impl ErrorKind {
@@ -86,6 +90,7 @@ impl ErrorKind {
             ErrorKind::ContextOverflow => -32013,
             ErrorKind::ProviderError => -32014,
             ErrorKind::Storage => -32015,
+            ErrorKind::Cancelled => -32016,
         }
     }
 }

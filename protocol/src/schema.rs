@@ -174,6 +174,7 @@ fn all_error_kinds() -> Vec<ErrorKind> {
         ErrorKind::ContextOverflow,
         ErrorKind::ProviderError,
         ErrorKind::Storage,
+        ErrorKind::Cancelled,
     ];
     // A new variant fails to compile here until it is added to the list above.
     for kind in kinds {
@@ -195,7 +196,8 @@ fn all_error_kinds() -> Vec<ErrorKind> {
             | ErrorKind::ResyncRequired
             | ErrorKind::ContextOverflow
             | ErrorKind::ProviderError
-            | ErrorKind::Storage => {}
+            | ErrorKind::Storage
+            | ErrorKind::Cancelled => {}
         }
     }
     kinds.to_vec()

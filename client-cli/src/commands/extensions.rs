@@ -126,6 +126,17 @@ pub async fn run(command: ExtensionsCommand) -> Result<ExitCode, CliError> {
                 }
             }
             text.push_str(&table.render(Style::stdout()));
+            for session in list
+                .sessions
+                .iter()
+                .filter(|session| !session.models.is_empty())
+            {
+                text.push_str(&format!(
+                    "{} has the models of its extensions' providers: {}\n",
+                    session.session_id,
+                    session.models.join(", ")
+                ));
+            }
             print_text(&text);
             Ok(ExitCode::SUCCESS)
         }

@@ -1,4 +1,5 @@
-//! `pictl models [SEARCH] [--available] [--json]`: the models the daemon knows.
+//! `pictl models [SEARCH] [--available] [--json] [--session ID]`: the models the daemon
+//! knows (and a session's extensions' providers').
 //!
 //! A table (provider, model, context window, max output, reasoning, images, key status) or one
 //! `ModelInfo` per line with `--json`. `SEARCH` keeps models whose `provider/id` or name
@@ -24,15 +25,23 @@ pub struct ModelsArgs {
     /// Print one JSON object per model
     #[arg(long)]
     pub json: bool,
+    /// With this session's models too: the providers its pi extensions register (id or
+    /// unique prefix)
+    #[arg(long, value_name = "ID")]
+    pub session: Option<String>,
 }
 
 /// Runs `pictl models`.
 pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
     let client = daemon_client::connect().await?.client;
+    let session_id = match &args.session {
+        Some(id) => Some(daemon_client::find_session(&client, id).await?.id),
+        None => None,
+    };
     let models = client
         .call::<ModelList>(&ModelListParams {
             available_only: args.available,
-            session_id: None,
+            session_id,
         })
         .await?
         .models;

@@ -456,7 +456,15 @@ pub async fn open_session(
         }
         return Ok(session);
     }
-    let (model, scoped_thinking) = model_spec(client, args).await?;
+    // `--provider` alone naming a provider the daemon does not have: perhaps one the new
+    // session's extensions register, chosen once it exists.
+    let (model, scoped_thinking, provider_later) = match model_spec(client, args).await {
+        Err(error) if args.provider.is_some() && args.model.is_none() => (None, None, Some(error)),
+        chosen => {
+            let (model, thinking) = chosen?;
+            (model, thinking, None)
+        }
+    };
     let tools = match (&args.tools, args.no_tools) {
         (Some(tools), _) => Some(tools.clone()),
         (None, true) => Some(Vec::new()),
@@ -481,6 +489,39 @@ pub async fn open_session(
         .await
         .map_err(model_error)?;
     print_warnings(&created.warnings);
+    if let (Some(refused), Some(provider)) = (provider_later, &args.provider) {
+        let chosen = match provider_model(client, provider, Some(&created.id)).await {
+            Ok(spec) => client
+                .call::<SessionSetModel>(&SessionSetModelParams {
+                    session_id: created.id.clone(),
+                    model: spec,
+                })
+                .await
+                .map_err(model_error),
+            Err(_) => Err(refused),
+        };
+        match chosen {
+            Ok(changed) => {
+                print_warnings(&changed.warnings);
+                return Ok(SessionInfo {
+                    model: Some(pi_protocol::v1::ModelRef {
+                        provider: changed.model.provider,
+                        id: changed.model.id,
+                    }),
+                    thinking_level: changed.thinking_level,
+                    ..created
+                });
+            }
+            Err(error) => {
+                let _ = client
+                    .call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
+                        session_id: created.id.clone(),
+                    })
+                    .await;
+                return Err(error);
+            }
+        }
+    }
     Ok(created)
 }
 
@@ -506,30 +547,7 @@ async fn model_spec(
             }
         }
         (None, Some(model)) => Ok((Some(model.clone()), None)),
-        (Some(provider), None) => {
-            let models = client
-                .call::<ModelList>(&ModelListParams::default())
-                .await?
-                .models;
-            let of_provider: Vec<_> = models
-                .iter()
-                .filter(|model| model.provider.eq_ignore_ascii_case(provider))
-                .collect();
-            let chosen = of_provider
-                .iter()
-                .find(|model| model.has_key)
-                .or(of_provider.first())
-                .ok_or_else(|| {
-                    let mut providers: Vec<&str> =
-                        models.iter().map(|model| model.provider.as_str()).collect();
-                    providers.dedup();
-                    CliError::failed(format!(
-                        "no models of provider {provider:?}; known providers: {}",
-                        providers.join(", ")
-                    ))
-                })?;
-            Ok((Some(format!("{}/{}", chosen.provider, chosen.id)), None))
-        }
+        (Some(provider), None) => Ok((Some(provider_model(client, provider, None).await?), None)),
         (None, None) if !args.models.is_empty() => {
             let models = client
                 .call::<ModelList>(&ModelListParams {
@@ -553,6 +571,40 @@ async fn model_spec(
         }
         (None, None) => Ok((None, None)),
     }
+}
+
+/// pi's `--provider` alone: the provider's model with a key (else its first), among the
+/// daemon's models and, with `session`, that session's extensions' providers' too.
+async fn provider_model(
+    client: &Client,
+    provider: &str,
+    session: Option<&str>,
+) -> Result<String, CliError> {
+    let models = client
+        .call::<ModelList>(&ModelListParams {
+            available_only: false,
+            session_id: session.map(str::to_owned),
+        })
+        .await?
+        .models;
+    let of_provider: Vec<_> = models
+        .iter()
+        .filter(|model| model.provider.eq_ignore_ascii_case(provider))
+        .collect();
+    let chosen = of_provider
+        .iter()
+        .find(|model| model.has_key)
+        .or(of_provider.first())
+        .ok_or_else(|| {
+            let mut providers: Vec<&str> =
+                models.iter().map(|model| model.provider.as_str()).collect();
+            providers.dedup();
+            CliError::failed(format!(
+                "no models of provider {provider:?}; known providers: {}",
+                providers.join(", ")
+            ))
+        })?;
+    Ok(format!("{}/{}", chosen.provider, chosen.id))
 }
 
 fn model_error(error: pi_client::ClientError) -> CliError {

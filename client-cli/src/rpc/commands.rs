@@ -15,13 +15,14 @@ use pi_protocol::v1::message::{
 };
 use pi_protocol::v1::{
     ExportFormat, ModelInfo, ModelList, ModelListParams, ReadScope, SessionAbort,
-    SessionAbortRetry, SessionBash, SessionBashParams, SessionCompact, SessionCompactParams,
-    SessionCreate, SessionCreateParams, SessionEntry, SessionEntryParams, SessionExport,
-    SessionExportParams, SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionImport,
-    SessionImportParams, SessionInfo, SessionMessageParams, SessionPrompt, SessionRead,
-    SessionReadParams, SessionSetModel, SessionSetModelParams, SessionSetName,
-    SessionSetNameParams, SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer,
-    SettingsGet, SettingsGetParams, SettingsSetDefault, SettingsSetDefaultParams,
+    SessionAbortRetry, SessionBash, SessionBashParams, SessionBeforeSwitch,
+    SessionBeforeSwitchParams, SessionCompact, SessionCompactParams, SessionCreate,
+    SessionCreateParams, SessionEntry, SessionEntryParams, SessionExport, SessionExportParams,
+    SessionFollowUp, SessionFork, SessionGet, SessionIdParams, SessionImport, SessionImportParams,
+    SessionInfo, SessionMessageParams, SessionPrompt, SessionRead, SessionReadParams,
+    SessionSetModel, SessionSetModelParams, SessionSetName, SessionSetNameParams,
+    SessionSetThinking, SessionSetThinkingParams, SessionStats, SessionSteer, SettingsGet,
+    SettingsGetParams, SettingsSetDefault, SettingsSetDefaultParams, SwitchReason,
 };
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -221,7 +222,7 @@ async fn dispatch(bridge: &Bridge, command: PiCommand) -> Handled {
         }
         PiCommand::CycleModel => cycle_model(bridge).await.map(data),
         PiCommand::GetAvailableModels => {
-            let models: Vec<Value> = available_models(client)
+            let models: Vec<Value> = available_models(client, &bridge.session.id)
                 .await?
                 .iter()
                 .map(pi_model)
@@ -247,6 +248,9 @@ async fn dispatch(bridge: &Bridge, command: PiCommand) -> Handled {
         PiCommand::ExportHtml { output_path } => export_html(bridge, output_path).await.map(data),
         PiCommand::SwitchSession { session_path } => {
             let session = switch_target(client, &bridge.cwd, &session_path).await?;
+            if stays(bridge, SwitchReason::Resume, Some(session.id.clone())).await? {
+                return Ok((Some(json!({"cancelled": true})), None));
+            }
             Ok((Some(json!({"cancelled": false})), Some(session)))
         }
         PiCommand::Fork { entry_id } => fork(bridge, entry_id).await,
@@ -307,8 +311,31 @@ async fn stored_branch(bridge: &Bridge) -> Result<Vec<SessionEntry>, String> {
         .map_err(|e| e.message().to_owned())
 }
 
-/// `new_session`: a session like the current one (directory, model, thinking), switched to.
+/// pi's `session_before_switch`: whether the current session's extensions keep the bridge
+/// where it is.
+async fn stays(
+    bridge: &Bridge,
+    reason: SwitchReason,
+    target: Option<String>,
+) -> Result<bool, String> {
+    Ok(bridge
+        .client
+        .call::<SessionBeforeSwitch>(&SessionBeforeSwitchParams {
+            session_id: bridge.session.id.clone(),
+            reason,
+            target_session_id: target,
+        })
+        .await
+        .map_err(text)?
+        .cancelled)
+}
+
+/// `new_session`: a session like the current one (directory, model, thinking), switched to
+/// unless the current session's extensions keep the bridge there.
 async fn new_session(bridge: &Bridge) -> Handled {
+    if stays(bridge, SwitchReason::New, None).await? {
+        return Ok((Some(json!({"cancelled": true})), None));
+    }
     let session = &current_info(bridge).await?;
     let created = bridge
         .client
@@ -352,14 +379,21 @@ async fn export_html(bridge: &Bridge, output_path: Option<String>) -> Result<Val
 /// `fork`: a new session from before `entry_id`, switched to; its text is the forked
 /// message's.
 async fn fork(bridge: &Bridge, entry_id: String) -> Handled {
-    let forked = bridge
+    let forked = match bridge
         .client
         .call::<SessionFork>(&SessionEntryParams {
             session_id: bridge.session.id.clone(),
             entry_id,
         })
         .await
-        .map_err(text)?;
+    {
+        Ok(forked) => forked,
+        // pi answers a fork its extensions cancelled as a success that says so.
+        Err(error) if error.rpc_kind() == Some(pi_protocol::ErrorKind::Cancelled) => {
+            return Ok((Some(json!({"cancelled": true})), None));
+        }
+        Err(error) => return Err(text(error)),
+    };
     Ok((
         Some(json!({"text": forked.text, "cancelled": false})),
         Some(forked.session),
@@ -494,8 +528,12 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
         "pendingMessageCount": details.queue.steering.len() + details.queue.follow_up.len(),
     });
     if let Some(model) = &info.model {
+        // With the session's extensions' providers.
         let models = client
-            .call::<ModelList>(&ModelListParams::default())
+            .call::<ModelList>(&ModelListParams {
+                available_only: false,
+                session_id: Some(info.id.clone()),
+            })
             .await
             .map_err(text)?
             .models;
@@ -513,7 +551,7 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
 }
 
 async fn set_model(bridge: &Bridge, provider: String, model_id: String) -> Result<Value, String> {
-    let available = available_models(&bridge.client).await?;
+    let available = available_models(&bridge.client, &bridge.session.id).await?;
     if !available
         .iter()
         .any(|model| model.provider == provider && model.id == model_id)
@@ -532,7 +570,7 @@ async fn set_model(bridge: &Bridge, provider: String, model_id: String) -> Resul
 }
 
 async fn cycle_model(bridge: &Bridge) -> Result<Value, String> {
-    let available = available_models(&bridge.client).await?;
+    let available = available_models(&bridge.client, &bridge.session.id).await?;
     let scoped = model_scope::scoped_models(&bridge.scope, &available);
     let is_scoped = !scoped.is_empty();
     let candidates: Vec<model_scope::Scoped> = if is_scoped {
@@ -634,11 +672,12 @@ async fn current_info(bridge: &Bridge) -> Result<SessionInfo, String> {
         .info)
 }
 
-async fn available_models(client: &Client) -> Result<Vec<ModelInfo>, String> {
+/// The models with a key, the session's extensions' providers' too.
+async fn available_models(client: &Client, session_id: &str) -> Result<Vec<ModelInfo>, String> {
     Ok(client
         .call::<ModelList>(&ModelListParams {
             available_only: true,
-            session_id: None,
+            session_id: Some(session_id.to_owned()),
         })
         .await
         .map_err(text)?

@@ -538,3 +538,120 @@ async fn extension_ui_round_trip() {
     assert_eq!(rpc.child.wait().await.unwrap().code(), Some(0));
     server.assert_done(0);
 }
+
+/// A provider pi's `registerProvider` defines, answering locally.
+const LOCAL_PROVIDER: &str = r#"import { createAssistantMessageEventStream } from "@mariozechner/pi-ai";
+export default function (pi) {
+  pi.registerProvider("local", {
+    baseUrl: "http://localhost",
+    apiKey: "local-key",
+    api: "local-api",
+    models: [{ id: "local-1", name: "Local", reasoning: false, input: ["text"],
+      cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0 }, contextWindow: 1000, maxTokens: 100 }],
+    streamSimple: (model) => {
+      const stream = createAssistantMessageEventStream();
+      const output = { role: "assistant", content: [{ type: "text", text: "local answer" }], api: model.api,
+        provider: model.provider, model: model.id, stopReason: "stop", timestamp: Date.now(),
+        usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2,
+          cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } } };
+      queueMicrotask(() => {
+        stream.push({ type: "start", partial: output });
+        stream.push({ type: "done", reason: "stop", message: output });
+        stream.end();
+      });
+      return stream;
+    },
+  });
+}
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn extensions_keep_the_bridge_in_its_session_and_their_models_are_listed() {
+    let server = ModelServer::start().await;
+    let daemon = two_model_daemon(&server).await;
+    let workdir = tempfile::tempdir().unwrap();
+    std::fs::write(workdir.path().join("local.ts"), LOCAL_PROVIDER).unwrap();
+    let confirm = pi_test_support::peers::pi_examples().join("confirm-destructive.ts");
+    let mut rpc = start_rpc(
+        &daemon,
+        workdir.path(),
+        &[
+            "--ready",
+            "--model",
+            "scripted/scripted-model",
+            "-e",
+            confirm.to_str().unwrap(),
+            "-e",
+            "./local.ts",
+        ],
+    )
+    .await;
+    let ready = rpc.next_line().await;
+    assert_eq!(ready["type"], "ready");
+
+    // The extension's model is listed and chosen like the others; get_state shows it.
+    let listed = rpc
+        .call(json!({"id": "m", "type": "get_available_models"}))
+        .await;
+    assert!(
+        listed["data"]["models"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|model| model["provider"] == "local" && model["id"] == "local-1"),
+        "{listed}"
+    );
+    let set = rpc
+        .call(json!({"id": "s", "type": "set_model", "provider": "local", "modelId": "local-1"}))
+        .await;
+    assert_eq!(set["success"], true, "{set}");
+    let state = rpc.call(json!({"id": "g", "type": "get_state"})).await;
+    assert_eq!(state["data"]["model"]["provider"], "local", "{state}");
+
+    // pi's confirm-destructive asks before a new session: refused, the bridge stays; then
+    // accepted.
+    for (confirmed, cancelled) in [(false, true), (true, false)] {
+        rpc.send(json!({"id": "n", "type": "new_session"})).await;
+        let request = loop {
+            let line = rpc.next_line().await;
+            if line["type"] == "extension_ui_request" && line["method"] == "confirm" {
+                break line;
+            }
+            assert_ne!(line["type"], "response", "answered without asking: {line}");
+        };
+        assert_eq!(request["title"], "Clear session?");
+        rpc.send(
+            json!({"type": "extension_ui_response", "id": request["id"], "confirmed": confirmed}),
+        )
+        .await;
+        let response = rpc.response(&json!("n")).await;
+        assert_eq!(response["success"], true, "{response}");
+        assert_eq!(response["data"]["cancelled"], cancelled, "{response}");
+    }
+
+    // A fork it refuses is pi's `{cancelled: true}`, not a failure.
+    rpc.call(json!({"id": "p", "type": "prompt", "message": "hi"}))
+        .await;
+    rpc.events_until("agent_end").await;
+    let messages = rpc
+        .call(json!({"id": "f", "type": "get_fork_messages"}))
+        .await;
+    let entry = messages["data"]["messages"][0]["entryId"].clone();
+    rpc.send(json!({"id": "k", "type": "fork", "entryId": entry}))
+        .await;
+    let request = loop {
+        let line = rpc.next_line().await;
+        if line["type"] == "extension_ui_request" && line["method"] == "select" {
+            break line;
+        }
+        assert_ne!(line["type"], "response", "answered without asking: {line}");
+    };
+    rpc.send(json!({"type": "extension_ui_response", "id": request["id"],
+        "value": "No, stay in current session"}))
+        .await;
+    let response = rpc.response(&json!("k")).await;
+    assert_eq!(response["success"], true, "{response}");
+    assert_eq!(response["data"]["cancelled"], true, "{response}");
+    drop(rpc.stdin.take());
+    assert_eq!(rpc.child.wait().await.unwrap().code(), Some(0));
+}

@@ -415,6 +415,12 @@ pub(crate) fn extensions_lines(list: &pi_protocol::v1::ExtensionsListResponse) -
             any = true;
             lines.push(format!("  – {}: {}", skipped.path, skipped.error));
         }
+        if !session.models.is_empty() {
+            lines.push(format!(
+                "  models of its providers: {}",
+                session.models.join(", ")
+            ));
+        }
     }
     if !any {
         lines.push(

@@ -863,6 +863,7 @@ fn slash_extensions_asks_for_the_list_and_shows_the_host_extensions_and_problems
                 path: "/work/p/.pi/extensions/project.ts".to_owned(),
                 error: "a project extension runs only once approved; not loaded".to_owned(),
             }],
+            models: vec!["local/local-1".to_owned()],
         }],
     })));
     let screen = harness.screen(120, 24);
@@ -871,6 +872,7 @@ fn slash_extensions_asks_for_the_list_and_shows_the_host_extensions_and_problems
         "hello.ts · tools hello · on tool_call",
         "✗ /home/me/.pi/agent/extensions/broken.ts: Failed to load extension: boom",
         "– /work/p/.pi/extensions/project.ts: a project extension runs only once approved",
+        "models of its providers: local/local-1",
     ] {
         assert!(
             screen.contains(expected),

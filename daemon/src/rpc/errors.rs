@@ -49,7 +49,7 @@ pub fn session(error: SessionError) -> ErrorObject {
             (kind, None, Some(json!({ "failure": name })))
         }
         SessionError::KeepsStopping(_) => (ErrorKind::Internal, None, None),
-        SessionError::CancelledByExtension(_) => (ErrorKind::Unauthorized, None, None),
+        SessionError::CancelledByExtension(_) => (ErrorKind::Cancelled, None, None),
         SessionError::Internal(_) => (ErrorKind::Internal, None, None),
     };
     let mut object = ErrorObject::new(kind, error.to_string());

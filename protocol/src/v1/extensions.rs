@@ -59,6 +59,10 @@ pub struct SessionExtensions {
     pub diagnostics: Vec<ExtensionDiagnostic>,
     /// Project extensions left out until approved.
     pub skipped: Vec<ExtensionDiagnostic>,
+    /// The models of the providers they registered (pi's `registerProvider`), as
+    /// `provider/id`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub models: Vec<String>,
 }
 
 /// One loaded extension.

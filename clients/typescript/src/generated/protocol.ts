@@ -1798,6 +1798,11 @@ export interface SessionExtensions {
    */
   extensions: ExtensionInfo[];
   /**
+   * The models of the providers they registered (pi's `registerProvider`), as
+   * `provider/id`.
+   */
+  models?: string[];
+  /**
    * The session.
    */
   sessionId: string;

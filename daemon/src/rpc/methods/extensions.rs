@@ -77,6 +77,11 @@ pub async fn list(
                     .collect(),
                 diagnostics: diagnostics(&set.diagnostics),
                 skipped: diagnostics(&set.skipped),
+                models: set
+                    .models
+                    .iter()
+                    .map(|provided| format!("{}/{}", provided.model.provider, provided.model.id))
+                    .collect(),
             })
             .collect(),
     })

@@ -3198,10 +3198,44 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
         .unwrap()
         .diagnostics;
     assert!(
-        problems.iter().any(|problem| problem.path == ext("keyless.ts")
-            && problem.error.contains(
-                "Provider keyless: \"apiKey\" or \"oauth\" is required when defining models."
-            )),
+        problems
+            .iter()
+            .any(|problem| problem.path == ext("keyless.ts")
+                && problem.error.contains(
+                    "Provider keyless: \"apiKey\" or \"oauth\" is required when defining models."
+                )),
         "{problems:?}"
+    );
+    let of_a = listed
+        .sessions
+        .iter()
+        .find(|session| session.session_id == a)
+        .unwrap();
+    assert_eq!(of_a.models, ["prov-a/echo-1"]);
+
+    // From the command line: `pictl models --session`, and pi's `--provider` alone.
+    let (ok, stdout, stderr) = pictl(&world, home, &["models", "--session", &a, "echo"]).await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("prov-a") && !stdout.contains("prov-b"), "{stdout}");
+    let (ok, stdout, stderr) = pictl(
+        &world,
+        home,
+        &["run", "--no-session", "-e", &ext("b.ts"), "--provider", "prov-b", "hi"],
+    )
+    .await;
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("from B: ECHO_KEY"), "{stdout}");
+    let sessions_before = pictl(&world, home, &["sessions", "--json"]).await.1;
+    let (ok, _, stderr) = pictl(
+        &world,
+        home,
+        &["run", "-e", &ext("b.ts"), "--provider", "prov-z", "hi"],
+    )
+    .await;
+    assert!(!ok);
+    assert!(stderr.contains("no models of provider \"prov-z\""), "{stderr}");
+    assert_eq!(
+        pictl(&world, home, &["sessions", "--json"]).await.1,
+        sessions_before
     );
 }
