@@ -240,21 +240,13 @@ fn tool_result_content(content: &[UserContent]) -> Value {
         .iter()
         .any(|block| matches!(block, UserContent::Image(_)));
     if !has_image {
-        let texts: Vec<&str> = content
-            .iter()
-            .filter_map(|block| match block {
-                UserContent::Text(text) => Some(text.text.as_str()),
-                UserContent::Image(_) => None,
-            })
-            .collect();
-        return Value::String(texts.join("\n"));
+        return Value::String(super::joined_text(content));
     }
     let mut blocks: Vec<Value> = content
         .iter()
         .map(|block| match block {
             UserContent::Text(text) => json!({"type": "text", "text": text.text}),
-            UserContent::Image(image) => json!({"type": "image", "source": {
-                "type": "base64", "media_type": image.mime_type, "data": image.data}}),
+            UserContent::Image(image) => image_block(image),
         })
         .collect();
     if !content
@@ -280,10 +272,14 @@ fn user_blocks(content: &[UserContent]) -> Vec<Value> {
         .filter_map(|block| match block {
             UserContent::Text(text) if text.text.is_empty() => None,
             UserContent::Text(text) => Some(json!({"type": "text", "text": text.text})),
-            UserContent::Image(image) => Some(json!({"type": "image", "source": {
-                "type": "base64", "media_type": image.mime_type, "data": image.data}})),
+            UserContent::Image(image) => Some(image_block(image)),
         })
         .collect()
+}
+
+fn image_block(image: &crate::types::ImageContent) -> Value {
+    json!({"type": "image", "source": {
+        "type": "base64", "media_type": image.mime_type, "data": image.data}})
 }
 
 /// Stream state: Anthropic's block indexes mapped to ours, and the stop reason.

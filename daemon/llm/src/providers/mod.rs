@@ -156,6 +156,18 @@ pub(crate) fn openai_error_kind(
     }
 }
 
+/// The texts of user content, one per line (images left out).
+pub(crate) fn joined_text(content: &[crate::types::UserContent]) -> String {
+    let texts: Vec<&str> = content
+        .iter()
+        .filter_map(|block| match block {
+            crate::types::UserContent::Text(text) => Some(text.text.as_str()),
+            crate::types::UserContent::Image(_) => None,
+        })
+        .collect();
+    texts.join("\n")
+}
+
 /// `data:<mime>;base64,<data>` for formats that take images as URLs.
 pub(crate) fn data_url(mime_type: &str, data: &str) -> String {
     format!("data:{mime_type};base64,{data}")

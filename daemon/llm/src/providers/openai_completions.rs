@@ -204,7 +204,7 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                     .iter()
                     .all(|b| matches!(b, UserContent::Text(_)));
                 let content = if only_text {
-                    Value::String(joined_text(&user.content))
+                    Value::String(super::joined_text(&user.content))
                 } else {
                     Value::Array(user.content.iter().map(content_part).collect())
                 };
@@ -255,7 +255,7 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
                     .filter(|b| matches!(b, UserContent::Image(_)))
                     .map(content_part)
                     .collect();
-                let mut text = joined_text(&result.content);
+                let mut text = super::joined_text(&result.content);
                 if text.is_empty() && !images.is_empty() {
                     text = "(see attached image)".into();
                 }
@@ -284,17 +284,6 @@ fn convert_messages(messages: &[Message], compat: &ResolvedCompat, out: &mut Vec
             }
         }
     }
-}
-
-fn joined_text(content: &[UserContent]) -> String {
-    let texts: Vec<&str> = content
-        .iter()
-        .filter_map(|block| match block {
-            UserContent::Text(text) => Some(text.text.as_str()),
-            UserContent::Image(_) => None,
-        })
-        .collect();
-    texts.join("\n")
 }
 
 fn content_part(block: &UserContent) -> Value {

@@ -3216,11 +3216,22 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
     // From the command line: `pictl models --session`, and pi's `--provider` alone.
     let (ok, stdout, stderr) = pictl(&world, home, &["models", "--session", &a, "echo"]).await;
     assert!(ok, "{stderr}");
-    assert!(stdout.contains("prov-a") && !stdout.contains("prov-b"), "{stdout}");
+    assert!(
+        stdout.contains("prov-a") && !stdout.contains("prov-b"),
+        "{stdout}"
+    );
     let (ok, stdout, stderr) = pictl(
         &world,
         home,
-        &["run", "--no-session", "-e", &ext("b.ts"), "--provider", "prov-b", "hi"],
+        &[
+            "run",
+            "--no-session",
+            "-e",
+            &ext("b.ts"),
+            "--provider",
+            "prov-b",
+            "hi",
+        ],
     )
     .await;
     assert!(ok, "{stderr}");
@@ -3233,7 +3244,10 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
     )
     .await;
     assert!(!ok);
-    assert!(stderr.contains("no models of provider \"prov-z\""), "{stderr}");
+    assert!(
+        stderr.contains("no models of provider \"prov-z\""),
+        "{stderr}"
+    );
     assert_eq!(
         pictl(&world, home, &["sessions", "--json"]).await.1,
         sessions_before
