@@ -44,6 +44,16 @@ pub fn config(
     })
 }
 
+/// pi's package as the host runs it (its `README.md`, `docs/`, `examples/`): under
+/// `PI_EXTENSION_HOST_MODULES`, or where the host's first start installs it.
+pub fn pi_package_dir(paths: &pi_paths::Paths) -> PathBuf {
+    let modules = std::env::var_os("PI_EXTENSION_HOST_MODULES")
+        .filter(|modules| !modules.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| paths.data_dir.join("extension-host").join("node_modules"));
+    modules.join("@mariozechner").join("pi-coding-agent")
+}
+
 fn write_if_changed(path: &Path, text: &str) -> anyhow::Result<()> {
     if std::fs::read_to_string(path).is_ok_and(|old| old == text) {
         return Ok(());

@@ -198,7 +198,10 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
                 .with_kernels(kernels.clone()),
         ),
         settings: session::SessionSettings {
-            resources: coding::ResourceRoots::from_paths(&paths),
+            resources: coding::ResourceRoots {
+                pi_docs: Some(extension_host::pi_package_dir(&paths)),
+                ..coding::ResourceRoots::from_paths(&paths)
+            },
             idle_unload: Duration::from_secs(config.limits.session_idle_secs),
             recent_unwatched: session::recent::WindowBudget::new(
                 config.limits.recent_unwatched_bytes,

@@ -275,6 +275,19 @@ function toolsOf(runner) {
     description: definition.description ?? "",
     parameters: JSON.parse(JSON.stringify(definition.parameters ?? { type: "object" })),
     extension: sourceInfo?.path ?? null,
+    // As pi's session normalizes them for its system prompt.
+    promptSnippet:
+      typeof definition.promptSnippet === "string"
+        ? definition.promptSnippet.replace(/[\r\n]+/g, " ").replace(/\s+/g, " ").trim() || null
+        : null,
+    promptGuidelines: [
+      ...new Set(
+        (definition.promptGuidelines ?? [])
+          .filter((guideline) => typeof guideline === "string")
+          .map((guideline) => guideline.trim())
+          .filter((guideline) => guideline.length > 0),
+      ),
+    ],
   }));
 }
 

@@ -64,7 +64,8 @@ pub(crate) async fn execute_tool_calls(
         let resolved = match tools.iter().find(|tool| tool.name() == call.name) {
             None => Err(ToolOutput::error(format!("Tool {} not found", call.name))),
             Some(tool) => {
-                match validate_arguments(&call.name, tool.parameters(), &call.arguments) {
+                let arguments = tool.prepare_arguments(call.arguments.value().clone());
+                match validate_arguments(&call.name, tool.parameters(), &arguments) {
                     Ok(arguments) => Ok(Prepared::Ready(tool.clone(), arguments)),
                     Err(message) => Err(ToolOutput::error(message)),
                 }

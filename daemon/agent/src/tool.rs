@@ -25,6 +25,20 @@ pub trait Tool: Send + Sync + 'static {
     fn description(&self) -> &str;
     /// JSON Schema of the arguments object.
     fn parameters(&self) -> &Value;
+    /// Its line in the system prompt's `Available tools:` (pi's `promptSnippet`); a tool
+    /// without one is not listed there.
+    fn prompt_snippet(&self) -> Option<&str> {
+        None
+    }
+    /// What it adds to the system prompt's `Guidelines:` (pi's `promptGuidelines`).
+    fn prompt_guidelines(&self) -> &[String] {
+        &[]
+    }
+    /// The arguments as the tool takes them, before they are checked against its schema
+    /// (pi's `prepareArguments`: older or looser shapes models still send).
+    fn prepare_arguments(&self, arguments: Value) -> Value {
+        arguments
+    }
     /// Runs one call. Must return promptly after `invocation.cancel` fires (with an error
     /// output such as `Operation aborted`).
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture;
@@ -78,9 +92,26 @@ impl<L: ToolLayer> Tool for Layered<L> {
         self.layer.parameters(self.inner.as_ref())
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.inner.prompt_snippet()
+    }
+
+    fn prompt_guidelines(&self) -> &[String] {
+        self.inner.prompt_guidelines()
+    }
+
+    fn prepare_arguments(&self, arguments: Value) -> Value {
+        self.inner.prepare_arguments(arguments)
+    }
+
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         self.layer.clone().call(self.inner.clone(), invocation)
     }
+}
+
+/// The first non-empty line of `text` (a tool's description as its prompt snippet).
+pub fn first_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).find(|line| !line.is_empty())
 }
 
 /// Tools that join a run while it runs (the daemon's MCP servers, which start in the

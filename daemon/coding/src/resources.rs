@@ -34,6 +34,9 @@ pub struct ResourceRoots {
     /// The last good version of every settings file read through these roots (clones share
     /// it): a bad edit of a file that was good keeps that version until it is fixed.
     pub last_good: LastGoodLayers,
+    /// pi's package (its `README.md`, `docs/`, `examples/`), which the system prompt points
+    /// to as pi's does, while it is installed.
+    pub pi_docs: Option<PathBuf>,
 }
 
 /// The loaded resources of one working directory.
@@ -47,6 +50,8 @@ pub struct Resources {
     pub skills: Vec<Skill>,
     /// Prompt templates, in precedence order.
     pub templates: Vec<PromptTemplate>,
+    /// pi's package the default prompt points to (installed, when loaded).
+    pub pi_docs: Option<PathBuf>,
     /// Replaces the default prompt body.
     pub custom_prompt: Option<String>,
     /// Appended to the prompt body.
@@ -70,6 +75,7 @@ impl ResourceRoots {
             config_dir: Some(paths.config_dir.clone()),
             home,
             last_good: LastGoodLayers::default(),
+            pi_docs: None,
         }
     }
 
@@ -254,6 +260,10 @@ pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
         context_files,
         skills,
         templates,
+        pi_docs: roots
+            .pi_docs
+            .clone()
+            .filter(|dir| dir.join("README.md").is_file()),
         custom_prompt,
         append_prompt,
         diagnostics,
@@ -285,6 +295,7 @@ impl Resources {
             skills: &self.skills,
             custom_prompt: self.custom_prompt.as_deref(),
             append_prompt: self.append_prompt.as_deref(),
+            pi_docs: self.pi_docs.as_deref(),
         })
     }
 

@@ -1,15 +1,18 @@
-//! The system prompt, assembled as pi's `buildSystemPrompt` does (§4.10), as a pure function
-//! of its inputs so it can be snapshot-tested.
+//! The system prompt, assembled as pi 0.73.1's `buildSystemPrompt` does (§4.10), as a pure
+//! function of its inputs so it can be snapshot-tested.
 //!
-//! Default body: identity, `Available tools:` with one line per tool (pi's one-liners for the
-//! built-ins, the first line of the description otherwise), the custom-tools note, and the
-//! guidelines that depend on which tools are active. A custom prompt (`SYSTEM.md` or the
-//! `systemPrompt` setting) replaces that body. Both are followed by the appended prompt, the
-//! `# Project Context` section with each context file, the skills block (only when `read` is
-//! active) and the date and working directory.
+//! Default body: identity, `Available tools:` with one line per tool that has a prompt
+//! snippet (pi's `promptSnippet`: every built-in has one; a tool without one is not listed),
+//! the custom-tools note, and the guidelines: the exploration hint that depends on which tools
+//! are active, each active tool's own guidelines (pi's `promptGuidelines`, in tool order,
+//! each once), and the two pi always adds. A custom prompt (`SYSTEM.md` or the `systemPrompt`
+//! setting) replaces that body. Both are followed by the appended prompt, the `# Project
+//! Context` section with each context file, the skills block (only when `read` is active)
+//! and the date and working directory.
 //!
-//! Unlike pi, the default body has no pointers to pi's own documentation: the daemon does not
-//! ship it, and a path to nothing would send the model looking.
+//! The default body points to pi's own documentation as pi's does, at pi's package the
+//! extension host runs on, when it is installed (a path to nothing would send the model
+//! looking).
 
 use crate::context_files::ContextFile;
 use crate::skills::{self, Skill};
@@ -19,8 +22,10 @@ use crate::skills::{self, Skill};
 pub struct ToolSummary {
     /// The name the model calls it by.
     pub name: String,
-    /// Its description (only the first line is used, and only for non-built-ins).
-    pub description: String,
+    /// Its line under `Available tools:`; `None`: not listed.
+    pub snippet: Option<String>,
+    /// What it adds to the guidelines.
+    pub guidelines: Vec<String>,
 }
 
 /// Everything the system prompt is built from.
@@ -40,24 +45,9 @@ pub struct SystemPromptInput<'a> {
     pub custom_prompt: Option<&'a str>,
     /// Appended after the body.
     pub append_prompt: Option<&'a str>,
+    /// pi's package (`README.md`, `docs/`, `examples/`) for the default body's pointers.
+    pub pi_docs: Option<&'a std::path::Path>,
 }
-
-/// pi's one-line descriptions of its built-in tools.
-const BUILTIN_ONE_LINERS: &[(&str, &str)] = &[
-    ("read", "Read file contents"),
-    ("bash", "Execute bash commands (ls, grep, find, etc.)"),
-    (
-        "edit",
-        "Make surgical edits to files (find exact text and replace)",
-    ),
-    ("write", "Create or overwrite files"),
-    (
-        "grep",
-        "Search file contents for patterns (respects .gitignore)",
-    ),
-    ("find", "Find files by glob pattern (respects .gitignore)"),
-    ("ls", "List directory contents"),
-];
 
 /// The prompt's view of a session's tools.
 pub fn tool_summaries(tools: &[std::sync::Arc<dyn pi_agent::Tool>]) -> Vec<ToolSummary> {
@@ -65,7 +55,8 @@ pub fn tool_summaries(tools: &[std::sync::Arc<dyn pi_agent::Tool>]) -> Vec<ToolS
         .iter()
         .map(|tool| ToolSummary {
             name: tool.name().to_owned(),
-            description: tool.description().to_owned(),
+            snippet: tool.prompt_snippet().map(str::to_owned),
+            guidelines: tool.prompt_guidelines().to_vec(),
         })
         .collect()
 }
@@ -75,7 +66,7 @@ pub fn build(input: &SystemPromptInput<'_>) -> String {
     let has = |name: &str| input.tools.iter().any(|tool| tool.name == name);
     let mut prompt = match input.custom_prompt {
         Some(custom) => custom.to_owned(),
-        None => default_body(input.tools, &has),
+        None => default_body(input.tools, &has, input.pi_docs),
     };
     if let Some(append) = input.append_prompt.filter(|text| !text.is_empty()) {
         prompt.push_str("\n\n");
@@ -103,22 +94,16 @@ pub fn build(input: &SystemPromptInput<'_>) -> String {
     prompt
 }
 
-fn default_body(tools: &[ToolSummary], has: &dyn Fn(&str) -> bool) -> String {
+fn default_body(
+    tools: &[ToolSummary],
+    has: &dyn Fn(&str) -> bool,
+    pi_docs: Option<&std::path::Path>,
+) -> String {
     let tool_lines: Vec<String> = tools
         .iter()
-        .map(|tool| {
-            let builtin = BUILTIN_ONE_LINERS
-                .iter()
-                .find(|(name, _)| *name == tool.name)
-                .map(|(_, line)| *line);
-            let line = builtin.unwrap_or_else(|| {
-                tool.description
-                    .lines()
-                    .map(str::trim)
-                    .find(|line| !line.is_empty())
-                    .unwrap_or("Custom tool")
-            });
-            format!("- {}: {line}", tool.name)
+        .filter_map(|tool| {
+            let snippet = tool.snippet.as_deref()?;
+            Some(format!("- {}: {snippet}", tool.name))
         })
         .collect();
     let tools_list = if tool_lines.is_empty() {
@@ -127,37 +112,31 @@ fn default_body(tools: &[ToolSummary], has: &dyn Fn(&str) -> bool) -> String {
         tool_lines.join("\n")
     };
 
-    let mut guidelines = Vec::new();
+    let mut guidelines: Vec<String> = Vec::new();
+    let mut add = |guideline: &str| {
+        let guideline = guideline.trim();
+        if !guideline.is_empty() && !guidelines.iter().any(|known| known == guideline) {
+            guidelines.push(guideline.to_owned());
+        }
+    };
     let explorers = has("grep") || has("find") || has("ls");
     if has("bash") && !explorers {
-        guidelines.push("Use bash for file operations like ls, rg, find");
+        add("Use bash for file operations like ls, rg, find");
     } else if has("bash") {
-        guidelines.push(
+        add(
             "Prefer grep/find/ls tools over bash for file exploration (faster, respects .gitignore)",
         );
     }
-    if has("read") && has("edit") {
-        guidelines.push(
-            "Use read to examine files before editing. You must use this tool instead of cat or sed.",
-        );
+    for tool in tools {
+        for guideline in &tool.guidelines {
+            add(guideline);
+        }
     }
-    if has("edit") {
-        guidelines.push("Use edit for precise changes (old text must match exactly)");
-    }
-    if has("write") {
-        guidelines.push("Use write only for new files or complete rewrites");
-    }
-    if has("edit") || has("write") {
-        guidelines.push(
-            "When summarizing your actions, output plain text directly - do NOT use cat or bash \
-             to display what you did",
-        );
-    }
-    guidelines.push("Be concise in your responses");
-    guidelines.push("Show file paths clearly when working with files");
+    add("Be concise in your responses");
+    add("Show file paths clearly when working with files");
     let guidelines: Vec<String> = guidelines.iter().map(|line| format!("- {line}")).collect();
 
-    format!(
+    let mut body = format!(
         "You are an expert coding assistant operating inside pi, a coding agent harness. You help \
          users by reading files, executing commands, editing code, and writing new files.\n\n\
          Available tools:\n{tools_list}\n\n\
@@ -165,5 +144,26 @@ fn default_body(tools: &[ToolSummary], has: &dyn Fn(&str) -> bool) -> String {
          the project.\n\n\
          Guidelines:\n{}",
         guidelines.join("\n")
-    )
+    );
+    if let Some(dir) = pi_docs {
+        let dir = dir.display();
+        body.push_str(&format!(
+            "\n\nPi documentation (read only when the user asks about pi itself, its SDK, \
+             extensions, themes, skills, or TUI):\n\
+             - Main documentation: {dir}/README.md\n\
+             - Additional docs: {dir}/docs\n\
+             - Examples: {dir}/examples (extensions, custom tools, SDK)\n\
+             - When asked about: extensions (docs/extensions.md, examples/extensions/), themes \
+             (docs/themes.md), skills (docs/skills.md), prompt templates \
+             (docs/prompt-templates.md), TUI components (docs/tui.md), keybindings \
+             (docs/keybindings.md), SDK integrations (docs/sdk.md), custom providers \
+             (docs/custom-provider.md), adding models (docs/models.md), pi packages \
+             (docs/packages.md)\n\
+             - When working on pi topics, read the docs and examples, and follow .md \
+             cross-references before implementing\n\
+             - Always read pi .md files completely and follow links to related docs (e.g., tui.md \
+             for TUI API details)"
+        ));
+    }
+    body
 }

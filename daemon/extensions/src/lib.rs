@@ -137,6 +137,12 @@ pub struct RegisteredTool {
     /// The extension that registered it.
     #[serde(default)]
     pub extension: Option<String>,
+    /// Its line in the system prompt (pi's `promptSnippet`, on one line).
+    #[serde(default)]
+    pub prompt_snippet: Option<String>,
+    /// Its system prompt guidelines (pi's `promptGuidelines`, trimmed, without empty ones).
+    #[serde(default)]
+    pub prompt_guidelines: Vec<String>,
 }
 
 /// A keyboard shortcut an extension registered.

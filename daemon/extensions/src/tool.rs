@@ -45,6 +45,14 @@ impl Tool for ExtensionTool {
         &self.tool.parameters
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        self.tool.prompt_snippet.as_deref()
+    }
+
+    fn prompt_guidelines(&self) -> &[String] {
+        &self.tool.prompt_guidelines
+    }
+
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let call_id = invocation.call_id.clone();

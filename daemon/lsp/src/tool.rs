@@ -680,6 +680,10 @@ impl Tool for LspTool {
         &self.schema
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        pi_agent::tool::first_line(self.description())
+    }
+
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let args: Args = match serde_json::from_value(invocation.arguments.clone()) {

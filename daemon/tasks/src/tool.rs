@@ -234,6 +234,10 @@ impl Tool for TaskTool {
         &self.schema
     }
 
+    fn prompt_snippet(&self) -> Option<&str> {
+        pi_agent::tool::first_line(self.description())
+    }
+
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let (context, specs) = match self.specs(&invocation.arguments) {
@@ -302,6 +306,10 @@ impl Tool for SubmitResultTool {
 
     fn parameters(&self) -> &Value {
         &self.schema
+    }
+
+    fn prompt_snippet(&self) -> Option<&str> {
+        pi_agent::tool::first_line(self.description())
     }
 
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {

@@ -60,6 +60,10 @@ impl Tool for BashTool {
     fn parameters(&self) -> &Value {
         &SCHEMA
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Execute bash commands (ls, grep, find, etc.)")
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let args: BashArgs = match parse_args("bash", &invocation.arguments) {

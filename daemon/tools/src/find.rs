@@ -65,6 +65,10 @@ impl Tool for FindTool {
     fn parameters(&self) -> &Value {
         &SCHEMA
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Find files by glob pattern (respects .gitignore)")
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking("find", self.context.clone(), invocation, find)
     }

@@ -57,6 +57,10 @@ impl Tool for LsTool {
     fn parameters(&self) -> &Value {
         &SCHEMA
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("List directory contents")
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking(
             "ls",

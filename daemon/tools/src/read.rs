@@ -114,6 +114,13 @@ impl Tool for ReadTool {
     fn parameters(&self) -> &Value {
         &self.schema
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Read file contents")
+    }
+    fn prompt_guidelines(&self) -> &[String] {
+        &READ_GUIDELINES
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         if let Some(reader) = self.context.uris.clone()
             && let Some(path) = invocation.arguments["path"].as_str()
@@ -486,6 +493,11 @@ fn advance(bytes: &[u8], wanted: u64) -> (u64, usize) {
     }
     (found, bytes.len())
 }
+
+/// pi 0.73.1's guidelines for this tool in the system prompt.
+static READ_GUIDELINES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    vec!["Use read to examine files instead of cat or sed.".to_owned()]
+});
 
 #[cfg(test)]
 mod tests {

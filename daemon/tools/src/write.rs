@@ -68,6 +68,13 @@ impl Tool for WriteTool {
     fn parameters(&self) -> &Value {
         &SCHEMA
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Create or overwrite files")
+    }
+    fn prompt_guidelines(&self) -> &[String] {
+        &WRITE_GUIDELINES
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let args: WriteArgs = match parse_args("write", &invocation.arguments) {
@@ -203,3 +210,8 @@ pub fn write_new_or_replace(
     }
     result
 }
+
+/// pi 0.73.1's guidelines for this tool in the system prompt.
+static WRITE_GUIDELINES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    vec!["Use write only for new files or complete rewrites.".to_owned()]
+});

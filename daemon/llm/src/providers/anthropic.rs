@@ -60,8 +60,8 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
+    // pi-ai's order of the body's keys: model, messages, max_tokens, stream, system, tools,
+    // thinking.
     let mut max_tokens = base_max_tokens(model, options);
     let mut betas = Vec::new();
     let level = if model.reasoning {
@@ -69,6 +69,7 @@ pub fn build_request(
     } else {
         ThinkingLevel::Off
     };
+    let mut thinking = Map::new();
     match level {
         ThinkingLevel::Off => {}
         level if is_adaptive(model) => {
@@ -79,8 +80,11 @@ pub fn build_request(
                 ThinkingLevel::Xhigh if model.id.contains("opus") => "max",
                 ThinkingLevel::Xhigh => "high",
             };
-            body.insert("thinking".into(), json!({"type": "adaptive"}));
-            body.insert("output_config".into(), json!({"effort": effort}));
+            thinking.insert(
+                "thinking".into(),
+                json!({"type": "adaptive", "display": "summarized"}),
+            );
+            thinking.insert("output_config".into(), json!({"effort": effort}));
         }
         level => {
             let mut budget: u64 = match level {
@@ -93,13 +97,21 @@ pub fn build_request(
             if budget + 1024 > max_tokens {
                 budget = max_tokens.saturating_sub(1024).max(1024);
             }
-            body.insert(
+            thinking.insert(
                 "thinking".into(),
-                json!({"type": "enabled", "budget_tokens": budget}),
+                json!({"type": "enabled", "budget_tokens": budget, "display": "summarized"}),
             );
             betas.push(INTERLEAVED_THINKING_BETA);
         }
     }
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    let mut raw = RawTexts::default();
+    let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
+    body.insert(
+        "messages".into(),
+        Value::Array(convert_messages(&messages, &mut raw)),
+    );
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
@@ -108,23 +120,26 @@ pub fn build_request(
             json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
         );
     }
-    let mut raw = RawTexts::default();
-    let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
-    body.insert(
-        "messages".into(),
-        Value::Array(convert_messages(&messages, &mut raw)),
-    );
     if !context.tools.is_empty() {
+        let last = context.tools.len() - 1;
         let tools: Vec<Value> = context
             .tools
             .iter()
-            .map(|tool| {
-                json!({"name": tool.name, "description": tool.description,
-                       "input_schema": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::Anthropic)})
+            .enumerate()
+            .map(|(index, tool)| {
+                let mut sent = json!({"name": tool.name, "description": tool.description,
+                    "eager_input_streaming": true,
+                    "input_schema": input_schema(&tool.parameters)});
+                // The tool definitions are cached with the system prompt.
+                if index == last {
+                    sent["cache_control"] = json!({"type": "ephemeral"});
+                }
+                sent
             })
             .collect();
         body.insert("tools".into(), Value::Array(tools));
     }
+    body.extend(thinking);
 
     let mut headers = header_list(model);
     headers.push(("content-type".into(), "application/json".into()));
@@ -231,6 +246,34 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
         block.insert("cache_control".into(), json!({"type": "ephemeral"}));
     }
     out
+}
+
+/// A tool's schema as pi-ai sends it: an object with its `properties` and `required` (and
+/// the definitions its references need, which pi would drop).
+fn input_schema(parameters: &Value) -> Value {
+    let adapted = crate::schema::adapt(parameters, crate::schema::Dialect::Anthropic);
+    let mut schema = Map::new();
+    schema.insert("type".into(), json!("object"));
+    schema.insert(
+        "properties".into(),
+        adapted
+            .get("properties")
+            .cloned()
+            .unwrap_or_else(|| json!({})),
+    );
+    schema.insert(
+        "required".into(),
+        adapted
+            .get("required")
+            .cloned()
+            .unwrap_or_else(|| json!([])),
+    );
+    for key in ["$defs", "definitions"] {
+        if let Some(definitions) = adapted.get(key) {
+            schema.insert(key.into(), definitions.clone());
+        }
+    }
+    Value::Object(schema)
 }
 
 /// A tool result's content as pi sends it: its texts joined by line breaks when it has no

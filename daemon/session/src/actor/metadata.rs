@@ -173,6 +173,7 @@ impl SessionActor {
                 .append_system_prompt
                 .as_deref()
                 .or(resources.append_prompt.as_deref()),
+            pi_docs: resources.pi_docs.as_deref(),
         })
     }
 

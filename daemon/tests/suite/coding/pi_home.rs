@@ -33,6 +33,9 @@ impl Tool for ReadStub {
     fn parameters(&self) -> &Value {
         &self.schema
     }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Read file contents")
+    }
     fn execute(self: Arc<Self>, _invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async { ToolOutput::text("stub") })
     }

@@ -8,17 +8,25 @@ use pi_daemon::coding::context_files::ContextFile;
 use pi_daemon::coding::skills::Skill;
 use pi_daemon::coding::system_prompt::{SystemPromptInput, ToolSummary, build};
 
+/// Tools as the prompt sees them: the built-ins with pi's snippets and guidelines (some), a
+/// custom tool with its own, one without a snippet (not listed).
 fn tools(names: &[&str]) -> Vec<ToolSummary> {
     names
         .iter()
         .map(|name| ToolSummary {
             name: (*name).to_owned(),
-            description: match *name {
-                "block" => {
-                    "\n  Wait for the test to release a key.\nSecond line is not shown.".to_owned()
-                }
-                "empty" => String::new(),
-                other => format!("The long description of {other}, not shown for built-ins."),
+            snippet: match *name {
+                "empty" => None,
+                "block" => Some("Wait for the test to release a key".to_owned()),
+                other => Some(format!("What {other} does")),
+            },
+            guidelines: match *name {
+                "read" => vec!["Use read to examine files instead of cat or sed.".to_owned()],
+                "block" => vec![
+                    "  Release keys in order  ".to_owned(),
+                    "Use read to examine files instead of cat or sed.".to_owned(),
+                ],
+                _ => Vec::new(),
             },
         })
         .collect()
@@ -66,6 +74,9 @@ fn system_prompt_snapshots() {
                 skills: &skills,
                 custom_prompt: None,
                 append_prompt: Some("Prefer small commits."),
+                pi_docs: Some(std::path::Path::new(
+                    "/opt/pi/node_modules/@mariozechner/pi-coding-agent",
+                )),
             },
         ),
         (
@@ -78,6 +89,7 @@ fn system_prompt_snapshots() {
                 skills: &skills,
                 custom_prompt: Some("You are a release bot."),
                 append_prompt: None,
+                pi_docs: None,
             },
         ),
     ];
@@ -97,6 +109,7 @@ fn guidelines(names: &[&str]) -> String {
         skills: &[],
         custom_prompt: None,
         append_prompt: None,
+        pi_docs: None,
     });
     let start = prompt.find("Guidelines:\n").unwrap() + "Guidelines:\n".len();
     let end = prompt[start..].find("\nCurrent date").unwrap() + start;
@@ -121,20 +134,10 @@ fn guidelines_depend_on_the_tools() {
             ),
         ),
         (
-            &["read", "edit"],
+            &["read", "block"],
             format!(
-                "- Use read to examine files before editing. You must use this tool instead of cat \
-                 or sed.\n- Use edit for precise changes (old text must match exactly)\n- When \
-                 summarizing your actions, output plain text directly - do NOT use cat or bash to \
-                 display what you did\n{concise}"
-            ),
-        ),
-        (
-            &["write"],
-            format!(
-                "- Use write only for new files or complete rewrites\n- When summarizing your \
-                 actions, output plain text directly - do NOT use cat or bash to display what you \
-                 did\n{concise}"
+                "- Use read to examine files instead of cat or sed.\n- Release keys in \
+                 order\n{concise}"
             ),
         ),
     ];

@@ -68,6 +68,9 @@ impl Tool for BlockTool {
     fn parameters(&self) -> &Value {
         &self.schema
     }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Wait for the test")
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
             let key = invocation.arguments["key"]

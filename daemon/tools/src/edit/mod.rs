@@ -22,33 +22,35 @@ use crate::write::write_atomically;
 use diff::{EditDiff, Replacement};
 use matching::{View, normalize_fuzzy, normalize_line_feeds, occurrences};
 
-const DESCRIPTION: &str = "Edit a file by replacing exact text. Each edits[].oldText must match a unique, non-overlapping region of the original file, including all whitespace and newlines; all edits are matched against the original file (not one after another) and applied together, or none is. If two changes touch the same or nearby lines, merge them into one edit. Use this for precise, surgical edits.";
+/// pi 0.73.1's words, so that a model sees the same tool in pi and pid.
+const DESCRIPTION: &str = "Edit a single file using exact text replacement. Every edits[].oldText must match a unique, non-overlapping region of the original file. If two changes affect the same block or nearby lines, merge them into one edit instead of emitting overlapping edits. Do not include large unchanged regions just to connect distant changes.";
 const BOM: &str = "\u{feff}";
 /// Most line numbers an ambiguity error lists.
 const MAX_LISTED_LINES: usize = 10;
 
 /// The tool's parameters, the same for every session.
+/// pi 0.73.1's schema, key for key (a legacy single `oldText`/`newText` is still accepted, as
+/// pi accepts it, without being offered).
 static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
     let edit_item = json!({
         "type": "object",
+        "required": ["oldText", "newText"],
         "properties": {
             "oldText": {"type": "string", "description": "Exact text for one targeted replacement. It must be unique in the original file and must not overlap with any other edits[].oldText in the same call."},
             "newText": {"type": "string", "description": "Replacement text for this targeted edit."},
         },
-        "required": ["oldText", "newText"],
+        "additionalProperties": false,
     });
     object_schema(
         json!({
             "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
             "edits": {
                 "type": "array",
-                "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
                 "items": edit_item,
+                "description": "One or more targeted replacements. Each edit is matched against the original file, not incrementally. Do not include overlapping or nested edits. If two changes touch the same block or nearby lines, merge them into one edit instead.",
             },
-            "oldText": {"type": "string", "description": "Legacy single replacement: exact text to replace (prefer edits)."},
-            "newText": {"type": "string", "description": "Legacy single replacement: the new text (prefer edits)."},
         }),
-        &["path"],
+        &["path", "edits"],
     )
 });
 
@@ -155,6 +157,41 @@ impl Tool for EditTool {
     }
     fn parameters(&self) -> &Value {
         &SCHEMA
+    }
+    /// pi 0.73.1's line for it in the system prompt.
+    /// pi's `prepareEditArguments`: `edits` sent as a JSON string is parsed, and a legacy
+    /// single `oldText`/`newText` joins `edits`.
+    fn prepare_arguments(&self, arguments: Value) -> Value {
+        let Value::Object(mut args) = arguments else {
+            return arguments;
+        };
+        if let Some(Value::String(text)) = args.get("edits")
+            && let Ok(parsed @ Value::Array(_)) = serde_json::from_str::<Value>(text)
+        {
+            args.insert("edits".to_owned(), parsed);
+        }
+        if !(args.get("oldText").is_some_and(Value::is_string)
+            && args.get("newText").is_some_and(Value::is_string))
+        {
+            return Value::Object(args);
+        }
+        let old_text = args.shift_remove("oldText").unwrap_or_default();
+        let new_text = args.shift_remove("newText").unwrap_or_default();
+        let mut edits = match args.shift_remove("edits") {
+            Some(Value::Array(edits)) => edits,
+            _ => Vec::new(),
+        };
+        edits.push(json!({"oldText": old_text, "newText": new_text}));
+        args.insert("edits".to_owned(), Value::Array(edits));
+        Value::Object(args)
+    }
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some(
+            "Make precise file edits with exact text replacement, including multiple disjoint edits in one call",
+        )
+    }
+    fn prompt_guidelines(&self) -> &[String] {
+        &EDIT_GUIDELINES
     }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         Box::pin(async move {
@@ -413,6 +450,16 @@ fn line_list(text: &str, ranges: &[(usize, usize)]) -> String {
     }
     lines.join(", ")
 }
+
+/// pi 0.73.1's guidelines for this tool in the system prompt.
+static EDIT_GUIDELINES: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+    vec![
+        "Use edit for precise changes (edits[].oldText must match exactly)".to_owned(),
+        "When changing multiple separate locations in one file, use one edit call with multiple entries in edits[] instead of multiple edit calls".to_owned(),
+        "Each edits[].oldText is matched against the original file, not after earlier edits are applied. Do not emit overlapping or nested edits. Merge nearby changes into one edit.".to_owned(),
+        "Keep edits[].oldText as small as possible while still being unique in the file. Do not pad with large unchanged regions.".to_owned(),
+    ]
+});
 
 #[cfg(test)]
 mod tests;

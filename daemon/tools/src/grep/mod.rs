@@ -98,6 +98,10 @@ impl Tool for GrepTool {
     fn parameters(&self) -> &Value {
         &SCHEMA
     }
+    /// pi 0.73.1's line for it in the system prompt.
+    fn prompt_snippet(&self) -> Option<&str> {
+        Some("Search file contents for patterns (respects .gitignore)")
+    }
     fn execute(self: Arc<Self>, invocation: ToolInvocation) -> ToolFuture {
         execute_blocking("grep", self.context.clone(), invocation, grep)
     }

@@ -108,6 +108,7 @@ impl Session {
         progress: ProgressSink,
     ) -> ToolOutput {
         let tool = pi_tools::create_tool(name, &self.context).unwrap();
+        let arguments = tool.prepare_arguments(arguments);
         let validated = pi_agent::validate::validate_arguments(name, tool.parameters(), &arguments)
             .unwrap_or_else(|error| panic!("{error}"));
         tool.execute(ToolInvocation {

@@ -3253,3 +3253,65 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
         sessions_before
     );
 }
+
+/// pid's words where it means to differ from pi: `bash` keeps a truncated command's whole
+/// output as an artifact that `read` opens (pi writes a temp file).
+fn as_pi_words(body: &mut serde_json::Value) {
+    for tool in body["tools"].as_array_mut().into_iter().flatten() {
+        let description = tool["description"].as_str().unwrap_or_default().to_owned();
+        tool["description"] = json!(
+            description
+                .replace(
+                    " Also reads stored command output given as artifact://ID.",
+                    ""
+                )
+                .replace(
+                    "saved as an artifact (artifact://ID) that the read tool can open",
+                    "saved to a temp file"
+                )
+        );
+        if let Some(path) = tool.pointer_mut("/input_schema/properties/path/description") {
+            let text = path
+                .as_str()
+                .unwrap_or_default()
+                .replace(", or artifact://ID", "");
+            *path = json!(text);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_and_pid_send_the_same_anthropic_requests() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[("proj/notes.txt", "from the file\n".to_owned())],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let proj = world.daemon.home.path().join("proj");
+    // A tool call and its result: two requests each, pi's first.
+    pi_then_pid(
+        &world,
+        &proj,
+        &[],
+        r#"call read {"path": "notes.txt"}"#,
+        "Done.",
+    )
+    .await;
+    let requests = world.server.requests();
+    assert_eq!(requests.len(), 4);
+    for (from_pi, from_pid) in [(0, 2), (1, 3)] {
+        let mut pid_body = requests[from_pid].body.clone();
+        as_pi_words(&mut pid_body);
+        assert_eq!(
+            pid_body, requests[from_pi].body,
+            "request {from_pid} of pid against pi's {from_pi}"
+        );
+    }
+    // The pointers to pi's documentation are there, at the package the host runs on.
+    assert!(
+        system_of(&requests[2].body).contains("Pi documentation (read only when the user asks"),
+        "{}",
+        system_of(&requests[2].body)
+    );
+}
