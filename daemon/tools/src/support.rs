@@ -106,9 +106,10 @@ pub fn whole(number: Option<f64>) -> Option<i64> {
 
 /// The JSON Schema of an object with `properties`, of which `required` must be present.
 pub fn object_schema(properties: Value, required: &[&str]) -> Value {
+    // TypeBox's order, as pi's tools carry it: type, required, properties.
     serde_json::json!({
         "type": "object",
-        "properties": properties,
         "required": required,
+        "properties": properties,
     })
 }

@@ -29,6 +29,12 @@ pub fn iso_from_millis(millis: i64) -> String {
     instant.format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
+/// Today's date in the machine's time zone (`TZ`, else `/etc/localtime`), `YYYY-MM-DD`: the
+/// date pi writes into its system prompt.
+pub fn local_date() -> String {
+    chrono::Local::now().format("%Y-%m-%d").to_string()
+}
+
 /// Parses `YYYY-MM-DD(T| )HH:MM[:SS[.fff…]][Z|±HH:MM|±HH]` into Unix milliseconds.
 pub fn millis_from_iso(text: &str) -> Option<i64> {
     let text = text.trim();

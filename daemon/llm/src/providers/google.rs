@@ -58,7 +58,8 @@ pub fn build_request(
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         body.insert(
             "systemInstruction".into(),
-            json!({"parts": [{"text": system}]}),
+            // As Google's SDK sends pi's string: a user content.
+            json!({"parts": [{"text": system}], "role": "user"}),
         );
     }
     if !context.tools.is_empty() {
@@ -144,7 +145,7 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
             Message::User(user) => {
                 let parts = user_parts(&user.content);
                 if !parts.is_empty() {
-                    out.push(json!({"role": "user", "parts": parts}));
+                    out.push(json!({"parts": parts, "role": "user"}));
                 }
             }
             Message::Assistant(assistant) => {
@@ -177,7 +178,7 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
                     })
                     .collect();
                 if !parts.is_empty() {
-                    out.push(json!({"role": "model", "parts": parts}));
+                    out.push(json!({"parts": parts, "role": "model"}));
                 }
             }
             Message::ToolResult(result) => {
@@ -207,7 +208,7 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
                             existing.extend(parts);
                         }
                     }
-                    _ => out.push(json!({"role": "user", "parts": parts})),
+                    _ => out.push(json!({"parts": parts, "role": "user"})),
                 }
             }
         }

@@ -56,8 +56,8 @@ pub fn build_request(
     context: &Context,
     options: &StreamOptions,
 ) -> Result<HttpRequest, String> {
-    let mut body = Map::new();
-    body.insert("model".into(), json!(model.id));
+    // pi-ai's order of the body's keys: model, input, stream, prompt_cache_key, store,
+    // max_output_tokens, tools, reasoning, include.
     let mut input = Vec::new();
     if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
         let role = if model.reasoning {
@@ -69,16 +69,35 @@ pub fn build_request(
     }
     let messages = transform_messages(&context.messages, model, None);
     convert_messages(&messages, &mut input);
-    let level = if model.reasoning {
-        options.thinking
-    } else {
-        ThinkingLevel::Off
-    };
+    let mut body = Map::new();
+    body.insert("model".into(), json!(model.id));
+    body.insert("input".into(), Value::Array(input));
+    body.insert("stream".into(), json!(true));
+    if let Some(session_id) = &options.session_id {
+        body.insert("prompt_cache_key".into(), json!(session_id));
+    }
+    body.insert("store".into(), json!(false));
+    body.insert(
+        "max_output_tokens".into(),
+        json!(base_max_tokens(model, options)),
+    );
+    if !context.tools.is_empty() {
+        let tools: Vec<Value> = context
+            .tools
+            .iter()
+            .map(|tool| {
+                json!({"type": "function", "name": tool.name, "description": tool.description,
+                       "parameters": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::OpenAi), "strict": false})
+            })
+            .collect();
+        body.insert("tools".into(), Value::Array(tools));
+    }
     if model.reasoning {
+        let level = options.thinking;
         if level == ThinkingLevel::Off {
-            if model.id.starts_with("gpt-5") {
-                // pi's way of keeping gpt-5 from reasoning when thinking is off.
-                input.push(json!({"role": "developer", "content": "# Juice: 0 !important"}));
+            // pi 0.73.1: no reasoning asked for, except from Copilot (which refuses `none`).
+            if model.provider != "github-copilot" {
+                body.insert("reasoning".into(), json!({"effort": "none"}));
             }
         } else {
             let effort = match level {
@@ -95,27 +114,6 @@ pub fn build_request(
             );
             body.insert("include".into(), json!(["reasoning.encrypted_content"]));
         }
-    }
-    body.insert("input".into(), Value::Array(input));
-    body.insert("stream".into(), json!(true));
-    body.insert("store".into(), json!(false));
-    body.insert(
-        "max_output_tokens".into(),
-        json!(base_max_tokens(model, options)),
-    );
-    if let Some(session_id) = &options.session_id {
-        body.insert("prompt_cache_key".into(), json!(session_id));
-    }
-    if !context.tools.is_empty() {
-        let tools: Vec<Value> = context
-            .tools
-            .iter()
-            .map(|tool| {
-                json!({"type": "function", "name": tool.name, "description": tool.description,
-                       "parameters": crate::schema::adapt(&tool.parameters, crate::schema::Dialect::OpenAi), "strict": false})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
     }
 
     let mut headers = header_list(model);

@@ -146,8 +146,9 @@ impl SessionActor {
     /// `APPEND_SYSTEM.md`, as pi's flags do.
     pub(super) fn system_prompt(&self) -> String {
         let tools = pi_coding::system_prompt::tool_summaries(&self.tools);
-        let today = pi_util::time::iso_from_millis(now_millis());
-        let date = today.get(..10).unwrap_or_default();
+        // pi's: the local date.
+        let today = pi_util::time::local_date();
+        let date = today.as_str();
         let resources = &self.resources;
         pi_coding::system_prompt::build(&pi_coding::system_prompt::SystemPromptInput {
             tools: &tools,

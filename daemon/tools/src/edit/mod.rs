@@ -41,7 +41,7 @@ static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
         },
         "additionalProperties": false,
     });
-    object_schema(
+    let mut schema = object_schema(
         json!({
             "path": {"type": "string", "description": "Path to the file to edit (relative or absolute)"},
             "edits": {
@@ -51,7 +51,9 @@ static SCHEMA: std::sync::LazyLock<Value> = std::sync::LazyLock::new(|| {
             },
         }),
         &["path", "edits"],
-    )
+    );
+    schema["additionalProperties"] = json!(false);
+    schema
 });
 
 /// The `edit` tool.

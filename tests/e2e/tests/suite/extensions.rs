@@ -3315,3 +3315,48 @@ async fn pi_and_pid_send_the_same_anthropic_requests() {
         system_of(&requests[2].body)
     );
 }
+
+/// A request body with pid's intended differences in pi's words (see [`as_pi_words`]), in
+/// every wire format: the texts are replaced wherever the format carries them.
+fn in_pi_words(body: &serde_json::Value) -> serde_json::Value {
+    let text = body
+        .to_string()
+        .replace(
+            " Also reads stored command output given as artifact://ID.",
+            "",
+        )
+        .replace(
+            "saved as an artifact (artifact://ID) that the read tool can open",
+            "saved to a temp file",
+        )
+        .replace(", or artifact://ID", "");
+    serde_json::from_str(&text).unwrap()
+}
+
+/// OpenAI Responses and Gemini, as pi 0.73.1 sends them. (Chat Completions is left out: to a
+/// server on this machine — the scripted one — pid sends what local servers take, `system`
+/// role, `max_tokens`, no `store` and no `strict`, where pi sends OpenAI's own fields.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pi_and_pid_send_the_same_first_request_in_the_responses_and_gemini_formats() {
+    for api in ["openai-responses", "google-generative-ai"] {
+        let world = World::start_with(api, &[("proj/README.md", "a project\n".to_owned())]).await;
+        world.server.respond_with(|_| {
+            Ok(pi_test_support::model_server::Turn::reply()
+                .text("four")
+                .into())
+        });
+        let proj = world.daemon.home.path().join("proj");
+        pi_then_pid(&world, &proj, &[], "what is 2+2?", "four").await;
+        let requests = world.server.requests();
+        assert_eq!(requests.len(), 2, "{api}");
+        // Each side's own session id keys the prompt cache.
+        let mut from_pi = requests[0].body.clone();
+        let mut from_pid = in_pi_words(&requests[1].body);
+        for body in [&mut from_pi, &mut from_pid] {
+            if let Some(key) = body.get_mut("prompt_cache_key") {
+                *key = json!("session id");
+            }
+        }
+        assert_eq!(from_pid, from_pi, "{api}: pid's request against pi's");
+    }
+}

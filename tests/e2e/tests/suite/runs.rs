@@ -45,3 +45,38 @@ async fn a_prompt_sent_the_moment_agent_end_arrives_is_accepted() {
     }
     assert!(refused.is_empty(), "prompts refused: {refused:?}");
 }
+
+/// The date in the system prompt is the machine's local date, as pi's: with the daemon in
+/// UTC+14 and in UTC-12 (at every instant one of them is on another day than UTC).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_system_prompt_carries_the_local_date() {
+    let mut world = World::start("anthropic-messages").await;
+    for (zone, offset_hours) in [("XYZ-14", 14), ("XYZ+12", -12)] {
+        world.daemon.kill9().await;
+        world.daemon.set_launch_env("TZ", zone);
+        world.daemon.restart().await;
+        let (client, _events) = world.client().await;
+        let local = || {
+            let offset = chrono::FixedOffset::east_opt(offset_hours * 3600).unwrap();
+            chrono::Utc::now()
+                .with_timezone(&offset)
+                .format("%Y-%m-%d")
+                .to_string()
+        };
+        let before = local();
+        let session = world.attached_session(&client).await;
+        let got = client
+            .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+                session_id: session.id.clone(),
+            })
+            .await
+            .unwrap();
+        let after = local();
+        let prompt = got.system_prompt.unwrap_or_default();
+        assert!(
+            prompt.contains(&format!("Current date: {before}"))
+                || prompt.contains(&format!("Current date: {after}")),
+            "TZ={zone}: expected {before} in {prompt}"
+        );
+    }
+}
