@@ -95,8 +95,9 @@ pub fn build_request(
     if model.reasoning {
         let level = options.thinking;
         if level == ThinkingLevel::Off {
-            // pi 0.73.1: no reasoning asked for, except from Copilot (which refuses `none`).
-            if model.provider != "github-copilot" {
+            // pi 0.73.1: effort `none`, except from Copilot and for the GPT-5 family, which
+            // pi's catalog says cannot think "off" (`thinkingLevelMap.off: null`): nothing.
+            if model.provider != "github-copilot" && !model.id.starts_with("gpt-5") {
                 body.insert("reasoning".into(), json!({"effort": "none"}));
             }
         } else {
@@ -405,4 +406,37 @@ fn read_usage(usage: &Value, out: &mut Assembler) {
     usage_out.input = input.saturating_sub(cached);
     usage_out.cache_read = cached;
     usage_out.output = usage["output_tokens"].as_u64().unwrap_or(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn model(id: &str) -> Model {
+        serde_json::from_value(json!({
+            "id": id, "name": id, "api": "openai-responses", "provider": "openai",
+            "baseUrl": "https://api.openai.com/v1", "reasoning": true, "input": ["text"],
+            "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0},
+            "contextWindow": 1000, "maxTokens": 100
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn thinking_off_asks_for_no_reasoning_as_pi_does() {
+        let options = StreamOptions {
+            thinking: ThinkingLevel::Off,
+            ..StreamOptions::default()
+        };
+        let body = |id: &str| {
+            build_request(&model(id), &Context::default(), &options)
+                .unwrap()
+                .body
+        };
+        // A reasoning model that can think "off": effort none.
+        assert_eq!(body("o4-mini")["reasoning"], json!({"effort": "none"}));
+        // The GPT-5 family cannot (pi's catalog): no reasoning field at all.
+        assert!(body("gpt-5-mini").get("reasoning").is_none());
+        assert!(body("gpt-5-mini").get("include").is_none());
+    }
 }
