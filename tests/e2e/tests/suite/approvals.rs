@@ -28,7 +28,7 @@ async fn next_request(events: &mut Notifications) -> UiRequestParams {
     .unwrap()
 }
 
-async fn attach(client: &Client, id: &str) {
+pub(super) async fn attach(client: &Client, id: &str) {
     client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: id.to_owned(),

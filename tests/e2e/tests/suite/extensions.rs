@@ -75,13 +75,7 @@ async fn until_loaded(client: &Client, id: &str) -> ExtensionsListResponse {
 /// A second client attached to session `id` (it hears the session's questions and notices).
 async fn watcher(world: &World, id: &str) -> (Client, Notifications) {
     let (client, events) = world.client().await;
-    client
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.to_owned(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    super::approvals::attach(&client, id).await;
     (client, events)
 }
 
@@ -170,13 +164,7 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
 
     // `permission-gate` asks the session's clients; a second client answers, first wins.
     let (second, mut second_events) = world.client().await;
-    second
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: b.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    super::approvals::attach(&second, &b).await;
     for (choice, expected) in [
         ("No", ("Blocked by user".to_owned(), true)),
         ("Yes", (String::new(), false)),
@@ -736,13 +724,7 @@ async fn an_extension_rebuilds_its_state_from_the_session_after_a_daemon_restart
     world.daemon.kill9().await;
     world.daemon.restart().await;
     let (client, mut events) = world.client().await;
-    client
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    super::approvals::attach(&client, &id).await;
     let seen = run(
         &client,
         &mut events,
@@ -1474,13 +1456,7 @@ async fn a_hook_that_hangs_is_given_up_naming_its_extension_and_the_session_goes
         })
         .await
         .unwrap();
-    client
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: created.id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    super::approvals::attach(&client, &created.id).await;
     let seen = run(
         &client,
         &mut events,
@@ -1822,10 +1798,24 @@ export default function (pi) {
 
 /// The ids of session `id`'s user messages, oldest first.
 async fn user_entries(client: &Client, id: &str) -> Vec<String> {
+    entries(client, id, Default::default())
+        .await
+        .iter()
+        .filter(|entry| entry["message"]["role"] == "user")
+        .map(|entry| entry["id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// Session `id`'s entries in `scope` (pi's JSON), in order.
+async fn entries(
+    client: &Client,
+    id: &str,
+    scope: pi_protocol::v1::ReadScope,
+) -> Vec<serde_json::Value> {
     let read = client
         .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
             session_id: id.to_owned(),
-            scope: Default::default(),
+            scope,
             limit: None,
             cursor: None,
         })
@@ -1835,8 +1825,7 @@ async fn user_entries(client: &Client, id: &str) -> Vec<String> {
         .as_array()
         .unwrap()
         .iter()
-        .filter(|record| record["entry"]["message"]["role"] == "user")
-        .map(|record| record["entry"]["id"].as_str().unwrap().to_owned())
+        .map(|record| record["entry"].clone())
         .collect()
 }
 
@@ -2480,13 +2469,7 @@ async fn a_provider_an_extension_registers_serves_the_session_through_its_own_st
     world.daemon.kill9().await;
     world.daemon.restart().await;
     let (client, mut events) = world.client().await;
-    client
-        .call::<SessionAttach>(&SessionAttachParams {
-            session_id: id.clone(),
-            after_seq: None,
-        })
-        .await
-        .unwrap();
+    super::approvals::attach(&client, &id).await;
     let seen = run(
         &client,
         &mut events,
@@ -2579,21 +2562,7 @@ const TREE_GUARD: &str = r#"export default function (pi) {
 
 /// Every entry of session `id`, in creation order (pi's JSON).
 async fn all_entries(client: &Client, id: &str) -> Vec<serde_json::Value> {
-    let read = client
-        .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
-            session_id: id.to_owned(),
-            scope: pi_protocol::v1::ReadScope::Tree,
-            limit: None,
-            cursor: None,
-        })
-        .await
-        .unwrap();
-    serde_json::to_value(&read).unwrap()["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|record| record["entry"].clone())
-        .collect()
+    entries(client, id, pi_protocol::v1::ReadScope::Tree).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -3162,13 +3131,7 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
         .unwrap()
         .id;
     for (id, model) in [(&a, "prov-a/echo-1"), (&b, "prov-b/echo-1")] {
-        client
-            .call::<SessionAttach>(&SessionAttachParams {
-                session_id: id.clone(),
-                after_seq: None,
-            })
-            .await
-            .unwrap();
+        super::approvals::attach(&client, id).await;
         client
             .call::<pi_protocol::v1::SessionSetModel>(&pi_protocol::v1::SessionSetModelParams {
                 session_id: id.clone(),
@@ -3254,32 +3217,6 @@ async fn providers_of_two_sessions_stay_their_own_and_a_refused_one_is_a_diagnos
     );
 }
 
-/// pid's words where it means to differ from pi: `bash` keeps a truncated command's whole
-/// output as an artifact that `read` opens (pi writes a temp file).
-fn as_pi_words(body: &mut serde_json::Value) {
-    for tool in body["tools"].as_array_mut().into_iter().flatten() {
-        let description = tool["description"].as_str().unwrap_or_default().to_owned();
-        tool["description"] = json!(
-            description
-                .replace(
-                    " Also reads stored command output given as artifact://ID.",
-                    ""
-                )
-                .replace(
-                    "saved as an artifact (artifact://ID) that the read tool can open",
-                    "saved to a temp file"
-                )
-        );
-        if let Some(path) = tool.pointer_mut("/input_schema/properties/path/description") {
-            let text = path
-                .as_str()
-                .unwrap_or_default()
-                .replace(", or artifact://ID", "");
-            *path = json!(text);
-        }
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pi_and_pid_send_the_same_anthropic_requests() {
     let world = World::start_with(
@@ -3301,10 +3238,9 @@ async fn pi_and_pid_send_the_same_anthropic_requests() {
     let requests = world.server.requests();
     assert_eq!(requests.len(), 4);
     for (from_pi, from_pid) in [(0, 2), (1, 3)] {
-        let mut pid_body = requests[from_pid].body.clone();
-        as_pi_words(&mut pid_body);
         assert_eq!(
-            pid_body, requests[from_pi].body,
+            in_pi_words(&requests[from_pid].body),
+            requests[from_pi].body,
             "request {from_pid} of pid against pi's {from_pi}"
         );
     }
@@ -3316,8 +3252,9 @@ async fn pi_and_pid_send_the_same_anthropic_requests() {
     );
 }
 
-/// A request body with pid's intended differences in pi's words (see [`as_pi_words`]), in
-/// every wire format: the texts are replaced wherever the format carries them.
+/// A request body with pid's intended differences in pi's words, in every wire format: `bash`
+/// keeps a truncated command's whole output as an artifact that `read` opens (pi writes a
+/// temp file), and their descriptions say so.
 fn in_pi_words(body: &serde_json::Value) -> serde_json::Value {
     let text = body
         .to_string()
