@@ -59,30 +59,34 @@ pub fn read_files(paths: &[String], cwd: &Path) -> Result<Attachments, CliError>
     Ok(attachments)
 }
 
-/// The messages to send: piped stdin and `@file` text go before the first message (stdin
-/// first, separated from the message by a blank line); each message is one prompt.
+/// The messages to send, as pi builds them: piped stdin, then the `@file` text, then the
+/// first message, joined as they are (pi adds no separator), make the first prompt, with the
+/// files' images; each further message is a prompt of its own.
 pub fn first_messages(
     stdin: Option<String>,
     attachments: Attachments,
     messages: &[String],
 ) -> Vec<(String, Vec<ImageContent>)> {
-    let mut texts: Vec<String> = messages.to_vec();
+    let mut first = String::new();
+    let mut any = false;
     if let Some(stdin) = stdin {
-        match texts.first_mut() {
-            Some(first) => *first = format!("{stdin}\n\n{first}"),
-            None => texts.push(stdin),
-        }
+        first.push_str(&stdin);
+        any = true;
     }
-    if !attachments.text.is_empty() || !attachments.images.is_empty() {
-        match texts.first_mut() {
-            Some(first) => first.insert_str(0, &attachments.text),
-            None => texts.push(attachments.text.clone()),
-        }
+    if !attachments.text.is_empty() {
+        first.push_str(&attachments.text);
+        any = true;
     }
-    let mut images = Some(attachments.images);
-    texts
-        .into_iter()
-        .map(|text| (text, images.take().unwrap_or_default()))
+    let mut rest = messages.iter();
+    if let Some(message) = rest.next() {
+        first.push_str(message);
+        any = true;
+    }
+    if !any && attachments.images.is_empty() {
+        return Vec::new();
+    }
+    std::iter::once((first, attachments.images))
+        .chain(rest.map(|message| (message.clone(), Vec::new())))
         .collect()
 }
 
@@ -165,7 +169,7 @@ mod tests {
     }
 
     #[test]
-    fn stdin_and_files_go_before_the_first_message_only() {
+    fn stdin_then_files_go_before_the_first_message_only_joined_as_pi_joins_them() {
         let attachments = Attachments {
             text: "<file name=\"/f\">\nx\n</file>\n".to_owned(),
             images: vec![ImageContent {
@@ -179,10 +183,7 @@ mod tests {
             &["first".to_owned(), "second".to_owned()],
         );
         assert_eq!(messages.len(), 2);
-        assert_eq!(
-            messages[0].0,
-            "<file name=\"/f\">\nx\n</file>\npiped\n\nfirst"
-        );
+        assert_eq!(messages[0].0, "piped<file name=\"/f\">\nx\n</file>\nfirst");
         assert_eq!(messages[0].1.len(), 1);
         assert_eq!(messages[1], ("second".to_owned(), Vec::new()));
         assert_eq!(

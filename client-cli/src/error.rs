@@ -72,6 +72,11 @@ impl CliError {
         self
     }
 
+    /// Whether the user interrupted.
+    pub fn is_interrupted(&self) -> bool {
+        self.class == ErrorClass::Interrupted
+    }
+
     /// The message, without hints.
     pub fn message(&self) -> &str {
         &self.message

@@ -48,7 +48,9 @@ pub fn split(args: Vec<OsString>, cli: &clap::Command) -> (Vec<OsString>, BTreeM
             } else {
                 arg.len() == 2
             };
-            start += 1 + usize::from(takes_value(cli, arg) && value_follows);
+            // (An optional value, as `--list-models`'s, may be missing at the end.)
+            start = (start + 1 + usize::from(takes_value(cli, arg) && value_follows))
+                .min(strings.len());
             continue;
         }
         match cli.find_subcommand(arg) {
@@ -110,6 +112,33 @@ pub fn split(args: Vec<OsString>, cli: &clap::Command) -> (Vec<OsString>, BTreeM
         flags.insert(name.to_owned(), value);
     }
     (kept, flags)
+}
+
+/// pi's short options of more than one letter, which clap cannot have, as their long forms.
+const PI_SHORT_OPTIONS: [(&str, &str); 6] = [
+    ("-nt", "--no-tools"),
+    ("-nbt", "--no-builtin-tools"),
+    ("-ne", "--no-extensions"),
+    ("-ns", "--no-skills"),
+    ("-np", "--no-prompt-templates"),
+    ("-nc", "--no-context-files"),
+];
+
+/// `args` with pi's `-nt`, `-nbt`, `-ne`, `-ns`, `-np` and `-nc` spelled long (up to `--`).
+pub fn expand_pi_short_options(args: Vec<OsString>) -> Vec<OsString> {
+    let mut ended = false;
+    args.into_iter()
+        .map(|arg| {
+            if ended {
+                return arg;
+            }
+            ended = arg == "--";
+            PI_SHORT_OPTIONS
+                .iter()
+                .find(|(short, _)| arg == *short)
+                .map_or(arg, |(_, long)| OsString::from(long))
+        })
+        .collect()
 }
 
 /// Whether `command` has the long option `name` (or it is clap's own).

@@ -12,7 +12,9 @@ mod error;
 mod extension_flags;
 mod model_scope;
 mod output;
+mod pi_cli;
 mod pi_events;
+mod pi_sessions;
 mod rpc;
 
 use std::process::ExitCode;
@@ -22,14 +24,21 @@ use clap::{CommandFactory as _, Parser, Subcommand};
 use crate::commands::drive::Delivery;
 use crate::error::CliError;
 
-/// Drive the pi daemon from the command line
+/// pi on the pi daemon: pi's command line (`pictl [options] [@files...] [messages...]`), and
+/// the daemon's commands
 #[derive(Debug, Parser)]
-#[command(name = "pictl", version, long_about = None)]
+#[command(
+    name = "pictl",
+    version,
+    disable_version_flag = true,
+    args_conflicts_with_subcommands = true,
+    long_about = None
+)]
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
     #[command(flatten)]
-    interactive: commands::attach::InteractiveArgs,
+    pi: pi_cli::PiArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -104,17 +113,54 @@ enum Command {
     Attach(commands::attach::AttachArgs),
 }
 
+/// Whether this program was installed and called as `pi`.
+fn invoked_as_pi() -> bool {
+    std::env::args_os()
+        .next()
+        .and_then(|program| {
+            std::path::Path::new(&program)
+                .file_name()
+                .map(|name| name == "pi")
+        })
+        .unwrap_or(false)
+}
+
 fn main() -> ExitCode {
-    // Flags pi extensions register: `--name[=value]` pictl does not know, on the commands
-    // that start sessions (pi takes them so).
-    let (args, extension_flags) =
-        extension_flags::split(std::env::args_os().collect(), &Cli::command());
-    let mut cli = Cli::parse_from(args);
+    // Installed as `pi`, it ends as pi does: 1 for a bad command line too.
+    let as_pi = invoked_as_pi();
+    let code = run(as_pi);
+    if as_pi && code == ExitCode::from(error::EXIT_USAGE) {
+        return ExitCode::from(error::EXIT_FAILED);
+    }
+    code
+}
+
+fn run(as_pi: bool) -> ExitCode {
+    // pi's two- and three-letter short options (`-nt`, `-nc`, ...), then the flags pi
+    // extensions register: `--name[=value]` pictl does not know, on the commands that start
+    // sessions (pi takes them so).
+    let args = extension_flags::expand_pi_short_options(std::env::args_os().collect());
+    let (args, extension_flags) = extension_flags::split(args, &Cli::command());
+    let mut cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(error) => {
+            let _ = error.print();
+            return match error.kind() {
+                clap::error::ErrorKind::DisplayHelp
+                | clap::error::ErrorKind::DisplayVersion
+                | clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+                    ExitCode::SUCCESS
+                }
+                _ if as_pi => ExitCode::from(error::EXIT_FAILED),
+                _ => ExitCode::from(error::EXIT_USAGE),
+            };
+        }
+    };
     match &mut cli.command {
         Some(Command::Run(args)) => args.options.extensions.extension_flags = extension_flags,
         Some(Command::Rpc(args)) => args.options.extensions.extension_flags = extension_flags,
         Some(Command::Attach(args)) => args.extensions.extension_flags = extension_flags,
-        None => cli.interactive.extensions.extension_flags = extension_flags,
+        None => cli.pi.options.extensions.extension_flags = extension_flags,
         Some(_) => {}
     }
     match &cli.command {
@@ -138,10 +184,18 @@ fn main() -> ExitCode {
     };
     let result = runtime.block_on(async {
         let Some(command) = cli.command else {
-            // No subcommand: the TUI on a new session (or `-c`, the latest one here).
-            return commands::attach::interactive(cli.interactive).await;
+            // No subcommand: pi's command line (the TUI, print, JSON or RPC mode).
+            return pi_cli::run(cli.pi).await;
         };
         match command {
+            // `pictl run --mode rpc`: pi's RPC mode, as `pictl --mode rpc`.
+            Command::Run(args) if args.mode == Some(commands::run::OutputMode::Rpc) => {
+                rpc::run(rpc::RpcArgs {
+                    options: args.options,
+                    ready: false,
+                })
+                .await
+            }
             Command::Run(args) => commands::run::run(args).await,
             Command::Sessions(args) => commands::sessions::list(args).await,
             Command::Session(command) => commands::sessions::run(command).await,

@@ -313,6 +313,23 @@ impl ToolFactory for BuiltinTools {
             .collect()
     }
 
+    fn known_names(&self) -> Vec<String> {
+        let mut names: Vec<&str> = pi_tools::ALL_TOOLS.to_vec();
+        if self.lsp.is_some() {
+            names.push("lsp");
+        }
+        if self.tasks.is_some() {
+            names.extend(&TASK_TOOLS[..2]);
+        }
+        if self.jobs.is_some() {
+            names.push("job");
+        }
+        if self.kernels.is_some() {
+            names.push("python");
+        }
+        names.into_iter().map(str::to_owned).collect()
+    }
+
     fn delete_session(&self, session_id: &str) {
         if let Some(pool) = &self.jobs {
             pool.session_deleted(session_id);
@@ -546,9 +563,11 @@ impl ToolSource for ExtensionSource {
         let Some(set) = self.host.current(&self.environment.session_id) else {
             return Vec::new();
         };
+        let allowed = self.environment.extension_tools.as_deref();
         let tools = set
             .tools
             .iter()
+            .filter(|tool| allowed.is_none_or(|names| names.contains(&tool.name)))
             .map(|tool| {
                 Arc::new(crate::extensions::tool::ExtensionTool::new(
                     self.host.clone(),

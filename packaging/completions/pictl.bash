@@ -407,17 +407,77 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -e -h -V --model --thinking --continue --extension --no-extensions --help --version run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -t -e -p -r -V -v -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --provider)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --model)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --models)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --thinking)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fork)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --tools)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                -t)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval-mode)
+                    COMPREPLY=($(compgen -W "yolo ask-writes ask-all read-only" -- "${cur}"))
+                    return 0
+                    ;;
+                --system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-template)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --theme)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --cwd)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -426,6 +486,18 @@ _pictl() {
                     return 0
                     ;;
                 -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --export)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --list-models)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1939,7 +2011,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__rpc)
-            opts="-c -e -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --extension --no-extensions --ready --help"
+            opts="-c -t -e -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --ready --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1953,15 +2025,27 @@ _pictl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --models)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --thinking)
-                    COMPREPLY=($(compgen -W "off minimal low medium high xhigh" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fork)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -1969,8 +2053,12 @@ _pictl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --mode)
+                -t)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval-mode)
+                    COMPREPLY=($(compgen -W "yolo ask-writes ask-all read-only" -- "${cur}"))
                     return 0
                     ;;
                 --system-prompt)
@@ -1978,6 +2066,18 @@ _pictl() {
                     return 0
                     ;;
                 --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-template)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --theme)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2001,7 +2101,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__run)
-            opts="-c -e -h --provider --model --models --thinking --continue --session --new --no-session --tools --no-tools --mode --system-prompt --append-system-prompt --cwd --extension --no-extensions --json --pi-compat --help"
+            opts="-c -t -e -p -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --mode --print --json --pi-compat --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -2015,15 +2115,27 @@ _pictl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --models)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --thinking)
-                    COMPREPLY=($(compgen -W "off minimal low medium high xhigh" -- "${cur}"))
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 --session)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --fork)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2031,8 +2143,12 @@ _pictl() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
-                --mode)
+                -t)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --approval-mode)
+                    COMPREPLY=($(compgen -W "yolo ask-writes ask-all read-only" -- "${cur}"))
                     return 0
                     ;;
                 --system-prompt)
@@ -2040,6 +2156,18 @@ _pictl() {
                     return 0
                     ;;
                 --append-system-prompt)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --skill)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --prompt-template)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --theme)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
@@ -2052,6 +2180,10 @@ _pictl() {
                     return 0
                     ;;
                 -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --mode)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_pictl_global_optspecs
-    string join \n model= thinking= c/continue e/extension= no-extensions h/help V/version
+    string join \n provider= model= api-key= models= thinking= c/continue session= fork= session-dir= new no-session t/tools= no-tools no-builtin-tools approval-mode= system-prompt= append-system-prompt= skill= no-skills prompt-template= no-prompt-templates no-context-files theme= no-themes verbose offline cwd= e/extension= no-extensions p/print mode= r/resume export= list-models= v/version h/help
 end
 
 function __fish_pictl_needs_command
@@ -24,61 +24,106 @@ function __fish_pictl_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c pictl -n "__fish_pictl_needs_command" -l model -d 'Model of the new session (`provider/id`, an id or a search term, optional `:level`)' -r
-complete -c pictl -n "__fish_pictl_needs_command" -l thinking -d 'Thinking level of the new session (off, minimal, low, medium, high, xhigh)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l api-key -d 'API key for the model\'s provider, for this session only (beats auth.json and the environment)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l models -d 'Model scope: comma-separated globs; without --model, the first match is used' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l thinking -d 'Thinking level: off, minimal, low, medium, high, xhigh (another value is a warning and ignored, as in pi)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l session -d 'Continue this session: a daemon session\'s id (or unique prefix), a pi session file\'s id prefix, or a pi session file (.jsonl)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l fork -d 'Copy this session (id, prefix or pi session file) into a new one and continue there' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l session-dir -d 'Where pi\'s session files are looked up (default: $PI_CODING_AGENT_SESSION_DIR, else ~/.pi/agent/sessions)' -r -F
+complete -c pictl -n "__fish_pictl_needs_command" -s t -l tools -d 'Allow only these tools, built-in or from extensions (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l approval-mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r -f -a "yolo\t''
+ask-writes\t''
+ask-all\t''
+read-only\t''"
+complete -c pictl -n "__fish_pictl_needs_command" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l skill -d 'Load this skill file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_needs_command" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
-complete -c pictl -n "__fish_pictl_needs_command" -s c -l continue -d 'Continue the most recent session in this directory'
+complete -c pictl -n "__fish_pictl_needs_command" -l mode -d 'Output mode: text (default), json or rpc' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l export -d 'Export a session (a pi session file, or a daemon session id) to HTML and exit; the first message is the output file' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l list-models -d 'List the models that have a key (with an optional fuzzy search) and exit' -r
+complete -c pictl -n "__fish_pictl_needs_command" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
+complete -c pictl -n "__fish_pictl_needs_command" -l new -d 'Start a new session (the default)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-session -d 'Use a new session and delete it afterwards'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-tools -d 'No tools at all, built-in or from extensions (-nt)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-builtin-tools -d 'No built-in tools; extension tools stay (-nbt)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_needs_command" -l verbose -d 'Say what the session loaded on stderr when it starts'
+complete -c pictl -n "__fish_pictl_needs_command" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_needs_command" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
+complete -c pictl -n "__fish_pictl_needs_command" -s p -l print -d 'Non-interactive: process the messages, print the answer and exit'
+complete -c pictl -n "__fish_pictl_needs_command" -s r -l resume -d 'Pick a session to resume in the TUI'
+complete -c pictl -n "__fish_pictl_needs_command" -s v -s V -l version -d 'Print the version and exit'
 complete -c pictl -n "__fish_pictl_needs_command" -s h -l help -d 'Print help'
-complete -c pictl -n "__fish_pictl_needs_command" -s V -l version -d 'Print version'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "sessions" -d 'List sessions'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "send" -d 'Start a run in a session and return at once'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "steer" -d 'Queue a message for after the running tools of a session'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "abort" -d 'Abort a session\'s run; return once it is idle'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "watch" -d 'Follow a session\'s events live'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "stats" -d 'Show tokens and cost by model and by day'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "mcp" -d 'List or restart the MCP servers the daemon shares between sessions'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "lsp" -d 'List or restart the language servers the daemon shares between sessions'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "extensions" -d 'List the sessions\' pi extensions, or restart the extension host'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "install" -d 'Install a pi package and add it to your settings (or the project\'s: -l), as `pi install`'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "remove" -d 'Remove a pi package and its source from settings, as `pi remove`'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "update" -d 'Update your pi packages (or one), as `pi update --extensions`'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "list" -d 'List the pi packages of your settings and this project\'s, as `pi list`'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "jobs" -d 'List (or kill) the background jobs sessions run'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "kernels" -d 'List the Python kernels of the sessions\' `python` tool'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "acp" -d 'Serve the Agent Client Protocol on stdio (for Zed, JetBrains, Neovim), over daemon sessions'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "completions" -d 'Print a shell completion script'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "daemon" -d 'Start, stop, restart or inspect the daemon'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
-complete -c pictl -n "__fish_pictl_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_needs_command" -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
+complete -c pictl -n "__fish_pictl_needs_command" -a "sessions" -d 'List sessions'
+complete -c pictl -n "__fish_pictl_needs_command" -a "session" -d 'Show, rename, delete, fork, label, export or import a session'
+complete -c pictl -n "__fish_pictl_needs_command" -a "send" -d 'Start a run in a session and return at once'
+complete -c pictl -n "__fish_pictl_needs_command" -a "steer" -d 'Queue a message for after the running tools of a session'
+complete -c pictl -n "__fish_pictl_needs_command" -a "follow-up" -d 'Queue a message for when a session\'s agent would stop'
+complete -c pictl -n "__fish_pictl_needs_command" -a "abort" -d 'Abort a session\'s run; return once it is idle'
+complete -c pictl -n "__fish_pictl_needs_command" -a "watch" -d 'Follow a session\'s events live'
+complete -c pictl -n "__fish_pictl_needs_command" -a "models" -d 'List the models the daemon knows, with whether their provider has a key'
+complete -c pictl -n "__fish_pictl_needs_command" -a "stats" -d 'Show tokens and cost by model and by day'
+complete -c pictl -n "__fish_pictl_needs_command" -a "mcp" -d 'List or restart the MCP servers the daemon shares between sessions'
+complete -c pictl -n "__fish_pictl_needs_command" -a "lsp" -d 'List or restart the language servers the daemon shares between sessions'
+complete -c pictl -n "__fish_pictl_needs_command" -a "extensions" -d 'List the sessions\' pi extensions, or restart the extension host'
+complete -c pictl -n "__fish_pictl_needs_command" -a "install" -d 'Install a pi package and add it to your settings (or the project\'s: -l), as `pi install`'
+complete -c pictl -n "__fish_pictl_needs_command" -a "remove" -d 'Remove a pi package and its source from settings, as `pi remove`'
+complete -c pictl -n "__fish_pictl_needs_command" -a "update" -d 'Update your pi packages (or one), as `pi update --extensions`'
+complete -c pictl -n "__fish_pictl_needs_command" -a "list" -d 'List the pi packages of your settings and this project\'s, as `pi list`'
+complete -c pictl -n "__fish_pictl_needs_command" -a "jobs" -d 'List (or kill) the background jobs sessions run'
+complete -c pictl -n "__fish_pictl_needs_command" -a "kernels" -d 'List the Python kernels of the sessions\' `python` tool'
+complete -c pictl -n "__fish_pictl_needs_command" -a "acp" -d 'Serve the Agent Client Protocol on stdio (for Zed, JetBrains, Neovim), over daemon sessions'
+complete -c pictl -n "__fish_pictl_needs_command" -a "rpc" -d 'Bridge pi\'s RPC protocol (pi --mode rpc) on stdio to a daemon session'
+complete -c pictl -n "__fish_pictl_needs_command" -a "completions" -d 'Print a shell completion script'
+complete -c pictl -n "__fish_pictl_needs_command" -a "generate-assets" -d 'Write completion scripts and man pages into a directory (packaging)'
+complete -c pictl -n "__fish_pictl_needs_command" -a "daemon" -d 'Start, stop, restart or inspect the daemon'
+complete -c pictl -n "__fish_pictl_needs_command" -a "attach" -d 'Open the TUI on a session (no ID: pick one of this directory\'s recent sessions)'
+complete -c pictl -n "__fish_pictl_needs_command" -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l api-key -d 'API key for the model\'s provider, for this session only (beats auth.json and the environment)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l models -d 'Model scope: comma-separated globs; without --model, the first match is used' -r
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l thinking -d 'Thinking level' -r -f -a "off\t''
-minimal\t''
-low\t''
-medium\t''
-high\t''
-xhigh\t''"
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l session -d 'Continue this session (a full id or a unique prefix)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l tools -d 'Tools of a new session (comma-separated names)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l thinking -d 'Thinking level: off, minimal, low, medium, high, xhigh (another value is a warning and ignored, as in pi)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l session -d 'Continue this session: a daemon session\'s id (or unique prefix), a pi session file\'s id prefix, or a pi session file (.jsonl)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l fork -d 'Copy this session (id, prefix or pi session file) into a new one and continue there' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l session-dir -d 'Where pi\'s session files are looked up (default: $PI_CODING_AGENT_SESSION_DIR, else ~/.pi/agent/sessions)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand run" -s t -l tools -d 'Allow only these tools, built-in or from extensions (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l approval-mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r -f -a "yolo\t''
+ask-writes\t''
+ask-all\t''
+read-only\t''"
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l skill -d 'Load this skill file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l mode -d 'Output: text (the final answer, the default), json (every event as pi writes it) or rpc (pi\'s RPC protocol, as `pictl rpc`)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l new -d 'Start a new session (the default)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-session -d 'Use a new session and delete it afterwards'
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-tools -d 'No tools at all, built-in or from extensions (-nt)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-builtin-tools -d 'No built-in tools; extension tools stay (-nbt)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l verbose -d 'Say what the session loaded on stderr when it starts'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l json -d 'Print every event as a JSON line (pi\'s JSON mode), after a header line'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -s p -l print -d 'Print mode (what `pictl run` does anyway; accepted as pi\'s -p)'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l json -d 'Print every event as a JSON line, after a header line (deltas only; --mode json writes pi\'s exact lines)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l pi-compat -d 'With --json: include the cumulative partial message in message_update, as pi does'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l cwd -d 'Sessions of this working directory (default: the current one)' -r -F
@@ -205,24 +250,35 @@ complete -c pictl -n "__fish_pictl_using_subcommand acp" -l model -d 'Model for 
 complete -c pictl -n "__fish_pictl_using_subcommand acp" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l provider -d 'Provider of --model (or, alone, use that provider\'s first model)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l model -d 'Model: provider/id, an id, or part of a name, with an optional :thinking suffix' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l api-key -d 'API key for the model\'s provider, for this session only (beats auth.json and the environment)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l models -d 'Model scope: comma-separated globs; without --model, the first match is used' -r
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l thinking -d 'Thinking level' -r -f -a "off\t''
-minimal\t''
-low\t''
-medium\t''
-high\t''
-xhigh\t''"
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l session -d 'Continue this session (a full id or a unique prefix)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l tools -d 'Tools of a new session (comma-separated names)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l thinking -d 'Thinking level: off, minimal, low, medium, high, xhigh (another value is a warning and ignored, as in pi)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l session -d 'Continue this session: a daemon session\'s id (or unique prefix), a pi session file\'s id prefix, or a pi session file (.jsonl)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l fork -d 'Copy this session (id, prefix or pi session file) into a new one and continue there' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l session-dir -d 'Where pi\'s session files are looked up (default: $PI_CODING_AGENT_SESSION_DIR, else ~/.pi/agent/sessions)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s t -l tools -d 'Allow only these tools, built-in or from extensions (comma-separated names)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l approval-mode -d 'Approval mode of the session: yolo (default), ask-writes, ask-all, read-only' -r -f -a "yolo\t''
+ask-writes\t''
+ask-all\t''
+read-only\t''"
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l system-prompt -d 'Replace the system prompt of a new session (text, or a file to read it from)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l skill -d 'Load this skill file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l new -d 'Start a new session (the default)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-session -d 'Use a new session and delete it afterwards'
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-tools -d 'Give a new session no tools (combine with --tools to add some back)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-tools -d 'No tools at all, built-in or from extensions (-nt)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-builtin-tools -d 'No built-in tools; extension tools stay (-nbt)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l verbose -d 'Say what the session loaded on stderr when it starts'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l ready -d 'Write {"type":"ready",...} on stdout once the session is attached (pi has no ready line)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s h -l help -d 'Print help'

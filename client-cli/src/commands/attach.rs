@@ -1,5 +1,5 @@
-//! `pictl attach [ID]`, and `pictl [--model M] [--thinking L] [-c]` on a terminal: the TUI
-//! (`pi-tui`). Detaching leaves the session running in the daemon.
+//! `pictl attach [ID]`, and `pictl` itself on a terminal (`pi.rs`): the TUI (`pi-tui`).
+//! Detaching leaves the session running in the daemon.
 
 use std::io::IsTerminal as _;
 use std::process::ExitCode;
@@ -21,24 +21,8 @@ pub struct AttachArgs {
     pub extensions: ExtensionArgs,
 }
 
-/// Flags of `pictl` without a subcommand (interactive use).
-#[derive(Debug, Args)]
-pub struct InteractiveArgs {
-    /// Model of the new session (`provider/id`, an id or a search term, optional `:level`)
-    #[arg(long, global = false)]
-    pub model: Option<String>,
-    /// Thinking level of the new session (off, minimal, low, medium, high, xhigh)
-    #[arg(long)]
-    pub thinking: Option<String>,
-    /// Continue the most recent session in this directory
-    #[arg(short = 'c', long = "continue")]
-    pub continue_session: bool,
-    #[command(flatten)]
-    pub extensions: ExtensionArgs,
-}
-
 /// pi's extension options for the sessions a command starts (`run`, `rpc`, the TUI).
-#[derive(Debug, Args)]
+#[derive(Debug, Default, Args)]
 pub struct ExtensionArgs {
     /// Load this pi extension in new sessions besides the configured ones (a file,
     /// directory or package source; repeatable)
@@ -53,7 +37,8 @@ pub struct ExtensionArgs {
 }
 
 impl ExtensionArgs {
-    fn choice(self) -> pi_tui::Extensions {
+    /// What the TUI's new sessions load.
+    pub fn into_choice(self) -> pi_tui::Extensions {
         pi_tui::Extensions {
             paths: self.extensions,
             none_configured: self.no_extensions,
@@ -76,23 +61,11 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target, args.extensions.choice()).await
+    run_tui(target, args.extensions.into_choice()).await
 }
 
-/// `pictl` with no subcommand: a new session (or `-c`, the latest) in the TUI.
-pub async fn interactive(args: InteractiveArgs) -> Result<ExitCode, CliError> {
-    let target = if args.continue_session {
-        Target::Continue
-    } else {
-        Target::New {
-            model: args.model,
-            thinking: args.thinking,
-        }
-    };
-    run_tui(target, args.extensions.choice()).await
-}
-
-fn require_terminal() -> Result<(), CliError> {
+/// The TUI needs a terminal on both ends.
+pub fn require_terminal() -> Result<(), CliError> {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return Err(CliError::usage(
             "the TUI needs a terminal; use a subcommand for scripts (see `pictl --help`)",
@@ -101,7 +74,8 @@ fn require_terminal() -> Result<(), CliError> {
     Ok(())
 }
 
-async fn run_tui(target: Target, extensions: pi_tui::Extensions) -> Result<ExitCode, CliError> {
+/// Runs the TUI on `target`.
+pub async fn run_tui(target: Target, extensions: pi_tui::Extensions) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
     let cwd = std::env::current_dir()

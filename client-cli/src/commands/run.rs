@@ -30,16 +30,18 @@ use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::attachments;
-use crate::daemon_client::{self, all_sessions, find_session};
+use crate::daemon_client::{self, all_sessions};
 use crate::error::CliError;
 use crate::model_scope;
 use crate::output::{self, print_json, print_line};
 use crate::pi_events::{PartialMode, PiEvents, assistant_texts};
+use crate::pi_sessions;
 
 /// Thinking levels, as pi names them.
 pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/// Session and model options shared by `pictl run` and `pictl rpc` (pi's flags).
+/// Session and model options shared by `pictl run`, `pictl rpc` and `pictl` itself: pi's
+/// flags, with pi's meanings.
 #[derive(Debug, Args)]
 pub struct SessionOptions {
     /// Provider of --model (or, alone, use that provider's first model)
@@ -48,39 +50,83 @@ pub struct SessionOptions {
     /// Model: provider/id, an id, or part of a name, with an optional :thinking suffix
     #[arg(long, value_name = "PATTERN")]
     pub model: Option<String>,
+    /// API key for the model's provider, for this session only (beats auth.json and the
+    /// environment)
+    #[arg(long, value_name = "KEY")]
+    pub api_key: Option<String>,
     /// Model scope: comma-separated globs; without --model, the first match is used
     #[arg(long, value_name = "PATTERNS", value_delimiter = ',')]
     pub models: Vec<String>,
-    /// Thinking level
-    #[arg(long, value_name = "LEVEL", value_parser = THINKING_LEVELS)]
+    /// Thinking level: off, minimal, low, medium, high, xhigh (another value is a warning
+    /// and ignored, as in pi)
+    #[arg(long, value_name = "LEVEL")]
     pub thinking: Option<String>,
     /// Continue the most recent session in the working directory (a new one if none)
-    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "new", "no_session"])]
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "fork", "new", "no_session"])]
     pub continue_session: bool,
-    /// Continue this session (a full id or a unique prefix)
-    #[arg(long, value_name = "ID", conflicts_with_all = ["new", "no_session"])]
+    /// Continue this session: a daemon session's id (or unique prefix), a pi session file's
+    /// id prefix, or a pi session file (.jsonl)
+    #[arg(long, value_name = "PATH|ID", conflicts_with_all = ["fork", "new", "no_session"])]
     pub session: Option<String>,
+    /// Copy this session (id, prefix or pi session file) into a new one and continue there
+    #[arg(long, value_name = "PATH|ID", conflicts_with_all = ["new", "no_session"])]
+    pub fork: Option<String>,
+    /// Where pi's session files are looked up (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// ~/.pi/agent/sessions)
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
     /// Start a new session (the default)
     #[arg(long)]
     pub new: bool,
     /// Use a new session and delete it afterwards
     #[arg(long)]
     pub no_session: bool,
-    /// Tools of a new session (comma-separated names)
-    #[arg(long, value_name = "NAMES", value_delimiter = ',')]
+    /// Allow only these tools, built-in or from extensions (comma-separated names)
+    #[arg(short = 't', long, value_name = "NAMES", value_delimiter = ',')]
     pub tools: Option<Vec<String>>,
-    /// Give a new session no tools (combine with --tools to add some back)
+    /// No tools at all, built-in or from extensions (-nt)
     #[arg(long)]
     pub no_tools: bool,
+    /// No built-in tools; extension tools stay (-nbt)
+    #[arg(long)]
+    pub no_builtin_tools: bool,
     /// Approval mode of the session: yolo (default), ask-writes, ask-all, read-only
-    #[arg(long, value_name = "MODE")]
-    pub mode: Option<String>,
+    #[arg(long, value_name = "MODE", value_parser = APPROVAL_MODES)]
+    pub approval_mode: Option<String>,
     /// Replace the system prompt of a new session (text, or a file to read it from)
     #[arg(long, value_name = "TEXT|FILE")]
     pub system_prompt: Option<String>,
-    /// Append to the system prompt of a new session (text, or a file to read it from)
+    /// Append to the system prompt of a new session (text, or a file to read it from;
+    /// repeatable)
     #[arg(long, value_name = "TEXT|FILE")]
-    pub append_system_prompt: Option<String>,
+    pub append_system_prompt: Vec<String>,
+    /// Load this skill file or directory too (repeatable)
+    #[arg(long = "skill", value_name = "PATH")]
+    pub skills: Vec<String>,
+    /// Load no discovered or configured skills; --skill ones still load (-ns)
+    #[arg(long)]
+    pub no_skills: bool,
+    /// Load this prompt template file or directory too (repeatable)
+    #[arg(long = "prompt-template", value_name = "PATH")]
+    pub prompt_templates: Vec<String>,
+    /// Load no discovered or configured prompt templates (-np)
+    #[arg(long)]
+    pub no_prompt_templates: bool,
+    /// Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)
+    #[arg(long)]
+    pub no_context_files: bool,
+    /// A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)
+    #[arg(long = "theme", value_name = "PATH")]
+    pub themes: Vec<String>,
+    /// Load no pi themes
+    #[arg(long)]
+    pub no_themes: bool,
+    /// Say what the session loaded on stderr when it starts
+    #[arg(long)]
+    pub verbose: bool,
+    /// No startup network operations: the session's extensions see PI_OFFLINE=1
+    #[arg(long)]
+    pub offline: bool,
     /// Working directory of a new session, and where -c looks (default: the current one)
     #[arg(long, value_name = "DIR")]
     pub cwd: Option<PathBuf>,
@@ -88,12 +134,51 @@ pub struct SessionOptions {
     pub extensions: super::attach::ExtensionArgs,
 }
 
+/// The daemon's approval modes (`--approval-mode`).
+pub const APPROVAL_MODES: [&str; 4] = ["yolo", "ask-writes", "ask-all", "read-only"];
+
+/// pi's output modes (`--mode`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputMode {
+    /// The final answer's text (pi's print mode).
+    Text,
+    /// Every event as a JSON line.
+    Json,
+    /// pi's RPC protocol on stdio.
+    Rpc,
+}
+
+/// Parses `--mode`; the approval modes `--mode` used to take get a message naming the flag
+/// that took them over.
+pub fn parse_output_mode(value: &str) -> Result<OutputMode, String> {
+    match value {
+        "text" => Ok(OutputMode::Text),
+        "json" => Ok(OutputMode::Json),
+        "rpc" => Ok(OutputMode::Rpc),
+        approval if APPROVAL_MODES.contains(&approval) => Err(format!(
+            "--mode is pi's output mode now (text, json or rpc); the approval mode moved to \
+             --approval-mode (use --approval-mode {approval})"
+        )),
+        other => Err(format!(
+            "unknown output mode {other:?}: use text, json or rpc"
+        )),
+    }
+}
+
 /// Options of `pictl run`.
 #[derive(Debug, Args)]
 pub struct RunArgs {
     #[command(flatten)]
     pub options: SessionOptions,
-    /// Print every event as a JSON line (pi's JSON mode), after a header line
+    /// Output: text (the final answer, the default), json (every event as pi writes it) or
+    /// rpc (pi's RPC protocol, as `pictl rpc`)
+    #[arg(long, value_name = "MODE", value_parser = parse_output_mode)]
+    pub mode: Option<OutputMode>,
+    /// Print mode (what `pictl run` does anyway; accepted as pi's -p)
+    #[arg(short = 'p', long = "print")]
+    pub print: bool,
+    /// Print every event as a JSON line, after a header line (deltas only; --mode json
+    /// writes pi's exact lines)
     #[arg(long)]
     pub json: bool,
     /// With --json: include the cumulative partial message in message_update, as pi does
@@ -102,6 +187,9 @@ pub struct RunArgs {
     /// Files to attach (@path) and messages, each message a prompt of its own
     #[arg(value_name = "@FILE|MESSAGE")]
     pub inputs: Vec<String>,
+    /// Piped stdin already read (by `pictl` itself, deciding on print mode).
+    #[arg(skip)]
+    pub piped: Option<String>,
 }
 
 /// How a run loop ended.
@@ -125,7 +213,10 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         .partition(|input| input.starts_with('@'));
     let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
     let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
-    let stdin = attachments::read_piped_stdin()?;
+    let stdin = match args.piped.clone() {
+        Some(piped) => Some(piped),
+        None => attachments::read_piped_stdin()?,
+    };
     let prompts = attachments::first_messages(stdin, attachments, &messages);
     if prompts.is_empty() {
         return Err(
@@ -134,18 +225,15 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         );
     }
 
+    // pi's `--mode json` writes its lines exactly (the cumulative partial included) and,
+    // like pi, ends 0 when a run fails; `--json` writes deltas and ends 1.
+    let pi_json = args.mode == Some(OutputMode::Json);
+    let json_output = args.json || pi_json;
     let connected = daemon_client::connect_without_questions().await?;
     let client = connected.client;
     let mut notifications = connected.notifications;
-    let session = open_session(&client, &args.options, &cwd).await?;
-    if let Some(mode) = &args.options.mode {
-        client
-            .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
-                session_id: session.id.clone(),
-                mode: mode.clone(),
-            })
-            .await?;
-    }
+    let opened = open_session(&client, &args.options, &cwd).await?;
+    let session = opened.info;
     let attached = client
         .call::<SessionAttach>(&SessionAttachParams {
             session_id: session.id.clone(),
@@ -154,22 +242,25 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         .await?;
     // A session the daemon loaded again lacks the secret variables it never stores.
     client.supply_missing_env(&attached.snapshot.info).await?;
-    let mode = if args.pi_compat {
+    let mode = if args.pi_compat || pi_json {
         PartialMode::Full
     } else {
         PartialMode::DeltaOnly
     };
     let mut converter = PiEvents::new(mode);
     converter.resume_partial(attached.snapshot.streaming_message);
-    if args.json {
-        print_json(&json!({
+    if json_output {
+        let mut header = json!({
             "type": "session",
             "version": 3,
             "id": session.id,
             "timestamp": pi_util::time::iso_from_millis(session.created_at),
             "cwd": session.cwd,
-            "protocolVersion": pi_protocol::PROTOCOL_VERSION,
-        }));
+        });
+        if !pi_json {
+            header["protocolVersion"] = json!(pi_protocol::PROTOCOL_VERSION);
+        }
+        print_json(&header);
     }
 
     let mut interrupts = signal(SignalKind::interrupt())
@@ -184,7 +275,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
             &session.id,
             text,
             images,
-            args.json,
+            json_output,
         )
         .await;
         match end {
@@ -214,17 +305,32 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     // What went wrong with the session's pi extensions (one that did not load, threw, or
     // was not approved) is said on stderr, as pi says it when it starts.
     warn_extension_problems(&client, &session.id).await;
-    if args.options.no_session {
+    // A session this run made and nothing got into (no key, a model refused) is not kept:
+    // `-c` must not come back to an empty one.
+    let empty = opened.created && outcome.is_err() && {
+        client
+            .call::<SessionGet>(&SessionIdParams {
+                session_id: session.id.clone(),
+            })
+            .await
+            .is_ok_and(|details| details.info.message_count == 0)
+    };
+    if args.options.no_session || empty {
         let _ = client
             .call::<SessionDelete>(&SessionIdParams {
                 session_id: session.id.clone(),
             })
             .await;
     }
-    let last = outcome?;
-    if !args.json
-        && let Some(message) = last
-    {
+    let last = match outcome {
+        // pi's JSON mode: the failure is in the lines already; the exit is 0.
+        Err(error) if pi_json && !error.is_interrupted() => {
+            crate::output::eprint_line(error.message());
+            return Ok(ExitCode::SUCCESS);
+        }
+        outcome => outcome?,
+    };
+    if !json_output && let Some(message) = last {
         for text in assistant_texts(&message) {
             print_line(text);
         }
@@ -374,68 +480,101 @@ async fn wait_until_idle(client: &Client, session_id: &str) -> Result<(), CliErr
     }
 }
 
-/// The session a run or a bridge uses: new, continued, or named.
+/// The session a command opened, and whether it made it.
+pub struct OpenedSession {
+    /// The session.
+    pub info: SessionInfo,
+    /// It is new (made by this command, not continued or named).
+    pub created: bool,
+}
+
+/// The session a run or a bridge uses: new, continued, named, or forked — with the approval
+/// mode and API key the command line gave.
 pub async fn open_session(
     client: &Client,
     args: &SessionOptions,
     cwd: &std::path::Path,
-) -> Result<SessionInfo, CliError> {
+) -> Result<OpenedSession, CliError> {
+    // pi's rule: the key is for the model the command line names.
+    if args.api_key.is_some()
+        && args.model.is_none()
+        && args.provider.is_none()
+        && args.models.is_empty()
+    {
+        return Err(CliError::usage(
+            "--api-key requires a model to be specified via --model, --provider/--model, or \
+             --models",
+        ));
+    }
+    let opened = open_or_create(client, args, cwd).await?;
+    let id = &opened.info.id;
+    if let Some(mode) = &args.approval_mode {
+        client
+            .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
+                session_id: id.clone(),
+                mode: mode.clone(),
+            })
+            .await?;
+    }
+    if let Some(key) = &args.api_key
+        && let Some(model) = &opened.info.model
+    {
+        client
+            .call::<pi_protocol::v1::SessionSetApiKey>(&pi_protocol::v1::SessionSetApiKeyParams {
+                session_id: id.clone(),
+                provider: model.provider.clone(),
+                key: key.clone(),
+            })
+            .await?;
+    }
+    Ok(opened)
+}
+
+async fn open_or_create(
+    client: &Client,
+    args: &SessionOptions,
+    cwd: &std::path::Path,
+) -> Result<OpenedSession, CliError> {
+    let thinking = args.thinking.as_ref().filter(|level| {
+        let valid = THINKING_LEVELS.contains(&level.as_str());
+        if !valid {
+            crate::output::eprint_line(&format!(
+                "Warning: Invalid thinking level \"{level}\". Valid values: {}",
+                THINKING_LEVELS.join(", ")
+            ));
+        }
+        valid
+    });
     let system_prompt = args
         .system_prompt
         .as_deref()
         .map(text_or_file)
         .transpose()?;
-    let append_system_prompt = args
+    let appended: Vec<String> = args
         .append_system_prompt
-        .as_deref()
-        .map(text_or_file)
-        .transpose()?;
+        .iter()
+        .map(|value| text_or_file(value))
+        .collect::<Result<_, _>>()?;
+    // pi joins several `--append-system-prompt`s with a blank line.
+    let append_system_prompt = (!appended.is_empty()).then(|| appended.join("\n\n"));
     let cwd_text = cwd.display().to_string();
-    let existing = if let Some(id) = &args.session {
-        Some(find_session(client, id).await?)
+    let existing = if let Some(target) = &args.session {
+        Some(pi_sessions::resolve(client, target, cwd, args.session_dir.as_deref()).await?)
+    } else if let Some(source) = &args.fork {
+        Some(pi_sessions::fork(client, source, cwd, args.session_dir.as_deref()).await?)
     } else if args.continue_session {
         all_sessions(client, Some(&cwd_text))
             .await?
             .into_iter()
-            .next()
+            .find(|session| session.message_count > 0)
     } else {
         None
     };
     if let Some(session) = existing {
-        if args.tools.is_some() || args.no_tools {
-            return Err(CliError::usage(
-                "--tools and --no-tools apply to new sessions; an existing session keeps its tools",
-            ));
-        }
-        if system_prompt.is_some() || append_system_prompt.is_some() {
-            return Err(CliError::usage(
-                "--system-prompt and --append-system-prompt apply to new sessions",
-            ));
-        }
-        let chosen = &args.extensions;
-        if !chosen.extensions.is_empty()
-            || chosen.no_extensions
-            || !chosen.extension_flags.is_empty()
-        {
-            let flags: Vec<String> = chosen
-                .extension_flags
-                .keys()
-                .map(|name| format!("--{name}"))
-                .collect();
-            let given = [
-                (!chosen.extensions.is_empty()).then(|| "-e/--extension".to_owned()),
-                chosen.no_extensions.then(|| "--no-extensions".to_owned()),
-                (!flags.is_empty()).then(|| flags.join(", ")),
-            ]
-            .into_iter()
-            .flatten()
-            .collect::<Vec<_>>()
-            .join(", ");
-            return Err(CliError::usage(format!(
-                "{given} apply to new sessions; an existing session keeps the extensions and \
-                 extension flags it was created with (start a new session to change them)"
-            )));
-        }
+        refuse_new_session_options(
+            args,
+            system_prompt.is_some() || append_system_prompt.is_some(),
+        )?;
         if let Some(spec) = model_spec(client, args).await?.0 {
             let changed = client
                 .call::<SessionSetModel>(&SessionSetModelParams {
@@ -446,7 +585,7 @@ pub async fn open_session(
                 .map_err(model_error)?;
             print_warnings(&changed.warnings);
         }
-        if let Some(level) = &args.thinking {
+        if let Some(level) = thinking {
             client
                 .call::<SessionSetThinking>(&SessionSetThinkingParams {
                     session_id: session.id.clone(),
@@ -454,7 +593,10 @@ pub async fn open_session(
                 })
                 .await?;
         }
-        return Ok(session);
+        return Ok(OpenedSession {
+            created: args.fork.is_some(),
+            info: session,
+        });
     }
     // `--provider` alone naming a provider the daemon does not have: perhaps one the new
     // session's extensions register, chosen once it exists.
@@ -465,23 +607,34 @@ pub async fn open_session(
             (model, thinking, None)
         }
     };
-    let tools = match (&args.tools, args.no_tools) {
-        (Some(tools), _) => Some(tools.clone()),
-        (None, true) => Some(Vec::new()),
-        (None, false) => None,
+    // pi's `--tools` allows those names among all tools; `--no-tools` none; and
+    // `--no-builtin-tools` leaves the extensions' tools.
+    let (tools, tool_allowlist) = match (&args.tools, args.no_tools, args.no_builtin_tools) {
+        (Some(names), _, _) => (None, Some(names.clone())),
+        (None, true, _) => (None, Some(Vec::new())),
+        (None, false, true) => (Some(Vec::new()), None),
+        (None, false, false) => (None, None),
     };
+    let mut env: std::collections::BTreeMap<String, String> = std::env::vars().collect();
+    if args.offline {
+        env.insert("PI_OFFLINE".to_owned(), "1".to_owned());
+    }
     let created = client
         .call::<SessionCreate>(&SessionCreateParams {
             cwd: cwd_text,
-            env: Some(std::env::vars().collect()),
+            env: Some(env),
             model,
-            thinking: args.thinking.clone().or(scoped_thinking),
+            thinking: thinking.cloned().or(scoped_thinking),
             tools,
+            tool_allowlist,
             name: None,
             system_prompt,
             append_system_prompt,
-            no_skills: false,
-            no_context_files: false,
+            no_skills: args.no_skills,
+            skills: args.skills.clone(),
+            prompt_templates: args.prompt_templates.clone(),
+            no_prompt_templates: args.no_prompt_templates,
+            no_context_files: args.no_context_files,
             extensions: args.extensions.extensions.clone(),
             no_extensions: args.extensions.no_extensions,
             extension_flags: args.extensions.extension_flags.clone(),
@@ -503,13 +656,16 @@ pub async fn open_session(
         match chosen {
             Ok(changed) => {
                 print_warnings(&changed.warnings);
-                return Ok(SessionInfo {
-                    model: Some(pi_protocol::v1::ModelRef {
-                        provider: changed.model.provider,
-                        id: changed.model.id,
-                    }),
-                    thinking_level: changed.thinking_level,
-                    ..created
+                return Ok(OpenedSession {
+                    info: SessionInfo {
+                        model: Some(pi_protocol::v1::ModelRef {
+                            provider: changed.model.provider,
+                            id: changed.model.id,
+                        }),
+                        thinking_level: changed.thinking_level,
+                        ..created
+                    },
+                    created: true,
                 });
             }
             Err(error) => {
@@ -522,7 +678,59 @@ pub async fn open_session(
             }
         }
     }
-    Ok(created)
+    Ok(OpenedSession {
+        info: created,
+        created: true,
+    })
+}
+
+/// An existing session keeps what it was created with: the options that shape a new one are
+/// refused with it.
+fn refuse_new_session_options(args: &SessionOptions, prompt_given: bool) -> Result<(), CliError> {
+    if args.tools.is_some() || args.no_tools || args.no_builtin_tools {
+        return Err(CliError::usage(
+            "--tools, --no-tools and --no-builtin-tools apply to new sessions; an existing \
+             session keeps its tools",
+        ));
+    }
+    if prompt_given {
+        return Err(CliError::usage(
+            "--system-prompt and --append-system-prompt apply to new sessions",
+        ));
+    }
+    if !args.skills.is_empty()
+        || args.no_skills
+        || !args.prompt_templates.is_empty()
+        || args.no_prompt_templates
+        || args.no_context_files
+    {
+        return Err(CliError::usage(
+            "--skill, --no-skills, --prompt-template, --no-prompt-templates and \
+             --no-context-files apply to new sessions; an existing session keeps its resources",
+        ));
+    }
+    let chosen = &args.extensions;
+    if !chosen.extensions.is_empty() || chosen.no_extensions || !chosen.extension_flags.is_empty() {
+        let flags: Vec<String> = chosen
+            .extension_flags
+            .keys()
+            .map(|name| format!("--{name}"))
+            .collect();
+        let given = [
+            (!chosen.extensions.is_empty()).then(|| "-e/--extension".to_owned()),
+            chosen.no_extensions.then(|| "--no-extensions".to_owned()),
+            (!flags.is_empty()).then(|| flags.join(", ")),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ");
+        return Err(CliError::usage(format!(
+            "{given} apply to new sessions; an existing session keeps the extensions and \
+             extension flags it was created with (start a new session to change them)"
+        )));
+    }
+    Ok(())
 }
 
 /// The daemon's warnings for the user, on stderr as pi prints them.

@@ -61,7 +61,9 @@ pub async fn run(args: RpcArgs) -> Result<ExitCode, CliError> {
     let connected = daemon_client::connect().await?;
     let client = connected.client;
     let mut notifications = connected.notifications;
-    let session = open_session(&client, &args.options, &session_cwd).await?;
+    let session = open_session(&client, &args.options, &session_cwd)
+        .await?
+        .info;
     let mut ephemeral = Vec::new();
     if args.options.no_session {
         ephemeral.push(session.id.clone());

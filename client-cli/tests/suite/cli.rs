@@ -57,8 +57,30 @@ fn help_lists_every_command_imperatively() {
 #[test]
 fn usage_errors_exit_2_and_an_unreachable_daemon_exits_3() {
     let home = Home::new();
-    let output = home.pictl(&["run", "--thinking", "huge", "hi"]);
+    // `--mode` is pi's output mode; the approval modes it used to take name their new flag,
+    // and nothing starts.
+    let output = home.pictl(&["run", "--mode", "yolo", "hi"]);
     assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "--mode is pi's output mode now (text, json or rpc); the approval mode moved to \
+             --approval-mode (use --approval-mode yolo)"
+        ),
+        "{stderr}"
+    );
+    let output = home.pictl(&["--mode", "yaml", "hi"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&output.stderr)
+            .contains("unknown output mode \"yaml\": use text, json or rpc"),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        !home.path().join("run/pid.sock").exists(),
+        "no daemon is started for a bad command line"
+    );
     let output = home.pictl(&["rpc", "@file.txt"]);
     assert_eq!(
         output.status.code(),

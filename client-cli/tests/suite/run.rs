@@ -188,7 +188,7 @@ async fn pi_compat_mode_repeats_the_partial_message() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn piped_stdin_goes_before_the_first_message_and_each_message_is_a_prompt() {
+async fn piped_stdin_goes_before_the_first_message_as_pi_joins_it_and_each_message_is_a_prompt() {
     let world = World::start().await;
     world.server.push(Turn::reply().text("One."));
     world.server.push(Turn::reply().text("Two."));
@@ -200,11 +200,9 @@ async fn piped_stdin_goes_before_the_first_message_and_each_message_is_a_prompt(
         .await;
     assert_exit(&output, 0);
     assert_eq!(stdout(&output), "Two.\n", "only the final reply is printed");
-    assert_eq!(request_user_texts(&world, 0), ["piped text\n\nfirst"]);
-    assert_eq!(
-        request_user_texts(&world, 1),
-        ["piped text\n\nfirst", "second"]
-    );
+    // pi joins stdin and the first message with nothing between them.
+    assert_eq!(request_user_texts(&world, 0), ["piped textfirst"]);
+    assert_eq!(request_user_texts(&world, 1), ["piped textfirst", "second"]);
     world.server.assert_done(2);
 }
 

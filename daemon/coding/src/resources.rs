@@ -209,8 +209,29 @@ impl<T> SettingsCache<T> {
     }
 }
 
+/// What one session chose on pi's command line about its resources: skills and prompt
+/// templates besides the discovered ones (`--skill`, `--prompt-template`), or none of the
+/// discovered and configured ones (`--no-skills`, `--no-prompt-templates`; the explicit ones
+/// still load, as in pi).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ResourceChoice {
+    /// Skill files or directories, absolute.
+    pub skills: Vec<PathBuf>,
+    /// Prompt template files or directories, absolute.
+    pub prompt_templates: Vec<PathBuf>,
+    /// No discovered or configured skills.
+    pub no_skills: bool,
+    /// No discovered or configured prompt templates.
+    pub no_prompt_templates: bool,
+}
+
 /// Loads the resources of `cwd`.
 pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
+    load_with(roots, cwd, &ResourceChoice::default())
+}
+
+/// Loads the resources of `cwd` as a session chose them.
+pub fn load_with(roots: &ResourceRoots, cwd: &Path, choice: &ResourceChoice) -> Resources {
     let (settings, mut diagnostics) = roots.load_settings(Some(cwd));
     let global_lowest_first = roots.global_dirs();
     let global_highest_first: Vec<PathBuf> = global_lowest_first.iter().rev().cloned().collect();
@@ -227,10 +248,15 @@ pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
     let append_prompt = prompt_text(&settings.append_system_prompt, "APPEND_SYSTEM.md");
 
     let mut skill_sources = SkillSources {
-        entries: settings.skills.clone(),
+        entries: if choice.no_skills {
+            Vec::new()
+        } else {
+            settings.skills.clone()
+        },
+        explicit: choice.skills.clone(),
         ..SkillSources::default()
     };
-    if settings.discover_skills {
+    if settings.discover_skills && !choice.no_skills {
         skill_sources.dirs = skills::project_skill_dirs(cwd);
         skill_sources
             .dirs
@@ -244,14 +270,23 @@ pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
     }
     let skills = skills::load_skills(&skill_sources, &mut diagnostics);
 
-    let template_sources = TemplateSources {
-        entries: settings.prompts.clone(),
-        project_dir: Some(cwd.join(".pi").join("prompts")),
-        user_dirs: global_highest_first
-            .iter()
-            .map(|dir| dir.join("prompts"))
-            .collect(),
-        explicit: Vec::new(),
+    let template_sources = if choice.no_prompt_templates {
+        TemplateSources {
+            entries: Vec::new(),
+            project_dir: None,
+            user_dirs: Vec::new(),
+            explicit: choice.prompt_templates.clone(),
+        }
+    } else {
+        TemplateSources {
+            entries: settings.prompts.clone(),
+            project_dir: Some(cwd.join(".pi").join("prompts")),
+            user_dirs: global_highest_first
+                .iter()
+                .map(|dir| dir.join("prompts"))
+                .collect(),
+            explicit: choice.prompt_templates.clone(),
+        }
     };
     let templates = templates::load_templates(&template_sources, &mut diagnostics);
 
@@ -272,8 +307,12 @@ pub fn load(roots: &ResourceRoots, cwd: &Path) -> Resources {
 
 /// [`load`] on a blocking thread (it reads files); diagnostics are logged at debug level
 /// (clients see them in `session/get`).
-pub async fn load_in_background(roots: ResourceRoots, cwd: PathBuf) -> Resources {
-    let loaded = tokio::task::spawn_blocking(move || load(&roots, &cwd)).await;
+pub async fn load_in_background(
+    roots: ResourceRoots,
+    cwd: PathBuf,
+    choice: ResourceChoice,
+) -> Resources {
+    let loaded = tokio::task::spawn_blocking(move || load_with(&roots, &cwd, &choice)).await;
     let resources = loaded.unwrap_or_else(|error| {
         tracing::error!(%error, "loading resources panicked; using none");
         Resources::default()

@@ -187,6 +187,7 @@ impl SessionActor {
         let resources = pi_coding::resources::load_in_background(
             services.settings.resources.clone(),
             std::path::PathBuf::from(&row.cwd),
+            crate::resource_choice(&row),
         )
         .await;
         // Entries have distinct seqs no higher than the row's `last_seq` (stored with them), so
@@ -553,8 +554,8 @@ impl SessionActor {
             Command::Environment { reply } => {
                 let _ = reply.send(Ok(crate::tool_environment(&self.row, &self.registry)));
             }
-            Command::SetEnv { env, reply } => {
-                let _ = reply.send(Ok(self.set_env(env)));
+            Command::SetEnv { env, any, reply } => {
+                let _ = reply.send(Ok(self.set_env(env, any)));
             }
             Command::Label {
                 entry_id,

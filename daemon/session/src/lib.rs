@@ -36,6 +36,7 @@ pub mod summarize;
 pub mod testing;
 
 use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -189,9 +190,37 @@ impl SessionRegistry {
         id: &str,
         env: BTreeMap<String, String>,
     ) -> Result<pi_protocol::v1::SessionSetEnvResponse, SessionError> {
+        self.take_env(id, env, false).await
+    }
+
+    /// `session/setApiKey`: `key` for `provider` in session `id`'s runs (in memory).
+    pub async fn set_api_key(
+        &self,
+        id: &str,
+        provider: &str,
+        key: String,
+    ) -> Result<pi_protocol::v1::EmptyResponse, SessionError> {
+        if key.trim().is_empty() {
+            return Err(SessionError::invalid(
+                "key",
+                "the API key is empty".to_owned(),
+            ));
+        }
+        let variable = pi_protocol::v1::runtime_api_key_variable(provider);
+        self.take_env(id, [(variable, key)].into(), true).await?;
+        Ok(pi_protocol::v1::EmptyResponse {})
+    }
+
+    async fn take_env(
+        &self,
+        id: &str,
+        env: BTreeMap<String, String>,
+        any: bool,
+    ) -> Result<pi_protocol::v1::SessionSetEnvResponse, SessionError> {
         let response = self
             .call(id, |reply| Command::SetEnv {
                 env: env.clone(),
+                any,
                 reply,
             })
             .await?;
@@ -312,9 +341,44 @@ impl SessionRegistry {
         let models = &self.services.models;
         // The settings files' defaults apply when the caller names no model or level; the
         // rest of the cwd's resources go to the session's actor.
+        let resolve_all = |sources: &[String]| -> Vec<String> {
+            sources
+                .iter()
+                .map(|source| resolve_cli_path(source, cwd))
+                .collect()
+        };
+        let (tools_named, extension_tools) = match (&params.tool_allowlist, &params.tools) {
+            (Some(_), Some(_)) => {
+                return Err(SessionError::invalid(
+                    "toolAllowlist",
+                    "give tools or toolAllowlist, not both".to_owned(),
+                ));
+            }
+            (Some(allowed), None) => {
+                let known = self.services.tools.known_names();
+                (
+                    Some(
+                        allowed
+                            .iter()
+                            .filter(|name| known.contains(name))
+                            .cloned()
+                            .collect::<Vec<_>>(),
+                    ),
+                    Some(allowed.clone()),
+                )
+            }
+            (None, tools) => (tools.clone(), None),
+        };
+        let start_options = pi_store::StartOptions {
+            skills: resolve_all(&params.skills),
+            prompt_templates: resolve_all(&params.prompt_templates),
+            no_prompt_templates: params.no_prompt_templates,
+            extension_tools,
+        };
         let resources = pi_coding::resources::load_in_background(
             self.services.settings.resources.clone(),
             cwd.to_path_buf(),
+            choice_of(&start_options, params.no_skills),
         )
         .await;
         let settings = &resources.settings;
@@ -350,10 +414,7 @@ impl SessionRegistry {
         let thinking = model.as_ref().map_or(requested, |model| {
             services::clamp_thinking(model, requested)
         });
-        let tools = params
-            .tools
-            .clone()
-            .unwrap_or_else(|| self.services.tools.default_names());
+        let tools = tools_named.unwrap_or_else(|| self.services.tools.default_names());
         let now = now_millis();
         // Variables that look like secrets live in memory only.
         let policy = self.env_policy();
@@ -413,6 +474,7 @@ impl SessionRegistry {
             extensions: extensions.into(),
             no_extensions: params.no_extensions,
             extension_flags: Arc::new(params.extension_flags.clone()),
+            start_options: Arc::new(start_options),
         };
         let tools = self
             .services
@@ -1304,20 +1366,12 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
         Some(env) if row.secret_env.is_empty() => env.clone(),
         Some(env) => {
             let mut merged = (**env).clone();
-            merged.extend(
-                row.secret_env
-                    .iter()
-                    .map(|(name, value)| (name.clone(), value.clone())),
-            );
+            merged.extend(tool_variables(&row.secret_env));
             sessions.shared_env(merged)
         }
         None => {
             let mut env: BTreeMap<String, String> = std::env::vars().collect();
-            env.extend(
-                row.secret_env
-                    .iter()
-                    .map(|(name, value)| (name.clone(), value.clone())),
-            );
+            env.extend(tool_variables(&row.secret_env));
             sessions.shared_env(env)
         }
     };
@@ -1329,7 +1383,73 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
         extensions: row.extensions.clone(),
         no_extensions: row.no_extensions,
         extension_flags: row.extension_flags.clone(),
+        extension_tools: row
+            .start_options
+            .extension_tools
+            .as_ref()
+            .map(|names| names.clone().into()),
     }
+}
+
+/// The secret variables a session's tools see: all but its runtime API keys.
+fn tool_variables(secret: &pi_store::Env) -> impl Iterator<Item = (String, String)> + '_ {
+    secret
+        .iter()
+        .filter(|(name, _)| !name.starts_with(pi_protocol::v1::RUNTIME_API_KEY_PREFIX))
+        .map(|(name, value)| (name.clone(), value.clone()))
+}
+
+/// The API key `session/setApiKey` gave session `row` for `provider`.
+pub(crate) fn runtime_api_key(row: &SessionRow, provider: &str) -> Option<pi_llm::ApiKey> {
+    row.secret_env
+        .get(&pi_protocol::v1::runtime_api_key_variable(provider))
+        .map(|key| pi_llm::ApiKey::new(key.clone()))
+}
+
+/// The resources session `row` chose on pi's command line.
+pub fn resource_choice(row: &SessionRow) -> pi_coding::resources::ResourceChoice {
+    choice_of(&row.start_options, row.no_skills)
+}
+
+fn choice_of(
+    options: &pi_store::StartOptions,
+    no_skills: bool,
+) -> pi_coding::resources::ResourceChoice {
+    pi_coding::resources::ResourceChoice {
+        skills: options.skills.iter().map(PathBuf::from).collect(),
+        prompt_templates: options.prompt_templates.iter().map(PathBuf::from).collect(),
+        no_skills,
+        no_prompt_templates: options.no_prompt_templates,
+    }
+}
+
+/// A path given on pi's command line (`--skill`, `--prompt-template`), absolute: `~` is the
+/// home, a relative path is relative to `cwd`.
+fn resolve_cli_path(source: &str, cwd: &Path) -> String {
+    let expanded = match source.strip_prefix("~/") {
+        Some(rest) => {
+            std::env::home_dir().map_or_else(|| PathBuf::from(source), |home| home.join(rest))
+        }
+        None if source == "~" => std::env::home_dir().unwrap_or_else(|| PathBuf::from(source)),
+        None => PathBuf::from(source),
+    };
+    let absolute = if expanded.is_absolute() {
+        expanded
+    } else {
+        cwd.join(expanded)
+    };
+    // `.` and `..` resolved as written (Node's `path.resolve`, which pi uses).
+    let mut normal = PathBuf::new();
+    for component in absolute.components() {
+        match component {
+            std::path::Component::CurDir => {}
+            std::path::Component::ParentDir => {
+                normal.pop();
+            }
+            other => normal.push(other),
+        }
+    }
+    normal.display().to_string()
 }
 
 /// The secret variables a session lost (not stored; not supplied since it was loaded).

@@ -155,6 +155,7 @@ pub fn import_file(
         extensions: std::sync::Arc::from([]),
         no_extensions: false,
         extension_flags: Default::default(),
+        start_options: Default::default(),
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()

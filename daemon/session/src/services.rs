@@ -79,6 +79,8 @@ pub struct ToolEnvironment {
     pub no_extensions: bool,
     /// The values it gives the flags its extensions register (pi's `--name[=value]`).
     pub extension_flags: Arc<std::collections::BTreeMap<String, serde_json::Value>>,
+    /// The only extension tools it may use (pi's `--tools` / `--no-tools`); `None`: all.
+    pub extension_tools: Option<Arc<[String]>>,
 }
 
 /// The registry of sessions, held weakly: the registry owns the sessions' tools, which hold
@@ -128,6 +130,10 @@ pub trait ToolFactory: Send + Sync {
     ) -> Result<Vec<Arc<dyn Tool>>, ToolsError>;
     /// The tools a session gets when none are named.
     fn default_names(&self) -> Vec<String>;
+    /// Every name `tools` knows (pi's `--tools` allowlist keeps only these).
+    fn known_names(&self) -> Vec<String> {
+        self.default_names()
+    }
     /// Forgets what tools stored for a session that was deleted (its artifacts).
     fn delete_session(&self, _session_id: &str) {}
     /// Tools that come and go (MCP servers' tools) for a run of the session about to start:

@@ -29,7 +29,7 @@ pub use extensions::ExtensionTrustRow;
 pub use history::HistoryRow;
 pub use jobs::JobRow;
 pub use mcp::McpTrustRow;
-pub use sessions::{Env, ListCursor, SessionRow};
+pub use sessions::{Env, ListCursor, SessionRow, StartOptions};
 pub use usage::UsageRow;
 pub use writer::WriterStats;
 

@@ -68,6 +68,27 @@ pub struct SessionRow {
     /// The values it gives the flags extensions register, name → string or `true` (set at
     /// creation).
     pub extension_flags: std::sync::Arc<std::collections::BTreeMap<String, serde_json::Value>>,
+    /// The rest of what it was started with on pi's command line (set at creation).
+    pub start_options: std::sync::Arc<StartOptions>,
+}
+
+/// What a session was started with on pi's command line beyond the row's own columns.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StartOptions {
+    /// Skill files or directories it loads besides the discovered ones (`--skill`), absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
+    /// Prompt template files or directories (`--prompt-template`), absolute.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_templates: Vec<String>,
+    /// It loads no discovered or configured prompt templates (`--no-prompt-templates`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_prompt_templates: bool,
+    /// The only extension tools it may use (`--tools` names them with the built-in ones,
+    /// `--no-tools` allows none); absent: all of them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub extension_tools: Option<Vec<String>>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -78,7 +99,7 @@ macro_rules! session_columns {
         "id, cwd, env, name, parent_session_id, created_at, updated_at, leaf_id, model_provider, model_id, \
          thinking_level, tools, message_count, first_message, last_seq, running, system_prompt, \
          append_system_prompt, task_name, secret_env_names, no_skills, no_context_files, \
-         extensions, no_extensions, extension_flags"
+         extensions, no_extensions, extension_flags, start_options"
     };
 }
 
@@ -217,12 +238,15 @@ pub(crate) fn insert_session(write: &mut Statements, row: &SessionRow) {
         serde_json::to_string(&*row.extension_flags)
             .unwrap_or_else(|_| "{}".to_owned())
             .into(),
+        serde_json::to_string(&*row.start_options)
+            .unwrap_or_else(|_| "{}".to_owned())
+            .into(),
     ]);
     write.push(
         concat!(
             "INSERT INTO sessions (",
             session_columns!(),
-            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+            ") VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
         ),
         values,
     );
@@ -307,6 +331,11 @@ fn session_from_row(row: &sqlx::sqlite::SqliteRow) -> Result<SessionRow, StoreEr
             std::collections::BTreeMap<String, serde_json::Value>,
         >(&row.try_get::<String, _>("extension_flags")?)
         .map_err(StoreError::corrupt("sessions.extension_flags"))?
+        .into(),
+        start_options: serde_json::from_str::<StartOptions>(
+            &row.try_get::<String, _>("start_options")?,
+        )
+        .map_err(StoreError::corrupt("sessions.start_options"))?
         .into(),
     })
 }

@@ -36,6 +36,7 @@ fn row(id: &str) -> SessionRow {
         extensions: std::sync::Arc::from([]),
         no_extensions: false,
         extension_flags: Default::default(),
+        start_options: Default::default(),
     }
 }
 

@@ -685,6 +685,7 @@ impl Child<'_> {
             extensions: self.parent.extensions.to_vec(),
             no_extensions: self.parent.no_extensions,
             extension_flags: (*self.parent.extension_flags).clone(),
+            ..SessionCreateParams::default()
         };
         sessions
             .create_as(

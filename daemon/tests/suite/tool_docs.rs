@@ -44,6 +44,7 @@ async fn tools_md_shows_the_job_and_python_tools_as_the_model_sees_them() {
         extensions: std::sync::Arc::from([]),
         no_extensions: false,
         extension_flags: Default::default(),
+        extension_tools: None,
     };
     let names = ["bash", "job", "python"].map(str::to_owned);
     let mut generated = String::new();

@@ -94,6 +94,10 @@ crate::method_table! {
     /// Supplies secret variables a session lacks since it was loaded again (`missingEnv`):
     /// kept in memory only; other names are ignored.
     SessionSetEnv = "session/setEnv" (SessionSetEnvParams) -> SessionSetEnvResponse;
+    /// Gives a session the API key of one provider (pi's `--api-key`): its runs use it before
+    /// `auth.json`, the environment and `models.json`. Kept in memory only, like secret
+    /// variables; lost when the daemon stops.
+    SessionSetApiKey = "session/setApiKey" (SessionSetApiKeyParams) -> EmptyResponse;
     /// Labels an entry, or clears its label.
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).

@@ -101,9 +101,26 @@ pub struct SessionCreateParams {
     /// `--append-system-prompt`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub append_system_prompt: Option<String>,
-    /// The system prompt lists no skills (pi's `--no-skills` for discovered ones).
+    /// pi's `--tools` allowlist: only these tools, built-in or registered by the session's
+    /// extensions, are available; names the session has no tool of are ignored, as pi
+    /// ignores them. `[]` is pi's `--no-tools`. Give it or `tools`, not both.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_allowlist: Option<Vec<String>>,
+    /// Loads no discovered or configured skills (pi's `--no-skills`); `skills` still load.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_skills: bool,
+    /// Skill files or directories the session loads besides the others (pi's `--skill`); a
+    /// relative path is relative to `cwd`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub skills: Vec<String>,
+    /// Prompt template files or directories the session loads besides the others (pi's
+    /// `--prompt-template`); a relative path is relative to `cwd`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prompt_templates: Vec<String>,
+    /// Loads no discovered or configured prompt templates (pi's `--no-prompt-templates`);
+    /// `promptTemplates` still load.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_prompt_templates: bool,
     /// The system prompt carries no context files (`AGENTS.md`, `CLAUDE.md`).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub no_context_files: bool,
@@ -443,6 +460,37 @@ pub struct SessionSetEnvParams {
     /// Variables; only those the session lacks (`SessionInfo.missingEnv`) are taken.
     pub env: BTreeMap<String, String>,
 }
+
+/// Params of `session/setApiKey`.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SessionSetApiKeyParams {
+    /// The session.
+    pub session_id: String,
+    /// The provider the key is for (the session's model's, for pi's `--api-key`).
+    pub provider: String,
+    /// The key; never logged or echoed.
+    pub key: String,
+}
+
+impl std::fmt::Debug for SessionSetApiKeyParams {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionSetApiKeyParams")
+            .field("session_id", &self.session_id)
+            .field("provider", &self.provider)
+            .field("key", &"<redacted>")
+            .finish()
+    }
+}
+
+/// The secret variable under which a session holds the API key `session/setApiKey` gave
+/// it for `provider` (in memory only; its tools never see it).
+pub fn runtime_api_key_variable(provider: &str) -> String {
+    format!("{RUNTIME_API_KEY_PREFIX}{provider}")
+}
+
+/// The prefix of [`runtime_api_key_variable`]s.
+pub const RUNTIME_API_KEY_PREFIX: &str = "PI_RUNTIME_API_KEY:";
 
 /// Response of `session/setEnv`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]

@@ -1273,6 +1273,7 @@ export interface ProtocolV1 {
   SessionNavigateMethod?: SessionNavigateMethod;
   SessionPromptMethod?: SessionPromptMethod;
   SessionReadMethod?: SessionReadMethod;
+  SessionSetApiKeyMethod?: SessionSetApiKeyMethod;
   SessionSetDraftMethod?: SessionSetDraftMethod;
   SessionSetEnvMethod?: SessionSetEnvMethod;
   SessionSetModelMethod?: SessionSetModelMethod;
@@ -4710,9 +4711,24 @@ export interface SessionCreateParams {
    */
   noExtensions?: boolean;
   /**
-   * The system prompt lists no skills (pi's `--no-skills` for discovered ones).
+   * Loads no discovered or configured prompt templates (pi's `--no-prompt-templates`);
+   * `promptTemplates` still load.
+   */
+  noPromptTemplates?: boolean;
+  /**
+   * Loads no discovered or configured skills (pi's `--no-skills`); `skills` still load.
    */
   noSkills?: boolean;
+  /**
+   * Prompt template files or directories the session loads besides the others (pi's
+   * `--prompt-template`); a relative path is relative to `cwd`.
+   */
+  promptTemplates?: string[];
+  /**
+   * Skill files or directories the session loads besides the others (pi's `--skill`); a
+   * relative path is relative to `cwd`.
+   */
+  skills?: string[];
   /**
    * Replaces the default system prompt body for this session's runs (pi's
    * `--system-prompt`); the date and working directory still follow.
@@ -4722,6 +4738,12 @@ export interface SessionCreateParams {
    * Thinking level (`off`...`xhigh`); clamped to the model.
    */
   thinking?: string | null;
+  /**
+   * pi's `--tools` allowlist: only these tools, built-in or registered by the session's
+   * extensions, are available; names the session has no tool of are ignored, as pi
+   * ignores them. `[]` is pi's `--no-tools`. Give it or `tools`, not both.
+   */
+  toolAllowlist?: string[] | null;
   /**
    * Active tool names; absent: the default set.
    */
@@ -5733,6 +5755,38 @@ export interface EntryRecord {
    * The session event sequence number that announced this entry.
    */
   seq: number;
+}
+/**
+ * Gives a session the API key of one provider (pi's `--api-key`): its runs use it before
+ *  `auth.json`, the environment and `models.json`. Kept in memory only, like secret
+ *  variables; lost when the daemon stops.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetApiKeyMethod".
+ */
+export interface SessionSetApiKeyMethod {
+  params: SessionSetApiKeyParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `session/setApiKey`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetApiKeyParams".
+ */
+export interface SessionSetApiKeyParams {
+  /**
+   * The key; never logged or echoed.
+   */
+  key: string;
+  /**
+   * The provider the key is for (the session's model's, for pi's `--api-key`).
+   */
+  provider: string;
+  /**
+   * The session.
+   */
+  sessionId: string;
 }
 /**
  * Reports this client's editor draft to the other clients attached to the session.
@@ -7693,6 +7747,7 @@ export interface MethodMap {
   "session/navigate": SessionNavigateMethod;
   "session/prompt": SessionPromptMethod;
   "session/read": SessionReadMethod;
+  "session/setApiKey": SessionSetApiKeyMethod;
   "session/setDraft": SessionSetDraftMethod;
   "session/setEnv": SessionSetEnvMethod;
   "session/setModel": SessionSetModelMethod;

@@ -71,6 +71,10 @@ pub fn build_request(
     };
     let mut thinking = Map::new();
     match level {
+        // pi-ai: a model that can think is told not to.
+        ThinkingLevel::Off if model.reasoning => {
+            thinking.insert("thinking".into(), json!({"type": "disabled"}));
+        }
         ThinkingLevel::Off => {}
         level if is_adaptive(model) => {
             let effort = match level {

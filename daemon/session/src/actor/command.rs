@@ -134,8 +134,10 @@ pub enum Command {
     },
     /// Supply lost secret variables.
     SetEnv {
-        /// Variables (only missing ones are taken).
+        /// Variables (only missing ones are taken, unless `any`).
         env: std::collections::BTreeMap<String, String>,
+        /// Take every variable of `env` (a runtime API key).
+        any: bool,
         /// Answer.
         reply: Reply<pi_protocol::v1::SessionSetEnvResponse>,
     },

@@ -159,11 +159,8 @@ impl SessionActor {
             } else {
                 &resources.context_files
             },
-            skills: if self.row.no_skills {
-                &[]
-            } else {
-                &resources.skills
-            },
+            // `--no-skills` left the discovered ones unloaded; `--skill` ones are listed.
+            skills: &resources.skills,
             custom_prompt: self
                 .row
                 .system_prompt
@@ -270,11 +267,12 @@ impl SessionActor {
     pub(super) fn set_env(
         &mut self,
         env: std::collections::BTreeMap<String, String>,
+        any: bool,
     ) -> pi_protocol::v1::SessionSetEnvResponse {
         let missing = crate::missing_env(&self.row);
         let mut accepted = Vec::new();
         for (name, value) in env {
-            if missing.contains(&name) {
+            if any || missing.contains(&name) {
                 std::sync::Arc::make_mut(&mut self.row.secret_env).insert(name.clone(), value);
                 accepted.push(name);
             }

@@ -139,6 +139,7 @@ impl SessionActor {
         self.resources = pi_coding::resources::load_in_background(
             self.services.settings.resources.clone(),
             std::path::PathBuf::from(&self.row.cwd),
+            crate::resource_choice(&self.row),
         )
         .await;
         let inputs = Inputs {

@@ -31,6 +31,7 @@ impl SessionActor {
         self.resources = pi_coding::resources::load_in_background(
             self.services.settings.resources.clone(),
             std::path::PathBuf::from(&self.row.cwd),
+            crate::resource_choice(&self.row),
         )
         .await;
         // `/mcp:<server>:<prompt> args`: the server's prompt, fetched now.
@@ -78,6 +79,9 @@ impl SessionActor {
         // A model of an extension's provider: its key is the extension host's to find.
         if self.extension_provider(&model).is_some() {
             return Ok((model, None));
+        }
+        if let Some(key) = crate::runtime_api_key(&self.row, &model.provider) {
+            return Ok((model, Some(key)));
         }
         let environment = crate::tool_environment(&self.row, &self.registry);
         let api_key = self

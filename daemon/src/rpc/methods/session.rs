@@ -388,6 +388,19 @@ pub async fn set_env(
         .map_err(errors::session)
 }
 
+/// `session/setApiKey`.
+pub async fn set_api_key(
+    context: &RequestContext,
+    params: pi_protocol::v1::SessionSetApiKeyParams,
+) -> Result<pi_protocol::v1::EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .set_api_key(&params.session_id, &params.provider, params.key)
+        .await
+        .map_err(errors::session)
+}
+
 /// `session/label`.
 pub async fn label(
     context: &RequestContext,

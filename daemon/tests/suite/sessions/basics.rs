@@ -296,13 +296,52 @@ async fn bad_requests_get_clear_errors() {
     );
     let error = client
         .call::<SessionCreate>(&SessionCreateParams {
-            cwd,
+            cwd: cwd.clone(),
             tools: Some(vec!["nope".into()]),
             ..Default::default()
         })
         .await
         .unwrap_err();
     check(error, ErrorKind::InvalidParams, "unknown tool \"nope\"");
+    let error = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.clone(),
+            tools: Some(vec!["read".into()]),
+            tool_allowlist: Some(vec!["read".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    check(
+        error,
+        ErrorKind::InvalidParams,
+        "give tools or toolAllowlist, not both",
+    );
+    // pi's `--tools`: names the session has no tool of are ignored.
+    let allowed = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.clone(),
+            tool_allowlist: Some(vec!["read".into(), "nope".into()]),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let details = client
+        .call::<SessionGet>(&SessionIdParams {
+            session_id: allowed.id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(details.tools, ["read"]);
+    let error = client
+        .call::<pi_protocol::v1::SessionSetApiKey>(&pi_protocol::v1::SessionSetApiKeyParams {
+            session_id: allowed.id.clone(),
+            provider: "anthropic".into(),
+            key: " ".into(),
+        })
+        .await
+        .unwrap_err();
+    check(error, ErrorKind::InvalidParams, "the API key is empty");
     let error = client
         .call::<SessionGet>(&SessionIdParams {
             session_id: "missing".into(),

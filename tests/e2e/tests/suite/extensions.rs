@@ -3255,7 +3255,7 @@ async fn pi_and_pid_send_the_same_anthropic_requests() {
 /// A request body with pid's intended differences in pi's words, in every wire format: `bash`
 /// keeps a truncated command's whole output as an artifact that `read` opens (pi writes a
 /// temp file), and their descriptions say so.
-fn in_pi_words(body: &serde_json::Value) -> serde_json::Value {
+pub(super) fn in_pi_words(body: &serde_json::Value) -> serde_json::Value {
     let text = body
         .to_string()
         .replace(

@@ -17,6 +17,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_first_use;
 mod mcp_trust;
+mod pi_cli;
 mod pools;
 mod processes;
 mod retry;

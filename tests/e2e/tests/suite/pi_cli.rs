@@ -1,0 +1,770 @@
+//! pi's command line on the daemon: the pinned pi 0.73.1 and `pictl` installed as `pi` run the
+//! same command lines — from pi's `--help` and docs: print and JSON modes, messages, @files,
+//! piped stdin, models, thinking, tools, system prompts, context files, skills, prompt
+//! templates, extensions, sessions (continue, a pi session file continued or forked),
+//! export, list-models, bad input — side by side against the scripted model, in the same
+//! project and agent directory. Each line must end with the same exit code and print the
+//! same stdout (JSON mode: the same events and texts), and the model must receive the same
+//! request bodies (pid's intended wording differences aside, `in_pi_words`).
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use pi_test_support::model_server::{RecordedRequest, Turn};
+use pi_test_support::peers;
+use serde_json::Value;
+
+use super::extensions::in_pi_words;
+use super::harness::World;
+
+/// How a line's stdout is compared.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Compare {
+    /// Byte for byte.
+    Text,
+    /// JSON lines: the same event types, and the same role and texts in each `message_end`.
+    JsonEvents,
+    /// What was printed, stdout and stderr together: with stdin not a terminal pi writes
+    /// what `--list-models`, `--export` and `--version` print to stderr (it keeps stdout for
+    /// the answer in print mode); `pictl` writes it to stdout.
+    Printed,
+    /// The same number of printed lines, stdout and stderr together (`--version`: the
+    /// versions differ).
+    LineCount,
+}
+
+/// One command line, typed by the user after `pi`.
+struct Line {
+    args: &'static [&'static str],
+    stdin: Option<&'static str>,
+    compare: Compare,
+}
+
+const fn line(args: &'static [&'static str]) -> Line {
+    Line {
+        args,
+        stdin: None,
+        compare: Compare::Text,
+    }
+}
+
+const fn json(args: &'static [&'static str]) -> Line {
+    Line {
+        args,
+        stdin: None,
+        compare: Compare::JsonEvents,
+    }
+}
+
+const fn printed_line(args: &'static [&'static str]) -> Line {
+    Line {
+        args,
+        stdin: None,
+        compare: Compare::Printed,
+    }
+}
+
+const fn piped(stdin: &'static str, args: &'static [&'static str]) -> Line {
+    Line {
+        args,
+        stdin: Some(stdin),
+        compare: Compare::Text,
+    }
+}
+
+/// The project both run in: a context file, a discovered skill and prompt template, and
+/// files the command lines name.
+fn project_files() -> Vec<(&'static str, String)> {
+    vec![
+        ("proj/notes.txt", "the notes say 42\n".to_owned()),
+        ("proj/AGENTS.md", "Always answer briefly.\n".to_owned()),
+        (
+            "proj/prompt.txt",
+            "You are a file-given prompt.\n".to_owned(),
+        ),
+        (
+            "proj/.pi/skills/tidy/SKILL.md",
+            "---\nname: tidy\ndescription: Tidies a file\n---\nTidy the file.\n".to_owned(),
+        ),
+        (
+            "proj/extra/lint/SKILL.md",
+            "---\nname: lint\ndescription: Lints a file\n---\nLint the file.\n".to_owned(),
+        ),
+        (
+            "proj/.pi/prompts/greet.md",
+            "---\ndescription: Greets someone\n---\nSay hello to $1.\n".to_owned(),
+        ),
+        (
+            "proj/templates/review.md",
+            "---\ndescription: Reviews\n---\nReview $@ carefully.\n".to_owned(),
+        ),
+    ]
+}
+
+/// The scripted model: `call TOOL {json}` calls the tool (when offered), a tool result is
+/// answered with its first line, anything else is echoed with the tool names offered.
+fn echo(request: &RecordedRequest) -> Result<Turn, String> {
+    let messages = request.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let blocks = last["content"].as_array().cloned().unwrap_or_default();
+    if let Some(result) = blocks.iter().find(|block| block["type"] == "tool_result") {
+        let text = match &result["content"] {
+            Value::String(text) => text.clone(),
+            content => content[0]["text"].as_str().unwrap_or_default().to_owned(),
+        };
+        let first = text.lines().next().unwrap_or_default().to_owned();
+        return Ok(Turn::reply().text(format!("Result: {first}")).into());
+    }
+    let text = last["content"].as_str().map_or_else(
+        || {
+            blocks
+                .iter()
+                .filter_map(|block| block["text"].as_str())
+                .collect::<Vec<_>>()
+                .join(" | ")
+        },
+        str::to_owned,
+    );
+    let offered: Vec<&str> = request.body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|tool| tool["name"].as_str())
+        .collect();
+    if let Some(rest) = text.strip_prefix("call ") {
+        let (tool, args) = rest.split_once(' ').unwrap_or((rest, "{}"));
+        if offered.contains(&tool) {
+            let args: Value = serde_json::from_str(args).map_err(|error| error.to_string())?;
+            return Ok(Turn::reply().tool_call("call_1", tool, args).into());
+        }
+    }
+    Ok(Turn::reply()
+        .text(format!("You said: {text}\nTools: {}", offered.join(",")))
+        .into())
+}
+
+/// What one side did with a line.
+#[derive(Debug)]
+struct Outcome {
+    code: Option<i32>,
+    stdout: String,
+    stderr: String,
+    requests: Vec<Value>,
+}
+
+/// `args` run by `program` in `dir` (stdin piped from `stdin`, or empty); the requests the
+/// model received meanwhile.
+async fn run_side(
+    world: &World,
+    program: &Path,
+    envs: &[(String, String)],
+    dir: &Path,
+    args: &[String],
+    stdin: Option<&str>,
+) -> Outcome {
+    use tokio::io::AsyncWriteExt as _;
+    let before = world.server.calls();
+    let mut child = tokio::process::Command::new(program)
+        .args(args)
+        .envs(envs.iter().cloned())
+        .current_dir(dir)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).await.unwrap();
+    }
+    drop(input);
+    let out = tokio::time::timeout(Duration::from_secs(120), child.wait_with_output())
+        .await
+        .unwrap_or_else(|_| panic!("{} {args:?} ends", program.display()))
+        .unwrap();
+    Outcome {
+        code: out.status.code(),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        requests: world.server.requests()[before..]
+            .iter()
+            .map(|request| request.body.clone())
+            .collect(),
+    }
+}
+
+/// stdout and stderr, trimmed, one after the other.
+fn printed(outcome: &Outcome) -> String {
+    format!("{}\n{}", outcome.stdout.trim(), outcome.stderr.trim())
+        .trim()
+        .to_owned()
+}
+
+/// JSON lines as (event type, role and texts of a finished message).
+fn events_of(stdout: &str) -> Vec<(String, Value)> {
+    stdout
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let event: Value = serde_json::from_str(line)
+                .unwrap_or_else(|error| panic!("not JSON ({error}): {line}"));
+            let kind = event["type"].as_str().unwrap_or_default().to_owned();
+            let detail = if kind == "message_end" {
+                let message = &event["message"];
+                let texts: Vec<Value> = message["content"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter(|block| block["type"] == "text")
+                    .map(|block| block["text"].clone())
+                    .collect();
+                serde_json::json!({"role": message["role"], "texts": texts})
+            } else {
+                Value::Null
+            };
+            (kind, detail)
+        })
+        .collect()
+}
+
+/// The newest pi session file of `proj` under the agent directory of `home`.
+fn newest_pi_session(home: &Path, proj: &Path) -> PathBuf {
+    let encoded = format!(
+        "--{}--",
+        proj.display()
+            .to_string()
+            .trim_start_matches('/')
+            .replace('/', "-")
+    );
+    let dir = home.join(".pi/agent/sessions").join(encoded);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|error| panic!("{}: {error}", dir.display()))
+        .flatten()
+        .map(|entry| entry.path())
+        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl"))
+        .collect();
+    files.sort();
+    files.pop().expect("pi wrote a session file")
+}
+
+/// The lines that differ between `old` and `new`, with two lines of context.
+fn changed_lines(old: &str, new: &str) -> String {
+    similar::TextDiff::from_lines(old, new)
+        .unified_diff()
+        .context_radius(2)
+        .to_string()
+}
+
+/// Runs every line with pi and with `pictl` as `pi`, and compares.
+async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
+    let home = world.daemon.home.path();
+    // `pictl` installed under pi's name.
+    let bin = tempfile::tempdir().unwrap();
+    let as_pi = bin.path().join("pi");
+    std::os::unix::fs::symlink(pi_test_support::workspace_binary("pictl"), &as_pi).unwrap();
+    let common = vec![
+        ("HOME".to_owned(), home.display().to_string()),
+        ("PI_OFFLINE".to_owned(), "1".to_owned()),
+        ("NO_COLOR".to_owned(), "1".to_owned()),
+    ];
+    let mut pi_env = common.clone();
+    pi_env.push((
+        "PI_CODING_AGENT_DIR".to_owned(),
+        home.join(".pi/agent").display().to_string(),
+    ));
+    let mut pid_env = common;
+    pid_env.extend(world.daemon.env());
+    let mut failures = Vec::new();
+    for line in lines {
+        // `{session}`: a fresh copy, per side, of the newest pi session file of the project.
+        let copies = tempfile::tempdir().unwrap();
+        let args_for = |side: &str| -> Vec<String> {
+            line.args
+                .iter()
+                .map(|arg| {
+                    if arg.contains("{session}") {
+                        let copy = copies.path().join(format!("{side}.jsonl"));
+                        if !copy.exists() {
+                            std::fs::copy(newest_pi_session(home, proj), &copy).unwrap();
+                        }
+                        arg.replace("{session}", &copy.display().to_string())
+                    } else {
+                        (*arg).to_owned()
+                    }
+                })
+                .collect()
+        };
+        let pi_args = args_for("pi");
+        let pid_args = args_for("pid");
+        let pi = run_side(
+            world,
+            &peers::npm_bin("pi"),
+            &pi_env,
+            proj,
+            &pi_args,
+            line.stdin,
+        )
+        .await;
+        let pid = run_side(world, &as_pi, &pid_env, proj, &pid_args, line.stdin).await;
+        let mut problems = Vec::new();
+        if pi.code != pid.code {
+            problems.push(format!("exit code: pi {:?}, pid {:?}", pi.code, pid.code));
+        }
+        let same_output = match line.compare {
+            Compare::Text => pi.stdout == pid.stdout,
+            Compare::JsonEvents => events_of(&pi.stdout) == events_of(&pid.stdout),
+            Compare::Printed => printed(&pi) == printed(&pid),
+            Compare::LineCount => printed(&pi).lines().count() == printed(&pid).lines().count(),
+        };
+        if !same_output {
+            problems.push(format!(
+                "stdout:\n--- pi\n{}\n--- pid\n{}",
+                pi.stdout, pid.stdout
+            ));
+        }
+        let pid_requests: Vec<Value> = pid.requests.iter().map(in_pi_words).collect();
+        if pi.requests != pid_requests {
+            problems.push(format!(
+                "requests (- pi, + pid):\n{}",
+                changed_lines(
+                    &serde_json::to_string_pretty(&pi.requests).unwrap(),
+                    &serde_json::to_string_pretty(&pid_requests).unwrap()
+                )
+            ));
+        }
+        if !problems.is_empty() {
+            failures.push(format!(
+                "pi {}\n{}\n(pi's stderr: {}; pid's stderr: {})",
+                line.args.join(" "),
+                problems.join("\n"),
+                pi.stderr.trim(),
+                pid.stderr.trim()
+            ));
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} of {} command lines differ:\n\n{}",
+        failures.len(),
+        lines.len(),
+        failures.join("\n\n")
+    );
+}
+
+async fn world() -> (World, PathBuf) {
+    let world = World::start_with("anthropic-messages", &project_files()).await;
+    world.server.respond_with(echo);
+    let proj = world.daemon.home.path().join("proj");
+    (world, proj)
+}
+
+const MODEL: &str = "scripted/scripted-model";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn print_and_json_modes_messages_files_and_stdin_as_pi() {
+    let (world, proj) = world().await;
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&["-p", "--model", MODEL, "hello"]),
+            line(&["--print", "--model", MODEL, "hello"]),
+            line(&["--model", MODEL, "-p", "first", "second"]),
+            line(&["--model", MODEL, "--mode", "text", "hello"]),
+            json(&["--model", MODEL, "--mode", "json", "hello"]),
+            json(&["--model", MODEL, "--mode", "json", "-p", "one", "two"]),
+            line(&[
+                "--model",
+                MODEL,
+                "-p",
+                "@notes.txt",
+                "What do the notes say?",
+            ]),
+            line(&["--model", MODEL, "-p", "@notes.txt"]),
+            piped("text from a pipe\n", &["--model", MODEL, "-p", "and this"]),
+            piped("only the pipe\n", &["--model", MODEL]),
+            line(&["--model", MODEL, "--no-session", "-p", "hello"]),
+            line(&["--model", MODEL, "--offline", "-p", "hello"]),
+            line(&["--model", MODEL, "--verbose", "-p", "hello"]),
+            line(&["--model", MODEL, "--no-themes", "-p", "hello"]),
+            line(&[
+                "--model",
+                MODEL,
+                "--session-dir",
+                "./sessions",
+                "-p",
+                "hello",
+            ]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn models_thinking_and_tools_as_pi() {
+    let (world, proj) = world().await;
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&["--model", "scripted-model", "-p", "hello"]),
+            line(&[
+                "--provider",
+                "scripted",
+                "--model",
+                "scripted-model",
+                "-p",
+                "hi",
+            ]),
+            line(&["--provider", "scripted", "-p", "hi"]),
+            line(&[
+                "--model",
+                "scripted/scripted-model:high",
+                "-p",
+                "think hard",
+            ]),
+            line(&["--model", MODEL, "--thinking", "low", "-p", "hi"]),
+            line(&["--model", MODEL, "--thinking", "off", "-p", "hi"]),
+            line(&["--models", "scripted-model", "-p", "hi"]),
+            line(&["--model", MODEL, "--tools", "read,grep", "-p", "hi"]),
+            line(&["--model", MODEL, "-t", "read,find,ls", "-p", "hi"]),
+            line(&["--model", MODEL, "--no-tools", "-p", "hi"]),
+            line(&["--model", MODEL, "-nt", "-p", "hi"]),
+            line(&["--model", MODEL, "--no-builtin-tools", "-p", "hi"]),
+            line(&["--model", MODEL, "-nbt", "-p", "hi"]),
+            line(&["--model", MODEL, "-p", r#"call read {"path": "notes.txt"}"#]),
+            line(&[
+                "--model",
+                MODEL,
+                "--tools",
+                "read,grep,find,ls",
+                "-p",
+                r#"call grep {"pattern": "notes"}"#,
+            ]),
+            line(&[
+                "--model",
+                MODEL,
+                "-p",
+                r#"call bash {"command": "echo from bash"}"#,
+            ]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn prompts_context_skills_templates_and_extensions_as_pi() {
+    let (world, proj) = world().await;
+    // pi's `hello` example, which registers a tool, in the project.
+    std::fs::create_dir_all(proj.join("ext")).unwrap();
+    std::fs::copy(
+        peers::pi_examples().join("hello.ts"),
+        proj.join("ext/hello.ts"),
+    )
+    .unwrap();
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&[
+                "--model",
+                MODEL,
+                "--system-prompt",
+                "You are terse.",
+                "-p",
+                "hi",
+            ]),
+            line(&[
+                "--model",
+                MODEL,
+                "--system-prompt",
+                "prompt.txt",
+                "-p",
+                "hi",
+            ]),
+            line(&[
+                "--model",
+                MODEL,
+                "--append-system-prompt",
+                "Extra rule.",
+                "-p",
+                "hi",
+            ]),
+            line(&[
+                "--model",
+                MODEL,
+                "--append-system-prompt",
+                "Rule one.",
+                "--append-system-prompt",
+                "prompt.txt",
+                "-p",
+                "hi",
+            ]),
+            line(&["--model", MODEL, "--no-context-files", "-p", "hi"]),
+            line(&["--model", MODEL, "-nc", "-p", "hi"]),
+            line(&["--model", MODEL, "--skill", "./extra/lint", "-p", "hi"]),
+            line(&["--model", MODEL, "--no-skills", "-p", "hi"]),
+            line(&["--model", MODEL, "-ns", "--skill", "extra/lint", "-p", "hi"]),
+            line(&["--model", MODEL, "-p", "/skill:tidy notes.txt"]),
+            line(&["--model", MODEL, "-p", "/greet Bob"]),
+            line(&[
+                "--model",
+                MODEL,
+                "--no-prompt-templates",
+                "-p",
+                "/greet Bob",
+            ]),
+            line(&["--model", MODEL, "-np", "-p", "/greet Bob"]),
+            line(&[
+                "--model",
+                MODEL,
+                "--prompt-template",
+                "./templates/review.md",
+                "-p",
+                "/review notes.txt",
+            ]),
+            line(&["--model", MODEL, "--no-extensions", "-p", "hi"]),
+            line(&["--model", MODEL, "-ne", "-p", "hi"]),
+            line(&["--model", MODEL, "-e", "./ext/hello.ts", "-p", "hi"]),
+            line(&[
+                "--model",
+                MODEL,
+                "-e",
+                "./ext/hello.ts",
+                "-t",
+                "hello",
+                "-p",
+                "hi",
+            ]),
+            line(&[
+                "--model",
+                MODEL,
+                "-e",
+                "./ext/hello.ts",
+                "-t",
+                "read",
+                "-p",
+                "hi",
+            ]),
+            line(&["--model", MODEL, "-e", "./ext/hello.ts", "-nbt", "-p", "hi"]),
+            line(&["--model", MODEL, "-e", "./ext/hello.ts", "-nt", "-p", "hi"]),
+            line(&[
+                "--model",
+                MODEL,
+                "-e",
+                "./ext/hello.ts",
+                "-p",
+                r#"call hello {"name": "pi"}"#,
+            ]),
+        ],
+    )
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_export_listings_and_bad_input_as_pi() {
+    let (world, proj) = world().await;
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&["--model", MODEL, "-p", "remember the number 42"]),
+            line(&["--model", MODEL, "-c", "-p", "which number?"]),
+            line(&["--model", MODEL, "--continue", "-p", "and again?"]),
+            line(&[
+                "--model",
+                MODEL,
+                "--session",
+                "{session}",
+                "-p",
+                "still there?",
+            ]),
+            line(&["--model", MODEL, "--fork", "{session}", "-p", "a fork"]),
+            printed_line(&["--export", "{session}", "out.html"]),
+            printed_line(&["--list-models"]),
+            printed_line(&["--list-models", "scripted"]),
+            printed_line(&["--list-models", "nomatch"]),
+            Line {
+                args: &["--version"],
+                stdin: None,
+                compare: Compare::LineCount,
+            },
+            Line {
+                args: &["-v"],
+                stdin: None,
+                compare: Compare::LineCount,
+            },
+            line(&["--model", "no-such-model", "-p", "hi"]),
+            line(&["--model", MODEL, "--thinking", "bogus", "-p", "hi"]),
+            line(&["-x", "--model", MODEL, "-p", "hi"]),
+            line(&["--model", MODEL, "--unknown-flag", "-p", "hi"]),
+            line(&["--model", MODEL, "-p", "@missing.txt", "hi"]),
+        ],
+    )
+    .await;
+}
+
+/// `pictl` run as pi in `proj` with `args` (stdin empty): (exit code, stdout, stderr).
+async fn as_pi(world: &World, proj: &Path, args: &[&str]) -> (Option<i32>, String, String) {
+    let bin = tempfile::tempdir().unwrap();
+    let program = bin.path().join("pi");
+    std::os::unix::fs::symlink(pi_test_support::workspace_binary("pictl"), &program).unwrap();
+    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    let outcome = run_side(world, &program, &world.daemon.env(), proj, &args, None).await;
+    (outcome.code, outcome.stdout, outcome.stderr)
+}
+
+async fn session_count(world: &World) -> usize {
+    let (client, _events) = world.daemon.client().await;
+    client
+        .call::<pi_protocol::v1::SessionList>(&pi_protocol::v1::SessionListParams::default())
+        .await
+        .unwrap()
+        .sessions
+        .len()
+}
+
+/// What the side-by-side table cannot show: the key `--api-key` gives goes to the model and
+/// nowhere else; a run that fails before anything is stored leaves no session for `-c`;
+/// `--fork` copies a whole daemon session; `--session` finds a pi file by its id prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_keys_failed_first_runs_forks_and_pi_session_ids() {
+    let (world, proj) = world().await;
+
+    // `--api-key`: the request carries it (not models.json's key); the session's tools do
+    // not see it.
+    let (code, stdout, stderr) = as_pi(
+        &world,
+        &proj,
+        &[
+            "--model",
+            MODEL,
+            "--api-key",
+            "sk-given-on-the-command-line",
+            "-p",
+            r#"call bash {"command": "env | grep -c sk-given || true"}"#,
+        ],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "Result: 0\n", "the tools' environment has no key");
+    let requests = world.server.requests();
+    for request in &requests {
+        assert_eq!(
+            request.headers["x-api-key"], "sk-given-on-the-command-line",
+            "every request of the run carries the given key"
+        );
+    }
+    let (code, _, stderr) = as_pi(&world, &proj, &["--api-key", "k", "-p", "hi"]).await;
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains(
+            "--api-key requires a model to be specified via --model, --provider/--model, or \
+             --models"
+        ),
+        "{stderr}"
+    );
+
+    // A run that fails before its first message leaves no session behind, and `-c` starts a
+    // new one rather than an empty one.
+    let before = session_count(&world).await;
+    world.server.respond_with(|_| Err("not reached".to_owned()));
+    let (code, _, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", "anthropic/claude-sonnet-4-5", "-p", "hi"],
+    )
+    .await;
+    assert_eq!(code, Some(1), "no key for anthropic: {stderr}");
+    assert!(stderr.contains("ANTHROPIC_API_KEY"), "{stderr}");
+    assert_eq!(
+        session_count(&world).await,
+        before,
+        "no empty session is kept"
+    );
+    world.server.respond_with(echo);
+
+    // `--fork ID`: a new session with everything the daemon session had.
+    let (code, _, stderr) =
+        as_pi(&world, &proj, &["--model", MODEL, "-p", "the secret is 7"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    let (client, _events) = world.daemon.client().await;
+    let newest = client
+        .call::<pi_protocol::v1::SessionList>(&pi_protocol::v1::SessionListParams::default())
+        .await
+        .unwrap()
+        .sessions
+        .into_iter()
+        .next()
+        .unwrap();
+    let prefix = &newest.id[..8];
+    let (code, stdout, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", MODEL, "--fork", prefix, "-p", "and now?"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "You said: and now?\nTools: read,bash,edit,write\n");
+    let last = world.server.requests().pop().unwrap();
+    let texts: Vec<&str> = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .filter_map(|message| message["content"][0]["text"].as_str())
+        .collect();
+    assert_eq!(texts, ["the secret is 7", "and now?"]);
+    let original = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: newest.id.clone(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(original.info.message_count, 2, "the original is unchanged");
+
+    // `--session PREFIX` of a pi session file, found in pi's session directory.
+    let agent = world.daemon.home.path().join(".pi/agent");
+    let pi_dir = agent.join("sessions").join("--elsewhere--");
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    std::fs::write(
+        pi_dir.join("2026-01-01T00-00-00-000Z_feedface.jsonl"),
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"type": "session", "version": 3, "id": "feedface-0000",
+                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": proj.display().to_string()}),
+            serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "from pi"}],
+                    "timestamp": 1}}),
+        ),
+    )
+    .unwrap();
+    let (code, stdout, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", MODEL, "--session", "feedface", "-p", "more"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.starts_with("You said: more"), "{stdout}");
+    assert!(
+        stderr.contains("pi's file itself is not appended to"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", MODEL, "--session", "nothere", "-p", "x"],
+    )
+    .await;
+    assert_eq!(code, Some(1));
+    assert!(
+        stderr.contains("No session found matching 'nothere'"),
+        "{stderr}"
+    );
+}
