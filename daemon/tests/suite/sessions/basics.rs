@@ -321,7 +321,7 @@ async fn bad_requests_get_clear_errors() {
     let allowed = client
         .call::<SessionCreate>(&SessionCreateParams {
             cwd: cwd.clone(),
-            tool_allowlist: Some(vec!["read".into(), "nope".into()]),
+            tool_allowlist: Some(vec!["block".into(), "nope".into()]),
             ..Default::default()
         })
         .await
@@ -332,7 +332,7 @@ async fn bad_requests_get_clear_errors() {
         })
         .await
         .unwrap();
-    assert_eq!(details.tools, ["read"]);
+    assert_eq!(details.tools, ["block"]);
     let error = client
         .call::<pi_protocol::v1::SessionSetApiKey>(&pi_protocol::v1::SessionSetApiKeyParams {
             session_id: allowed.id.clone(),
