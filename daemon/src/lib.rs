@@ -126,7 +126,8 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         spawner.clone(),
     ));
     let builtin = tools::BuiltinTools::new(pi_tools::Artifacts::new(paths.artifacts_dir()))
-        .with_spawner(spawner.clone());
+        .with_spawner(spawner.clone())
+        .with_settings(coding::ResourceRoots::from_paths(&paths));
     let lsp = Arc::new(
         lsp::LspPool::new(
             paths.state_dir.clone(),

@@ -25,7 +25,10 @@ pub struct BuiltinTools {
     // The daemon's one set of per-path mutation locks; every session's tools clone it.
     locks: PathLocks,
     artifacts: Artifacts,
-    shell: ShellConfig,
+    // The settings `shellPath` and `shellCommandPrefix` come from (none: the defaults), per
+    // working directory, read again when a settings file changes.
+    settings: Option<crate::coding::ResourceRoots>,
+    shells: Arc<crate::coding::resources::SettingsCache<ShellConfig>>,
     mcp: Option<Arc<crate::mcp::McpPool>>,
     lsp: Option<Arc<crate::lsp::LspPool>>,
     tasks: Option<Arc<crate::tasks::TaskManager>>,
@@ -49,7 +52,8 @@ impl BuiltinTools {
         BuiltinTools {
             locks: PathLocks::new(),
             artifacts,
-            shell: ShellConfig::default(),
+            settings: None,
+            shells: Arc::default(),
             mcp: None,
             lsp: None,
             tasks: None,
@@ -59,6 +63,21 @@ impl BuiltinTools {
             extensions: None,
             spawner: Spawner::direct(),
             daemon_env: Arc::new(std::env::vars().collect()),
+        }
+    }
+
+    /// Runs `bash` (and jobs) with the shell and command prefix of the settings under
+    /// `roots` (pi's `shellPath`, `shellCommandPrefix`).
+    pub fn with_settings(mut self, roots: crate::coding::ResourceRoots) -> BuiltinTools {
+        self.settings = Some(roots);
+        self
+    }
+
+    /// The shell of commands run in `cwd`.
+    fn shell_for(&self, cwd: &std::path::Path) -> ShellConfig {
+        match &self.settings {
+            Some(roots) => (*self.shells.get(roots, cwd, || shell_config(roots, cwd))).clone(),
+            None => ShellConfig::default(),
         }
     }
 
@@ -147,7 +166,7 @@ impl BuiltinTools {
             } else {
                 environment.env.clone()
             },
-            shell: self.shell.clone(),
+            shell: self.shell_for(&environment.cwd),
             artifacts,
             locks: self.locks.clone(),
             // Only where MCP servers are defined (or the session delegates): elsewhere `read`
@@ -826,20 +845,24 @@ pub enum UserBashError {
 /// tail-truncated output (the full output kept as an artifact), and returns the
 /// `bashExecution` message to record. `cancel` kills the command's process group (the message
 /// then says `cancelled`).
+#[allow(
+    clippy::too_many_arguments,
+    reason = "one call site; the command's whole setting"
+)]
 pub async fn user_bash(
     environment: &ToolEnvironment,
     artifacts: &Artifacts,
     spawner: &Spawner,
+    shell: &ShellConfig,
     command: &str,
     exclude_from_context: bool,
     cancel: &CancellationToken,
 ) -> Result<BashExecutionMessage, UserBashError> {
     let session_artifacts = artifacts.session(&environment.session_id)?;
-    let shell = ShellConfig::default();
     let place = ExecPlace {
         cwd: &environment.cwd,
         env: &environment.env,
-        shell: &shell,
+        shell,
         artifacts: &session_artifacts,
         sandbox: None,
         spawner,
@@ -904,4 +927,23 @@ impl crate::mcp::trust::Approver for SessionsApprover {
 /// The MCP trust questions of the session `environment` belongs to.
 fn approver(environment: &ToolEnvironment) -> Arc<dyn crate::mcp::trust::Approver> {
     Arc::new(SessionsApprover(environment.sessions.clone()))
+}
+
+/// pi's `shellPath` and `shellCommandPrefix` of the settings of `cwd` (`~/` is the home).
+pub fn shell_config(roots: &crate::coding::ResourceRoots, cwd: &std::path::Path) -> ShellConfig {
+    let (settings, _) = roots.load_settings(Some(cwd));
+    ShellConfig {
+        shell_path: settings.shell_path.map(|path| {
+            match (
+                path.strip_prefix("~/"),
+                roots.home.as_ref().or(std::env::home_dir().as_ref()),
+            ) {
+                (Some(rest), Some(home)) => home.join(rest),
+                _ => std::path::PathBuf::from(path),
+            }
+        }),
+        command_prefix: settings
+            .shell_command_prefix
+            .filter(|prefix| !prefix.is_empty()),
+    }
 }

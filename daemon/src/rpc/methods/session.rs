@@ -614,6 +614,10 @@ pub async fn bash(
             &environment,
             &state.artifacts,
             &state.spawner,
+            &crate::tools::shell_config(
+                &crate::coding::ResourceRoots::from_paths(&state.paths),
+                &environment.cwd,
+            ),
             &params.command,
             params.exclude_from_context,
             &running.cancel,

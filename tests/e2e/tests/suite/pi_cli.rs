@@ -768,3 +768,60 @@ async fn api_keys_failed_first_runs_forks_and_pi_session_ids() {
         "{stderr}"
     );
 }
+
+/// pi's `shellPath` and `shellCommandPrefix` settings: the model's `bash`, as pi runs it (side
+/// by side), and the user's `!` commands run through that shell, after that prefix.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_shell_and_command_prefix_of_the_settings_run_every_command() {
+    let (world, proj) = world().await;
+    let shell = proj.join("myshell");
+    std::fs::write(&shell, "#!/bin/sh\nVIA_MYSHELL=yes exec /bin/bash \"$@\"\n").unwrap();
+    std::fs::set_permissions(&shell, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        serde_json::json!({
+            "shellPath": shell.display().to_string(),
+            "shellCommandPrefix": "export GREETING=prefixed",
+        })
+        .to_string(),
+    )
+    .unwrap();
+    side_by_side(
+        &world,
+        &proj,
+        &[line(&[
+            "--model",
+            MODEL,
+            "-p",
+            r#"call bash {"command": "echo \"shell=$VIA_MYSHELL greeting=$GREETING\""}"#,
+        ])],
+    )
+    .await;
+    let last = world.server.requests().pop().unwrap();
+    assert!(
+        last.body
+            .to_string()
+            .contains("shell=yes greeting=prefixed"),
+        "the tool ran in the configured shell after the prefix: {}",
+        last.body
+    );
+
+    // A user's `!` command in a session of this project.
+    let (client, _events) = world.daemon.client().await;
+    let session = client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: proj.display().to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let ran = client
+        .call::<pi_protocol::v1::SessionBash>(&pi_protocol::v1::SessionBashParams {
+            session_id: session.id,
+            command: "echo \"shell=$VIA_MYSHELL greeting=$GREETING\"".to_owned(),
+            exclude_from_context: false,
+        })
+        .await
+        .unwrap();
+    assert_eq!(ran.output.trim(), "shell=yes greeting=prefixed");
+}
