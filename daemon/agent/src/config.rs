@@ -58,6 +58,11 @@ pub struct RunConfig {
     pub payload_hook: Option<pi_llm::PayloadHook>,
     /// Hears each response's status and headers (pi's `after_provider_response`).
     pub response_hook: Option<pi_llm::ResponseHook>,
+    /// Thinking budgets over the providers' defaults (pi's `thinkingBudgets`).
+    pub thinking_budgets: pi_llm::ThinkingBudgets,
+    /// Images never reach the model: each is replaced by a sentence saying image reading
+    /// is disabled (pi's `images.blockImages`).
+    pub block_images: bool,
 }
 
 /// Given the messages of a model request, gives the messages to send.

@@ -147,6 +147,57 @@ impl AgentMessage {
     }
 }
 
+/// What replaces an image when images are blocked (pi's words).
+pub const IMAGES_BLOCKED: &str = "Image reading is disabled.";
+
+/// `messages` with every image of a user message or tool result replaced by
+/// [`IMAGES_BLOCKED`], consecutive replacements as one (pi's `images.blockImages`).
+pub fn without_images(messages: Vec<Message>) -> Vec<Message> {
+    fn replaced(content: Vec<UserContent>) -> Vec<UserContent> {
+        let mut out: Vec<UserContent> = Vec::with_capacity(content.len());
+        for block in content {
+            let block = match block {
+                UserContent::Image(_) => UserContent::Text(TextContent {
+                    text: IMAGES_BLOCKED.to_owned(),
+                    ..TextContent::default()
+                }),
+                other => other,
+            };
+            let repeated = matches!((&block, out.last()),
+                (UserContent::Text(now), Some(UserContent::Text(before)))
+                    if now.text == IMAGES_BLOCKED && before.text == IMAGES_BLOCKED);
+            if !repeated {
+                out.push(block);
+            }
+        }
+        out
+    }
+    messages
+        .into_iter()
+        .map(|message| match message {
+            Message::User(mut user)
+                if user
+                    .content
+                    .iter()
+                    .any(|c| matches!(c, UserContent::Image(_))) =>
+            {
+                user.content = replaced(user.content);
+                Message::User(user)
+            }
+            Message::ToolResult(mut result)
+                if result
+                    .content
+                    .iter()
+                    .any(|c| matches!(c, UserContent::Image(_))) =>
+            {
+                result.content = replaced(result.content);
+                Message::ToolResult(result)
+            }
+            other => other,
+        })
+        .collect()
+}
+
 /// What the model sees: pi's `convertToLlm`.
 pub fn convert_to_llm<M: std::borrow::Borrow<AgentMessage>>(messages: &[M]) -> Vec<Message> {
     let mut out = Vec::with_capacity(messages.len());
@@ -221,6 +272,56 @@ fn user_text_message(text: String, timestamp: i64) -> Message {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn blocked_images_become_one_sentence_per_run_of_images() {
+        let image = || {
+            UserContent::Image(pi_llm::ImageContent {
+                data: "AA==".into(),
+                mime_type: "image/png".into(),
+            })
+        };
+        let text = |text: &str| {
+            UserContent::Text(TextContent {
+                text: text.into(),
+                ..TextContent::default()
+            })
+        };
+        let messages = vec![
+            Message::User(UserMessage {
+                content: vec![text("look"), image(), image(), text("and"), image()],
+                timestamp: 0,
+            }),
+            Message::ToolResult(ToolResultMessage {
+                tool_call_id: "c".into(),
+                tool_name: "read".into(),
+                content: vec![image()],
+                details: None,
+                is_error: false,
+                timestamp: 0,
+            }),
+        ];
+        let texts = |message: &Message| -> Vec<String> {
+            let content = match message {
+                Message::User(user) => &user.content,
+                Message::ToolResult(result) => &result.content,
+                Message::Assistant(_) => return Vec::new(),
+            };
+            content
+                .iter()
+                .map(|block| match block {
+                    UserContent::Text(text) => text.text.clone(),
+                    UserContent::Image(_) => "<image>".into(),
+                })
+                .collect()
+        };
+        let blocked = without_images(messages);
+        assert_eq!(
+            texts(&blocked[0]),
+            ["look", IMAGES_BLOCKED, "and", IMAGES_BLOCKED]
+        );
+        assert_eq!(texts(&blocked[1]), [IMAGES_BLOCKED]);
+    }
 
     fn bash(
         output: &str,

@@ -194,10 +194,13 @@ impl Run<'_> {
             .await;
             message
         } else {
-            let messages = match &self.config.context_hook {
+            let mut messages = match &self.config.context_hook {
                 Some(hook) => convert_to_llm(&hook(self.context.clone()).await),
                 None => convert_to_llm(&self.context),
             };
+            if self.config.block_images {
+                messages = crate::message::without_images(messages);
+            }
             let context = Context {
                 system_prompt: self.config.system_prompt.clone(),
                 messages,
@@ -218,6 +221,7 @@ impl Run<'_> {
                 cancel: self.handles.cancel.clone(),
                 payload: self.config.payload_hook.clone(),
                 response: self.config.response_hook.clone(),
+                thinking_budgets: self.config.thinking_budgets,
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

@@ -50,6 +50,8 @@ pub enum DiagnosticKind {
     Warning,
     /// Two resources share a name; the first one found wins.
     Collision,
+    /// A pi setting the daemon does not apply, and why.
+    NotApplied,
 }
 
 impl Diagnostic {
@@ -83,6 +85,7 @@ impl std::fmt::Display for Diagnostic {
         let kind = match self.kind {
             DiagnosticKind::Warning => "warning",
             DiagnosticKind::Collision => "collision",
+            DiagnosticKind::NotApplied => "not applied",
         };
         write!(f, "{kind}: {}", self.path.display())?;
         if let Some(key) = &self.key {

@@ -59,6 +59,10 @@ pub struct Settings {
     pub shell_path: Option<String>,
     /// `shellCommandPrefix`: text prepended to every bash command.
     pub shell_command_prefix: Option<String>,
+    /// `thinkingBudgets.{minimal,low,medium,high}`: token budgets of thinking levels.
+    pub thinking_budgets: [Option<u64>; 4],
+    /// `images.blockImages`: no image reaches the model.
+    pub block_images: bool,
     /// Whether the default skill directories are scanned (false with pi's legacy
     /// `skills: {enabled: false}`); explicit entries load regardless.
     pub discover_skills: bool,
@@ -180,6 +184,10 @@ pub struct SettingsLayer {
     pub shell_path: Option<String>,
     /// `shellCommandPrefix`.
     pub shell_command_prefix: Option<String>,
+    /// `thinkingBudgets.*`, by level (minimal, low, medium, high).
+    pub thinking_budgets: [Option<u64>; 4],
+    /// `images.blockImages`.
+    pub block_images: Option<bool>,
     /// Legacy `skills.enabled`.
     pub discover_skills: Option<bool>,
     /// `skills` (or legacy `skills.customDirectories`).
@@ -345,6 +353,8 @@ impl Default for Settings {
             },
             shell_path: None,
             shell_command_prefix: None,
+            thinking_budgets: [None; 4],
+            block_images: false,
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
@@ -423,6 +433,12 @@ impl Settings {
         set(&mut self.retry.max_delay_ms, &layer.retry_max_delay_ms);
         set_option(&mut self.shell_path, &layer.shell_path);
         set_option(&mut self.shell_command_prefix, &layer.shell_command_prefix);
+        for (budget, given) in self.thinking_budgets.iter_mut().zip(layer.thinking_budgets) {
+            if given.is_some() {
+                *budget = given;
+            }
+        }
+        set(&mut self.block_images, &layer.block_images);
         set(&mut self.discover_skills, &layer.discover_skills);
         set(
             &mut self.enable_skill_commands,

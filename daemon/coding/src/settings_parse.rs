@@ -21,31 +21,81 @@ use crate::settings::{
     TextOrFile,
 };
 
-/// pi's keys the daemon accepts but does not use here: TUI, themes, transports, and
-/// `extensions` and `packages`, which the extension host reads itself with pi's own package
-/// manager (decision 0017).
-const IGNORED_PI_KEYS: &[&str] = &[
-    "thinkingBudgets",
-    "hideThinkingBlock",
-    "transport",
-    "websockets",
-    "theme",
-    "quietStartup",
-    "collapseChangelog",
-    "npmCommand",
-    "packages",
-    "extensions",
-    "themes",
-    "terminal",
-    "images",
-    "enabledModels",
-    "doubleEscapeAction",
-    "treeFilterMode",
-    "editorPaddingX",
-    "autocompleteMaxVisible",
-    "showHardwareCursor",
-    "markdown",
-    "lastChangelogVersion",
+/// pi 0.73's keys that other parts read themselves: `extensions`, `packages` and
+/// `npmCommand` (the extension host, with pi's own package manager — decision 0017).
+const PI_KEYS_READ_ELSEWHERE: &[&str] = &["extensions", "packages", "npmCommand"];
+
+/// pi 0.73's keys the daemon does not apply, each with why (said once per file as a
+/// [`DiagnosticKind::NotApplied`](crate::DiagnosticKind) diagnostic; nothing is dropped
+/// silently). Keys of a section name the section (`terminal`: all of `terminal.*`).
+const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
+    (
+        "theme",
+        "the TUI draws its own colours; pi themes are not loaded yet",
+    ),
+    (
+        "themes",
+        "the TUI draws its own colours; pi themes are not loaded yet",
+    ),
+    (
+        "hideThinkingBlock",
+        "the TUI shows thinking blocks (collapsed); hiding them is not supported yet",
+    ),
+    (
+        "quietStartup",
+        "the TUI has no startup header to quieten yet",
+    ),
+    ("collapseChangelog", "the daemon shows no changelog"),
+    (
+        "lastChangelogVersion",
+        "pi's changelog state; the daemon shows no changelog",
+    ),
+    ("enableInstallTelemetry", "the daemon sends no telemetry"),
+    ("editorPaddingX", "the TUI's editor has a fixed padding"),
+    (
+        "autocompleteMaxVisible",
+        "the TUI sizes its completion list to the terminal",
+    ),
+    (
+        "showHardwareCursor",
+        "the TUI always shows the terminal's cursor in the editor",
+    ),
+    (
+        "doubleEscapeAction",
+        "double Esc is not bound in the TUI yet",
+    ),
+    ("treeFilterMode", "the TUI's /tree has no filter modes yet"),
+    (
+        "terminal",
+        "the TUI shows no inline images and no terminal progress yet",
+    ),
+    (
+        "markdown",
+        "the TUI's markdown has a fixed code block indent",
+    ),
+    (
+        "enabledModels",
+        "the model scope is given with --models (pictl, the TUI's Ctrl+P cycles every model with \
+         a key)",
+    ),
+    (
+        "transport",
+        "the daemon streams every provider over HTTP (server-sent events); WebSocket transport \
+         is for openai-codex-responses, which it does not speak yet",
+    ),
+    (
+        "websockets",
+        "the daemon streams every provider over HTTP (server-sent events)",
+    ),
+    (
+        "warnings",
+        "its warnings are about Claude subscription logins, which the daemon does not use yet",
+    ),
+    (
+        "sessionDir",
+        "pi's session files are looked up with --session-dir or PI_CODING_AGENT_SESSION_DIR; \
+         the daemon stores its sessions in its database",
+    ),
 ];
 
 /// The layer each settings file last parsed to, by path: what a bad edit of the file falls back
@@ -322,6 +372,25 @@ impl LayerReader<'_> {
                                 layer.retry_base_delay_ms = self.integer(&dotted, value)
                             }
                             "maxDelayMs" => layer.retry_max_delay_ms = self.integer(&dotted, value),
+                            "provider" => {
+                                for (sub, value) in self.object(&dotted, value) {
+                                    let dotted = format!("retry.provider.{sub}");
+                                    match sub.as_str() {
+                                        // pi 0.73's spelling of the longest wait a
+                                        // provider may ask for before a retry.
+                                        "maxRetryDelayMs" => {
+                                            layer.retry_max_delay_ms = self.integer(&dotted, value);
+                                        }
+                                        "timeoutMs" | "maxRetries" => self.not_applied(
+                                            &dotted,
+                                            "the daemon's requests have no client-side timeout \
+                                             or retries of their own; `retry.maxRetries` \
+                                             governs retries",
+                                        ),
+                                        _ => self.unknown(&dotted),
+                                    }
+                                }
+                            }
                             _ => self.unknown(&dotted),
                         }
                     }
@@ -453,8 +522,45 @@ impl LayerReader<'_> {
                 "prompts" => layer.prompts = self.paths(key, value),
                 "systemPrompt" => layer.system_prompt = self.text_or_file(key, value),
                 "appendSystemPrompt" => layer.append_system_prompt = self.text_or_file(key, value),
-                other if IGNORED_PI_KEYS.contains(&other) => {}
-                _ => self.unknown(key),
+                "thinkingBudgets" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("thinkingBudgets.{sub}");
+                        let slot = match sub.as_str() {
+                            "minimal" => 0,
+                            "low" => 1,
+                            "medium" => 2,
+                            "high" => 3,
+                            _ => {
+                                self.unknown(&dotted);
+                                continue;
+                            }
+                        };
+                        layer.thinking_budgets[slot] = self.integer(&dotted, value);
+                    }
+                }
+                "images" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("images.{sub}");
+                        match sub.as_str() {
+                            "blockImages" => layer.block_images = self.boolean(&dotted, value),
+                            // pi resizes images by default; the daemon sends them as they are.
+                            "autoResize" => {
+                                if self.boolean(&dotted, value) == Some(true) {
+                                    self.not_applied(
+                                        &dotted,
+                                        "images are sent at their own size (not resized yet)",
+                                    );
+                                }
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                other if PI_KEYS_READ_ELSEWHERE.contains(&other) => {}
+                other => match PI_KEYS_NOT_APPLIED.iter().find(|(name, _)| *name == other) {
+                    Some((_, why)) => self.not_applied(key, why),
+                    None => self.unknown(key),
+                },
             }
         }
         layer
@@ -564,6 +670,15 @@ impl LayerReader<'_> {
             }
         }
         entry
+    }
+
+    fn not_applied(&mut self, key: &str, why: &str) {
+        self.diagnostics.push(Diagnostic {
+            kind: crate::DiagnosticKind::NotApplied,
+            path: self.path.to_path_buf(),
+            key: Some(key.to_owned()),
+            message: format!("pi's setting is not applied: {why}"),
+        });
     }
 
     fn unknown(&mut self, key: &str) {

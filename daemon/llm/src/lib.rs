@@ -63,7 +63,7 @@ pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use models_json::{ModelsFile, ModelsJsonError};
 pub use provider::{
     ApiKey, Context, PayloadHook, Provider, RequestHooks, ResponseHook, StreamOptions,
-    ToolDefinition,
+    ThinkingBudgets, ToolDefinition,
 };
 pub use providers::ProviderRouter;
 pub use registry::{Clock, Diagnostic, DiagnosticKind, ModelRegistry, RegistryConfig};

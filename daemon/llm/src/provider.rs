@@ -79,6 +79,37 @@ pub struct StreamOptions {
     /// Hears the response's status and headers before its body is read (pi's
     /// `after_provider_response`); `None` for most requests.
     pub response: Option<ResponseHook>,
+    /// Thinking token budgets per level, over the providers' defaults (pi's
+    /// `thinkingBudgets` setting).
+    pub thinking_budgets: ThinkingBudgets,
+}
+
+/// Token budgets of the thinking levels that take one (pi's `thinkingBudgets`); `None`: the
+/// provider's default.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ThinkingBudgets {
+    /// `minimal`.
+    pub minimal: Option<u64>,
+    /// `low`.
+    pub low: Option<u64>,
+    /// `medium`.
+    pub medium: Option<u64>,
+    /// `high` (and `xhigh`, where a budget applies).
+    pub high: Option<u64>,
+}
+
+impl ThinkingBudgets {
+    /// The budget set for `level` (`off` has none).
+    pub fn of(&self, level: crate::ThinkingLevel) -> Option<u64> {
+        use crate::ThinkingLevel;
+        match level {
+            ThinkingLevel::Off => None,
+            ThinkingLevel::Minimal => self.minimal,
+            ThinkingLevel::Low => self.low,
+            ThinkingLevel::Medium => self.medium,
+            ThinkingLevel::High | ThinkingLevel::Xhigh => self.high,
+        }
+    }
 }
 
 /// Given an HTTP response's status and headers (lower-case names), awaited before the body

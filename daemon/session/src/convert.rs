@@ -304,6 +304,7 @@ pub fn diagnostic(diagnostic: &Diagnostic) -> ResourceDiagnostic {
         kind: match diagnostic.kind {
             DiagnosticKind::Warning => ResourceDiagnosticKind::Warning,
             DiagnosticKind::Collision => ResourceDiagnosticKind::Collision,
+            DiagnosticKind::NotApplied => ResourceDiagnosticKind::NotApplied,
         },
         path: diagnostic.path.display().to_string(),
         key: diagnostic.key.clone(),

@@ -80,6 +80,7 @@ impl SummaryModel {
             cancel: cancel.clone(),
             payload: None,
             response: None,
+            thinking_budgets: pi_llm::ThinkingBudgets::default(),
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

@@ -177,6 +177,8 @@ pub enum ResourceDiagnosticKind {
     Warning,
     /// A name already taken.
     Collision,
+    /// A pi setting the daemon does not apply (yet, or at all), and why.
+    NotApplied,
 }
 
 /// Params of `settings/setDefault`.

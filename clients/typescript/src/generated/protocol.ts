@@ -91,7 +91,7 @@ export type ExtensionUiParams1 =
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
  * via the `definition` "ResourceDiagnosticKind".
  */
-export type ResourceDiagnosticKind = "warning" | "collision";
+export type ResourceDiagnosticKind = "warning" | "collision" | "not_applied";
 /**
  * Who started the daemon process.
  *
@@ -1563,7 +1563,7 @@ export interface ResourceDiagnostic {
   /**
    * `warning`, or `collision` (two resources share a name; the first wins).
    */
-  type: "warning" | "collision";
+  type: "warning" | "collision" | "not_applied";
 }
 /**
  * The extension host (details: `extensions/list`).

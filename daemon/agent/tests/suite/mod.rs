@@ -42,6 +42,8 @@ pub fn config(
         context_hook: None,
         payload_hook: None,
         response_hook: None,
+        thinking_budgets: pi_llm::ThinkingBudgets::default(),
+        block_images: false,
     }
 }
 

@@ -91,15 +91,16 @@ pub fn build_request(
             thinking.insert("output_config".into(), json!({"effort": effort}));
         }
         level => {
-            let mut budget: u64 = match level {
+            // pi-ai's budgets (or the settings'), and its room for the answer.
+            let mut budget: u64 = options.thinking_budgets.of(level).unwrap_or(match level {
                 ThinkingLevel::Off | ThinkingLevel::Minimal => 1024,
                 ThinkingLevel::Low => 2048,
                 ThinkingLevel::Medium => 8192,
                 ThinkingLevel::High | ThinkingLevel::Xhigh => 16384,
-            };
+            });
             max_tokens = (max_tokens + budget).min(model.max_tokens.max(1));
-            if budget + 1024 > max_tokens {
-                budget = max_tokens.saturating_sub(1024).max(1024);
+            if max_tokens <= budget {
+                budget = max_tokens.saturating_sub(1024);
             }
             thinking.insert(
                 "thinking".into(),

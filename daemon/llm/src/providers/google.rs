@@ -84,7 +84,7 @@ pub fn build_request(
     if model.reasoning && options.thinking != ThinkingLevel::Off {
         generation.insert(
             "thinkingConfig".into(),
-            thinking_config(model, options.thinking),
+            thinking_config(model, options.thinking, &options.thinking_budgets),
         );
     }
     body.insert("generationConfig".into(), Value::Object(generation));
@@ -107,7 +107,11 @@ pub fn build_request(
     })
 }
 
-fn thinking_config(model: &Model, level: ThinkingLevel) -> Value {
+fn thinking_config(
+    model: &Model,
+    level: ThinkingLevel,
+    custom: &crate::provider::ThinkingBudgets,
+) -> Value {
     let id = model.id.as_str();
     if id.contains("gemini-3") {
         let flash = id.contains("flash");
@@ -121,11 +125,17 @@ fn thinking_config(model: &Model, level: ThinkingLevel) -> Value {
     }
     let budgets: Option<[i64; 4]> = if id.contains("2.5-pro") {
         Some([128, 2048, 8192, 32768])
+    } else if id.contains("2.5-flash-lite") {
+        Some([512, 2048, 8192, 24576])
     } else if id.contains("2.5-flash") {
         Some([128, 2048, 8192, 24576])
     } else {
         None
     };
+    // The settings' budget for the level wins (pi's `thinkingBudgets`).
+    if let Some(budget) = custom.of(level) {
+        return json!({"includeThoughts": true, "thinkingBudget": budget});
+    }
     let budget = match budgets {
         Some([minimal, low, medium, high]) => match level {
             ThinkingLevel::Off | ThinkingLevel::Minimal => minimal,

@@ -131,6 +131,16 @@ impl SessionActor {
             context_hook: self.hooks.as_ref().and_then(|hooks| hooks.context_hook()),
             payload_hook: self.hooks.as_ref().and_then(|hooks| hooks.payload_hook()),
             response_hook: self.hooks.as_ref().and_then(|hooks| hooks.response_hook()),
+            thinking_budgets: {
+                let [minimal, low, medium, high] = self.resources.settings.thinking_budgets;
+                pi_llm::ThinkingBudgets {
+                    minimal,
+                    low,
+                    medium,
+                    high,
+                }
+            },
+            block_images: self.resources.settings.block_images,
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();

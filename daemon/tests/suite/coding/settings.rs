@@ -153,10 +153,11 @@ fn layers_merge_project_over_ours_over_pi() {
              discover=false commands=false system=Be brief.",
         ),
         (
-            // pi's keys the daemon does not use are accepted silently.
+            // pi's keys other parts read (the extension host) are accepted here without a
+            // word.
             &[(
                 "pi/settings.json",
-                r#"{"theme": "light", "packages": [], "terminal": {"showImages": false}, "enabledModels": ["a*"], "lastChangelogVersion": "0.58.3"}"#,
+                r#"{"packages": [], "extensions": [], "npmCommand": ["pnpm"]}"#,
             )],
             "model=-/- thinking=- steer=- follow=- compaction=true/16384/20000 branch=16384/false \
              retry=true/3/2000/60000 shell=- skills=[] prompts=[] discover=true commands=true system=-",
@@ -425,5 +426,165 @@ fn bad_sandbox_settings_are_diagnostics_naming_the_key_and_what_it_takes() {
          warning: <root>/project/.pi/settings.json: `sandbox.network`: expected true or false, found \"no\"; the value is ignored\n\
          warning: <root>/project/.pi/settings.json: `sandbox.writableRoots`: expected an array of strings, found \"/opt\"; the value is ignored\n\
          warning: <root>/project/.pi/settings.json: `sandbox.paths`: unknown key; it is ignored"
+    );
+}
+
+/// Every key of pi 0.73's `settings.json` (its `Settings` type): each either changes what the
+/// daemon reads (shown by the loaded settings) or is named once in a "not applied"
+/// diagnostic that says why. None is unknown, none is dropped silently.
+#[test]
+fn every_pi_setting_is_applied_or_named_with_why() {
+    let applied: &[(&str, Value)] = &[
+        ("defaultProvider", json!("anthropic")),
+        ("defaultModel", json!("claude-sonnet-4-5")),
+        ("defaultThinkingLevel", json!("high")),
+        ("steeringMode", json!("all")),
+        ("followUpMode", json!("all")),
+        (
+            "compaction",
+            json!({"enabled": false, "reserveTokens": 1000, "keepRecentTokens": 2000}),
+        ),
+        (
+            "branchSummary",
+            json!({"reserveTokens": 3000, "skipPrompt": true}),
+        ),
+        (
+            "retry",
+            json!({"enabled": false, "maxRetries": 9, "baseDelayMs": 10,
+            "provider": {"maxRetryDelayMs": 5000}}),
+        ),
+        ("shellPath", json!("/bin/zsh")),
+        ("shellCommandPrefix", json!("set -e")),
+        ("skills", json!(["my-skills"])),
+        ("prompts", json!(["my-prompts"])),
+        ("enableSkillCommands", json!(false)),
+        (
+            "thinkingBudgets",
+            json!({"minimal": 100, "low": 200, "medium": 300, "high": 400}),
+        ),
+        ("images", json!({"blockImages": true, "autoResize": false})),
+        // Read by the extension host with pi's own package manager.
+        ("extensions", json!([])),
+        ("packages", json!([])),
+        ("npmCommand", json!(["npm"])),
+    ];
+    let not_applied: &[(&str, Value)] = &[
+        ("lastChangelogVersion", json!("0.73.1")),
+        ("transport", json!("sse")),
+        ("theme", json!("light")),
+        ("hideThinkingBlock", json!(true)),
+        ("quietStartup", json!(true)),
+        ("collapseChangelog", json!(true)),
+        ("enableInstallTelemetry", json!(false)),
+        ("themes", json!([])),
+        (
+            "terminal",
+            json!({"showImages": false, "imageWidthCells": 60, "clearOnShrink": true,
+            "showTerminalProgress": false}),
+        ),
+        ("enabledModels", json!(["claude-*"])),
+        ("doubleEscapeAction", json!("tree")),
+        ("treeFilterMode", json!("no-tools")),
+        ("editorPaddingX", json!(2)),
+        ("autocompleteMaxVisible", json!(8)),
+        ("showHardwareCursor", json!(true)),
+        ("markdown", json!({"codeBlockIndent": "  "})),
+        ("warnings", json!({"anthropicExtraUsage": false})),
+        ("sessionDir", json!("~/sessions")),
+    ];
+    let file: Map<String, Value> = applied
+        .iter()
+        .chain(not_applied)
+        .map(|(key, value)| ((*key).to_owned(), value.clone()))
+        .collect();
+    let tree = Tree::new(&[("pi/settings.json", &Value::Object(file).to_string())]);
+    let roots = ResourceRoots {
+        pi_agent_dir: Some(tree.path("pi")),
+        config_dir: Some(tree.path("ours")),
+        home: Some(tree.path("home")),
+        ..ResourceRoots::default()
+    };
+    let (settings, diagnostics) = roots.load_settings(Some(&tree.path("project")));
+
+    // The applied ones, as read.
+    assert_eq!(settings.default_provider.as_deref(), Some("anthropic"));
+    assert_eq!(settings.default_model.as_deref(), Some("claude-sonnet-4-5"));
+    assert_eq!(
+        settings.default_thinking_level.map(|l| l.as_str()),
+        Some("high")
+    );
+    assert_eq!(settings.steering_mode, Some(pi_agent::QueueMode::All));
+    assert_eq!(settings.follow_up_mode, Some(pi_agent::QueueMode::All));
+    assert!(!settings.compaction.enabled);
+    assert_eq!(settings.compaction.reserve_tokens, 1000);
+    assert_eq!(settings.compaction.keep_recent_tokens, 2000);
+    assert_eq!(settings.branch_summary.reserve_tokens, 3000);
+    assert!(settings.branch_summary.skip_prompt);
+    assert!(!settings.retry.enabled);
+    assert_eq!(settings.retry.max_retries, 9);
+    assert_eq!(settings.retry.base_delay_ms, 10);
+    assert_eq!(
+        settings.retry.max_delay_ms, 5000,
+        "retry.provider.maxRetryDelayMs"
+    );
+    assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
+    assert_eq!(settings.shell_command_prefix.as_deref(), Some("set -e"));
+    assert_eq!(settings.skills.len(), 1);
+    assert_eq!(settings.prompts.len(), 1);
+    assert!(!settings.enable_skill_commands);
+    assert_eq!(
+        settings.thinking_budgets,
+        [Some(100), Some(200), Some(300), Some(400)]
+    );
+    assert!(settings.block_images);
+
+    // The others: one "not applied" diagnostic each, naming the key and why.
+    let named: Vec<(String, String)> = diagnostics
+        .iter()
+        .map(|diagnostic| {
+            (
+                diagnostic.key.clone().unwrap_or_default(),
+                diagnostic.message.clone(),
+            )
+        })
+        .collect();
+    for (key, _) in not_applied {
+        let found: Vec<_> = named.iter().filter(|(name, _)| name == key).collect();
+        assert_eq!(found.len(), 1, "{key}: {named:?}");
+        assert!(
+            found[0].1.starts_with("pi's setting is not applied: "),
+            "{key}: {}",
+            found[0].1
+        );
+    }
+    assert!(
+        diagnostics
+            .iter()
+            .all(|d| d.kind == pi_daemon::coding::DiagnosticKind::NotApplied),
+        "nothing else is reported: {named:?}"
+    );
+    assert_eq!(diagnostics.len(), not_applied.len(), "{named:?}");
+
+    // pi's default (resize images) said once; `retry.provider`'s other keys too.
+    let tree = Tree::new(&[(
+        "pi/settings.json",
+        r#"{"images": {"autoResize": true}, "retry": {"provider": {"timeoutMs": 1, "maxRetries": 2}}}"#,
+    )]);
+    let roots = ResourceRoots {
+        pi_agent_dir: Some(tree.path("pi")),
+        ..ResourceRoots::default()
+    };
+    let (_, diagnostics) = roots.load_settings(None);
+    let keys: Vec<&str> = diagnostics
+        .iter()
+        .filter_map(|d| d.key.as_deref())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "images.autoResize",
+            "retry.provider.timeoutMs",
+            "retry.provider.maxRetries"
+        ]
     );
 }

@@ -825,3 +825,58 @@ async fn the_shell_and_command_prefix_of_the_settings_run_every_command() {
         .unwrap();
     assert_eq!(ran.output.trim(), "shell=yes greeting=prefixed");
 }
+
+/// A one-pixel red PNG.
+const PIXEL_PNG: [u8; 69] = [
+    137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2, 0,
+    0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 0, 0, 3, 1,
+    1, 0, 201, 254, 146, 239, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+];
+
+/// pi's `thinkingBudgets` and `images.blockImages` settings change the request as in pi.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn thinking_budgets_and_blocked_images_of_the_settings_as_pi() {
+    let (world, proj) = world().await;
+    std::fs::write(proj.join("pixel.png"), PIXEL_PNG).unwrap();
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        serde_json::json!({
+            "thinkingBudgets": {"low": 3000, "high": 20000},
+            "images": {"blockImages": true},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&["--model", MODEL, "--thinking", "low", "-p", "hi"]),
+            line(&["--model", MODEL, "--thinking", "high", "-p", "hi"]),
+            line(&["--model", MODEL, "--thinking", "medium", "-p", "hi"]),
+            line(&[
+                "--model",
+                MODEL,
+                "-p",
+                "@pixel.png",
+                "What is in the picture?",
+            ]),
+        ],
+    )
+    .await;
+    let requests = world.server.requests();
+    assert_eq!(
+        requests[1].body["thinking"]["budget_tokens"], 3000,
+        "pid's low"
+    );
+    assert_eq!(
+        requests[3].body["thinking"]["budget_tokens"], 20000,
+        "pid's high"
+    );
+    assert!(
+        requests[7].body_text.contains("Image reading is disabled."),
+        "{}",
+        requests[7].body_text
+    );
+    assert!(!requests[7].body_text.contains("\"image\""));
+}
