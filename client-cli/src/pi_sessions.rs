@@ -1,6 +1,7 @@
 //! pi's `--session PATH|ID` and `--fork PATH|ID`: a daemon session by id or prefix, or one of
-//! pi's session files (a path, or the id prefix of a file under pi's session directory),
-//! which the daemon imports.
+//! pi's session files (a path, or the id prefix of a file under pi's session directory):
+//! `--session` opens the file (the daemon session is the file's, its new entries appended to
+//! it in pi's format, so pi finds them), `--fork` copies it.
 //!
 //! pi's session directory is `--session-dir`, else `$PI_CODING_AGENT_SESSION_DIR`, else
 //! `sessions/` under pi's agent directory (one subdirectory per working directory).
@@ -27,15 +28,7 @@ pub async fn resolve(
 ) -> Result<SessionInfo, CliError> {
     match find(client, target, cwd, session_dir).await? {
         Found::Daemon(session) => Ok(*session),
-        Found::File(path) => {
-            let imported = import(client, &path).await?;
-            crate::output::eprint_line(&format!(
-                "pictl: continuing {} as daemon session {} (pi's file itself is not appended to)",
-                path.display(),
-                imported.id
-            ));
-            Ok(imported)
-        }
+        Found::File(path) => import(client, &path, true).await,
     }
 }
 
@@ -47,7 +40,7 @@ pub async fn fork(
     session_dir: Option<&Path>,
 ) -> Result<SessionInfo, CliError> {
     match find(client, source, cwd, session_dir).await? {
-        Found::File(path) => import(client, &path).await,
+        Found::File(path) => import(client, &path, false).await,
         Found::Daemon(session) => {
             // The whole session, as pi's file: exported, then imported as a new one.
             let exported = client
@@ -64,7 +57,7 @@ pub async fn fork(
                 .map_err(|error| CliError::failed(format!("cannot write the copy: {error}")))?;
             std::fs::write(copy.path(), exported.content.unwrap_or_default())
                 .map_err(|error| CliError::failed(format!("cannot write the copy: {error}")))?;
-            import(client, copy.path()).await
+            import(client, copy.path(), false).await
         }
     }
 }
@@ -78,7 +71,7 @@ pub async fn export_html(
 ) -> Result<PathBuf, CliError> {
     let path = Path::new(source);
     let (session, temporary) = if path.is_file() {
-        (import(client, path).await?, true)
+        (import(client, path, false).await?, true)
     } else {
         match daemon_client::find_session(client, source).await {
             Ok(session) => (session, false),
@@ -172,11 +165,124 @@ async fn find(
         .ok_or_else(|| CliError::failed(format!("No session found matching '{target}'")))
 }
 
-async fn import(client: &Client, path: &Path) -> Result<SessionInfo, CliError> {
+/// One of pi's session files, as `pictl sessions` lists it.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PiFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Its session id (the header's).
+    pub id: String,
+    /// Its working directory (the header's).
+    pub cwd: String,
+    /// Its name (the last `session_info` entry's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The first user message's text.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub first_message: Option<String>,
+    /// Message entries.
+    pub message_count: u64,
+    /// Last modification, Unix ms.
+    pub updated_at: i64,
+}
+
+/// pi's session files of `cwd` (every working directory's with `None`) under `dir`, newest
+/// first.
+pub fn list_files(dir: &Path, cwd: Option<&Path>) -> Vec<PiFile> {
+    let files: Vec<PathBuf> = match cwd {
+        Some(cwd) => session_files(&dir.join(encoded_cwd(cwd))),
+        None => subdirectories(dir)
+            .iter()
+            .flat_map(|sub| session_files(sub))
+            .collect(),
+    };
+    let mut listed: Vec<PiFile> = files.iter().filter_map(|file| read_file(file)).collect();
+    listed.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    listed
+}
+
+fn read_file(path: &Path) -> Option<PiFile> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let mut lines = text.lines();
+    let header: serde_json::Value = serde_json::from_str(lines.next()?).ok()?;
+    if header["type"] != "session" {
+        return None;
+    }
+    let mut listed = PiFile {
+        path: path.to_path_buf(),
+        id: header["id"].as_str()?.to_owned(),
+        cwd: header["cwd"].as_str().unwrap_or_default().to_owned(),
+        name: None,
+        first_message: None,
+        message_count: 0,
+        updated_at: std::fs::metadata(path)
+            .and_then(|meta| meta.modified())
+            .ok()
+            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |since| {
+                i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+            }),
+    };
+    for line in lines {
+        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
+            continue;
+        };
+        match entry["type"].as_str() {
+            Some("message") => {
+                listed.message_count += 1;
+                let message = &entry["message"];
+                if listed.first_message.is_none() && message["role"] == "user" {
+                    listed.first_message = match &message["content"] {
+                        serde_json::Value::String(text) => Some(text.clone()),
+                        blocks => blocks
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .find_map(|block| block["text"].as_str().map(str::to_owned)),
+                    };
+                }
+            }
+            Some("session_info") => {
+                listed.name = entry["name"].as_str().map(str::to_owned);
+            }
+            _ => {}
+        }
+    }
+    Some(listed)
+}
+
+/// The newest of this directory's sessions with messages — the daemon's, or pi's files
+/// (opened) — for `-c`; `None` when there is none.
+pub async fn newest(
+    client: &Client,
+    cwd: &Path,
+    session_dir: Option<&Path>,
+) -> Result<Option<SessionInfo>, CliError> {
+    let ours = daemon_client::all_sessions(client, Some(&cwd.display().to_string()))
+        .await?
+        .into_iter()
+        .find(|session| session.message_count > 0);
+    let theirs = list_files(&sessions_dir(session_dir)?, Some(cwd))
+        .into_iter()
+        .find(|file| file.message_count > 0);
+    match (ours, theirs) {
+        (Some(ours), Some(file)) if file.updated_at > ours.updated_at => {
+            Ok(Some(import(client, &file.path, true).await?))
+        }
+        (None, Some(file)) => Ok(Some(import(client, &file.path, true).await?)),
+        (ours, _) => Ok(ours),
+    }
+}
+
+/// `path` imported: opened (`link`: the daemon session is the file's, its new entries
+/// appended to it) or copied.
+async fn import(client: &Client, path: &Path, link: bool) -> Result<SessionInfo, CliError> {
     let absolute = std::env::current_dir()?.join(path);
     Ok(client
         .call::<SessionImport>(&SessionImportParams {
             path: absolute.display().to_string(),
+            link,
         })
         .await?)
 }

@@ -127,6 +127,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         status: SessionStatus::Running,
         last_seq,
         warnings: Vec::new(),
+        pi_file: None,
     };
     pi_tui::update(
         &mut state,

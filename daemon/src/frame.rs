@@ -305,6 +305,7 @@ mod tests {
                     status: pi_protocol::v1::SessionStatus::Idle,
                     last_seq: 9,
                     warnings: Vec::new(),
+                    pi_file: None,
                 },
             },
         ];

@@ -2455,13 +2455,17 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__sessions)
-            opts="-h --cwd --all --json --tree --help"
+            opts="-h --cwd --all --json --tree --session-dir --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --cwd)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --session-dir)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

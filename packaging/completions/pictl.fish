@@ -127,6 +127,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand run" -l json -d 'Print every
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l pi-compat -d 'With --json: include the cumulative partial message in message_update, as pi does'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l cwd -d 'Sessions of this working directory (default: the current one)' -r -F
+complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l session-dir -d 'Where pi\'s session files are (default: $PI_CODING_AGENT_SESSION_DIR, else ~/.pi/agent/sessions)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l all -d 'Sessions of every working directory'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l json -d 'Print one JSON object per session'
 complete -c pictl -n "__fish_pictl_using_subcommand sessions" -l tree -d 'Show subagents under the session whose `task` call started them'

@@ -30,7 +30,7 @@ use serde_json::json;
 use tokio::signal::unix::{SignalKind, signal};
 
 use crate::attachments;
-use crate::daemon_client::{self, all_sessions};
+use crate::daemon_client;
 use crate::error::CliError;
 use crate::model_scope;
 use crate::output::{self, print_json, print_line};
@@ -563,10 +563,7 @@ async fn open_or_create(
     } else if let Some(source) = &args.fork {
         Some(pi_sessions::fork(client, source, cwd, args.session_dir.as_deref()).await?)
     } else if args.continue_session {
-        all_sessions(client, Some(&cwd_text))
-            .await?
-            .into_iter()
-            .find(|session| session.message_count > 0)
+        pi_sessions::newest(client, cwd, args.session_dir.as_deref()).await?
     } else {
         None
     };

@@ -36,6 +36,10 @@ pub struct SessionsArgs {
     /// Show subagents under the session whose `task` call started them
     #[arg(long)]
     pub tree: bool,
+    /// Where pi's session files are (default: $PI_CODING_AGENT_SESSION_DIR, else
+    /// ~/.pi/agent/sessions)
+    #[arg(long, value_name = "DIR")]
+    pub session_dir: Option<PathBuf>,
 }
 
 /// `pictl session ...` subcommands.
@@ -118,9 +122,26 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
     };
     let client = daemon_client::connect().await?.client;
     let sessions = all_sessions(&client, cwd.as_deref()).await?;
+    // pi's own session files, unless a daemon session was opened from them.
+    let opened: std::collections::HashSet<&str> = sessions
+        .iter()
+        .filter_map(|session| session.pi_file.as_deref())
+        .collect();
+    let pi_files: Vec<crate::pi_sessions::PiFile> = crate::pi_sessions::list_files(
+        &crate::pi_sessions::sessions_dir(args.session_dir.as_deref())?,
+        cwd.as_deref().map(std::path::Path::new),
+    )
+    .into_iter()
+    .filter(|file| !opened.contains(file.path.display().to_string().as_str()))
+    .collect();
     if args.json {
         for session in &sessions {
             print_json(&serde_json::to_value(session).unwrap_or_default());
+        }
+        for file in &pi_files {
+            let mut value = serde_json::to_value(file).unwrap_or_default();
+            value["piFile"] = serde_json::json!(file.path);
+            print_json(&value);
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -129,26 +150,55 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
     } else {
         sessions.iter().map(|session| (0, session)).collect()
     };
-    let mut table = Table::new(&["ID", "NAME", "CWD", "UPDATED", "MESSAGES", "MODEL"]);
+    let mut table = Table::new(&[
+        "ID", "TITLE", "CWD", "CREATED", "UPDATED", "MESSAGES", "MODEL",
+    ]);
     for (depth, session) in ordered {
-        let name = session.name.clone().unwrap_or_default();
+        let title = title(session.name.as_deref(), session.first_message.as_deref());
         table.row(vec![
             session.id.clone(),
             if depth == 0 {
-                name
+                title
             } else {
-                format!("{}└ {name}", "  ".repeat(depth - 1))
+                format!("{}└ {title}", "  ".repeat(depth - 1))
             },
             session.cwd.clone(),
+            human_time(session.created_at),
             human_time(session.updated_at),
             session.message_count.to_string(),
-            model_name(session),
+            if session.pi_file.is_some() {
+                format!("{} (pi file)", model_name(session))
+            } else {
+                model_name(session)
+            },
         ]);
     }
-    if !sessions.is_empty() {
+    for file in &pi_files {
+        table.row(vec![
+            file.id.clone(),
+            title(file.name.as_deref(), file.first_message.as_deref()),
+            file.cwd.clone(),
+            String::new(),
+            human_time(file.updated_at),
+            file.message_count.to_string(),
+            "pi's file (--session ID opens it)".to_owned(),
+        ]);
+    }
+    if !sessions.is_empty() || !pi_files.is_empty() {
         print_text(&table.render(Style::stdout()));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A session's title: its name, else its first message (one line, at most 50 characters).
+fn title(name: Option<&str>, first_message: Option<&str>) -> String {
+    let text = name.or(first_message).unwrap_or("");
+    let line = text.lines().next().unwrap_or_default();
+    if line.chars().count() > 50 {
+        format!("{}…", line.chars().take(49).collect::<String>())
+    } else {
+        line.to_owned()
+    }
 }
 
 /// `sessions` (newest first) with each subagent right under its parent, and its depth.
@@ -279,6 +329,7 @@ pub async fn run(command: SessionCommand) -> Result<ExitCode, CliError> {
             let imported = client
                 .call::<SessionImport>(&SessionImportParams {
                     path: path.display().to_string(),
+                    link: false,
                 })
                 .await?;
             if json {

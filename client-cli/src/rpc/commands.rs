@@ -702,9 +702,11 @@ async fn switch_target(
         {
             return Ok(session);
         }
+        // pi's `switch_session` opens the file: the daemon session is the file's.
         return client
             .call::<SessionImport>(&SessionImportParams {
                 path: path.display().to_string(),
+                link: true,
             })
             .await
             .map_err(text);
@@ -815,6 +817,7 @@ async fn clone_session(client: &Client, session_id: &str) -> Result<SessionInfo,
     let imported = client
         .call::<SessionImport>(&SessionImportParams {
             path: file.display().to_string(),
+            link: false,
         })
         .await
         .map_err(text);

@@ -33,7 +33,46 @@ async fn sessions_lists_as_a_table_or_json_lines() {
     insta::assert_snapshot!("sessions_json", world.redact(&json));
     assert!(json.contains(&id));
 
-    // Another directory has none; --all shows every directory.
+    // pi's own session files of this directory are listed with them (by pi's id, which
+    // `--session` opens), until one is opened in the daemon.
+    let encoded = format!(
+        "--{}--",
+        world.cwd().trim_start_matches('/').replace('/', "-")
+    );
+    let pi_dir = world
+        .daemon
+        .home
+        .path()
+        .join(".pi/agent/sessions")
+        .join(encoded);
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    std::fs::write(
+        pi_dir.join("2026-01-01T00-00-00-000Z_c0ffee.jsonl"),
+        format!(
+            "{}\n{}\n",
+            serde_json::json!({"type": "session", "version": 3, "id": "c0ffee00-1111",
+                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": world.cwd()}),
+            serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+                "timestamp": "2026-01-01T00:00:01.000Z",
+                "message": {"role": "user", "content": [{"type": "text", "text": "a question from pi"}],
+                    "timestamp": 1}}),
+        ),
+    )
+    .unwrap();
+    let table = ok(&world, &["sessions"]).await;
+    let pi_row = table
+        .lines()
+        .find(|line| line.starts_with("c0ffee00-1111"))
+        .unwrap_or_else(|| panic!("{table}"));
+    assert!(pi_row.contains("a question from pi"), "{pi_row}");
+    assert!(
+        pi_row.contains("pi's file (--session ID opens it)"),
+        "{pi_row}"
+    );
+    let json = ok(&world, &["sessions", "--json"]).await;
+    assert!(json.contains("\"piFile\""), "{json}");
+
+    // Another directory has none; --all shows every directory (the daemon's and pi's).
     let elsewhere = tempfile::tempdir().unwrap();
     let other = elsewhere.path().display().to_string();
     assert_eq!(ok(&world, &["sessions", "--cwd", &other]).await, "");
@@ -42,7 +81,7 @@ async fn sessions_lists_as_a_table_or_json_lines() {
             .await
             .lines()
             .count(),
-        1
+        2
     );
 }
 

@@ -38,6 +38,7 @@ pub fn info(last_seq: u64) -> SessionInfo {
         status: SessionStatus::Idle,
         last_seq,
         warnings: Vec::new(),
+        pi_file: None,
     }
 }
 

@@ -63,6 +63,9 @@ pub struct Settings {
     pub thinking_budgets: [Option<u64>; 4],
     /// `images.blockImages`: no image reaches the model.
     pub block_images: bool,
+    /// `piSessionWriteBack` (ours): sessions opened from pi's session files append their new
+    /// entries to them (default on).
+    pub pi_session_write_back: bool,
     /// Whether the default skill directories are scanned (false with pi's legacy
     /// `skills: {enabled: false}`); explicit entries load regardless.
     pub discover_skills: bool,
@@ -188,6 +191,8 @@ pub struct SettingsLayer {
     pub thinking_budgets: [Option<u64>; 4],
     /// `images.blockImages`.
     pub block_images: Option<bool>,
+    /// `piSessionWriteBack`.
+    pub pi_session_write_back: Option<bool>,
     /// Legacy `skills.enabled`.
     pub discover_skills: Option<bool>,
     /// `skills` (or legacy `skills.customDirectories`).
@@ -355,6 +360,7 @@ impl Default for Settings {
             shell_command_prefix: None,
             thinking_budgets: [None; 4],
             block_images: false,
+            pi_session_write_back: true,
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
@@ -439,6 +445,10 @@ impl Settings {
             }
         }
         set(&mut self.block_images, &layer.block_images);
+        set(
+            &mut self.pi_session_write_back,
+            &layer.pi_session_write_back,
+        );
         set(&mut self.discover_skills, &layer.discover_skills);
         set(
             &mut self.enable_skill_commands,

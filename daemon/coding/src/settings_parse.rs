@@ -520,6 +520,9 @@ impl LayerReader<'_> {
                 "skills" => layer.skills = self.paths(key, value),
                 "enableSkillCommands" => layer.enable_skill_commands = self.boolean(key, value),
                 "prompts" => layer.prompts = self.paths(key, value),
+                "piSessionWriteBack" => {
+                    layer.pi_session_write_back = self.boolean(key, value);
+                }
                 "systemPrompt" => layer.system_prompt = self.text_or_file(key, value),
                 "appendSystemPrompt" => layer.append_system_prompt = self.text_or_file(key, value),
                 "thinkingBudgets" => {

@@ -257,7 +257,14 @@ impl SessionRegistry {
 
     /// Closes runs that a crash interrupted (see [`recovery`]). Call once at startup.
     pub async fn recover_interrupted(&self) -> Result<usize, SessionError> {
-        recovery::recover_interrupted(&self.store).await
+        let roots = self.services.settings.resources.clone();
+        recovery::recover_interrupted(&self.store, move |cwd| {
+            roots
+                .load_settings(Some(std::path::Path::new(cwd)))
+                .0
+                .pi_session_write_back
+        })
+        .await
     }
 
     /// Sessions with a live actor.
@@ -374,6 +381,7 @@ impl SessionRegistry {
             prompt_templates: resolve_all(&params.prompt_templates),
             no_prompt_templates: params.no_prompt_templates,
             extension_tools,
+            pi_file: None,
         };
         let resources = pi_coding::resources::load_in_background(
             self.services.settings.resources.clone(),
@@ -1179,10 +1187,33 @@ impl SessionRegistry {
         self.call(id, |reply| Command::Environment { reply }).await
     }
 
-    /// Imports a pi session file (an absolute path) as a new session.
-    pub async fn import(&self, path: &str) -> Result<SessionInfo, SessionError> {
+    /// Imports a pi session file (an absolute path) as a new session. With `link`, the
+    /// session is the file's in the daemon: a session already opened from it that has every
+    /// entry it holds is returned as it is, and new entries are appended to the file.
+    pub async fn import(&self, path: &str, link: bool) -> Result<SessionInfo, SessionError> {
         let file = params::absolute_path("path", path)?;
-        let (row, entries) = pi_format::import_file(&file, &self.services)?;
+        if link {
+            let last = pi_format::last_entry_id(&file)?;
+            let linked = self
+                .store
+                .sessions_linked_to(&file.display().to_string())
+                .await
+                .map_err(storage(&self.store))?;
+            for id in linked {
+                let current = match &last {
+                    Some(entry) => self
+                        .store
+                        .has_entry(&id, entry)
+                        .await
+                        .map_err(storage(&self.store))?,
+                    None => true,
+                };
+                if current {
+                    return self.stored_info(&id).await;
+                }
+            }
+        }
+        let (row, entries) = pi_format::import_file(&file, &self.services, link)?;
         let stored = entries
             .iter()
             .enumerate()
@@ -1198,7 +1229,12 @@ impl SessionRegistry {
             .insert_session_with_entries(&row, stored)
             .await
             .map_err(storage(&self.store))?;
-        tracing::info!(session = row.id, path, "session imported");
+        tracing::info!(
+            session = row.id,
+            path,
+            linked = row.start_options.pi_file.is_some(),
+            "session imported"
+        );
         Ok(info(&row, false, row.last_seq))
     }
 
@@ -1324,6 +1360,7 @@ pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
         },
         last_seq: seq,
         warnings: Vec::new(),
+        pi_file: row.start_options.pi_file.clone(),
     }
 }
 

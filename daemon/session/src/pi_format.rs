@@ -36,9 +36,13 @@ pub struct ImportedEntry {
 }
 
 /// Reads a pi session file into a new session row and its entries.
+///
+/// With `link`, a version 3 file becomes the session's pi file: its new entries are appended
+/// to it (a file of an older version is only copied — pi rewrites those when it opens them).
 pub fn import_file(
     path: &Path,
     services: &SessionServices,
+    link: bool,
 ) -> Result<(SessionRow, Vec<ImportedEntry>), SessionError> {
     let bad = |message: String| SessionError::invalid("path", message);
     let text = std::fs::read_to_string(path).map_err(|error| {
@@ -155,7 +159,10 @@ pub fn import_file(
         extensions: std::sync::Arc::from([]),
         no_extensions: false,
         extension_flags: Default::default(),
-        start_options: Default::default(),
+        start_options: std::sync::Arc::new(pi_store::StartOptions {
+            pi_file: (link && version == CURRENT_VERSION).then(|| path.display().to_string()),
+            ..pi_store::StartOptions::default()
+        }),
     };
     let entries: Vec<SessionEntry> = parsed
         .iter()
@@ -342,6 +349,37 @@ fn set_parent(entry: &mut SessionEntry, parent: Option<String>) {
         | SessionEntry::Label { parent_id, .. }
         | SessionEntry::SessionInfo { parent_id, .. } => *parent_id = parent,
     }
+}
+
+/// The id of the last entry of pi session file `path` (`None`: it has none), for telling
+/// whether a session opened from it has everything it holds.
+pub fn last_entry_id(path: &Path) -> Result<Option<String>, SessionError> {
+    let text = std::fs::read_to_string(path).map_err(|error| {
+        if error.kind() == std::io::ErrorKind::NotFound {
+            SessionError::FileNotFound(path.to_path_buf())
+        } else {
+            SessionError::invalid("path", format!("cannot read {}: {error}", path.display()))
+        }
+    })?;
+    Ok(text
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find(|value| value["type"] != "session" && value["id"].is_string())
+        .and_then(|value| value["id"].as_str().map(str::to_owned)))
+}
+
+/// Appends `bodies` (entries as pi writes them) to pi session file `path`, one line each,
+/// in one write.
+pub fn append_to_file(path: &Path, bodies: &[&str]) -> std::io::Result<()> {
+    use std::io::Write as _;
+    let mut text = String::new();
+    for body in bodies {
+        text.push_str(body);
+        text.push('\n');
+    }
+    let mut file = std::fs::OpenOptions::new().append(true).open(path)?;
+    file.write_all(text.as_bytes())
 }
 
 /// A pi v3 session file for a session: a header, then every entry as stored (an imported

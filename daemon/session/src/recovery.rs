@@ -23,7 +23,12 @@ pub const INTERRUPTED_TOOL: &str =
 pub const INTERRUPTED_TURN: &str = "Interrupted: the daemon stopped during this turn.";
 
 /// Closes every interrupted run; returns how many sessions were repaired.
-pub async fn recover_interrupted(store: &Store) -> Result<usize, SessionError> {
+/// `write_back` says whether the settings of a working directory let sessions opened from
+/// pi's files append to them.
+pub async fn recover_interrupted(
+    store: &Store,
+    write_back: impl Fn(&str) -> bool,
+) -> Result<usize, SessionError> {
     let ids = store.interrupted_sessions().await.map_err(storage(store))?;
     for id in &ids {
         let Some(mut row) = store.session(id).await.map_err(storage(store))? else {
@@ -112,10 +117,23 @@ pub async fn recover_interrupted(store: &Store) -> Result<usize, SessionError> {
         row.running = false;
         row.updated_at = now;
         let appended = stored.len();
+        let bodies: Vec<String> = match &row.start_options.pi_file {
+            Some(_) if write_back(&row.cwd) => {
+                stored.iter().map(|entry| entry.body.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
         store
             .append_entries(&row, stored)
             .await
             .map_err(storage(store))?;
+        if let (Some(path), false) = (&row.start_options.pi_file, bodies.is_empty()) {
+            let lines: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            if let Err(error) = crate::pi_format::append_to_file(std::path::Path::new(path), &lines)
+            {
+                tracing::warn!(session = id, path, %error, "cannot append to the pi session file");
+            }
+        }
         tracing::warn!(
             session = id,
             appended,

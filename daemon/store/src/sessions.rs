@@ -89,6 +89,9 @@ pub struct StartOptions {
     /// `--no-tools` allows none); absent: all of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub extension_tools: Option<Vec<String>>,
+    /// The pi session file it was opened from, which its new entries are appended to.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi_file: Option<String>,
 }
 
 /// A page position in the session list: `(updated_at, id)` of the last row seen.
@@ -170,6 +173,28 @@ impl Store {
             .fetch_one(&self.reader)
             .await?;
         Ok(count.max(0) as u64)
+    }
+
+    /// The sessions linked to pi session file `path` (opened from it), newest activity first.
+    pub async fn sessions_linked_to(&self, path: &str) -> Result<Vec<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT id FROM sessions WHERE json_extract(start_options, '$.piFile') = ?1 \
+             ORDER BY updated_at DESC",
+        )
+        .bind(path)
+        .fetch_all(&self.reader)
+        .await?)
+    }
+
+    /// Whether session `session_id` has an entry with id `entry_id`.
+    pub async fn has_entry(&self, session_id: &str, entry_id: &str) -> Result<bool, StoreError> {
+        let found: Option<i64> =
+            sqlx::query_scalar("SELECT 1 FROM entries WHERE session_id = ?1 AND id = ?2")
+                .bind(session_id)
+                .bind(entry_id)
+                .fetch_optional(&self.reader)
+                .await?;
+        Ok(found.is_some())
     }
 
     /// Saves the mutable metadata of a session (everything but id, cwd, env, creation).

@@ -68,7 +68,7 @@ async fn usage_sums_assistant_messages_by_model_and_day() {
     let (client, _events) = daemon.client().await;
     let path = session_file(daemon.home.path());
     client
-        .call::<SessionImport>(&SessionImportParams { path })
+        .call::<SessionImport>(&SessionImportParams { path, link: false })
         .await
         .unwrap();
 

@@ -60,6 +60,10 @@ pub struct SessionInfo {
     /// response, `session/get`, the attach snapshot and `session_updated`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// The pi session file it was opened from (`session/import {link}`), which its new
+    /// entries are appended to in pi's format.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pi_file: Option<String>,
 }
 
 /// Whether a run is active.
@@ -671,6 +675,12 @@ pub struct TokenTotals {
 pub struct SessionImportParams {
     /// Absolute path of a pi session file (JSONL, versions 1 to 3).
     pub path: String,
+    /// Open the file rather than copy it: a session already opened from it that holds
+    /// every entry the file has is returned as it is; otherwise a new one is, and (for a
+    /// version 3 file) its new entries are appended to the file as pi writes them, unless
+    /// the `piSessionWriteBack` setting is `false`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub link: bool,
 }
 
 /// Format of `session/export`.

@@ -4214,6 +4214,11 @@ export interface SessionInfo {
    */
   parentSessionId?: string | null;
   /**
+   * The pi session file it was opened from (`session/import {link}`), which its new
+   * entries are appended to in pi's format.
+   */
+  piFile?: string | null;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -4372,6 +4377,11 @@ export interface SessionInfo1 {
    * call started it (a subagent).
    */
   parentSessionId?: string | null;
+  /**
+   * The pi session file it was opened from (`session/import {link}`), which its new
+   * entries are appended to in pi's format.
+   */
+  piFile?: string | null;
   /**
    * `idle` or `running`.
    */
@@ -4804,6 +4814,11 @@ export interface SessionInfo2 {
    */
   parentSessionId?: string | null;
   /**
+   * The pi session file it was opened from (`session/import {link}`), which its new
+   * entries are appended to in pi's format.
+   */
+  piFile?: string | null;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -5056,6 +5071,11 @@ export interface SessionInfo3 {
    */
   parentSessionId?: string | null;
   /**
+   * The pi session file it was opened from (`session/import {link}`), which its new
+   * entries are appended to in pi's format.
+   */
+  piFile?: string | null;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -5207,6 +5227,11 @@ export interface SessionInfo4 {
    */
   parentSessionId?: string | null;
   /**
+   * The pi session file it was opened from (`session/import {link}`), which its new
+   * entries are appended to in pi's format.
+   */
+  piFile?: string | null;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -5275,6 +5300,13 @@ export interface SessionImportMethod {
  * via the `definition` "SessionImportParams".
  */
 export interface SessionImportParams {
+  /**
+   * Open the file rather than copy it: a session already opened from it that holds
+   * every entry the file has is returned as it is; otherwise a new one is, and (for a
+   * version 3 file) its new entries are appended to the file as pi writes them, unless
+   * the `piSessionWriteBack` setting is `false`.
+   */
+  link?: boolean;
   /**
    * Absolute path of a pi session file (JSONL, versions 1 to 3).
    */

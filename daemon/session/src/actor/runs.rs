@@ -372,10 +372,41 @@ impl SessionActor {
             row.last_seq = *seq;
         }
         row.updated_at = now_millis();
+        // A session opened from a pi file writes its entries there too, as pi would.
+        // (The settings read now: a session's resources are read again only before a run.)
+        let write_back = row
+            .start_options
+            .pi_file
+            .clone()
+            .filter(|_| {
+                self.services
+                    .settings
+                    .resources
+                    .load_settings(Some(std::path::Path::new(&row.cwd)))
+                    .0
+                    .pi_session_write_back
+            })
+            .map(|path| {
+                let bodies: Vec<String> = stored.iter().map(|entry| entry.body.clone()).collect();
+                (path, bodies)
+            });
         self.store
             .append_entries(&row, stored)
             .await
             .map_err(crate::storage(&self.store))?;
+        if let Some((path, bodies)) = write_back {
+            let lines: Vec<&str> = bodies.iter().map(String::as_str).collect();
+            if let Err(error) =
+                crate::pi_format::append_to_file(std::path::Path::new(&path), &lines)
+            {
+                tracing::warn!(
+                    session = row.id,
+                    path,
+                    %error,
+                    "cannot append to the pi session file; the daemon keeps the entries"
+                );
+            }
+        }
         self.seq += ids.len() as u64;
         self.row = row;
         Ok(ids)

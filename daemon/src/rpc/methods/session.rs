@@ -499,7 +499,7 @@ pub async fn import(
     context
         .state
         .sessions
-        .import(&params.path)
+        .import(&params.path, params.link)
         .await
         .map_err(errors::session)
 }

@@ -20,6 +20,7 @@ async fn import(client: &pi_client::Client, name: &str) -> SessionInfo {
     client
         .call::<SessionImport>(&SessionImportParams {
             path: fixture(name).display().to_string(),
+            link: false,
         })
         .await
         .unwrap()
@@ -234,6 +235,7 @@ async fn a_v3_file_with_branches_imports_continues_and_exports_back() {
     let again = client
         .call::<SessionImport>(&SessionImportParams {
             path: path.display().to_string(),
+            link: false,
         })
         .await
         .unwrap();
@@ -308,6 +310,7 @@ async fn a_line_with_a_duplicated_key_is_stored_as_read() {
     let session = client
         .call::<SessionImport>(&SessionImportParams {
             path: path.display().to_string(),
+            link: false,
         })
         .await
         .unwrap();
@@ -413,6 +416,7 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
     let error = client
         .call::<SessionImport>(&SessionImportParams {
             path: not_pi.display().to_string(),
+            link: false,
         })
         .await
         .unwrap_err();
@@ -427,6 +431,7 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
     let error = client
         .call::<SessionImport>(&SessionImportParams {
             path: missing.display().to_string(),
+            link: false,
         })
         .await
         .unwrap_err();
@@ -441,6 +446,7 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
     let error = client
         .call::<SessionImport>(&SessionImportParams {
             path: "relative.jsonl".into(),
+            link: false,
         })
         .await
         .unwrap_err();

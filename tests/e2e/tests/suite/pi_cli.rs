@@ -276,8 +276,15 @@ async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
         "PI_CODING_AGENT_DIR".to_owned(),
         home.join(".pi/agent").display().to_string(),
     ));
+    // Each side continues its own sessions (`-c`): pid sees none of pi's files here (it
+    // would continue pi's newer one otherwise, as a user switching between them wants).
+    let no_pi_sessions = tempfile::tempdir().unwrap();
     let mut pid_env = common;
     pid_env.extend(world.daemon.env());
+    pid_env.push((
+        "PI_CODING_AGENT_SESSION_DIR".to_owned(),
+        no_pi_sessions.path().display().to_string(),
+    ));
     let mut failures = Vec::new();
     for line in lines {
         // `{session}`: a fresh copy, per side, of the newest pi session file of the project.
@@ -752,10 +759,9 @@ async fn api_keys_failed_first_runs_forks_and_pi_session_ids() {
     .await;
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.starts_with("You said: more"), "{stdout}");
-    assert!(
-        stderr.contains("pi's file itself is not appended to"),
-        "{stderr}"
-    );
+    let appended =
+        std::fs::read_to_string(pi_dir.join("2026-01-01T00-00-00-000Z_feedface.jsonl")).unwrap();
+    assert!(appended.contains("\"text\":\"more\""), "{appended}");
     let (code, _, stderr) = as_pi(
         &world,
         &proj,
@@ -879,4 +885,134 @@ async fn thinking_budgets_and_blocked_images_of_the_settings_as_pi() {
         requests[7].body_text
     );
     assert!(!requests[7].body_text.contains("\"image\""));
+}
+
+/// The user texts of a request body, in order.
+fn user_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|message| message["role"] == "user")
+        .map(|message| match &message["content"] {
+            Value::String(text) => text.clone(),
+            blocks => blocks[0]["text"].as_str().unwrap_or_default().to_owned(),
+        })
+        .collect()
+}
+
+/// pi's sessions both ways: a pi session file continued with `pictl` gets the daemon's
+/// entries appended in pi's format, so pi continues it with every message; continued in pi
+/// again, `pictl` opens it afresh with pi's new messages; `piSessionWriteBack: false` leaves
+/// the file alone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pi_session_file_continued_by_pid_is_continued_by_pi_with_every_message() {
+    let (world, proj) = world().await;
+    let home = world.daemon.home.path();
+    let pi = |args: &'static [&'static str]| {
+        let home = home.to_path_buf();
+        let proj = proj.clone();
+        let world = &world;
+        async move {
+            let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+            let envs = vec![
+                ("HOME".to_owned(), home.display().to_string()),
+                ("PI_OFFLINE".to_owned(), "1".to_owned()),
+                (
+                    "PI_CODING_AGENT_DIR".to_owned(),
+                    home.join(".pi/agent").display().to_string(),
+                ),
+            ];
+            run_side(world, &peers::npm_bin("pi"), &envs, &proj, &args, None).await
+        }
+    };
+    let first = pi(&["--model", MODEL, "-p", "remember the number 42"]).await;
+    assert_eq!(first.code, Some(0), "{}", first.stderr);
+    let file = newest_pi_session(home, &proj);
+    let path = file.display().to_string();
+
+    // Continued with pictl: its entries land in pi's file.
+    let lines_before = std::fs::read_to_string(&file).unwrap().lines().count();
+    let (code, stdout, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", MODEL, "--session", &path, "-p", "which number?"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        stdout,
+        "You said: which number?\nTools: read,bash,edit,write\n"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(
+        text.lines().count() >= lines_before + 2,
+        "the question and the answer were appended:\n{text}"
+    );
+    for line in text.lines() {
+        serde_json::from_str::<Value>(line).expect("every line is JSON");
+    }
+
+    // pi continues the file with every message: its request carries all of them.
+    let before = world.server.calls();
+    let again = pi(&["--model", MODEL, "-c", "-p", "and now?"]).await;
+    assert_eq!(again.code, Some(0), "{}", again.stderr);
+    let requests = world.server.requests();
+    assert_eq!(
+        user_texts(&requests[before].body),
+        ["remember the number 42", "which number?", "and now?"],
+        "pi read the daemon's entries from its file"
+    );
+    assert_eq!(
+        newest_pi_session(home, &proj),
+        file,
+        "pi continued the same file"
+    );
+
+    // `pictl -c` continues the newest session here, pi's file now: pi's new messages are
+    // there.
+    let before = world.server.calls();
+    let (code, _, stderr) = as_pi(&world, &proj, &["--model", MODEL, "-c", "-p", "last one"]).await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(
+        user_texts(&world.server.requests()[before].body),
+        [
+            "remember the number 42",
+            "which number?",
+            "and now?",
+            "last one"
+        ]
+    );
+    // Opened again with nothing new in the file: the same daemon session.
+    let (client, _events) = world.daemon.client().await;
+    let open = |link| pi_protocol::v1::SessionImportParams {
+        path: path.clone(),
+        link,
+    };
+    let a = client
+        .call::<pi_protocol::v1::SessionImport>(&open(true))
+        .await
+        .unwrap();
+    let b = client
+        .call::<pi_protocol::v1::SessionImport>(&open(true))
+        .await
+        .unwrap();
+    assert_eq!(a.id, b.id);
+    assert_eq!(a.pi_file.as_deref(), Some(path.as_str()));
+
+    // With write-back off, the file stays as it is.
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        r#"{"piSessionWriteBack": false}"#,
+    )
+    .unwrap();
+    let unchanged = std::fs::read_to_string(&file).unwrap();
+    let (code, _, stderr) = as_pi(
+        &world,
+        &proj,
+        &["--model", MODEL, "--session", &path, "-p", "not written"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), unchanged);
 }
