@@ -198,7 +198,7 @@ pub fn list_files(dir: &Path, cwd: Option<&Path>) -> Vec<PiFile> {
             .collect(),
     };
     let mut listed: Vec<PiFile> = files.iter().filter_map(|file| read_file(file)).collect();
-    listed.sort_by(|a, b| b.updated_at.cmp(&a.updated_at));
+    listed.sort_by_key(|file| std::cmp::Reverse(file.updated_at));
     listed
 }
 
