@@ -134,3 +134,30 @@ pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::Pat
     }
     Ok(path)
 }
+
+/// Says on stderr what is wrong in the configuration files the daemon reads (`models.json`,
+/// `auth.json`, the global `settings.json`): each problem with its file and key (a parse
+/// error names its line), as pi warns when it starts. Settings the daemon does not apply are
+/// not problems; they are not repeated here.
+pub async fn warn_config_problems(client: &pi_client::Client) {
+    let Ok(status) = client
+        .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
+        .await
+    else {
+        return;
+    };
+    for problem in &status.config.diagnostics {
+        if problem.kind != pi_protocol::v1::ResourceDiagnosticKind::Warning {
+            continue;
+        }
+        let key = problem
+            .key
+            .as_deref()
+            .map(|key| format!(" `{key}`:"))
+            .unwrap_or_default();
+        crate::output::eprint_line(&format!(
+            "Warning: {}:{key} {}",
+            problem.path, problem.message
+        ));
+    }
+}

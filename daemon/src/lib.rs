@@ -255,9 +255,19 @@ pub async fn serve_state(state: Arc<DaemonState>) -> anyhow::Result<()> {
     let tracker = TaskTracker::new();
     // WebSocket first, so its port file exists before the socket accepts: a client that sees
     // the daemon ready can rely on every endpoint being up.
+    // A WebSocket that cannot listen (its port taken) is reported; the Unix socket — every
+    // CLI and TUI — serves on.
     if state.config.websocket.enabled {
-        let listener = rpc::ws::bind(&state).await?;
-        tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
+        match rpc::ws::bind(&state).await {
+            Ok(listener) => {
+                tracker.spawn(rpc::ws::serve(state.clone(), listener, tracker.clone()));
+            }
+            Err(error) => {
+                let error = format!("{error:#}");
+                tracing::error!(%error, "the WebSocket listener did not start; serving the Unix socket only");
+                state.set_websocket_error(error);
+            }
+        }
     }
     config_watch::spawn(
         config_watch::ConfigWatch {

@@ -60,6 +60,8 @@ pub struct DaemonState {
     started: Instant,
     // Invariant: set once, when the WebSocket listener is bound.
     websocket_url: OnceLock<String>,
+    // Set once, when the WebSocket listener could not start: why.
+    websocket_error: OnceLock<String>,
     /// The open connections.
     pub clients: Arc<Clients>,
     /// Reads the bytes the allocator has handed out (`pid`'s jemalloc; `None` in tests).
@@ -101,6 +103,7 @@ impl DaemonState {
             started_at: pi_util::time::now_millis(),
             started: Instant::now(),
             websocket_url: OnceLock::new(),
+            websocket_error: OnceLock::new(),
             clients: Arc::default(),
             heap_bytes: None,
         }
@@ -114,6 +117,16 @@ impl DaemonState {
     /// The WebSocket URL once the listener is bound.
     pub fn websocket_url(&self) -> Option<&str> {
         self.websocket_url.get().map(String::as_str)
+    }
+
+    /// Why the WebSocket listener is not running although enabled, if it could not start.
+    pub fn websocket_error(&self) -> Option<&str> {
+        self.websocket_error.get().map(String::as_str)
+    }
+
+    /// Records why the WebSocket listener could not start.
+    pub fn set_websocket_error(&self, error: String) {
+        let _ = self.websocket_error.set(error);
     }
 
     /// Records the WebSocket URL; called once by the listener.

@@ -707,7 +707,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__daemon__subcmd__status)
-            opts="-h --help"
+            opts="-h --json --human --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

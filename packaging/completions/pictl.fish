@@ -297,6 +297,8 @@ complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subc
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from stop" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from restart" -l timeout -d 'Seconds to wait for a graceful exit before killing' -r
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from restart" -s h -l help -d 'Print help'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from status" -l json -d 'One JSON object (the default when stdout is not a terminal)'
+complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from status" -l human -d 'Lines for a person (the default on a terminal)'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from status" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "start" -d 'Start the daemon unless it runs; return once it is ready'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "stop" -d 'Stop the daemon gracefully, killing it if it does not exit in time'

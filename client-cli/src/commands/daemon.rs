@@ -4,6 +4,7 @@
 //! graceful shutdown and kills the process if it has not exited in time; `status` never starts
 //! a daemon and exits 3 when none runs.
 
+use std::io::IsTerminal as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -36,7 +37,14 @@ pub enum DaemonCommand {
         timeout: u64,
     },
     /// Report whether the daemon runs, and its status; exit 3 when it does not
-    Status,
+    Status {
+        /// One JSON object (the default when stdout is not a terminal)
+        #[arg(long, conflicts_with = "human")]
+        json: bool,
+        /// Lines for a person (the default on a terminal)
+        #[arg(long)]
+        human: bool,
+    },
 }
 
 /// Runs one lifecycle subcommand.
@@ -65,7 +73,10 @@ pub async fn run(command: DaemonCommand) -> Result<ExitCode, CliError> {
             }));
             Ok(ExitCode::SUCCESS)
         }
-        DaemonCommand::Status => status(&paths).await,
+        DaemonCommand::Status { json, human } => {
+            let human = human || (!json && std::io::stdout().is_terminal());
+            status(&paths, human).await
+        }
     }
 }
 
@@ -81,12 +92,24 @@ async fn start(paths: &Paths) -> Result<Value, CliError> {
     Ok(object)
 }
 
-async fn status(paths: &Paths) -> Result<ExitCode, CliError> {
+async fn status(paths: &Paths, human: bool) -> Result<ExitCode, CliError> {
     match autostart::connect(paths, client_info()).await {
         Ok((client, _notifications)) => {
             let status = client.call::<DaemonStatus>(&DaemonStatusParams {}).await?;
-            print_json(&status_object(&status));
+            if human {
+                crate::output::print_text(&human_status(&status));
+            } else {
+                print_json(&status_object(&status));
+            }
             Ok(ExitCode::SUCCESS)
+        }
+        Err(ClientError::Unreachable { .. }) if human => {
+            crate::output::print_line(&format!(
+                "The daemon is not running (socket {}). `pictl` and `pictl run` start it; \
+                 so does `pictl daemon start`.",
+                paths.socket_path().display()
+            ));
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
         }
         Err(ClientError::Unreachable { .. }) => {
             print_json(&json!({
@@ -179,6 +202,100 @@ fn send_signal(pid: u32, signal: rustix::process::Signal) {
         return;
     };
     let _ = rustix::process::kill_process(pid, signal);
+}
+
+/// `daemon status` for a person: what runs, where, and what is wrong.
+fn human_status(status: &DaemonStatusResponse) -> String {
+    let uptime = {
+        let seconds = status.uptime_ms / 1000;
+        match seconds {
+            0..60 => format!("{seconds}s"),
+            60..3600 => format!("{}m {}s", seconds / 60, seconds % 60),
+            _ => format!("{}h {}m", seconds / 3600, seconds / 60 % 60),
+        }
+    };
+    let started_by = match status.supervisor {
+        pi_protocol::v1::Supervisor::Systemd => "systemd",
+        pi_protocol::v1::Supervisor::Launchd => "launchd",
+        pi_protocol::v1::Supervisor::Client => "a client (autostart)",
+        pi_protocol::v1::Supervisor::Manual => "hand",
+    };
+    let websocket = match (&status.websocket_url, &status.websocket_error) {
+        (Some(url), _) => url.clone(),
+        (None, Some(error)) => format!("not running: {error}"),
+        (None, None) => "off".to_owned(),
+    };
+    let mut lines = vec![
+        format!(
+            "pi daemon {} (protocol {}), pid {}, up {uptime}, started by {started_by}",
+            status.version, status.protocol_version, status.pid
+        ),
+        format!(
+            "sessions     {} loaded, {} stored; {} client connection(s)",
+            status.sessions.loaded, status.sessions.stored, status.connections
+        ),
+        format!("socket       {}", status.socket_path),
+        format!("websocket    {websocket}"),
+        format!(
+            "database     {} (schema {})",
+            status.database_path, status.database_schema_version
+        ),
+        format!("config       {}", status.config_dir),
+        format!(
+            "mcp          {} server(s), {} running (pictl mcp list)",
+            status.mcp.servers, status.mcp.running
+        ),
+        format!(
+            "lsp          {} server(s), {} running (pictl lsp list)",
+            status.lsp.servers, status.lsp.running
+        ),
+        format!(
+            "jobs         {} running of {} (pictl jobs); kernels {} of {} (pictl kernels)",
+            status.pools.jobs_running,
+            status.pools.jobs_limit,
+            status.pools.kernels,
+            status.pools.kernels_limit
+        ),
+        format!(
+            "extensions   host {}, {} session(s), {} loaded (pictl extensions list)",
+            if status.extensions.host.is_empty() {
+                "not started"
+            } else {
+                status.extensions.host.as_str()
+            },
+            status.extensions.sessions,
+            status.extensions.loaded
+        ),
+    ];
+    if let Some(memory) = &status.memory {
+        lines.push(format!(
+            "memory       {} MiB resident",
+            memory.rss_bytes / (1024 * 1024)
+        ));
+    }
+    let problems: Vec<_> = status
+        .config
+        .diagnostics
+        .iter()
+        .filter(|problem| problem.kind == pi_protocol::v1::ResourceDiagnosticKind::Warning)
+        .collect();
+    if problems.is_empty() {
+        lines.push("config files fine".to_owned());
+    } else {
+        lines.push(format!("config files {} problem(s):", problems.len()));
+        for problem in problems {
+            let key = problem
+                .key
+                .as_deref()
+                .map(|key| format!(" `{key}`:"))
+                .unwrap_or_default();
+            lines.push(format!("  {}:{key} {}", problem.path, problem.message));
+        }
+    }
+    if let Some(error) = &status.config.watch_error {
+        lines.push(format!("  not watched: {error}"));
+    }
+    lines.join("\n") + "\n"
 }
 
 fn status_object(status: &DaemonStatusResponse) -> Value {

@@ -34,6 +34,7 @@ pub struct ModelsArgs {
 /// Runs `pictl models`.
 pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
     let client = daemon_client::connect().await?.client;
+    daemon_client::warn_config_problems(&client).await;
     let session_id = match &args.session {
         Some(id) => Some(daemon_client::find_session(&client, id).await?.id),
         None => None,

@@ -232,6 +232,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let connected = daemon_client::connect_without_questions().await?;
     let client = connected.client;
     let mut notifications = connected.notifications;
+    daemon_client::warn_config_problems(&client).await;
     let opened = open_session(&client, &args.options, &cwd).await?;
     let session = opened.info;
     let attached = client

@@ -65,6 +65,17 @@ pub enum PathsError {
 
 const APP_NAME: &str = "pi-daemon";
 
+/// A short, stable key of a home directory (FNV-1a of its path, folded to 32 bits): the same
+/// in every build, so every `pictl` and `pid` of a home find one runtime directory.
+fn home_key(home: &Path) -> u32 {
+    let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+    for byte in home.as_os_str().as_encoded_bytes() {
+        hash ^= u64::from(*byte);
+        hash = hash.wrapping_mul(0x0100_0000_01b3);
+    }
+    (hash ^ (hash >> 32)) as u32
+}
+
 impl Paths {
     /// Resolves the paths from the process environment.
     pub fn from_env() -> Result<Paths, PathsError> {
@@ -97,9 +108,13 @@ impl Paths {
         let runtime_dir = match project.runtime_dir() {
             Some(dir) => dir.to_path_buf(),
             // macOS and Linux without XDG_RUNTIME_DIR: a private directory in the temp dir,
-            // keyed by uid so users never share it.
-            None => std::env::temp_dir()
-                .join(format!("{APP_NAME}-{}", rustix::process::getuid().as_raw())),
+            // keyed by uid so users never share it, and by home so one user's two homes
+            // (`HOME=/other pictl`) get a daemon each, as they do with XDG_RUNTIME_DIR.
+            None => std::env::temp_dir().join(format!(
+                "{APP_NAME}-{}-{:08x}",
+                rustix::process::getuid().as_raw(),
+                home_key(&user_home)
+            )),
         };
         let state_dir = match project.state_dir() {
             Some(dir) => dir.to_path_buf(),
@@ -196,6 +211,24 @@ fn expand_tilde(value: &OsString, home: &Path) -> PathBuf {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn two_homes_key_two_runtime_directories() {
+        let a = super::home_key(std::path::Path::new("/home/ada"));
+        let b = super::home_key(std::path::Path::new("/home/ada/other-home"));
+        assert_ne!(a, b);
+        assert_eq!(
+            a,
+            super::home_key(std::path::Path::new("/home/ada")),
+            "stable"
+        );
+        // FNV-1a of the bytes, folded: the same value in every build.
+        assert_eq!(
+            super::home_key(std::path::Path::new("")),
+            0xcbf2_9ce4 ^ 0x8422_2325
+        );
+    }
+
     use super::*;
 
     fn env_of(pairs: &[(&str, &str)]) -> impl Fn(&str) -> Option<OsString> {

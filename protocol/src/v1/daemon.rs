@@ -29,6 +29,10 @@ pub struct DaemonStatusResponse {
     /// `ws://127.0.0.1:PORT/` when the WebSocket listener is enabled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub websocket_url: Option<String>,
+    /// Why the WebSocket listener is not running although enabled (its port was taken, …);
+    /// the Unix socket serves regardless.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub websocket_error: Option<String>,
     /// Open client connections (all transports), including the caller's.
     pub connections: u32,
     /// Session counts.

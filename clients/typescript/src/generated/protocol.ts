@@ -1481,6 +1481,11 @@ export interface DaemonStatusResponse {
    */
   version: string;
   /**
+   * Why the WebSocket listener is not running although enabled (its port was taken, …);
+   * the Unix socket serves regardless.
+   */
+  websocketError?: string | null;
+  /**
    * `ws://127.0.0.1:PORT/` when the WebSocket listener is enabled.
    */
   websocketUrl?: string | null;

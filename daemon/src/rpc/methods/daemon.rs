@@ -26,6 +26,7 @@ pub async fn status(
         supervisor: state.supervisor,
         socket_path: text(&state.paths.socket_path()),
         websocket_url: state.websocket_url().map(str::to_owned),
+        websocket_error: state.websocket_error().map(str::to_owned),
         connections: state.connection_count(),
         sessions: SessionCounts {
             loaded: state.sessions.loaded_count(),

@@ -9,6 +9,7 @@ mod crash;
 mod extensions;
 mod fidelity;
 mod files;
+mod first_hour;
 mod harness;
 mod keys;
 mod load;

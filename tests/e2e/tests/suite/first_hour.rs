@@ -1,0 +1,181 @@
+//! A new user's first hour, on the real `pid`: a WebSocket port already taken leaves the
+//! daemon serving the Unix socket and saying why; broken configuration files are reported by
+//! `pictl run` and `pictl models` with the file and line; `pictl daemon status` reads as
+//! lines for a person; one user's two homes without `XDG_RUNTIME_DIR` get a daemon each.
+
+use std::path::Path;
+use std::time::Duration;
+
+use pi_test_support::model_server::Turn;
+use pi_test_support::workspace_binary;
+
+use super::harness::World;
+
+/// `pictl ARGS` with `envs`, in `dir`: (exit code, stdout, stderr).
+async fn pictl(
+    envs: &[(String, String)],
+    dir: &Path,
+    args: &[&str],
+) -> (Option<i32>, String, String) {
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new(workspace_binary("pictl"))
+            .args(args)
+            .envs(envs.iter().cloned())
+            .current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("pictl ends")
+    .unwrap();
+    (
+        out.status.code(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_websocket_port_in_use_leaves_the_unix_socket_serving_and_says_why() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = taken.local_addr().unwrap().port();
+    let world = World::start_with_config(
+        "anthropic-messages",
+        &format!("[websocket]\nenabled = true\nport = {port}\n"),
+        &[],
+    )
+    .await;
+    world.server.push(Turn::reply().text("still here"));
+    let home = world.daemon.home.path();
+    let envs = world.daemon.env();
+    let (code, stdout, stderr) = pictl(
+        &envs,
+        home,
+        &["run", "--model", "scripted/scripted-model", "hello"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert_eq!(stdout, "still here\n");
+
+    let (code, stdout, _) = pictl(&envs, home, &["daemon", "status", "--json"]).await;
+    assert_eq!(code, Some(0));
+    let status: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert!(status["websocketUrl"].is_null(), "{status}");
+    assert!(
+        status["websocketError"]
+            .as_str()
+            .unwrap()
+            .contains(&format!(
+                "cannot listen on 127.0.0.1:{port} (config `websocket.port`)"
+            )),
+        "{status}"
+    );
+    let (code, stdout, _) = pictl(&envs, home, &["daemon", "status", "--human"]).await;
+    assert_eq!(code, Some(0));
+    assert!(
+        stdout.contains(&format!(
+            "websocket    not running: cannot listen on 127.0.0.1:{port}"
+        )),
+        "{stdout}"
+    );
+    assert!(stdout.starts_with("pi daemon "), "{stdout}");
+    drop(taken);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn broken_configuration_files_are_named_with_their_line_by_run_and_models() {
+    let world = World::start("anthropic-messages").await;
+    world.server.push(Turn::reply().text("fine"));
+    let home = world.daemon.home.path();
+    let envs = world.daemon.env();
+    // It breaks while the daemon runs: a settings file a user is editing.
+    let settings = home.join(".pi/agent/settings.json");
+    std::fs::write(
+        &settings,
+        "{\n  \"defaultThinkingLevel\": \"low\",\n  oops\n}\n",
+    )
+    .unwrap();
+    // The daemon notices (the watcher reloads); `daemon status` shows the problem once it has.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let (_, stdout, _) = pictl(&envs, home, &["daemon", "status", "--json"]).await;
+        if stdout.contains("is not valid JSON") {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "the daemon never reported the broken file: {stdout}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let expected = format!(
+        "Warning: {}: is not valid JSON (key must be a string at line 3 column 3)",
+        settings.display()
+    );
+    let (code, _, stderr) = pictl(
+        &envs,
+        home,
+        &["run", "--model", "scripted/scripted-model", "hello"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(&expected), "{stderr}");
+    let (code, _, stderr) = pictl(&envs, home, &["models"]).await;
+    assert_eq!(code, Some(0));
+    assert!(stderr.contains(&expected), "{stderr}");
+}
+
+/// Stops a daemon of a home at the end, however the test ends.
+struct StopOnDrop(Vec<(String, String)>);
+
+impl Drop for StopOnDrop {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new(workspace_binary("pictl"))
+            .args(["daemon", "stop"])
+            .env_clear()
+            .envs(self.0.iter().cloned())
+            .output();
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_homes_of_one_user_without_a_runtime_dir_get_a_daemon_each() {
+    let homes = [tempfile::tempdir().unwrap(), tempfile::tempdir().unwrap()];
+    let mut statuses = Vec::new();
+    let mut stoppers = Vec::new();
+    for home in &homes {
+        // A user without XDG_RUNTIME_DIR (a container, `su`, macOS) and without PI_HOME.
+        let envs = vec![
+            ("HOME".to_owned(), home.path().display().to_string()),
+            ("PATH".to_owned(), std::env::var("PATH").unwrap_or_default()),
+        ];
+        stoppers.push(StopOnDrop(envs.clone()));
+        let out = tokio::process::Command::new(workspace_binary("pictl"))
+            .args(["daemon", "start"])
+            .env_clear()
+            .envs(envs.iter().cloned())
+            .output()
+            .await
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let status: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        statuses.push(status);
+    }
+    assert_ne!(statuses[0]["pid"], statuses[1]["pid"], "two daemons");
+    assert_ne!(statuses[0]["socketPath"], statuses[1]["socketPath"]);
+    for (status, home) in statuses.iter().zip(&homes) {
+        assert!(
+            status["dataDir"]
+                .as_str()
+                .unwrap()
+                .starts_with(&home.path().display().to_string()),
+            "each daemon keeps its own home's data: {status}"
+        );
+    }
+    drop(stoppers);
+}
