@@ -127,14 +127,67 @@ impl From<ClientError> for CliError {
         };
         CliError {
             class,
-            message: error.to_string(),
+            message: in_pictl_words(&error.to_string()),
             hints,
         }
     }
 }
 
+/// The daemon's advice to protocol clients, as what a `pictl` user types instead.
+fn in_pictl_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 4] = [
+        (
+            "choose one with `session/setModel` (see `model/list`)",
+            "choose one with --model (`pictl models` lists them)",
+        ),
+        (
+            "`session/list` shows the stored sessions",
+            "`pictl sessions --all` lists the stored sessions",
+        ),
+        (
+            "re-read the session with `session/read` and attach without `afterSeq`",
+            "watch it again without --after-seq (`pictl session show ID` has the history)",
+        ),
+        (
+            "call `session/attach` first",
+            "attach to it first (`pictl attach ID`)",
+        ),
+    ];
+    WORDS
+        .iter()
+        .fold(message.to_owned(), |text, (theirs, ours)| {
+            text.replace(theirs, ours)
+        })
+}
+
 impl From<std::io::Error> for CliError {
     fn from(error: std::io::Error) -> Self {
         CliError::failed(error.to_string())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::in_pictl_words;
+
+    #[test]
+    fn the_daemons_protocol_advice_reads_as_what_a_user_types() {
+        assert_eq!(
+            in_pictl_words("session 12 does not exist; `session/list` shows the stored sessions"),
+            "session 12 does not exist; `pictl sessions --all` lists the stored sessions"
+        );
+        assert_eq!(
+            in_pictl_words(
+                "the session has no model; choose one with `session/setModel` (see `model/list`)"
+            ),
+            "the session has no model; choose one with --model (`pictl models` lists them)"
+        );
+        assert!(
+            !in_pictl_words(
+                "more than 10 events happened after seq 3; re-read the session with `session/read` \
+             and attach without `afterSeq`"
+            )
+            .contains("session/")
+        );
     }
 }

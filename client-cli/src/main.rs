@@ -7,6 +7,7 @@
 mod acp;
 mod attachments;
 mod commands;
+mod complete;
 mod daemon_client;
 mod error;
 mod extension_flags;
@@ -126,6 +127,9 @@ fn invoked_as_pi() -> bool {
 }
 
 fn main() -> ExitCode {
+    // `COMPLETE=bash pictl`: the shell's completion, with model ids and session ids from the
+    // running daemon (see `complete`); otherwise nothing happens here.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     // Installed as `pi`, it ends as pi does: 1 for a bad command line too.
     let as_pi = invoked_as_pi();
     let code = run(as_pi);

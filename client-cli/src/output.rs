@@ -156,6 +156,61 @@ pub fn one_line(text: &str, max: usize) -> String {
     cut
 }
 
+/// A line for a person following a run on a terminal: a tool starting (`→ bash ls`) and
+/// ending (`✓ bash`, `✗ bash: the error`), a retry with its wait; `None` for other events.
+pub fn progress_notice(event: &pi_protocol::v1::SessionEvent) -> Option<String> {
+    use pi_protocol::v1::SessionEvent;
+    match event {
+        SessionEvent::ToolExecutionStart {
+            tool_name, args, ..
+        } => {
+            let shown = ["command", "path", "pattern", "query", "url"]
+                .iter()
+                .find_map(|key| args[*key].as_str().map(str::to_owned))
+                .unwrap_or_else(|| {
+                    if args.as_object().is_some_and(serde_json::Map::is_empty) {
+                        String::new()
+                    } else {
+                        args.to_string()
+                    }
+                });
+            Some(
+                format!("→ {tool_name} {}", one_line(&shown, 80))
+                    .trim_end()
+                    .to_owned(),
+            )
+        }
+        SessionEvent::ToolExecutionEnd {
+            tool_name,
+            is_error: true,
+            result,
+            ..
+        } => {
+            let text = result
+                .content
+                .iter()
+                .find_map(|block| match block {
+                    pi_protocol::v1::message::UserContent::Text(text) => Some(text.text.as_str()),
+                    pi_protocol::v1::message::UserContent::Image(_) => None,
+                })
+                .unwrap_or_default();
+            Some(format!("✗ {tool_name}: {}", one_line(text, 100)))
+        }
+        SessionEvent::ToolExecutionEnd { tool_name, .. } => Some(format!("✓ {tool_name}")),
+        SessionEvent::AutoRetryStart {
+            attempt,
+            max_attempts,
+            delay_ms,
+            error_message,
+        } => Some(format!(
+            "Retrying in {} s (attempt {attempt} of {max_attempts}): {}",
+            delay_ms.div_ceil(1000),
+            one_line(error_message, 100)
+        )),
+        _ => None,
+    }
+}
+
 /// The sentence for a run's wait for new MCP servers (`tools_wait_start` / `tools_wait_end`),
 /// `None` for other events and for a wait that ended well.
 pub fn tools_wait_notice(event: &pi_protocol::v1::SessionEvent) -> Option<String> {

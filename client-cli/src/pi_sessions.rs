@@ -6,10 +6,10 @@
 //! pi's session directory is `--session-dir`, else `$PI_CODING_AGENT_SESSION_DIR`, else
 //! `sessions/` under pi's agent directory (one subdirectory per working directory).
 
-use std::io::BufRead as _;
 use std::path::{Path, PathBuf};
 
 use pi_client::Client;
+use pi_client::pi_files;
 use pi_protocol::ErrorKind;
 use pi_protocol::v1::{
     ExportFormat, SessionDelete, SessionExport, SessionExportParams, SessionGet, SessionIdParams,
@@ -148,108 +148,9 @@ async fn find(
     if let Some(session) = ours {
         return Ok(Found::Daemon(Box::new(session)));
     }
-    let dir = sessions_dir(session_dir)?;
-    let local = dir.join(encoded_cwd(cwd));
-    let found = session_files(&local)
-        .into_iter()
-        .chain(
-            session_files(&dir).into_iter().chain(
-                subdirectories(&dir)
-                    .iter()
-                    .flat_map(|sub| session_files(sub)),
-            ),
-        )
-        .find(|file| header_id(file).is_some_and(|id| id.starts_with(target)));
-    found
+    pi_files::find_by_id(&sessions_dir(session_dir)?, cwd, target)
         .map(Found::File)
         .ok_or_else(|| CliError::failed(format!("No session found matching '{target}'")))
-}
-
-/// One of pi's session files, as `pictl sessions` lists it.
-#[derive(Clone, Debug, serde::Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct PiFile {
-    /// The file.
-    pub path: PathBuf,
-    /// Its session id (the header's).
-    pub id: String,
-    /// Its working directory (the header's).
-    pub cwd: String,
-    /// Its name (the last `session_info` entry's).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The first user message's text.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub first_message: Option<String>,
-    /// Message entries.
-    pub message_count: u64,
-    /// Last modification, Unix ms.
-    pub updated_at: i64,
-}
-
-/// pi's session files of `cwd` (every working directory's with `None`) under `dir`, newest
-/// first.
-pub fn list_files(dir: &Path, cwd: Option<&Path>) -> Vec<PiFile> {
-    let files: Vec<PathBuf> = match cwd {
-        Some(cwd) => session_files(&dir.join(encoded_cwd(cwd))),
-        None => subdirectories(dir)
-            .iter()
-            .flat_map(|sub| session_files(sub))
-            .collect(),
-    };
-    let mut listed: Vec<PiFile> = files.iter().filter_map(|file| read_file(file)).collect();
-    listed.sort_by_key(|file| std::cmp::Reverse(file.updated_at));
-    listed
-}
-
-fn read_file(path: &Path) -> Option<PiFile> {
-    let text = std::fs::read_to_string(path).ok()?;
-    let mut lines = text.lines();
-    let header: serde_json::Value = serde_json::from_str(lines.next()?).ok()?;
-    if header["type"] != "session" {
-        return None;
-    }
-    let mut listed = PiFile {
-        path: path.to_path_buf(),
-        id: header["id"].as_str()?.to_owned(),
-        cwd: header["cwd"].as_str().unwrap_or_default().to_owned(),
-        name: None,
-        first_message: None,
-        message_count: 0,
-        updated_at: std::fs::metadata(path)
-            .and_then(|meta| meta.modified())
-            .ok()
-            .and_then(|time| time.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(0, |since| {
-                i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
-            }),
-    };
-    for line in lines {
-        let Ok(entry) = serde_json::from_str::<serde_json::Value>(line) else {
-            continue;
-        };
-        match entry["type"].as_str() {
-            Some("message") => {
-                listed.message_count += 1;
-                let message = &entry["message"];
-                if listed.first_message.is_none() && message["role"] == "user" {
-                    listed.first_message = match &message["content"] {
-                        serde_json::Value::String(text) => Some(text.clone()),
-                        blocks => blocks
-                            .as_array()
-                            .into_iter()
-                            .flatten()
-                            .find_map(|block| block["text"].as_str().map(str::to_owned)),
-                    };
-                }
-            }
-            Some("session_info") => {
-                listed.name = entry["name"].as_str().map(str::to_owned);
-            }
-            _ => {}
-        }
-    }
-    Some(listed)
 }
 
 /// The newest of this directory's sessions with messages — the daemon's, or pi's files
@@ -263,7 +164,7 @@ pub async fn newest(
         .await?
         .into_iter()
         .find(|session| session.message_count > 0);
-    let theirs = list_files(&sessions_dir(session_dir)?, Some(cwd))
+    let theirs = pi_files::list(&sessions_dir(session_dir)?, Some(cwd))
         .into_iter()
         .find(|file| file.message_count > 0);
     match (ours, theirs) {
@@ -287,95 +188,11 @@ async fn import(client: &Client, path: &Path, link: bool) -> Result<SessionInfo,
         .await?)
 }
 
-/// pi's session directory.
+/// pi's session directory (`--session-dir`, `$PI_CODING_AGENT_SESSION_DIR`, or pi's
+/// agent directory's `sessions/`).
 pub fn sessions_dir(flag: Option<&Path>) -> Result<PathBuf, CliError> {
-    if let Some(dir) = flag {
-        return Ok(expand_home(dir));
-    }
-    if let Some(dir) = std::env::var_os("PI_CODING_AGENT_SESSION_DIR").filter(|dir| !dir.is_empty())
-    {
-        return Ok(expand_home(Path::new(&dir)));
-    }
-    Ok(daemon_client::paths()?.pi_agent_dir.join("sessions"))
-}
-
-fn expand_home(path: &Path) -> PathBuf {
-    match (path.strip_prefix("~"), std::env::home_dir()) {
-        (Ok(rest), Some(home)) => home.join(rest),
-        _ => path.to_path_buf(),
-    }
-}
-
-/// pi's directory name for a working directory: `--` + the path without its leading slash,
-/// slashes and colons as dashes, + `--`.
-pub fn encoded_cwd(cwd: &Path) -> String {
-    let text = cwd.display().to_string();
-    let trimmed = text.strip_prefix(['/', '\\']).unwrap_or(&text);
-    format!("--{}--", trimmed.replace(['/', '\\', ':'], "-"))
-}
-
-fn session_files(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut files: Vec<PathBuf> = entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.extension().is_some_and(|ext| ext == "jsonl") && path.is_file())
-        .collect();
-    // Newest first (pi's file names begin with their timestamp).
-    files.sort();
-    files.reverse();
-    files
-}
-
-fn subdirectories(dir: &Path) -> Vec<PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut dirs: Vec<PathBuf> = entries
-        .flatten()
-        .map(|entry| entry.path())
-        .filter(|path| path.is_dir())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-/// The id in a pi session file's header line.
-fn header_id(file: &Path) -> Option<String> {
-    let mut line = String::new();
-    std::io::BufReader::new(std::fs::File::open(file).ok()?)
-        .read_line(&mut line)
-        .ok()?;
-    let header: serde_json::Value = serde_json::from_str(&line).ok()?;
-    (header["type"] == "session")
-        .then(|| header["id"].as_str().map(str::to_owned))
-        .flatten()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_working_directory_is_encoded_as_pi_names_its_session_directory() {
-        assert_eq!(
-            encoded_cwd(Path::new("/home/alice/work/app")),
-            "--home-alice-work-app--"
-        );
-    }
-
-    #[test]
-    fn a_session_file_is_found_by_its_header_id() {
-        let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join("2026-01-01T00-00-00-000Z_abc.jsonl");
-        std::fs::write(
-            &file,
-            "{\"type\":\"session\",\"version\":3,\"id\":\"abc123\",\"timestamp\":\"t\",\"cwd\":\"/\"}\n",
-        )
-        .unwrap();
-        assert_eq!(header_id(&file).as_deref(), Some("abc123"));
-        assert_eq!(session_files(dir.path()), vec![file]);
-    }
+    Ok(pi_files::sessions_dir(
+        flag,
+        &daemon_client::paths()?.pi_agent_dir,
+    ))
 }

@@ -13,6 +13,10 @@ use crate::transcript::Transcript;
 /// Thinking levels in cycling order.
 pub const THINKING_LEVELS: &[&str] = &["off", "minimal", "low", "medium", "high", "xhigh"];
 
+/// The id the session picker gives one of pi's session files not opened in the daemon yet;
+/// choosing it opens the file (`session/import {link}`).
+pub const PI_FILE_PREFIX: &str = "pi-file:";
+
 /// Facts about the terminal's surroundings, found once by the runtime.
 #[derive(Clone, Debug, Default)]
 pub struct Environment {

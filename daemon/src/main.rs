@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory as _, Parser, Subcommand};
 
 /// jemalloc, with its background threads giving freed memory back to the system (decision
 /// 0014); also the `malloc` of the C code linked in (SQLite).
@@ -45,6 +45,9 @@ enum Command {
     },
     /// Print the resolved directories and files as one JSON object
     Paths,
+    /// Print this manual page (roff; packaging/man/pid.1)
+    #[command(hide = true)]
+    Man,
 }
 
 fn main() -> ExitCode {
@@ -77,6 +80,7 @@ fn main() -> ExitCode {
         },
         Command::Schema { out } => pi_daemon::schema_export::write(&out),
         Command::Paths => pi_daemon::lifecycle::print_paths(),
+        Command::Man => print_man_page(),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -89,3 +93,63 @@ fn main() -> ExitCode {
         }
     }
 }
+
+/// `pid(1)`: clap's page, then exit status, environment, files, examples.
+fn print_man_page() -> anyhow::Result<()> {
+    use std::io::Write as _;
+    let mut page = Vec::new();
+    clap_mangen::Man::new(Cli::command()).render(&mut page)?;
+    page.extend_from_slice(MAN_EXTRA.as_bytes());
+    std::io::stdout().write_all(&page)?;
+    Ok(())
+}
+
+const MAN_EXTRA: &str = r#".SH "EXIT STATUS"
+.TP
+\fB0\fR
+Stopped cleanly (SIGTERM, SIGINT, \fBpictl daemon stop\fR).
+.TP
+\fB1\fR
+Could not start (a bad config.toml, directories of another user, another daemon running) or failed.
+.SH ENVIRONMENT
+.TP
+\fBPI_HOME\fR
+One directory for config, data, runtime and state (tests, several daemons).
+.TP
+\fBPI_CODING_AGENT_DIR\fR
+pi's agent directory (default \fI~/.pi/agent\fR), read for settings, models, keys, skills, prompts, extensions.
+.TP
+\fBXDG_RUNTIME_DIR\fR
+Holds the socket, its lock and the WebSocket token (without it: \fI/tmp/pi-daemon-UID-KEY\fR).
+.TP
+\fBPI_LOG\fR, \fBPI_LOG_FORMAT\fR
+Log level (\fBinfo\fR, \fBdebug\fR, ...) and \fBjson\fR for JSON lines.
+.SH FILES
+.TP
+\fI~/.config/pi-daemon/config.toml\fR
+The daemon's own settings (WebSocket, limits, log size).
+.TP
+\fI~/.config/pi-daemon/settings.json\fR, \fI~/.pi/agent/settings.json\fR, \fIPROJECT/.pi/settings.json\fR
+pi's settings, ours over pi's, the project's over both.
+.TP
+\fI~/.pi/agent/models.json\fR, \fI~/.pi/agent/auth.json\fR
+Custom models and providers; keys and logins (shared with pi).
+.TP
+\fImcp.json\fR (both directories, and the project's \fI.pi/mcp.json\fR, \fI.mcp.json\fR)
+MCP servers.
+.TP
+\fI~/.local/share/pi-daemon/pi.db\fR
+Sessions, usage, approvals (SQLite).
+.TP
+\fI~/.local/state/pi-daemon/pid.log\fR
+The log of an autostarted daemon.
+.SH EXAMPLES
+.nf
+pid                          # run in the foreground (what systemd and launchd want)
+pid paths                    # where everything is
+pid --log-file /tmp/pid.log  # log to a file, rotated
+PI_HOME=/tmp/try pid         # a separate daemon with its own everything
+.fi
+.SH "SEE ALSO"
+\fBpictl\fR(1); docs/install.md of the pi daemon.
+"#;

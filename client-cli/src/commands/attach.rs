@@ -16,6 +16,7 @@ use crate::error::CliError;
 pub struct AttachArgs {
     /// The session to attach to (id or unique prefix); without it, pick among this directory's
     /// recent sessions
+    #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::complete::sessions))]
     pub session_id: Option<String>,
     #[command(flatten)]
     pub extensions: ExtensionArgs,

@@ -48,7 +48,8 @@ pub struct SessionOptions {
     #[arg(long, value_name = "NAME")]
     pub provider: Option<String>,
     /// Model: provider/id, an id, or part of a name, with an optional :thinking suffix
-    #[arg(long, value_name = "PATTERN")]
+    #[arg(long, value_name = "PATTERN",
+          add = clap_complete::engine::ArgValueCandidates::new(crate::complete::models))]
     pub model: Option<String>,
     /// API key for the model's provider, for this session only (beats auth.json and the
     /// environment)
@@ -66,7 +67,8 @@ pub struct SessionOptions {
     pub continue_session: bool,
     /// Continue this session: a daemon session's id (or unique prefix), a pi session file's
     /// id prefix, or a pi session file (.jsonl)
-    #[arg(long, value_name = "PATH|ID", conflicts_with_all = ["fork", "new", "no_session"])]
+    #[arg(long, value_name = "PATH|ID", conflicts_with_all = ["fork", "new", "no_session"],
+          add = clap_complete::engine::ArgValueCandidates::new(crate::complete::sessions))]
     pub session: Option<String>,
     /// Copy this session (id, prefix or pi session file) into a new one and continue there
     #[arg(long, value_name = "PATH|ID", conflicts_with_all = ["new", "no_session"])]
@@ -418,10 +420,12 @@ async fn run_prompt(
                 if json_output && let Some(line) = converter.convert(&event.event) {
                     print_json(&line);
                 }
-                // A person watching learns why the first answer takes a while.
+                // A person watching learns what the run does, and why the first answer
+                // takes a while.
                 if !json_output
-                    && let Some(notice) = output::tools_wait_notice(&event.event)
                     && std::io::stderr().is_terminal()
+                    && let Some(notice) = output::tools_wait_notice(&event.event)
+                        .or_else(|| output::progress_notice(&event.event))
                 {
                     output::eprint_line(&notice);
                 }

@@ -127,7 +127,7 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
         .iter()
         .filter_map(|session| session.pi_file.as_deref())
         .collect();
-    let pi_files: Vec<crate::pi_sessions::PiFile> = crate::pi_sessions::list_files(
+    let pi_files: Vec<pi_client::pi_files::PiFile> = pi_client::pi_files::list(
         &crate::pi_sessions::sessions_dir(args.session_dir.as_deref())?,
         cwd.as_deref().map(std::path::Path::new),
     )
@@ -139,9 +139,15 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
             print_json(&serde_json::to_value(session).unwrap_or_default());
         }
         for file in &pi_files {
-            let mut value = serde_json::to_value(file).unwrap_or_default();
-            value["piFile"] = serde_json::json!(file.path);
-            print_json(&value);
+            print_json(&serde_json::json!({
+                "piFile": file.path,
+                "id": file.id,
+                "cwd": file.cwd,
+                "name": file.name,
+                "firstMessage": file.first_message,
+                "messageCount": file.message_count,
+                "updatedAt": file.updated_at,
+            }));
         }
         return Ok(ExitCode::SUCCESS);
     }

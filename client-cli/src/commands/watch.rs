@@ -65,13 +65,21 @@ pub async fn run(args: WatchArgs) -> Result<ExitCode, CliError> {
     };
     if args.json {
         print_json(&json!({ "snapshot": attached.snapshot }));
-    } else if !attached.gapless
-        && let Some(streaming) = &attached.snapshot.streaming_message
-    {
-        // A gapless replay carries the streaming message's deltas after the cursor itself.
-        for block in &streaming.content {
-            if let AssistantContent::Text(text) = block {
-                printer.text(&text.text);
+    } else if !attached.gapless {
+        // A gapless replay carries the running tools' starts and the streaming message's
+        // deltas itself; otherwise the snapshot says what is under way right now.
+        for tool in &attached.snapshot.running_tools {
+            printer.event(&pi_protocol::v1::SessionEvent::ToolExecutionStart {
+                tool_call_id: tool.tool_call_id.clone(),
+                tool_name: tool.tool_name.clone(),
+                args: tool.args.clone(),
+            });
+        }
+        if let Some(streaming) = &attached.snapshot.streaming_message {
+            for block in &streaming.content {
+                if let AssistantContent::Text(text) = block {
+                    printer.text(&text.text);
+                }
             }
         }
     }

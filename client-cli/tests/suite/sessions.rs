@@ -280,3 +280,50 @@ fn json_lines_of(text: &str) -> Vec<serde_json::Value> {
         .map(|line| serde_json::from_str(line).unwrap())
         .collect()
 }
+
+/// What bash asks `pictl` for when the user presses Tab after `words` (the last one being
+/// completed), through `source <(COMPLETE=bash pictl)`'s protocol: the candidates.
+async fn tab(world: &World, words: &[&str]) -> Vec<String> {
+    let mut args = vec!["--", "pictl"];
+    args.extend(words);
+    let output = world
+        .command(&args)
+        .env("COMPLETE", "bash")
+        .env("_CLAP_COMPLETE_INDEX", words.len().to_string())
+        .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+        .env("_CLAP_COMPLETE_SPACE", "true")
+        .env("_CLAP_IFS", "\n")
+        .output()
+        .await
+        .unwrap();
+    assert_exit(&output, 0);
+    stdout(&output).lines().map(str::to_owned).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tab_completes_model_ids_and_session_ids_from_the_daemon() {
+    let (world, id) = world_with_session().await;
+    let models = tab(&world, &["run", "--model", "scripted/"]).await;
+    assert_eq!(models, ["scripted/scripted-model"]);
+    let sessions = tab(&world, &["attach", &id[..4]]).await;
+    assert_eq!(sessions, std::slice::from_ref(&id));
+    let sessions = tab(&world, &["--session", ""]).await;
+    assert!(sessions.contains(&id), "{sessions:?}");
+    // Without a daemon there is nothing to offer, and none is started.
+    let home = super::Home::new();
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_pictl"))
+        .args(["--", "pictl", "attach", ""])
+        .env("PI_HOME", home.path())
+        .env("COMPLETE", "bash")
+        .env("_CLAP_COMPLETE_INDEX", "2")
+        .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+        .env("_CLAP_COMPLETE_SPACE", "true")
+        .env("_CLAP_IFS", "\n")
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    assert!(
+        !home.path().join("run/pid.sock").exists(),
+        "no daemon was started"
+    );
+}

@@ -268,12 +268,12 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     if let Some(branch) = &state.environment.git_branch {
         place.push_str(&format!(" ({branch})"));
     }
-    if let Some(name) = state
-        .session
-        .as_ref()
-        .and_then(|session| session.name.as_ref())
-    {
-        place.push_str(&format!(" · {name}"));
+    if let Some(session) = &state.session {
+        // The short id `pictl attach` takes.
+        place.push_str(&format!(" · {}", short_id(&session.id)));
+        if let Some(name) = &session.name {
+            place.push_str(&format!(" · {name}"));
+        }
     }
     let usage = &state.usage;
     let mut stats = format!(
@@ -329,6 +329,11 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         )));
     }
     lines
+}
+
+/// The first 8 characters of a session id: unique enough for `pictl attach`.
+pub fn short_id(id: &str) -> &str {
+    id.get(..8).unwrap_or(id)
 }
 
 fn trim_zero(text: String) -> String {

@@ -4,7 +4,7 @@
 //! Architecture invariant: rendering reads the state and nothing else (no I/O, no clock);
 //! the only thing it writes is its layout cache, which is memoization.
 
-mod chrome;
+pub(crate) mod chrome;
 mod dialogs;
 mod highlight;
 mod items;

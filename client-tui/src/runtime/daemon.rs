@@ -22,6 +22,7 @@ use pi_protocol::v1::{
 use super::world::read_image;
 use crate::effect::{Message, Request};
 use crate::input::{Attachment, Reply};
+use crate::state::PI_FILE_PREFIX;
 
 /// Entries read per `session/read` page.
 const READ_PAGE: u32 = 1000;
@@ -123,9 +124,10 @@ pub async fn create_session(
         .await
 }
 
-/// The most recent sessions in `cwd`.
+/// The most recent sessions in `cwd`: the daemon's, and pi's own session files of `cwd` not
+/// opened in the daemon yet (as [`PI_FILE_PREFIX`] ids), newest first.
 pub async fn recent_sessions(client: &Client, cwd: &Path) -> Result<Vec<SessionInfo>, ClientError> {
-    Ok(client
+    let mut sessions = client
         .call::<SessionList>(&SessionListParams {
             cwd: Some(cwd.display().to_string()),
             limit: Some(100),
@@ -133,7 +135,55 @@ pub async fn recent_sessions(client: &Client, cwd: &Path) -> Result<Vec<SessionI
             parent_id: None,
         })
         .await?
-        .sessions)
+        .sessions;
+    let Ok(paths) = pi_client::Paths::from_env() else {
+        return Ok(sessions);
+    };
+    let opened: std::collections::HashSet<String> = sessions
+        .iter()
+        .filter_map(|session| session.pi_file.clone())
+        .collect();
+    let dir = pi_client::pi_files::sessions_dir(None, &paths.pi_agent_dir);
+    sessions.extend(
+        pi_client::pi_files::list(&dir, Some(cwd))
+            .into_iter()
+            .filter(|file| !opened.contains(&file.path.display().to_string()))
+            .map(|file| SessionInfo {
+                id: format!("{PI_FILE_PREFIX}{}", file.path.display()),
+                cwd: file.cwd,
+                name: file.name,
+                created_at: file.updated_at,
+                updated_at: file.updated_at,
+                model: None,
+                thinking_level: String::new(),
+                leaf_id: None,
+                message_count: file.message_count,
+                first_message: file.first_message,
+                parent_session_id: None,
+                task_name: None,
+                missing_env: Vec::new(),
+                status: pi_protocol::v1::SessionStatus::Idle,
+                last_seq: 0,
+                warnings: Vec::new(),
+                pi_file: Some(file.path.display().to_string()),
+            }),
+    );
+    sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at));
+    Ok(sessions)
+}
+
+/// The daemon session of picker id `id`: one of pi's files is opened first.
+pub async fn session_of(client: &Client, id: String) -> Result<String, ClientError> {
+    match id.strip_prefix(PI_FILE_PREFIX) {
+        Some(path) => Ok(client
+            .call::<pi_protocol::v1::SessionImport>(&pi_protocol::v1::SessionImportParams {
+                path: path.to_owned(),
+                link: true,
+            })
+            .await?
+            .id),
+        None => Ok(id),
+    }
 }
 
 /// Performs one request; `None` when success needs no reply (events will show it).

@@ -157,6 +157,23 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             .transcript
             .notice(crate::transcript::NoticeLevel::Warning, warning);
     }
+    // What is wrong in the configuration files now, however long ago it broke.
+    if let Ok(status) = client
+        .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
+        .await
+    {
+        for problem in status
+            .config
+            .diagnostics
+            .iter()
+            .filter(|problem| problem.kind == pi_protocol::v1::ResourceDiagnosticKind::Warning)
+        {
+            state.transcript.notice(
+                crate::transcript::NoticeLevel::Warning,
+                format!("Warning: {}: {}", problem.path, problem.message),
+            );
+        }
+    }
     if let Some(sessions) = picker {
         let mut items = vec![SelectorItem {
             label: "+ New session".to_owned(),
@@ -176,7 +193,15 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                     .next()
                     .unwrap_or_default()
                     .to_owned(),
-                detail: format!("{} messages", session.message_count),
+                detail: format!(
+                    "{} messages{}",
+                    session.message_count,
+                    if session.id.starts_with(crate::state::PI_FILE_PREFIX) {
+                        " · pi's file"
+                    } else {
+                        ""
+                    }
+                ),
                 value: session.id,
                 depth: 0,
                 current: false,
@@ -290,6 +315,20 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         .await;
     }
     drop(guard);
+    // Said on the restored terminal: where the session is, and how to come back.
+    if let Some(session) = &state.session {
+        let short = crate::render::chrome::short_id(&session.id);
+        #[allow(
+            clippy::print_stdout,
+            reason = "the TUI's last word, after the terminal is restored"
+        )]
+        {
+            println!(
+                "Detached from session {short} ({}); it keeps running in the daemon. Come back with `pictl attach {short}` (or `pictl -c` here).",
+                session.id
+            );
+        }
+    }
     Ok(())
 }
 
@@ -544,7 +583,9 @@ impl Shell {
     ) -> anyhow::Result<crate::input::Attachment> {
         let current = state.session.as_ref().map(|session| session.id.clone());
         let session_id = match target {
-            SwitchTo::Existing(id) if !id.is_empty() => id,
+            SwitchTo::Existing(id) if !id.is_empty() => {
+                daemon::session_of(&self.client, id).await?
+            }
             SwitchTo::Existing(_) => {
                 daemon::create_session(
                     &self.client,

@@ -183,9 +183,11 @@ pub(super) fn open_model_selector(state: &mut State, query: &str, effects: &mut 
         .session
         .as_ref()
         .and_then(|session| session.model.clone());
-    let items = state
-        .models
-        .iter()
+    // Models with a key first (a stable order otherwise).
+    let mut models: Vec<&pi_protocol::v1::ModelInfo> = state.models.iter().collect();
+    models.sort_by_key(|model| !model.has_key);
+    let items = models
+        .into_iter()
         .map(|model| SelectorItem {
             label: format!("{}/{}", model.provider, model.id),
             detail: if model.has_key {

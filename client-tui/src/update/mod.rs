@@ -47,7 +47,12 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 state.clients = presence.clients;
             }
         }
-        Input::ConfigChanged(changed) => config_changed(state, changed),
+        Input::ConfigChanged(changed) => {
+            config_changed(state, changed);
+            // A model added to (or removed from) models.json, a key set: the list again.
+            state.models.clear();
+            effects.push(Effect::Request(crate::effect::Request::ListModels));
+        }
         Input::McpChanged(changed) => {
             // A server that became ready may bring prompts (`/mcp:server:prompt`).
             let prompts_may_change = changed.servers.iter().any(|server| {

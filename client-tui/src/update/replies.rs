@@ -139,6 +139,8 @@ fn sessions_picked(state: &mut State, sessions: Vec<SessionInfo>) {
                 session.message_count,
                 if session.status == pi_protocol::v1::SessionStatus::Running {
                     " · running"
+                } else if session.id.starts_with(crate::state::PI_FILE_PREFIX) {
+                    " · pi's file"
                 } else {
                     ""
                 }

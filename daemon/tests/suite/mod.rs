@@ -4,6 +4,7 @@ mod guard;
 mod handshake;
 mod lifecycle;
 mod migrations;
+mod packaging;
 mod sessions;
 mod tool_docs;
 mod usage;

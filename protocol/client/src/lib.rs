@@ -14,6 +14,7 @@ pub mod autostart;
 mod client;
 mod error;
 pub mod partial;
+pub mod pi_files;
 
 pub use client::{Client, Endpoint, Notifications};
 pub use error::ClientError;

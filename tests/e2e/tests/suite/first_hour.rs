@@ -179,3 +179,87 @@ async fn two_homes_of_one_user_without_a_runtime_dir_get_a_daemon_each() {
     }
     drop(stoppers);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictl_run_on_a_terminal_shows_the_tools_it_runs() {
+    let world = World::start("anthropic-messages").await;
+    world.server.respond_with(super::mcp_faults::caller);
+    let home = world.daemon.home.path();
+    // A terminal (a pty `script` makes), as a person running it has.
+    let command = format!(
+        "{} run --model scripted/scripted-model 'call bash {{\"command\": \"echo from-bash\"}}'",
+        workspace_binary("pictl").display()
+    );
+    let out = tokio::time::timeout(
+        Duration::from_secs(120),
+        tokio::process::Command::new("script")
+            .args(["-qefc", &command, "/dev/null"])
+            .envs(world.daemon.env())
+            .current_dir(home)
+            .stdin(std::process::Stdio::null())
+            .output(),
+    )
+    .await
+    .expect("pictl ends")
+    .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert!(out.status.success(), "{shown}");
+    assert!(shown.contains("→ bash echo from-bash\n"), "{shown}");
+    assert!(shown.contains("✓ bash\n"), "{shown}");
+    assert!(shown.ends_with("Done.\n"), "{shown}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictl_watch_shows_the_tool_running_when_it_attaches() {
+    use tokio::io::AsyncBufReadExt as _;
+    let world = World::start("anthropic-messages").await;
+    world.server.respond_with(super::mcp_faults::caller);
+    let home = world.daemon.home.path();
+    let fifo = home.join("gate");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let (client, mut events, id) =
+        super::mcp_faults::session(&world, &home.display().to_string()).await;
+    let call = format!("call bash {{\"command\": \"cat {}\"}}", fifo.display());
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(&id, &call))
+        .await
+        .unwrap();
+    pi_test_support::events::events_until(&mut events, &id, |event| {
+        matches!(
+            event.event,
+            pi_protocol::v1::SessionEvent::ToolExecutionStart { .. }
+        )
+    })
+    .await;
+
+    // Attached while the tool runs: the tool is the first thing it prints.
+    let mut watch = tokio::process::Command::new(workspace_binary("pictl"))
+        .args(["watch", &id])
+        .envs(world.daemon.env())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(watch.stdout.take().unwrap()).lines();
+    let first = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("watch prints")
+        .unwrap()
+        .unwrap();
+    assert!(first.starts_with("-> bash "), "{first}");
+    assert!(first.contains("gate"), "{first}");
+    // The tool ends; watch shows that too.
+    std::fs::write(&fifo, "opened\n").unwrap();
+    let ended = tokio::time::timeout(Duration::from_secs(20), lines.next_line())
+        .await
+        .expect("watch prints the end")
+        .unwrap()
+        .unwrap();
+    assert!(ended.starts_with("<- bash"), "{ended}");
+}
