@@ -434,8 +434,27 @@ pub async fn perform(
 fn failed(action: &str, error: ClientError) -> Option<Reply> {
     Some(Reply::Failed {
         action: action.to_owned(),
-        message: error.to_string(),
+        message: in_tui_words(&error.to_string()),
     })
+}
+
+/// The daemon's advice to protocol clients, as what a TUI user types instead.
+pub fn in_tui_words(message: &str) -> String {
+    const WORDS: [(&str, &str); 2] = [
+        (
+            "choose one with `session/setModel` (see `model/list`)",
+            "choose one with /model",
+        ),
+        (
+            "`session/list` shows the stored sessions",
+            "/resume lists the sessions",
+        ),
+    ];
+    WORDS
+        .iter()
+        .fold(message.to_owned(), |text, (theirs, ours)| {
+            text.replace(theirs, ours)
+        })
 }
 
 /// A request whose success the session's events show: a reply only when it failed.
@@ -682,6 +701,25 @@ async fn send_message(
     };
     result.err().map(|error| Reply::Failed {
         action: "send the message".to_owned(),
-        message: error.to_string(),
+        message: in_tui_words(&error.to_string()),
     })
+}
+
+#[cfg(test)]
+mod words {
+    #[test]
+    fn the_daemons_protocol_advice_reads_as_what_a_tui_user_types() {
+        assert_eq!(
+            super::in_tui_words(
+                "the session has no model; choose one with `session/setModel` (see `model/list`)"
+            ),
+            "the session has no model; choose one with /model"
+        );
+        assert_eq!(
+            super::in_tui_words(
+                "session 1 does not exist; `session/list` shows the stored sessions"
+            ),
+            "session 1 does not exist; /resume lists the sessions"
+        );
+    }
 }

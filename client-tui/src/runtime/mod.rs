@@ -323,10 +323,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             reason = "the TUI's last word, after the terminal is restored"
         )]
         {
-            println!(
-                "Detached from session {short} ({}); it keeps running in the daemon. Come back with `pictl attach {short}` (or `pictl -c` here).",
-                session.id
-            );
+            println!("Detached from session {short}; it keeps running in the daemon.");
+            println!("Come back with `pictl attach {short}` (or `pictl -c` here).");
         }
     }
     Ok(())

@@ -1213,7 +1213,19 @@ impl SessionRegistry {
                 }
             }
         }
-        let (row, entries) = pi_format::import_file(&file, &self.services, link)?;
+        let (mut row, entries) = pi_format::import_file(&file, &self.services, link)?;
+        // A file that never chose a model (pi uses its default then): the default here.
+        if row.model.is_none() {
+            let models = &self.services.models;
+            let (settings, _) = self
+                .services
+                .settings
+                .resources
+                .load_settings(Some(Path::new(&row.cwd)));
+            row.model = settings_default_model(models.as_ref(), &settings)
+                .or_else(|| models.default_model())
+                .map(|model| (model.provider, model.id));
+        }
         let stored = entries
             .iter()
             .enumerate()

@@ -92,6 +92,13 @@ impl Tmux {
         self.tmux(&["send-keys", "-t", target.as_str(), "-l", text]);
     }
 
+    /// The screen and what scrolled off it.
+    fn capture_with_history(&self, name: &str) -> String {
+        let target = format!("pi:{name}");
+        let output = self.tmux(&["capture-pane", "-p", "-S", "-200", "-t", target.as_str()]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     fn capture(&self, name: &str) -> String {
         let target = format!("pi:{name}");
         let output = self.tmux(&["capture-pane", "-p", "-t", target.as_str()]);
@@ -467,4 +474,84 @@ async fn a_stopped_tui_is_cut_as_a_slow_consumer_and_catches_up_when_it_resumes(
     assert_eq!(shown.matches('Z').count(), 300, "{screen}");
     assert_eq!(shown.matches("THE END.").count(), 1, "{screen}");
     assert_eq!(shown.matches("▸ Thinking").count(), 1, "{screen}");
+}
+
+/// pi's own session files are in the TUI's picker (`pictl -r`): one chosen opens in the
+/// daemon with its history, what is said next lands in pi's file, and detaching says how to
+/// come back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_picker_opens_pis_session_files_and_detaching_says_how_to_come_back() {
+    let world = World::start("anthropic-messages").await;
+    world.server.push(Turn::reply().text("Answer from pid."));
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    let encoded = format!(
+        "--{}--",
+        work.display()
+            .to_string()
+            .trim_start_matches('/')
+            .replace('/', "-")
+    );
+    let pi_dir = world
+        .daemon
+        .home
+        .path()
+        .join(".pi/agent/sessions")
+        .join(encoded);
+    std::fs::create_dir_all(&pi_dir).unwrap();
+    let file = pi_dir.join("2026-01-01T00-00-00-000Z_5e55e55e.jsonl");
+    let lines = [
+        serde_json::json!({"type": "session", "version": 3, "id": "5e55e55e-0000",
+            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": work.display().to_string()}),
+        serde_json::json!({"type": "message", "id": "a1", "parentId": null,
+            "timestamp": "2026-01-01T00:00:01.000Z",
+            "message": {"role": "user", "content": [{"type": "text", "text": "a question from pi"}],
+                "timestamp": 1}}),
+    ];
+    std::fs::write(
+        &file,
+        lines
+            .iter()
+            .map(|line| format!("{line}\n"))
+            .collect::<String>(),
+    )
+    .unwrap();
+
+    tmux.start("a", &work, &env, &[pictl, "-r".into()]);
+    tmux.wait_for_text("a", "Attach to a session");
+    tmux.wait_for_text("a", "a question from pi");
+    tmux.wait_for_text("a", "pi's file");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "› a question from pi");
+    tmux.type_text("a", "and from pid");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "Answer from pid.");
+
+    let (client, _events) = world.client().await;
+    let sessions = client
+        .call::<SessionList>(&SessionListParams::default())
+        .await
+        .unwrap()
+        .sessions;
+    assert_eq!(sessions.len(), 1);
+    assert_eq!(
+        sessions[0].pi_file.as_deref(),
+        Some(file.display().to_string().as_str())
+    );
+    let short = sessions[0].id[..8].to_owned();
+    tmux.wait_for_text("a", &format!("· {short}"));
+
+    tmux.send("a", &["C-d"]);
+    tmux.wait_for_text("a", "Come back with");
+    let screen = tmux.capture_with_history("a");
+    assert!(
+        screen.contains(&format!("Detached from session {short}; it keeps running")),
+        "{screen}"
+    );
+    assert!(
+        screen.contains(&format!("Come back with `pictl attach {short}`")),
+        "{screen}"
+    );
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.contains("\"text\":\"and from pid\""), "{text}");
+    assert!(text.contains("Answer from pid."), "{text}");
 }
