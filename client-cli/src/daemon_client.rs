@@ -161,3 +161,17 @@ pub async fn warn_config_problems(client: &pi_client::Client) {
         ));
     }
 }
+
+/// The effective settings of `cwd` (`None` when the daemon cannot say).
+pub async fn settings_of(
+    client: &Client,
+    cwd: &std::path::Path,
+) -> Option<pi_protocol::v1::EffectiveSettings> {
+    client
+        .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
+            cwd: Some(cwd.display().to_string()),
+        })
+        .await
+        .ok()
+        .map(|response| response.settings)
+}

@@ -11,7 +11,6 @@ mod complete;
 mod daemon_client;
 mod error;
 mod extension_flags;
-mod model_scope;
 mod output;
 mod pi_cli;
 mod pi_events;

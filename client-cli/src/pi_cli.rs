@@ -120,6 +120,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
         return crate::commands::attach::run_tui(
             pi_tui::Target::Pick,
             args.options.extensions.into_choice(),
+            args.options.models,
         )
         .await;
     }
@@ -157,6 +158,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
     crate::commands::attach::run_tui(
         pi_tui::Target::Session(session.id),
         args.options.extensions.into_choice(),
+        args.options.models,
     )
     .await
 }

@@ -148,7 +148,7 @@ async fn find(
     if let Some(session) = ours {
         return Ok(Found::Daemon(Box::new(session)));
     }
-    pi_files::find_by_id(&sessions_dir(session_dir)?, cwd, target)
+    pi_files::find_by_id(&sessions_dir(client, session_dir, cwd).await?, cwd, target)
         .map(Found::File)
         .ok_or_else(|| CliError::failed(format!("No session found matching '{target}'")))
 }
@@ -164,7 +164,7 @@ pub async fn newest(
         .await?
         .into_iter()
         .find(|session| session.message_count > 0);
-    let theirs = pi_files::list(&sessions_dir(session_dir)?, Some(cwd))
+    let theirs = pi_files::list(&sessions_dir(client, session_dir, cwd).await?, Some(cwd))
         .into_iter()
         .find(|file| file.message_count > 0);
     match (ours, theirs) {
@@ -188,11 +188,24 @@ async fn import(client: &Client, path: &Path, link: bool) -> Result<SessionInfo,
         .await?)
 }
 
-/// pi's session directory (`--session-dir`, `$PI_CODING_AGENT_SESSION_DIR`, or pi's
-/// agent directory's `sessions/`).
-pub fn sessions_dir(flag: Option<&Path>) -> Result<PathBuf, CliError> {
+/// pi's session directory: `--session-dir`, `$PI_CODING_AGENT_SESSION_DIR`, the settings'
+/// `sessionDir`, or pi's agent directory's `sessions/`.
+pub async fn sessions_dir(
+    client: &Client,
+    flag: Option<&Path>,
+    cwd: &Path,
+) -> Result<PathBuf, CliError> {
+    let from_env =
+        std::env::var_os("PI_CODING_AGENT_SESSION_DIR").is_some_and(|dir| !dir.is_empty());
+    let setting = match (flag, from_env) {
+        (None, false) => daemon_client::settings_of(client, cwd)
+            .await
+            .and_then(|settings| settings.session_dir)
+            .map(PathBuf::from),
+        _ => None,
+    };
     Ok(pi_files::sessions_dir(
-        flag,
+        flag.or(setting.as_deref()),
         &daemon_client::paths()?.pi_agent_dir,
     ))
 }

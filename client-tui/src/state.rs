@@ -64,6 +64,8 @@ pub struct ViewOptions {
     pub show_thinking: bool,
     /// Tool output expanded.
     pub expand_tools: bool,
+    /// Thinking blocks shown only as `Thinking...` (pi's `hideThinkingBlock`).
+    pub hide_thinking: bool,
     /// Lines scrolled up from the bottom; 0 follows new output.
     pub scroll_from_bottom: usize,
     /// Bumped by every scroll the user makes; the renderer holds a scrolled-up view in place
@@ -114,6 +116,9 @@ pub struct State {
     pub clients: Vec<AttachedClient>,
     /// Models the daemon knows.
     pub models: Vec<ModelInfo>,
+    /// The model scope Ctrl+P cycles within (`--models`, else `enabledModels`); empty: every
+    /// model with a key.
+    pub model_scope: Vec<String>,
     /// The session's own slash commands (prompt templates, skills).
     pub session_commands: Vec<SlashCommand>,
     /// The keys the session's pi extensions registered (`pi.registerShortcut`), with pi's
@@ -190,6 +195,7 @@ impl State {
             queue: QueueState::default(),
             clients: Vec::new(),
             models: Vec::new(),
+            model_scope: Vec::new(),
             session_commands: Vec::new(),
             shortcuts: Vec::new(),
             mcp_servers: Vec::new(),

@@ -78,6 +78,9 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
             .append_system_prompt
             .as_ref()
             .map(|text| text.value.clone()),
+        enabled_models: settings.enabled_models.clone(),
+        session_dir: settings.session_dir.clone(),
+        hide_thinking_block: settings.hide_thinking_block,
     }
 }
 

@@ -62,7 +62,7 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target, args.extensions.into_choice()).await
+    run_tui(target, args.extensions.into_choice(), Vec::new()).await
 }
 
 /// The TUI needs a terminal on both ends.
@@ -76,7 +76,11 @@ pub fn require_terminal() -> Result<(), CliError> {
 }
 
 /// Runs the TUI on `target`.
-pub async fn run_tui(target: Target, extensions: pi_tui::Extensions) -> Result<ExitCode, CliError> {
+pub async fn run_tui(
+    target: Target,
+    extensions: pi_tui::Extensions,
+    model_scope: Vec<String>,
+) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
     let cwd = std::env::current_dir()
@@ -87,6 +91,7 @@ pub async fn run_tui(target: Target, extensions: pi_tui::Extensions) -> Result<E
         paths,
         client_version: env!("CARGO_PKG_VERSION").to_owned(),
         extensions,
+        model_scope,
     };
     match pi_tui::run(options).await {
         Ok(()) => Ok(ExitCode::SUCCESS),

@@ -32,10 +32,10 @@ use tokio::signal::unix::{SignalKind, signal};
 use crate::attachments;
 use crate::daemon_client;
 use crate::error::CliError;
-use crate::model_scope;
 use crate::output::{self, print_json, print_line};
 use crate::pi_events::{PartialMode, PiEvents, assistant_texts};
 use crate::pi_sessions;
+use pi_client::model_scope;
 
 /// Thinking levels, as pi names them.
 pub const THINKING_LEVELS: [&str; 6] = ["off", "minimal", "low", "medium", "high", "xhigh"];
@@ -577,7 +577,7 @@ async fn open_or_create(
             args,
             system_prompt.is_some() || append_system_prompt.is_some(),
         )?;
-        if let Some(spec) = model_spec(client, args).await?.0 {
+        if let Some(spec) = model_spec(client, args, None).await?.0 {
             let changed = client
                 .call::<SessionSetModel>(&SessionSetModelParams {
                     session_id: session.id.clone(),
@@ -602,7 +602,7 @@ async fn open_or_create(
     }
     // `--provider` alone naming a provider the daemon does not have: perhaps one the new
     // session's extensions register, chosen once it exists.
-    let (model, scoped_thinking, provider_later) = match model_spec(client, args).await {
+    let (model, scoped_thinking, provider_later) = match model_spec(client, args, Some(cwd)).await {
         Err(error) if args.provider.is_some() && args.model.is_none() => (None, None, Some(error)),
         chosen => {
             let (model, thinking) = chosen?;
@@ -746,6 +746,7 @@ fn print_warnings(warnings: &[String]) {
 async fn model_spec(
     client: &Client,
     args: &SessionOptions,
+    new_session: Option<&std::path::Path>,
 ) -> Result<(Option<String>, Option<String>), CliError> {
     match (&args.provider, &args.model) {
         (Some(provider), Some(model)) => {
@@ -758,7 +759,24 @@ async fn model_spec(
         }
         (None, Some(model)) => Ok((Some(model.clone()), None)),
         (Some(provider), None) => Ok((Some(provider_model(client, provider, None).await?), None)),
-        (None, None) if !args.models.is_empty() => {
+        // pi's model scope picks the model of a new session only: `--models`, else the
+        // settings' `enabledModels`; the default model when it is in scope, else the first.
+        (None, None) => {
+            let Some(cwd) = new_session else {
+                return Ok((None, None));
+            };
+            let settings = daemon_client::settings_of(client, cwd).await;
+            let patterns = if args.models.is_empty() {
+                settings
+                    .as_ref()
+                    .map(|settings| settings.enabled_models.clone())
+                    .unwrap_or_default()
+            } else {
+                args.models.clone()
+            };
+            if patterns.is_empty() {
+                return Ok((None, None));
+            }
             let models = client
                 .call::<ModelList>(&ModelListParams {
                     available_only: true,
@@ -766,20 +784,32 @@ async fn model_spec(
                 })
                 .await?
                 .models;
-            let scoped = model_scope::scoped_models(&args.models, &models);
-            let first = scoped.into_iter().next().ok_or_else(|| {
-                CliError::failed(format!(
-                    "no model with a key matches --models {}",
-                    args.models.join(",")
-                ))
-                .with_hint("`pictl models` lists the models and which have a key")
-            })?;
+            let scoped = model_scope::scoped_models(&patterns, &models);
+            let default = settings.as_ref().and_then(|settings| {
+                scoped.iter().find(|scoped| {
+                    settings.default_model.as_deref() == Some(scoped.model.id.as_str())
+                        && settings
+                            .default_provider
+                            .as_deref()
+                            .is_none_or(|provider| provider == scoped.model.provider)
+                })
+            });
+            let chosen = match default.or(scoped.first()) {
+                Some(chosen) => chosen.clone(),
+                None if args.models.is_empty() => return Ok((None, None)),
+                None => {
+                    return Err(CliError::failed(format!(
+                        "no model with a key matches --models {}",
+                        args.models.join(",")
+                    ))
+                    .with_hint("`pictl models` lists the models and which have a key"));
+                }
+            };
             Ok((
-                Some(format!("{}/{}", first.model.provider, first.model.id)),
-                first.thinking,
+                Some(format!("{}/{}", chosen.model.provider, chosen.model.id)),
+                chosen.thinking,
             ))
         }
-        (None, None) => Ok((None, None)),
     }
 }
 

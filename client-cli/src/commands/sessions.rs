@@ -127,8 +127,9 @@ pub async fn list(args: SessionsArgs) -> Result<ExitCode, CliError> {
         .iter()
         .filter_map(|session| session.pi_file.as_deref())
         .collect();
+    let here = daemon_client::working_directory(args.cwd.as_deref())?;
     let pi_files: Vec<pi_client::pi_files::PiFile> = pi_client::pi_files::list(
-        &crate::pi_sessions::sessions_dir(args.session_dir.as_deref())?,
+        &crate::pi_sessions::sessions_dir(&client, args.session_dir.as_deref(), &here).await?,
         cwd.as_deref().map(std::path::Path::new),
     )
     .into_iter()

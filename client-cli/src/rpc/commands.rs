@@ -29,8 +29,8 @@ use serde_json::{Value, json};
 
 use crate::commands::sessions::branch;
 use crate::daemon_client::find_session;
-use crate::model_scope;
 use crate::rpc::shapes::{context_messages, failure, pi_model, success};
+use pi_client::model_scope;
 
 /// What a command handler sees of the bridge.
 #[derive(Clone, Debug)]

@@ -148,7 +148,10 @@ fn blocks_lines(blocks: &[AssistantBlock], width: usize, view: ViewOptions) -> V
                     lines.push(Line::default());
                 }
                 let style = dim.add_modifier(Modifier::ITALIC);
-                if view.show_thinking {
+                if view.hide_thinking {
+                    // pi's `hideThinkingBlock`: the label only, expanded or not.
+                    lines.push(Line::from(Span::styled("Thinking...".to_owned(), style)));
+                } else if view.show_thinking {
                     lines.push(Line::from(Span::styled("▾ Thinking".to_owned(), dim)));
                     lines.extend(wrap_text(
                         thinking.trim(),

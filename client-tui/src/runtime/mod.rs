@@ -71,6 +71,8 @@ pub struct AttachOptions {
     /// What the sessions it starts load besides and instead of the configured pi
     /// extensions.
     pub extensions: daemon::Extensions,
+    /// The model scope of Ctrl+P (`--models`); empty: the settings' `enabledModels`.
+    pub model_scope: Vec<String>,
 }
 
 /// How long a reconnection waits at most between attempts.
@@ -156,6 +158,19 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         state
             .transcript
             .notice(crate::transcript::NoticeLevel::Warning, warning);
+    }
+    // pi's settings the TUI itself follows: the model scope, hidden thinking.
+    if let Ok(settings) = client
+        .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
+            cwd: Some(options.cwd.display().to_string()),
+        })
+        .await
+    {
+        state.view.hide_thinking = settings.settings.hide_thinking_block;
+        state.model_scope = settings.settings.enabled_models;
+    }
+    if !options.model_scope.is_empty() {
+        state.model_scope = options.model_scope.clone();
     }
     // What is wrong in the configuration files now, however long ago it broke.
     if let Ok(status) = client

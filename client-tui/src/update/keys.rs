@@ -171,7 +171,19 @@ fn scroll(state: &mut State, lines: isize) {
 }
 
 fn cycle_model(state: &mut State, direction: isize, effects: &mut Vec<Effect>) {
-    let available: Vec<_> = state.models.iter().filter(|model| model.has_key).collect();
+    let keyed: Vec<_> = state
+        .models
+        .iter()
+        .filter(|model| model.has_key)
+        .cloned()
+        .collect();
+    // Within the scope (`--models`, `enabledModels`) when it holds any, as pi's Ctrl+P.
+    let scoped: Vec<_> = pi_client::model_scope::scoped_models(&state.model_scope, &keyed)
+        .into_iter()
+        .map(|scoped| scoped.model)
+        .collect();
+    let pool = if scoped.is_empty() { keyed } else { scoped };
+    let available: Vec<_> = pool.iter().collect();
     if available.is_empty() {
         state.status = Some("No model with a key is configured.".to_owned());
         return;

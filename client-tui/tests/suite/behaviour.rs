@@ -392,6 +392,37 @@ fn leaf_changes_reload_and_compact_takes_instructions() {
 }
 
 #[test]
+fn ctrl_p_cycles_within_the_model_scope() {
+    let mut harness = Harness::attached(history(vec![user("one")]));
+    harness.take_effects();
+    // pi's `enabledModels` (or `--models`): only these, in the scope's order.
+    harness.state.model_scope = vec!["openai/*".into(), "*opus*".into()];
+    harness.send(ctrl('p'));
+    assert_eq!(
+        requests(harness.take_effects()),
+        // The current model (sonnet) is out of scope: the scope's first.
+        [Effect::Request(Request::SetModel("openai/gpt-5".into()))]
+    );
+}
+
+#[test]
+fn hidden_thinking_shows_only_its_label() {
+    let message = AgentMessage::Assistant(assistant(
+        vec![thinking("secret deliberation"), reply_text("the answer")],
+        StopReason::Stop,
+    ));
+    let mut entries = history(vec![user("one")]);
+    entries.push(entry("e9", Some("e1"), 9, message));
+    let mut harness = Harness::attached(entries);
+    harness.state.view.hide_thinking = true;
+    harness.send(ctrl('t'));
+    let screen = harness.screen(60, 20);
+    assert!(screen.contains("Thinking..."), "{screen}");
+    assert!(screen.contains("the answer"), "{screen}");
+    assert!(!screen.contains("secret deliberation"), "{screen}");
+}
+
+#[test]
 fn selectors_choose_models_levels_and_tree_entries() {
     let mut harness = Harness::attached(history(vec![user("one")]));
     harness.take_effects();

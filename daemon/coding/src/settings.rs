@@ -66,6 +66,12 @@ pub struct Settings {
     /// `piSessionWriteBack` (ours): sessions opened from pi's session files append their new
     /// entries to them (default on).
     pub pi_session_write_back: bool,
+    /// `enabledModels`: the model scope clients use without `--models` (pi's patterns).
+    pub enabled_models: Vec<String>,
+    /// `sessionDir`: where pi's session files are looked up.
+    pub session_dir: Option<String>,
+    /// `hideThinkingBlock`: clients show no thinking blocks.
+    pub hide_thinking_block: bool,
     /// Whether the default skill directories are scanned (false with pi's legacy
     /// `skills: {enabled: false}`); explicit entries load regardless.
     pub discover_skills: bool,
@@ -193,6 +199,12 @@ pub struct SettingsLayer {
     pub block_images: Option<bool>,
     /// `piSessionWriteBack`.
     pub pi_session_write_back: Option<bool>,
+    /// `enabledModels`.
+    pub enabled_models: Option<Vec<String>>,
+    /// `sessionDir`.
+    pub session_dir: Option<String>,
+    /// `hideThinkingBlock`.
+    pub hide_thinking_block: Option<bool>,
     /// Legacy `skills.enabled`.
     pub discover_skills: Option<bool>,
     /// `skills` (or legacy `skills.customDirectories`).
@@ -361,6 +373,9 @@ impl Default for Settings {
             thinking_budgets: [None; 4],
             block_images: false,
             pi_session_write_back: true,
+            enabled_models: Vec::new(),
+            session_dir: None,
+            hide_thinking_block: false,
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
@@ -449,6 +464,9 @@ impl Settings {
             &mut self.pi_session_write_back,
             &layer.pi_session_write_back,
         );
+        set(&mut self.enabled_models, &layer.enabled_models);
+        set_option(&mut self.session_dir, &layer.session_dir);
+        set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
         set(&mut self.discover_skills, &layer.discover_skills);
         set(
             &mut self.enable_skill_commands,

@@ -38,10 +38,6 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
         "the TUI draws its own colours; pi themes are not loaded yet",
     ),
     (
-        "hideThinkingBlock",
-        "the TUI shows thinking blocks (collapsed); hiding them is not supported yet",
-    ),
-    (
         "quietStartup",
         "the TUI has no startup header to quieten yet",
     ),
@@ -74,11 +70,6 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
         "the TUI's markdown has a fixed code block indent",
     ),
     (
-        "enabledModels",
-        "the model scope is given with --models (pictl, the TUI's Ctrl+P cycles every model with \
-         a key)",
-    ),
-    (
         "transport",
         "the daemon streams every provider over HTTP (server-sent events); WebSocket transport \
          is for openai-codex-responses, which it does not speak yet",
@@ -90,11 +81,6 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
     (
         "warnings",
         "its warnings are about Claude subscription logins, which the daemon does not use yet",
-    ),
-    (
-        "sessionDir",
-        "pi's session files are looked up with --session-dir or PI_CODING_AGENT_SESSION_DIR; \
-         the daemon stores its sessions in its database",
     ),
 ];
 
@@ -520,6 +506,9 @@ impl LayerReader<'_> {
                 "skills" => layer.skills = self.paths(key, value),
                 "enableSkillCommands" => layer.enable_skill_commands = self.boolean(key, value),
                 "prompts" => layer.prompts = self.paths(key, value),
+                "enabledModels" => layer.enabled_models = self.strings(key, value),
+                "sessionDir" => layer.session_dir = self.string(key, value),
+                "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
                 "piSessionWriteBack" => {
                     layer.pi_session_write_back = self.boolean(key, value);
                 }

@@ -13,6 +13,7 @@
 pub mod autostart;
 mod client;
 mod error;
+pub mod model_scope;
 pub mod partial;
 pub mod pi_files;
 

@@ -105,6 +105,17 @@ pub struct EffectiveSettings {
     pub append_system_prompt: Option<String>,
     /// MCP servers.
     pub mcp: McpSettings,
+    /// pi's `enabledModels`: the model scope (patterns, as `--models` takes them) clients
+    /// use when none is given: a new session starts on the default model when it is in the
+    /// scope, else on the scope's first, and the TUI's Ctrl+P cycles within it.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub enabled_models: Vec<String>,
+    /// pi's `sessionDir`: where clients look up pi's session files.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_dir: Option<String>,
+    /// pi's `hideThinkingBlock`: clients show no thinking blocks.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub hide_thinking_block: bool,
 }
 
 /// `mcp`.

@@ -6285,15 +6285,29 @@ export interface EffectiveSettings {
    */
   enableSkillCommands: boolean;
   /**
+   * pi's `enabledModels`: the model scope (patterns, as `--models` takes them) clients
+   * use when none is given: a new session starts on the default model when it is in the
+   * scope, else on the scope's first, and the TUI's Ctrl+P cycles within it.
+   */
+  enabledModels?: string[];
+  /**
    * `all` or `one-at-a-time`.
    */
   followUpMode: string;
+  /**
+   * pi's `hideThinkingBlock`: clients show no thinking blocks.
+   */
+  hideThinkingBlock?: boolean;
   mcp: McpSettings;
   /**
    * Extra prompt template paths, absolute; `-` or `!` in front excludes.
    */
   prompts: string[];
   retry: RetrySettings;
+  /**
+   * pi's `sessionDir`: where clients look up pi's session files.
+   */
+  sessionDir?: string | null;
   /**
    * Text prepended to every bash command.
    */
@@ -7629,15 +7643,29 @@ export interface EffectiveSettings1 {
    */
   enableSkillCommands: boolean;
   /**
+   * pi's `enabledModels`: the model scope (patterns, as `--models` takes them) clients
+   * use when none is given: a new session starts on the default model when it is in the
+   * scope, else on the scope's first, and the TUI's Ctrl+P cycles within it.
+   */
+  enabledModels?: string[];
+  /**
    * `all` or `one-at-a-time`.
    */
   followUpMode: string;
+  /**
+   * pi's `hideThinkingBlock`: clients show no thinking blocks.
+   */
+  hideThinkingBlock?: boolean;
   mcp: McpSettings;
   /**
    * Extra prompt template paths, absolute; `-` or `!` in front excludes.
    */
   prompts: string[];
   retry: RetrySettings;
+  /**
+   * pi's `sessionDir`: where clients look up pi's session files.
+   */
+  sessionDir?: string | null;
   /**
    * Text prepended to every bash command.
    */

@@ -463,6 +463,10 @@ fn every_pi_setting_is_applied_or_named_with_why() {
             json!({"minimal": 100, "low": 200, "medium": 300, "high": 400}),
         ),
         ("images", json!({"blockImages": true, "autoResize": false})),
+        // Read by the clients (settings/get): pictl's scope and pi session lookups, the TUI.
+        ("enabledModels", json!(["claude-*"])),
+        ("sessionDir", json!("~/sessions")),
+        ("hideThinkingBlock", json!(true)),
         // Read by the extension host with pi's own package manager.
         ("extensions", json!([])),
         ("packages", json!([])),
@@ -472,7 +476,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("lastChangelogVersion", json!("0.73.1")),
         ("transport", json!("sse")),
         ("theme", json!("light")),
-        ("hideThinkingBlock", json!(true)),
         ("quietStartup", json!(true)),
         ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
@@ -482,7 +485,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
             json!({"showImages": false, "imageWidthCells": 60, "clearOnShrink": true,
             "showTerminalProgress": false}),
         ),
-        ("enabledModels", json!(["claude-*"])),
         ("doubleEscapeAction", json!("tree")),
         ("treeFilterMode", json!("no-tools")),
         ("editorPaddingX", json!(2)),
@@ -490,7 +492,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("showHardwareCursor", json!(true)),
         ("markdown", json!({"codeBlockIndent": "  "})),
         ("warnings", json!({"anthropicExtraUsage": false})),
-        ("sessionDir", json!("~/sessions")),
     ];
     let file: Map<String, Value> = applied
         .iter()
@@ -537,6 +538,9 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         [Some(100), Some(200), Some(300), Some(400)]
     );
     assert!(settings.block_images);
+    assert_eq!(settings.enabled_models, ["claude-*"]);
+    assert_eq!(settings.session_dir.as_deref(), Some("~/sessions"));
+    assert!(settings.hide_thinking_block);
 
     // The others: one "not applied" diagnostic each, naming the key and why.
     let named: Vec<(String, String)> = diagnostics

@@ -1016,3 +1016,73 @@ async fn a_pi_session_file_continued_by_pid_is_continued_by_pi_with_every_messag
     assert_eq!(code, Some(0), "{stderr}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), unchanged);
 }
+
+/// pi's `enabledModels` picks a new session's model (the default when it is in scope, else
+/// the scope's first), and `--models` overrides it — as pi does, side by side.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_settings_model_scope_picks_the_model_as_pi() {
+    let (world, proj) = world().await;
+    // A second model on the same server, the daemon reloading its models.json.
+    let mut models = world.server.models_json("anthropic-messages");
+    let mut big = models["providers"]["scripted"]["models"][0].clone();
+    big["id"] = serde_json::json!("scripted-big");
+    big["name"] = serde_json::json!("Scripted big");
+    models["providers"]["scripted"]["models"]
+        .as_array_mut()
+        .unwrap()
+        .push(big);
+    let home = world.daemon.home.path();
+    std::fs::write(
+        home.join(".pi/agent/models.json"),
+        serde_json::to_string_pretty(&models).unwrap(),
+    )
+    .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while !as_pi(&world, &proj, &["--list-models"])
+        .await
+        .1
+        .contains("scripted-big")
+    {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "models.json reloaded"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        r#"{"enabledModels": ["scripted/scripted-big"]}"#,
+    )
+    .unwrap();
+    side_by_side(
+        &world,
+        &proj,
+        &[
+            line(&["-p", "which model?"]),
+            line(&["--models", "scripted-model", "-p", "which model?"]),
+        ],
+    )
+    .await;
+    let requests = world.server.requests();
+    let n = requests.len();
+    assert_eq!(
+        requests[n - 3].body["model"],
+        "scripted-big",
+        "pid: the scope's"
+    );
+    assert_eq!(
+        requests[n - 1].body["model"],
+        "scripted-model",
+        "pid: --models"
+    );
+
+    // The default model, being in the scope, is the one.
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        r#"{"enabledModels": ["scripted/*"], "defaultProvider": "scripted", "defaultModel": "scripted-big"}"#,
+    )
+    .unwrap();
+    side_by_side(&world, &proj, &[line(&["-p", "which model?"])]).await;
+    let last = world.server.requests().pop().unwrap();
+    assert_eq!(last.body["model"], "scripted-big");
+}

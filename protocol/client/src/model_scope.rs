@@ -1,8 +1,9 @@
 //! `--models` patterns (pi's model scope): comma-separated globs (`*`, `?`) matched
 //! case-insensitively against `provider/id` and `id`, each with an optional `:thinking` suffix.
 //!
-//! The scope picks the model of a new session when `--model` is absent (the first model in
-//! scope) and is the cycle of `cycle_model` in `pictl rpc`.
+//! The scope (from `--models`, else pi's `enabledModels` setting) picks the model of a new
+//! session when `--model` is absent (the default model when it is in scope, else the first
+//! in scope), and is the cycle of `cycle_model` in `pictl rpc` and the TUI's Ctrl+P.
 
 use pi_protocol::v1::ModelInfo;
 use pi_util::wildcard::{Case, Wildcard};
