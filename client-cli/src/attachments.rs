@@ -90,6 +90,17 @@ pub fn first_messages(
         .collect()
 }
 
+/// pi's positional arguments: the `@file`s read (relative to the current directory) and the
+/// messages, in order.
+pub fn split_inputs(inputs: &[String]) -> Result<(Attachments, Vec<String>), CliError> {
+    let (files, messages): (Vec<String>, Vec<String>) = inputs
+        .iter()
+        .cloned()
+        .partition(|input| input.starts_with('@'));
+    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
+    Ok((read_files(&files, &std::env::current_dir()?)?, messages))
+}
+
 /// Piped stdin, trimmed; `None` on a terminal or when empty.
 pub fn read_piped_stdin() -> Result<Option<String>, CliError> {
     let mut stdin = std::io::stdin();

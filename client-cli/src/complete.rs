@@ -82,3 +82,19 @@ pub fn sessions() -> Vec<CompletionCandidate> {
         )
     })
 }
+
+/// pi's thinking levels.
+pub fn thinking_levels() -> Vec<CompletionCandidate> {
+    ["off", "minimal", "low", "medium", "high", "xhigh"]
+        .iter()
+        .map(|level| CompletionCandidate::new(*level))
+        .collect()
+}
+
+/// pi's output modes.
+pub fn output_modes() -> Vec<CompletionCandidate> {
+    ["text", "json", "rpc"]
+        .iter()
+        .map(|mode| CompletionCandidate::new(*mode))
+        .collect()
+}

@@ -128,7 +128,13 @@ fn invoked_as_pi() -> bool {
 fn main() -> ExitCode {
     // `COMPLETE=bash pictl`: the shell's completion, with model ids and session ids from the
     // running daemon (see `complete`); otherwise nothing happens here.
-    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
+    // Installed as `pi`, the script registers `pi`.
+    let completion = clap_complete::CompleteEnv::with_factory(Cli::command);
+    if invoked_as_pi() {
+        completion.bin("pi").complete();
+    } else {
+        completion.complete();
+    }
     // Installed as `pi`, it ends as pi does: 1 for a bad command line too.
     let as_pi = invoked_as_pi();
     let code = run(as_pi);

@@ -27,7 +27,8 @@ pub struct PiArgs {
     #[arg(short = 'p', long = "print")]
     pub print: bool,
     /// Output mode: text (default), json or rpc
-    #[arg(long, value_name = "MODE", value_parser = parse_output_mode)]
+    #[arg(long, value_name = "MODE", value_parser = parse_output_mode,
+          add = clap_complete::engine::ArgValueCandidates::new(crate::complete::output_modes))]
     pub mode: Option<OutputMode>,
     /// Pick a session to resume in the TUI
     #[arg(short = 'r', long = "resume")]
@@ -90,8 +91,26 @@ pub async fn run(args: PiArgs) -> Result<ExitCode, CliError> {
         } else {
             attachments::read_piped_stdin()?
         };
-        if !explicit && piped.is_none() && args.inputs.is_empty() {
-            crate::commands::attach::require_terminal()?;
+        // pi with nothing to send (`pi < /dev/null`, `echo | pi -p`) does nothing and ends 0.
+        if piped.is_none() && args.inputs.is_empty() {
+            let piped_now = if explicit {
+                attachments::read_piped_stdin()?
+            } else {
+                None
+            };
+            if piped_now.is_none() {
+                return Ok(ExitCode::SUCCESS);
+            }
+            return crate::commands::run::run(RunArgs {
+                options: args.options,
+                mode: args.mode,
+                print: true,
+                json: false,
+                pi_compat: false,
+                inputs: args.inputs,
+                piped: piped_now,
+            })
+            .await;
         }
         return crate::commands::run::run(RunArgs {
             options: args.options,
@@ -125,13 +144,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
         .await;
     }
     let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
-    let (files, messages): (Vec<String>, Vec<String>) = args
-        .inputs
-        .iter()
-        .cloned()
-        .partition(|input| input.starts_with('@'));
-    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
-    let attached = attachments::read_files(&files, &std::env::current_dir()?)?;
+    let (attached, messages) = attachments::split_inputs(&args.inputs)?;
     let prompts = attachments::first_messages(None, attached, &messages);
     let client = daemon_client::connect().await?.client;
     let session = crate::commands::run::open_session(&client, &args.options, &cwd)
@@ -171,6 +184,7 @@ async fn list_models(search: &str) -> Result<ExitCode, CliError> {
         .call::<ModelList>(&ModelListParams {
             available_only: true,
             session_id: None,
+            env_names: pi_client::env_names(),
         })
         .await?
         .models;

@@ -123,11 +123,9 @@ async fn find(
 ) -> Result<Found, CliError> {
     if target.contains('/') || target.ends_with(".jsonl") {
         let path = std::env::current_dir()?.join(target);
-        if !path.is_file() {
-            return Err(CliError::failed(format!(
-                "no session file at {}",
-                path.display()
-            )));
+        if !path.exists() {
+            // pi starts a new session in a file that does not exist yet.
+            start_file(&path, cwd)?;
         }
         return Ok(Found::File(path));
     }
@@ -174,6 +172,27 @@ pub async fn newest(
         (None, Some(file)) => Ok(Some(import(client, &file.path, true).await?)),
         (ours, _) => Ok(ours),
     }
+}
+
+/// A new pi session file at `path` for working directory `cwd`: its header line.
+fn start_file(path: &Path, cwd: &Path) -> Result<(), CliError> {
+    let header = serde_json::json!({
+        "type": "session",
+        "version": 3,
+        "id": pi_util::ids::new_uuid(),
+        "timestamp": pi_util::time::iso_from_millis(pi_util::time::now_millis()),
+        "cwd": cwd.display().to_string(),
+    });
+    let made = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(path, format!("{header}\n")));
+    made.map_err(|error| {
+        CliError::failed(format!(
+            "cannot start the session file {}: {error}",
+            path.display()
+        ))
+    })
 }
 
 /// `path` imported: opened (`link`: the daemon session is the file's, its new entries

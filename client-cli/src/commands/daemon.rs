@@ -292,6 +292,17 @@ fn human_status(status: &DaemonStatusResponse) -> String {
             lines.push(format!("  {}:{key} {}", problem.path, problem.message));
         }
     }
+    let not_applied = status
+        .config
+        .diagnostics
+        .iter()
+        .filter(|problem| problem.kind == pi_protocol::v1::ResourceDiagnosticKind::NotApplied)
+        .count();
+    if not_applied > 0 {
+        lines.push(format!(
+            "  {not_applied} pi setting(s) not applied, each with why (pictl daemon status --json)"
+        ));
+    }
     if let Some(error) = &status.config.watch_error {
         lines.push(format!("  not watched: {error}"));
     }

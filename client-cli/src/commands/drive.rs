@@ -40,13 +40,7 @@ pub struct MessageArgs {
 
 /// Sends a message to a session.
 pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, CliError> {
-    let (files, words): (Vec<String>, Vec<String>) = args
-        .inputs
-        .iter()
-        .cloned()
-        .partition(|input| input.starts_with('@'));
-    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
-    let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
+    let (attachments, words) = attachments::split_inputs(&args.inputs)?;
     let stdin = attachments::read_piped_stdin()?;
     let text = words.join(" ");
     let messages = attachments::first_messages(

@@ -43,6 +43,7 @@ pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
         .call::<ModelList>(&ModelListParams {
             available_only: args.available,
             session_id,
+            env_names: pi_client::env_names(),
         })
         .await?
         .models;

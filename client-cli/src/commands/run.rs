@@ -60,10 +60,11 @@ pub struct SessionOptions {
     pub models: Vec<String>,
     /// Thinking level: off, minimal, low, medium, high, xhigh (another value is a warning
     /// and ignored, as in pi)
-    #[arg(long, value_name = "LEVEL")]
+    #[arg(long, value_name = "LEVEL",
+          add = clap_complete::engine::ArgValueCandidates::new(crate::complete::thinking_levels))]
     pub thinking: Option<String>,
     /// Continue the most recent session in the working directory (a new one if none)
-    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "fork", "new", "no_session"])]
+    #[arg(short = 'c', long = "continue", conflicts_with_all = ["session", "fork", "new"])]
     pub continue_session: bool,
     /// Continue this session: a daemon session's id (or unique prefix), a pi session file's
     /// id prefix, or a pi session file (.jsonl)
@@ -123,7 +124,7 @@ pub struct SessionOptions {
     /// Load no pi themes
     #[arg(long)]
     pub no_themes: bool,
-    /// Say what the session loaded on stderr when it starts
+    /// Accepted for pi's command line (pi's verbose startup is its TUI's header)
     #[arg(long)]
     pub verbose: bool,
     /// No startup network operations: the session's extensions see PI_OFFLINE=1
@@ -208,13 +209,7 @@ enum RunEnd {
 /// Runs `pictl run`.
 pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
-    let (files, messages): (Vec<String>, Vec<String>) = args
-        .inputs
-        .iter()
-        .cloned()
-        .partition(|input| input.starts_with('@'));
-    let files: Vec<String> = files.into_iter().map(|file| file[1..].to_owned()).collect();
-    let attachments = attachments::read_files(&files, &std::env::current_dir()?)?;
+    let (attachments, messages) = attachments::split_inputs(&args.inputs)?;
     let stdin = match args.piped.clone() {
         Some(piped) => Some(piped),
         None => attachments::read_piped_stdin()?,
@@ -567,7 +562,8 @@ async fn open_or_create(
         Some(pi_sessions::resolve(client, target, cwd, args.session_dir.as_deref()).await?)
     } else if let Some(source) = &args.fork {
         Some(pi_sessions::fork(client, source, cwd, args.session_dir.as_deref()).await?)
-    } else if args.continue_session {
+    } else if args.continue_session && !args.no_session {
+        // (pi: `--no-session` wins over `-c`, a new session kept in memory.)
         pi_sessions::newest(client, cwd, args.session_dir.as_deref()).await?
     } else {
         None
@@ -781,6 +777,7 @@ async fn model_spec(
                 .call::<ModelList>(&ModelListParams {
                     available_only: true,
                     session_id: None,
+                    env_names: pi_client::env_names(),
                 })
                 .await?
                 .models;
@@ -824,6 +821,7 @@ async fn provider_model(
         .call::<ModelList>(&ModelListParams {
             available_only: false,
             session_id: session.map(str::to_owned),
+            env_names: pi_client::env_names(),
         })
         .await?
         .models;

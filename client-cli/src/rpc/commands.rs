@@ -533,6 +533,7 @@ async fn get_state(bridge: &Bridge) -> Result<Value, String> {
             .call::<ModelList>(&ModelListParams {
                 available_only: false,
                 session_id: Some(info.id.clone()),
+                env_names: pi_client::env_names(),
             })
             .await
             .map_err(text)?
@@ -678,6 +679,7 @@ async fn available_models(client: &Client, session_id: &str) -> Result<Vec<Model
         .call::<ModelList>(&ModelListParams {
             available_only: true,
             session_id: Some(session_id.to_owned()),
+            env_names: pi_client::env_names(),
         })
         .await
         .map_err(text)?

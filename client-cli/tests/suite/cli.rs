@@ -108,3 +108,40 @@ fn usage_errors_exit_2_and_an_unreachable_daemon_exits_3() {
         "{stderr}"
     );
 }
+
+/// `packaging/bin/pi` is pictl under pi's name: pi's bare version, pi's exit code 1 for a
+/// bad command line.
+#[test]
+fn the_pi_wrapper_answers_as_pi() {
+    let wrapper = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../packaging/bin/pi");
+    let bin_dir = std::path::Path::new(env!("CARGO_BIN_EXE_pictl"))
+        .parent()
+        .unwrap()
+        .to_path_buf();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let home = Home::new();
+    let run = |args: &[&str]| {
+        std::process::Command::new(&wrapper)
+            .args(args)
+            .env("PATH", &path)
+            .env("PI_HOME", home.path())
+            .output()
+            .unwrap()
+    };
+    let version = run(&["-v"]);
+    assert!(version.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&version.stdout).trim(),
+        env!("CARGO_PKG_VERSION")
+    );
+    let bad = run(&["--mode", "yaml"]);
+    assert_eq!(
+        bad.status.code(),
+        Some(1),
+        "pi's exit code for a bad command line"
+    );
+}

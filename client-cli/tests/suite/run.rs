@@ -353,8 +353,20 @@ async fn usage_and_model_errors_say_what_to_do() {
         "{message}"
     );
 
-    let conflicting = world.pictl(&["run", "-c", "--no-session", "hi"]).await;
-    assert_exit(&conflicting, 2);
+    // pi's rule: `--no-session` wins over `-c` (a new session, not kept).
+    world.server.push(Turn::reply().text("Fresh."));
+    let both = world
+        .pictl(&[
+            "run",
+            "-c",
+            "--no-session",
+            "--model",
+            super::world::MODEL,
+            "hi",
+        ])
+        .await;
+    assert_exit(&both, 0);
+    assert_eq!(stdout(&both), "Fresh.\n");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

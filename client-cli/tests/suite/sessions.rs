@@ -35,30 +35,12 @@ async fn sessions_lists_as_a_table_or_json_lines() {
 
     // pi's own session files of this directory are listed with them (by pi's id, which
     // `--session` opens), until one is opened in the daemon.
-    let encoded = format!(
-        "--{}--",
-        world.cwd().trim_start_matches('/').replace('/', "-")
+    pi_test_support::pi_session::write(
+        &world.daemon.home.path().join(".pi/agent"),
+        world.workdir.path(),
+        "c0ffee00-1111",
+        "a question from pi",
     );
-    let pi_dir = world
-        .daemon
-        .home
-        .path()
-        .join(".pi/agent/sessions")
-        .join(encoded);
-    std::fs::create_dir_all(&pi_dir).unwrap();
-    std::fs::write(
-        pi_dir.join("2026-01-01T00-00-00-000Z_c0ffee.jsonl"),
-        format!(
-            "{}\n{}\n",
-            serde_json::json!({"type": "session", "version": 3, "id": "c0ffee00-1111",
-                "timestamp": "2026-01-01T00:00:00.000Z", "cwd": world.cwd()}),
-            serde_json::json!({"type": "message", "id": "a1", "parentId": null,
-                "timestamp": "2026-01-01T00:00:01.000Z",
-                "message": {"role": "user", "content": [{"type": "text", "text": "a question from pi"}],
-                    "timestamp": 1}}),
-        ),
-    )
-    .unwrap();
     let table = ok(&world, &["sessions"]).await;
     let pi_row = table
         .lines()

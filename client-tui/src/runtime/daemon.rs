@@ -337,6 +337,7 @@ pub async fn perform(
         Request::ListModels => match client
             .call::<ModelList>(&ModelListParams {
                 session_id: Some(session_id),
+                env_names: pi_client::env_names(),
                 ..ModelListParams::default()
             })
             .await
@@ -440,7 +441,11 @@ fn failed(action: &str, error: ClientError) -> Option<Reply> {
 
 /// The daemon's advice to protocol clients, as what a TUI user types instead.
 pub fn in_tui_words(message: &str) -> String {
-    const WORDS: [(&str, &str); 2] = [
+    const WORDS: [(&str, &str); 3] = [
+        (
+            "then start a new session or choose a model with `session/setModel`",
+            "then choose a model with /model",
+        ),
         (
             "choose one with `session/setModel` (see `model/list`)",
             "choose one with /model",

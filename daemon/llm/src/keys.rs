@@ -208,7 +208,7 @@ impl KeySources<'_> {
                 .iter()
                 .map(|name| (*name).to_owned())
                 .collect(),
-            auth_path: self.auth_files.first().map(|file| file.path().to_owned()),
+            auth_path: self.auth_files.last().map(|file| file.path().to_owned()),
             notes,
         })
     }

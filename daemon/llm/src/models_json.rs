@@ -92,6 +92,8 @@ pub enum ModelsJsonError {
 pub struct ModelsFile {
     pub(crate) path: PathBuf,
     pub(crate) providers: BTreeMap<String, ProviderConfig>,
+    // The providers in the file's order (pi lists, and picks a default model, in it).
+    pub(crate) order: Vec<String>,
 }
 
 /// `providers.<name>`.
@@ -193,9 +195,18 @@ impl ModelsFile {
                     message: redact_serde_values(&error.into_inner().to_string()),
                 }
             })?;
+        let order = serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|value| {
+                value["providers"]
+                    .as_object()
+                    .map(|providers| providers.keys().cloned().collect::<Vec<_>>())
+            })
+            .unwrap_or_default();
         let file = ModelsFile {
             path: path.to_owned(),
             providers: raw.providers,
+            order,
         };
         file.validate()?;
         Ok(file)
@@ -206,9 +217,16 @@ impl ModelsFile {
         &self.path
     }
 
-    /// Provider names the file configures.
+    /// Provider names the file configures, in the file's order.
     pub fn providers(&self) -> impl Iterator<Item = &str> {
-        self.providers.keys().map(String::as_str)
+        self.in_order().map(|(name, _)| name.as_str())
+    }
+
+    /// The providers in the file's order.
+    pub(crate) fn in_order(&self) -> impl Iterator<Item = (&String, &ProviderConfig)> {
+        self.order
+            .iter()
+            .filter_map(|name| self.providers.get_key_value(name))
     }
 
     fn validate(&self) -> Result<(), ModelsJsonError> {

@@ -44,7 +44,7 @@ pub fn merge(
         ..MergedModels::default()
     };
     for file in files.iter().rev() {
-        for (name, provider) in &file.providers {
+        for (name, provider) in file.in_order() {
             let field = |rest: &str| format!("providers.{name}.{rest}");
             let provider_headers = resolve_headers(
                 provider.headers.as_ref(),

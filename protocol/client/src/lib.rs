@@ -29,3 +29,12 @@ pub fn client_info(name: &str, version: &str) -> pi_protocol::v1::ClientInfo {
         version: version.to_owned(),
     }
 }
+
+/// The names of the variables set (and not empty) in this process's environment, for
+/// `model/list {envNames}`: names only, never values.
+pub fn env_names() -> Vec<String> {
+    std::env::vars_os()
+        .filter(|(_, value)| !value.is_empty())
+        .filter_map(|(name, _)| name.into_string().ok())
+        .collect()
+}

@@ -14,6 +14,11 @@ pub struct ModelListParams {
     /// place of the daemon's models of a provider they redefine.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// Names of the variables set in the client's environment (names only, no values): a
+    /// provider whose key variable is among them counts as having a key, as it will for the
+    /// sessions this client starts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_names: Vec<String>,
 }
 
 /// Response of `model/list`.

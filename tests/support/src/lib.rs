@@ -16,6 +16,7 @@ pub mod daemon;
 pub mod events;
 pub mod model_server;
 pub mod peers;
+pub mod pi_session;
 pub mod procfs;
 pub mod raw;
 pub mod scenario;

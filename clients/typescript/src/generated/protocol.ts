@@ -2840,6 +2840,12 @@ export interface ModelListParams {
    */
   availableOnly?: boolean;
   /**
+   * Names of the variables set in the client's environment (names only, no values): a
+   * provider whose key variable is among them counts as having a key, as it will for the
+   * sessions this client starts.
+   */
+  envNames?: string[];
+  /**
    * A session whose extensions' providers (pi's `registerProvider`) are listed too, in
    * place of the daemon's models of a provider they redefine.
    */

@@ -226,6 +226,17 @@ fn default_model_prefers_configuration_then_providers_with_keys() {
         ),
         Some("local/m1"),
     );
+    // Custom providers in the file's order, as pi lists and picks them (not by name).
+    check_default(
+        World::new().models_json(
+            r#"{"providers": {
+                "zlocal": {"baseUrl": "http://localhost:8080/v1", "api": "openai-completions",
+                    "apiKey": "none", "models": [{"id": "m1"}, {"id": "m2"}]},
+                "dead": {"baseUrl": "http://localhost:9/v1", "api": "openai-completions",
+                    "apiKey": "none", "models": [{"id": "d1"}]}}}"#,
+        ),
+        Some("zlocal/m1"),
+    );
 }
 
 #[test]

@@ -395,8 +395,22 @@ impl SessionActor {
             .await
             .map_err(crate::storage(&self.store))?;
         if let Some((path, bodies)) = write_back {
+            // Only while the file ends where this session knows it: once pi (or another
+            // session opened from the file) wrote more, this one stops writing there rather
+            // than branch the file behind its back; opening the file again continues it.
+            let current = match crate::pi_format::last_entry_id(std::path::Path::new(&path)) {
+                Ok(Some(last)) => self.store.has_entry(&row.id, &last).await.unwrap_or(false),
+                Ok(None) => true,
+                Err(_) => false,
+            };
             let lines: Vec<&str> = bodies.iter().map(String::as_str).collect();
-            if let Err(error) =
+            if !current {
+                tracing::warn!(
+                    session = row.id,
+                    path,
+                    "the pi session file has entries this session does not; it no longer writes to it"
+                );
+            } else if let Err(error) =
                 crate::pi_format::append_to_file(std::path::Path::new(&path), &lines)
             {
                 tracing::warn!(

@@ -27,6 +27,18 @@ pub async fn list(
         .into_iter()
         .filter(|(model, _)| !redefined(&model.provider))
         .chain(provided.iter().cloned())
+        .map(|(model, has_key)| {
+            // A key the client's environment has counts, as it will for its sessions.
+            let in_env = || {
+                pi_llm::catalog::provider(&model.provider).is_some_and(|info| {
+                    info.env_vars
+                        .iter()
+                        .any(|name| params.env_names.iter().any(|given| given == name))
+                })
+            };
+            let has_key = has_key || in_env();
+            (model, has_key)
+        })
         .filter(|(_, has_key)| *has_key || !params.available_only)
         .map(|(model, has_key)| crate::session::model_info(&model, has_key))
         .collect();

@@ -2281,6 +2281,7 @@ async fn models_of(client: &Client, session_id: Option<&str>) -> Vec<pi_protocol
         .call::<pi_protocol::v1::ModelList>(&pi_protocol::v1::ModelListParams {
             available_only: false,
             session_id: session_id.map(str::to_owned),
+            env_names: Vec::new(),
         })
         .await
         .unwrap()

@@ -263,3 +263,23 @@ async fn pictl_watch_shows_the_tool_running_when_it_attaches() {
         .unwrap();
     assert!(ended.starts_with("<- bash"), "{ended}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_the_shell_counts_when_models_are_listed() {
+    let world = World::start("anthropic-messages").await;
+    let home = world.daemon.home.path();
+    let mut envs = world.daemon.env();
+    let (_, without, _) = pictl(&envs, home, &["--list-models", "claude-sonnet-4-5"]).await;
+    assert!(!without.contains("anthropic"), "{without}");
+    // The daemon never saw this key: the shell that lists has it, and its sessions will.
+    envs.push((
+        "ANTHROPIC_API_KEY".to_owned(),
+        "sk-ant-from-the-shell".to_owned(),
+    ));
+    let (code, with, _) = pictl(&envs, home, &["--list-models", "claude-sonnet-4-5"]).await;
+    assert_eq!(code, Some(0));
+    assert!(with.contains("anthropic  claude-sonnet-4-5"), "{with}");
+    let (_, models, _) = pictl(&envs, home, &["models", "--json", "claude-sonnet-4-5"]).await;
+    let first: serde_json::Value = serde_json::from_str(models.lines().next().unwrap()).unwrap();
+    assert_eq!(first["hasKey"], true, "{models}");
+}

@@ -293,7 +293,11 @@ async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
             line.args
                 .iter()
                 .map(|arg| {
-                    if arg.contains("{session}") {
+                    if arg.contains("{fresh}") {
+                        // A session file that does not exist yet, per side.
+                        let fresh = copies.path().join(format!("{side}-fresh.jsonl"));
+                        arg.replace("{fresh}", &fresh.display().to_string())
+                    } else if arg.contains("{session}") {
                         let copy = copies.path().join(format!("{side}.jsonl"));
                         if !copy.exists() {
                             std::fs::copy(newest_pi_session(home, proj), &copy).unwrap();
@@ -591,6 +595,7 @@ async fn sessions_export_listings_and_bad_input_as_pi() {
                 "still there?",
             ]),
             line(&["--model", MODEL, "--fork", "{session}", "-p", "a fork"]),
+            line(&["--model", MODEL, "--session", "{fresh}", "-p", "a new file"]),
             printed_line(&["--export", "{session}", "out.html"]),
             printed_line(&["--list-models"]),
             printed_line(&["--list-models", "scripted"]),

@@ -484,37 +484,12 @@ async fn the_picker_opens_pis_session_files_and_detaching_says_how_to_come_back(
     let world = World::start("anthropic-messages").await;
     world.server.push(Turn::reply().text("Answer from pid."));
     let (work, tmux, env, pictl) = tui_setup(&world);
-    let encoded = format!(
-        "--{}--",
-        work.display()
-            .to_string()
-            .trim_start_matches('/')
-            .replace('/', "-")
+    let file = pi_test_support::pi_session::write(
+        &world.daemon.home.path().join(".pi/agent"),
+        &work,
+        "5e55e55e-0000",
+        "a question from pi",
     );
-    let pi_dir = world
-        .daemon
-        .home
-        .path()
-        .join(".pi/agent/sessions")
-        .join(encoded);
-    std::fs::create_dir_all(&pi_dir).unwrap();
-    let file = pi_dir.join("2026-01-01T00-00-00-000Z_5e55e55e.jsonl");
-    let lines = [
-        serde_json::json!({"type": "session", "version": 3, "id": "5e55e55e-0000",
-            "timestamp": "2026-01-01T00:00:00.000Z", "cwd": work.display().to_string()}),
-        serde_json::json!({"type": "message", "id": "a1", "parentId": null,
-            "timestamp": "2026-01-01T00:00:01.000Z",
-            "message": {"role": "user", "content": [{"type": "text", "text": "a question from pi"}],
-                "timestamp": 1}}),
-    ];
-    std::fs::write(
-        &file,
-        lines
-            .iter()
-            .map(|line| format!("{line}\n"))
-            .collect::<String>(),
-    )
-    .unwrap();
 
     tmux.start("a", &work, &env, &[pictl, "-r".into()]);
     tmux.wait_for_text("a", "Attach to a session");
