@@ -101,14 +101,19 @@ pub enum StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Non-cached input.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub input: f64,
     /// Output (including reasoning).
+    #[serde(serialize_with = "pi_json::js_number")]
     pub output: f64,
     /// Cache reads.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub cache_read: f64,
     /// Cache writes.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub cache_write: f64,
     /// Sum of the four.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub total: f64,
 }
 
@@ -299,7 +304,7 @@ mod tests {
             ],
             "api": "anthropic-messages", "provider": "anthropic", "model": "claude",
             "usage": {"input": 1, "output": 2, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 3,
-                      "cost": {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "total": 0.0}},
+                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
             "stopReason": "toolUse", "timestamp": 5
         });
         let message: Message = serde_json::from_value(assistant.clone()).unwrap();

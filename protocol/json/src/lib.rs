@@ -319,3 +319,40 @@ mod tests {
         );
     }
 }
+
+/// Serializes an `f64` as JavaScript writes a number: a whole number without a fraction
+/// (`0`, `3`, not `0.0`), as pi's JSON has it; others as `serde_json` writes them.
+pub fn js_number<S: Serializer>(value: &f64, serializer: S) -> Result<S::Ok, S::Error> {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53
+    if value.fract() == 0.0 && value.abs() < EXACT {
+        #[allow(clippy::cast_possible_truncation, reason = "whole and below 2^53")]
+        let whole = *value as i64;
+        serializer.serialize_i64(whole)
+    } else {
+        serializer.serialize_f64(*value)
+    }
+}
+
+#[cfg(test)]
+mod js_number_tests {
+    #[derive(serde::Serialize)]
+    struct Cost {
+        #[serde(serialize_with = "super::js_number")]
+        zero: f64,
+        #[serde(serialize_with = "super::js_number")]
+        whole: f64,
+        #[serde(serialize_with = "super::js_number")]
+        part: f64,
+    }
+
+    #[test]
+    fn whole_numbers_are_written_as_javascript_writes_them() {
+        let text = serde_json::to_string(&Cost {
+            zero: 0.0,
+            whole: 3.0,
+            part: 0.0123,
+        })
+        .unwrap();
+        assert_eq!(text, r#"{"zero":0,"whole":3,"part":0.0123}"#);
+    }
+}

@@ -101,14 +101,19 @@ pub enum StopReason {
 #[serde(rename_all = "camelCase")]
 pub struct Cost {
     /// Non-cached input.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub input: f64,
     /// Output.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub output: f64,
     /// Cache reads.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub cache_read: f64,
     /// Cache writes.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub cache_write: f64,
     /// Sum.
+    #[serde(serialize_with = "pi_json::js_number")]
     pub total: f64,
 }
 
