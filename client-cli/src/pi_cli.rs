@@ -84,8 +84,7 @@ pub async fn run(args: PiArgs) -> Result<ExitCode, CliError> {
     }
     let explicit = args.print || args.mode.is_some();
     if explicit || !std::io::stdin().is_terminal() {
-        // pi's print mode, also for piped stdin; with nothing piped and nothing to send, a
-        // bare `pictl` without a terminal is a TUI that cannot start.
+        // pi's print mode, also for piped stdin.
         let piped = if explicit {
             None
         } else {
