@@ -175,3 +175,17 @@ pub async fn settings_of(
         .ok()
         .map(|response| response.settings)
 }
+
+/// The models with a key, counting the keys of this process's environment.
+pub async fn models_with_keys(
+    client: &Client,
+) -> Result<Vec<pi_protocol::v1::ModelInfo>, CliError> {
+    Ok(client
+        .call::<pi_protocol::v1::ModelList>(&pi_protocol::v1::ModelListParams {
+            available_only: true,
+            session_id: None,
+            env_names: pi_client::env_names(),
+        })
+        .await?
+        .models)
+}

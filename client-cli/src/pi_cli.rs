@@ -10,7 +10,7 @@ use std::io::IsTerminal as _;
 use std::process::ExitCode;
 
 use clap::Args;
-use pi_protocol::v1::{ModelInfo, ModelList, ModelListParams, SessionMessageParams};
+use pi_protocol::v1::{ModelInfo, SessionMessageParams};
 
 use crate::attachments;
 use crate::commands::run::{OutputMode, RunArgs, SessionOptions, parse_output_mode};
@@ -84,32 +84,11 @@ pub async fn run(args: PiArgs) -> Result<ExitCode, CliError> {
     }
     let explicit = args.print || args.mode.is_some();
     if explicit || !std::io::stdin().is_terminal() {
-        // pi's print mode, also for piped stdin.
-        let piped = if explicit {
-            None
-        } else {
-            attachments::read_piped_stdin()?
-        };
+        // pi's print mode, also for piped stdin (none on a terminal).
+        let piped = attachments::read_piped_stdin()?;
         // pi with nothing to send (`pi < /dev/null`, `echo | pi -p`) does nothing and ends 0.
         if piped.is_none() && args.inputs.is_empty() {
-            let piped_now = if explicit {
-                attachments::read_piped_stdin()?
-            } else {
-                None
-            };
-            if piped_now.is_none() {
-                return Ok(ExitCode::SUCCESS);
-            }
-            return crate::commands::run::run(RunArgs {
-                options: args.options,
-                mode: args.mode,
-                print: true,
-                json: false,
-                pi_compat: false,
-                inputs: args.inputs,
-                piped: piped_now,
-            })
-            .await;
+            return Ok(ExitCode::SUCCESS);
         }
         return crate::commands::run::run(RunArgs {
             options: args.options,
@@ -179,14 +158,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
 /// and id, as pi's table.
 async fn list_models(search: &str) -> Result<ExitCode, CliError> {
     let client = daemon_client::connect().await?.client;
-    let models = client
-        .call::<ModelList>(&ModelListParams {
-            available_only: true,
-            session_id: None,
-            env_names: pi_client::env_names(),
-        })
-        .await?
-        .models;
+    let models = daemon_client::models_with_keys(&client).await?;
     if models.is_empty() {
         print_line(
             "No models available. Set a provider's API key (see `pictl models`) or log in with pi's /login.",

@@ -773,14 +773,7 @@ async fn model_spec(
             if patterns.is_empty() {
                 return Ok((None, None));
             }
-            let models = client
-                .call::<ModelList>(&ModelListParams {
-                    available_only: true,
-                    session_id: None,
-                    env_names: pi_client::env_names(),
-                })
-                .await?
-                .models;
+            let models = daemon_client::models_with_keys(client).await?;
             let scoped = model_scope::scoped_models(&patterns, &models);
             let default = settings.as_ref().and_then(|settings| {
                 scoped.iter().find(|scoped| {

@@ -353,20 +353,44 @@ fn set_parent(entry: &mut SessionEntry, parent: Option<String>) {
 
 /// The id of the last entry of pi session file `path` (`None`: it has none), for telling
 /// whether a session opened from it has everything it holds.
+///
+/// Reads the file's tail only (a window growing from 64 KiB until it holds a whole entry):
+/// a session opened from the file asks before each append.
 pub fn last_entry_id(path: &Path) -> Result<Option<String>, SessionError> {
-    let text = std::fs::read_to_string(path).map_err(|error| {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    let failed = |error: std::io::Error| {
         if error.kind() == std::io::ErrorKind::NotFound {
             SessionError::FileNotFound(path.to_path_buf())
         } else {
             SessionError::invalid("path", format!("cannot read {}: {error}", path.display()))
         }
-    })?;
-    Ok(text
-        .lines()
-        .rev()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find(|value| value["type"] != "session" && value["id"].is_string())
-        .and_then(|value| value["id"].as_str().map(str::to_owned)))
+    };
+    let mut file = std::fs::File::open(path).map_err(failed)?;
+    let len = file.metadata().map_err(failed)?.len();
+    let mut window: u64 = 64 * 1024;
+    loop {
+        let start = len.saturating_sub(window);
+        let mut tail = Vec::new();
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_to_end(&mut tail))
+            .map_err(failed)?;
+        let text = String::from_utf8_lossy(&tail);
+        // The window's first line is cut unless the window starts the file.
+        let whole = text.lines().skip(usize::from(start > 0));
+        let found = whole
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|value| value["type"] != "session" && value["id"].is_string());
+        if let Some(entry) = found {
+            return Ok(entry["id"].as_str().map(str::to_owned));
+        }
+        if start == 0 {
+            return Ok(None);
+        }
+        window = window.saturating_mul(4);
+    }
 }
 
 /// Appends `bodies` (entries as pi writes them) to pi session file `path`, one line each,
@@ -399,4 +423,28 @@ pub fn export_jsonl(row: &SessionRow, bodies: &[String]) -> String {
         out.push('\n');
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_entry_id;
+
+    #[test]
+    fn the_last_entry_is_found_from_the_tail_whatever_its_length() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("s.jsonl");
+        let big = "x".repeat(300 * 1024);
+        std::fs::write(
+            &file,
+            format!(
+                "{{\"type\":\"session\",\"version\":3,\"id\":\"h\"}}\n\
+                 {{\"type\":\"message\",\"id\":\"a1\"}}\n\
+                 {{\"type\":\"message\",\"id\":\"b2\",\"text\":\"{big}\"}}\n"
+            ),
+        )
+        .unwrap();
+        assert_eq!(last_entry_id(&file).unwrap().as_deref(), Some("b2"));
+        std::fs::write(&file, "{\"type\":\"session\",\"version\":3,\"id\":\"h\"}\n").unwrap();
+        assert_eq!(last_entry_id(&file).unwrap(), None);
+    }
 }
