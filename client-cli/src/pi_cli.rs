@@ -118,6 +118,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
             pi_tui::Target::Pick,
             args.options.extensions.into_choice(),
             args.options.models,
+            args.options.verbose,
         )
         .await;
     }
@@ -150,6 +151,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
         pi_tui::Target::Session(session.id),
         args.options.extensions.into_choice(),
         args.options.models,
+        args.options.verbose,
     )
     .await
 }

@@ -107,6 +107,8 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         cwd_display: "~/projects/pi".into(),
         git_branch: Some("main".into()),
         connection_id: "c1".into(),
+        verbose: false,
+        home: String::new(),
     };
     let mut state = State::new(Keymap::default(), environment);
     let last_seq = entries.len() as u64;

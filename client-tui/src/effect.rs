@@ -95,6 +95,8 @@ pub enum Request {
     Stats,
     /// `model/list`.
     ListModels,
+    /// `settings/get` for the working directory.
+    Settings,
     /// `session/get`, for the session's own slash commands (templates, skills).
     ListCommands,
     /// `session/list` for this working directory.

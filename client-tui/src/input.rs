@@ -5,7 +5,7 @@ use crossterm::event::KeyEvent;
 use pi_protocol::v1::{
     ConfigChangedParams, EntryRecord, HistoryEntry, ModelInfo, QueueState, SessionAttachResponse,
     SessionEventParams, SessionForkResponse, SessionInfo, SessionNavigateResponse,
-    SessionPresenceParams, SessionStatsResponse, SlashCommand,
+    SessionPresenceParams, SessionStatsResponse,
 };
 
 /// One input.
@@ -86,8 +86,12 @@ pub enum Reply {
     Models(Vec<ModelInfo>),
     /// The session's extensions let the client leave it: switch now.
     Switch(crate::effect::SwitchTo),
-    /// The session's own slash commands and its extensions' shortcuts (`session/get`).
-    Commands(Vec<SlashCommand>, Vec<pi_protocol::v1::ExtensionShortcut>),
+    /// What `session/get` tells: the session's own slash commands, its extensions'
+    /// shortcuts, and what it loaded (for the startup header).
+    Commands(Box<pi_protocol::v1::SessionGetResponse>),
+    /// The effective settings of the working directory (`settings/get`), after the daemon
+    /// reloaded its configuration.
+    Settings(Box<pi_protocol::v1::EffectiveSettings>),
     /// `session/list` for the picker.
     Sessions(Vec<SessionInfo>),
     /// For `/agents`: the session's parent (when it is a subagent) and its subagents.

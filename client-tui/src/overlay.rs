@@ -110,6 +110,17 @@ impl Selector {
             .map(|&index| &self.items[index])
     }
 
+    /// Highlights the visible row whose value is `value`, if there is one.
+    pub fn select_value(&mut self, value: &str) {
+        if let Some(position) = self
+            .visible
+            .iter()
+            .position(|&index| self.items[index].value == value)
+        {
+            self.selected = position;
+        }
+    }
+
     /// Moves the highlight by `delta`, wrapping.
     pub fn move_by(&mut self, delta: isize) {
         let len = self.visible.len() as isize;

@@ -26,6 +26,10 @@ pub struct Environment {
     pub git_branch: Option<String>,
     /// This connection's id (`initialize`), to tell our presence from others'.
     pub connection_id: String,
+    /// pi's `--verbose`: the startup header in full whatever `quietStartup` says.
+    pub verbose: bool,
+    /// The home directory (paths under it are shown with `~`); empty when unknown.
+    pub home: String,
 }
 
 /// The connection to the daemon.
@@ -58,7 +62,7 @@ pub struct UsageTotals {
 }
 
 /// How the transcript is shown.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ViewOptions {
     /// Thinking blocks expanded.
     pub show_thinking: bool,
@@ -71,6 +75,167 @@ pub struct ViewOptions {
     /// Bumped by every scroll the user makes; the renderer holds a scrolled-up view in place
     /// only while it is unchanged.
     pub scroll_serial: u64,
+    /// What code block lines are indented with (pi's `markdown.codeBlockIndent`).
+    pub code_indent: String,
+}
+
+impl Default for ViewOptions {
+    fn default() -> Self {
+        ViewOptions {
+            show_thinking: false,
+            expand_tools: false,
+            hide_thinking: false,
+            scroll_from_bottom: 0,
+            scroll_serial: 0,
+            code_indent: "  ".to_owned(),
+        }
+    }
+}
+
+/// What Esc twice on an empty editor opens (pi's `doubleEscapeAction`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DoubleEscape {
+    /// `/tree`.
+    #[default]
+    Tree,
+    /// `/fork`.
+    Fork,
+    /// Nothing.
+    None,
+}
+
+/// The rows `/tree` shows (pi's `treeFilterMode`), in pi's cycling order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum TreeFilter {
+    /// Messages and summaries; no settings entries (labels, model and thinking changes).
+    #[default]
+    Default,
+    /// The default minus tool results.
+    NoTools,
+    /// User messages only.
+    UserOnly,
+    /// Labeled entries only.
+    LabeledOnly,
+    /// Everything.
+    All,
+}
+
+impl TreeFilter {
+    const ORDER: [TreeFilter; 5] = [
+        TreeFilter::Default,
+        TreeFilter::NoTools,
+        TreeFilter::UserOnly,
+        TreeFilter::LabeledOnly,
+        TreeFilter::All,
+    ];
+
+    /// pi's name of the mode (`no-tools`); unknown names are the default.
+    pub fn parse(name: &str) -> TreeFilter {
+        match name {
+            "no-tools" => TreeFilter::NoTools,
+            "user-only" => TreeFilter::UserOnly,
+            "labeled-only" => TreeFilter::LabeledOnly,
+            "all" => TreeFilter::All,
+            _ => TreeFilter::Default,
+        }
+    }
+
+    /// The next mode in pi's order (`step` 1) or the previous one (-1).
+    pub fn cycle(self, step: isize) -> TreeFilter {
+        let index = Self::ORDER
+            .iter()
+            .position(|mode| *mode == self)
+            .unwrap_or(0) as isize;
+        Self::ORDER[(index + step).rem_euclid(Self::ORDER.len() as isize) as usize]
+    }
+
+    /// What the tree's title says about the mode (nothing for the default), as pi's.
+    pub fn tag(self) -> &'static str {
+        match self {
+            TreeFilter::Default => "",
+            TreeFilter::NoTools => " [no-tools]",
+            TreeFilter::UserOnly => " [user]",
+            TreeFilter::LabeledOnly => " [labeled]",
+            TreeFilter::All => " [all]",
+        }
+    }
+}
+
+/// pi's interactive-mode settings (`settings/get`), as the TUI follows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Preferences {
+    /// `doubleEscapeAction`.
+    pub double_escape: DoubleEscape,
+    /// `treeFilterMode`: the mode `/tree` opens with.
+    pub tree_filter: TreeFilter,
+    /// `editorPaddingX`: free columns on each side of the editor's text.
+    pub editor_padding_x: u16,
+    /// `autocompleteMaxVisible`: rows of the completion list.
+    pub autocomplete_max_visible: usize,
+    /// `showHardwareCursor`: the terminal's cursor in the editor (else a drawn one).
+    pub hardware_cursor: bool,
+    /// `quietStartup` (and not `--verbose`): no key hints or loaded resources at the top.
+    pub quiet_startup: bool,
+    /// `terminal.showTerminalProgress`: the terminal's progress indicator while busy.
+    pub terminal_progress: bool,
+}
+
+impl Default for Preferences {
+    fn default() -> Self {
+        Preferences {
+            double_escape: DoubleEscape::Tree,
+            tree_filter: TreeFilter::Default,
+            editor_padding_x: 0,
+            autocomplete_max_visible: 5,
+            hardware_cursor: false,
+            quiet_startup: false,
+            terminal_progress: false,
+        }
+    }
+}
+
+impl Preferences {
+    /// The preferences `settings` give, with the view options they change (`--verbose`
+    /// shows the startup header whatever `quietStartup` says).
+    pub fn from_settings(
+        settings: &pi_protocol::v1::EffectiveSettings,
+        verbose: bool,
+    ) -> Preferences {
+        Preferences {
+            double_escape: match settings.double_escape_action.as_str() {
+                "fork" => DoubleEscape::Fork,
+                "none" => DoubleEscape::None,
+                _ => DoubleEscape::Tree,
+            },
+            tree_filter: TreeFilter::parse(&settings.tree_filter_mode),
+            editor_padding_x: u16::from(settings.editor_padding_x.min(3)),
+            autocomplete_max_visible: usize::from(settings.autocomplete_max_visible.clamp(3, 20)),
+            hardware_cursor: settings.show_hardware_cursor,
+            quiet_startup: settings.quiet_startup && !verbose,
+            terminal_progress: settings.terminal.show_terminal_progress,
+        }
+    }
+}
+
+/// What the session loaded, for the startup header (pi's `[Context]`, `[Skills]`,
+/// `[Prompts]`, `[Extensions]`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// Context files, absolute paths in prompt order.
+    pub context_files: Vec<String>,
+    /// Extension files.
+    pub extensions: Vec<String>,
+}
+
+/// The session tree behind an open `/tree` dialog, to filter it again.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TreeView {
+    /// Every entry of the session.
+    pub entries: Vec<pi_protocol::v1::EntryRecord>,
+    /// The leaf when it was read.
+    pub leaf_id: Option<String>,
+    /// The rows shown.
+    pub filter: TreeFilter,
 }
 
 /// Prompt history navigation (↑/↓).
@@ -89,6 +254,10 @@ pub struct History {
 pub struct State {
     /// Key bindings.
     pub keymap: Keymap,
+    /// pi's interactive-mode settings.
+    pub prefs: Preferences,
+    /// What the session loaded (context files, extensions), for the startup header.
+    pub loaded: Loaded,
     /// Terminal surroundings.
     pub environment: Environment,
     /// The attached session's metadata, once attached.
@@ -140,6 +309,8 @@ pub struct State {
     pub view: ViewOptions,
     /// A dialog over the transcript.
     pub overlay: Option<Overlay>,
+    /// The tree the `/tree` dialog shows, while it is open.
+    pub tree_view: Option<TreeView>,
     /// The completion popup above the editor.
     pub completion: Option<Completion>,
     /// Prompt history.
@@ -152,6 +323,9 @@ pub struct State {
     pub size: (u16, u16),
     /// When Ctrl+C last cleared the editor (ms, from the input clock), for "twice quits".
     pub last_clear_at: Option<u64>,
+    /// When Esc last found the editor empty and nothing to stop (ms), for "twice opens the
+    /// tree" (`doubleEscapeAction`).
+    pub last_escape_at: Option<u64>,
     /// Replay cursor: the seq of the newest durable event applied.
     pub durable_seq: u64,
     /// The leaf entry as this client last saw it, to detect divergence after a replay.
@@ -182,6 +356,8 @@ impl State {
     pub fn new(keymap: Keymap, environment: Environment) -> State {
         State {
             keymap,
+            prefs: Preferences::default(),
+            loaded: Loaded::default(),
             environment,
             session: None,
             transcript: Transcript::default(),
@@ -206,12 +382,14 @@ impl State {
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,
+            tree_view: None,
             completion: None,
             history: History::default(),
             files: Vec::new(),
             status: None,
             size: (80, 24),
             last_clear_at: None,
+            last_escape_at: None,
             durable_seq: 0,
             leaf_id: None,
             spinner: 0,

@@ -81,6 +81,18 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
         enabled_models: settings.enabled_models.clone(),
         session_dir: settings.session_dir.clone(),
         hide_thinking_block: settings.hide_thinking_block,
+        double_escape_action: settings.tui.double_escape_action.clone(),
+        tree_filter_mode: settings.tui.tree_filter_mode.clone(),
+        editor_padding_x: settings.tui.editor_padding_x,
+        autocomplete_max_visible: settings.tui.autocomplete_max_visible,
+        show_hardware_cursor: settings.tui.show_hardware_cursor,
+        quiet_startup: settings.tui.quiet_startup,
+        markdown: pi_protocol::v1::MarkdownSettings {
+            code_block_indent: settings.tui.code_block_indent.clone(),
+        },
+        terminal: pi_protocol::v1::TerminalSettings {
+            show_terminal_progress: settings.tui.show_terminal_progress,
+        },
     }
 }
 

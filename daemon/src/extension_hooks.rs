@@ -374,6 +374,14 @@ impl Hooks for SessionExtensions {
             .collect()
     }
 
+    fn extensions(&self) -> Vec<String> {
+        self.current()
+            .iter()
+            .flat_map(|set| set.extensions.iter())
+            .map(|extension| extension.path.clone())
+            .collect()
+    }
+
     fn before_switch(
         self: Arc<Self>,
         reason: String,

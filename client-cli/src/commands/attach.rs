@@ -62,7 +62,7 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target, args.extensions.into_choice(), Vec::new()).await
+    run_tui(target, args.extensions.into_choice(), Vec::new(), false).await
 }
 
 /// The TUI needs a terminal on both ends.
@@ -80,6 +80,7 @@ pub async fn run_tui(
     target: Target,
     extensions: pi_tui::Extensions,
     model_scope: Vec<String>,
+    verbose: bool,
 ) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
@@ -92,6 +93,7 @@ pub async fn run_tui(
         client_version: env!("CARGO_PKG_VERSION").to_owned(),
         extensions,
         model_scope,
+        verbose,
     };
     match pi_tui::run(options).await {
         Ok(()) => Ok(ExitCode::SUCCESS),

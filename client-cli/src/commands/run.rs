@@ -124,7 +124,7 @@ pub struct SessionOptions {
     /// Load no pi themes
     #[arg(long)]
     pub no_themes: bool,
-    /// Accepted for pi's command line (pi's verbose startup is its TUI's header)
+    /// Show the TUI's full startup header (key hints, what loaded) even with quietStartup
     #[arg(long)]
     pub verbose: bool,
     /// No startup network operations: the session's extensions see PI_OFFLINE=1

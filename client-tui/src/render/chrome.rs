@@ -127,9 +127,12 @@ fn queued_line(kind: &str, text: &str, width: usize) -> Line<'static> {
     ])
 }
 
-/// The editor's visual rows (hard-wrapped) and the cursor's (row, column) among them.
-pub fn editor_rows(state: &State, width: usize) -> (Vec<String>, (usize, usize)) {
-    let width = width.max(2);
+/// The editor's visual rows (hard-wrapped to its text width in a terminal `columns` wide:
+/// the prompt's two columns and `editorPaddingX` on each side off) and the cursor's (row,
+/// column) among them.
+pub fn editor_rows(state: &State, columns: usize) -> (Vec<String>, (usize, usize)) {
+    let padding = usize::from(state.prefs.editor_padding_x);
+    let width = columns.saturating_sub(2 + 2 * padding).max(2);
     let (cursor_row, cursor_byte) = state.editor.cursor();
     let mut rows = Vec::new();
     let mut cursor = (0, 0);
@@ -163,7 +166,8 @@ pub fn editor_rows(state: &State, width: usize) -> (Vec<String>, (usize, usize))
 pub fn render_editor(state: &State, frame: &mut Frame<'_>, area: Rect) {
     let dim = Style::default().add_modifier(Modifier::DIM);
     let width = area.width as usize;
-    let (rows, (cursor_row, cursor_column)) = editor_rows(state, width.saturating_sub(2));
+    let (rows, (cursor_row, cursor_column)) = editor_rows(state, width);
+    let padding = " ".repeat(usize::from(state.prefs.editor_padding_x));
     let visible = (area.height as usize).saturating_sub(2).max(1);
     let first = (cursor_row + 1).saturating_sub(visible);
     let hint = if state.running {
@@ -180,15 +184,41 @@ pub fn render_editor(state: &State, frame: &mut Frame<'_>, area: Rect) {
     let placeholder = state.editor.is_empty() && state.connection == Connection::Live;
     for (index, row) in rows.iter().enumerate().skip(first).take(visible) {
         let prompt = if index == 0 { "› " } else { "  " };
-        let mut spans = vec![Span::styled(
-            prompt.to_owned(),
-            Style::default().fg(Color::Cyan),
-        )];
+        let mut spans = vec![
+            Span::styled(prompt.to_owned(), Style::default().fg(Color::Cyan)),
+            Span::raw(padding.clone()),
+        ];
         if placeholder {
+            let text = "Type a message, / for commands, @ for files";
+            if !state.prefs.hardware_cursor && cursor_shown(state) {
+                spans.push(Span::styled(
+                    text[..1].to_owned(),
+                    dim.add_modifier(Modifier::REVERSED),
+                ));
+                spans.push(Span::styled(text[1..].to_owned(), dim));
+            } else {
+                spans.push(Span::styled(text.to_owned(), dim));
+            }
+        } else if index == cursor_row && !state.prefs.hardware_cursor && cursor_shown(state) {
+            // pi's drawn cursor (`showHardwareCursor` off): the cell under it reversed.
+            let split = row
+                .char_indices()
+                .scan(0, |used, (byte, c)| {
+                    let at = *used;
+                    *used += c.width().unwrap_or(0);
+                    Some((byte, at))
+                })
+                .find(|(_, at)| *at >= cursor_column)
+                .map_or(row.len(), |(byte, _)| byte);
+            let (before, rest) = row.split_at(split);
+            let mut rest = rest.chars();
+            let under = rest.next().map_or_else(|| " ".to_owned(), String::from);
+            spans.push(Span::raw(before.to_owned()));
             spans.push(Span::styled(
-                "Type a message, / for commands, @ for files".to_owned(),
-                dim,
+                under,
+                Style::default().add_modifier(Modifier::REVERSED),
             ));
+            spans.push(Span::raw(rest.as_str().to_owned()));
         } else {
             spans.push(Span::raw(row.clone()));
         }
@@ -196,12 +226,17 @@ pub fn render_editor(state: &State, frame: &mut Frame<'_>, area: Rect) {
     }
     lines.push(Line::from(Span::styled("─".repeat(width), dim)));
     frame.render_widget(Paragraph::new(lines), area);
-    if state.overlay.is_none() && !state.exiting {
+    if state.prefs.hardware_cursor && cursor_shown(state) {
         frame.set_cursor_position(Position {
-            x: area.x + 2 + cursor_column as u16,
+            x: area.x + 2 + state.prefs.editor_padding_x + cursor_column as u16,
             y: area.y + 1 + (cursor_row - first) as u16,
         });
     }
+}
+
+/// Whether the editor has the cursor (no dialog over it, not leaving).
+fn cursor_shown(state: &State) -> bool {
+    state.overlay.is_none() && !state.exiting
 }
 
 /// Draws the completion popup with its bottom edge at `bottom` (exclusive).
@@ -209,7 +244,10 @@ pub fn render_completion(state: &State, frame: &mut Frame<'_>, area: Rect, botto
     let Some(completion) = &state.completion else {
         return;
     };
-    let rows = completion.items.len().min(8) as u16;
+    let rows = completion
+        .items
+        .len()
+        .min(state.prefs.autocomplete_max_visible) as u16;
     if rows == 0 || bottom < area.y + rows {
         return;
     }

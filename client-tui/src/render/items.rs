@@ -14,7 +14,7 @@ use crate::transcript::{AssistantBlock, Item, ItemKind, NoticeLevel, ToolItem, T
 pub fn item_lines(
     item: &Item,
     width: usize,
-    view: ViewOptions,
+    view: &ViewOptions,
     spinner: usize,
 ) -> Vec<Line<'static>> {
     let dim = Style::default().add_modifier(Modifier::DIM);
@@ -87,7 +87,7 @@ pub fn item_lines(
                 format!("[{custom_type}]"),
                 Style::default().fg(Color::Magenta),
             ))];
-            lines.extend(render_markdown(text, width));
+            lines.extend(render_markdown(text, width, &view.code_indent));
             lines
         }
         ItemKind::Notice { level, text } => {
@@ -107,7 +107,7 @@ pub fn item_lines(
 pub fn streaming_lines(
     message: &AssistantMessage,
     width: usize,
-    view: ViewOptions,
+    view: &ViewOptions,
     spinner: usize,
 ) -> Vec<Line<'static>> {
     let blocks = crate::transcript::assistant_blocks(&message.content);
@@ -132,7 +132,7 @@ pub fn streaming_lines(
     lines
 }
 
-fn blocks_lines(blocks: &[AssistantBlock], width: usize, view: ViewOptions) -> Vec<Line<'static>> {
+fn blocks_lines(blocks: &[AssistantBlock], width: usize, view: &ViewOptions) -> Vec<Line<'static>> {
     let dim = Style::default().add_modifier(Modifier::DIM);
     let mut lines = Vec::new();
     for block in blocks {
@@ -141,7 +141,7 @@ fn blocks_lines(blocks: &[AssistantBlock], width: usize, view: ViewOptions) -> V
                 if !lines.is_empty() {
                     lines.push(Line::default());
                 }
-                lines.extend(render_markdown(text, width));
+                lines.extend(render_markdown(text, width, &view.code_indent));
             }
             AssistantBlock::Thinking(thinking) => {
                 if !lines.is_empty() {
@@ -213,7 +213,7 @@ fn summary_lines(title: &str, summary: &str, width: usize, expanded: bool) -> Ve
     let dim = Style::default().add_modifier(Modifier::DIM);
     if expanded {
         lines.extend(
-            render_markdown(summary, width.saturating_sub(2))
+            render_markdown(summary, width.saturating_sub(2), "  ")
                 .into_iter()
                 .map(|line| {
                     let mut spans = vec![Span::raw("  ".to_owned())];

@@ -10,10 +10,12 @@ use unicode_width::UnicodeWidthStr as _;
 use super::highlight::highlight;
 use super::wrap::{truncate, wrap};
 
-/// Renders `text` as Markdown, `width` cells wide.
-pub fn render_markdown(text: &str, width: usize) -> Vec<Line<'static>> {
+/// Renders `text` as Markdown, `width` cells wide, code block lines indented with
+/// `code_indent` (pi's `markdown.codeBlockIndent`; tabs count as four spaces).
+pub fn render_markdown(text: &str, width: usize, code_indent: &str) -> Vec<Line<'static>> {
     let mut renderer = Renderer {
         width: width.max(8),
+        code_indent: code_indent.replace('\t', "    "),
         lines: Vec::new(),
         inline: Vec::new(),
         styles: vec![Style::default()],
@@ -49,6 +51,7 @@ struct Table {
 
 struct Renderer {
     width: usize,
+    code_indent: String,
     lines: Vec<Line<'static>>,
     // The paragraph (or heading, or table cell) being collected.
     inline: Vec<Span<'static>>,
@@ -360,7 +363,7 @@ impl Renderer {
         let text = code.text.trim_end_matches('\n');
         for spans in highlight(text, &code.language) {
             let mut line = self.prefix(false);
-            line.push(Span::raw("  "));
+            line.push(Span::raw(self.code_indent.clone()));
             // Code is not word-wrapped: long lines wrap by characters with the same indent.
             let indent = line.clone();
             let mut expanded: Vec<Span<'static>> = Vec::new();

@@ -31,7 +31,7 @@ pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
     let width = area.width as usize;
     let footer = chrome::footer_lines(state, width);
     let status = chrome::status_lines(state, width);
-    let (editor_rows, _) = chrome::editor_rows(state, width.saturating_sub(2));
+    let (editor_rows, _) = chrome::editor_rows(state, width);
     let editor_height = (editor_rows.len().min(chrome::EDITOR_MAX_ROWS) + 2) as u16;
 
     let footer_height = footer.len() as u16;

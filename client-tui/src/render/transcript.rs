@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Modifier, Style};
+use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -54,6 +54,88 @@ thread_local! {
     static CACHE: RefCell<LayoutCache> = RefCell::new(LayoutCache::default());
 }
 
+/// pi's startup header over an empty transcript: the name, the main keys, and what the
+/// session loaded (`[Context]`, `[Skills]`, `[Prompts]`, `[Extensions]`); nothing with
+/// `quietStartup` (unless `--verbose`).
+fn header_lines(state: &State, width: usize) -> Vec<Line<'static>> {
+    if state.prefs.quiet_startup {
+        return Vec::new();
+    }
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let mut lines = vec![
+        Line::from(Span::styled(
+            "pi".to_owned(),
+            Style::default().add_modifier(Modifier::BOLD),
+        )),
+        Line::from(Span::styled(
+            "enter send · shift+enter newline · / commands · @ files".to_owned(),
+            dim,
+        )),
+        Line::from(Span::styled(
+            "ctrl+r history · ctrl+l model · /hotkeys all keys · ctrl+d detach".to_owned(),
+            dim,
+        )),
+    ];
+    let home = state.environment.home.as_str();
+    let shown_path = |path: &str| match path.strip_prefix(home) {
+        Some(rest) if !home.is_empty() && (rest.is_empty() || rest.starts_with('/')) => {
+            format!("~{rest}")
+        }
+        _ => path.to_owned(),
+    };
+    let named = |source: &str| -> Vec<String> {
+        let mut names: Vec<String> = state
+            .session_commands
+            .iter()
+            .filter(|command| command.source == source)
+            .map(|command| match source {
+                "skill" => command.name.trim_start_matches("skill:").to_owned(),
+                _ => format!("/{}", command.name),
+            })
+            .collect();
+        names.sort();
+        names
+    };
+    let extensions: Vec<String> = state
+        .loaded
+        .extensions
+        .iter()
+        .map(|path| shown_path(path))
+        .collect();
+    let sections = [
+        (
+            "Context",
+            state
+                .loaded
+                .context_files
+                .iter()
+                .map(|path| shown_path(path))
+                .collect::<Vec<_>>(),
+        ),
+        ("Skills", named("skill")),
+        ("Prompts", named("template")),
+        ("Extensions", extensions),
+    ];
+    for (title, items) in sections {
+        if items.is_empty() {
+            continue;
+        }
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled(
+            format!("[{title}]"),
+            Style::default().fg(Color::Cyan),
+        )));
+        lines.extend(super::wrap::wrap_text(
+            &items.join(", "),
+            dim,
+            width,
+            &[Span::raw("  ".to_owned())],
+            &[Span::raw("  ".to_owned())],
+        ));
+    }
+    lines
+}
+
 /// Draws the transcript into `area`.
 pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     let width = area.width as usize;
@@ -64,28 +146,15 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     let view = ViewOptions {
         scroll_from_bottom: 0,
         scroll_serial: 0,
-        ..state.view
+        ..state.view.clone()
     };
     let items = state.transcript.items();
     if items.is_empty() && state.transcript.streaming().is_none() && state.session.is_some() {
-        let dim = Style::default().add_modifier(Modifier::DIM);
-        let welcome = vec![
-            Line::from(Span::styled(
-                "pi".to_owned(),
-                Style::default().add_modifier(Modifier::BOLD),
-            )),
-            Line::from(Span::styled(
-                "enter send · shift+enter newline · / commands · @ files".to_owned(),
-                dim,
-            )),
-            Line::from(Span::styled(
-                "ctrl+r history · ctrl+l model · /hotkeys all keys · ctrl+d detach".to_owned(),
-                dim,
-            )),
-        ];
-        let top = area.y + area.height.saturating_sub(welcome.len() as u16 + 1);
+        let header = header_lines(state, width);
+        let top = area.y + area.height.saturating_sub(header.len() as u16 + 1);
+        let skipped = header.len().saturating_sub(usize::from(area.height));
         frame.render_widget(
-            Paragraph::new(welcome),
+            Paragraph::new(header.into_iter().skip(skipped).collect::<Vec<_>>()),
             Rect {
                 y: top,
                 height: area.y + area.height - top,
@@ -100,7 +169,7 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     let streaming = state
         .transcript
         .streaming()
-        .map(|message| streaming_lines(message, width, view, state.spinner));
+        .map(|message| streaming_lines(message, width, &view, state.spinner));
     let (window, more_below) = CACHE.with(|cache| {
         let mut cache = cache.borrow_mut();
         cache.items.resize(items.len(), None);
@@ -131,7 +200,7 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             let key = (
                 item.revision(),
                 width,
-                view,
+                view.clone(),
                 if running_tool { state.spinner % 4 } else { 0 },
             );
             let fresh = cache.items[index]
@@ -140,7 +209,7 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             if !fresh {
                 cache.items[index] = Some(CachedItem {
                     key,
-                    lines: item_lines(item, width, view, state.spinner),
+                    lines: item_lines(item, width, &view, state.spinner),
                 });
             }
             let len = cache.items[index]

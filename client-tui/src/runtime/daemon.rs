@@ -345,6 +345,15 @@ pub async fn perform(
             Ok(list) => Some(Reply::Models(list.models)),
             Err(error) => failed("list models", error),
         },
+        Request::Settings => match client
+            .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
+                cwd: Some(cwd.display().to_string()),
+            })
+            .await
+        {
+            Ok(got) => Some(Reply::Settings(Box::new(got.settings))),
+            Err(error) => failed("read the settings", error),
+        },
         Request::McpList => match client
             .call::<pi_protocol::v1::McpList>(&pi_protocol::v1::McpListParams::default())
             .await
@@ -418,7 +427,7 @@ pub async fn perform(
             "answer the question",
         ),
         Request::ListCommands => match client.call::<SessionGet>(&id()).await {
-            Ok(session) => Some(Reply::Commands(session.commands, session.shortcuts)),
+            Ok(session) => Some(Reply::Commands(Box::new(session))),
             Err(error) => failed("list the session's commands", error),
         },
         Request::ListAgents { parent } => list_agents(client, session_id, parent).await,

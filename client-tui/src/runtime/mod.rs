@@ -73,6 +73,8 @@ pub struct AttachOptions {
     pub extensions: daemon::Extensions,
     /// The model scope of Ctrl+P (`--models`); empty: the settings' `enabledModels`.
     pub model_scope: Vec<String>,
+    /// pi's `--verbose`: the startup header in full whatever `quietStartup` says.
+    pub verbose: bool,
 }
 
 /// How long a reconnection waits at most between attempts.
@@ -152,6 +154,11 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         cwd_display: world::display_cwd(&options.cwd, home.as_deref()),
         git_branch: world::git_branch(&options.cwd),
         connection_id: client.initialize_response().connection_id.clone(),
+        verbose: options.verbose,
+        home: home
+            .as_deref()
+            .map(|home| home.display().to_string())
+            .unwrap_or_default(),
     };
     let mut state = State::new(keymap, environment);
     for warning in keymap_warnings {
@@ -159,14 +166,15 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             .transcript
             .notice(crate::transcript::NoticeLevel::Warning, warning);
     }
-    // pi's settings the TUI itself follows: the model scope, hidden thinking.
+    // pi's settings the TUI itself follows: the model scope, hidden thinking, the
+    // interactive-mode keys.
     if let Ok(settings) = client
         .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
             cwd: Some(options.cwd.display().to_string()),
         })
         .await
     {
-        state.view.hide_thinking = settings.settings.hide_thinking_block;
+        crate::update::apply_settings(&mut state, &settings.settings);
         state.model_scope = settings.settings.enabled_models;
     }
     if !options.model_scope.is_empty() {
@@ -350,6 +358,7 @@ fn draw(guard: &mut terminal::TerminalGuard, state: &State) -> anyhow::Result<()
     crossterm::execute!(guard.terminal.backend_mut(), BeginSynchronizedUpdate)?;
     guard.terminal.draw(|frame| render(state, frame))?;
     crossterm::execute!(guard.terminal.backend_mut(), EndSynchronizedUpdate)?;
+    guard.set_progress(state.prefs.terminal_progress && (state.running || state.compacting));
     Ok(())
 }
 

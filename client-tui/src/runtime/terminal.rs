@@ -22,7 +22,16 @@ pub struct TerminalGuard {
     /// The ratatui terminal.
     pub terminal: Terminal<CrosstermBackend<io::Stdout>>,
     enhanced_keys: bool,
+    // When the progress indicator was last said to be active (`None`: it is not).
+    progress_sent: Option<std::time::Instant>,
 }
+
+/// OSC 9;4;3: an indeterminate progress indicator (ConEmu, Windows Terminal, Ghostty, …).
+const PROGRESS_ACTIVE: &str = "\x1b]9;4;3\x07";
+/// OSC 9;4;0: no progress indicator.
+const PROGRESS_CLEAR: &str = "\x1b]9;4;0;\x07";
+/// Some terminals drop an indicator that is not repeated; it is said again this often.
+const PROGRESS_KEEPALIVE: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl TerminalGuard {
     /// Switches the terminal into TUI mode.
@@ -52,12 +61,48 @@ impl TerminalGuard {
         Ok(TerminalGuard {
             terminal,
             enhanced_keys,
+            progress_sent: None,
         })
+    }
+
+    /// Shows the terminal's progress indicator while `busy` (pi's
+    /// `terminal.showTerminalProgress`), and clears it after.
+    pub fn set_progress(&mut self, busy: bool) {
+        let now = std::time::Instant::now();
+        let Some(sequence) = progress_step(busy, &mut self.progress_sent, now) else {
+            return;
+        };
+        let mut stdout = io::stdout();
+        let _ = write!(stdout, "{sequence}");
+        let _ = stdout.flush();
+    }
+}
+
+/// What to tell the terminal about progress now (`sent`: when it was last told a run is
+/// going on), if anything: active when busy (again after [`PROGRESS_KEEPALIVE`]), clear once
+/// when no longer busy.
+fn progress_step(
+    busy: bool,
+    sent: &mut Option<std::time::Instant>,
+    now: std::time::Instant,
+) -> Option<&'static str> {
+    match (busy, *sent) {
+        (true, Some(at)) if now.duration_since(at) < PROGRESS_KEEPALIVE => None,
+        (true, _) => {
+            *sent = Some(now);
+            Some(PROGRESS_ACTIVE)
+        }
+        (false, Some(_)) => {
+            *sent = None;
+            Some(PROGRESS_CLEAR)
+        }
+        (false, None) => None,
     }
 }
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
+        self.set_progress(false);
         restore(self.enhanced_keys);
     }
 }
@@ -77,15 +122,46 @@ fn restore(enhanced_keys: bool) {
     let _ = disable_raw_mode();
 }
 
-/// Puts text on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).
 /// Sets the terminal's title (an extension's `ctx.ui.setTitle`).
 pub fn set_title(title: &str) {
     let _ = crossterm::execute!(io::stdout(), crossterm::terminal::SetTitle(title));
 }
 
+/// Puts text on the clipboard with OSC 52 (works over SSH and in tmux with `set-clipboard`).
 pub fn copy_to_clipboard(text: &str) {
     let encoded = base64::engine::general_purpose::STANDARD.encode(text);
     let mut stdout = io::stdout();
     let _ = write!(stdout, "\x1b]52;c;{encoded}\x07");
     let _ = stdout.flush();
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    #[test]
+    fn progress_is_set_repeated_each_second_while_busy_and_cleared_once() {
+        let start = Instant::now();
+        let mut sent = None;
+        assert_eq!(
+            progress_step(false, &mut sent, start),
+            None,
+            "idle: nothing"
+        );
+        assert_eq!(
+            progress_step(true, &mut sent, start),
+            Some("\x1b]9;4;3\x07")
+        );
+        let soon = start + Duration::from_millis(300);
+        assert_eq!(progress_step(true, &mut sent, soon), None);
+        let later = start + Duration::from_millis(1_100);
+        assert_eq!(progress_step(true, &mut sent, later), Some(PROGRESS_ACTIVE));
+        assert_eq!(
+            progress_step(false, &mut sent, later),
+            Some("\x1b]9;4;0;\x07")
+        );
+        assert_eq!(progress_step(false, &mut sent, later), None);
+    }
 }

@@ -6,11 +6,11 @@ use crate::editor::Editor;
 use crate::effect::{Effect, Message, Request, SwitchTo};
 use crate::keymap::Action;
 use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
-use crate::state::{Connection, State, THINKING_LEVELS};
+use crate::state::{Connection, DoubleEscape, State, THINKING_LEVELS, TreeFilter};
 
 use super::commands;
 
-/// Two Ctrl+C within this many ms quit.
+/// Two Ctrl+C within this many ms quit; two Esc open the tree (`doubleEscapeAction`).
 const DOUBLE_PRESS_MS: u64 = 500;
 
 pub(super) fn on_key(state: &mut State, event: KeyEvent, now_ms: u64, effects: &mut Vec<Effect>) {
@@ -66,6 +66,21 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                 state.view.scroll_from_bottom = 0;
                 state.view.scroll_serial += 1;
                 state.status = None;
+                // pi's `doubleEscapeAction`: Esc twice on an empty editor.
+                let twice = state
+                    .last_escape_at
+                    .is_some_and(|at| now_ms.saturating_sub(at) <= DOUBLE_PRESS_MS);
+                state.last_escape_at = None;
+                if !state.editor.is_empty() {
+                } else if !twice {
+                    state.last_escape_at = Some(now_ms);
+                } else {
+                    match state.prefs.double_escape {
+                        DoubleEscape::Tree => commands::run(state, "/tree", effects),
+                        DoubleEscape::Fork => commands::run(state, "/fork", effects),
+                        DoubleEscape::None => {}
+                    }
+                }
             }
         }
         Action::Clear => {
@@ -412,6 +427,7 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         || (event.code == KeyCode::Char('c') && event.modifiers.contains(KeyModifiers::CONTROL));
     if cancel {
         state.overlay = None;
+        state.tree_view = None;
         if state.session.is_none() {
             // The startup picker: nothing to go back to.
             state.exiting = true;
@@ -432,6 +448,15 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         // Handled above.
         Overlay::Question(_) => return,
     };
+    if selector.kind == SelectorKind::Tree
+        && let Some(tree) = &mut state.tree_view
+        && let Some(filter) = tree_filter_key(tree.filter, &event)
+    {
+        tree.filter = filter;
+        let previous = selector.clone();
+        super::replies::show_tree(state, Some(&previous));
+        return;
+    }
     match event.code {
         KeyCode::Up => selector.move_by(-1),
         KeyCode::Down => selector.move_by(1),
@@ -464,12 +489,43 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
             let kind = selector.kind;
             let chosen = selector.selected().map(|item| item.value.clone());
             state.overlay = None;
+            state.tree_view = None;
             if let Some(value) = chosen {
                 choose(state, kind, value, effects);
             }
         }
         _ => {}
     }
+}
+
+/// pi's keys of the tree dialog that change its rows (`app.tree.filter.*`): Ctrl+D the
+/// default view; Ctrl+T no tool results, Ctrl+U user messages, Ctrl+L labeled entries and
+/// Ctrl+A everything, each toggling with the default; Ctrl+O and Shift+Ctrl+O cycle.
+fn tree_filter_key(current: TreeFilter, event: &KeyEvent) -> Option<TreeFilter> {
+    let KeyCode::Char(key) = event.code else {
+        return None;
+    };
+    if !event.modifiers.contains(KeyModifiers::CONTROL) {
+        return None;
+    }
+    let shift = event.modifiers.contains(KeyModifiers::SHIFT) || key.is_ascii_uppercase();
+    let toggle = |mode| {
+        if current == mode {
+            TreeFilter::Default
+        } else {
+            mode
+        }
+    };
+    Some(match key.to_ascii_lowercase() {
+        'd' => TreeFilter::Default,
+        't' => toggle(TreeFilter::NoTools),
+        'u' => toggle(TreeFilter::UserOnly),
+        'l' => toggle(TreeFilter::LabeledOnly),
+        'a' => toggle(TreeFilter::All),
+        'o' if shift => current.cycle(-1),
+        'o' => current.cycle(1),
+        _ => return None,
+    })
 }
 
 fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Vec<Effect>) {

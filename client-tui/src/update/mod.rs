@@ -16,6 +16,7 @@ use crate::overlay::{Overlay, Question};
 use crate::state::{Connection, State};
 
 pub use commands::COMMANDS;
+pub use replies::apply_settings;
 
 /// Applies one input; returns what the runtime should do.
 pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
@@ -52,6 +53,8 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             // A model added to (or removed from) models.json, a key set: the list again.
             state.models.clear();
             effects.push(Effect::Request(crate::effect::Request::ListModels));
+            // A settings file may have changed what the TUI follows.
+            effects.push(Effect::Request(crate::effect::Request::Settings));
         }
         Input::McpChanged(changed) => {
             // A server that became ready may bring prompts (`/mcp:server:prompt`).

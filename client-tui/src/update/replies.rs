@@ -8,7 +8,7 @@ use pi_protocol::v1::{EntryRecord, SessionEntry, SessionInfo};
 use crate::effect::{Effect, SwitchTo};
 use crate::input::Reply;
 use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
-use crate::state::State;
+use crate::state::{State, TreeFilter, TreeView};
 use crate::transcript::{NoticeLevel, user_text};
 
 use super::commands;
@@ -34,16 +34,22 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.jobs = jobs;
             state.kernels = kernels;
         }
-        Reply::Commands(commands, shortcuts) => {
-            state.session_commands = commands;
-            state.shortcuts = shortcuts
+        Reply::Commands(session) => {
+            state.session_commands = session.commands;
+            state.shortcuts = session
+                .shortcuts
                 .into_iter()
                 .filter_map(|shortcut| {
                     Some((crate::keymap::KeyChord::parse(&shortcut.key)?, shortcut.key))
                 })
                 .collect();
+            state.loaded = crate::state::Loaded {
+                context_files: session.context_files,
+                extensions: session.extensions,
+            };
             commands::refresh_completion(state);
         }
+        Reply::Settings(settings) => apply_settings(state, &settings),
         Reply::Sessions(sessions) => sessions_picked(state, sessions),
         Reply::Agents { parent, children } => agents_picked(state, parent, children),
         Reply::Tree {
@@ -59,13 +65,21 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             if !waiting_for(state, kind) {
                 return;
             }
-            let items = tree_items(&entries, leaf_id.as_deref(), for_fork);
-            let title = if for_fork {
-                "Fork from a message"
+            if for_fork {
+                let items = tree_items(&entries, leaf_id.as_deref(), true, TreeFilter::Default);
+                state.overlay = Some(Overlay::Select(Selector::new(
+                    kind,
+                    "Fork from a message",
+                    items,
+                )));
             } else {
-                "Session tree (Enter moves the leaf)"
-            };
-            state.overlay = Some(Overlay::Select(Selector::new(kind, title, items)));
+                state.tree_view = Some(TreeView {
+                    entries,
+                    leaf_id,
+                    filter: state.prefs.tree_filter,
+                });
+                show_tree(state, None);
+            }
         }
         Reply::Stats(stats) => show_stats(state, stats),
         Reply::History { query, entries } => history_found(state, query, entries),
@@ -263,25 +277,63 @@ fn history_found(state: &mut State, query: String, entries: Vec<pi_protocol::v1:
     }
 }
 
+/// Follows pi's settings the TUI reads: hidden thinking, the code block indent and the
+/// interactive-mode keys (`--verbose` stays as the command line gave it).
+pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSettings) {
+    state.view.hide_thinking = settings.hide_thinking_block;
+    state.view.code_indent = settings.markdown.code_block_indent.clone();
+    state.prefs = crate::state::Preferences::from_settings(settings, state.environment.verbose);
+}
+
+/// Opens (or opens again, after a filter change) the `/tree` dialog over `state.tree_view`,
+/// keeping the query and the highlighted entry of `previous`.
+pub(super) fn show_tree(state: &mut State, previous: Option<&Selector>) {
+    let Some(tree) = &state.tree_view else {
+        return;
+    };
+    let items = tree_items(&tree.entries, tree.leaf_id.as_deref(), false, tree.filter);
+    let title = format!(
+        "Session tree{} (Enter moves the leaf · ctrl+o filter)",
+        tree.filter.tag()
+    );
+    let mut selector = Selector::new(SelectorKind::Tree, title, items);
+    if let Some(previous) = previous {
+        let highlighted = previous.selected().map(|item| item.value.clone());
+        selector.set_query(previous.query.clone());
+        if let Some(value) = highlighted {
+            selector.select_value(&value);
+        }
+    }
+    state.overlay = Some(Overlay::Select(selector));
+}
+
 fn waiting_for(state: &State, kind: SelectorKind) -> bool {
     matches!(&state.overlay, Some(Overlay::Loading { kind: waiting, .. }) if *waiting == kind)
 }
 
 /// Tree rows in depth-first order (children in creation order), indented by branch depth:
-/// only points where the tree forks add indentation, so a linear session stays flat.
-fn tree_items(entries: &[EntryRecord], leaf_id: Option<&str>, for_fork: bool) -> Vec<SelectorItem> {
+/// only points where the tree forks add indentation, so a linear session stays flat. `/fork`
+/// lists user messages; `/tree` the rows `filter` keeps, as pi's tree selector: assistant
+/// messages without text (tool calls only) are left out unless they failed or are the leaf.
+pub(super) fn tree_items(
+    entries: &[EntryRecord],
+    leaf_id: Option<&str>,
+    for_fork: bool,
+    filter: TreeFilter,
+) -> Vec<SelectorItem> {
     let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
     let mut labels: HashMap<&str, &str> = HashMap::new();
     for (index, record) in entries.iter().enumerate() {
         let (_, parent) = ids(&record.entry);
         children.entry(parent).or_default().push(index);
         if let SessionEntry::Label {
-            target_id,
-            label: Some(label),
-            ..
+            target_id, label, ..
         } = &record.entry
         {
-            labels.insert(target_id.as_str(), label.as_str());
+            match label {
+                Some(label) => labels.insert(target_id.as_str(), label.as_str()),
+                None => labels.remove(target_id.as_str()),
+            };
         }
     }
     let mut items = Vec::new();
@@ -293,15 +345,16 @@ fn tree_items(entries: &[EntryRecord], leaf_id: Option<&str>, for_fork: bool) ->
     while let Some((index, depth)) = stack.pop() {
         let entry = &entries[index].entry;
         let (id, _) = ids(entry);
-        if let Some(label) = describe(entry)
-            && (!for_fork || is_user_message(entry))
-        {
-            let tag = labels
-                .get(id)
-                .map(|label| format!(" [{label}]"))
-                .unwrap_or_default();
+        let label = labels.get(id).copied();
+        let shown = if for_fork {
+            is_user_message(entry)
+        } else {
+            (Some(id) == leaf_id || !is_bare_tool_call(entry)) && passes(entry, filter, label)
+        };
+        if shown {
+            let tag = label.map(|label| format!(" [{label}]")).unwrap_or_default();
             items.push(SelectorItem {
-                label: format!("{label}{tag}"),
+                label: format!("{}{tag}", describe(entry)),
                 detail: String::new(),
                 value: id.to_owned(),
                 depth,
@@ -316,6 +369,52 @@ fn tree_items(entries: &[EntryRecord], leaf_id: Option<&str>, for_fork: bool) ->
         }
     }
     items
+}
+
+/// Whether `filter` keeps `entry` (`label`: its label, if any).
+fn passes(entry: &SessionEntry, filter: TreeFilter, label: Option<&str>) -> bool {
+    // What pi's default view hides: settings and bookkeeping.
+    let setting = matches!(
+        entry,
+        SessionEntry::Label { .. }
+            | SessionEntry::Custom { .. }
+            | SessionEntry::ModelChange { .. }
+            | SessionEntry::ThinkingLevelChange { .. }
+            | SessionEntry::SessionInfo { .. }
+    );
+    let tool_result = matches!(
+        entry,
+        SessionEntry::Message {
+            message: AgentMessage::ToolResult(_),
+            ..
+        }
+    );
+    match filter {
+        TreeFilter::Default => !setting,
+        TreeFilter::NoTools => !setting && !tool_result,
+        TreeFilter::UserOnly => is_user_message(entry),
+        TreeFilter::LabeledOnly => label.is_some(),
+        TreeFilter::All => true,
+    }
+}
+
+/// An assistant message with tool calls and no text that ended normally.
+fn is_bare_tool_call(entry: &SessionEntry) -> bool {
+    let SessionEntry::Message {
+        message: AgentMessage::Assistant(assistant),
+        ..
+    } = entry
+    else {
+        return false;
+    };
+    let has_text = crate::transcript::assistant_blocks(&assistant.content)
+        .into_iter()
+        .any(|block| matches!(block, crate::transcript::AssistantBlock::Text(text) if !text.trim().is_empty()));
+    let ended_badly = matches!(
+        assistant.stop_reason,
+        pi_protocol::v1::message::StopReason::Error | pi_protocol::v1::message::StopReason::Aborted
+    );
+    !has_text && !ended_badly
 }
 
 fn ids(entry: &SessionEntry) -> (&str, Option<&str>) {
@@ -342,13 +441,13 @@ fn is_user_message(entry: &SessionEntry) -> bool {
     )
 }
 
-/// One line for a tree row; `None` hides the entry (labels, metadata).
-fn describe(entry: &SessionEntry) -> Option<String> {
+/// One line for a tree row.
+fn describe(entry: &SessionEntry) -> String {
     let first_line = |text: &str| text.lines().next().unwrap_or_default().to_owned();
     match entry {
         SessionEntry::Message { message, .. } => match message {
             AgentMessage::User(user) => {
-                Some(format!("user: {}", first_line(&user_text(&user.content))))
+                format!("user: {}", first_line(&user_text(&user.content)))
             }
             AgentMessage::Assistant(assistant) => {
                 let text = crate::transcript::assistant_blocks(&assistant.content)
@@ -367,29 +466,42 @@ fn describe(entry: &SessionEntry) -> Option<String> {
                         )
                     })
                     .count();
-                Some(match (text, calls) {
+                match (text, calls) {
                     (Some(text), _) => format!("assistant: {}", first_line(&text)),
                     (None, 0) => "assistant: (no text)".to_owned(),
                     (None, calls) => format!("assistant: {calls} tool call(s)"),
-                })
+                }
             }
-            AgentMessage::ToolResult(_) => None,
-            AgentMessage::BashExecution(bash) => Some(format!("!{}", first_line(&bash.command))),
-            AgentMessage::Custom(_) => None,
-            AgentMessage::BranchSummary(_) => Some("branch summary".to_owned()),
-            AgentMessage::CompactionSummary(_) => Some("compaction".to_owned()),
+            AgentMessage::ToolResult(result) => format!(
+                "{}: {}",
+                result.tool_name,
+                first_line(&user_text(&result.content))
+            ),
+            AgentMessage::BashExecution(bash) => format!("!{}", first_line(&bash.command)),
+            AgentMessage::Custom(custom) => format!("[{}]", custom.custom_type),
+            AgentMessage::BranchSummary(_) => "branch summary".to_owned(),
+            AgentMessage::CompactionSummary(_) => "compaction".to_owned(),
         },
-        SessionEntry::Compaction { .. } => Some("compaction".to_owned()),
-        SessionEntry::BranchSummary { .. } => Some("branch summary".to_owned()),
+        SessionEntry::Compaction { .. } => "compaction".to_owned(),
+        SessionEntry::BranchSummary { .. } => "branch summary".to_owned(),
         SessionEntry::ModelChange {
             provider, model_id, ..
-        } => Some(format!("model: {provider}/{model_id}")),
+        } => format!("model: {provider}/{model_id}"),
         SessionEntry::ThinkingLevelChange { thinking_level, .. } => {
-            Some(format!("thinking: {thinking_level}"))
+            format!("thinking: {thinking_level}")
         }
-        SessionEntry::Custom { .. }
-        | SessionEntry::CustomMessage { .. }
-        | SessionEntry::Label { .. }
-        | SessionEntry::SessionInfo { .. } => None,
+        SessionEntry::Custom { custom_type, .. } => format!("[custom: {custom_type}]"),
+        SessionEntry::CustomMessage {
+            custom_type,
+            content,
+            ..
+        } => format!("[{custom_type}]: {}", first_line(&user_text(content))),
+        SessionEntry::Label { label, .. } => match label {
+            Some(label) => format!("label: {label}"),
+            None => "label cleared".to_owned(),
+        },
+        SessionEntry::SessionInfo { name, .. } => {
+            format!("name: {}", name.as_deref().unwrap_or_default())
+        }
     }
 }

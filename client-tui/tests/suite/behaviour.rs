@@ -1068,7 +1068,7 @@ fn what_extensions_show_lands_in_the_footer_by_the_editor_and_in_the_transcript(
 #[test]
 fn a_key_an_extension_registers_runs_its_shortcut_unless_the_tui_binds_it() {
     let mut harness = Harness::attached(Vec::new());
-    harness.send(Input::Reply(Reply::Commands(
+    harness.send(Input::Reply(session_details(
         Vec::new(),
         vec![
             ExtensionShortcut {
@@ -1080,6 +1080,8 @@ fn a_key_an_extension_registers_runs_its_shortcut_unless_the_tui_binds_it() {
                 description: "Taken by the TUI".into(),
             },
         ],
+        Vec::new(),
+        Vec::new(),
     )));
     harness.take_effects();
     harness.send(key_with(

@@ -3,5 +3,6 @@
 
 mod behaviour;
 mod screens;
+mod settings;
 mod support;
 mod tidy;

@@ -551,7 +551,7 @@ fn retries_and_user_shell_commands() {
 #[test]
 fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
     let mut harness = Harness::attached(Vec::new());
-    harness.send(Input::Reply(Reply::Commands(
+    harness.send(Input::Reply(session_details(
         vec![
             SlashCommand {
                 name: "review".into(),
@@ -564,6 +564,8 @@ fn the_sessions_templates_and_skills_complete_after_the_built_ins() {
                 source: "skill".into(),
             },
         ],
+        Vec::new(),
+        Vec::new(),
         Vec::new(),
     )));
     harness.type_text("/re");

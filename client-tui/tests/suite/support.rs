@@ -42,6 +42,49 @@ pub fn info(last_seq: u64) -> SessionInfo {
     }
 }
 
+/// `session/get`'s answer with these commands and shortcuts, and what the session loaded.
+pub fn session_details(
+    commands: Vec<pi_protocol::v1::SlashCommand>,
+    shortcuts: Vec<pi_protocol::v1::ExtensionShortcut>,
+    context_files: Vec<String>,
+    extensions: Vec<String>,
+) -> Reply {
+    Reply::Commands(Box::new(pi_protocol::v1::SessionGetResponse {
+        info: info(0),
+        tools: Vec::new(),
+        mcp_tools: Vec::new(),
+        queue: Default::default(),
+        attached_clients: 1,
+        system_prompt: None,
+        resource_diagnostics: Vec::new(),
+        commands,
+        shortcuts,
+        context_files,
+        extensions,
+    }))
+}
+
+/// `settings/get`'s effective settings: pi's defaults with `changes` (settings.json's keys)
+/// over them.
+pub fn settings(changes: Value) -> Reply {
+    let mut settings = serde_json::json!({
+        "defaultThinkingLevel": "medium",
+        "steeringMode": "one-at-a-time",
+        "followUpMode": "one-at-a-time",
+        "compaction": {"enabled": true, "reserveTokens": 16384, "keepRecentTokens": 20000},
+        "branchSummary": {"reserveTokens": 16384, "skipPrompt": false},
+        "retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 2000, "maxDelayMs": 60000},
+        "skills": [],
+        "enableSkillCommands": true,
+        "prompts": [],
+        "mcp": {"enabled": true, "disabledServers": []},
+    });
+    for (key, value) in changes.as_object().unwrap() {
+        settings[key] = value.clone();
+    }
+    Reply::Settings(Box::new(serde_json::from_value(settings).unwrap()))
+}
+
 pub fn models() -> Vec<ModelInfo> {
     let model = |provider: &str, id: &str, name: &str, has_key: bool| ModelInfo {
         provider: provider.to_owned(),
@@ -226,6 +269,8 @@ impl Harness {
             cwd_display: "~/projects/pi".to_owned(),
             git_branch: Some("main".to_owned()),
             connection_id: ME.to_owned(),
+            verbose: false,
+            home: "/home/me".to_owned(),
         };
         let mut state = State::new(Keymap::default(), environment);
         pi_tui::update(&mut state, Input::Reply(Reply::Models(models())));
@@ -304,6 +349,20 @@ impl Harness {
             .draw(|frame| pi_tui::render(&self.state, frame))
             .unwrap();
         terminal.backend().buffer().clone()
+    }
+
+    /// The screen and where the terminal's cursor was put (`(0, 0)` when it was hidden).
+    pub fn render_with_cursor(&mut self, width: u16, height: u16) -> (Buffer, (u16, u16)) {
+        self.send(Input::Resize(width, height));
+        let mut terminal = Terminal::new(TestBackend::new(width, height)).unwrap();
+        terminal
+            .draw(|frame| pi_tui::render(&self.state, frame))
+            .unwrap();
+        let position = terminal.get_cursor_position().unwrap();
+        (
+            terminal.backend().buffer().clone(),
+            (position.x, position.y),
+        )
     }
 
     /// The screen as text, one line per row, trailing spaces trimmed.

@@ -72,6 +72,8 @@ pub struct Settings {
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`: clients show no thinking blocks.
     pub hide_thinking_block: bool,
+    /// pi's interactive-mode keys, which the TUI follows.
+    pub tui: TuiSettings,
     /// Whether the default skill directories are scanned (false with pi's legacy
     /// `skills: {enabled: false}`); explicit entries load regardless.
     pub discover_skills: bool,
@@ -115,6 +117,66 @@ pub struct CompactionSettings {
     pub reserve_tokens: u64,
     /// Approximate recent tokens kept verbatim.
     pub keep_recent_tokens: u64,
+}
+
+/// pi's keys of its interactive mode: the daemon passes them to clients (`settings/get`) and
+/// the TUI follows them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TuiSettings {
+    /// `doubleEscapeAction`: what Esc twice on an empty editor opens: `tree`, `fork` or `none`.
+    pub double_escape_action: String,
+    /// `treeFilterMode`: the rows `/tree` starts with: `default`, `no-tools`, `user-only`,
+    /// `labeled-only` or `all`.
+    pub tree_filter_mode: String,
+    /// `editorPaddingX`: columns left free on each side of the editor's text (0–3).
+    pub editor_padding_x: u8,
+    /// `autocompleteMaxVisible`: rows of the completion list (3–20).
+    pub autocomplete_max_visible: u8,
+    /// `showHardwareCursor`: the terminal's own cursor in the editor, instead of a drawn one.
+    pub show_hardware_cursor: bool,
+    /// `quietStartup`: no key hints and no list of loaded resources at startup.
+    pub quiet_startup: bool,
+    /// `markdown.codeBlockIndent`: what code block lines are indented with.
+    pub code_block_indent: String,
+    /// `terminal.showTerminalProgress`: the terminal's progress indicator (OSC 9;4) while a
+    /// run or a compaction goes on.
+    pub show_terminal_progress: bool,
+}
+
+impl Default for TuiSettings {
+    fn default() -> Self {
+        TuiSettings {
+            double_escape_action: "tree".to_owned(),
+            tree_filter_mode: "default".to_owned(),
+            editor_padding_x: 0,
+            autocomplete_max_visible: 5,
+            show_hardware_cursor: false,
+            quiet_startup: false,
+            code_block_indent: "  ".to_owned(),
+            show_terminal_progress: false,
+        }
+    }
+}
+
+/// One layer's [`TuiSettings`] keys: what it sets.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TuiLayer {
+    /// `doubleEscapeAction`.
+    pub double_escape_action: Option<String>,
+    /// `treeFilterMode`.
+    pub tree_filter_mode: Option<String>,
+    /// `editorPaddingX`.
+    pub editor_padding_x: Option<u8>,
+    /// `autocompleteMaxVisible`.
+    pub autocomplete_max_visible: Option<u8>,
+    /// `showHardwareCursor`.
+    pub show_hardware_cursor: Option<bool>,
+    /// `quietStartup`.
+    pub quiet_startup: Option<bool>,
+    /// `markdown.codeBlockIndent`.
+    pub code_block_indent: Option<String>,
+    /// `terminal.showTerminalProgress`.
+    pub show_terminal_progress: Option<bool>,
 }
 
 /// `branchSummary.*` (pi §5.8).
@@ -205,6 +267,8 @@ pub struct SettingsLayer {
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
     pub hide_thinking_block: Option<bool>,
+    /// The interactive-mode keys.
+    pub tui: TuiLayer,
     /// Legacy `skills.enabled`.
     pub discover_skills: Option<bool>,
     /// `skills` (or legacy `skills.customDirectories`).
@@ -376,6 +440,7 @@ impl Default for Settings {
             enabled_models: Vec::new(),
             session_dir: None,
             hide_thinking_block: false,
+            tui: TuiSettings::default(),
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
@@ -467,6 +532,21 @@ impl Settings {
         set(&mut self.enabled_models, &layer.enabled_models);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
+        let (tui, given) = (&mut self.tui, &layer.tui);
+        set(&mut tui.double_escape_action, &given.double_escape_action);
+        set(&mut tui.tree_filter_mode, &given.tree_filter_mode);
+        set(&mut tui.editor_padding_x, &given.editor_padding_x);
+        set(
+            &mut tui.autocomplete_max_visible,
+            &given.autocomplete_max_visible,
+        );
+        set(&mut tui.show_hardware_cursor, &given.show_hardware_cursor);
+        set(&mut tui.quiet_startup, &given.quiet_startup);
+        set(&mut tui.code_block_indent, &given.code_block_indent);
+        set(
+            &mut tui.show_terminal_progress,
+            &given.show_terminal_progress,
+        );
         set(&mut self.discover_skills, &layer.discover_skills);
         set(
             &mut self.enable_skill_commands,

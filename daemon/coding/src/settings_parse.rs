@@ -37,38 +37,12 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
         "themes",
         "the TUI draws its own colours; pi themes are not loaded yet",
     ),
-    (
-        "quietStartup",
-        "the TUI has no startup header to quieten yet",
-    ),
     ("collapseChangelog", "the daemon shows no changelog"),
     (
         "lastChangelogVersion",
         "pi's changelog state; the daemon shows no changelog",
     ),
     ("enableInstallTelemetry", "the daemon sends no telemetry"),
-    ("editorPaddingX", "the TUI's editor has a fixed padding"),
-    (
-        "autocompleteMaxVisible",
-        "the TUI sizes its completion list to the terminal",
-    ),
-    (
-        "showHardwareCursor",
-        "the TUI always shows the terminal's cursor in the editor",
-    ),
-    (
-        "doubleEscapeAction",
-        "double Esc is not bound in the TUI yet",
-    ),
-    ("treeFilterMode", "the TUI's /tree has no filter modes yet"),
-    (
-        "terminal",
-        "the TUI shows no inline images and no terminal progress yet",
-    ),
-    (
-        "markdown",
-        "the TUI's markdown has a fixed code block indent",
-    ),
     (
         "transport",
         "the daemon streams every provider over HTTP (server-sent events); WebSocket transport \
@@ -509,6 +483,56 @@ impl LayerReader<'_> {
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
+                "doubleEscapeAction" => {
+                    layer.tui.double_escape_action =
+                        self.one_of(key, value, &["tree", "fork", "none"]);
+                }
+                "treeFilterMode" => {
+                    layer.tui.tree_filter_mode = self.one_of(
+                        key,
+                        value,
+                        &["default", "no-tools", "user-only", "labeled-only", "all"],
+                    );
+                }
+                "editorPaddingX" => layer.tui.editor_padding_x = self.within(key, value, 0, 3),
+                "autocompleteMaxVisible" => {
+                    layer.tui.autocomplete_max_visible = self.within(key, value, 3, 20);
+                }
+                "showHardwareCursor" => {
+                    layer.tui.show_hardware_cursor = self.boolean(key, value);
+                }
+                "quietStartup" => layer.tui.quiet_startup = self.boolean(key, value),
+                "markdown" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("markdown.{sub}");
+                        match sub.as_str() {
+                            "codeBlockIndent" => {
+                                layer.tui.code_block_indent = self.string(&dotted, value);
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "terminal" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("terminal.{sub}");
+                        match sub.as_str() {
+                            "showTerminalProgress" => {
+                                layer.tui.show_terminal_progress = self.boolean(&dotted, value);
+                            }
+                            "showImages" | "imageWidthCells" => self.not_applied(
+                                &dotted,
+                                "the TUI shows images as placeholders (no inline images yet)",
+                            ),
+                            "clearOnShrink" => self.not_applied(
+                                &dotted,
+                                "the TUI draws whole frames on the alternate screen, so rows a \
+                                 shrinking view leaves are always cleared",
+                            ),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "piSessionWriteBack" => {
                     layer.pi_session_write_back = self.boolean(key, value);
                 }
@@ -671,6 +695,34 @@ impl LayerReader<'_> {
             key: Some(key.to_owned()),
             message: format!("pi's setting is not applied: {why}"),
         });
+    }
+
+    /// A string that must be one of `allowed`.
+    fn one_of(&mut self, key: &str, value: &Value, allowed: &[&str]) -> Option<String> {
+        match value {
+            Value::String(text) if allowed.contains(&text.as_str()) => Some(text.clone()),
+            _ => {
+                let expected = match allowed {
+                    [init @ .., last] if !init.is_empty() => {
+                        format!("{} or {last}", init.join(", "))
+                    }
+                    _ => allowed.join(""),
+                };
+                self.bad(key, &expected, value);
+                None
+            }
+        }
+    }
+
+    /// A whole number from `min` to `max`.
+    fn within(&mut self, key: &str, value: &Value, min: u8, max: u8) -> Option<u8> {
+        match value.as_u64().and_then(|n| u8::try_from(n).ok()) {
+            Some(n) if (min..=max).contains(&n) => Some(n),
+            _ => {
+                self.bad(key, &format!("a whole number from {min} to {max}"), value);
+                None
+            }
+        }
     }
 
     fn unknown(&mut self, key: &str) {

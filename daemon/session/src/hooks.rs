@@ -218,6 +218,10 @@ pub trait Hooks: Send + Sync {
     fn shortcuts(&self) -> Vec<(String, String)> {
         Vec::new()
     }
+    /// The files of the extensions loaded so far.
+    fn extensions(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// pi's `session_before_fork`, before the session is forked from its user message
     /// `entry_id`: `true` cancels the fork.
     fn before_fork(self: Arc<Self>, _entry_id: String) -> HookFuture<Result<bool, HookError>> {

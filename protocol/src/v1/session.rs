@@ -232,6 +232,14 @@ pub struct SessionGetResponse {
     /// client that has the key free runs one with `extensions/shortcut`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub shortcuts: Vec<ExtensionShortcut>,
+    /// The context files (`AGENTS.md`, `CLAUDE.md`) in the session's system prompt, absolute
+    /// paths in prompt order (what pi's startup header lists as `[Context]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub context_files: Vec<String>,
+    /// The files of the pi extensions loaded for the session so far (what pi's startup
+    /// header lists as `[Extensions]`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub extensions: Vec<String>,
 }
 
 /// A keyboard shortcut an extension registered.

@@ -116,6 +116,70 @@ pub struct EffectiveSettings {
     /// pi's `hideThinkingBlock`: clients show no thinking blocks.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub hide_thinking_block: bool,
+    /// pi's `doubleEscapeAction`: what Esc twice on an empty editor opens in the TUI
+    /// (`tree`, `fork` or `none`).
+    #[serde(default = "default_double_escape_action")]
+    pub double_escape_action: String,
+    /// pi's `treeFilterMode`: the rows the TUI's `/tree` starts with (`default`, `no-tools`,
+    /// `user-only`, `labeled-only` or `all`).
+    #[serde(default = "default_tree_filter_mode")]
+    pub tree_filter_mode: String,
+    /// pi's `editorPaddingX`: columns the TUI leaves free on each side of the editor (0–3).
+    #[serde(default)]
+    pub editor_padding_x: u8,
+    /// pi's `autocompleteMaxVisible`: rows of the TUI's completion list (3–20).
+    #[serde(default = "default_autocomplete_max_visible")]
+    pub autocomplete_max_visible: u8,
+    /// pi's `showHardwareCursor`: the terminal's cursor in the TUI's editor instead of a
+    /// drawn one.
+    #[serde(default)]
+    pub show_hardware_cursor: bool,
+    /// pi's `quietStartup`: the TUI starts without key hints and without the list of what
+    /// the session loaded (`--verbose` shows them anyway).
+    #[serde(default)]
+    pub quiet_startup: bool,
+    /// pi's `markdown.*`.
+    #[serde(default)]
+    pub markdown: MarkdownSettings,
+    /// pi's `terminal.*` that clients follow.
+    #[serde(default)]
+    pub terminal: TerminalSettings,
+}
+
+fn default_double_escape_action() -> String {
+    "tree".to_owned()
+}
+
+fn default_tree_filter_mode() -> String {
+    "default".to_owned()
+}
+
+fn default_autocomplete_max_visible() -> u8 {
+    5
+}
+
+/// `markdown`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MarkdownSettings {
+    /// What code block lines are indented with.
+    pub code_block_indent: String,
+}
+
+impl Default for MarkdownSettings {
+    fn default() -> Self {
+        MarkdownSettings {
+            code_block_indent: "  ".to_owned(),
+        }
+    }
+}
+
+/// `terminal`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct TerminalSettings {
+    /// The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
+    pub show_terminal_progress: bool,
 }
 
 /// `mcp`.

@@ -5137,6 +5137,16 @@ export interface SessionGetResponse {
    * expands them.
    */
   commands?: SlashCommand[];
+  /**
+   * The context files (`AGENTS.md`, `CLAUDE.md`) in the session's system prompt, absolute
+   * paths in prompt order (what pi's startup header lists as `[Context]`).
+   */
+  contextFiles?: string[];
+  /**
+   * The files of the pi extensions loaded for the session so far (what pi's startup
+   * header lists as `[Extensions]`).
+   */
+  extensions?: string[];
   info: SessionInfo4;
   /**
    * The MCP servers' tools its runs offer now (`mcp__<server>__<tool>`), from the servers
@@ -6272,6 +6282,10 @@ export interface EffectiveSettings {
    * Appended to the system prompt body (text, or a path to a file), as set.
    */
   appendSystemPrompt?: string | null;
+  /**
+   * pi's `autocompleteMaxVisible`: rows of the TUI's completion list (3–20).
+   */
+  autocompleteMaxVisible?: number;
   branchSummary: BranchSummarySettings;
   compaction: CompactionSettings;
   /**
@@ -6286,6 +6300,15 @@ export interface EffectiveSettings {
    * Thinking level of new sessions (`off`...`xhigh`).
    */
   defaultThinkingLevel: string;
+  /**
+   * pi's `doubleEscapeAction`: what Esc twice on an empty editor opens in the TUI
+   * (`tree`, `fork` or `none`).
+   */
+  doubleEscapeAction?: string;
+  /**
+   * pi's `editorPaddingX`: columns the TUI leaves free on each side of the editor (0–3).
+   */
+  editorPaddingX?: number;
   /**
    * Whether clients offer `/skill:name` commands.
    */
@@ -6304,11 +6327,17 @@ export interface EffectiveSettings {
    * pi's `hideThinkingBlock`: clients show no thinking blocks.
    */
   hideThinkingBlock?: boolean;
+  markdown?: MarkdownSettings;
   mcp: McpSettings;
   /**
    * Extra prompt template paths, absolute; `-` or `!` in front excludes.
    */
   prompts: string[];
+  /**
+   * pi's `quietStartup`: the TUI starts without key hints and without the list of what
+   * the session loaded (`--verbose` shows them anyway).
+   */
+  quietStartup?: boolean;
   retry: RetrySettings;
   /**
    * pi's `sessionDir`: where clients look up pi's session files.
@@ -6323,6 +6352,11 @@ export interface EffectiveSettings {
    */
   shellPath?: string | null;
   /**
+   * pi's `showHardwareCursor`: the terminal's cursor in the TUI's editor instead of a
+   * drawn one.
+   */
+  showHardwareCursor?: boolean;
+  /**
    * Extra skill paths, absolute; `-` or `!` in front excludes.
    */
   skills: string[];
@@ -6334,6 +6368,12 @@ export interface EffectiveSettings {
    * Replaces the default system prompt body (text, or a path to a file), as set.
    */
   systemPrompt?: string | null;
+  terminal?: TerminalSettings;
+  /**
+   * pi's `treeFilterMode`: the rows the TUI's `/tree` starts with (`default`, `no-tools`,
+   * `user-only`, `labeled-only` or `all`).
+   */
+  treeFilterMode?: string;
 }
 /**
  * Branch summaries.
@@ -6364,6 +6404,15 @@ export interface CompactionSettings {
    * Tokens kept free for the response.
    */
   reserveTokens: number;
+}
+/**
+ * pi's `markdown.*`.
+ */
+export interface MarkdownSettings {
+  /**
+   * What code block lines are indented with.
+   */
+  codeBlockIndent: string;
 }
 /**
  * MCP servers.
@@ -6398,6 +6447,15 @@ export interface RetrySettings {
    * Retries before giving up.
    */
   maxRetries: number;
+}
+/**
+ * pi's `terminal.*` that clients follow.
+ */
+export interface TerminalSettings {
+  /**
+   * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
+   */
+  showTerminalProgress: boolean;
 }
 /**
  * Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
@@ -7630,6 +7688,10 @@ export interface EffectiveSettings1 {
    * Appended to the system prompt body (text, or a path to a file), as set.
    */
   appendSystemPrompt?: string | null;
+  /**
+   * pi's `autocompleteMaxVisible`: rows of the TUI's completion list (3–20).
+   */
+  autocompleteMaxVisible?: number;
   branchSummary: BranchSummarySettings;
   compaction: CompactionSettings;
   /**
@@ -7644,6 +7706,15 @@ export interface EffectiveSettings1 {
    * Thinking level of new sessions (`off`...`xhigh`).
    */
   defaultThinkingLevel: string;
+  /**
+   * pi's `doubleEscapeAction`: what Esc twice on an empty editor opens in the TUI
+   * (`tree`, `fork` or `none`).
+   */
+  doubleEscapeAction?: string;
+  /**
+   * pi's `editorPaddingX`: columns the TUI leaves free on each side of the editor (0–3).
+   */
+  editorPaddingX?: number;
   /**
    * Whether clients offer `/skill:name` commands.
    */
@@ -7662,11 +7733,17 @@ export interface EffectiveSettings1 {
    * pi's `hideThinkingBlock`: clients show no thinking blocks.
    */
   hideThinkingBlock?: boolean;
+  markdown?: MarkdownSettings;
   mcp: McpSettings;
   /**
    * Extra prompt template paths, absolute; `-` or `!` in front excludes.
    */
   prompts: string[];
+  /**
+   * pi's `quietStartup`: the TUI starts without key hints and without the list of what
+   * the session loaded (`--verbose` shows them anyway).
+   */
+  quietStartup?: boolean;
   retry: RetrySettings;
   /**
    * pi's `sessionDir`: where clients look up pi's session files.
@@ -7681,6 +7758,11 @@ export interface EffectiveSettings1 {
    */
   shellPath?: string | null;
   /**
+   * pi's `showHardwareCursor`: the terminal's cursor in the TUI's editor instead of a
+   * drawn one.
+   */
+  showHardwareCursor?: boolean;
+  /**
    * Extra skill paths, absolute; `-` or `!` in front excludes.
    */
   skills: string[];
@@ -7692,6 +7774,24 @@ export interface EffectiveSettings1 {
    * Replaces the default system prompt body (text, or a path to a file), as set.
    */
   systemPrompt?: string | null;
+  terminal?: TerminalSettings;
+  /**
+   * pi's `treeFilterMode`: the rows the TUI's `/tree` starts with (`default`, `no-tools`,
+   * `user-only`, `labeled-only` or `all`).
+   */
+  treeFilterMode?: string;
+}
+/**
+ * `markdown`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "MarkdownSettings".
+ */
+export interface MarkdownSettings1 {
+  /**
+   * What code block lines are indented with.
+   */
+  codeBlockIndent: string;
 }
 /**
  * `mcp`.
@@ -7732,6 +7832,18 @@ export interface RetrySettings1 {
    * Retries before giving up.
    */
   maxRetries: number;
+}
+/**
+ * `terminal`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "TerminalSettings".
+ */
+export interface TerminalSettings1 {
+  /**
+   * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
+   */
+  showTerminalProgress: boolean;
 }
 /**
  * An answer: `value` (select, input, editor), `confirmed` (confirm), or `cancelled`.

@@ -90,6 +90,17 @@ impl SessionActor {
                 .flat_map(|hooks| hooks.shortcuts())
                 .map(|(key, description)| pi_protocol::v1::ExtensionShortcut { key, description })
                 .collect(),
+            context_files: self
+                .resources
+                .context_files
+                .iter()
+                .map(|file| file.path.display().to_string())
+                .collect(),
+            extensions: self
+                .hooks
+                .iter()
+                .flat_map(|hooks| hooks.extensions())
+                .collect(),
         }
     }
 

@@ -360,6 +360,59 @@ fn mcp_settings_layer_and_bad_values_are_diagnostics() {
 }
 
 #[test]
+fn the_tuis_keys_layer_and_bad_values_are_diagnostics() {
+    let tree = Tree::new(&[
+        (
+            "ours/settings.json",
+            r#"{"doubleEscapeAction": "fork", "editorPaddingX": 1,
+                "markdown": {"codeBlockIndent": "    "}}"#,
+        ),
+        (
+            "project/.pi/settings.json",
+            r#"{"doubleEscapeAction": "twice", "treeFilterMode": "tools",
+                "editorPaddingX": 9, "autocompleteMaxVisible": 2,
+                "markdown": {"codeBlockIndent": 4, "theme": "x"}}"#,
+        ),
+    ]);
+    let (settings, diagnostics) = load(&tree);
+    // The project's bad values are ignored; the global ones (or pi's defaults) apply.
+    let tui = &settings.tui;
+    assert_eq!(tui.double_escape_action, "fork");
+    assert_eq!(tui.tree_filter_mode, "default");
+    assert_eq!(tui.editor_padding_x, 1);
+    assert_eq!(tui.autocomplete_max_visible, 5);
+    assert_eq!(tui.code_block_indent, "    ");
+    for expected in [
+        "`doubleEscapeAction`: expected tree, fork or none, found \"twice\"; the value is \
+         ignored",
+        "`treeFilterMode`: expected default, no-tools, user-only, labeled-only or all, found \
+         \"tools\"; the value is ignored",
+        "`editorPaddingX`: expected a whole number from 0 to 3, found 9; the value is ignored",
+        "`autocompleteMaxVisible`: expected a whole number from 3 to 20, found 2; the value is \
+         ignored",
+        "`markdown.codeBlockIndent`: expected a string, found 4; the value is ignored",
+        "`markdown.theme`: unknown key; it is ignored",
+    ] {
+        assert!(diagnostics.contains(expected), "{expected}\n{diagnostics}");
+    }
+    let defaults = Settings::default().tui;
+    assert_eq!(
+        (
+            defaults.double_escape_action.as_str(),
+            defaults.tree_filter_mode.as_str(),
+            defaults.editor_padding_x,
+            defaults.autocomplete_max_visible,
+            defaults.show_hardware_cursor,
+            defaults.quiet_startup,
+            defaults.code_block_indent.as_str(),
+            defaults.show_terminal_progress,
+        ),
+        ("tree", "default", 0, 5, false, false, "  ", false),
+        "pi 0.73's defaults"
+    );
+}
+
+#[test]
 fn lsp_servers_merge_field_by_field_and_incomplete_ones_are_diagnostics() {
     let tree = Tree::new(&[
         (
@@ -467,6 +520,15 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("enabledModels", json!(["claude-*"])),
         ("sessionDir", json!("~/sessions")),
         ("hideThinkingBlock", json!(true)),
+        // Followed by the TUI (settings/get).
+        ("doubleEscapeAction", json!("fork")),
+        ("treeFilterMode", json!("no-tools")),
+        ("editorPaddingX", json!(2)),
+        ("autocompleteMaxVisible", json!(8)),
+        ("showHardwareCursor", json!(true)),
+        ("quietStartup", json!(true)),
+        ("markdown", json!({"codeBlockIndent": "    "})),
+        ("terminal", json!({"showTerminalProgress": true})),
         // Read by the extension host with pi's own package manager.
         ("extensions", json!([])),
         ("packages", json!([])),
@@ -476,28 +538,24 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("lastChangelogVersion", json!("0.73.1")),
         ("transport", json!("sse")),
         ("theme", json!("light")),
-        ("quietStartup", json!(true)),
         ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
         ("themes", json!([])),
-        (
-            "terminal",
-            json!({"showImages": false, "imageWidthCells": 60, "clearOnShrink": true,
-            "showTerminalProgress": false}),
-        ),
-        ("doubleEscapeAction", json!("tree")),
-        ("treeFilterMode", json!("no-tools")),
-        ("editorPaddingX", json!(2)),
-        ("autocompleteMaxVisible", json!(8)),
-        ("showHardwareCursor", json!(true)),
-        ("markdown", json!({"codeBlockIndent": "  "})),
         ("warnings", json!({"anthropicExtraUsage": false})),
     ];
-    let file: Map<String, Value> = applied
+    // `terminal`'s other keys, each named.
+    let not_applied_terminal = [
+        "terminal.showImages",
+        "terminal.imageWidthCells",
+        "terminal.clearOnShrink",
+    ];
+    let mut file: Map<String, Value> = applied
         .iter()
         .chain(not_applied)
         .map(|(key, value)| ((*key).to_owned(), value.clone()))
         .collect();
+    file["terminal"] = json!({"showTerminalProgress": true, "showImages": false,
+        "imageWidthCells": 60, "clearOnShrink": true});
     let tree = Tree::new(&[("pi/settings.json", &Value::Object(file).to_string())]);
     let roots = ResourceRoots {
         pi_agent_dir: Some(tree.path("pi")),
@@ -541,6 +599,17 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert_eq!(settings.enabled_models, ["claude-*"]);
     assert_eq!(settings.session_dir.as_deref(), Some("~/sessions"));
     assert!(settings.hide_thinking_block);
+    let tui = &settings.tui;
+    assert_eq!(
+        (
+            tui.double_escape_action.as_str(),
+            tui.tree_filter_mode.as_str()
+        ),
+        ("fork", "no-tools")
+    );
+    assert_eq!((tui.editor_padding_x, tui.autocomplete_max_visible), (2, 8));
+    assert!(tui.show_hardware_cursor && tui.quiet_startup && tui.show_terminal_progress);
+    assert_eq!(tui.code_block_indent, "    ");
 
     // The others: one "not applied" diagnostic each, naming the key and why.
     let named: Vec<(String, String)> = diagnostics
@@ -552,7 +621,11 @@ fn every_pi_setting_is_applied_or_named_with_why() {
             )
         })
         .collect();
-    for (key, _) in not_applied {
+    let keys = not_applied
+        .iter()
+        .map(|(key, _)| *key)
+        .chain(not_applied_terminal);
+    for key in keys {
         let found: Vec<_> = named.iter().filter(|(name, _)| name == key).collect();
         assert_eq!(found.len(), 1, "{key}: {named:?}");
         assert!(
@@ -567,7 +640,11 @@ fn every_pi_setting_is_applied_or_named_with_why() {
             .all(|d| d.kind == pi_daemon::coding::DiagnosticKind::NotApplied),
         "nothing else is reported: {named:?}"
     );
-    assert_eq!(diagnostics.len(), not_applied.len(), "{named:?}");
+    assert_eq!(
+        diagnostics.len(),
+        not_applied.len() + not_applied_terminal.len(),
+        "{named:?}"
+    );
 
     // pi's default (resize images) said once; `retry.provider`'s other keys too.
     let tree = Tree::new(&[(
