@@ -559,15 +559,22 @@ impl LayerReader<'_> {
                         let dotted = format!("images.{sub}");
                         match sub.as_str() {
                             "blockImages" => layer.block_images = self.boolean(&dotted, value),
-                            // pi resizes images by default; the daemon sends them as they are.
-                            "autoResize" => {
-                                if self.boolean(&dotted, value) == Some(true) {
-                                    self.not_applied(
-                                        &dotted,
-                                        "images are sent at their own size (not resized yet)",
-                                    );
-                                }
-                            }
+                            // pi resizes `read`'s and `@file` images by default; the
+                            // daemon's `read` always does, attached images go as they are.
+                            "autoResize" => match self.boolean(&dotted, value) {
+                                Some(true) => self.not_applied(
+                                    &dotted,
+                                    "`read` fits images to 2000x2000 pixels and 4.5 MB as pi \
+                                     does, but images attached to prompts (`@file`, the TUI) \
+                                     are sent at their own size",
+                                ),
+                                Some(false) => self.not_applied(
+                                    &dotted,
+                                    "`read` always fits images to 2000x2000 pixels and 4.5 MB \
+                                     (attached images are sent at their own size)",
+                                ),
+                                None => {}
+                            },
                             _ => self.unknown(&dotted),
                         }
                     }

@@ -3,7 +3,9 @@
 //! `bash` tool runs; abort with Esc; attach a second TUI and see the same screen, drafts
 //! included; kill and restart the daemon and see both TUIs reconnect and carry on without
 //! repeats; detach, and pick the session again with `pictl attach`. A TUI that stops reading
-//! is cut as a slow consumer and catches up once it reads again.
+//! is cut as a slow consumer and catches up once it reads again. pi's interactive settings
+//! (the startup header's context files, `treeFilterMode`, `quietStartup`) shape it and apply
+//! when the settings file changes.
 //!
 //! tmux runs on a private socket in a temporary directory; screens are read with
 //! `capture-pane`, polled until a deadline.
@@ -529,4 +531,59 @@ async fn the_picker_opens_pis_session_files_and_detaching_says_how_to_come_back(
     let text = std::fs::read_to_string(&file).unwrap();
     assert!(text.contains("\"text\":\"and from pid\""), "{text}");
     assert!(text.contains("Answer from pid."), "{text}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pis_interactive_settings_shape_the_tui_and_apply_when_the_file_changes() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(
+            ".pi/agent/settings.json",
+            r#"{"treeFilterMode": "user-only"}"#.to_owned(),
+        )],
+    )
+    .await;
+    world.server.push(Turn::reply().text("Answer one."));
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    std::fs::write(work.join("AGENTS.md"), "Use tabs.\n").unwrap();
+
+    // pi's header lists the context files the session's prompt has.
+    tmux.start(
+        "a",
+        &work,
+        &env,
+        &[pictl.clone(), "--model".into(), MODEL.into()],
+    );
+    let screen = tmux.wait_for_text("a", "[Context]");
+    assert!(screen.contains("/work/AGENTS.md"), "{screen}");
+    assert!(screen.contains("ctrl+r history"), "{screen}");
+
+    // `/tree` opens with `treeFilterMode`'s rows; Ctrl+A shows everything.
+    tmux.type_text("a", "first question");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "Answer one.");
+    tmux.type_text("a", "/tree");
+    tmux.send("a", &["Enter"]);
+    let screen = tmux.wait_for_text("a", "Session tree [user]");
+    assert!(screen.contains("user: first question"), "{screen}");
+    assert!(!screen.contains("assistant: Answer one."), "{screen}");
+    tmux.send("a", &["C-a"]);
+    tmux.wait_for_text("a", "assistant: Answer one.");
+    tmux.send("a", &["Escape"]);
+
+    // A changed settings file applies at once: a new session starts without the header.
+    std::fs::write(
+        world.daemon.home.path().join(".pi/agent/settings.json"),
+        r#"{"quietStartup": true}"#,
+    )
+    .unwrap();
+    tmux.wait_for_text("a", "Configuration reloaded");
+    tmux.type_text("a", "/new");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for("a", "a new session without the header", |screen| {
+        !screen.contains("Answer one.")
+            && screen.contains("Type a message")
+            && !screen.contains("[Context]")
+            && !screen.contains("ctrl+r history")
+    });
 }
