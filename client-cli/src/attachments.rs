@@ -1,26 +1,90 @@
 //! `@file` arguments and piped stdin, turned into the first message as pi does (§2.3).
 //!
 //! Each `@path` (with `~` expanded, relative to the current directory) becomes text prefixed
-//! to the first message: `<file name="ABS">\nCONTENT\n</file>\n` for text files, and
-//! `<file name="ABS"></file>\n` plus an attached image for JPEG, PNG, GIF and WebP files
-//! (recognised by their first bytes, not their names). Empty files are skipped; a missing file
-//! is an error. Unlike pi, images are sent as they are, not resized.
+//! to the first message: `<file name="ABS">\nCONTENT\n</file>\n` for text files, and for
+//! JPEG, PNG, GIF and WebP files (recognised by their first bytes, not their names) an
+//! attached image with `<file name="ABS"></file>\n`. As pi, with `images.autoResize` (the
+//! default) an image is fitted to 2000x2000 pixels and 4.5 MB first, the tag then holding
+//! pi's dimension note, and one that cannot be fitted is left out with pi's
+//! `[Image omitted: …]` in its tag. Empty files are skipped; a missing file is an error.
 
 use std::io::{IsTerminal as _, Read as _};
 use std::path::{Path, PathBuf};
 
-use base64::Engine as _;
+use pi_image::ImageKind;
 use pi_protocol::v1::message::ImageContent;
 
 use crate::error::CliError;
 
-/// What the first message gets from `@file` arguments.
+/// The `@file` arguments read, in order, before their images are fitted ([`Attachments::finish`]).
 #[derive(Debug, Default, PartialEq)]
 pub struct Attachments {
+    files: Vec<Attached>,
+}
+
+#[derive(Debug, PartialEq)]
+enum Attached {
+    /// A text file: its tag with the content.
+    Text(String),
+    /// An image file: its path as shown, its bytes and kind.
+    Image {
+        name: String,
+        bytes: Vec<u8>,
+        kind: ImageKind,
+    },
+}
+
+/// What the first message gets from `@file` arguments.
+#[derive(Debug, Default, PartialEq)]
+pub struct Attachment {
     /// Text to put before the first message.
     pub text: String,
     /// Images to attach to the first message.
     pub images: Vec<ImageContent>,
+}
+
+impl Attachments {
+    /// Whether an image is among the files (whose fitting depends on `images.autoResize`).
+    pub fn has_images(&self) -> bool {
+        self.files
+            .iter()
+            .any(|file| matches!(file, Attached::Image { .. }))
+    }
+
+    /// The text and images, each image fitted to what models accept when `resize` (pi's
+    /// `images.autoResize`).
+    pub fn finish(self, resize: bool) -> Attachment {
+        let mut attachment = Attachment::default();
+        for file in self.files {
+            match file {
+                Attached::Text(text) => attachment.text.push_str(&text),
+                Attached::Image { name, bytes, kind } => {
+                    let prepared = if resize {
+                        pi_image::prepare(&bytes, kind)
+                    } else {
+                        Ok(pi_image::as_is(&bytes, kind))
+                    };
+                    match prepared {
+                        Ok(image) => {
+                            let note = image.note.unwrap_or_default();
+                            attachment
+                                .text
+                                .push_str(&format!("<file name=\"{name}\">{note}</file>\n"));
+                            attachment.images.push(ImageContent {
+                                data: image.data,
+                                mime_type: image.mime.to_owned(),
+                            });
+                        }
+                        Err(_) => attachment.text.push_str(&format!(
+                            "<file name=\"{name}\">[Image omitted: could not be resized below \
+                             the inline image size limit.]</file>\n"
+                        )),
+                    }
+                }
+            }
+        }
+        attachment
+    }
 }
 
 /// Reads every `@file` argument (given without the `@`), in order.
@@ -37,26 +101,28 @@ pub fn read_files(paths: &[String], cwd: &Path) -> Result<Attachments, CliError>
         if bytes.is_empty() {
             continue;
         }
-        let name = path.display();
-        match image_mime_type(&bytes) {
-            Some(mime_type) => {
-                attachments
-                    .text
-                    .push_str(&format!("<file name=\"{name}\"></file>\n"));
-                attachments.images.push(ImageContent {
-                    data: base64::engine::general_purpose::STANDARD.encode(&bytes),
-                    mime_type: mime_type.to_owned(),
-                });
-            }
+        let name = path.display().to_string();
+        match pi_image::sniff(&bytes) {
+            Some(kind) => attachments
+                .files
+                .push(Attached::Image { name, bytes, kind }),
             None => {
                 let content = String::from_utf8_lossy(&bytes);
-                attachments
-                    .text
-                    .push_str(&format!("<file name=\"{name}\">\n{content}\n</file>\n"));
+                attachments.files.push(Attached::Text(format!(
+                    "<file name=\"{name}\">\n{content}\n</file>\n"
+                )));
             }
         }
     }
     Ok(attachments)
+}
+
+/// Whether images attached to prompts are fitted (`images.autoResize` of `cwd`'s settings;
+/// pi's default when the daemon cannot say).
+pub async fn resize_setting(client: &pi_client::Client, cwd: &Path) -> bool {
+    crate::daemon_client::settings_of(client, cwd)
+        .await
+        .is_none_or(|settings| settings.images.auto_resize)
 }
 
 /// The messages to send, as pi builds them: piped stdin, then the `@file` text, then the
@@ -64,7 +130,7 @@ pub fn read_files(paths: &[String], cwd: &Path) -> Result<Attachments, CliError>
 /// files' images; each further message is a prompt of its own.
 pub fn first_messages(
     stdin: Option<String>,
-    attachments: Attachments,
+    attachments: Attachment,
     messages: &[String],
 ) -> Vec<(String, Vec<ImageContent>)> {
     let mut first = String::new();
@@ -130,43 +196,96 @@ fn resolve(argument: &str, cwd: &Path) -> PathBuf {
     }
 }
 
-/// The image type of `bytes` by magic number: JPEG, PNG, GIF or WebP.
-fn image_mime_type(bytes: &[u8]) -> Option<&'static str> {
-    if bytes.starts_with(&[0xFF, 0xD8, 0xFF]) {
-        Some("image/jpeg")
-    } else if bytes.starts_with(b"\x89PNG\r\n\x1a\n") {
-        Some("image/png")
-    } else if bytes.starts_with(b"GIF87a") || bytes.starts_with(b"GIF89a") {
-        Some("image/gif")
-    } else if bytes.len() >= 12 && &bytes[..4] == b"RIFF" && &bytes[8..12] == b"WEBP" {
-        Some("image/webp")
-    } else {
-        None
-    }
-}
-
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+
     use super::*;
+
+    /// A PNG of `width` x `height` pixels.
+    fn png(width: u32, height: u32) -> Vec<u8> {
+        let image = image::RgbImage::from_fn(width, height, |x, y| {
+            image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])
+        });
+        let mut out = std::io::Cursor::new(Vec::new());
+        image.write_to(&mut out, image::ImageFormat::Png).unwrap();
+        out.into_inner()
+    }
 
     #[test]
     fn text_and_image_files_become_text_and_images() {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("a.txt"), "alpha").unwrap();
         std::fs::write(dir.path().join("empty.txt"), "").unwrap();
-        std::fs::write(dir.path().join("pic.bin"), b"\x89PNG\r\n\x1a\nrest").unwrap();
+        let small = png(4, 3);
+        std::fs::write(dir.path().join("pic.bin"), &small).unwrap();
         let files = ["a.txt", "empty.txt", "pic.bin"].map(str::to_owned);
-        let attachments = read_files(&files, dir.path()).unwrap();
+        let attachment = read_files(&files, dir.path()).unwrap().finish(true);
         let root = dir.path().display();
         assert_eq!(
-            attachments.text,
+            attachment.text,
             format!(
                 "<file name=\"{root}/a.txt\">\nalpha\n</file>\n<file name=\"{root}/pic.bin\"></file>\n"
             )
         );
-        assert_eq!(attachments.images.len(), 1);
-        assert_eq!(attachments.images[0].mime_type, "image/png");
-        assert_eq!(attachments.images[0].data, "iVBORw0KGgpyZXN0");
+        assert_eq!(attachment.images.len(), 1);
+        assert_eq!(attachment.images[0].mime_type, "image/png");
+        // Within the limits: byte for byte.
+        assert_eq!(
+            attachment.images[0].data,
+            base64::engine::general_purpose::STANDARD.encode(&small)
+        );
+    }
+
+    #[test]
+    fn large_images_are_fitted_with_pis_note_unless_auto_resize_is_off() {
+        let dir = tempfile::tempdir().unwrap();
+        let large = png(3000, 1500);
+        std::fs::write(dir.path().join("wide.png"), &large).unwrap();
+        let files = ["wide.png".to_owned()];
+        let root = dir.path().display();
+
+        let fitted = read_files(&files, dir.path()).unwrap().finish(true);
+        assert_eq!(
+            fitted.text,
+            format!(
+                "<file name=\"{root}/wide.png\">[Image: original 3000x1500, displayed at \
+                 2000x1000. Multiply coordinates by 1.50 to map to original image.]</file>\n"
+            )
+        );
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(&fitted.images[0].data)
+            .unwrap();
+        let decoded = image::load_from_memory(&data).unwrap();
+        assert_eq!((decoded.width(), decoded.height()), (2000, 1000));
+
+        let as_is = read_files(&files, dir.path()).unwrap().finish(false);
+        assert_eq!(
+            as_is.text,
+            format!("<file name=\"{root}/wide.png\"></file>\n")
+        );
+        assert_eq!(
+            as_is.images[0].data,
+            base64::engine::general_purpose::STANDARD.encode(&large)
+        );
+    }
+
+    #[test]
+    fn an_image_that_cannot_be_decoded_is_left_out_with_pis_words() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("broken.png"), b"\x89PNG\r\n\x1a\nrest").unwrap();
+        let attachments = read_files(&["broken.png".to_owned()], dir.path()).unwrap();
+        assert!(attachments.has_images());
+        let attachment = attachments.finish(true);
+        assert!(attachment.images.is_empty());
+        assert_eq!(
+            attachment.text,
+            format!(
+                "<file name=\"{}/broken.png\">[Image omitted: could not be resized below the \
+                 inline image size limit.]</file>\n",
+                dir.path().display()
+            )
+        );
     }
 
     #[test]
@@ -181,7 +300,7 @@ mod tests {
 
     #[test]
     fn stdin_then_files_go_before_the_first_message_only_joined_as_pi_joins_them() {
-        let attachments = Attachments {
+        let attachments = Attachment {
             text: "<file name=\"/f\">\nx\n</file>\n".to_owned(),
             images: vec![ImageContent {
                 data: "AA==".to_owned(),
@@ -198,7 +317,7 @@ mod tests {
         assert_eq!(messages[0].1.len(), 1);
         assert_eq!(messages[1], ("second".to_owned(), Vec::new()));
         assert_eq!(
-            first_messages(Some("only".to_owned()), Attachments::default(), &[]),
+            first_messages(Some("only".to_owned()), Attachment::default(), &[]),
             vec![("only".to_owned(), Vec::new())]
         );
     }

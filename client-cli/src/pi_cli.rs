@@ -124,8 +124,9 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
     }
     let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
     let (attached, messages) = attachments::split_inputs(&args.inputs)?;
-    let prompts = attachments::first_messages(None, attached, &messages);
     let client = daemon_client::connect().await?.client;
+    let resize = !attached.has_images() || attachments::resize_setting(&client, &cwd).await;
+    let prompts = attachments::first_messages(None, attached.finish(resize), &messages);
     let session = crate::commands::run::open_session(&client, &args.options, &cwd)
         .await?
         .info;

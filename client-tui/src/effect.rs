@@ -152,4 +152,6 @@ pub struct Message {
     pub text: String,
     /// Image files named in the text.
     pub image_paths: Vec<String>,
+    /// Fit the images to what models accept before sending (pi's `images.autoResize`).
+    pub fit_images: bool,
 }

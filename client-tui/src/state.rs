@@ -178,6 +178,8 @@ pub struct Preferences {
     pub quiet_startup: bool,
     /// `terminal.showTerminalProgress`: the terminal's progress indicator while busy.
     pub terminal_progress: bool,
+    /// `images.autoResize`: attached images are fitted to what models accept.
+    pub fit_images: bool,
 }
 
 impl Default for Preferences {
@@ -190,6 +192,7 @@ impl Default for Preferences {
             hardware_cursor: false,
             quiet_startup: false,
             terminal_progress: false,
+            fit_images: true,
         }
     }
 }
@@ -213,6 +216,7 @@ impl Preferences {
             hardware_cursor: settings.show_hardware_cursor,
             quiet_startup: settings.quiet_startup && !verbose,
             terminal_progress: settings.terminal.show_terminal_progress,
+            fit_images: settings.images.auto_resize,
         }
     }
 }

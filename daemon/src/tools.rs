@@ -25,10 +25,10 @@ pub struct BuiltinTools {
     // The daemon's one set of per-path mutation locks; every session's tools clone it.
     locks: PathLocks,
     artifacts: Artifacts,
-    // The settings `shellPath` and `shellCommandPrefix` come from (none: the defaults), per
-    // working directory, read again when a settings file changes.
+    // The settings `shellPath`, `shellCommandPrefix` and `images.autoResize` come from (none:
+    // the defaults), per working directory, read again when a settings file changes.
     settings: Option<crate::coding::ResourceRoots>,
-    shells: Arc<crate::coding::resources::SettingsCache<ShellConfig>>,
+    shells: Arc<crate::coding::resources::SettingsCache<ToolSettings>>,
     mcp: Option<Arc<crate::mcp::McpPool>>,
     lsp: Option<Arc<crate::lsp::LspPool>>,
     tasks: Option<Arc<crate::tasks::TaskManager>>,
@@ -74,10 +74,10 @@ impl BuiltinTools {
     }
 
     /// The shell of commands run in `cwd`.
-    fn shell_for(&self, cwd: &std::path::Path) -> ShellConfig {
+    fn settings_for(&self, cwd: &std::path::Path) -> ToolSettings {
         match &self.settings {
-            Some(roots) => (*self.shells.get(roots, cwd, || shell_config(roots, cwd))).clone(),
-            None => ShellConfig::default(),
+            Some(roots) => (*self.shells.get(roots, cwd, || tool_settings(roots, cwd))).clone(),
+            None => ToolSettings::default(),
         }
     }
 
@@ -158,6 +158,7 @@ impl BuiltinTools {
         with_tasks: bool,
     ) -> Result<Arc<ToolContext>, ToolsError> {
         let artifacts = self.artifacts.session(&environment.session_id)?;
+        let settings = self.settings_for(&environment.cwd);
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
@@ -166,7 +167,7 @@ impl BuiltinTools {
             } else {
                 environment.env.clone()
             },
-            shell: self.shell_for(&environment.cwd),
+            shell: settings.shell,
             artifacts,
             locks: self.locks.clone(),
             // Only where MCP servers are defined (or the session delegates): elsewhere `read`
@@ -208,6 +209,7 @@ impl BuiltinTools {
                 .as_ref()
                 .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env)),
             spawner: self.spawner.clone(),
+            resize_images: settings.resize_images,
         }))
     }
 }
@@ -930,10 +932,41 @@ fn approver(environment: &ToolEnvironment) -> Arc<dyn crate::mcp::trust::Approve
 }
 
 /// pi's `shellPath` and `shellCommandPrefix` of the settings of `cwd` (`~/` is the home).
-pub fn shell_config(roots: &crate::coding::ResourceRoots, cwd: &std::path::Path) -> ShellConfig {
+/// What the tools of sessions in one directory take from its settings.
+#[derive(Clone, Debug)]
+struct ToolSettings {
+    shell: ShellConfig,
+    resize_images: bool,
+}
+
+impl Default for ToolSettings {
+    fn default() -> Self {
+        ToolSettings {
+            shell: ShellConfig::default(),
+            resize_images: true,
+        }
+    }
+}
+
+fn tool_settings(roots: &crate::coding::ResourceRoots, cwd: &std::path::Path) -> ToolSettings {
     let (settings, _) = roots.load_settings(Some(cwd));
+    ToolSettings {
+        shell: shell_of(roots, &settings),
+        resize_images: settings.auto_resize_images,
+    }
+}
+
+/// The shell of `bash` in `cwd` (`shellPath`, `shellCommandPrefix`).
+pub fn shell_config(roots: &crate::coding::ResourceRoots, cwd: &std::path::Path) -> ShellConfig {
+    shell_of(roots, &roots.load_settings(Some(cwd)).0)
+}
+
+fn shell_of(
+    roots: &crate::coding::ResourceRoots,
+    settings: &crate::coding::Settings,
+) -> ShellConfig {
     ShellConfig {
-        shell_path: settings.shell_path.map(|path| {
+        shell_path: settings.shell_path.as_ref().map(|path| {
             match (
                 path.strip_prefix("~/"),
                 roots.home.as_ref().or(std::env::home_dir().as_ref()),
@@ -944,6 +977,7 @@ pub fn shell_config(roots: &crate::coding::ResourceRoots, cwd: &std::path::Path)
         }),
         command_prefix: settings
             .shell_command_prefix
+            .clone()
             .filter(|prefix| !prefix.is_empty()),
     }
 }

@@ -43,9 +43,24 @@ pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, Cli
     let (attachments, words) = attachments::split_inputs(&args.inputs)?;
     let stdin = attachments::read_piped_stdin()?;
     let text = words.join(" ");
+    // Images are fitted per the session's `images.autoResize`: only then is the daemon asked
+    // before the message is complete.
+    let early = if attachments.has_images() {
+        let client = daemon_client::connect().await?.client;
+        let session = find_session(&client, &args.id).await?;
+        Some((client, session))
+    } else {
+        None
+    };
+    let resize = match &early {
+        Some((client, session)) => {
+            attachments::resize_setting(client, std::path::Path::new(&session.cwd)).await
+        }
+        None => true,
+    };
     let messages = attachments::first_messages(
         stdin,
-        attachments,
+        attachments.finish(resize),
         &[text]
             .into_iter()
             .filter(|text| !text.is_empty())
@@ -56,8 +71,14 @@ pub async fn send(args: MessageArgs, delivery: Delivery) -> Result<ExitCode, Cli
             "nothing to send: give a message, an @file or piped input",
         ));
     };
-    let client = daemon_client::connect().await?.client;
-    let session = find_session(&client, &args.id).await?;
+    let (client, session) = match early {
+        Some(early) => early,
+        None => {
+            let client = daemon_client::connect().await?.client;
+            let session = find_session(&client, &args.id).await?;
+            (client, session)
+        }
+    };
     let params = SessionMessageParams {
         session_id: session.id,
         text,

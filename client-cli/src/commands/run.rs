@@ -214,7 +214,18 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
         Some(piped) => Some(piped),
         None => attachments::read_piped_stdin()?,
     };
-    let prompts = attachments::first_messages(stdin, attachments, &messages);
+    // Images are fitted per `images.autoResize`, which the daemon knows: only then is it
+    // asked before the message is complete.
+    let mut connected = None;
+    let resize = if attachments.has_images() {
+        let early = daemon_client::connect_without_questions().await?;
+        let resize = attachments::resize_setting(&early.client, &cwd).await;
+        connected = Some(early);
+        resize
+    } else {
+        true
+    };
+    let prompts = attachments::first_messages(stdin, attachments.finish(resize), &messages);
     if prompts.is_empty() {
         return Err(
             CliError::usage("nothing to send: give a message, an @file or piped input")
@@ -226,7 +237,10 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     // like pi, ends 0 when a run fails; `--json` writes deltas and ends 1.
     let pi_json = args.mode == Some(OutputMode::Json);
     let json_output = args.json || pi_json;
-    let connected = daemon_client::connect_without_questions().await?;
+    let connected = match connected {
+        Some(connected) => connected,
+        None => daemon_client::connect_without_questions().await?,
+    };
     let client = connected.client;
     let mut notifications = connected.notifications;
     daemon_client::warn_config_problems(&client).await;

@@ -210,8 +210,12 @@ async fn piped_stdin_goes_before_the_first_message_as_pi_joins_it_and_each_messa
 async fn file_arguments_attach_text_and_images() {
     let world = World::start().await;
     std::fs::write(world.workdir.path().join("notes.txt"), "remember this").unwrap();
-    let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-    std::fs::write(world.workdir.path().join("shot.png"), png).unwrap();
+    let mut png = std::io::Cursor::new(Vec::new());
+    image::RgbImage::from_pixel(2, 2, image::Rgb([200, 10, 10]))
+        .write_to(&mut png, image::ImageFormat::Png)
+        .unwrap();
+    let png = png.into_inner();
+    std::fs::write(world.workdir.path().join("shot.png"), &png).unwrap();
     world.server.push(Turn::reply().text("Seen."));
     let output = world
         .pictl(&[
@@ -238,7 +242,12 @@ async fn file_arguments_attach_text_and_images() {
         .find(|block| block["type"] == "image")
         .expect("the image is sent");
     assert_eq!(image["source"]["media_type"], "image/png");
-    assert_eq!(image["source"]["data"], "iVBORw0KGgoAAAANSUhEUg==");
+    // Within the limits: sent byte for byte.
+    use base64::Engine as _;
+    assert_eq!(
+        image["source"]["data"],
+        base64::engine::general_purpose::STANDARD.encode(&png)
+    );
 
     let missing = world
         .pictl(&["run", "--model", super::world::MODEL, "@nope.txt", "x"])

@@ -691,7 +691,7 @@ async fn send_message(
 ) -> Option<Reply> {
     let mut images = Vec::new();
     for path in &message.image_paths {
-        match read_image(cwd, path) {
+        match read_image(cwd, path, message.fit_images) {
             Ok(Some(image)) => images.push(image),
             Ok(None) => {}
             Err(message) => {

@@ -166,6 +166,15 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             .transcript
             .notice(crate::transcript::NoticeLevel::Warning, warning);
     }
+    // What is wrong in the configuration files now, however long ago it broke: the
+    // daemon's files, and the settings of this directory (the project's too).
+    let mut problems = Vec::new();
+    if let Ok(status) = client
+        .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
+        .await
+    {
+        problems.extend(status.config.diagnostics);
+    }
     // pi's settings the TUI itself follows: the model scope, hidden thinking, the
     // interactive-mode keys.
     if let Ok(settings) = client
@@ -176,25 +185,21 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
     {
         crate::update::apply_settings(&mut state, &settings.settings);
         state.model_scope = settings.settings.enabled_models;
+        problems.extend(settings.diagnostics);
     }
     if !options.model_scope.is_empty() {
         state.model_scope = options.model_scope.clone();
     }
-    // What is wrong in the configuration files now, however long ago it broke.
-    if let Ok(status) = client
-        .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
-        .await
+    let mut said = std::collections::HashSet::new();
+    for problem in problems
+        .iter()
+        .filter(|problem| problem.kind == pi_protocol::v1::ResourceDiagnosticKind::Warning)
     {
-        for problem in status
-            .config
-            .diagnostics
-            .iter()
-            .filter(|problem| problem.kind == pi_protocol::v1::ResourceDiagnosticKind::Warning)
-        {
-            state.transcript.notice(
-                crate::transcript::NoticeLevel::Warning,
-                format!("Warning: {}: {}", problem.path, problem.message),
-            );
+        let line = crate::update::warning_line(problem);
+        if said.insert(line.clone()) {
+            state
+                .transcript
+                .notice(crate::transcript::NoticeLevel::Warning, line);
         }
     }
     if let Some(sessions) = picker {

@@ -3,7 +3,6 @@
 
 use std::path::Path;
 
-use base64::Engine as _;
 use pi_protocol::v1::message::ImageContent;
 
 /// Files listed at most for `@` completion.
@@ -71,7 +70,7 @@ pub fn list_files(cwd: &Path) -> Vec<String> {
 }
 
 /// Reads an image file for a message; `Ok(None)` when the path is not a file.
-pub fn read_image(cwd: &Path, path: &str) -> Result<Option<ImageContent>, String> {
+pub fn read_image(cwd: &Path, path: &str, fit: bool) -> Result<Option<ImageContent>, String> {
     let expanded = match path.strip_prefix("~/") {
         Some(rest) => std::env::home_dir().map(|home| home.join(rest)),
         None => Some(cwd.join(path)),
@@ -79,27 +78,38 @@ pub fn read_image(cwd: &Path, path: &str) -> Result<Option<ImageContent>, String
     let Some(full) = expanded.filter(|full| full.is_file()) else {
         return Ok(None);
     };
-    let lower = path.to_ascii_lowercase();
-    let mime_type = if lower.ends_with(".png") {
-        "image/png"
-    } else if lower.ends_with(".gif") {
-        "image/gif"
-    } else if lower.ends_with(".webp") {
-        "image/webp"
-    } else {
-        "image/jpeg"
-    };
     let bytes =
         std::fs::read(&full).map_err(|error| format!("cannot read {}: {error}", full.display()))?;
+    let Some(kind) = pi_image::sniff(&bytes) else {
+        return Err(format!(
+            "{} is not a PNG, JPEG, GIF or WebP image",
+            full.display()
+        ));
+    };
+    let image = if fit {
+        pi_image::prepare(&bytes, kind)
+            .map_err(|error| format!("cannot attach {}: {error}", full.display()))?
+    } else {
+        pi_image::as_is(&bytes, kind)
+    };
     Ok(Some(ImageContent {
-        data: base64::engine::general_purpose::STANDARD.encode(bytes),
-        mime_type: mime_type.to_owned(),
+        data: image.data,
+        mime_type: image.mime.to_owned(),
     }))
 }
 
 #[cfg(test)]
 mod tests {
+    use base64::Engine as _;
+
     use super::*;
+
+    /// A one-pixel red PNG.
+    const PIXEL_PNG: [u8; 69] = [
+        137, 80, 78, 71, 13, 10, 26, 10, 0, 0, 0, 13, 73, 72, 68, 82, 0, 0, 0, 1, 0, 0, 0, 1, 8, 2,
+        0, 0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 0, 0,
+        3, 1, 1, 0, 201, 254, 146, 239, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
+    ];
 
     #[test]
     fn cwd_branch_files_and_images_are_read_from_the_directory() {
@@ -113,7 +123,8 @@ mod tests {
         std::fs::write(root.join("src/main.rs"), "fn main() {}").unwrap();
         std::fs::write(root.join("src/deep/mod.rs"), "").unwrap();
         std::fs::write(root.join("target/junk.o"), "").unwrap();
-        std::fs::write(root.join("shot.png"), [0x89, b'P', b'N', b'G']).unwrap();
+        std::fs::write(root.join("shot.png"), PIXEL_PNG).unwrap();
+        std::fs::write(root.join("fake.png"), b"not a picture").unwrap();
 
         assert_eq!(display_cwd(&root.join("src"), Some(root)), "~/src");
         assert_eq!(display_cwd(root, Some(root)), "~");
@@ -124,13 +135,26 @@ mod tests {
         );
         assert_eq!(
             list_files(root),
-            ["shot.png", "src/deep/mod.rs", "src/main.rs"]
+            ["fake.png", "shot.png", "src/deep/mod.rs", "src/main.rs"]
         );
 
-        let image = read_image(root, "shot.png").unwrap().unwrap();
-        assert_eq!(image.mime_type, "image/png");
-        assert_eq!(image.data, "iVBORw==");
-        assert_eq!(read_image(root, "missing.png"), Ok(None));
+        for fit in [true, false] {
+            let image = read_image(root, "shot.png", fit).unwrap().unwrap();
+            assert_eq!(image.mime_type, "image/png");
+            assert_eq!(
+                image.data,
+                base64::engine::general_purpose::STANDARD.encode(PIXEL_PNG),
+                "within the limits: byte for byte"
+            );
+        }
+        assert_eq!(read_image(root, "missing.png", true), Ok(None));
+        assert_eq!(
+            read_image(root, "fake.png", true),
+            Err(format!(
+                "{}/fake.png is not a PNG, JPEG, GIF or WebP image",
+                root.display()
+            ))
+        );
     }
 
     #[test]

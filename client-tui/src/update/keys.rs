@@ -71,14 +71,15 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                     .last_escape_at
                     .is_some_and(|at| now_ms.saturating_sub(at) <= DOUBLE_PRESS_MS);
                 state.last_escape_at = None;
-                if !state.editor.is_empty() {
-                } else if !twice {
-                    state.last_escape_at = Some(now_ms);
-                } else {
-                    match state.prefs.double_escape {
-                        DoubleEscape::Tree => commands::run(state, "/tree", effects),
-                        DoubleEscape::Fork => commands::run(state, "/fork", effects),
-                        DoubleEscape::None => {}
+                if state.editor.is_empty() {
+                    if !twice {
+                        state.last_escape_at = Some(now_ms);
+                    } else {
+                        match state.prefs.double_escape {
+                            DoubleEscape::Tree => commands::run(state, "/tree", effects),
+                            DoubleEscape::Fork => commands::run(state, "/fork", effects),
+                            DoubleEscape::None => {}
+                        }
                     }
                 }
             }
@@ -264,6 +265,7 @@ fn submit(state: &mut State, how: SubmitAs, effects: &mut Vec<Effect>) {
     let message = Message {
         text: trimmed.to_owned(),
         image_paths: image_paths(trimmed),
+        fit_images: state.prefs.fit_images,
     };
     remember(state, trimmed);
     state.status = None;

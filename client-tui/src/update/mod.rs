@@ -251,9 +251,17 @@ fn config_changed(state: &mut State, changed: pi_protocol::v1::ConfigChangedPara
         format!("Configuration reloaded: {}", changed.files.join(", ")),
     );
     for diagnostic in changed.diagnostics {
-        state.transcript.notice(
-            NoticeLevel::Warning,
-            format!("Warning: {}: {}", diagnostic.path, diagnostic.message),
-        );
+        state
+            .transcript
+            .notice(NoticeLevel::Warning, warning_line(&diagnostic));
+    }
+}
+
+/// A problem in a configuration file as the TUI says it: the file, the key when there is
+/// one, and what is wrong.
+pub fn warning_line(problem: &pi_protocol::v1::ResourceDiagnostic) -> String {
+    match &problem.key {
+        Some(key) => format!("Warning: {}: `{key}`: {}", problem.path, problem.message),
+        None => format!("Warning: {}: {}", problem.path, problem.message),
     }
 }

@@ -65,7 +65,11 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             if !waiting_for(state, kind) {
                 return;
             }
-            if for_fork {
+            if entries.is_empty() {
+                // pi says so rather than open an empty list that would catch the next keys.
+                state.overlay = None;
+                state.status = Some("Nothing in the session yet.".to_owned());
+            } else if for_fork {
                 let items = tree_items(&entries, leaf_id.as_deref(), true, TreeFilter::Default);
                 state.overlay = Some(Overlay::Select(Selector::new(
                     kind,
@@ -477,7 +481,11 @@ fn describe(entry: &SessionEntry) -> String {
                 result.tool_name,
                 first_line(&user_text(&result.content))
             ),
-            AgentMessage::BashExecution(bash) => format!("!{}", first_line(&bash.command)),
+            AgentMessage::BashExecution(bash) => format!(
+                "{}{}",
+                if bash.exclude_from_context { "!!" } else { "!" },
+                first_line(&bash.command)
+            ),
             AgentMessage::Custom(custom) => format!("[{}]", custom.custom_type),
             AgentMessage::BranchSummary(_) => "branch summary".to_owned(),
             AgentMessage::CompactionSummary(_) => "compaction".to_owned(),

@@ -15,6 +15,7 @@ fn message(text: &str) -> Message {
     Message {
         text: text.to_owned(),
         image_paths: Vec::new(),
+        fit_images: true,
     }
 }
 
@@ -115,6 +116,22 @@ fn alt_enter_inserts_a_newline_when_idle_and_images_are_found_by_path() {
         [Effect::Request(Request::Prompt(Message {
             text: "look at @shot.png\nand ./b.JPG".into(),
             image_paths: vec!["shot.png".into(), "./b.JPG".into()],
+            fit_images: true,
+        }))]
+    );
+    // With `images.autoResize: false` they are sent as they are.
+    harness.send(Input::Reply(settings(
+        serde_json::json!({"images": {"autoResize": false, "blockImages": false}}),
+    )));
+    harness.type_text("again @shot.png");
+    harness.send(key(KeyCode::Esc));
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Effect::Request(Request::Prompt(Message {
+            text: "again @shot.png".into(),
+            image_paths: vec!["shot.png".into()],
+            fit_images: false,
         }))]
     );
 }

@@ -630,14 +630,30 @@ fn config_reloads_show_their_files_and_problems() {
     let mut harness = Harness::attached(Vec::new());
     harness.send(Input::ConfigChanged(pi_protocol::v1::ConfigChangedParams {
         files: vec!["/home/u/.pi/agent/models.json".into()],
-        diagnostics: vec![pi_protocol::v1::ResourceDiagnostic {
-            kind: pi_protocol::v1::ResourceDiagnosticKind::Warning,
-            path: "/home/u/.pi/agent/models.json".into(),
-            key: None,
-            message: "bad; the daemon keeps using the file's last good version".into(),
-        }],
+        diagnostics: vec![
+            pi_protocol::v1::ResourceDiagnostic {
+                kind: pi_protocol::v1::ResourceDiagnosticKind::Warning,
+                path: "/home/u/.pi/agent/models.json".into(),
+                key: None,
+                message: "bad; the daemon keeps using the file's last good version".into(),
+            },
+            pi_protocol::v1::ResourceDiagnostic {
+                kind: pi_protocol::v1::ResourceDiagnosticKind::Warning,
+                path: "/home/u/.pi/agent/settings.json".into(),
+                key: Some("editorPaddingX".into()),
+                message: "expected a whole number from 0 to 3, found 9; the value is ignored"
+                    .into(),
+            },
+        ],
     }));
-    let screen = harness.screen(120, 12);
+    let screen = harness.screen(130, 12);
+    assert!(
+        screen.contains(
+            "Warning: /home/u/.pi/agent/settings.json: `editorPaddingX`: expected a whole number \
+             from 0 to 3, found 9; the value is ignored"
+        ),
+        "the key is named:\n{screen}"
+    );
     assert!(
         screen.contains("Configuration reloaded: /home/u/.pi/agent/models.json"),
         "{screen}"

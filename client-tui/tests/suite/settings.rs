@@ -307,3 +307,20 @@ fn the_startup_header_lists_what_the_session_loaded_unless_quiet_startup() {
         "=== default ===\n{full}\n=== quietStartup ===\n{quiet}"
     ));
 }
+
+#[test]
+fn the_tree_of_an_empty_session_is_a_notice_not_an_empty_list() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(esc_at(10_000)).send(esc_at(10_200));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: Vec::new(),
+        leaf_id: None,
+        for_fork: false,
+    }));
+    assert!(harness.state.overlay.is_none());
+    let screen = harness.screen(60, 10);
+    assert!(screen.contains("Nothing in the session yet."), "{screen}");
+    // What is typed next goes to the editor.
+    harness.type_text("!echo hi");
+    assert_eq!(harness.state.editor.text(), "!echo hi");
+}

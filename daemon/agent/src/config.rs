@@ -60,6 +60,8 @@ pub struct RunConfig {
     pub response_hook: Option<pi_llm::ResponseHook>,
     /// Thinking budgets over the providers' defaults (pi's `thinkingBudgets`).
     pub thinking_budgets: pi_llm::ThinkingBudgets,
+    /// How long a provider may take to answer a request (pi's `retry.provider.timeoutMs`).
+    pub request_timeout: Option<std::time::Duration>,
     /// Images never reach the model: each is replaced by a sentence saying image reading
     /// is disabled (pi's `images.blockImages`).
     pub block_images: bool,

@@ -222,6 +222,7 @@ impl Run<'_> {
                 payload: self.config.payload_hook.clone(),
                 response: self.config.response_hook.clone(),
                 thinking_budgets: self.config.thinking_budgets,
+                request_timeout: self.config.request_timeout,
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

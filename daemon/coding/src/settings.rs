@@ -63,6 +63,9 @@ pub struct Settings {
     pub thinking_budgets: [Option<u64>; 4],
     /// `images.blockImages`: no image reaches the model.
     pub block_images: bool,
+    /// `images.autoResize`: images go to the model fitted to 2000x2000 pixels and 4.5 MB
+    /// (`read`'s, and clients' attachments), as pi's default.
+    pub auto_resize_images: bool,
     /// `piSessionWriteBack` (ours): sessions opened from pi's session files append their new
     /// entries to them (default on).
     pub pi_session_write_back: bool,
@@ -199,6 +202,8 @@ pub struct RetrySettings {
     pub base_delay_ms: u64,
     /// Longest server-requested delay honoured; 0 disables the cap.
     pub max_delay_ms: u64,
+    /// `retry.provider.timeoutMs`: how long a provider may take to answer a request.
+    pub provider_timeout_ms: Option<u64>,
 }
 
 /// A `skills` / `prompts` entry, resolved to an absolute path.
@@ -249,8 +254,10 @@ pub struct SettingsLayer {
     pub retry_max_retries: Option<u32>,
     /// `retry.baseDelayMs`.
     pub retry_base_delay_ms: Option<u64>,
-    /// `retry.maxDelayMs`.
+    /// `retry.maxDelayMs` (or `retry.provider.maxRetryDelayMs`).
     pub retry_max_delay_ms: Option<u64>,
+    /// `retry.provider.timeoutMs`.
+    pub retry_provider_timeout_ms: Option<u64>,
     /// `shellPath`.
     pub shell_path: Option<String>,
     /// `shellCommandPrefix`.
@@ -259,6 +266,8 @@ pub struct SettingsLayer {
     pub thinking_budgets: [Option<u64>; 4],
     /// `images.blockImages`.
     pub block_images: Option<bool>,
+    /// `images.autoResize`.
+    pub auto_resize_images: Option<bool>,
     /// `piSessionWriteBack`.
     pub pi_session_write_back: Option<bool>,
     /// `enabledModels`.
@@ -431,11 +440,13 @@ impl Default for Settings {
                 max_retries: 3,
                 base_delay_ms: 2_000,
                 max_delay_ms: 60_000,
+                provider_timeout_ms: None,
             },
             shell_path: None,
             shell_command_prefix: None,
             thinking_budgets: [None; 4],
             block_images: false,
+            auto_resize_images: true,
             pi_session_write_back: true,
             enabled_models: Vec::new(),
             session_dir: None,
@@ -517,6 +528,10 @@ impl Settings {
         set(&mut self.retry.max_retries, &layer.retry_max_retries);
         set(&mut self.retry.base_delay_ms, &layer.retry_base_delay_ms);
         set(&mut self.retry.max_delay_ms, &layer.retry_max_delay_ms);
+        set_option(
+            &mut self.retry.provider_timeout_ms,
+            &layer.retry_provider_timeout_ms,
+        );
         set_option(&mut self.shell_path, &layer.shell_path);
         set_option(&mut self.shell_command_prefix, &layer.shell_command_prefix);
         for (budget, given) in self.thinking_budgets.iter_mut().zip(layer.thinking_budgets) {
@@ -525,6 +540,7 @@ impl Settings {
             }
         }
         set(&mut self.block_images, &layer.block_images);
+        set(&mut self.auto_resize_images, &layer.auto_resize_images);
         set(
             &mut self.pi_session_write_back,
             &layer.pi_session_write_back,

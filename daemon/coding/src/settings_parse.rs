@@ -341,11 +341,14 @@ impl LayerReader<'_> {
                                         "maxRetryDelayMs" => {
                                             layer.retry_max_delay_ms = self.integer(&dotted, value);
                                         }
-                                        "timeoutMs" | "maxRetries" => self.not_applied(
+                                        "timeoutMs" => {
+                                            layer.retry_provider_timeout_ms =
+                                                self.integer(&dotted, value);
+                                        }
+                                        "maxRetries" => self.not_applied(
                                             &dotted,
-                                            "the daemon's requests have no client-side timeout \
-                                             or retries of their own; `retry.maxRetries` \
-                                             governs retries",
+                                            "the daemon's requests are not retried on their \
+                                             own; `retry.maxRetries` governs retries",
                                         ),
                                         _ => self.unknown(&dotted),
                                     }
@@ -559,22 +562,9 @@ impl LayerReader<'_> {
                         let dotted = format!("images.{sub}");
                         match sub.as_str() {
                             "blockImages" => layer.block_images = self.boolean(&dotted, value),
-                            // pi resizes `read`'s and `@file` images by default; the
-                            // daemon's `read` always does, attached images go as they are.
-                            "autoResize" => match self.boolean(&dotted, value) {
-                                Some(true) => self.not_applied(
-                                    &dotted,
-                                    "`read` fits images to 2000x2000 pixels and 4.5 MB as pi \
-                                     does, but images attached to prompts (`@file`, the TUI) \
-                                     are sent at their own size",
-                                ),
-                                Some(false) => self.not_applied(
-                                    &dotted,
-                                    "`read` always fits images to 2000x2000 pixels and 4.5 MB \
-                                     (attached images are sent at their own size)",
-                                ),
-                                None => {}
-                            },
+                            "autoResize" => {
+                                layer.auto_resize_images = self.boolean(&dotted, value);
+                            }
                             _ => self.unknown(&dotted),
                         }
                     }

@@ -215,7 +215,14 @@ pub fn spawn_stream<D: Decoder>(
             (request, _) => request,
         };
         match request {
-            Ok(request) => run(request, cancel, hooks.response, assembler, decoder).await,
+            Ok(request) => {
+                let sent = Sending {
+                    cancel,
+                    heard: hooks.response,
+                    timeout: hooks.timeout,
+                };
+                run(request, sent, assembler, decoder).await
+            }
             Err(message) => {
                 assembler
                     .fail(message, Failure::new(FailureKind::InvalidRequest))
@@ -266,13 +273,25 @@ fn client() -> Result<&'static reqwest::Client, String> {
 /// Idle connections kept per provider host for reuse.
 const IDLE_CONNECTIONS_PER_HOST: usize = 16;
 
-async fn run<D: Decoder>(
-    request: EncodedRequest,
+/// How a request is sent: what cancels it, who hears its response, how long it may wait for
+/// one.
+struct Sending {
     cancel: CancellationToken,
     heard: Option<crate::provider::ResponseHook>,
+    timeout: Option<Duration>,
+}
+
+async fn run<D: Decoder>(
+    request: EncodedRequest,
+    sending: Sending,
     mut assembler: Assembler,
     decoder: D,
 ) {
+    let Sending {
+        cancel,
+        heard,
+        timeout,
+    } = sending;
     assembler.redact(
         request
             .headers
@@ -287,7 +306,7 @@ async fn run<D: Decoder>(
     let response = tokio::select! {
         biased;
         () = cancel.cancelled() => return assembler.abort().await,
-        response = send(request, &provider) => response,
+        response = send(request, &provider, timeout) => response,
     };
     let response = match response {
         Ok(response) => response,
@@ -327,6 +346,7 @@ async fn run<D: Decoder>(
 async fn send(
     request: EncodedRequest,
     provider: &str,
+    timeout: Option<Duration>,
 ) -> Result<reqwest::Response, (String, Failure)> {
     let client = client().map_err(|message| (message, Failure::new(FailureKind::Other)))?;
     let mut headers = HeaderMap::new();
@@ -343,35 +363,49 @@ async fn send(
         headers.insert(header_name, header_value);
     }
     let EncodedRequest { url, body, .. } = request;
-    client
-        .post(&url)
-        .headers(headers)
-        .body(body)
-        .send()
-        .await
-        .map_err(|error| {
-            let message = connection_error(provider, &url, &error);
-            // The whole chain is for the log; the person reads the one line.
-            tracing::warn!(
-                provider,
-                error = describe(error),
-                "cannot reach the provider"
-            );
-            (message, Failure::new(FailureKind::Connection))
+    let sent = client.post(&url).headers(headers).body(body).send();
+    let answered = match timeout {
+        Some(limit) => match tokio::time::timeout(limit, sent).await {
+            Ok(answered) => answered,
+            Err(_) => {
+                let message = format!(
+                    "connection error: provider \"{provider}\" at {} did not answer within {} \
+                     ms (retry.provider.timeoutMs in settings.json); raise it for slow servers",
+                    without_query(&url),
+                    limit.as_millis()
+                );
+                return Err((message, Failure::new(FailureKind::Connection)));
+            }
+        },
+        None => sent.await,
+    };
+    answered.map_err(|error| {
+        let message = connection_error(provider, &url, &error);
+        // The whole chain is for the log; the person reads the one line.
+        tracing::warn!(
+            provider,
+            error = describe(error),
+            "cannot reach the provider"
+        );
+        (message, Failure::new(FailureKind::Connection))
+    })
+}
+
+/// The URL without its query (nothing secret is in it, but it is noise).
+fn without_query(url: &str) -> String {
+    reqwest::Url::parse(url)
+        .map(|mut url| {
+            url.set_query(None);
+            url.to_string()
         })
+        .unwrap_or_else(|_| url.to_owned())
 }
 
 /// One line for a request that never got a response: which provider, where, what went wrong
 /// and what to check. Starts with `connection error:` as pi's do (its retry rule, and ours
 /// for stored messages, read that).
 fn connection_error(provider: &str, url: &str, error: &reqwest::Error) -> String {
-    // The URL without its query (nothing secret is in it, but it is noise).
-    let place = reqwest::Url::parse(url)
-        .map(|mut url| {
-            url.set_query(None);
-            url.to_string()
-        })
-        .unwrap_or_else(|_| url.to_owned());
+    let place = without_query(url);
     let mut io_kind = None;
     let mut chain = String::new();
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(error);

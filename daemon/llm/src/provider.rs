@@ -82,6 +82,10 @@ pub struct StreamOptions {
     /// Thinking token budgets per level, over the providers' defaults (pi's
     /// `thinkingBudgets` setting).
     pub thinking_budgets: ThinkingBudgets,
+    /// How long the provider may take to answer a request (its response's headers) before
+    /// the request fails as a connection error, which the agent retries (pi's
+    /// `retry.provider.timeoutMs`); `None`: no limit beyond the client's own.
+    pub request_timeout: Option<std::time::Duration>,
 }
 
 /// Token budgets of the thinking levels that take one (pi's `thinkingBudgets`); `None`: the
@@ -138,14 +142,17 @@ pub struct RequestHooks {
     pub payload: Option<PayloadHook>,
     /// pi's `after_provider_response`.
     pub response: Option<ResponseHook>,
+    /// How long the provider may take to answer ([`StreamOptions::request_timeout`]).
+    pub timeout: Option<std::time::Duration>,
 }
 
 impl RequestHooks {
-    /// The hooks `options` carries.
+    /// The hooks (and the answer timeout) `options` carries.
     pub fn of(options: &StreamOptions) -> Self {
         RequestHooks {
             payload: options.payload.clone(),
             response: options.response.clone(),
+            timeout: options.request_timeout,
         }
     }
 }

@@ -154,6 +154,7 @@ mod tests {
             max_retries: 2,
             base_delay_ms: 2000,
             max_delay_ms: 60_000,
+            provider_timeout_ms: None,
         }
     }
 

@@ -81,6 +81,7 @@ impl SummaryModel {
             payload: None,
             response: None,
             thinking_budgets: pi_llm::ThinkingBudgets::default(),
+            request_timeout: None,
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

@@ -59,6 +59,7 @@ fn main() {
             files: None,
             sandbox: None,
             spawner,
+            resize_images: true,
         })
     };
     let direct = context(Spawner::direct());

@@ -61,6 +61,7 @@ fn main() {
         files: None,
         sandbox: None,
         spawner: pi_tools::spawn::Spawner::direct(),
+        resize_images: true,
     });
     let call = |name: &str, arguments: Value| -> ToolOutput {
         let tool = pi_tools::create_tool(name, &context).unwrap();

@@ -37,6 +37,7 @@ fn main() -> anyhow::Result<()> {
         files: None,
         sandbox: None,
         spawner: pi_tools::spawn::Spawner::direct(),
+        resize_images: true,
     });
     let tool = pi_tools::create_tool("grep", &context)?;
     let runtime = tokio::runtime::Builder::new_current_thread()

@@ -18,7 +18,6 @@ pub mod exec;
 mod find;
 mod grep;
 pub mod guard;
-mod image;
 pub mod locks;
 mod ls;
 pub mod output;
@@ -79,6 +78,9 @@ pub struct ToolContext {
     pub sandbox: Option<sandbox::Sandbox>,
     /// Starts `bash`'s commands (under the daemon's guard).
     pub spawner: spawn::Spawner,
+    /// `read` fits images to what models accept (pi's `images.autoResize`, on by default);
+    /// off, it returns them as they are.
+    pub resize_images: bool,
 }
 
 /// Which tool changed a file.

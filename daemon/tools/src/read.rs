@@ -17,9 +17,9 @@ use serde_json::{Value, json};
 
 use crate::ToolContext;
 use crate::artifacts::parse_reference;
-use crate::image::{prepare, sniff};
 use crate::support::{execute_blocking, fs_error, object_schema, whole};
 use crate::truncate::{DEFAULT_MAX_BYTES, Limits, TruncatedBy, format_size, truncate_head};
+use pi_image::{prepare, sniff};
 
 const DESCRIPTION: &str = "Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to 2000 lines or 50KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete. Also reads stored command output given as artifact://ID.";
 /// What a read of a file's rest takes at a time: few calls for a big file, and little held
@@ -179,7 +179,7 @@ fn read(context: &ToolContext, args: &ReadArgs) -> Result<ToolOutput, ReadError>
     head.truncate(head_len);
     if !is_artifact {
         if let Some(kind) = sniff(&head) {
-            return read_image(&path, kind, &head, &mut file);
+            return read_image(&path, kind, &head, &mut file, context.resize_images);
         }
         if let Some(kind) = binary_kind(&head) {
             return Err(ReadError::Binary {
@@ -312,14 +312,20 @@ fn read_contents(
 
 fn read_image(
     path: &Path,
-    kind: crate::image::ImageKind,
+    kind: pi_image::ImageKind,
     head: &[u8],
     file: &mut File,
+    resize: bool,
 ) -> Result<ToolOutput, ReadError> {
     let mut bytes = head.to_vec();
     file.read_to_end(&mut bytes)
         .map_err(|e| ReadError::Fs(fs_error(&e, "read", path)))?;
-    match prepare(&bytes, kind) {
+    let prepared = if resize {
+        prepare(&bytes, kind)
+    } else {
+        Ok(pi_image::as_is(&bytes, kind))
+    };
+    match prepared {
         Ok(image) => {
             let mut text = format!("Read image file [{}]", image.mime);
             if let Some(note) = &image.note {

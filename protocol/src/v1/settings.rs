@@ -144,6 +144,29 @@ pub struct EffectiveSettings {
     /// pi's `terminal.*` that clients follow.
     #[serde(default)]
     pub terminal: TerminalSettings,
+    /// pi's `images.*`.
+    #[serde(default)]
+    pub images: ImagesSettings,
+}
+
+/// `images`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ImagesSettings {
+    /// Images go to the model fitted to 2000x2000 pixels and 4.5 MB of base64: `read`'s,
+    /// and the ones clients attach (`@file`), which clients fit before sending.
+    pub auto_resize: bool,
+    /// No image reaches the model: each is replaced by a sentence saying so.
+    pub block_images: bool,
+}
+
+impl Default for ImagesSettings {
+    fn default() -> Self {
+        ImagesSettings {
+            auto_resize: true,
+            block_images: false,
+        }
+    }
 }
 
 fn default_double_escape_action() -> String {

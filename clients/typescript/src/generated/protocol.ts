@@ -6327,6 +6327,7 @@ export interface EffectiveSettings {
    * pi's `hideThinkingBlock`: clients show no thinking blocks.
    */
   hideThinkingBlock?: boolean;
+  images?: ImagesSettings;
   markdown?: MarkdownSettings;
   mcp: McpSettings;
   /**
@@ -6404,6 +6405,20 @@ export interface CompactionSettings {
    * Tokens kept free for the response.
    */
   reserveTokens: number;
+}
+/**
+ * pi's `images.*`.
+ */
+export interface ImagesSettings {
+  /**
+   * Images go to the model fitted to 2000x2000 pixels and 4.5 MB of base64: `read`'s,
+   * and the ones clients attach (`@file`), which clients fit before sending.
+   */
+  autoResize: boolean;
+  /**
+   * No image reaches the model: each is replaced by a sentence saying so.
+   */
+  blockImages: boolean;
 }
 /**
  * pi's `markdown.*`.
@@ -7733,6 +7748,7 @@ export interface EffectiveSettings1 {
    * pi's `hideThinkingBlock`: clients show no thinking blocks.
    */
   hideThinkingBlock?: boolean;
+  images?: ImagesSettings;
   markdown?: MarkdownSettings;
   mcp: McpSettings;
   /**
@@ -7780,6 +7796,23 @@ export interface EffectiveSettings1 {
    * `user-only`, `labeled-only` or `all`).
    */
   treeFilterMode?: string;
+}
+/**
+ * `images`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ImagesSettings".
+ */
+export interface ImagesSettings1 {
+  /**
+   * Images go to the model fitted to 2000x2000 pixels and 4.5 MB of base64: `read`'s,
+   * and the ones clients attach (`@file`), which clients fit before sending.
+   */
+  autoResize: boolean;
+  /**
+   * No image reaches the model: each is replaced by a sentence saying so.
+   */
+  blockImages: boolean;
 }
 /**
  * `markdown`.

@@ -44,6 +44,7 @@ pub fn config(
         response_hook: None,
         thinking_budgets: pi_llm::ThinkingBudgets::default(),
         block_images: false,
+        request_timeout: None,
     }
 }
 

@@ -141,6 +141,12 @@ impl SessionActor {
                 }
             },
             block_images: self.resources.settings.block_images,
+            request_timeout: self
+                .resources
+                .settings
+                .retry
+                .provider_timeout_ms
+                .map(std::time::Duration::from_millis),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();

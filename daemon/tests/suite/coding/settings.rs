@@ -504,7 +504,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         (
             "retry",
             json!({"enabled": false, "maxRetries": 9, "baseDelayMs": 10,
-            "provider": {"maxRetryDelayMs": 5000}}),
+            "provider": {"maxRetryDelayMs": 5000, "timeoutMs": 120000}}),
         ),
         ("shellPath", json!("/bin/zsh")),
         ("shellCommandPrefix", json!("set -e")),
@@ -543,10 +543,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("themes", json!([])),
         ("warnings", json!({"anthropicExtraUsage": false})),
     ];
-    // Keys of sections named one by one: `terminal`'s others, and `images.autoResize`
-    // (`read` resizes whatever it says).
+    // Keys of sections named one by one: `terminal`'s others.
     let not_applied_subkeys = [
-        "images.autoResize",
         "terminal.showImages",
         "terminal.imageWidthCells",
         "terminal.clearOnShrink",
@@ -588,6 +586,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         settings.retry.max_delay_ms, 5000,
         "retry.provider.maxRetryDelayMs"
     );
+    assert_eq!(settings.retry.provider_timeout_ms, Some(120_000));
     assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
     assert_eq!(settings.shell_command_prefix.as_deref(), Some("set -e"));
     assert_eq!(settings.skills.len(), 1);
@@ -598,6 +597,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         [Some(100), Some(200), Some(300), Some(400)]
     );
     assert!(settings.block_images);
+    assert!(!settings.auto_resize_images);
     assert_eq!(settings.enabled_models, ["claude-*"]);
     assert_eq!(settings.session_dir.as_deref(), Some("~/sessions"));
     assert!(settings.hide_thinking_block);
@@ -648,7 +648,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         "{named:?}"
     );
 
-    // pi's default (resize images) said once; `retry.provider`'s other keys too.
+    // `retry.provider.maxRetries` is said once, while `timeoutMs` and `images.autoResize`
+    // apply.
     let tree = Tree::new(&[(
         "pi/settings.json",
         r#"{"images": {"autoResize": true}, "retry": {"provider": {"timeoutMs": 1, "maxRetries": 2}}}"#,
@@ -657,17 +658,12 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         pi_agent_dir: Some(tree.path("pi")),
         ..ResourceRoots::default()
     };
-    let (_, diagnostics) = roots.load_settings(None);
+    let (settings, diagnostics) = roots.load_settings(None);
     let keys: Vec<&str> = diagnostics
         .iter()
         .filter_map(|d| d.key.as_deref())
         .collect();
-    assert_eq!(
-        keys,
-        [
-            "images.autoResize",
-            "retry.provider.timeoutMs",
-            "retry.provider.maxRetries"
-        ]
-    );
+    assert_eq!(keys, ["retry.provider.maxRetries"]);
+    assert_eq!(settings.retry.provider_timeout_ms, Some(1));
+    assert!(settings.auto_resize_images, "pi's default");
 }

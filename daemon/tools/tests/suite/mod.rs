@@ -58,6 +58,7 @@ impl Session {
             files: None,
             sandbox: None,
             spawner: pi_tools::spawn::Spawner::direct(),
+            resize_images: true,
         });
         Session {
             dir,

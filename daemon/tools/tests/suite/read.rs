@@ -147,6 +147,29 @@ async fn images_come_back_as_image_content() {
     assert_eq!((decoded.width(), decoded.height()), (2000, 667));
 }
 
+/// pi's `images.autoResize: false`: `read` returns images as they are, without a note.
+#[tokio::test]
+async fn without_auto_resize_images_are_read_as_they_are() {
+    let mut session = Session::new();
+    session.context = std::sync::Arc::new(pi_tools::ToolContext {
+        resize_images: false,
+        ..(*session.context).clone()
+    });
+    let wide = png(3000, 1000);
+    session.file("wide.png", wide.clone());
+    let output = session.call("read", json!({"path": "wide.png"})).await;
+    assert!(!output.is_error, "{output:?}");
+    assert_eq!(text(&output), "Read image file [image/png]");
+    let UserContent::Image(image) = &output.content[1] else {
+        panic!("no image block")
+    };
+    use base64::Engine as _;
+    let data = base64::engine::general_purpose::STANDARD
+        .decode(&image.data)
+        .unwrap();
+    assert_eq!(data, wide, "byte for byte");
+}
+
 #[tokio::test]
 async fn artifacts_read_like_files() {
     let session = Session::new();

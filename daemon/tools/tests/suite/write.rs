@@ -176,6 +176,7 @@ async fn new_files_and_directories_get_the_users_mask_not_the_daemons() {
     // The daemon runs with umask 077; the user's is 027 here.
     session.context = std::sync::Arc::new(pi_tools::ToolContext {
         spawner: pi_tools::spawn::Spawner::guarded("/unused".into(), Some(0o027)),
+        resize_images: true,
         ..(*session.context).clone()
     });
     let previous = rustix::process::umask(rustix::fs::Mode::from_bits_truncate(0o077));

@@ -260,7 +260,15 @@ fn changed_lines(old: &str, new: &str) -> String {
 }
 
 /// Runs every line with pi and with `pictl` as `pi`, and compares.
-async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
+/// What runs each side: pi, and `pictl` installed under pi's name, with their environments.
+struct Sides {
+    as_pi: PathBuf,
+    pi_env: Vec<(String, String)>,
+    pid_env: Vec<(String, String)>,
+    _dirs: [tempfile::TempDir; 2],
+}
+
+fn sides(world: &World) -> Sides {
     let home = world.daemon.home.path();
     // `pictl` installed under pi's name.
     let bin = tempfile::tempdir().unwrap();
@@ -285,6 +293,22 @@ async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
         "PI_CODING_AGENT_SESSION_DIR".to_owned(),
         no_pi_sessions.path().display().to_string(),
     ));
+    Sides {
+        as_pi,
+        pi_env,
+        pid_env,
+        _dirs: [bin, no_pi_sessions],
+    }
+}
+
+async fn side_by_side(world: &World, proj: &Path, lines: &[Line]) {
+    let home = world.daemon.home.path();
+    let Sides {
+        as_pi,
+        pi_env,
+        pid_env,
+        _dirs,
+    } = sides(world);
     let mut failures = Vec::new();
     for line in lines {
         // `{session}`: a fresh copy, per side, of the newest pi session file of the project.
@@ -843,6 +867,89 @@ const PIXEL_PNG: [u8; 69] = [
     0, 0, 144, 119, 83, 222, 0, 0, 0, 12, 73, 68, 65, 84, 120, 156, 99, 248, 207, 192, 0, 0, 3, 1,
     1, 0, 201, 254, 146, 239, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
 ];
+
+/// An `@file` image larger than 2000x2000 pixels is fitted as pi fits it: the same note in
+/// its tag and the same size (pi's scaler and ours differ in the pixels); with
+/// `images.autoResize: false` both send the file as it is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn large_file_images_are_fitted_as_pi_fits_them() {
+    use base64::Engine as _;
+    let (world, proj) = world().await;
+    let picture = image::RgbImage::from_fn(3000, 1500, |x, y| {
+        image::Rgb([(x % 251) as u8, (y % 241) as u8, ((x + y) % 239) as u8])
+    });
+    let mut png = std::io::Cursor::new(Vec::new());
+    picture.write_to(&mut png, image::ImageFormat::Png).unwrap();
+    let png = png.into_inner();
+    std::fs::write(proj.join("wide.png"), &png).unwrap();
+    let sides = sides(&world);
+    let args: Vec<String> = ["--model", MODEL, "-p", "@wide.png", "What is it?"]
+        .map(str::to_owned)
+        .to_vec();
+    // The user message's text and its image's size, as the model received them.
+    let sent = |outcome: &Outcome| -> (String, (u32, u32)) {
+        let content = &outcome.requests[0]["messages"][0]["content"];
+        let text = content
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|block| block["text"].as_str())
+            .collect::<String>();
+        let image = content
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|block| block["type"] == "image")
+            .unwrap_or_else(|| panic!("no image: {content}"));
+        let data = base64::engine::general_purpose::STANDARD
+            .decode(image["source"]["data"].as_str().unwrap())
+            .unwrap();
+        let decoded = image::load_from_memory(&data).unwrap();
+        (text, (decoded.width(), decoded.height()))
+    };
+    let pi = run_side(
+        &world,
+        &peers::npm_bin("pi"),
+        &sides.pi_env,
+        &proj,
+        &args,
+        None,
+    )
+    .await;
+    let pid = run_side(&world, &sides.as_pi, &sides.pid_env, &proj, &args, None).await;
+    assert_eq!(
+        (pi.code, pid.code),
+        (Some(0), Some(0)),
+        "{}\n{}",
+        pi.stderr,
+        pid.stderr
+    );
+    let (pi_text, pi_size) = sent(&pi);
+    assert!(
+        pi_text.contains("[Image: original 3000x1500, displayed at 2000x1000."),
+        "{pi_text}"
+    );
+    assert_eq!(sent(&pid), (pi_text, pi_size));
+
+    std::fs::write(
+        proj.join(".pi/settings.json"),
+        r#"{"images": {"autoResize": false}}"#,
+    )
+    .unwrap();
+    let pi = run_side(
+        &world,
+        &peers::npm_bin("pi"),
+        &sides.pi_env,
+        &proj,
+        &args,
+        None,
+    )
+    .await;
+    let pid = run_side(&world, &sides.as_pi, &sides.pid_env, &proj, &args, None).await;
+    let pid_requests: Vec<Value> = pid.requests.iter().map(in_pi_words).collect();
+    assert_eq!(pi.requests, pid_requests, "both send the file as it is");
+    assert_eq!(sent(&pid).1, (3000, 1500));
+}
 
 /// pi's `thinkingBudgets` and `images.blockImages` settings change the request as in pi.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -182,6 +182,53 @@ async fn a_refused_connection_is_a_connection_failure() {
     server.assert_done(0);
 }
 
+/// pi's `retry.provider.timeoutMs`: a server that accepts the request and never answers
+/// fails it as a retryable connection error naming the setting.
+#[tokio::test]
+async fn a_server_slower_than_the_request_timeout_is_a_connection_failure() {
+    // Accepts connections and reads nothing, answers nothing.
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = silent.local_addr().unwrap().port();
+    let held = tokio::spawn(async move {
+        let mut sockets = Vec::new();
+        while let Ok((socket, _)) = silent.accept().await {
+            sockets.push(socket);
+        }
+    });
+    let server = ModelServer::start().await;
+    for api in APIS {
+        let mut model = model(&server, api);
+        model.base_url = model
+            .base_url
+            .replace(&server.url(), &format!("http://127.0.0.1:{port}"));
+        let options = pi_llm::StreamOptions {
+            request_timeout: Some(Duration::from_millis(200)),
+            ..options()
+        };
+        let run = run(&model, &ask("Hi"), options).await;
+        let failure = run.message.failure.unwrap();
+        assert_eq!(failure.kind, FailureKind::Connection, "{api}");
+        assert!(failure.kind.is_retryable());
+        let error = run.message.error_message.unwrap();
+        assert!(
+            error.starts_with(&format!(
+                "connection error: provider \"{}\" at http://127.0.0.1:{port}/",
+                model.provider
+            )),
+            "{api}: {error}"
+        );
+        assert!(
+            error.ends_with(
+                "did not answer within 200 ms (retry.provider.timeoutMs in settings.json); \
+                 raise it for slow servers"
+            ),
+            "{api}: {error}"
+        );
+    }
+    held.abort();
+    server.assert_done(0);
+}
+
 /// `https://` to a server that speaks plain HTTP: the TLS handshake fails, and the message
 /// says so and what to check.
 #[tokio::test]

@@ -1,7 +1,7 @@
-//! Images for `read`: recognizing PNG, JPEG, GIF and WebP by their magic numbers, and fitting
-//! an image to what models accept (pi's `resizeImage`): at most 2000×2000 pixels and 4.5 MB
-//! of base64. Images within the limits are passed through byte for byte; larger ones are
-//! decoded (EXIF orientation applied), scaled, and re-encoded as the smaller of PNG and JPEG
+//! Images for models (`read`'s, and the ones clients attach): recognizing PNG, JPEG, GIF and
+//! WebP by their magic numbers, and fitting an image to what models accept (pi's
+//! `resizeImage`): at most 2000×2000 pixels and 4.5 MB of base64. Images within the limits
+//! are passed through byte for byte; larger ones are decoded (EXIF orientation applied), scaled, and re-encoded as the smaller of PNG and JPEG
 //! (quality 80), then at falling JPEG qualities and scales until they fit.
 
 use std::io::Cursor;
@@ -73,6 +73,15 @@ pub fn sniff(head: &[u8]) -> Option<ImageKind> {
         Some(ImageKind::Webp)
     } else {
         None
+    }
+}
+
+/// `bytes` (an image of `kind`) as they are: what `images.autoResize: false` sends.
+pub fn as_is(bytes: &[u8], kind: ImageKind) -> PreparedImage {
+    PreparedImage {
+        data: base64::engine::general_purpose::STANDARD.encode(bytes),
+        mime: kind.mime(),
+        note: None,
     }
 }
 
