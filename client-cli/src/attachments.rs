@@ -181,6 +181,11 @@ pub fn read_piped_stdin() -> Result<Option<String>, CliError> {
     Ok((!text.is_empty()).then(|| text.to_owned()))
 }
 
+/// `argument` as an absolute path (`~` expanded, relative to `cwd`).
+pub fn absolute(argument: &str, cwd: &Path) -> String {
+    resolve(argument, cwd).display().to_string()
+}
+
 /// `~`, `~/rest`, absolute, or relative to `cwd`.
 fn resolve(argument: &str, cwd: &Path) -> PathBuf {
     let home = std::env::var_os("HOME").map(PathBuf::from);

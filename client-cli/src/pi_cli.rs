@@ -107,18 +107,17 @@ pub async fn run(args: PiArgs) -> Result<ExitCode, CliError> {
 /// The TUI on the session the options name, with the messages as its first prompts.
 async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
     crate::commands::attach::require_terminal()?;
-    if !args.options.themes.is_empty() || args.options.no_themes {
-        crate::output::eprint_line(
-            "pictl: the TUI draws its own colours; pi themes (--theme, --no-themes) are not \
-             loaded yet",
-        );
-    }
+    let flags = crate::commands::attach::TuiFlags {
+        model_scope: args.options.models.clone(),
+        verbose: args.options.verbose,
+        theme_paths: args.options.themes.clone(),
+        no_themes: args.options.no_themes,
+    };
     if args.resume {
         return crate::commands::attach::run_tui(
             pi_tui::Target::Pick,
             args.options.extensions.into_choice(),
-            args.options.models,
-            args.options.verbose,
+            flags,
         )
         .await;
     }
@@ -151,8 +150,7 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
     crate::commands::attach::run_tui(
         pi_tui::Target::Session(session.id),
         args.options.extensions.into_choice(),
-        args.options.models,
-        args.options.verbose,
+        flags,
     )
     .await
 }

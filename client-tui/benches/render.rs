@@ -109,6 +109,8 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         connection_id: "c1".into(),
         verbose: false,
         home: String::new(),
+        theme_paths: Vec::new(),
+        no_themes: false,
     };
     let mut state = State::new(Keymap::default(), environment);
     let last_seq = entries.len() as u64;

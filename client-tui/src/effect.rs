@@ -18,6 +18,8 @@ pub enum Effect {
     ListFiles,
     /// Leave the TUI; the session keeps running in the daemon.
     Detach,
+    /// Load the theme the choice names (and watch its file).
+    LoadTheme(crate::state::ThemeChoice),
 }
 
 /// A session to switch to.

@@ -26,6 +26,14 @@ pub enum Input {
     Resize(u16, u16),
     /// A timer tick (animations); ms since start.
     Tick(u64),
+    /// A theme was loaded (asked for, or its file changed); `problem` says why it is not the
+    /// one asked for, or why the file's new version is not used.
+    Theme {
+        /// The theme to show.
+        theme: std::sync::Arc<crate::theme::Theme>,
+        /// What went wrong, if anything.
+        problem: Option<String>,
+    },
     /// Attached (first time, after a reconnect, or to another session).
     Attached(Box<Attachment>),
     /// A session event.

@@ -5,7 +5,8 @@
 //!   its parts; [`keymap`] holds the key bindings (pi's `keybindings.json` honoured).
 //! - [`input`] and [`effect`]: the closed enums in and out of the core.
 //! - [`update()`]: `update(&mut state, input) -> Vec<Effect>`, pure.
-//! - [`render()`]: `render(&state, &mut frame)`, pure (a layout cache aside).
+//! - [`render()`]: `render(&state, &mut frame)`, pure (a layout cache aside); it draws with
+//!   [`theme`] roles and paints the frame with the state's theme last.
 //! - [`runtime`]: the shell. The terminal (crossterm), the daemon (`pi-client`: attach,
 //!   replay from the last `seq`, reconnect), the file list, the clipboard; it turns the
 //!   world into inputs and performs effects.
@@ -22,6 +23,7 @@ pub mod overlay;
 pub mod render;
 pub mod runtime;
 pub mod state;
+pub mod theme;
 pub mod transcript;
 pub mod update;
 

@@ -30,6 +30,10 @@ pub struct Environment {
     pub verbose: bool,
     /// The home directory (paths under it are shown with `~`); empty when unknown.
     pub home: String,
+    /// pi's `--theme` paths (theme files or directories, absolute).
+    pub theme_paths: Vec<String>,
+    /// pi's `--no-themes`: no theme discovery (only `--theme`'s and the built-ins).
+    pub no_themes: bool,
 }
 
 /// The connection to the daemon.
@@ -221,6 +225,19 @@ impl Preferences {
     }
 }
 
+/// Which theme to show (the `theme` setting; none: by the terminal's background) and where
+/// custom themes are: pi's `--theme` paths, the `themes` setting's, and the project's and
+/// pi's theme directories (these two and the setting's not with `--no-themes`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ThemeChoice {
+    /// A theme's name (or a theme file).
+    pub name: Option<String>,
+    /// Theme files or directories, absolute (`-`/`!` in front: left out).
+    pub paths: Vec<String>,
+    /// Whether the project's `.pi/themes` and pi's `<agent dir>/themes` are searched.
+    pub discover: bool,
+}
+
 /// What the session loaded, for the startup header (pi's `[Context]`, `[Skills]`,
 /// `[Prompts]`, `[Extensions]`).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -260,6 +277,12 @@ pub struct State {
     pub keymap: Keymap,
     /// pi's interactive-mode settings.
     pub prefs: Preferences,
+    /// The colours (pi's `theme`), and what the terminal shows of them.
+    pub theme: std::sync::Arc<crate::theme::Theme>,
+    /// How colours reach the terminal.
+    pub color_mode: crate::theme::ColorMode,
+    /// The theme asked for (loaded by the runtime, which watches its file).
+    pub theme_choice: ThemeChoice,
     /// What the session loaded (context files, extensions), for the startup header.
     pub loaded: Loaded,
     /// Terminal surroundings.
@@ -361,6 +384,13 @@ impl State {
         State {
             keymap,
             prefs: Preferences::default(),
+            theme: std::sync::Arc::new(crate::theme::Theme::dark()),
+            // The 16 named colours until the runtime knows the terminal.
+            color_mode: crate::theme::ColorMode::Ansi16,
+            theme_choice: ThemeChoice {
+                discover: true,
+                ..ThemeChoice::default()
+            },
             loaded: Loaded::default(),
             environment,
             session: None,

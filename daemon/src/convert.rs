@@ -93,6 +93,8 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
         terminal: pi_protocol::v1::TerminalSettings {
             show_terminal_progress: settings.tui.show_terminal_progress,
         },
+        theme: settings.theme.clone(),
+        themes: entries(&settings.themes),
         images: pi_protocol::v1::ImagesSettings {
             auto_resize: settings.auto_resize_images,
             block_images: settings.block_images,

@@ -41,7 +41,7 @@ complete -c pictl -n "__fish_pictl_needs_command" -l system-prompt -d 'Replace t
 complete -c pictl -n "__fish_pictl_needs_command" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -l skill -d 'Load this skill file or directory too (repeatable)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
-complete -c pictl -n "__fish_pictl_needs_command" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
+complete -c pictl -n "__fish_pictl_needs_command" -l theme -d 'Load this pi theme file or directory for the TUI (repeatable)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_needs_command" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_needs_command" -l mode -d 'Output mode: text (default), json or rpc' -r
@@ -55,7 +55,7 @@ complete -c pictl -n "__fish_pictl_needs_command" -l no-builtin-tools -d 'No bui
 complete -c pictl -n "__fish_pictl_needs_command" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
 complete -c pictl -n "__fish_pictl_needs_command" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
 complete -c pictl -n "__fish_pictl_needs_command" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
-complete -c pictl -n "__fish_pictl_needs_command" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_needs_command" -l no-themes -d 'Discover no pi themes (only --theme\'s and the built-ins)'
 complete -c pictl -n "__fish_pictl_needs_command" -l verbose -d 'Show the TUI\'s full startup header (key hints, what loaded) even with quietStartup'
 complete -c pictl -n "__fish_pictl_needs_command" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_needs_command" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
@@ -106,7 +106,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand run" -l system-prompt -d 'Re
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l skill -d 'Load this skill file or directory too (repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l theme -d 'Load this pi theme file or directory for the TUI (repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand run" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l mode -d 'Output: text (the final answer, the default), json (every event as pi writes it) or rpc (pi\'s RPC protocol, as `pictl rpc`)' -r
@@ -118,7 +118,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-builtin-tools -d 
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
-complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-themes -d 'Discover no pi themes (only --theme\'s and the built-ins)'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l verbose -d 'Show the TUI\'s full startup header (key hints, what loaded) even with quietStartup'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_using_subcommand run" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
@@ -266,7 +266,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l system-prompt -d 'Re
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l append-system-prompt -d 'Append to the system prompt of a new session (text, or a file to read it from; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l skill -d 'Load this skill file or directory too (repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l prompt-template -d 'Load this prompt template file or directory too (repeatable)' -r
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l theme -d 'A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)' -r
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l theme -d 'Load this pi theme file or directory for the TUI (repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l cwd -d 'Working directory of a new session, and where -c looks (default: the current one)' -r -F
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -s c -l continue -d 'Continue the most recent session in the working directory (a new one if none)'
@@ -277,7 +277,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-builtin-tools -d 
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-skills -d 'Load no discovered or configured skills; --skill ones still load (-ns)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-prompt-templates -d 'Load no discovered or configured prompt templates (-np)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-context-files -d 'Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)'
-complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-themes -d 'Load no pi themes'
+complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-themes -d 'Discover no pi themes (only --theme\'s and the built-ins)'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l verbose -d 'Show the TUI\'s full startup header (key hints, what loaded) even with quietStartup'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l offline -d 'No startup network operations: the session\'s extensions see PI_OFFLINE=1'
 complete -c pictl -n "__fish_pictl_using_subcommand rpc" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'

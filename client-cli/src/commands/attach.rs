@@ -62,7 +62,7 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target, args.extensions.into_choice(), Vec::new(), false).await
+    run_tui(target, args.extensions.into_choice(), TuiFlags::default()).await
 }
 
 /// The TUI needs a terminal on both ends.
@@ -75,25 +75,44 @@ pub fn require_terminal() -> Result<(), CliError> {
     Ok(())
 }
 
+/// pi's command-line options the TUI follows.
+#[derive(Debug, Default)]
+pub struct TuiFlags {
+    /// Ctrl+P's model scope (`--models`); empty: the settings'.
+    pub model_scope: Vec<String>,
+    /// `--verbose`.
+    pub verbose: bool,
+    /// `--theme` paths, as given.
+    pub theme_paths: Vec<String>,
+    /// `--no-themes`.
+    pub no_themes: bool,
+}
+
 /// Runs the TUI on `target`.
 pub async fn run_tui(
     target: Target,
     extensions: pi_tui::Extensions,
-    model_scope: Vec<String>,
-    verbose: bool,
+    flags: TuiFlags,
 ) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
     let cwd = std::env::current_dir()
         .map_err(|error| CliError::failed(format!("cannot read the working directory: {error}")))?;
+    let theme_paths = flags
+        .theme_paths
+        .iter()
+        .map(|path| crate::attachments::absolute(path, &cwd))
+        .collect();
     let options = AttachOptions {
+        theme_paths,
         target,
         cwd,
         paths,
         client_version: env!("CARGO_PKG_VERSION").to_owned(),
         extensions,
-        model_scope,
-        verbose,
+        model_scope: flags.model_scope,
+        verbose: flags.verbose,
+        no_themes: flags.no_themes,
     };
     match pi_tui::run(options).await {
         Ok(()) => Ok(ExitCode::SUCCESS),

@@ -118,10 +118,10 @@ pub struct SessionOptions {
     /// Leave AGENTS.md and CLAUDE.md out of the system prompt (-nc)
     #[arg(long)]
     pub no_context_files: bool,
-    /// A pi theme file or directory for the TUI (repeatable; accepted, see docs/cli.md)
+    /// Load this pi theme file or directory for the TUI (repeatable)
     #[arg(long = "theme", value_name = "PATH")]
     pub themes: Vec<String>,
-    /// Load no pi themes
+    /// Discover no pi themes (only --theme's and the built-ins)
     #[arg(long)]
     pub no_themes: bool,
     /// Show the TUI's full startup header (key hints, what loaded) even with quietStartup

@@ -3,7 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::{Position, Rect};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Clear, Paragraph};
 use unicode_width::{UnicodeWidthChar as _, UnicodeWidthStr as _};
@@ -23,7 +23,7 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         Connection::Live => {}
         Connection::Connecting => lines.push(Line::from(Span::styled(
             "Connecting to the daemon…".to_owned(),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
         ))),
         Connection::Reconnecting { attempt, reason } => {
             let mut text = "⟳ Reconnecting to the daemon…".to_owned();
@@ -35,7 +35,7 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             }
             lines.push(Line::from(Span::styled(
                 truncate(&text, width),
-                Style::default().fg(Color::Yellow),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
             )));
         }
     }
@@ -58,7 +58,7 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(
                 format!("{} ", SPINNER[state.spinner % SPINNER.len()]),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
             ),
             Span::styled(activity, dim),
         ]));
@@ -90,7 +90,7 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     if let Some(status) = &state.status {
         lines.push(Line::from(Span::styled(
             truncate(status, width),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
         )));
     }
     lines.extend(widget_lines(state, true, width));
@@ -121,7 +121,7 @@ fn queued_line(kind: &str, text: &str, width: usize) -> Line<'static> {
     Line::from(vec![
         Span::styled(
             format!("↳ queued {kind}: "),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
         ),
         Span::raw(truncate(first, width.saturating_sub(kind.len() + 12))),
     ])
@@ -185,7 +185,10 @@ pub fn render_editor(state: &State, frame: &mut Frame<'_>, area: Rect) {
     for (index, row) in rows.iter().enumerate().skip(first).take(visible) {
         let prompt = if index == 0 { "› " } else { "  " };
         let mut spans = vec![
-            Span::styled(prompt.to_owned(), Style::default().fg(Color::Cyan)),
+            Span::styled(
+                prompt.to_owned(),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+            ),
             Span::raw(padding.clone()),
         ];
         if placeholder {

@@ -3,7 +3,7 @@
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
@@ -69,7 +69,7 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
     };
     let block = Block::default()
         .borders(Borders::ALL)
-        .border_style(Style::default().fg(Color::Blue))
+        .border_style(Style::default().fg(crate::theme::role(crate::theme::Role::Border)))
         .title(Span::styled(
             format!(" {title} "),
             Style::default().add_modifier(Modifier::BOLD),
@@ -93,7 +93,10 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
 fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Line<'static>> {
     let dim = Style::default().add_modifier(Modifier::DIM);
     let mut lines = vec![Line::from(vec![
-        Span::styled("> ".to_owned(), Style::default().fg(Color::Cyan)),
+        Span::styled(
+            "> ".to_owned(),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+        ),
         Span::raw(selector.query.clone()),
         Span::styled("▏".to_owned(), dim),
     ])];
@@ -118,7 +121,10 @@ fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Lin
             marker.chars().count() + indent.chars().count() + label.chars().count() + 3,
         );
         let mut spans = vec![
-            Span::styled(marker.to_owned(), Style::default().fg(Color::Green)),
+            Span::styled(
+                marker.to_owned(),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Success)),
+            ),
             Span::styled(indent, dim),
             Span::styled(label, label_style),
         ];
@@ -148,7 +154,10 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         }
         let keys = keys.join(", ");
         lines.push(Line::from(vec![
-            Span::styled(format!("{keys:<20} "), Style::default().fg(Color::Cyan)),
+            Span::styled(
+                format!("{keys:<20} "),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+            ),
             Span::raw(truncate(description, width.saturating_sub(21))),
         ]));
     }
@@ -162,7 +171,7 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(vec![
             Span::styled(
                 format!("{:<24} ", command.trim_end()),
-                Style::default().fg(Color::Cyan),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
             ),
             Span::raw(truncate(description, width.saturating_sub(25))),
         ]));
@@ -185,7 +194,10 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
     }
     if question.choices.is_empty() {
         lines.push(Line::from(vec![
-            Span::styled("> ".to_owned(), Style::default().fg(Color::Cyan)),
+            Span::styled(
+                "> ".to_owned(),
+                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+            ),
             Span::raw(question.text.clone()),
             Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
         ]));

@@ -5,7 +5,7 @@
 
 use std::sync::OnceLock;
 
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::Span;
 use syntect::parsing::{ParseState, Scope, ScopeStack, ScopeStackOp, SyntaxReference, SyntaxSet};
 
@@ -103,35 +103,42 @@ fn style_for(stack: &ScopeStack) -> Style {
 fn scope_style(scope: Scope) -> Option<Style> {
     let name = scope.build_string();
     let starts = |prefix: &str| name.starts_with(prefix);
+    use crate::theme::{Role, role};
     let color = if starts("comment") {
-        return Some(Style::default().add_modifier(Modifier::DIM | Modifier::ITALIC));
+        return Some(
+            Style::default()
+                .fg(role(Role::SyntaxComment))
+                .add_modifier(Modifier::ITALIC),
+        );
     } else if starts("string") {
-        Color::Green
+        role(Role::SyntaxString)
     } else if starts("constant.numeric")
         || starts("constant.language")
         || starts("constant.character")
     {
-        Color::Yellow
+        role(Role::SyntaxNumber)
     } else if starts("keyword.operator") {
-        return None;
+        role(Role::SyntaxOperator)
     } else if starts("keyword") || starts("storage") {
-        Color::Magenta
+        role(Role::SyntaxKeyword)
     } else if starts("entity.name.function") || starts("support.function") {
-        Color::Blue
+        role(Role::SyntaxFunction)
     } else if starts("entity.name.type")
         || starts("support.type")
         || starts("entity.name.class")
         || starts("support.class")
     {
-        Color::Cyan
+        role(Role::SyntaxType)
     } else if starts("entity.name.tag") {
-        Color::Red
+        role(Role::SyntaxKeyword)
     } else if starts("variable.parameter") || starts("entity.other.attribute-name") {
-        Color::Yellow
+        role(Role::SyntaxVariable)
+    } else if starts("punctuation") {
+        role(Role::SyntaxPunctuation)
     } else if starts("markup.inserted") {
-        Color::Green
+        role(Role::ToolDiffAdded)
     } else if starts("markup.deleted") {
-        Color::Red
+        role(Role::ToolDiffRemoved)
     } else if starts("markup.heading") {
         return Some(Style::default().add_modifier(Modifier::BOLD));
     } else {
@@ -145,25 +152,27 @@ mod tests {
     use super::*;
 
     #[test]
-    fn known_languages_get_named_colours_and_unknown_ones_stay_plain() {
+    fn known_languages_get_the_themes_syntax_roles_and_unknown_ones_stay_plain() {
+        use crate::theme::{Role, role};
         let lines = highlight("fn main() { let x = \"hi\"; } // done", "rust");
-        let colours: Vec<(String, Option<Color>)> = lines[0]
+        let colours: Vec<(String, Option<ratatui::style::Color>)> = lines[0]
             .iter()
             .filter(|span| !span.content.trim().is_empty())
             .map(|span| (span.content.to_string(), span.style.fg))
             .collect();
         assert!(
-            colours.contains(&("fn".to_owned(), Some(Color::Magenta))),
+            colours.contains(&("fn".to_owned(), Some(role(Role::SyntaxKeyword)))),
             "{colours:?}"
         );
         assert!(
-            colours.contains(&("main".to_owned(), Some(Color::Blue))),
+            colours.contains(&("main".to_owned(), Some(role(Role::SyntaxFunction)))),
             "{colours:?}"
         );
         assert!(
             colours
                 .iter()
-                .any(|(text, colour)| text.contains("hi") && *colour == Some(Color::Green)),
+                .any(|(text, colour)| text.contains("hi")
+                    && *colour == Some(role(Role::SyntaxString))),
             "{colours:?}"
         );
         let plain = highlight("whatever", "no-such-language");

@@ -1,7 +1,7 @@
 //! One transcript item (or the streaming message) as wrapped lines.
 
 use pi_protocol::v1::message::{AssistantContent, AssistantMessage, StopReason};
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 
 use super::markdown::render_markdown;
@@ -21,7 +21,7 @@ pub fn item_lines(
     let mut lines = match &item.kind {
         ItemKind::User { text, images } => {
             let prompt = Style::default()
-                .fg(Color::Cyan)
+                .fg(crate::theme::role(crate::theme::Role::Accent))
                 .add_modifier(Modifier::BOLD);
             let mut lines = wrap_text(
                 text,
@@ -85,7 +85,7 @@ pub fn item_lines(
         ItemKind::Custom { custom_type, text } => {
             let mut lines = vec![Line::from(Span::styled(
                 format!("[{custom_type}]"),
-                Style::default().fg(Color::Magenta),
+                Style::default().fg(crate::theme::role(crate::theme::Role::CustomMessageLabel)),
             ))];
             lines.extend(render_markdown(text, width, &view.code_indent));
             lines
@@ -93,8 +93,12 @@ pub fn item_lines(
         ItemKind::Notice { level, text } => {
             let style = match level {
                 NoticeLevel::Info => dim,
-                NoticeLevel::Warning => Style::default().fg(Color::Yellow),
-                NoticeLevel::Error => Style::default().fg(Color::Red),
+                NoticeLevel::Warning => {
+                    Style::default().fg(crate::theme::role(crate::theme::Role::Warning))
+                }
+                NoticeLevel::Error => {
+                    Style::default().fg(crate::theme::role(crate::theme::Role::Error))
+                }
             };
             wrap_text(text, style, width, &[], &[])
         }
@@ -180,21 +184,21 @@ fn stop_lines(stop_reason: StopReason, error: Option<&str>, width: usize) -> Vec
     match stop_reason {
         StopReason::Error => wrap_text(
             &format!("✗ {}", error.unwrap_or("The model failed.")),
-            Style::default().fg(Color::Red),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Error)),
             width,
             &[],
             &[Span::raw("  ".to_owned())],
         ),
         StopReason::Aborted => wrap_text(
             &format!("⊘ {}", error.unwrap_or("Aborted.")),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
             width,
             &[],
             &[Span::raw("  ".to_owned())],
         ),
         StopReason::Length => vec![Line::from(Span::styled(
             "… stopped at the output limit".to_owned(),
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
         ))],
         StopReason::Stop | StopReason::ToolUse => Vec::new(),
     }
@@ -202,11 +206,14 @@ fn stop_lines(stop_reason: StopReason, error: Option<&str>, width: usize) -> Vec
 
 fn summary_lines(title: &str, summary: &str, width: usize, expanded: bool) -> Vec<Line<'static>> {
     let mut lines = vec![Line::from(vec![
-        Span::styled("◆ ".to_owned(), Style::default().fg(Color::Magenta)),
+        Span::styled(
+            "◆ ".to_owned(),
+            Style::default().fg(crate::theme::role(crate::theme::Role::CustomMessageLabel)),
+        ),
         Span::styled(
             title.to_owned(),
             Style::default()
-                .fg(Color::Magenta)
+                .fg(crate::theme::role(crate::theme::Role::CustomMessageLabel))
                 .add_modifier(Modifier::BOLD),
         ),
     ])];

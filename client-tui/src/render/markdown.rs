@@ -80,7 +80,9 @@ impl Renderer {
                 }
             }
             Event::Code(code) => {
-                let style = self.style().fg(Color::Cyan);
+                let style = self
+                    .style()
+                    .fg(crate::theme::role(crate::theme::Role::MdCode));
                 self.inline.push(Span::styled(code.to_string(), style));
             }
             Event::InlineMath(math) | Event::DisplayMath(math) => {
@@ -126,10 +128,10 @@ impl Renderer {
                 let style = match level {
                     HeadingLevel::H1 => Style::default()
                         .add_modifier(Modifier::BOLD | Modifier::UNDERLINED)
-                        .fg(Color::Cyan),
+                        .fg(crate::theme::role(crate::theme::Role::MdHeading)),
                     HeadingLevel::H2 => Style::default()
                         .add_modifier(Modifier::BOLD)
-                        .fg(Color::Cyan),
+                        .fg(crate::theme::role(crate::theme::Role::MdHeading)),
                     _ => Style::default().add_modifier(Modifier::BOLD),
                 };
                 self.styles.push(style);
@@ -184,7 +186,10 @@ impl Renderer {
             Tag::Strikethrough => self.push_style(Modifier::CROSSED_OUT, None),
             Tag::Link { dest_url, .. } => {
                 self.link_targets.push(dest_url.to_string());
-                self.push_style(Modifier::UNDERLINED, Some(Color::Blue));
+                self.push_style(
+                    Modifier::UNDERLINED,
+                    Some(crate::theme::role(crate::theme::Role::MdLink)),
+                );
             }
             Tag::Image { dest_url, .. } => {
                 self.link_targets.push(dest_url.to_string());
@@ -310,7 +315,10 @@ impl Renderer {
             let nesting = self.lists.len() - 1;
             if first_line_of_item && let Some(marker) = self.pending_item_marker.take() {
                 spans.push(Span::raw("  ".repeat(nesting)));
-                spans.push(Span::styled(marker, Style::default().fg(Color::Cyan)));
+                spans.push(Span::styled(
+                    marker,
+                    Style::default().fg(crate::theme::role(crate::theme::Role::MdListBullet)),
+                ));
             } else {
                 spans.push(Span::raw("  ".repeat(nesting + 1)));
             }

@@ -74,4 +74,5 @@ pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
     frame.render_widget(Paragraph::new(footer), footer_area);
     chrome::render_completion(state, frame, transcript_area, status_area.y);
     dialogs::render_overlay(state, frame, area);
+    crate::theme::paint(frame.buffer_mut(), &state.theme, state.color_mode);
 }

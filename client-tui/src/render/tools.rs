@@ -2,7 +2,7 @@
 //! last lines of output, `read` as path and range, `write` as path and size, anything else as
 //! compact JSON arguments and the start of its output. Ctrl+O expands every tool's output.
 
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use serde_json::Value;
 
@@ -28,10 +28,16 @@ pub fn tool_lines(
         ToolStatus::Pending => ("○", dim),
         ToolStatus::Running => (
             ["◐", "◓", "◑", "◒"][spinner % 4],
-            Style::default().fg(Color::Yellow),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
         ),
-        ToolStatus::Done => ("●", Style::default().fg(Color::Green)),
-        ToolStatus::Failed => ("●", Style::default().fg(Color::Red)),
+        ToolStatus::Done => (
+            "●",
+            Style::default().fg(crate::theme::role(crate::theme::Role::Success)),
+        ),
+        ToolStatus::Failed => (
+            "●",
+            Style::default().fg(crate::theme::role(crate::theme::Role::Error)),
+        ),
     };
     let arg = |name: &str| {
         tool.args
@@ -85,7 +91,7 @@ pub fn tool_lines(
         Span::raw(" "),
         Span::styled(
             truncate(&summary, header_room),
-            Style::default().fg(Color::Cyan),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
         ),
     ])];
     let indent = [Span::raw("  ")];
@@ -104,9 +110,9 @@ pub fn tool_lines(
                 };
                 for line in diff_lines.iter().take(shown) {
                     let style = if line.starts_with('+') {
-                        Style::default().fg(Color::Green)
+                        Style::default().fg(crate::theme::role(crate::theme::Role::ToolDiffAdded))
                     } else if line.starts_with('-') {
-                        Style::default().fg(Color::Red)
+                        Style::default().fg(crate::theme::role(crate::theme::Role::ToolDiffRemoved))
                     } else {
                         dim
                     };
@@ -144,7 +150,7 @@ pub fn tool_lines(
                 {
                     lines.extend(wrap_text(
                         line,
-                        Style::default().fg(Color::Cyan),
+                        Style::default().fg(crate::theme::role(crate::theme::Role::BashMode)),
                         body_width,
                         &indent,
                         &indent,
@@ -152,7 +158,7 @@ pub fn tool_lines(
                 }
             }
             let style = if failed {
-                Style::default().fg(Color::Red)
+                Style::default().fg(crate::theme::role(crate::theme::Role::Error))
             } else {
                 dim
             };
@@ -166,7 +172,7 @@ pub fn tool_lines(
         }
         _ => {
             let style = if failed {
-                Style::default().fg(Color::Red)
+                Style::default().fg(crate::theme::role(crate::theme::Role::Error))
             } else {
                 dim
             };

@@ -12,7 +12,7 @@ use std::cell::RefCell;
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
-use ratatui::style::{Color, Modifier, Style};
+use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
@@ -123,7 +123,7 @@ fn header_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::default());
         lines.push(Line::from(Span::styled(
             format!("[{title}]"),
-            Style::default().fg(Color::Cyan),
+            Style::default().fg(crate::theme::role(crate::theme::Role::MdHeading)),
         )));
         lines.extend(super::wrap::wrap_text(
             &items.join(", "),

@@ -75,6 +75,10 @@ pub struct AttachOptions {
     pub model_scope: Vec<String>,
     /// pi's `--verbose`: the startup header in full whatever `quietStartup` says.
     pub verbose: bool,
+    /// pi's `--theme`: theme files or directories to load (absolute).
+    pub theme_paths: Vec<String>,
+    /// pi's `--no-themes`: no theme discovery (only `--theme`'s and the built-ins).
+    pub no_themes: bool,
 }
 
 /// How long a reconnection waits at most between attempts.
@@ -155,12 +159,24 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         git_branch: world::git_branch(&options.cwd),
         connection_id: client.initialize_response().connection_id.clone(),
         verbose: options.verbose,
+        theme_paths: options.theme_paths.clone(),
+        no_themes: options.no_themes,
         home: home
             .as_deref()
             .map(|home| home.display().to_string())
             .unwrap_or_default(),
     };
     let mut state = State::new(keymap, environment);
+    state.color_mode = crate::theme::ColorMode::detect(
+        std::env::var("COLORTERM").ok().as_deref(),
+        std::env::var("TERM").ok().as_deref(),
+        std::env::var("TERM_PROGRAM").ok().as_deref(),
+    );
+    state.theme_choice = crate::state::ThemeChoice {
+        name: None,
+        paths: options.theme_paths.clone(),
+        discover: !options.no_themes,
+    };
     for warning in keymap_warnings {
         state
             .transcript
@@ -202,6 +218,21 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                 .notice(crate::transcript::NoticeLevel::Warning, line);
         }
     }
+    // The theme: `--theme`, else the settings'; its file is watched.
+    let loaded = world::load_theme(
+        &state.theme_choice,
+        &options.cwd,
+        &options.paths.pi_agent_dir,
+        world::background_theme(std::env::var("COLORFGBG").ok().as_deref()),
+    );
+    let theme_file = watched(loaded.file.as_deref());
+    let _ = update(
+        &mut state,
+        Input::Theme {
+            theme: std::sync::Arc::new(loaded.theme),
+            problem: loaded.problem,
+        },
+    );
     if let Some(sessions) = picker {
         let mut items = vec![SelectorItem {
             label: "+ New session".to_owned(),
@@ -256,6 +287,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         reconnect_attempt: 0,
         pending_draft: None,
         draft_sent_at: None,
+        theme_file,
     };
     shell.forward(connected.notifications);
     let mut effects = update(&mut state, Input::Resize(size.width, size.height));
@@ -267,6 +299,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
 
     let mut terminal_events = EventStream::new();
     let mut tick = tokio::time::interval(TICK);
+    let mut theme_check = tokio::time::interval(Duration::from_secs(1));
     // SIGTERM and SIGHUP end the TUI like a detach, restoring the terminal on the way out.
     let mut terminate = signal(SignalKind::terminate()).context("handling SIGTERM")?;
     let mut hangup = signal(SignalKind::hangup()).context("handling SIGHUP")?;
@@ -292,6 +325,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             _ = terminate.recv() => break,
             _ = hangup.recv() => break,
             _ = tick.tick() => state.running.then(|| Input::Tick(shell.now_ms())),
+            _ = theme_check.tick(), if shell.theme_file.is_some() => shell.theme_input(&state),
             _ = tokio::time::sleep(reconnect_in.unwrap_or(Duration::ZERO)), if reconnect_in.is_some() => {
                 shell.reconnect(&mut state).await
             },
@@ -416,11 +450,49 @@ struct Shell {
     reconnect_attempt: u32,
     pending_draft: Option<String>,
     draft_sent_at: Option<Instant>,
+    // The theme's file and when it last changed, checked every second (hot reload).
+    theme_file: Option<(PathBuf, std::time::SystemTime)>,
+}
+
+/// A theme file with its modification time, to notice edits.
+fn watched(file: Option<&std::path::Path>) -> Option<(PathBuf, std::time::SystemTime)> {
+    let file = file?;
+    let modified = std::fs::metadata(file)
+        .and_then(|meta| meta.modified())
+        .ok()?;
+    Some((file.to_path_buf(), modified))
 }
 
 impl Shell {
     fn now_ms(&self) -> u64 {
         self.started.elapsed().as_millis() as u64
+    }
+
+    /// The theme's file again when it changed since it was read (pi's hot reload); a version
+    /// that does not parse keeps the theme shown and says why.
+    fn theme_input(&mut self, state: &State) -> Option<Input> {
+        let (file, seen) = self.theme_file.as_ref()?;
+        let modified = std::fs::metadata(file)
+            .and_then(|meta| meta.modified())
+            .ok()?;
+        if modified == *seen {
+            return None;
+        }
+        let file = file.clone();
+        self.theme_file = Some((file.clone(), modified));
+        let text = std::fs::read_to_string(&file).ok()?;
+        Some(
+            match crate::theme::Theme::parse(&text, &file.display().to_string()) {
+                Ok(theme) => Input::Theme {
+                    theme: std::sync::Arc::new(theme),
+                    problem: None,
+                },
+                Err(error) => Input::Theme {
+                    theme: state.theme.clone(),
+                    problem: Some(format!("{error}; the theme shown stays")),
+                },
+            },
+        )
     }
 
     /// Moves notifications of a new connection into the loop's channel.
@@ -599,6 +671,22 @@ impl Shell {
                     });
                 }
                 Effect::Detach => state.exiting = true,
+                Effect::LoadTheme(choice) => {
+                    let loaded = world::load_theme(
+                        &choice,
+                        &self.options.cwd,
+                        &self.options.paths.pi_agent_dir,
+                        world::background_theme(std::env::var("COLORFGBG").ok().as_deref()),
+                    );
+                    self.theme_file = watched(loaded.file.as_deref());
+                    queue.extend(update(
+                        state,
+                        Input::Theme {
+                            theme: std::sync::Arc::new(loaded.theme),
+                            problem: loaded.problem,
+                        },
+                    ));
+                }
             }
         }
     }

@@ -1,7 +1,7 @@
 //! Facts the shell reads from the machine: how to show the working directory, its git branch,
 //! the files for `@` completion (.gitignore-aware), `keybindings.json`, and image files.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use pi_protocol::v1::message::ImageContent;
 
@@ -98,6 +98,141 @@ pub fn read_image(cwd: &Path, path: &str, fit: bool) -> Result<Option<ImageConte
     }))
 }
 
+/// A theme as loaded: what to show, the file to watch, and why it is not the one asked for.
+#[derive(Debug)]
+pub struct LoadedTheme {
+    /// The theme to show.
+    pub theme: crate::theme::Theme,
+    /// Its file, watched for changes (none for a built-in).
+    pub file: Option<PathBuf>,
+    /// Why another theme shows, if one does.
+    pub problem: Option<String>,
+}
+
+/// The dark or light built-in, by the terminal's background (`COLORFGBG`, as pi: a background
+/// index under 8 is dark); dark when the terminal does not say.
+pub fn background_theme(colorfgbg: Option<&str>) -> &'static str {
+    let background = colorfgbg
+        .and_then(|value| value.split(';').nth(1))
+        .and_then(|index| index.trim().parse::<u32>().ok());
+    match background {
+        Some(index) if index >= 8 => "light",
+        _ => "dark",
+    }
+}
+
+/// Loads the theme `choice` names: a built-in (`dark`, `light`), a theme file (a path), or a
+/// custom theme by its file name or its `name` in the project's `.pi/themes`, the `--theme`
+/// and `themes` setting's files and directories, then pi's `<agent dir>/themes`. Without a name, the
+/// built-in the terminal's background asks for. What cannot be loaded falls back to dark,
+/// saying why.
+pub fn load_theme(
+    choice: &crate::state::ThemeChoice,
+    cwd: &Path,
+    agent_dir: &Path,
+    background: &str,
+) -> LoadedTheme {
+    use crate::theme::Theme;
+    let fallback = |problem: String| LoadedTheme {
+        theme: Theme::dark(),
+        file: None,
+        problem: Some(format!("{problem}; the dark theme is used")),
+    };
+    let name = choice.name.clone().unwrap_or_else(|| background.to_owned());
+    let from_file = |path: PathBuf| match std::fs::read_to_string(&path) {
+        Ok(text) => match Theme::parse(&text, &path.display().to_string()) {
+            Ok(theme) => LoadedTheme {
+                theme,
+                file: Some(path),
+                problem: None,
+            },
+            Err(error) => fallback(error.to_string()),
+        },
+        Err(error) => fallback(format!("cannot read the theme {}: {error}", path.display())),
+    };
+    if name.ends_with(".json") || name.contains('/') {
+        let path = match name.strip_prefix("~/") {
+            Some(rest) => {
+                std::env::home_dir().map_or_else(|| PathBuf::from(&name), |home| home.join(rest))
+            }
+            None => cwd.join(&name),
+        };
+        return from_file(path);
+    }
+    if let Some(theme) = Theme::named_builtin(&name) {
+        return LoadedTheme {
+            theme,
+            file: None,
+            problem: None,
+        };
+    }
+    let excluded: Vec<PathBuf> = choice
+        .paths
+        .iter()
+        .filter_map(|entry| entry.strip_prefix('-').or_else(|| entry.strip_prefix('!')))
+        .map(PathBuf::from)
+        .collect();
+    let mut places = Vec::new();
+    if choice.discover {
+        places.push(cwd.join(".pi/themes"));
+    }
+    places.extend(
+        choice
+            .paths
+            .iter()
+            .filter(|entry| !entry.starts_with('-') && !entry.starts_with('!'))
+            .map(PathBuf::from),
+    );
+    if choice.discover {
+        places.push(agent_dir.join("themes"));
+    }
+    let mut files = Vec::new();
+    for place in &places {
+        if place.is_file() {
+            files.push(place.clone());
+        } else if let Ok(entries) = std::fs::read_dir(place) {
+            let mut found: Vec<PathBuf> = entries
+                .flatten()
+                .map(|entry| entry.path())
+                .filter(|path| {
+                    path.extension()
+                        .is_some_and(|extension| extension == "json")
+                })
+                .collect();
+            found.sort();
+            files.extend(found);
+        }
+    }
+    files.retain(|file| !excluded.iter().any(|out| file.starts_with(out)));
+    if let Some(file) = files
+        .iter()
+        .find(|file| file.file_stem().is_some_and(|stem| stem == name.as_str()))
+    {
+        return from_file(file.clone());
+    }
+    // A file whose theme carries the name.
+    for file in &files {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(theme) = Theme::parse(&text, &file.display().to_string())
+            && theme.name == name
+        {
+            return LoadedTheme {
+                theme,
+                file: Some(file.clone()),
+                problem: None,
+            };
+        }
+    }
+    let searched: Vec<String> = places
+        .iter()
+        .map(|place| place.display().to_string())
+        .collect();
+    fallback(format!(
+        "no theme \"{name}\": not built in (dark, light) and not in {}",
+        searched.join(", ")
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use base64::Engine as _;
@@ -171,5 +306,107 @@ mod tests {
         )
         .unwrap();
         assert_eq!(git_branch(&worktree).as_deref(), Some("0123456"));
+    }
+
+    /// A theme file in pi's format: dark's colours with `accent` set to `accent`.
+    fn theme_json(name: &str, accent: &str) -> String {
+        let mut theme: serde_json::Value =
+            serde_json::from_str(include_str!("../themes/dark.json")).unwrap();
+        theme["name"] = serde_json::json!(name);
+        theme["colors"]["accent"] = serde_json::json!(accent);
+        theme.to_string()
+    }
+
+    #[test]
+    fn themes_are_found_by_file_name_or_name_where_pi_looks() {
+        use crate::state::ThemeChoice;
+        use crate::theme::{Role, ThemeColor};
+        let dir = tempfile::tempdir().unwrap();
+        let (cwd, agent, extra) = (
+            dir.path().join("proj"),
+            dir.path().join("agent"),
+            dir.path().join("extra"),
+        );
+        for place in [cwd.join(".pi/themes"), agent.join("themes"), extra.clone()] {
+            std::fs::create_dir_all(place).unwrap();
+        }
+        std::fs::write(
+            cwd.join(".pi/themes/ocean.json"),
+            theme_json("ocean", "#0000ff"),
+        )
+        .unwrap();
+        std::fs::write(
+            agent.join("themes/forest.json"),
+            theme_json("forest", "#00ff00"),
+        )
+        .unwrap();
+        std::fs::write(
+            extra.join("file-name.json"),
+            theme_json("sunset", "#ff8000"),
+        )
+        .unwrap();
+        std::fs::write(agent.join("themes/broken.json"), "{\"colors\": {}}").unwrap();
+        let choice = |name: &str| ThemeChoice {
+            name: Some(name.to_owned()),
+            paths: vec![extra.display().to_string()],
+            discover: true,
+        };
+        let load = |choice: &ThemeChoice| load_theme(choice, &cwd, &agent, "dark");
+
+        let ocean = load(&choice("ocean"));
+        assert_eq!(ocean.theme.color(Role::Accent), ThemeColor::Rgb(0, 0, 255));
+        assert_eq!(ocean.file, Some(cwd.join(".pi/themes/ocean.json")));
+        assert_eq!(ocean.problem, None);
+        assert_eq!(load(&choice("forest")).theme.name, "forest");
+        // By the `name` in the file, not only the file's name.
+        assert_eq!(load(&choice("sunset")).theme.name, "sunset");
+        assert_eq!(load(&choice("light")).theme, crate::theme::Theme::light());
+        // Without a name: the terminal's background's built-in.
+        assert_eq!(
+            load_theme(&ThemeChoice::default(), &cwd, &agent, "light")
+                .theme
+                .name,
+            "light"
+        );
+
+        // `--no-themes`: the directories are not searched, the paths given still are.
+        let undiscovered = ThemeChoice {
+            discover: false,
+            ..choice("ocean")
+        };
+        let missing = load(&undiscovered);
+        assert_eq!(missing.theme.name, "dark");
+        assert_eq!(
+            missing.problem.unwrap(),
+            format!(
+                "no theme \"ocean\": not built in (dark, light) and not in {}; the dark theme \
+                 is used",
+                extra.display()
+            )
+        );
+
+        let broken = load(&choice("broken"));
+        assert_eq!(broken.theme.name, "dark");
+        let problem = broken.problem.unwrap();
+        assert!(
+            problem.starts_with(&format!(
+                "{}: `colors` lacks accent, border,",
+                agent.join("themes/broken.json").display()
+            )),
+            "{problem}"
+        );
+        assert!(problem.ends_with("; the dark theme is used"), "{problem}");
+
+        // A path names a file of its own.
+        let by_path = load(&choice("../extra/file-name.json"));
+        assert_eq!(by_path.theme.name, "sunset");
+    }
+
+    #[test]
+    fn the_background_chooses_dark_or_light_as_pi() {
+        assert_eq!(background_theme(Some("15;0")), "dark");
+        assert_eq!(background_theme(Some("0;15")), "light");
+        assert_eq!(background_theme(Some("0;default;15")), "dark");
+        assert_eq!(background_theme(None), "dark");
     }
 }

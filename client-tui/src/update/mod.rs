@@ -37,6 +37,15 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 state.spinner = state.spinner.wrapping_add(1);
             }
         }
+        Input::Theme { theme, problem } => {
+            state.theme = theme;
+            if let Some(problem) = problem {
+                state.transcript.notice(
+                    crate::transcript::NoticeLevel::Warning,
+                    format!("Warning: {problem}"),
+                );
+            }
+        }
         Input::Attached(attachment) => session::on_attached(state, *attachment, &mut effects),
         Input::Event(event) => session::on_event(state, *event, &mut effects),
         Input::Presence(presence) => {

@@ -49,7 +49,11 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             };
             commands::refresh_completion(state);
         }
-        Reply::Settings(settings) => apply_settings(state, &settings),
+        Reply::Settings(settings) => {
+            if apply_settings(state, &settings) {
+                effects.push(Effect::LoadTheme(state.theme_choice.clone()));
+            }
+        }
         Reply::Sessions(sessions) => sessions_picked(state, sessions),
         Reply::Agents { parent, children } => agents_picked(state, parent, children),
         Reply::Tree {
@@ -281,12 +285,26 @@ fn history_found(state: &mut State, query: String, entries: Vec<pi_protocol::v1:
     }
 }
 
-/// Follows pi's settings the TUI reads: hidden thinking, the code block indent and the
-/// interactive-mode keys (`--verbose` stays as the command line gave it).
-pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSettings) {
+/// Follows pi's settings the TUI reads: hidden thinking, the code block indent, the
+/// interactive-mode keys and the theme (`--verbose`, `--theme` and `--no-themes` stay as the
+/// command line gave them). True when another theme is to be loaded.
+pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSettings) -> bool {
     state.view.hide_thinking = settings.hide_thinking_block;
     state.view.code_indent = settings.markdown.code_block_indent.clone();
     state.prefs = crate::state::Preferences::from_settings(settings, state.environment.verbose);
+    let environment = &state.environment;
+    let mut paths = environment.theme_paths.clone();
+    if !environment.no_themes {
+        paths.extend(settings.themes.iter().cloned());
+    }
+    let choice = crate::state::ThemeChoice {
+        name: settings.theme.clone(),
+        paths,
+        discover: !environment.no_themes,
+    };
+    let changed = choice != state.theme_choice;
+    state.theme_choice = choice;
+    changed
 }
 
 /// Opens (or opens again, after a filter change) the `/tree` dialog over `state.tree_view`,

@@ -324,3 +324,78 @@ fn the_tree_of_an_empty_session_is_a_notice_not_an_empty_list() {
     harness.type_text("!echo hi");
     assert_eq!(harness.state.editor.text(), "!echo hi");
 }
+
+#[test]
+fn the_theme_setting_asks_for_its_theme_and_a_problem_is_said() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.send(Input::Reply(settings(
+        json!({"theme": "ocean", "themes": ["/home/me/themes"]}),
+    )));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::LoadTheme(pi_tui::state::ThemeChoice {
+            name: Some("ocean".into()),
+            paths: vec!["/home/me/themes".into()],
+            discover: true,
+        })]
+    );
+    // The same settings again: nothing to load.
+    harness.send(Input::Reply(settings(
+        json!({"theme": "ocean", "themes": ["/home/me/themes"]}),
+    )));
+    assert_eq!(harness.take_effects(), []);
+    harness.send(Input::Theme {
+        theme: std::sync::Arc::new(pi_tui::theme::Theme::light()),
+        problem: Some("no theme \"ocean\"; the dark theme is used".into()),
+    });
+    assert_eq!(harness.state.theme.name, "light");
+    let screen = harness.screen(70, 10);
+    assert!(
+        screen.contains("Warning: no theme \"ocean\"; the dark theme is used"),
+        "{screen}"
+    );
+}
+
+#[test]
+fn every_colour_is_the_themes_on_a_truecolor_terminal() {
+    use pi_tui::theme::{ColorMode, Role, Theme, ThemeColor};
+    let mut harness = Harness::attached(history(vec![
+        user("Show me"),
+        AgentMessage::Assistant(assistant(
+            vec![reply_text(
+                "# Plan\n\nUse `cargo` and [docs](https://docs.rs).",
+            )],
+            StopReason::Stop,
+        )),
+    ]));
+    harness.state.color_mode = ColorMode::TrueColor;
+    let screen = harness.styled_screen(60, 12);
+    let rgb = |role: Role| match Theme::dark().color(role) {
+        ThemeColor::Rgb(r, g, b) => format!("#{r:02x}{g:02x}{b:02x}"),
+        other => panic!("{other:?}"),
+    };
+    // The heading, inline code, the link and dim text in the dark theme's colours; no
+    // named colour is left.
+    for role in [
+        Role::MdHeading,
+        Role::MdCode,
+        Role::MdLink,
+        Role::Accent,
+        Role::Dim,
+    ] {
+        assert!(
+            screen.contains(&rgb(role)),
+            "{role:?} {}\n{screen}",
+            rgb(role)
+        );
+    }
+    for named in ["cyan", "yellow", "blue", "magenta", "dim "] {
+        assert!(!screen.contains(named), "{named}:\n{screen}");
+    }
+    // The 256-colour terminal gets the nearest palette entries.
+    harness.state.color_mode = ColorMode::Ansi256;
+    let screen = harness.styled_screen(60, 12);
+    assert!(!screen.contains('#'), "no RGB on 256 colours:\n{screen}");
+    assert_snapshot!(screen);
+}

@@ -271,6 +271,8 @@ impl Harness {
             connection_id: ME.to_owned(),
             verbose: false,
             home: "/home/me".to_owned(),
+            theme_paths: Vec::new(),
+            no_themes: false,
         };
         let mut state = State::new(Keymap::default(), environment);
         pi_tui::update(&mut state, Input::Reply(Reply::Models(models())));
@@ -426,8 +428,11 @@ fn style_runs(buffer: &Buffer) -> String {
 
 fn style_name(fg: Color, modifier: Modifier) -> String {
     let mut parts = Vec::new();
-    if fg != Color::Reset {
-        parts.push(format!("{fg:?}").to_lowercase());
+    match fg {
+        Color::Reset => {}
+        Color::Rgb(r, g, b) => parts.push(format!("#{r:02x}{g:02x}{b:02x}")),
+        Color::Indexed(index) => parts.push(format!("c{index}")),
+        named => parts.push(format!("{named:?}").to_lowercase()),
     }
     for (flag, name) in [
         (Modifier::BOLD, "bold"),

@@ -77,6 +77,11 @@ pub struct Settings {
     pub hide_thinking_block: bool,
     /// pi's interactive-mode keys, which the TUI follows.
     pub tui: TuiSettings,
+    /// `theme`: the TUI's theme (a built-in's or a custom theme's name); unset: by the
+    /// terminal's background.
+    pub theme: Option<String>,
+    /// `themes`: extra theme files or directories (project entries first).
+    pub themes: Vec<PathEntry>,
     /// Whether the default skill directories are scanned (false with pi's legacy
     /// `skills: {enabled: false}`); explicit entries load regardless.
     pub discover_skills: bool,
@@ -278,6 +283,10 @@ pub struct SettingsLayer {
     pub hide_thinking_block: Option<bool>,
     /// The interactive-mode keys.
     pub tui: TuiLayer,
+    /// `theme`.
+    pub theme: Option<String>,
+    /// `themes`.
+    pub themes: Vec<PathEntry>,
     /// Legacy `skills.enabled`.
     pub discover_skills: Option<bool>,
     /// `skills` (or legacy `skills.customDirectories`).
@@ -452,6 +461,8 @@ impl Default for Settings {
             session_dir: None,
             hide_thinking_block: false,
             tui: TuiSettings::default(),
+            theme: None,
+            themes: Vec::new(),
             discover_skills: true,
             skills: Vec::new(),
             enable_skill_commands: true,
@@ -489,6 +500,11 @@ impl Settings {
             .into_iter()
             .chain(global.iter().rev())
             .flat_map(|layer| layer.prompts.iter().cloned())
+            .collect();
+        settings.themes = project
+            .into_iter()
+            .chain(global.iter().rev())
+            .flat_map(|layer| layer.themes.iter().cloned())
             .collect();
         settings
     }
@@ -548,6 +564,7 @@ impl Settings {
         set(&mut self.enabled_models, &layer.enabled_models);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
+        set_option(&mut self.theme, &layer.theme);
         let (tui, given) = (&mut self.tui, &layer.tui);
         set(&mut tui.double_escape_action, &given.double_escape_action);
         set(&mut tui.tree_filter_mode, &given.tree_filter_mode);

@@ -29,14 +29,6 @@ const PI_KEYS_READ_ELSEWHERE: &[&str] = &["extensions", "packages", "npmCommand"
 /// [`DiagnosticKind::NotApplied`](crate::DiagnosticKind) diagnostic; nothing is dropped
 /// silently). Keys of a section name the section (`terminal`: all of `terminal.*`).
 const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
-    (
-        "theme",
-        "the TUI draws its own colours; pi themes are not loaded yet",
-    ),
-    (
-        "themes",
-        "the TUI draws its own colours; pi themes are not loaded yet",
-    ),
     ("collapseChangelog", "the daemon shows no changelog"),
     (
         "lastChangelogVersion",
@@ -483,6 +475,8 @@ impl LayerReader<'_> {
                 "skills" => layer.skills = self.paths(key, value),
                 "enableSkillCommands" => layer.enable_skill_commands = self.boolean(key, value),
                 "prompts" => layer.prompts = self.paths(key, value),
+                "theme" => layer.theme = self.string(key, value),
+                "themes" => layer.themes = self.paths(key, value),
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),

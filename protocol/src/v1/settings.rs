@@ -147,6 +147,13 @@ pub struct EffectiveSettings {
     /// pi's `images.*`.
     #[serde(default)]
     pub images: ImagesSettings,
+    /// pi's `theme`: the TUI's theme (`dark`, `light`, or a custom theme's name); absent: by
+    /// the terminal's background.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub theme: Option<String>,
+    /// pi's `themes`: extra theme files or directories, absolute; `-` or `!` in front excludes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub themes: Vec<String>,
 }
 
 /// `images`.

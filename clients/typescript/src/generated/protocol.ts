@@ -6371,6 +6371,15 @@ export interface EffectiveSettings {
   systemPrompt?: string | null;
   terminal?: TerminalSettings;
   /**
+   * pi's `theme`: the TUI's theme (`dark`, `light`, or a custom theme's name); absent: by
+   * the terminal's background.
+   */
+  theme?: string | null;
+  /**
+   * pi's `themes`: extra theme files or directories, absolute; `-` or `!` in front excludes.
+   */
+  themes?: string[];
+  /**
    * pi's `treeFilterMode`: the rows the TUI's `/tree` starts with (`default`, `no-tools`,
    * `user-only`, `labeled-only` or `all`).
    */
@@ -7791,6 +7800,15 @@ export interface EffectiveSettings1 {
    */
   systemPrompt?: string | null;
   terminal?: TerminalSettings;
+  /**
+   * pi's `theme`: the TUI's theme (`dark`, `light`, or a custom theme's name); absent: by
+   * the terminal's background.
+   */
+  theme?: string | null;
+  /**
+   * pi's `themes`: extra theme files or directories, absolute; `-` or `!` in front excludes.
+   */
+  themes?: string[];
   /**
    * pi's `treeFilterMode`: the rows the TUI's `/tree` starts with (`default`, `no-tools`,
    * `user-only`, `labeled-only` or `all`).

@@ -521,6 +521,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("sessionDir", json!("~/sessions")),
         ("hideThinkingBlock", json!(true)),
         // Followed by the TUI (settings/get).
+        ("theme", json!("light")),
+        ("themes", json!(["my-themes"])),
         ("doubleEscapeAction", json!("fork")),
         ("treeFilterMode", json!("no-tools")),
         ("editorPaddingX", json!(2)),
@@ -537,10 +539,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     let not_applied: &[(&str, Value)] = &[
         ("lastChangelogVersion", json!("0.73.1")),
         ("transport", json!("sse")),
-        ("theme", json!("light")),
         ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
-        ("themes", json!([])),
         ("warnings", json!({"anthropicExtraUsage": false})),
     ];
     // Keys of sections named one by one: `terminal`'s others.
@@ -601,6 +601,9 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert_eq!(settings.enabled_models, ["claude-*"]);
     assert_eq!(settings.session_dir.as_deref(), Some("~/sessions"));
     assert!(settings.hide_thinking_block);
+    assert_eq!(settings.theme.as_deref(), Some("light"));
+    assert_eq!(settings.themes.len(), 1);
+    assert!(settings.themes[0].path.ends_with("pi/my-themes"));
     let tui = &settings.tui;
     assert_eq!(
         (

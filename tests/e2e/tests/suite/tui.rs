@@ -101,6 +101,13 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
+    /// The screen with its colours (SGR escapes).
+    fn capture_colours(&self, name: &str) -> String {
+        let target = format!("pi:{name}");
+        let output = self.tmux(&["capture-pane", "-e", "-p", "-t", target.as_str()]);
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
     fn capture(&self, name: &str) -> String {
         let target = format!("pi:{name}");
         let output = self.tmux(&["capture-pane", "-p", "-t", target.as_str()]);
@@ -586,4 +593,59 @@ async fn pis_interactive_settings_shape_the_tui_and_apply_when_the_file_changes(
             && !screen.contains("[Context]")
             && !screen.contains("ctrl+r history")
     });
+}
+
+/// A theme file in pi's format: the built-in dark one's colours with `accent` changed.
+fn theme_with_accent(name: &str, accent: &str) -> String {
+    let mut theme: serde_json::Value =
+        serde_json::from_str(include_str!("../../../../client-tui/src/themes/dark.json")).unwrap();
+    theme["name"] = serde_json::json!(name);
+    theme["colors"]["accent"] = serde_json::json!(accent);
+    theme.to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_theme_colours_the_tui_and_reloads_when_its_file_changes() {
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, mut env, pictl) = tui_setup(&world);
+    env.push(("COLORTERM".into(), "truecolor".into()));
+    std::fs::create_dir_all(work.join(".pi/themes")).unwrap();
+    let theme_file = work.join(".pi/themes/ocean.json");
+    std::fs::write(&theme_file, theme_with_accent("ocean", "#0000ff")).unwrap();
+    std::fs::write(work.join(".pi/settings.json"), r#"{"theme": "ocean"}"#).unwrap();
+
+    tmux.start("a", &work, &env, &[pictl, "--model".into(), MODEL.into()]);
+    tmux.wait_for_text("a", "Type a message");
+    // The editor's prompt is drawn in the theme's accent.
+    let blue = "\u{1b}[38;2;0;0;255m›";
+    let deadline = Instant::now() + SCREEN_DEADLINE;
+    while !tmux.capture_colours("a").contains(blue) {
+        assert!(
+            Instant::now() < deadline,
+            "no accent in the theme's colour:\n{:?}",
+            tmux.capture_colours("a")
+        );
+        std::thread::sleep(POLL);
+    }
+    // Edited, the theme applies without a restart.
+    std::fs::write(&theme_file, theme_with_accent("ocean", "#00ff00")).unwrap();
+    let green = "\u{1b}[38;2;0;255;0m›";
+    let deadline = Instant::now() + SCREEN_DEADLINE;
+    while !tmux.capture_colours("a").contains(green) {
+        assert!(
+            Instant::now() < deadline,
+            "the edited theme did not apply:\n{:?}",
+            tmux.capture_colours("a")
+        );
+        std::thread::sleep(POLL);
+    }
+    // A broken edit keeps the theme shown and says why.
+    std::fs::write(
+        &theme_file,
+        r#"{"name": "ocean", "colors": {"accent": "blue"}}"#,
+    )
+    .unwrap();
+    let screen = tmux.wait_for_text("a", "the theme shown stays");
+    assert!(screen.contains("`colors` lacks"), "{screen}");
+    assert!(tmux.capture_colours("a").contains(green));
 }
