@@ -361,6 +361,9 @@ pub struct State {
     pub spinner: usize,
     /// Set once the user asked to leave.
     pub exiting: bool,
+    /// Warnings found before the first attach (configuration problems, an unloadable theme,
+    /// `keybindings.json`), said after the first session's history.
+    pub startup_warnings: Vec<String>,
     /// What the session's extensions show outside dialogs (`extension/ui`).
     pub extension_ui: ExtensionUi,
 }
@@ -428,6 +431,7 @@ impl State {
             leaf_id: None,
             spinner: 0,
             exiting: false,
+            startup_warnings: Vec::new(),
             extension_ui: ExtensionUi::default(),
         }
     }

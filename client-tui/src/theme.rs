@@ -3,8 +3,8 @@
 //!
 //! Rendering draws with roles, not colours: [`role`] gives each role a placeholder colour
 //! that [`paint`] replaces, cell by cell, with the theme's colour for the terminal's
-//! [`ColorMode`] (truecolor, else the nearest of the 256, else the role's named ANSI
-//! colour). So a theme change (another name, or the file edited) redraws without touching a
+//! [`ColorMode`] (truecolor, else the nearest of the 256, else the nearest of the 16 named
+//! colours). So a theme change (another name, or the file edited) redraws without touching a
 //! cached layout. Text without a colour takes the theme's `text`, dim text its `dim`.
 //!
 //! Invariant: render code names colours only through [`role`] (a tidy test holds it);
@@ -73,68 +73,59 @@ pub enum Role {
     BashMode,
 }
 
-/// Every role with its key in pi's `colors` and its colour on a 16-colour terminal
-/// (`Reset`: the terminal's own; muted roles are bright black).
-const ROLES: [(Role, &str, Color); 51] = [
-    (Role::Accent, "accent", Color::Cyan),
-    (Role::Border, "border", Color::Blue),
-    (Role::BorderAccent, "borderAccent", Color::Cyan),
-    (Role::BorderMuted, "borderMuted", Color::DarkGray),
-    (Role::Success, "success", Color::Green),
-    (Role::Error, "error", Color::Red),
-    (Role::Warning, "warning", Color::Yellow),
-    (Role::Muted, "muted", Color::DarkGray),
-    (Role::Dim, "dim", Color::DarkGray),
-    (Role::Text, "text", Color::Reset),
-    (Role::ThinkingText, "thinkingText", Color::DarkGray),
-    (Role::SelectedBg, "selectedBg", Color::Reset),
-    (Role::UserMessageBg, "userMessageBg", Color::Reset),
-    (Role::UserMessageText, "userMessageText", Color::Reset),
-    (Role::CustomMessageBg, "customMessageBg", Color::Reset),
-    (Role::CustomMessageText, "customMessageText", Color::Reset),
-    (
-        Role::CustomMessageLabel,
-        "customMessageLabel",
-        Color::Magenta,
-    ),
-    (Role::ToolPendingBg, "toolPendingBg", Color::Reset),
-    (Role::ToolSuccessBg, "toolSuccessBg", Color::Reset),
-    (Role::ToolErrorBg, "toolErrorBg", Color::Reset),
-    (Role::ToolTitle, "toolTitle", Color::Reset),
-    (Role::ToolOutput, "toolOutput", Color::DarkGray),
-    (Role::MdHeading, "mdHeading", Color::Yellow),
-    (Role::MdLink, "mdLink", Color::Blue),
-    (Role::MdLinkUrl, "mdLinkUrl", Color::DarkGray),
-    (Role::MdCode, "mdCode", Color::Cyan),
-    (Role::MdCodeBlock, "mdCodeBlock", Color::Green),
-    (
-        Role::MdCodeBlockBorder,
-        "mdCodeBlockBorder",
-        Color::DarkGray,
-    ),
-    (Role::MdQuote, "mdQuote", Color::DarkGray),
-    (Role::MdQuoteBorder, "mdQuoteBorder", Color::DarkGray),
-    (Role::MdHr, "mdHr", Color::DarkGray),
-    (Role::MdListBullet, "mdListBullet", Color::Cyan),
-    (Role::ToolDiffAdded, "toolDiffAdded", Color::Green),
-    (Role::ToolDiffRemoved, "toolDiffRemoved", Color::Red),
-    (Role::ToolDiffContext, "toolDiffContext", Color::DarkGray),
-    (Role::SyntaxComment, "syntaxComment", Color::DarkGray),
-    (Role::SyntaxKeyword, "syntaxKeyword", Color::Magenta),
-    (Role::SyntaxFunction, "syntaxFunction", Color::Blue),
-    (Role::SyntaxVariable, "syntaxVariable", Color::Yellow),
-    (Role::SyntaxString, "syntaxString", Color::Green),
-    (Role::SyntaxNumber, "syntaxNumber", Color::Yellow),
-    (Role::SyntaxType, "syntaxType", Color::Cyan),
-    (Role::SyntaxOperator, "syntaxOperator", Color::Reset),
-    (Role::SyntaxPunctuation, "syntaxPunctuation", Color::Reset),
-    (Role::ThinkingOff, "thinkingOff", Color::DarkGray),
-    (Role::ThinkingMinimal, "thinkingMinimal", Color::DarkGray),
-    (Role::ThinkingLow, "thinkingLow", Color::Blue),
-    (Role::ThinkingMedium, "thinkingMedium", Color::Cyan),
-    (Role::ThinkingHigh, "thinkingHigh", Color::Magenta),
-    (Role::ThinkingXhigh, "thinkingXhigh", Color::Magenta),
-    (Role::BashMode, "bashMode", Color::Green),
+/// Every role with its key in pi's `colors`.
+const ROLES: [(Role, &str); 51] = [
+    (Role::Accent, "accent"),
+    (Role::Border, "border"),
+    (Role::BorderAccent, "borderAccent"),
+    (Role::BorderMuted, "borderMuted"),
+    (Role::Success, "success"),
+    (Role::Error, "error"),
+    (Role::Warning, "warning"),
+    (Role::Muted, "muted"),
+    (Role::Dim, "dim"),
+    (Role::Text, "text"),
+    (Role::ThinkingText, "thinkingText"),
+    (Role::SelectedBg, "selectedBg"),
+    (Role::UserMessageBg, "userMessageBg"),
+    (Role::UserMessageText, "userMessageText"),
+    (Role::CustomMessageBg, "customMessageBg"),
+    (Role::CustomMessageText, "customMessageText"),
+    (Role::CustomMessageLabel, "customMessageLabel"),
+    (Role::ToolPendingBg, "toolPendingBg"),
+    (Role::ToolSuccessBg, "toolSuccessBg"),
+    (Role::ToolErrorBg, "toolErrorBg"),
+    (Role::ToolTitle, "toolTitle"),
+    (Role::ToolOutput, "toolOutput"),
+    (Role::MdHeading, "mdHeading"),
+    (Role::MdLink, "mdLink"),
+    (Role::MdLinkUrl, "mdLinkUrl"),
+    (Role::MdCode, "mdCode"),
+    (Role::MdCodeBlock, "mdCodeBlock"),
+    (Role::MdCodeBlockBorder, "mdCodeBlockBorder"),
+    (Role::MdQuote, "mdQuote"),
+    (Role::MdQuoteBorder, "mdQuoteBorder"),
+    (Role::MdHr, "mdHr"),
+    (Role::MdListBullet, "mdListBullet"),
+    (Role::ToolDiffAdded, "toolDiffAdded"),
+    (Role::ToolDiffRemoved, "toolDiffRemoved"),
+    (Role::ToolDiffContext, "toolDiffContext"),
+    (Role::SyntaxComment, "syntaxComment"),
+    (Role::SyntaxKeyword, "syntaxKeyword"),
+    (Role::SyntaxFunction, "syntaxFunction"),
+    (Role::SyntaxVariable, "syntaxVariable"),
+    (Role::SyntaxString, "syntaxString"),
+    (Role::SyntaxNumber, "syntaxNumber"),
+    (Role::SyntaxType, "syntaxType"),
+    (Role::SyntaxOperator, "syntaxOperator"),
+    (Role::SyntaxPunctuation, "syntaxPunctuation"),
+    (Role::ThinkingOff, "thinkingOff"),
+    (Role::ThinkingMinimal, "thinkingMinimal"),
+    (Role::ThinkingLow, "thinkingLow"),
+    (Role::ThinkingMedium, "thinkingMedium"),
+    (Role::ThinkingHigh, "thinkingHigh"),
+    (Role::ThinkingXhigh, "thinkingXhigh"),
+    (Role::BashMode, "bashMode"),
 ];
 
 /// The first placeholder index; roles take the next 51.
@@ -149,7 +140,7 @@ fn role_of(color: Color) -> Option<Role> {
     match color {
         Color::Indexed(index) if index >= PLACEHOLDER_BASE => ROLES
             .get(usize::from(index - PLACEHOLDER_BASE))
-            .map(|(role, _, _)| *role),
+            .map(|(role, _)| *role),
         _ => None,
     }
 }
@@ -228,15 +219,15 @@ pub enum ThemeError {
     },
     /// A colour that is no colour.
     #[error(
-        "{label}: `colors.{key}` is {value}, which is no colour: give \"#rrggbb\", a \
-         256-colour index (0-255), a name from `vars`, or \"\" for the terminal's own"
+        "{label}: `colors.{key}` is {value}: give \"#rrggbb\", a 256-colour index (0-255), a \
+         name from `vars`, or \"\" for the terminal's own"
     )]
     BadColor {
         /// The file or theme.
         label: String,
         /// The role's key.
         key: String,
-        /// The value as written.
+        /// The value as written, or what it led to.
         value: String,
     },
 }
@@ -299,8 +290,8 @@ impl Theme {
         };
         let missing: Vec<String> = ROLES
             .iter()
-            .filter(|(_, key, _)| !colors.contains_key(*key))
-            .map(|(_, key, _)| (*key).to_owned())
+            .filter(|(_, key)| !colors.contains_key(*key))
+            .map(|(_, key)| (*key).to_owned())
             .collect();
         if !missing.is_empty() {
             return Err(ThemeError::Missing {
@@ -309,12 +300,14 @@ impl Theme {
             });
         }
         let mut resolved = [ThemeColor::Default; 51];
-        for (index, (_, key, _)) in ROLES.iter().enumerate() {
-            let value = &colors[*key];
-            resolved[index] = resolve(value, &vars, 0).ok_or_else(|| ThemeError::BadColor {
-                label: label.to_owned(),
-                key: (*key).to_owned(),
-                value: value.to_string(),
+        for (index, (_, key)) in ROLES.iter().enumerate() {
+            let mut trail = Vec::new();
+            resolved[index] = resolve(&colors[*key], &vars, &mut trail).map_err(|value| {
+                ThemeError::BadColor {
+                    label: label.to_owned(),
+                    key: (*key).to_owned(),
+                    value,
+                }
             })?;
         }
         Ok(Theme {
@@ -332,22 +325,49 @@ impl Theme {
     pub fn terminal_color(&self, role: Role, mode: ColorMode) -> Color {
         match (self.color(role), mode) {
             (ThemeColor::Default, _) => Color::Reset,
-            (_, ColorMode::Ansi16) => ROLES[role as usize].2,
             (ThemeColor::Rgb(r, g, b), ColorMode::TrueColor) => Color::Rgb(r, g, b),
             (ThemeColor::Rgb(r, g, b), ColorMode::Ansi256) => Color::Indexed(nearest_256(r, g, b)),
+            (ThemeColor::Rgb(r, g, b), ColorMode::Ansi16) => nearest_16(r, g, b),
+            (ThemeColor::Indexed(index), ColorMode::Ansi16) if index >= 16 => {
+                let (r, g, b) = palette_rgb(index);
+                nearest_16(r, g, b)
+            }
             (ThemeColor::Indexed(index), _) => Color::Indexed(index),
         }
     }
 }
 
-/// A colour value: hex, index, `""`, or a `vars` name (followed at most 8 deep).
-fn resolve(value: &Value, vars: &HashMap<&str, &Value>, depth: u8) -> Option<ThemeColor> {
+/// A colour value: hex, index, `""`, or a `vars` name (`trail`: the names followed so far).
+/// The error says what the value led to, for the message.
+fn resolve<'a>(
+    value: &'a Value,
+    vars: &HashMap<&'a str, &'a Value>,
+    trail: &mut Vec<&'a str>,
+) -> Result<ThemeColor, String> {
+    let said = |value: &Value, trail: &[&str]| match trail.last() {
+        Some(name) => format!("{value} (through `vars.{name}`)"),
+        None => value.to_string(),
+    };
     match value {
-        Value::String(text) if text.is_empty() => Some(ThemeColor::Default),
-        Value::String(text) if text.starts_with('#') => hex(text),
-        Value::String(name) if depth < 8 => resolve(vars.get(name.as_str())?, vars, depth + 1),
-        Value::Number(number) => u8::try_from(number.as_u64()?).ok().map(ThemeColor::Indexed),
-        _ => None,
+        Value::String(text) if text.is_empty() => Ok(ThemeColor::Default),
+        Value::String(text) if text.starts_with('#') => hex(text).ok_or_else(|| said(value, trail)),
+        Value::String(name) => {
+            if trail.contains(&name.as_str()) {
+                trail.push(name);
+                return Err(format!("a loop of `vars`: {}", trail.join(" → ")));
+            }
+            let Some(next) = vars.get(name.as_str()) else {
+                return Err(format!("{value}, which is not in `vars`"));
+            };
+            trail.push(name);
+            resolve(next, vars, trail)
+        }
+        Value::Number(number) => number
+            .as_u64()
+            .and_then(|index| u8::try_from(index).ok())
+            .map(ThemeColor::Indexed)
+            .ok_or_else(|| said(value, trail)),
+        _ => Err(said(value, trail)),
     }
 }
 
@@ -358,6 +378,78 @@ fn hex(text: &str) -> Option<ThemeColor> {
     }
     let byte = |at: usize| u8::from_str_radix(&digits[at..at + 2], 16).ok();
     Some(ThemeColor::Rgb(byte(0)?, byte(2)?, byte(4)?))
+}
+
+/// The named colour of `r, g, b` on a 16-colour terminal, by hue: grays stay gray (bright
+/// black when dark), the others become the named colour of their hue. (Nearness by distance
+/// turns a theme's soft colours into grays.)
+fn nearest_16(r: u8, g: u8, b: u8) -> Color {
+    let (r, g, b) = (i32::from(r), i32::from(g), i32::from(b));
+    let max = r.max(g).max(b);
+    let min = r.min(g).min(b);
+    let chroma = max - min;
+    if chroma < 40 {
+        return if max < 160 {
+            Color::DarkGray
+        } else {
+            Color::Gray
+        };
+    }
+    let hue = if max == r {
+        (60 * (g - b) / chroma).rem_euclid(360)
+    } else if max == g {
+        60 * (b - r) / chroma + 120
+    } else {
+        60 * (r - g) / chroma + 240
+    };
+    match hue {
+        0..20 | 340..360 => Color::Red,
+        20..75 => Color::Yellow,
+        75..165 => Color::Green,
+        165..195 => Color::Cyan,
+        195..255 => Color::Blue,
+        _ => Color::Magenta,
+    }
+}
+
+/// xterm's values of the 16 named colours (for a 256-colour index under 16).
+const NAMED: [(u8, u8, u8); 16] = [
+    (0, 0, 0),
+    (205, 0, 0),
+    (0, 205, 0),
+    (205, 205, 0),
+    (0, 0, 238),
+    (205, 0, 205),
+    (0, 205, 205),
+    (229, 229, 229),
+    (127, 127, 127),
+    (255, 0, 0),
+    (0, 255, 0),
+    (255, 255, 0),
+    (92, 92, 255),
+    (255, 0, 255),
+    (0, 255, 255),
+    (255, 255, 255),
+];
+
+/// The colour of a 256-colour palette index (16 and up: the cube and the grays).
+fn palette_rgb(index: u8) -> (u8, u8, u8) {
+    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+    match index {
+        0..=15 => NAMED[usize::from(index)],
+        16..=231 => {
+            let cube = index - 16;
+            (
+                LEVELS[usize::from(cube / 36)],
+                LEVELS[usize::from(cube / 6 % 6)],
+                LEVELS[usize::from(cube % 6)],
+            )
+        }
+        _ => {
+            let gray = 8 + 10 * (index - 232);
+            (gray, gray, gray)
+        }
+    }
 }
 
 /// The nearest colour of the 256-colour palette's cube and grays.
@@ -439,11 +531,65 @@ mod tests {
 
     #[test]
     fn roles_round_trip_through_their_placeholders() {
-        for (index, (role, _, _)) in ROLES.iter().enumerate() {
+        for (index, (role, _)) in ROLES.iter().enumerate() {
             assert_eq!(*role as usize, index, "ROLES is in the enum's order");
             assert_eq!(role_of(super::role(*role)), Some(*role));
         }
         assert_eq!(role_of(Color::Cyan), None);
+    }
+
+    #[test]
+    fn bad_colours_say_where_they_went_wrong() {
+        let theme = |accent: &str, vars: &str| {
+            let mut json: serde_json::Value = serde_json::from_str(DARK).unwrap();
+            json["colors"]["accent"] = serde_json::from_str(accent).unwrap();
+            json["vars"] = serde_json::from_str(vars).unwrap();
+            Theme::parse(&json.to_string(), "t.json")
+                .unwrap_err()
+                .to_string()
+        };
+        let advice = ": give \"#rrggbb\", a 256-colour index (0-255), a name from `vars`, or \
+                      \"\" for the terminal's own";
+        assert_eq!(
+            theme("\"a\"", r##"{"a": "#zz00ff"}"##),
+            format!("t.json: `colors.accent` is \"#zz00ff\" (through `vars.a`){advice}")
+        );
+        assert_eq!(
+            theme("\"a\"", r#"{"a": "b", "b": "a"}"#),
+            format!("t.json: `colors.accent` is a loop of `vars`: a → b → a{advice}")
+        );
+        assert_eq!(
+            theme("\"nope\"", "{}"),
+            format!("t.json: `colors.accent` is \"nope\", which is not in `vars`{advice}")
+        );
+        assert_eq!(
+            theme("300", "{}"),
+            format!("t.json: `colors.accent` is 300{advice}")
+        );
+    }
+
+    #[test]
+    fn sixteen_colour_terminals_get_the_nearest_named_colour() {
+        assert_eq!(nearest_16(0xff, 0x10, 0x10), Color::Red);
+        assert_eq!(nearest_16(0x10, 0x10, 0xc0), Color::Blue);
+        // The built-in dark theme's soft colours keep their hue.
+        assert_eq!(nearest_16(0x9c, 0xcc, 0x65), Color::Green);
+        assert_eq!(nearest_16(0xe0, 0x6c, 0x75), Color::Red);
+        assert_eq!(nearest_16(0xe5, 0xc0, 0x7b), Color::Yellow);
+        assert_eq!(nearest_16(0x7e, 0xc8, 0xb8), Color::Cyan);
+        assert_eq!(nearest_16(0x6f, 0x9f, 0xff), Color::Blue);
+        assert_eq!(nearest_16(0x8a, 0x8a, 0x8a), Color::DarkGray);
+        let mut red = Theme::dark();
+        red.colors[Role::Accent as usize] = ThemeColor::Rgb(200, 0, 0);
+        assert_eq!(
+            red.terminal_color(Role::Accent, ColorMode::Ansi16),
+            Color::Red
+        );
+        red.colors[Role::Accent as usize] = ThemeColor::Indexed(46);
+        assert_eq!(
+            red.terminal_color(Role::Accent, ColorMode::Ansi16),
+            Color::Green
+        );
     }
 
     #[test]

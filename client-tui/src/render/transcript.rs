@@ -149,8 +149,15 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
         ..state.view.clone()
     };
     let items = state.transcript.items();
-    if items.is_empty() && state.transcript.streaming().is_none() && state.session.is_some() {
-        let header = header_lines(state, width);
+    // A session without messages yet: pi's header, then any notices (warnings at start).
+    let only_notices = items
+        .iter()
+        .all(|item| matches!(item.kind, ItemKind::Notice { .. }));
+    if only_notices && state.transcript.streaming().is_none() && state.session.is_some() {
+        let mut header = header_lines(state, width);
+        for item in items {
+            header.extend(item_lines(item, width, &view, state.spinner));
+        }
         let top = area.y + area.height.saturating_sub(header.len() as u16 + 1);
         let skipped = header.len().saturating_sub(usize::from(area.height));
         frame.render_widget(

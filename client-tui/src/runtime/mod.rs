@@ -177,11 +177,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         paths: options.theme_paths.clone(),
         discover: !options.no_themes,
     };
-    for warning in keymap_warnings {
-        state
-            .transcript
-            .notice(crate::transcript::NoticeLevel::Warning, warning);
-    }
+    // Said once the first session's history is shown (an attach rebuilds the transcript).
+    state.startup_warnings.extend(keymap_warnings);
     // What is wrong in the configuration files now, however long ago it broke: the
     // daemon's files, and the settings of this directory (the project's too).
     let mut problems = Vec::new();
@@ -213,9 +210,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
     {
         let line = crate::update::warning_line(problem);
         if said.insert(line.clone()) {
-            state
-                .transcript
-                .notice(crate::transcript::NoticeLevel::Warning, line);
+            state.startup_warnings.push(line);
         }
     }
     // The theme: `--theme`, else the settings'; its file is watched.

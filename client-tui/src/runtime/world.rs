@@ -125,7 +125,7 @@ pub fn background_theme(colorfgbg: Option<&str>) -> &'static str {
 /// custom theme by its file name or its `name` in the project's `.pi/themes`, the `--theme`
 /// and `themes` setting's files and directories, then pi's `<agent dir>/themes`. Without a name, the
 /// built-in the terminal's background asks for. What cannot be loaded falls back to dark,
-/// saying why.
+/// saying why (a theme file that does not parse is still watched).
 pub fn load_theme(
     choice: &crate::state::ThemeChoice,
     cwd: &Path,
@@ -146,7 +146,11 @@ pub fn load_theme(
                 file: Some(path),
                 problem: None,
             },
-            Err(error) => fallback(error.to_string()),
+            // Watched all the same: fixing the file applies it.
+            Err(error) => LoadedTheme {
+                file: Some(path.clone()),
+                ..fallback(error.to_string())
+            },
         },
         Err(error) => fallback(format!("cannot read the theme {}: {error}", path.display())),
     };
@@ -387,6 +391,11 @@ mod tests {
 
         let broken = load(&choice("broken"));
         assert_eq!(broken.theme.name, "dark");
+        assert_eq!(
+            broken.file,
+            Some(agent.join("themes/broken.json")),
+            "watched"
+        );
         let problem = broken.problem.unwrap();
         assert!(
             problem.starts_with(&format!(

@@ -40,10 +40,14 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         Input::Theme { theme, problem } => {
             state.theme = theme;
             if let Some(problem) = problem {
-                state.transcript.notice(
-                    crate::transcript::NoticeLevel::Warning,
-                    format!("Warning: {problem}"),
-                );
+                let line = format!("Warning: {problem}");
+                if state.session.is_none() {
+                    state.startup_warnings.push(line);
+                } else {
+                    state
+                        .transcript
+                        .notice(crate::transcript::NoticeLevel::Warning, line);
+                }
             }
         }
         Input::Attached(attachment) => session::on_attached(state, *attachment, &mut effects),

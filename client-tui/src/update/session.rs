@@ -53,6 +53,11 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
                     format!("Warning: {warning}"),
                 );
             }
+            for warning in std::mem::take(&mut state.startup_warnings) {
+                state
+                    .transcript
+                    .notice(crate::transcript::NoticeLevel::Warning, warning);
+            }
         }
         None => {
             for event in response.replay {

@@ -399,3 +399,31 @@ fn every_colour_is_the_themes_on_a_truecolor_terminal() {
     assert!(!screen.contains('#'), "no RGB on 256 colours:\n{screen}");
     assert_snapshot!(screen);
 }
+
+#[test]
+fn warnings_found_before_the_attach_show_under_the_header() {
+    let mut harness = Harness::new();
+    harness
+        .state
+        .startup_warnings
+        .push("Warning: /home/me/.pi/agent/settings.json: `editorPaddingX`: expected a whole number from 0 to 3, found \"wide\"; the value is ignored".to_owned());
+    harness.send(Input::Theme {
+        theme: std::sync::Arc::new(pi_tui::theme::Theme::dark()),
+        problem: Some("no theme \"nowhere\"; the dark theme is used".to_owned()),
+    });
+    harness.attach(info(0), Vec::new());
+    assert!(harness.state.startup_warnings.is_empty(), "said once");
+    let screen = harness.screen(100, 16);
+    assert!(
+        screen.contains("ctrl+r history"),
+        "the header stays:\n{screen}"
+    );
+    assert!(
+        screen.contains("`editorPaddingX`: expected a whole number"),
+        "{screen}"
+    );
+    assert!(
+        screen.contains("Warning: no theme \"nowhere\"; the dark theme is used"),
+        "{screen}"
+    );
+}

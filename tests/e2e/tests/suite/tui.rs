@@ -546,7 +546,7 @@ async fn pis_interactive_settings_shape_the_tui_and_apply_when_the_file_changes(
         "anthropic-messages",
         &[(
             ".pi/agent/settings.json",
-            r#"{"treeFilterMode": "user-only"}"#.to_owned(),
+            r#"{"treeFilterMode": "user-only", "editorPaddingX": "wide"}"#.to_owned(),
         )],
     )
     .await;
@@ -564,6 +564,9 @@ async fn pis_interactive_settings_shape_the_tui_and_apply_when_the_file_changes(
     let screen = tmux.wait_for_text("a", "[Context]");
     assert!(screen.contains("/work/AGENTS.md"), "{screen}");
     assert!(screen.contains("ctrl+r history"), "{screen}");
+    // A bad value already in the file is said at start, under the header.
+    let screen = tmux.wait_for_text("a", "`editorPaddingX`: expected a whole number");
+    assert!(screen.contains("[Context]"), "{screen}");
 
     // `/tree` opens with `treeFilterMode`'s rows; Ctrl+A shows everything.
     tmux.type_text("a", "first question");
@@ -639,6 +642,25 @@ async fn a_custom_theme_colours_the_tui_and_reloads_when_its_file_changes() {
         );
         std::thread::sleep(POLL);
     }
+    // A theme that exists nowhere is said at start, and dark is used.
+    let elsewhere = work.join("elsewhere");
+    std::fs::create_dir_all(elsewhere.join(".pi")).unwrap();
+    std::fs::write(
+        elsewhere.join(".pi/settings.json"),
+        r#"{"theme": "nowhere"}"#,
+    )
+    .unwrap();
+    tmux.start(
+        "b",
+        &elsewhere,
+        &env,
+        &[
+            workspace_binary("pictl").display().to_string(),
+            "--model".into(),
+            MODEL.into(),
+        ],
+    );
+    tmux.wait_for_text("b", "Warning: no theme \"nowhere\"");
     // A broken edit keeps the theme shown and says why.
     std::fs::write(
         &theme_file,
