@@ -432,9 +432,11 @@ const NAMED: [(u8, u8, u8); 16] = [
     (255, 255, 255),
 ];
 
+/// The levels of the 256-colour palette's 6x6x6 cube.
+const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
+
 /// The colour of a 256-colour palette index (16 and up: the cube and the grays).
 fn palette_rgb(index: u8) -> (u8, u8, u8) {
-    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
     match index {
         0..=15 => NAMED[usize::from(index)],
         16..=231 => {
@@ -454,7 +456,6 @@ fn palette_rgb(index: u8) -> (u8, u8, u8) {
 
 /// The nearest colour of the 256-colour palette's cube and grays.
 fn nearest_256(r: u8, g: u8, b: u8) -> u8 {
-    const LEVELS: [u8; 6] = [0, 95, 135, 175, 215, 255];
     let level = |value: u8| {
         LEVELS
             .iter()
