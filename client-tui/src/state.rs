@@ -80,7 +80,8 @@ pub struct ViewOptions {
     /// only while it is unchanged.
     pub scroll_serial: u64,
     /// What code block lines are indented with (pi's `markdown.codeBlockIndent`).
-    pub code_indent: String,
+    /// Shared: the view is part of every cached layout's key, cloned per item and frame.
+    pub code_indent: std::sync::Arc<str>,
 }
 
 impl Default for ViewOptions {
@@ -91,7 +92,7 @@ impl Default for ViewOptions {
             hide_thinking: false,
             scroll_from_bottom: 0,
             scroll_serial: 0,
-            code_indent: "  ".to_owned(),
+            code_indent: "  ".into(),
         }
     }
 }

@@ -290,7 +290,9 @@ fn history_found(state: &mut State, query: String, entries: Vec<pi_protocol::v1:
 /// command line gave them). True when another theme is to be loaded.
 pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSettings) -> bool {
     state.view.hide_thinking = settings.hide_thinking_block;
-    state.view.code_indent = settings.markdown.code_block_indent.clone();
+    if *state.view.code_indent != *settings.markdown.code_block_indent {
+        state.view.code_indent = settings.markdown.code_block_indent.as_str().into();
+    }
     state.prefs = crate::state::Preferences::from_settings(settings, state.environment.verbose);
     let environment = &state.environment;
     let mut paths = environment.theme_paths.clone();
