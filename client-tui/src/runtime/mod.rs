@@ -213,12 +213,13 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             state.startup_warnings.push(line);
         }
     }
-    // The theme: `--theme`, else the settings'; its file is watched.
+    // The theme the settings name (else the terminal's background's); its file is watched.
+    let background = world::background_theme(std::env::var("COLORFGBG").ok().as_deref());
     let loaded = world::load_theme(
         &state.theme_choice,
         &options.cwd,
         &options.paths.pi_agent_dir,
-        world::background_theme(std::env::var("COLORFGBG").ok().as_deref()),
+        background,
     );
     let theme_file = watched(loaded.file.as_deref());
     let _ = update(
@@ -283,6 +284,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         pending_draft: None,
         draft_sent_at: None,
         theme_file,
+        background,
     };
     shell.forward(connected.notifications);
     let mut effects = update(&mut state, Input::Resize(size.width, size.height));
@@ -447,6 +449,8 @@ struct Shell {
     draft_sent_at: Option<Instant>,
     // The theme's file and when it last changed, checked every second (hot reload).
     theme_file: Option<(PathBuf, std::time::SystemTime)>,
+    // The built-in the terminal's background asks for (`COLORFGBG`, read once).
+    background: &'static str,
 }
 
 /// A theme file with its modification time, to notice edits.
@@ -671,7 +675,7 @@ impl Shell {
                         &choice,
                         &self.options.cwd,
                         &self.options.paths.pi_agent_dir,
-                        world::background_theme(std::env::var("COLORFGBG").ok().as_deref()),
+                        self.background,
                     );
                     self.theme_file = watched(loaded.file.as_deref());
                     queue.extend(update(

@@ -4,7 +4,7 @@
 use pi_client::{Client, Notifications};
 use pi_protocol::v1::{
     SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams, SessionInfo,
-    SessionMessageParams,
+    SessionList, SessionListParams, SessionMessageParams,
 };
 use pi_test_support::daemon::TempDaemon;
 use pi_test_support::model_server::ModelServer;
@@ -67,6 +67,16 @@ impl World {
 
     pub async fn client(&self) -> (Client, Notifications) {
         self.daemon.client().await
+    }
+
+    /// The daemon's sessions (`session/list`), asked on a connection of their own.
+    pub async fn sessions(&self) -> Vec<SessionInfo> {
+        let (client, _events) = self.client().await;
+        client
+            .call::<SessionList>(&SessionListParams::default())
+            .await
+            .unwrap()
+            .sessions
     }
 }
 

@@ -868,6 +868,26 @@ const PIXEL_PNG: [u8; 69] = [
     1, 0, 201, 254, 146, 239, 0, 0, 0, 0, 73, 69, 78, 68, 174, 66, 96, 130,
 ];
 
+/// `args` run by pi, then by `pictl` under pi's name.
+async fn pi_then_pid(
+    world: &World,
+    sides: &Sides,
+    proj: &Path,
+    args: &[String],
+) -> (Outcome, Outcome) {
+    let pi = run_side(
+        world,
+        &peers::npm_bin("pi"),
+        &sides.pi_env,
+        proj,
+        args,
+        None,
+    )
+    .await;
+    let pid = run_side(world, &sides.as_pi, &sides.pid_env, proj, args, None).await;
+    (pi, pid)
+}
+
 /// An `@file` image larger than 2000x2000 pixels is fitted as pi fits it: the same note in
 /// its tag and the same size (pi's scaler and ours differ in the pixels); with
 /// `images.autoResize: false` both send the file as it is.
@@ -907,16 +927,7 @@ async fn large_file_images_are_fitted_as_pi_fits_them() {
         let decoded = image::load_from_memory(&data).unwrap();
         (text, (decoded.width(), decoded.height()))
     };
-    let pi = run_side(
-        &world,
-        &peers::npm_bin("pi"),
-        &sides.pi_env,
-        &proj,
-        &args,
-        None,
-    )
-    .await;
-    let pid = run_side(&world, &sides.as_pi, &sides.pid_env, &proj, &args, None).await;
+    let (pi, pid) = pi_then_pid(&world, &sides, &proj, &args).await;
     assert_eq!(
         (pi.code, pid.code),
         (Some(0), Some(0)),
@@ -936,16 +947,7 @@ async fn large_file_images_are_fitted_as_pi_fits_them() {
         r#"{"images": {"autoResize": false}}"#,
     )
     .unwrap();
-    let pi = run_side(
-        &world,
-        &peers::npm_bin("pi"),
-        &sides.pi_env,
-        &proj,
-        &args,
-        None,
-    )
-    .await;
-    let pid = run_side(&world, &sides.as_pi, &sides.pid_env, &proj, &args, None).await;
+    let (pi, pid) = pi_then_pid(&world, &sides, &proj, &args).await;
     let pid_requests: Vec<Value> = pid.requests.iter().map(in_pi_words).collect();
     assert_eq!(pi.requests, pid_requests, "both send the file as it is");
     assert_eq!(sent(&pid).1, (3000, 1500));

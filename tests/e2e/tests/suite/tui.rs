@@ -14,7 +14,6 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
-use pi_protocol::v1::{SessionList, SessionListParams};
 use pi_test_support::model_server::Turn;
 use pi_test_support::workspace_binary;
 
@@ -257,15 +256,9 @@ async fn two_tuis_stream_queue_abort_and_survive_a_daemon_restart() {
     tmux.wait_for_text("a", "Type a message");
 
     // A second TUI on the same session sees the same transcript, and A's draft.
-    let (client, _events) = world.client().await;
-    let sessions = client
-        .call::<SessionList>(&SessionListParams::default())
-        .await
-        .unwrap()
-        .sessions;
+    let sessions = world.sessions().await;
     assert_eq!(sessions.len(), 1);
     let session_id = sessions[0].id.clone();
-    drop(client);
     tmux.start(
         "b",
         &work,
@@ -437,13 +430,8 @@ async fn a_stopped_tui_is_cut_as_a_slow_consumer_and_catches_up_when_it_resumes(
     // its own queue is as small.
     let tui = pane_pid(&tmux, "a");
     signal(tui, "-STOP");
+    let session = world.sessions().await.remove(0);
     let (client, _events) = world.client().await;
-    let session = client
-        .call::<SessionList>(&SessionListParams::default())
-        .await
-        .unwrap()
-        .sessions
-        .remove(0);
     world.server.push(
         Turn::reply()
             .thinking("t".repeat(20_000))
@@ -510,12 +498,7 @@ async fn the_picker_opens_pis_session_files_and_detaching_says_how_to_come_back(
     tmux.send("a", &["Enter"]);
     tmux.wait_for_text("a", "Answer from pid.");
 
-    let (client, _events) = world.client().await;
-    let sessions = client
-        .call::<SessionList>(&SessionListParams::default())
-        .await
-        .unwrap()
-        .sessions;
+    let sessions = world.sessions().await;
     assert_eq!(sessions.len(), 1);
     assert_eq!(
         sessions[0].pi_file.as_deref(),
