@@ -689,19 +689,29 @@ async fn send_message(
     kind: MessageKind,
     message: Message,
 ) -> Option<Reply> {
-    let mut images = Vec::new();
-    for path in &message.image_paths {
-        match read_image(cwd, path, message.fit_images) {
-            Ok(Some(image)) => images.push(image),
-            Ok(None) => {}
-            Err(message) => {
-                return Some(Reply::Failed {
-                    action: "attach the image".to_owned(),
-                    message,
-                });
-            }
+    // Off the loop's thread: fitting a large image takes a while, and the TUI keeps drawing.
+    let (paths, fit, dir) = (
+        message.image_paths.clone(),
+        message.fit_images,
+        cwd.to_path_buf(),
+    );
+    let read = tokio::task::spawn_blocking(move || {
+        paths
+            .iter()
+            .filter_map(|path| read_image(&dir, path, fit).transpose())
+            .collect::<Result<Vec<_>, String>>()
+    })
+    .await
+    .unwrap_or_else(|_| Err("reading the images failed".to_owned()));
+    let images = match read {
+        Ok(images) => images,
+        Err(message) => {
+            return Some(Reply::Failed {
+                action: "attach the image".to_owned(),
+                message,
+            });
         }
-    }
+    };
     let params = SessionMessageParams {
         session_id,
         text: message.text,
