@@ -65,6 +65,11 @@ enum Command {
     Watch(commands::watch::WatchArgs),
     /// List the models the daemon knows, with whether their provider has a key
     Models(commands::models::ModelsArgs),
+    /// Log in to a subscription (Claude Pro/Max, ChatGPT Plus/Pro, GitHub Copilot), or store
+    /// an API key, as pi's /login
+    Login(commands::login::LoginArgs),
+    /// Log out of a subscription (or remove an API key), as pi's /logout
+    Logout(commands::login::LogoutArgs),
     /// Show tokens and cost by model and by day
     Stats(commands::stats::StatsArgs),
     /// List or restart the MCP servers the daemon shares between sessions
@@ -218,6 +223,8 @@ fn run(as_pi: bool) -> ExitCode {
             Command::Mcp(command) => commands::mcp::run(command).await,
             Command::Lsp(command) => commands::lsp::run(command).await,
             Command::Extensions(command) => commands::extensions::run(command).await,
+            Command::Login(args) => commands::login::login(args).await,
+            Command::Logout(args) => commands::login::logout(args).await,
             Command::Install(args) => commands::packages::install(args).await,
             Command::Remove(args) => commands::packages::remove(args).await,
             Command::Update(args) => commands::packages::update(args).await,

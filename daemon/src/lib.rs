@@ -9,6 +9,7 @@
 //! Architecture invariant: a failure inside one connection or request never ends the daemon.
 //! Only the lifecycle code decides when the process exits.
 
+pub mod accounts;
 pub mod clients;
 /// pi's coding-agent resources are their own crate (`pi-coding`, `daemon/coding/`).
 pub use pi_coding as coding;
@@ -185,9 +186,10 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
         spawner.clone(),
         extension_trust.clone(),
     );
+    let models = std::sync::Arc::new(model::RegistryModels::load(&paths));
     let services = session::SessionServices {
         hooks: std::sync::Arc::new(extension_hooks::ExtensionHooks::new(extensions.clone())),
-        models: std::sync::Arc::new(model::RegistryModels::load(&paths)),
+        models: models.clone(),
         tools: std::sync::Arc::new(
             builtin
                 .with_extensions(extensions.clone())
@@ -224,6 +226,7 @@ async fn serve(options: RunOptions, user_umask: u32) -> anyhow::Result<()> {
     state.kernels = Some(kernels);
     state.extensions = Some(extensions);
     state.extension_trust = extension_trust;
+    state.accounts = Some(Arc::new(accounts::Accounts::new(models)));
     state.heap_bytes = options.heap_bytes;
     let state = Arc::new(state);
     match state.store.policy_modes().await {

@@ -64,6 +64,8 @@ pub struct DaemonState {
     websocket_error: OnceLock<String>,
     /// The open connections.
     pub clients: Arc<Clients>,
+    /// Subscription logins and API keys (`auth/*`; none in-process unless a test sets one).
+    pub accounts: Option<Arc<crate::accounts::Accounts>>,
     /// Reads the bytes the allocator has handed out (`pid`'s jemalloc; `None` in tests).
     pub heap_bytes: Option<fn() -> Option<u64>>,
 }
@@ -105,6 +107,7 @@ impl DaemonState {
             websocket_url: OnceLock::new(),
             websocket_error: OnceLock::new(),
             clients: Arc::default(),
+            accounts: None,
             heap_bytes: None,
         }
     }

@@ -55,6 +55,12 @@ _pictl() {
             pictl,list)
                 cmd="pictl__subcmd__list"
                 ;;
+            pictl,login)
+                cmd="pictl__subcmd__login"
+                ;;
+            pictl,logout)
+                cmd="pictl__subcmd__logout"
+                ;;
             pictl,lsp)
                 cmd="pictl__subcmd__lsp"
                 ;;
@@ -186,6 +192,12 @@ _pictl() {
                 ;;
             pictl__subcmd__help,list)
                 cmd="pictl__subcmd__help__subcmd__list"
+                ;;
+            pictl__subcmd__help,login)
+                cmd="pictl__subcmd__help__subcmd__login"
+                ;;
+            pictl__subcmd__help,logout)
+                cmd="pictl__subcmd__help__subcmd__logout"
                 ;;
             pictl__subcmd__help,lsp)
                 cmd="pictl__subcmd__help__subcmd__lsp"
@@ -407,7 +419,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -t -e -p -r -V -v -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -t -e -p -r -V -v -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -905,7 +917,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1185,6 +1197,34 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__login)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__logout)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -1642,6 +1682,38 @@ _pictl() {
             ;;
         pictl__subcmd__list)
             opts="-h --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__login)
+            opts="-h --enterprise --key --no-browser --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --enterprise)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__logout)
+            opts="-h --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -5,6 +5,7 @@ pub mod attach;
 pub mod daemon;
 pub mod drive;
 pub mod extensions;
+pub mod login;
 pub mod lsp;
 pub mod mcp;
 pub mod models;

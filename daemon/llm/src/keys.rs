@@ -1,6 +1,6 @@
 //! Which key a provider's requests use, in pi's precedence order: an explicit key (`--api-key`
 //! or set at runtime), then `auth.json` `api_key`, then the `auth.json` OAuth `access` token
-//! while unexpired, then the provider's environment variables, then `models.json` `apiKey`. `auth.json` keys and
+//! (refreshed when expired, for the logins the daemon can refresh), then the provider's environment variables, then `models.json` `apiKey`. `auth.json` keys and
 //! `models.json` keys go through [`ConfigValueResolver`] (`!command`, variable name, literal).
 //!
 //! Guarantees: keys only leave as [`ApiKey`]; errors name the variables and files to set but
@@ -123,6 +123,8 @@ pub struct KeySources<'a> {
     pub resolver: &'a ConfigValueResolver,
     /// Now, Unix milliseconds (OAuth expiry).
     pub now_millis: i64,
+    /// What refreshes subscription logins (`None`: they are used until they expire).
+    pub logins: Option<&'a std::sync::Arc<crate::oauth::Logins>>,
 }
 
 impl KeySources<'_> {
@@ -156,6 +158,20 @@ impl KeySources<'_> {
             }
         }
         if let Some((file, AuthCredential::Oauth(oauth))) = self.auth_credential() {
+            if let Some(logins) = self.refresher(oauth) {
+                // Made fresh (and refreshed on a 401) when a request goes out.
+                return Ok(ResolvedKey {
+                    key: ApiKey::from_login(
+                        oauth.access.clone(),
+                        crate::oauth::LoginRef {
+                            logins: logins.clone(),
+                            provider: self.provider.to_owned(),
+                            path: file.path().to_owned(),
+                        },
+                    ),
+                    source: KeySource::OAuth(file.path().to_owned()),
+                });
+            }
             if oauth.access.is_empty() {
                 notes.push(format!(
                     "the \"{}\" OAuth login in {} has no access token",
@@ -164,9 +180,10 @@ impl KeySources<'_> {
                 ));
             } else if self.oauth_expired(oauth.expires) {
                 notes.push(format!(
-                    "the \"{}\" OAuth token in {} has expired; log in again with pi (refreshing is not supported yet)",
+                    "the \"{}\" OAuth token in {} has expired and the daemon cannot refresh \"{}\" logins; log in again with pi",
                     self.provider,
-                    file.path().display()
+                    file.path().display(),
+                    self.provider
                 ));
             } else {
                 return Ok(ResolvedKey {
@@ -213,12 +230,45 @@ impl KeySources<'_> {
         })
     }
 
+    /// The source [`KeySources::resolve`] would use, and a login's expiry; runs no command.
+    pub fn status(&self) -> Option<(KeySource, Option<i64>)> {
+        if self.explicit.is_some() {
+            return Some((KeySource::Explicit, None));
+        }
+        match self.auth_credential() {
+            Some((file, AuthCredential::ApiKey { key })) if !key.is_empty() => {
+                return Some((KeySource::AuthFile(file.path().to_owned()), None));
+            }
+            Some((file, AuthCredential::Oauth(oauth)))
+                if self.refresher(oauth).is_some()
+                    || (!oauth.access.is_empty() && !self.oauth_expired(oauth.expires)) =>
+            {
+                return Some((
+                    KeySource::OAuth(file.path().to_owned()),
+                    Some(oauth.expires),
+                ));
+            }
+            _ => {}
+        }
+        if let Some(variable) = self
+            .env_vars
+            .iter()
+            .find(|variable| self.resolver.environment().var(variable).is_some())
+        {
+            return Some((KeySource::Environment((*variable).to_owned()), None));
+        }
+        self.models_json
+            .filter(|configured| !configured.value.is_empty())
+            .map(|configured| (KeySource::ModelsJson(configured.path.clone()), None))
+    }
+
     /// Whether some source is configured; runs no command (pi's `hasAuth`).
     pub fn has_key(&self) -> bool {
         let in_auth_file = match self.auth_credential() {
             Some((_, AuthCredential::ApiKey { key })) => !key.is_empty(),
             Some((_, AuthCredential::Oauth(oauth))) => {
-                !oauth.access.is_empty() && !self.oauth_expired(oauth.expires)
+                self.refresher(oauth).is_some()
+                    || (!oauth.access.is_empty() && !self.oauth_expired(oauth.expires))
             }
             None => false,
         };
@@ -237,6 +287,17 @@ impl KeySources<'_> {
         self.auth_files
             .iter()
             .find_map(|file| file.get(self.provider).map(|credential| (file, credential)))
+    }
+
+    /// The refresher of this login, when the daemon can refresh it.
+    fn refresher(
+        &self,
+        oauth: &crate::auth::OAuthCredential,
+    ) -> Option<&std::sync::Arc<crate::oauth::Logins>> {
+        let refreshable = crate::oauth::OAuthKind::for_provider(self.provider).is_some()
+            && (!oauth.refresh.is_empty()
+                || (!oauth.access.is_empty() && !self.oauth_expired(oauth.expires)));
+        self.logins.filter(|_| refreshable)
     }
 
     fn oauth_expired(&self, expires: i64) -> bool {

@@ -8,11 +8,13 @@
 //! - `provider`: the request [`Context`], [`StreamOptions`] and the [`Provider`] trait every
 //!   wire format implements.
 //! - `faux`: an in-process scripted provider for unit tests.
-//! - `catalog` (+ `catalog_data`): built-in providers and models.
+//! - `catalog`: built-in providers and models, generated from pi's own catalog
+//!   (`catalog/pi-models.json`).
 //! - `compat`: quirks of OpenAI-compatible servers, configured and detected.
 //! - `config_value`: `!command` / variable-name / literal values, with an injectable
 //!   environment.
-//! - `auth`, `keys`: pi's `auth.json` and key precedence.
+//! - `auth`, `keys`: pi's `auth.json` and key precedence; `oauth`: subscription logins
+//!   (Anthropic, Codex, Copilot) and refreshing their tokens.
 //! - `models_json`, `models_merge`: pi's `models.json`, validated and merged with built-ins.
 //! - `resolve`, `registry`: model resolution and the [`ModelRegistry`].
 //! - `thinking`: thinking levels a model offers and clamping.
@@ -24,7 +26,6 @@
 pub mod assemble;
 pub mod auth;
 pub mod catalog;
-mod catalog_data;
 pub mod compat;
 pub mod config_value;
 pub mod event;
@@ -36,6 +37,7 @@ mod level;
 pub mod model;
 pub mod models_json;
 pub mod models_merge;
+pub mod oauth;
 pub mod partial_json;
 pub mod provider;
 pub mod providers;

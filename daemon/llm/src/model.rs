@@ -40,7 +40,9 @@ pub struct Model {
     /// Display name.
     pub name: String,
     /// Wire format: `anthropic-messages`, `openai-completions`, `openai-responses`,
-    /// `google-generative-ai` (or `faux` in tests).
+    /// `google-generative-ai` (or `faux` in tests). Built-in models may also carry pi's other
+    /// formats (`bedrock-converse-stream`, `google-vertex`, `azure-openai-responses`,
+    /// `openai-codex-responses`), which this daemon does not implement.
     pub api: String,
     /// Provider id (`anthropic`, `openai`, `openrouter`, ...).
     pub provider: String,

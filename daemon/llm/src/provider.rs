@@ -32,19 +32,54 @@ pub struct Context {
     pub tools: Vec<ToolDefinition>,
 }
 
-/// An API key or token. Never printed: `Debug` and `Display` show `***`.
-#[derive(Clone, PartialEq, Eq)]
-pub struct ApiKey(String);
+/// An API key or token. Never printed: `Debug` and `Display` show `***`. A key that is a
+/// subscription login's token carries the login, so it can be refreshed
+/// ([`crate::oauth::LoginRef`]); equality is the secret's.
+#[derive(Clone)]
+pub struct ApiKey {
+    secret: String,
+    login: Option<crate::oauth::LoginRef>,
+}
+
+impl PartialEq for ApiKey {
+    fn eq(&self, other: &Self) -> bool {
+        self.secret == other.secret
+    }
+}
+
+impl Eq for ApiKey {}
 
 impl ApiKey {
     /// Wraps a secret.
     pub fn new(secret: impl Into<String>) -> Self {
-        ApiKey(secret.into())
+        ApiKey {
+            secret: secret.into(),
+            login: None,
+        }
+    }
+
+    /// A login's access token, refreshed through `login` when it expires.
+    pub fn from_login(secret: impl Into<String>, login: crate::oauth::LoginRef) -> Self {
+        ApiKey {
+            secret: secret.into(),
+            login: Some(login),
+        }
+    }
+
+    /// The login this token belongs to, if it is one.
+    pub fn login(&self) -> Option<&crate::oauth::LoginRef> {
+        self.login.as_ref()
     }
 
     /// The secret, for building a request header. Never log the result.
     pub fn expose(&self) -> &str {
-        &self.0
+        &self.secret
+    }
+
+    /// Whether this is a Claude Pro/Max OAuth token (pi's test: `sk-ant-oat` in it), which
+    /// Anthropic takes only as Claude Code sends it.
+    pub fn is_anthropic_oauth(&self) -> bool {
+        self.secret.contains("sk-ant-oat")
     }
 }
 

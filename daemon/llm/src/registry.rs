@@ -21,12 +21,13 @@ use crate::keys::{ConfiguredKey, KeyError, KeySources, ResolvedKey};
 use crate::model::{Model, ThinkingLevel};
 use crate::models_json::{ModelsFile, ModelsJsonError};
 use crate::models_merge::merge;
+use crate::oauth::{Endpoints, LoginError, Logins, OAuthKind};
 use crate::provider::ApiKey;
 use crate::resolve::{ResolveError, resolve_spec};
 use pi_util::time::now_millis;
 
 /// Now, in Unix milliseconds (injected so tests control OAuth expiry).
-pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+pub type Clock = crate::oauth::Clock;
 
 /// Where a registry reads its models and keys from.
 pub struct RegistryConfig {
@@ -98,6 +99,8 @@ pub struct ModelRegistry {
     // One reload at a time, so a slower one never replaces a newer snapshot. A sync lock,
     // held only by `reload` (which does blocking file reads, never awaits).
     reloading: Mutex<()>,
+    // Refreshes subscription logins; shared by every key it hands out.
+    logins: Arc<Logins>,
 }
 
 struct Snapshot {
@@ -127,12 +130,17 @@ impl ModelRegistry {
     pub fn new(config: RegistryConfig) -> Self {
         let resolver = ConfigValueResolver::new(config.environment.clone());
         let snapshot = load(&config, &resolver, None);
+        let logins = Arc::new(Logins::new(
+            Endpoints::from_env(config.environment.as_ref()),
+            config.clock.clone(),
+        ));
         ModelRegistry {
             config,
             resolver,
             snapshot: RwLock::new(Arc::new(snapshot)),
             explicit: RwLock::new(BTreeMap::new()),
             reloading: Mutex::new(()),
+            logins,
         }
     }
 
@@ -282,6 +290,89 @@ impl ModelRegistry {
         Ok(())
     }
 
+    /// What refreshes (and stores) subscription logins.
+    pub fn logins(&self) -> &Arc<Logins> {
+        &self.logins
+    }
+
+    /// The `auth.json` a login or key of `provider` is written to: the first file that has a
+    /// credential for it (so the new one takes its place), else the last file (pi's own, so
+    /// pi shares the login).
+    pub fn login_file(&self, provider: &str) -> Option<PathBuf> {
+        let snapshot = self.snapshot();
+        snapshot
+            .auth_files
+            .iter()
+            .find(|file| file.get(provider).is_some())
+            .map(|file| file.path().to_owned())
+            .or_else(|| self.config.auth_json.last().cloned())
+    }
+
+    /// Runs `kind`'s login and stores its credential (see [`ModelRegistry::login_file`]);
+    /// returns the file.
+    pub async fn login(
+        &self,
+        kind: OAuthKind,
+        options: &crate::oauth::LoginOptions,
+        io: &mut crate::oauth::LoginIo,
+    ) -> Result<PathBuf, LoginFailure> {
+        let path = self
+            .login_file(kind.provider_id())
+            .ok_or(LoginFailure::File(LoginError::File(
+                AuthError::NotConfigured,
+            )))?;
+        let mut options = options.clone();
+        if kind == OAuthKind::GithubCopilot && options.copilot_models.is_empty() {
+            options.copilot_models = self
+                .models()
+                .into_iter()
+                .filter(|model| model.provider == kind.provider_id())
+                .map(|model| model.id)
+                .collect();
+        }
+        let credential = crate::oauth::login(kind, self.logins.endpoints(), &options, io)
+            .await
+            .map_err(LoginFailure::Flow)?;
+        self.logins
+            .save(&path, kind.provider_id(), credential)
+            .await
+            .map_err(LoginFailure::File)?;
+        self.reload();
+        Ok(path)
+    }
+
+    /// Stores `key` as `provider`'s API key (see [`ModelRegistry::login_file`]); returns the
+    /// file.
+    pub async fn save_api_key(&self, provider: &str, key: &ApiKey) -> Result<PathBuf, LoginError> {
+        let path = self
+            .login_file(provider)
+            .ok_or(LoginError::File(AuthError::NotConfigured))?;
+        self.logins
+            .save_api_key(&path, provider, key.expose())
+            .await?;
+        self.reload();
+        Ok(path)
+    }
+
+    /// Removes `provider`'s credential from every `auth.json` that has one; the files.
+    pub async fn logout(&self, provider: &str) -> Result<Vec<PathBuf>, LoginError> {
+        let mut removed = Vec::new();
+        for path in &self.config.auth_json {
+            if self.logins.remove(path, provider).await? {
+                removed.push(path.clone());
+            }
+        }
+        self.reload();
+        Ok(removed)
+    }
+
+    /// What `provider`'s requests would use now, without running a command: the source and,
+    /// for a login, when its token expires.
+    pub fn key_status(&self, provider: &str) -> Option<(crate::keys::KeySource, Option<i64>)> {
+        let snapshot = self.snapshot();
+        self.with_sources(&snapshot, provider, |sources| sources.status())
+    }
+
     fn snapshot(&self) -> Arc<Snapshot> {
         self.snapshot
             .read()
@@ -310,8 +401,20 @@ impl ModelRegistry {
             models_json: snapshot.provider_keys.get(provider),
             resolver: &self.resolver,
             now_millis: (self.config.clock)(),
+            logins: Some(&self.logins),
         })
     }
+}
+
+/// Why a login did not complete.
+#[derive(Debug, thiserror::Error)]
+pub enum LoginFailure {
+    /// The flow failed or was cancelled.
+    #[error(transparent)]
+    Flow(crate::oauth::OAuthError),
+    /// The credential could not be stored.
+    #[error(transparent)]
+    File(LoginError),
 }
 
 /// What a file that no longer loads falls back to, said at the end of its diagnostic.

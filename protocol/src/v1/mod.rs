@@ -6,6 +6,7 @@
 //! the same commit.
 
 pub mod artifact;
+pub mod auth;
 pub mod connection;
 pub mod daemon;
 pub mod entry;
@@ -27,6 +28,7 @@ pub mod ui;
 pub mod usage;
 
 pub use artifact::*;
+pub use auth::*;
 pub use connection::*;
 pub use daemon::*;
 pub use entry::*;
@@ -128,6 +130,23 @@ crate::method_table! {
     ArtifactRead = "artifact/read" (ArtifactReadParams) -> ArtifactReadResponse;
     /// Lists the models the daemon knows, with whether a key is configured.
     ModelList = "model/list" (ModelListParams) -> ModelListResponse;
+    /// Every provider with a subscription login, then the others, with where each one's key
+    /// comes from now.
+    AuthList = "auth/list" (AuthListParams) -> AuthListResponse;
+    /// Logs in to a subscription (pi's `/login`) and stores the tokens in `auth.json`, which
+    /// pi reads too; answered when the login completed. Its steps (a URL to open, a question,
+    /// progress) come as `auth/loginEvent` to this client; answers go back with
+    /// `auth/loginInput`.
+    AuthLogin = "auth/login" (AuthLoginParams) -> AuthLoginResponse;
+    /// Answers the question of a login in progress (a pasted code, a domain).
+    AuthLoginInput = "auth/loginInput" (AuthLoginInputParams) -> EmptyResponse;
+    /// Cancels a login in progress; its `auth/login` fails as cancelled.
+    AuthLoginCancel = "auth/loginCancel" (AuthLoginCancelParams) -> EmptyResponse;
+    /// Removes a provider's login or key from every `auth.json` that has one (pi's
+    /// `/logout`).
+    AuthLogout = "auth/logout" (AuthLogoutParams) -> AuthLogoutResponse;
+    /// Stores an API key for a provider in `auth.json` (0600, under pi's file lock).
+    AuthSetApiKey = "auth/setApiKey" (AuthSetApiKeyParams) -> AuthSetApiKeyResponse;
     /// Reports this client's editor draft to the other clients attached to the session.
     SessionSetDraft = "session/setDraft" (SessionSetDraftParams) -> EmptyResponse;
     /// Takes every queued steering and follow-up message out of the queues (to edit them
@@ -223,6 +242,9 @@ crate::notification_table! {
     /// A language server started, became ready, stopped or failed, or its sessions changed;
     /// sent to every connection with every server's status (as `lsp/list`).
     LspChanged = "lsp/changed" (DaemonToClient, LspChangedParams);
+    /// A step of an `auth/login` (a URL to open, a question, progress), sent to the client
+    /// that started it.
+    AuthLoginEvent = "auth/loginEvent" (DaemonToClient, AuthLoginEventParams);
     /// A step of a `packages/install`, `packages/remove` or `packages/update`, sent to the
     /// client that asked.
     PackagesProgress = "packages/progress" (DaemonToClient, PackagesProgressParams);

@@ -10,18 +10,38 @@ use pi_protocol::v1::ClientCapabilities;
 use tempfile::TempDir;
 use tokio::process::{Child, Command};
 
-/// Environment variables the daemon reads provider keys from; removed from its environment.
-pub const PROVIDER_KEY_VARIABLES: [&str; 10] = [
-    "ANTHROPIC_API_KEY",
+/// Environment variables the daemon reads provider keys from (every `envVars` of
+/// `daemon/llm/src/catalog/pi-models.json`); removed from its environment.
+pub const PROVIDER_KEY_VARIABLES: [&str; 29] = [
     "ANTHROPIC_OAUTH_TOKEN",
+    "ANTHROPIC_API_KEY",
     "OPENAI_API_KEY",
-    "GEMINI_API_KEY",
-    "OPENROUTER_API_KEY",
-    "GROQ_API_KEY",
-    "XAI_API_KEY",
-    "MISTRAL_API_KEY",
+    "AZURE_OPENAI_API_KEY",
     "DEEPSEEK_API_KEY",
+    "GEMINI_API_KEY",
+    "GOOGLE_CLOUD_API_KEY",
+    "COPILOT_GITHUB_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "OPENROUTER_API_KEY",
+    "AI_GATEWAY_API_KEY",
+    "XAI_API_KEY",
+    "GROQ_API_KEY",
     "CEREBRAS_API_KEY",
+    "ZAI_API_KEY",
+    "MISTRAL_API_KEY",
+    "MINIMAX_API_KEY",
+    "MINIMAX_CN_API_KEY",
+    "MOONSHOT_API_KEY",
+    "HF_TOKEN",
+    "FIREWORKS_API_KEY",
+    "OPENCODE_API_KEY",
+    "KIMI_API_KEY",
+    "CLOUDFLARE_API_KEY",
+    "XIAOMI_API_KEY",
+    "XIAOMI_TOKEN_PLAN_CN_API_KEY",
+    "XIAOMI_TOKEN_PLAN_AMS_API_KEY",
+    "XIAOMI_TOKEN_PLAN_SGP_API_KEY",
 ];
 
 /// How long a fixture waits for the daemon to become ready or to exit.
@@ -62,6 +82,17 @@ impl TempDaemon {
         config_toml: &str,
         files: &[(&str, String)],
     ) -> TempDaemon {
+        TempDaemon::start_with_env(binary, config_toml, files, &[]).await
+    }
+
+    /// Like [`TempDaemon::start_with_files`], the daemon started with `env` in its environment
+    /// too (and after every restart).
+    pub async fn start_with_env(
+        binary: &Path,
+        config_toml: &str,
+        files: &[(&str, String)],
+        env: &[(&str, &str)],
+    ) -> TempDaemon {
         let home = tempfile::Builder::new()
             .prefix("pi-test-")
             .tempdir()
@@ -81,7 +112,10 @@ impl TempDaemon {
             binary: binary.to_path_buf(),
             child: None,
             launch_umask: None,
-            launch_env: Vec::new(),
+            launch_env: env
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                .collect(),
         };
         daemon.spawn_and_wait().await;
         daemon

@@ -11,6 +11,7 @@
     reason = "test fixtures fail loudly"
 )]
 
+pub mod auth_server;
 pub mod bench;
 pub mod daemon;
 pub mod events;

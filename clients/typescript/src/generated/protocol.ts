@@ -2,6 +2,48 @@
  * Do not edit: run `npm run generate` after the schema changes. */
 
 /**
+ * Where a provider's key comes from.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthSource".
+ */
+export type AuthSource =
+  | {
+      /**
+       * When the current token expires, Unix milliseconds (0: unknown).
+       */
+      expires: number;
+      kind: "login";
+      /**
+       * The file.
+       */
+      path: string;
+    }
+  | {
+      kind: "apiKey";
+      /**
+       * The file.
+       */
+      path: string;
+    }
+  | {
+      kind: "environment";
+      /**
+       * The variable.
+       */
+      variable: string;
+    }
+  | {
+      kind: "modelsJson";
+      /**
+       * The file.
+       */
+      path: string;
+    }
+  | {
+      kind: "explicit";
+    };
+/**
  * Text, thinking or tool call (assistant messages).
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1206,6 +1248,46 @@ export type UiRequest =
       title: string;
     };
 /**
+ * What a login shows or asks.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "LoginStep".
+ */
+export type LoginStep =
+  | {
+      /**
+       * What to do there.
+       */
+      instructions: string;
+      type: "openUrl";
+      /**
+       * The URL.
+       */
+      url: string;
+    }
+  | {
+      /**
+       * Whether an empty answer is fine.
+       */
+      allowEmpty?: boolean;
+      /**
+       * The question.
+       */
+      message: string;
+      /**
+       * An example answer.
+       */
+      placeholder?: string | null;
+      type: "prompt";
+    }
+  | {
+      /**
+       * What happens.
+       */
+      message: string;
+      type: "progress";
+    };
+/**
  * Why the daemon closed a connection.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1229,6 +1311,12 @@ export type WidgetPlacement = "aboveEditor" | "belowEditor";
 
 export interface ProtocolV1 {
   ArtifactReadMethod?: ArtifactReadMethod;
+  AuthListMethod?: AuthListMethod;
+  AuthLoginMethod?: AuthLoginMethod;
+  AuthLoginCancelMethod?: AuthLoginCancelMethod;
+  AuthLoginInputMethod?: AuthLoginInputMethod;
+  AuthLogoutMethod?: AuthLogoutMethod;
+  AuthSetApiKeyMethod?: AuthSetApiKeyMethod;
   DaemonShutdownMethod?: DaemonShutdownMethod;
   DaemonStatusMethod?: DaemonStatusMethod;
   ExtensionsListMethod?: ExtensionsListMethod;
@@ -1287,6 +1375,7 @@ export interface ProtocolV1 {
   UiAskMethod?: UiAskMethod;
   UiRespondMethod?: UiRespondMethod;
   UsageStatsMethod?: UsageStatsMethod;
+  AuthLoginEventNotification?: AuthLoginEventNotification;
   ConfigChangedNotification?: ConfigChangedNotification;
   ConnectionClosingNotification?: ConnectionClosingNotification;
   ExtensionUiNotification?: ExtensionUiNotification;
@@ -1361,6 +1450,234 @@ export interface ArtifactReadResponse {
    * The artifact's size.
    */
   totalBytes: number;
+}
+/**
+ * Every provider with a subscription login, then the others, with where each one's key
+ *  comes from now.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthListMethod".
+ */
+export interface AuthListMethod {
+  params: AuthListParams;
+  result: AuthListResponse;
+}
+/**
+ * Params of `auth/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthListParams".
+ */
+export interface AuthListParams {}
+/**
+ * Response of `auth/list`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthListResponse".
+ */
+export interface AuthListResponse {
+  /**
+   * Every provider with a subscription login, then every other provider the daemon knows.
+   */
+  providers: AuthProviderStatus[];
+}
+/**
+ * One provider: how it can be paid for and what its requests use now.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthProviderStatus".
+ */
+export interface AuthProviderStatus {
+  /**
+   * For people: pi's name of its login, else the id.
+   */
+  name: string;
+  /**
+   * Provider id (`anthropic`, `github-copilot`).
+   */
+  provider: string;
+  /**
+   * Where its key comes from now; absent when it has none.
+   */
+  source?: AuthSource | null;
+  /**
+   * `auth/login` can log in to it with a subscription.
+   */
+  subscription: boolean;
+}
+/**
+ * Logs in to a subscription (pi's `/login`) and stores the tokens in `auth.json`, which
+ *  pi reads too; answered when the login completed. Its steps (a URL to open, a question,
+ *  progress) come as `auth/loginEvent` to this client; answers go back with
+ *  `auth/loginInput`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginMethod".
+ */
+export interface AuthLoginMethod {
+  params: AuthLoginParams;
+  result: AuthLoginResponse;
+}
+/**
+ * Params of `auth/login`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginParams".
+ */
+export interface AuthLoginParams {
+  /**
+   * GitHub Copilot only: the Enterprise domain (`""` for github.com); absent: the login
+   * asks.
+   */
+  enterpriseDomain?: string | null;
+  /**
+   * `anthropic`, `openai-codex` or `github-copilot`.
+   */
+  provider: string;
+}
+/**
+ * Response of `auth/login`, once the login completed and was stored.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginResponse".
+ */
+export interface AuthLoginResponse {
+  /**
+   * The `auth.json` it was stored in (pi's, unless the daemon's own already had one).
+   */
+  path: string;
+  /**
+   * The provider.
+   */
+  provider: string;
+}
+/**
+ * Cancels a login in progress; its `auth/login` fails as cancelled.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginCancelMethod".
+ */
+export interface AuthLoginCancelMethod {
+  params: AuthLoginCancelParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `auth/loginCancel`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginCancelParams".
+ */
+export interface AuthLoginCancelParams {
+  /**
+   * The login.
+   */
+  loginId: string;
+}
+/**
+ * An empty response.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "EmptyResponse".
+ */
+export interface EmptyResponse {}
+/**
+ * Answers the question of a login in progress (a pasted code, a domain).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginInputMethod".
+ */
+export interface AuthLoginInputMethod {
+  params: AuthLoginInputParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `auth/loginInput`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginInputParams".
+ */
+export interface AuthLoginInputParams {
+  /**
+   * The login.
+   */
+  loginId: string;
+  /**
+   * The answer to its prompt.
+   */
+  text: string;
+}
+/**
+ * Removes a provider's login or key from every `auth.json` that has one (pi's
+ *  `/logout`).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLogoutMethod".
+ */
+export interface AuthLogoutMethod {
+  params: AuthLogoutParams;
+  result: AuthLogoutResponse;
+}
+/**
+ * Params of `auth/logout`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLogoutParams".
+ */
+export interface AuthLogoutParams {
+  /**
+   * The provider.
+   */
+  provider: string;
+}
+/**
+ * Response of `auth/logout`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLogoutResponse".
+ */
+export interface AuthLogoutResponse {
+  /**
+   * The `auth.json` files its credential was removed from (empty: there was none).
+   */
+  removed: string[];
+}
+/**
+ * Stores an API key for a provider in `auth.json` (0600, under pi's file lock).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthSetApiKeyMethod".
+ */
+export interface AuthSetApiKeyMethod {
+  params: AuthSetApiKeyParams;
+  result: AuthSetApiKeyResponse;
+}
+/**
+ * Params of `auth/setApiKey`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthSetApiKeyParams".
+ */
+export interface AuthSetApiKeyParams {
+  /**
+   * The key (or pi's `!command` or variable name), stored as written.
+   */
+  key: string;
+  /**
+   * The provider.
+   */
+  provider: string;
+}
+/**
+ * Response of `auth/setApiKey`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthSetApiKeyResponse".
+ */
+export interface AuthSetApiKeyResponse {
+  /**
+   * The `auth.json` it was stored in.
+   */
+  path: string;
 }
 /**
  * Asks the daemon to shut down gracefully. Answered before the shutdown begins.
@@ -3131,13 +3448,6 @@ export interface SessionIdParams {
    */
   sessionId: string;
 }
-/**
- * An empty response.
- *
- * This interface was referenced by `ProtocolV1`'s JSON-Schema
- * via the `definition` "EmptyResponse".
- */
-export interface EmptyResponse {}
 /**
  * Cancels a pending automatic retry (the wait before it); the session becomes idle and
  *  `auto_retry_end {success: false, finalError: "Retry cancelled"}` is sent. A no-op when no
@@ -6817,6 +7127,65 @@ export interface UsageTotals2 {
   tokens: TokenTotals1;
 }
 /**
+ * A step of an `auth/login` (a URL to open, a question, progress), sent to the client
+ *  that started it.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginEventNotification".
+ */
+export interface AuthLoginEventNotification {
+  params: AuthLoginEventParams;
+}
+/**
+ * Params of `auth/loginEvent`: a step of a login, sent to the client that started it.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "AuthLoginEventParams".
+ */
+export interface AuthLoginEventParams {
+  /**
+   * The login, for `auth/loginInput` and `auth/loginCancel`.
+   */
+  loginId: string;
+  /**
+   * The step.
+   */
+  step:
+    | {
+        /**
+         * What to do there.
+         */
+        instructions: string;
+        type: "openUrl";
+        /**
+         * The URL.
+         */
+        url: string;
+      }
+    | {
+        /**
+         * Whether an empty answer is fine.
+         */
+        allowEmpty?: boolean;
+        /**
+         * The question.
+         */
+        message: string;
+        /**
+         * An example answer.
+         */
+        placeholder?: string | null;
+        type: "prompt";
+      }
+    | {
+        /**
+         * What happens.
+         */
+        message: string;
+        type: "progress";
+      };
+}
+/**
  * The configuration files (`models.json`, `auth.json`, `settings.json`) changed and were
  *  reloaded; sent to every connection. A bad edit keeps the file's last good version and
  *  comes with a diagnostic.
@@ -7937,6 +8306,12 @@ export interface UsageTotals3 {
 /** Every request method: its params and result. */
 export interface MethodMap {
   "artifact/read": ArtifactReadMethod;
+  "auth/list": AuthListMethod;
+  "auth/login": AuthLoginMethod;
+  "auth/loginCancel": AuthLoginCancelMethod;
+  "auth/loginInput": AuthLoginInputMethod;
+  "auth/logout": AuthLogoutMethod;
+  "auth/setApiKey": AuthSetApiKeyMethod;
   "daemon/shutdown": DaemonShutdownMethod;
   "daemon/status": DaemonStatusMethod;
   "extensions/list": ExtensionsListMethod;
@@ -7999,6 +8374,7 @@ export interface MethodMap {
 
 /** Every notification method: its params. */
 export interface NotificationMap {
+  "auth/loginEvent": AuthLoginEventNotification;
   "config/changed": ConfigChangedNotification;
   "connection/closing": ConnectionClosingNotification;
   "extension/ui": ExtensionUiNotification;

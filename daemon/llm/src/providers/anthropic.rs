@@ -32,17 +32,71 @@ use crate::types::{AssistantContent, Message, UserContent};
 pub struct AnthropicProvider;
 
 const API_VERSION: &str = "2023-06-01";
+/// The Claude Code release whose identity a Claude Pro/Max token is sent with (pi 0.73.1's).
+const CLAUDE_CODE_VERSION: &str = "2.1.75";
+/// What a Claude Pro/Max request's system prompt starts with (pi sends it; Anthropic
+/// refuses subscription tokens without it).
+pub const CLAUDE_CODE_IDENTITY: &str = "You are Claude Code, Anthropic's official CLI for Claude.";
+/// Claude Code's tool names: a subscription request names pi's tools of the same names (any
+/// case) this way, and the model's calls are mapped back.
+const CLAUDE_CODE_TOOLS: [&str; 17] = [
+    "Read",
+    "Write",
+    "Edit",
+    "Bash",
+    "Grep",
+    "Glob",
+    "AskUserQuestion",
+    "EnterPlanMode",
+    "ExitPlanMode",
+    "KillShell",
+    "NotebookEdit",
+    "Skill",
+    "Task",
+    "TaskOutput",
+    "TodoWrite",
+    "WebFetch",
+    "WebSearch",
+];
+
+/// `name` in Claude Code's casing when it is one of its tools.
+fn to_claude_code_name(name: &str) -> Cow<'_, str> {
+    CLAUDE_CODE_TOOLS
+        .iter()
+        .find(|tool| tool.eq_ignore_ascii_case(name))
+        .map_or(Cow::Borrowed(name), |tool| Cow::Borrowed(*tool))
+}
+
+/// How a request authenticates.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Auth {
+    /// `x-api-key`.
+    ApiKey,
+    /// A Claude Pro/Max token: Bearer, Claude Code's identity, betas and tool names.
+    ClaudeSubscription,
+    /// GitHub Copilot's Anthropic endpoint: Bearer.
+    Copilot,
+}
 const INTERLEAVED_THINKING_BETA: &str = "interleaved-thinking-2025-05-14";
 
 impl Provider for AnthropicProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
+        let mut decoder = AnthropicDecoder::default();
+        if auth_of(model, &options) == Auth::ClaudeSubscription {
+            // The model calls Claude Code's names; the session knows its own.
+            decoder.tool_names = context
+                .tools
+                .iter()
+                .map(|tool| (tool.name.to_ascii_lowercase(), tool.name.clone()))
+                .collect();
+        }
         spawn_stream(
             model,
             request,
             options.cancel.clone(),
             crate::provider::RequestHooks::of(&options),
-            AnthropicDecoder::default(),
+            decoder,
         )
     }
 }
@@ -52,6 +106,20 @@ fn is_adaptive(model: &Model) -> bool {
     ["opus-4-6", "opus-4.6", "sonnet-4-6", "sonnet-4.6"]
         .iter()
         .any(|tag| model.id.contains(tag))
+}
+
+fn auth_of(model: &Model, options: &StreamOptions) -> Auth {
+    if model.provider == "github-copilot" {
+        Auth::Copilot
+    } else if options
+        .api_key
+        .as_ref()
+        .is_some_and(crate::provider::ApiKey::is_anthropic_oauth)
+    {
+        Auth::ClaudeSubscription
+    } else {
+        Auth::ApiKey
+    }
 }
 
 /// The request for `model`.
@@ -109,21 +177,29 @@ pub fn build_request(
             betas.push(INTERLEAVED_THINKING_BETA);
         }
     }
+    let auth = auth_of(model, options);
+    let subscription = auth == Auth::ClaudeSubscription;
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     let mut raw = RawTexts::default();
     let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
     body.insert(
         "messages".into(),
-        Value::Array(convert_messages(&messages, &mut raw)),
+        Value::Array(convert_messages(&messages, &mut raw, subscription)),
     );
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
-    if let Some(system) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        body.insert(
-            "system".into(),
-            json!([{"type": "text", "text": system, "cache_control": {"type": "ephemeral"}}]),
-        );
+    let mut system = Vec::new();
+    if subscription {
+        system.push(json!({"type": "text", "text": CLAUDE_CODE_IDENTITY,
+            "cache_control": {"type": "ephemeral"}}));
+    }
+    if let Some(prompt) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
+        system
+            .push(json!({"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}));
+    }
+    if !system.is_empty() {
+        body.insert("system".into(), Value::Array(system));
     }
     if !context.tools.is_empty() {
         let last = context.tools.len() - 1;
@@ -132,7 +208,12 @@ pub fn build_request(
             .iter()
             .enumerate()
             .map(|(index, tool)| {
-                let mut sent = json!({"name": tool.name, "description": tool.description,
+                let name = if subscription {
+                    to_claude_code_name(&tool.name)
+                } else {
+                    Cow::Borrowed(tool.name.as_str())
+                };
+                let mut sent = json!({"name": name, "description": tool.description,
                     "eager_input_streaming": true,
                     "input_schema": input_schema(&tool.parameters)});
                 // The tool definitions are cached with the system prompt.
@@ -150,11 +231,30 @@ pub fn build_request(
     headers.push(("content-type".into(), "application/json".into()));
     headers.push(("accept".into(), "text/event-stream".into()));
     headers.push(("anthropic-version".into(), API_VERSION.into()));
+    if subscription {
+        betas.splice(0..0, ["claude-code-20250219", "oauth-2025-04-20"]);
+    }
     if !betas.is_empty() {
         headers.push(("anthropic-beta".into(), betas.join(",")));
     }
+    if subscription {
+        headers.retain(|(name, _)| name != "user-agent");
+        headers.push((
+            "user-agent".into(),
+            format!("claude-cli/{CLAUDE_CODE_VERSION}"),
+        ));
+        headers.push(("x-app".into(), "cli".into()));
+    }
     if let Some(key) = &options.api_key {
-        headers.push(("x-api-key".into(), key.expose().to_owned()));
+        match auth {
+            Auth::ApiKey => headers.push(("x-api-key".into(), key.expose().to_owned())),
+            Auth::ClaudeSubscription | Auth::Copilot => {
+                headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
+            }
+        }
+    }
+    if auth == Auth::Copilot {
+        headers.extend(super::copilot_headers(&context.messages));
     }
     Ok(HttpRequest {
         url: format!("{}/v1/messages", model.base_url.trim_end_matches('/')),
@@ -164,7 +264,7 @@ pub fn build_request(
     })
 }
 
-fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
+fn convert_messages(messages: &[Message], raw: &mut RawTexts, subscription: bool) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -213,7 +313,12 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts) -> Vec<Value> {
                         AssistantContent::ToolCall(call) => {
                             // The model's exact text: the prompt cache matches bytes.
                             let input = raw.object(&call.arguments);
-                            Some(json!({"type": "tool_use", "id": call.id, "name": call.name,
+                            let name = if subscription {
+                                to_claude_code_name(&call.name)
+                            } else {
+                                Cow::Borrowed(call.name.as_str())
+                            };
+                            Some(json!({"type": "tool_use", "id": call.id, "name": name,
                                         "input": input}))
                         }
                     })
@@ -335,6 +440,8 @@ fn image_block(image: &crate::types::ImageContent) -> Value {
 pub struct AnthropicDecoder {
     blocks: HashMap<u64, usize>,
     stop_reason: Option<String>,
+    // A subscription request's tools by lower-cased name: Claude Code's names mapped back.
+    tool_names: HashMap<String, String>,
 }
 
 /// `content_block_delta`, the event carrying nearly every byte of a response (one per
@@ -466,7 +573,12 @@ impl Decoder for AnthropicDecoder {
                     }
                     "tool_use" => {
                         let id = block["id"].as_str().unwrap_or_default().to_owned();
-                        let name = block["name"].as_str().unwrap_or_default().to_owned();
+                        let name = block["name"].as_str().unwrap_or_default();
+                        let name = self
+                            .tool_names
+                            .get(&name.to_ascii_lowercase())
+                            .cloned()
+                            .unwrap_or_else(|| name.to_owned());
                         out.open_tool_call(id, name).await
                     }
                     _ => {
@@ -666,6 +778,7 @@ mod tests {
         let sent = convert_messages(
             &[user(vec![text("  "), text("question")]), assistant.clone()],
             &mut raw,
+            false,
         );
         assert_eq!(
             sent,
@@ -674,7 +787,7 @@ mod tests {
                 json!({"role": "assistant", "content": [{"type": "text", "text": "answer"}]}),
             ]
         );
-        let sent = convert_messages(&[assistant, user(vec![text("next")])], &mut raw);
+        let sent = convert_messages(&[assistant, user(vec![text("next")])], &mut raw, false);
         assert_eq!(
             sent[1],
             json!({"role": "user", "content": [{"type": "text", "text": "next",

@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod google;
+mod login;
 pub mod openai_completions;
 pub mod openai_responses;
 
@@ -64,6 +65,31 @@ impl ProviderRouter {
 
 impl Provider for ProviderRouter {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        // A subscription login: made fresh first, refreshed again on a 401.
+        if let Some(login) = options
+            .api_key
+            .as_ref()
+            .and_then(|key| key.login())
+            .cloned()
+        {
+            let direct = Arc::new(Direct(self.clone()));
+            return login::stream_with_login(direct, login, model, context, options);
+        }
+        self.route(model, context, options)
+    }
+}
+
+/// The router without the login step (what a login's stream sends through).
+struct Direct(ProviderRouter);
+
+impl Provider for Direct {
+    fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
+        self.0.route(model, context, options)
+    }
+}
+
+impl ProviderRouter {
+    fn route(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         if let Some((_, provider)) = self.extra.iter().rev().find(|(api, _)| *api == model.api) {
             return provider.stream(model, context, options);
         }
@@ -154,6 +180,34 @@ pub(crate) fn openai_error_kind(
         ("invalid_api_key", _) | (_, "authentication_error") => FailureKind::Auth,
         _ => by_text,
     }
+}
+
+/// The headers Copilot wants on each request (pi's): who started it (`user` when the last
+/// message is the user's, else `agent`), the intent, and whether images are in it.
+pub(crate) fn copilot_headers(messages: &[crate::types::Message]) -> Vec<(String, String)> {
+    use crate::types::{Message, UserContent};
+    let initiator = match messages.last() {
+        Some(Message::User(_)) | None => "user",
+        Some(_) => "agent",
+    };
+    let has_image = |content: &[UserContent]| {
+        content
+            .iter()
+            .any(|block| matches!(block, UserContent::Image(_)))
+    };
+    let images = messages.iter().any(|message| match message {
+        Message::User(user) => has_image(&user.content),
+        Message::ToolResult(result) => has_image(&result.content),
+        Message::Assistant(_) => false,
+    });
+    let mut headers = vec![
+        ("x-initiator".to_owned(), initiator.to_owned()),
+        ("openai-intent".to_owned(), "conversation-edits".to_owned()),
+    ];
+    if images {
+        headers.push(("copilot-vision-request".to_owned(), "true".to_owned()));
+    }
+    headers
 }
 
 /// The texts of user content, one per line (images left out).

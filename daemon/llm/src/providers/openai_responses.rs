@@ -123,6 +123,9 @@ pub fn build_request(
     if let Some(key) = &options.api_key {
         headers.push(("authorization".into(), format!("Bearer {}", key.expose())));
     }
+    if model.provider == "github-copilot" {
+        headers.extend(super::copilot_headers(&context.messages));
+    }
     Ok(HttpRequest {
         url: format!("{}/responses", model.base_url.trim_end_matches('/')),
         headers,

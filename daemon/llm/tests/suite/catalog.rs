@@ -53,7 +53,7 @@ fn well_known_models_have_their_published_facts() {
     find("google", "gemini-3-pro-preview");
     find("xai", "grok-code-fast-1");
     find("mistral", "codestral-latest");
-    find("deepseek", "deepseek-reasoner");
+    find("deepseek", "deepseek-v4-flash");
     find("cerebras", "gpt-oss-120b");
     find("groq", "llama-3.3-70b-versatile");
     let mistral = find("mistral", "devstral-medium-latest");

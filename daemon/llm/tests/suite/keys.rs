@@ -68,10 +68,18 @@ fn precedence_follows_pi() {
             "oauth [DIR]/auth.json: sk-ant-oat-token",
         ),
         (
-            "expired OAuth falls through",
+            "expired OAuth is still the key: the login is refreshed when a request goes out",
             World::new()
                 .env("ANTHROPIC_API_KEY", "from-env")
                 .auth_json(&oauth(NOW)),
+            None,
+            "oauth [DIR]/auth.json: sk-ant-oat-token",
+        ),
+        (
+            "expired OAuth with no refresh token falls through",
+            World::new()
+                .env("ANTHROPIC_API_KEY", "from-env")
+                .auth_json(&oauth(NOW).replace(r#""refresh": "r""#, r#""refresh": """#)),
             None,
             "env ANTHROPIC_API_KEY: from-env",
         ),
@@ -129,6 +137,13 @@ fn precedence_follows_pi() {
         registry.set_explicit_key("anthropic", explicit.map(ApiKey::new));
         assert_eq!(render(&world, &registry, "anthropic"), expect, "{name}");
         assert!(registry.has_key("anthropic"), "{name}");
+        // Only a login's token carries the login (to be refreshed).
+        let resolved = registry.resolve_key("anthropic").unwrap();
+        assert_eq!(
+            resolved.key.login().is_some(),
+            matches!(resolved.source, KeySource::OAuth(_)),
+            "{name}"
+        );
     }
 }
 

@@ -5,8 +5,10 @@
 mod auth;
 mod bodies;
 mod catalog;
+mod catalog_drift;
 mod compat;
 mod keys;
+mod logins;
 mod models_json;
 mod providers;
 mod resolution;

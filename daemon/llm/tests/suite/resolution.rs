@@ -33,16 +33,31 @@ fn specs_resolve_like_pi() {
         ("GPT-5.4", "openai/gpt-5.4"),
         ("  gpt-5.4  ", "openai/gpt-5.4"),
         // Substrings prefer aliases, then the highest id.
-        ("sonnet-4-5", "anthropic/claude-sonnet-4-5"),
-        ("haiku-4-5-2025", "anthropic/claude-haiku-4-5-20251001"),
-        ("sonnet", "anthropic/claude-sonnet-4-6"),
-        ("Claude Opus 4.5", "anthropic/claude-opus-4-5"),
+        // (Across all 31 of pi's providers: Bedrock's `us.anthropic.…` and OpenRouter's
+        // `~anthropic/…` ids sort highest.)
+        (
+            "sonnet-4-5",
+            "amazon-bedrock/us.anthropic.claude-sonnet-4-5-20250929-v1:0",
+        ),
+        (
+            "haiku-4-5-2025",
+            "amazon-bedrock/us.anthropic.claude-haiku-4-5-20251001-v1:0",
+        ),
+        ("sonnet", "openrouter/~anthropic/claude-sonnet-latest"),
+        (
+            "Claude Opus 4.5",
+            "amazon-bedrock/us.anthropic.claude-opus-4-5-20251101-v1:0",
+        ),
+        ("anthropic/sonnet-4-5", "anthropic/claude-sonnet-4-5"),
         (
             "groq/llama",
             "groq/meta-llama/llama-4-scout-17b-16e-instruct",
         ),
         // Thinking suffixes.
-        ("sonnet:high", "anthropic/claude-sonnet-4-6 @high"),
+        (
+            "sonnet:high",
+            "openrouter/~anthropic/claude-sonnet-latest @high",
+        ),
         (
             "anthropic/claude-opus-4-6:xhigh",
             "anthropic/claude-opus-4-6 @xhigh",
@@ -99,7 +114,7 @@ fn providers_with_keys_win_ties_and_substrings() {
     check(
         &only_openrouter,
         "sonnet",
-        "openrouter/anthropic/claude-sonnet-4.6",
+        "openrouter/~anthropic/claude-sonnet-latest",
     );
     // An exact id is exact, key or not.
     check(
@@ -138,7 +153,8 @@ fn an_unlisted_id_of_a_known_provider_is_a_custom_model() {
     let registry = World::new().registry();
     let (model, level) = registry.resolve("anthropic/claude-opus-9").unwrap();
     assert_eq!(level, None);
-    let base = registry.find("anthropic", "claude-opus-4-6").unwrap();
+    // anthropic's default model.
+    let base = registry.find("anthropic", "claude-opus-4-7").unwrap();
     assert_eq!(
         (model.id.as_str(), model.name.as_str()),
         ("claude-opus-9", "claude-opus-9")
@@ -213,11 +229,11 @@ fn default_model_prefers_configuration_then_providers_with_keys() {
         World::new()
             .env("OPENAI_API_KEY", "sk-x")
             .env("ANTHROPIC_API_KEY", "sk-y"),
-        Some("anthropic/claude-opus-4-6"),
+        Some("anthropic/claude-opus-4-7"),
     );
     check_default(
         World::new().env("DEEPSEEK_API_KEY", "sk-z"),
-        Some("deepseek/deepseek-chat"),
+        Some("deepseek/deepseek-v4-pro"),
     );
     check_default(
         World::new().models_json(

@@ -14,6 +14,7 @@ pub struct World {
     pub dir: tempfile::TempDir,
     env: MapEnvironment,
     default_model: Option<(String, String)>,
+    real_clock: bool,
 }
 
 impl World {
@@ -22,7 +23,15 @@ impl World {
             dir: tempfile::tempdir().unwrap(),
             env: MapEnvironment::new().with("PATH", "/usr/bin:/bin"),
             default_model: None,
+            real_clock: false,
         }
+    }
+
+    /// The registry reads the system clock instead of [`NOW`] (tokens that logins and
+    /// refreshes issue expire by the system clock).
+    pub fn real_clock(mut self) -> Self {
+        self.real_clock = true;
+        self
     }
 
     /// Sets an environment variable of the registry.
@@ -65,7 +74,9 @@ impl World {
         config.models_json = vec![self.path("models.json"), self.path("pi/models.json")];
         config.auth_json = vec![self.path("auth.json"), self.path("pi/auth.json")];
         config.default_model = self.default_model.clone();
-        config.clock = Arc::new(|| NOW);
+        if !self.real_clock {
+            config.clock = Arc::new(|| NOW);
+        }
         ModelRegistry::new(config)
     }
 

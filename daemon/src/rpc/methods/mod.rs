@@ -2,6 +2,7 @@
 //! [`crate::rpc::dispatch::RequestContext`] and return the typed response or an error object.
 
 pub mod artifact;
+pub mod auth;
 pub mod daemon;
 pub mod extensions;
 pub mod history;

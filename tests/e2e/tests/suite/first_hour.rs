@@ -279,7 +279,13 @@ async fn a_key_in_the_shell_counts_when_models_are_listed() {
     let (code, with, _) = pictl(&envs, home, &["--list-models", "claude-sonnet-4-5"]).await;
     assert_eq!(code, Some(0));
     assert!(with.contains("anthropic  claude-sonnet-4-5"), "{with}");
-    let (_, models, _) = pictl(&envs, home, &["models", "--json", "claude-sonnet-4-5"]).await;
+    // Scoped to the provider: other providers (amazon-bedrock) sort first and have no key.
+    let (_, models, _) = pictl(
+        &envs,
+        home,
+        &["models", "--json", "anthropic/claude-sonnet-4-5"],
+    )
+    .await;
     let first: serde_json::Value = serde_json::from_str(models.lines().next().unwrap()).unwrap();
     assert_eq!(first["hasKey"], true, "{models}");
 }

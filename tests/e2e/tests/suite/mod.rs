@@ -13,6 +13,7 @@ mod first_hour;
 mod harness;
 mod keys;
 mod load;
+mod logins;
 mod lsp;
 mod mcp;
 mod mcp_faults;

@@ -46,6 +46,7 @@ pub(super) fn check(
             if !headers.contains_key("x-api-key") && !bearer {
                 problems.push("no API key: expected x-api-key or authorization: Bearer".to_owned());
             }
+            check_claude_subscription(headers, body, &mut problems);
             if body["max_tokens"].as_u64().is_none_or(|max| max == 0) {
                 problems.push("body.max_tokens must be a positive integer".to_owned());
             }
@@ -94,4 +95,38 @@ pub(super) fn check(
         }
     }
     problems
+}
+
+/// What Anthropic asks of a Claude Pro/Max token (`sk-ant-oat…`): sent as a Bearer token
+/// (never `x-api-key`), with the Claude Code and OAuth betas, Claude Code's user agent, and a
+/// system prompt that starts with Claude Code's identity.
+fn check_claude_subscription(headers: &HeaderMap, body: &Value, problems: &mut Vec<String>) {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+    };
+    if header("x-api-key").contains("sk-ant-oat") {
+        problems.push("a Claude subscription token sent as x-api-key".to_owned());
+    }
+    if !header("authorization").contains("sk-ant-oat") {
+        return;
+    }
+    let betas: Vec<&str> = header("anthropic-beta").split(',').collect();
+    if !betas.contains(&"claude-code-20250219") || !betas.contains(&"oauth-2025-04-20") {
+        problems.push(
+            "a Claude subscription token without the claude-code-20250219 and oauth-2025-04-20 betas"
+                .to_owned(),
+        );
+    }
+    if !header("user-agent").starts_with("claude-cli/") {
+        problems.push("a Claude subscription token without Claude Code's user agent".to_owned());
+    }
+    if body["system"][0]["text"] != "You are Claude Code, Anthropic's official CLI for Claude." {
+        problems.push(
+            "a Claude subscription request whose system prompt does not start with Claude Code's identity"
+                .to_owned(),
+        );
+    }
 }

@@ -1,0 +1,237 @@
+//! Subscription logins on the real daemon, as a pi user does them: `pictl login anthropic` on
+//! a machine without a browser (the redirect URL pasted), the tokens in pi's `auth.json`,
+//! several sessions at once using them (one refresh for all when they expire), `auth/list`,
+//! and `pictl logout`.
+
+use std::process::Stdio;
+
+use pi_protocol::v1::{
+    AuthList, AuthListParams, AuthSource, SessionAttach, SessionAttachParams, SessionCreate,
+    SessionCreateParams, SessionEventParams, SessionPrompt,
+};
+use pi_test_support::auth_server::AuthServer;
+use pi_test_support::daemon::TempDaemon;
+use pi_test_support::events::{EVENT_TIMEOUT, kind};
+use pi_test_support::model_server::{ModelServer, Turn};
+use pi_test_support::workspace_binary;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::harness::prompt;
+
+fn pictl(daemon: &TempDaemon, args: &[&str]) -> tokio::process::Command {
+    let mut command = tokio::process::Command::new(workspace_binary("pictl"));
+    command
+        .args(args)
+        .envs(daemon.env())
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true);
+    command
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_login_serves_every_session_and_is_refreshed_once_for_all() {
+    let auth = AuthServer::start().await;
+    let models = ModelServer::start().await;
+    let rerouted = serde_json::json!({"providers": {"anthropic": {
+        "baseUrl": models.base_url("anthropic-messages")
+    }}});
+    let daemon = TempDaemon::start_with_env(
+        &workspace_binary("pid"),
+        "",
+        &[(".pi/agent/models.json", rerouted.to_string())],
+        &[
+            ("PI_OAUTH_ORIGIN", &auth.url()),
+            ("PI_OAUTH_CALLBACK_PORT", "0"),
+        ],
+    )
+    .await;
+
+    // The first token expires at once (Anthropic's lifetime less pi's five minutes).
+    auth.expires_in(0);
+    let mut login = pictl(&daemon, &["login", "anthropic", "--no-browser"])
+        .spawn()
+        .unwrap();
+    let mut stderr = BufReader::new(login.stderr.take().unwrap()).lines();
+    let url = loop {
+        let line = stderr
+            .next_line()
+            .await
+            .unwrap()
+            .expect("pictl printed the URL");
+        if let Some(url) = line.trim().strip_prefix("http") {
+            break format!("http{url}");
+        }
+    };
+    // The browser is on another machine: it ends on the redirect URL, which is pasted.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let browser = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let redirect = browser.get(&url).send().await.unwrap();
+    let location = redirect.headers()["location"].to_str().unwrap().to_owned();
+    let mut stdin = login.stdin.take().unwrap();
+    stdin
+        .write_all(format!("{location}\n").as_bytes())
+        .await
+        .unwrap();
+    let output = login.wait_with_output().await.unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{stdout}");
+    let auth_json = daemon.home.path().join(".pi/agent/auth.json");
+    assert_eq!(
+        stdout.trim(),
+        format!(
+            "Logged in to Anthropic (Claude Pro/Max). The tokens are in {} (pi uses them too); sessions refresh them as needed.",
+            auth_json.display()
+        )
+    );
+    let (client, mut events) = daemon.client().await;
+    let listed = client.call::<AuthList>(&AuthListParams {}).await.unwrap();
+    let anthropic = listed
+        .providers
+        .iter()
+        .find(|status| status.provider == "anthropic")
+        .unwrap();
+    assert!(anthropic.subscription);
+    assert!(
+        matches!(&anthropic.source, Some(AuthSource::Login { path, .. }) if *path == auth_json.display().to_string()),
+        "{anthropic:?}"
+    );
+
+    // Five sessions prompt at once with the expired token: one refresh serves them all.
+    auth.expires_in(3600);
+    let cwd = daemon.home.path().display().to_string();
+    let mut sessions = Vec::new();
+    for _ in 0..5 {
+        let session = client
+            .call::<SessionCreate>(&SessionCreateParams {
+                cwd: cwd.clone(),
+                model: Some("anthropic/claude-sonnet-4-5".to_owned()),
+                ..SessionCreateParams::default()
+            })
+            .await
+            .unwrap();
+        client
+            .call::<SessionAttach>(&SessionAttachParams {
+                session_id: session.id.clone(),
+                after_seq: None,
+            })
+            .await
+            .unwrap();
+        models.push(Turn::reply().text("Hello."));
+        sessions.push(session.id);
+    }
+    for id in &sessions {
+        client
+            .call::<SessionPrompt>(&prompt(id, "hi"))
+            .await
+            .unwrap();
+    }
+    // Every run's end, in whatever order they come.
+    let mut running: std::collections::BTreeSet<String> = sessions.iter().cloned().collect();
+    while !running.is_empty() {
+        let notification = tokio::time::timeout(EVENT_TIMEOUT, events.next())
+            .await
+            .unwrap_or_else(|_| panic!("runs still going: {running:?}"))
+            .expect("the connection is open");
+        if notification.method == "session/event" {
+            let event: SessionEventParams =
+                serde_json::from_value(notification.params.unwrap()).unwrap();
+            if kind(&event) == "agent_end" {
+                running.remove(&event.session_id);
+            }
+        }
+    }
+    models.assert_done(5);
+    assert_eq!(
+        auth.count("POST /v1/oauth/token", "grant_type", "refresh_token"),
+        1
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
+    let bearer = format!("Bearer {}", stored["anthropic"]["access"].as_str().unwrap());
+    for request in models.requests() {
+        assert_eq!(request.header("authorization"), Some(bearer.as_str()));
+        assert_eq!(request.header("x-api-key"), None);
+    }
+    assert_eq!(auth.violations(), Vec::<String>::new());
+
+    // pi's /logout.
+    let output = pictl(&daemon, &["logout"]).output().await.unwrap();
+    assert!(output.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&output.stdout).trim(),
+        format!(
+            "Logged out of anthropic: removed from {}",
+            auth_json.display()
+        )
+    );
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
+    assert!(stored.get("anthropic").is_none(), "{stored}");
+    let output = pictl(&daemon, &["logout", "anthropic"])
+        .output()
+        .await
+        .unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "there is no login or key for anthropic in auth.json; `pictl models` shows where each provider's key comes from"
+        ),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logins_say_what_went_wrong() {
+    let auth = AuthServer::start().await;
+    let daemon = TempDaemon::start_with_env(
+        &workspace_binary("pid"),
+        "",
+        &[],
+        &[("PI_OAUTH_ORIGIN", &auth.url())],
+    )
+    .await;
+    let output = pictl(&daemon, &["login", "openai"]).output().await.unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(
+            "\"openai\" has no subscription login; log in to one of anthropic, github-copilot, openai-codex, or store an API key with `auth/setApiKey`"
+        ),
+        "{stderr}"
+    );
+    // No provider and no terminal to ask on.
+    let output = pictl(&daemon, &["login"]).output().await.unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("name the provider: one of anthropic, github-copilot, openai-codex"),
+        "{stderr}"
+    );
+    // An API key, piped in.
+    let mut store = pictl(&daemon, &["login", "--key", "groq"]).spawn().unwrap();
+    store
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"gsk-from-stdin\n")
+        .await
+        .unwrap();
+    let output = store.wait_with_output().await.unwrap();
+    assert!(output.status.success());
+    let auth_json = daemon.home.path().join(".pi/agent/auth.json");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
+    assert_eq!(
+        stored["groq"],
+        serde_json::json!({"type": "api_key", "key": "gsk-from-stdin"})
+    );
+    assert!(!String::from_utf8_lossy(&output.stdout).contains("gsk-from-stdin"));
+}
