@@ -28,6 +28,7 @@ use std::time::Duration;
 use serde_json::Value;
 use tokio::sync::mpsc;
 
+pub use codex::account_id as codex_account_id;
 pub use copilot::{copilot_base_url, normalize_domain};
 pub use lock::AuthLock;
 pub use pkce::challenge_of;

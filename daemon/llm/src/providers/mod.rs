@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod google;
 mod login;
+pub mod openai_codex;
 pub mod openai_completions;
 pub mod openai_responses;
 
@@ -28,6 +29,8 @@ pub const OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const OPENAI_RESPONSES: &str = "openai-responses";
 /// Google Gemini (Generative Language API).
 pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// The ChatGPT backend's Responses API (a ChatGPT Plus/Pro login).
+pub const OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
 
 /// Streams any model through the provider registered for its `api`.
 #[derive(Clone)]
@@ -102,11 +105,14 @@ impl ProviderRouter {
                 openai_responses::OpenAiResponsesProvider.stream(model, context, options)
             }
             GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
+            OPENAI_CODEX_RESPONSES => {
+                openai_codex::OpenAiCodexProvider.stream(model, context, options)
+            }
             other => {
                 let message = format!(
                     "model {}/{} uses the API {other:?}, which this daemon does not implement; \
                      use one of {ANTHROPIC_MESSAGES}, {OPENAI_COMPLETIONS}, {OPENAI_RESPONSES}, \
-                     {GOOGLE_GENERATIVE_AI}",
+                     {OPENAI_CODEX_RESPONSES}, {GOOGLE_GENERATIVE_AI}",
                     model.provider, model.id
                 );
                 crate::http::spawn_stream(

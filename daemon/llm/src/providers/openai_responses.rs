@@ -134,7 +134,7 @@ pub fn build_request(
     })
 }
 
-fn convert_messages(messages: &[Message], input: &mut Vec<Value>) {
+pub(crate) fn convert_messages(messages: &[Message], input: &mut Vec<Value>) {
     for message in messages {
         match message {
             Message::User(user) => {
@@ -338,7 +338,8 @@ impl Decoder for ResponsesDecoder {
                 }
                 out.close(index).await;
             }
-            "response.completed" | "response.incomplete" => {
+            // The ChatGPT backend (Codex) ends with `response.done`.
+            "response.completed" | "response.incomplete" | "response.done" => {
                 let response = &data["response"];
                 read_usage(&response["usage"], out);
                 let reason = response["incomplete_details"]["reason"].as_str();

@@ -492,3 +492,115 @@ fn logins_are_found_by_provider() {
     );
     assert_eq!(OAuthKind::for_provider("openai"), None);
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_chatgpt_login_pays_for_codex_models_through_the_chatgpt_backend() {
+    let server = AuthServer::start().await;
+    let models = ModelServer::start().await;
+    let token = pi_test_support::auth_server::codex_access_token(7);
+    let world = World::new()
+        .real_clock()
+        .env("PI_OAUTH_ORIGIN", &server.url())
+        .file(
+            "pi/auth.json",
+            &json!({"openai-codex": {"type": "oauth", "access": token, "refresh": "r",
+                "expires": now() + 3_600_000, "accountId": "acct-123"}})
+            .to_string(),
+        )
+        .models_json(
+            &json!({"providers": {"openai-codex": {
+                "baseUrl": format!("{}/backend-api", models.url())}}})
+            .to_string(),
+        );
+    let registry = world.registry();
+    let model = registry.find("openai-codex", "gpt-5.4").unwrap();
+    assert_eq!(model.api, "openai-codex-responses");
+    models.push(Turn::reply().tool_call("c1", "read", json!({"path": "a.txt"})));
+    let mut context = ask("Read a.txt");
+    context.tools = vec![ToolDefinition {
+        name: "read".into(),
+        description: "Reads a file".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }];
+    let mut options = super::providers::options();
+    options.api_key = Some(registry.resolve_key("openai-codex").unwrap().key);
+    let run = run(&model, &context, options).await;
+    assert_eq!(run.message.tool_calls().count(), 1, "{:?}", run.message);
+    models.assert_done(1);
+    let sent = &models.requests()[0];
+    assert_eq!(sent.path, "/backend-api/codex/responses");
+    assert_eq!(
+        sent.header("authorization"),
+        Some(format!("Bearer {token}").as_str())
+    );
+    assert_eq!(sent.header("chatgpt-account-id"), Some("acct-123"));
+    assert_eq!(sent.header("originator"), Some("pi"));
+    assert_eq!(sent.header("openai-beta"), Some("responses=experimental"));
+    assert_eq!(sent.header("session_id"), Some("session-0001"));
+    assert!(sent.header("user-agent").unwrap().starts_with("pi ("));
+    let body = &sent.body;
+    assert_eq!(body["instructions"], json!("You are a test."));
+    assert_eq!(body["store"], json!(false));
+    assert_eq!(body["text"], json!({"verbosity": "low"}));
+    assert_eq!(body["tools"][0]["strict"], json!(null));
+    assert_eq!(body["prompt_cache_key"], json!("session-0001"));
+    assert!(body.get("max_output_tokens").is_none());
+    assert!(
+        body["input"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|item| item["role"] != "system" && item["role"] != "developer"),
+        "the system prompt goes as instructions: {body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_copilot_login_sends_copilots_headers_and_refreshes_its_short_token() {
+    let server = AuthServer::start().await;
+    let models = ModelServer::start().await;
+    server.accept_refresh("github-copilot", "ghu_github");
+    let world = World::new()
+        .real_clock()
+        .env("PI_OAUTH_ORIGIN", &server.url())
+        .file(
+            "pi/auth.json",
+            &json!({"github-copilot": {"type": "oauth", "access": "tid=old;proxy-ep=proxy.individual.githubcopilot.com",
+                "refresh": "ghu_github", "expires": now() - 1}})
+            .to_string(),
+        )
+        .models_json(
+            &json!({"providers": {"github-copilot": {
+                "baseUrl": models.base_url("openai-completions")}}})
+            .to_string(),
+        );
+    let registry = world.registry();
+    let model = registry
+        .models()
+        .into_iter()
+        .find(|model| model.provider == "github-copilot" && model.api == "openai-completions")
+        .unwrap();
+    models.push(Turn::reply().text("hello"));
+    let mut options = super::providers::options();
+    options.api_key = Some(registry.resolve_key("github-copilot").unwrap().key);
+    let run = run(&model, &ask("Hi"), options).await;
+    assert_eq!(run.message.text(), "hello");
+    models.assert_done(1);
+    let sent = &models.requests()[0];
+    let bearer = sent.header("authorization").unwrap();
+    assert!(bearer.starts_with("Bearer tid=copilot-"), "{bearer}");
+    assert_eq!(sent.header("editor-version"), Some("vscode/1.107.0"));
+    assert_eq!(sent.header("copilot-integration-id"), Some("vscode-chat"));
+    assert_eq!(sent.header("x-initiator"), Some("user"));
+    assert_eq!(sent.header("openai-intent"), Some("conversation-edits"));
+    assert_eq!(sent.header("copilot-vision-request"), None);
+    assert_eq!(server.violations(), Vec::<String>::new());
+    assert_eq!(
+        server
+            .requests()
+            .iter()
+            .filter(|request| request.route == "GET /copilot_internal/v2/token")
+            .count(),
+        1
+    );
+}

@@ -55,6 +55,11 @@ pub(super) fn router(shared: Arc<Shared>, shutdown: watch::Receiver<bool>) -> Ro
         .route("/v1/messages", api_route(Api::AnthropicMessages))
         .route("/v1/chat/completions", api_route(Api::OpenAiCompletions))
         .route("/v1/responses", api_route(Api::OpenAiResponses))
+        // The ChatGPT backend's Responses (`openai-codex-responses`), at its own path.
+        .route(
+            "/backend-api/codex/responses",
+            api_route(Api::OpenAiResponses),
+        )
         .route("/v1beta/models/{model_action}", post(gemini_route))
         .fallback(unknown_route)
         // Contexts in tests can be large; the real APIs accept megabytes too.
