@@ -190,6 +190,7 @@ pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
                 let params = notification.params.unwrap_or(Value::Null);
                 match notification.method.as_str() {
                     "session/event" => on_event(&bridge, &params),
+                    "auth/loginEvent" => on_login_step(&params),
                     "ui/request" => {
                         let bridge = bridge.clone();
                         tokio::spawn(async move { on_question(&bridge, params).await });
@@ -210,6 +211,61 @@ pub async fn run(args: AcpArgs) -> Result<ExitCode, CliError> {
 }
 
 type Failure = (i64, String);
+
+/// The subscription logins an editor may offer (ACP `authMethods`): the daemon runs them and
+/// stores the tokens in pi's `auth.json`.
+fn auth_methods() -> Value {
+    json!([
+        {"id": "anthropic", "name": "Claude Pro/Max",
+         "description": "Log in with your Claude subscription in the browser (pi shares the login)"},
+        {"id": "openai-codex", "name": "ChatGPT Plus/Pro",
+         "description": "Log in with your ChatGPT subscription in the browser (pi shares the login)"},
+        {"id": "github-copilot", "name": "GitHub Copilot",
+         "description": "Log in with GitHub's device flow: open the URL and enter the code the agent's log shows"},
+    ])
+}
+
+/// ACP `authenticate {methodId}`: the daemon's login of that subscription, its URL opened in
+/// the browser (and written to the agent's log, stderr, with the code to enter); answered
+/// when the login completed.
+async fn authenticate(bridge: &Bridge, params: &Value) -> Result<Value, Failure> {
+    let method = params["methodId"].as_str().unwrap_or_default();
+    let known = ["anthropic", "openai-codex", "github-copilot"];
+    if !known.contains(&method) {
+        return Err(invalid(format!(
+            "unknown authentication method {method:?}; use one of {}",
+            known.join(", ")
+        )));
+    }
+    let answer = bridge
+        .client
+        .call::<pi_protocol::v1::AuthLogin>(&pi_protocol::v1::AuthLoginParams {
+            provider: method.to_owned(),
+            // An editor has no place to ask for a GitHub Enterprise domain: github.com.
+            enterprise_domain: (method == "github-copilot").then(String::new),
+        })
+        .await
+        .map_err(daemon_error)?;
+    eprintln!("pi: logged in to {method}; the tokens are in {}", answer.path);
+    Ok(json!({}))
+}
+
+/// A step of a login an editor started: the URL opened and everything said on stderr (the
+/// editor's log of the agent). Questions are not asked: the browser completes the login.
+fn on_login_step(params: &Value) {
+    let Ok(event) = serde_json::from_value::<pi_protocol::v1::AuthLoginEventParams>(params.clone())
+    else {
+        return;
+    };
+    match event.step {
+        pi_protocol::v1::LoginStep::OpenUrl { url, instructions } => {
+            eprintln!("pi: open {url} to log in. {instructions}");
+            crate::commands::login::open_browser(&url);
+        }
+        pi_protocol::v1::LoginStep::Progress { message } => eprintln!("pi: {message}"),
+        pi_protocol::v1::LoginStep::Prompt { .. } => {}
+    }
+}
 
 fn invalid(message: impl Into<String>) -> Failure {
     (-32602, message.into())
@@ -239,9 +295,9 @@ async fn handle(bridge: &Arc<Bridge>, method: &str, params: Value) -> Result<Val
                 "mcpCapabilities": {"http": true, "sse": false},
             },
             "agentInfo": {"name": "pi", "title": "pi (daemon)", "version": env!("CARGO_PKG_VERSION")},
-            "authMethods": [],
+            "authMethods": auth_methods(),
         })),
-        "authenticate" => Ok(json!({})),
+        "authenticate" => authenticate(bridge, &params).await,
         "session/new" => {
             let cwd = absolute_cwd(&params)?;
             let created = bridge

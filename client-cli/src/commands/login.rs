@@ -116,7 +116,7 @@ async fn choose(
 }
 
 /// Opens `url` in the desktop's browser when there is a desktop; quietly does nothing else.
-fn open_browser(url: &str) {
+pub(crate) fn open_browser(url: &str) {
     let opener = if cfg!(target_os = "macos") {
         "open"
     } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()

@@ -235,3 +235,74 @@ async fn logins_say_what_went_wrong() {
     );
     assert!(!String::from_utf8_lossy(&output.stdout).contains("gsk-from-stdin"));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acp_editor_authenticates_with_a_chatgpt_login() {
+    let auth = AuthServer::start().await;
+    let daemon = TempDaemon::start_with_env(
+        &workspace_binary("pid"),
+        "",
+        &[],
+        &[
+            ("PI_OAUTH_ORIGIN", &auth.url()),
+            ("PI_OAUTH_CALLBACK_PORT", "0"),
+        ],
+    )
+    .await;
+    let mut acp = pictl(&daemon, &["acp"]).spawn().unwrap();
+    let mut stdin = acp.stdin.take().unwrap();
+    let mut stdout = BufReader::new(acp.stdout.take().unwrap()).lines();
+    let mut stderr = BufReader::new(acp.stderr.take().unwrap()).lines();
+    stdin
+        .write_all(
+            concat!(
+                r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":2,"method":"authenticate","params":{"methodId":"openai-codex"}}"#,
+                "\n",
+                r#"{"jsonrpc":"2.0","id":3,"method":"authenticate","params":{"methodId":"vertex"}}"#,
+                "\n"
+            )
+            .as_bytes(),
+        )
+        .await
+        .unwrap();
+    let initialized: serde_json::Value =
+        serde_json::from_str(&stdout.next_line().await.unwrap().unwrap()).unwrap();
+    let methods: Vec<&str> = initialized["result"]["authMethods"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|method| method["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(methods, ["anthropic", "openai-codex", "github-copilot"]);
+    let url = loop {
+        let line = stderr.next_line().await.unwrap().expect("the URL is logged");
+        if let Some(rest) = line.strip_prefix("pi: open ") {
+            break rest.split(' ').next().unwrap().to_owned();
+        }
+    };
+    // The browser on this machine: the page redirects to the daemon's loopback callback.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let page = reqwest::get(&url).await.unwrap();
+    assert_eq!(page.status(), 200);
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let line = stdout.next_line().await.unwrap().unwrap();
+        let answer: serde_json::Value = serde_json::from_str(&line).unwrap();
+        answers.push(answer);
+    }
+    let answer = |id: i64| answers.iter().find(|answer| answer["id"] == id).unwrap();
+    assert_eq!(answer(2)["result"], serde_json::json!({}), "{answers:?}");
+    assert_eq!(answer(3)["error"]["code"], -32602);
+    assert_eq!(
+        answer(3)["error"]["message"],
+        "unknown authentication method \"vertex\"; use one of anthropic, openai-codex, github-copilot"
+    );
+    let stored: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(daemon.home.path().join(".pi/agent/auth.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(stored["openai-codex"]["accountId"], "acct-123");
+    assert_eq!(auth.violations(), Vec::<String>::new());
+}
