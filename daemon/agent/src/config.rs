@@ -62,6 +62,8 @@ pub struct RunConfig {
     pub thinking_budgets: pi_llm::ThinkingBudgets,
     /// How long a provider may take to answer a request (pi's `retry.provider.timeoutMs`).
     pub request_timeout: Option<std::time::Duration>,
+    /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION`).
+    pub cache_retention: pi_llm::CacheRetention,
     /// Images never reach the model: each is replaced by a sentence saying image reading
     /// is disabled (pi's `images.blockImages`).
     pub block_images: bool,

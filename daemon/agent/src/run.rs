@@ -223,6 +223,7 @@ impl Run<'_> {
                 response: self.config.response_hook.clone(),
                 thinking_budgets: self.config.thinking_budgets,
                 request_timeout: self.config.request_timeout,
+                cache_retention: self.config.cache_retention,
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

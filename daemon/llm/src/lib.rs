@@ -64,8 +64,8 @@ pub use keys::{ConfiguredKey, KeyError, KeySource, ResolvedKey};
 pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use models_json::{ModelsFile, ModelsJsonError};
 pub use provider::{
-    ApiKey, Context, PayloadHook, Provider, RequestHooks, ResponseHook, StreamOptions,
-    ThinkingBudgets, ToolDefinition,
+    ApiKey, CacheRetention, Context, PayloadHook, Provider, RequestHooks, ResponseHook,
+    StreamOptions, ThinkingBudgets, ToolDefinition,
 };
 pub use providers::ProviderRouter;
 pub use registry::{Clock, Diagnostic, DiagnosticKind, ModelRegistry, RegistryConfig};

@@ -121,6 +121,31 @@ pub struct StreamOptions {
     /// the request fails as a connection error, which the agent retries (pi's
     /// `retry.provider.timeoutMs`); `None`: no limit beyond the client's own.
     pub request_timeout: Option<std::time::Duration>,
+    /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION=long`).
+    pub cache_retention: CacheRetention,
+}
+
+/// How long a provider keeps the prompt cache: its default, or (pi's `PI_CACHE_RETENTION=long`)
+/// the longest it offers — an hour at Anthropic (`cache_control.ttl: 1h`), a day at OpenAI
+/// (`prompt_cache_retention: 24h`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CacheRetention {
+    /// The provider's default (minutes).
+    #[default]
+    Short,
+    /// The longest the provider offers.
+    Long,
+}
+
+impl CacheRetention {
+    /// pi's reading of `PI_CACHE_RETENTION`: `long` is long, anything else short.
+    pub fn from_env_value(value: Option<&str>) -> CacheRetention {
+        if value == Some("long") {
+            CacheRetention::Long
+        } else {
+            CacheRetention::Short
+        }
+    }
 }
 
 /// Token budgets of the thinking levels that take one (pi's `thinkingBudgets`); `None`: the

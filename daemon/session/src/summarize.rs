@@ -82,6 +82,9 @@ impl SummaryModel {
             response: None,
             thinking_budgets: pi_llm::ThinkingBudgets::default(),
             request_timeout: None,
+            cache_retention: pi_llm::CacheRetention::from_env_value(
+                std::env::var("PI_CACHE_RETENTION").ok().as_deref(),
+            ),
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

@@ -179,24 +179,28 @@ pub fn build_request(
     }
     let auth = auth_of(model, options);
     let subscription = auth == Auth::ClaudeSubscription;
+    // pi's `PI_CACHE_RETENTION=long`: an hour instead of five minutes.
+    let cache = match options.cache_retention {
+        crate::provider::CacheRetention::Short => json!({"type": "ephemeral"}),
+        crate::provider::CacheRetention::Long => json!({"type": "ephemeral", "ttl": "1h"}),
+    };
     let mut body = Map::new();
     body.insert("model".into(), json!(model.id));
     let mut raw = RawTexts::default();
     let messages = transform_messages(&context.messages, model, Some(anthropic_tool_id));
     body.insert(
         "messages".into(),
-        Value::Array(convert_messages(&messages, &mut raw, subscription)),
+        Value::Array(convert_messages(&messages, &mut raw, subscription, &cache)),
     );
     body.insert("max_tokens".into(), json!(max_tokens));
     body.insert("stream".into(), json!(true));
     let mut system = Vec::new();
     if subscription {
         system.push(json!({"type": "text", "text": CLAUDE_CODE_IDENTITY,
-            "cache_control": {"type": "ephemeral"}}));
+            "cache_control": cache}));
     }
     if let Some(prompt) = context.system_prompt.as_deref().filter(|s| !s.is_empty()) {
-        system
-            .push(json!({"type": "text", "text": prompt, "cache_control": {"type": "ephemeral"}}));
+        system.push(json!({"type": "text", "text": prompt, "cache_control": cache}));
     }
     if !system.is_empty() {
         body.insert("system".into(), Value::Array(system));
@@ -218,7 +222,7 @@ pub fn build_request(
                     "input_schema": input_schema(&tool.parameters)});
                 // The tool definitions are cached with the system prompt.
                 if index == last {
-                    sent["cache_control"] = json!({"type": "ephemeral"});
+                    sent["cache_control"] = cache.clone();
                 }
                 sent
             })
@@ -264,7 +268,12 @@ pub fn build_request(
     })
 }
 
-fn convert_messages(messages: &[Message], raw: &mut RawTexts, subscription: bool) -> Vec<Value> {
+fn convert_messages(
+    messages: &[Message],
+    raw: &mut RawTexts,
+    subscription: bool,
+    cache: &Value,
+) -> Vec<Value> {
     let mut out: Vec<Value> = Vec::with_capacity(messages.len());
     for message in messages {
         match message {
@@ -353,7 +362,7 @@ fn convert_messages(messages: &[Message], raw: &mut RawTexts, subscription: bool
             Some("text" | "image" | "tool_result")
         )
     {
-        block.insert("cache_control".into(), json!({"type": "ephemeral"}));
+        block.insert("cache_control".into(), cache.clone());
     }
     out
 }
@@ -779,6 +788,7 @@ mod tests {
             &[user(vec![text("  "), text("question")]), assistant.clone()],
             &mut raw,
             false,
+            &json!({"type": "ephemeral"}),
         );
         assert_eq!(
             sent,
@@ -787,7 +797,12 @@ mod tests {
                 json!({"role": "assistant", "content": [{"type": "text", "text": "answer"}]}),
             ]
         );
-        let sent = convert_messages(&[assistant, user(vec![text("next")])], &mut raw, false);
+        let sent = convert_messages(
+            &[assistant, user(vec![text("next")])],
+            &mut raw,
+            false,
+            &json!({"type": "ephemeral"}),
+        );
         assert_eq!(
             sent[1],
             json!({"role": "user", "content": [{"type": "text", "text": "next",

@@ -101,6 +101,21 @@ pub fn build_request(
     convert_messages(&transformed, &compat, &mut messages);
     body.insert("messages".into(), Value::Array(messages));
     body.insert("stream".into(), json!(true));
+    // pi: the session as the cache key for OpenAI itself, or with `PI_CACHE_RETENTION=long`
+    // where the server keeps a cache that long (not Cloudflare's).
+    let cloudflare = ["cloudflare-workers-ai", "cloudflare-ai-gateway"]
+        .contains(&model.provider.as_str())
+        || model.base_url.contains("api.cloudflare.com")
+        || model.base_url.contains("gateway.ai.cloudflare.com");
+    let long = options.cache_retention == crate::provider::CacheRetention::Long && !cloudflare;
+    if let Some(session_id) = &options.session_id
+        && (model.base_url.contains("api.openai.com") || long)
+    {
+        body.insert("prompt_cache_key".into(), json!(session_id));
+    }
+    if long {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
     if compat.supports_usage_in_streaming {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }

@@ -76,6 +76,9 @@ pub fn build_request(
     if let Some(session_id) = &options.session_id {
         body.insert("prompt_cache_key".into(), json!(session_id));
     }
+    if options.cache_retention == crate::provider::CacheRetention::Long {
+        body.insert("prompt_cache_retention".into(), json!("24h"));
+    }
     body.insert("store".into(), json!(false));
     body.insert(
         "max_output_tokens".into(),

@@ -147,6 +147,15 @@ impl SessionActor {
                 .retry
                 .provider_timeout_ms
                 .map(std::time::Duration::from_millis),
+            // pi reads its environment: here the session's (its client's), else the daemon's.
+            cache_retention: pi_llm::CacheRetention::from_env_value(
+                environment
+                    .env
+                    .get("PI_CACHE_RETENTION")
+                    .cloned()
+                    .or_else(|| std::env::var("PI_CACHE_RETENTION").ok())
+                    .as_deref(),
+            ),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();

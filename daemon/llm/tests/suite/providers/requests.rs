@@ -118,3 +118,101 @@ async fn bodies_are_what_each_api_expects() {
         );
     }
 }
+
+/// pi's `PI_CACHE_RETENTION=long`: Anthropic's cache marks last an hour, OpenAI keeps the
+/// prompt cache a day (Responses, and chat completions with the session as its key);
+/// chat completions send the key to OpenAI itself in any case, and nothing long to Cloudflare.
+#[test]
+fn long_cache_retention_is_asked_for_as_pi_asks() {
+    use pi_llm::CacheRetention;
+    use pi_llm::providers::{anthropic, openai_completions, openai_responses};
+    let server_free = |api: &str, base_url: &str, provider: &str| pi_llm::Model {
+        id: "m".to_owned(),
+        name: "m".to_owned(),
+        api: api.to_owned(),
+        provider: provider.to_owned(),
+        base_url: base_url.to_owned(),
+        reasoning: false,
+        input: vec![pi_llm::InputKind::Text],
+        cost: pi_llm::ModelCost::default(),
+        context_window: 100_000,
+        max_tokens: 8_000,
+        headers: Default::default(),
+        compat: None,
+    };
+    let context = super::ask("Hi");
+    for retention in [CacheRetention::Short, CacheRetention::Long] {
+        let mut options = options();
+        options.cache_retention = retention;
+        let long = retention == CacheRetention::Long;
+
+        let claude = server_free(
+            "anthropic-messages",
+            "https://api.anthropic.com",
+            "anthropic",
+        );
+        let body = anthropic::build_request(&claude, &context, &options)
+            .unwrap()
+            .body;
+        let expected = if long {
+            json!({"type": "ephemeral", "ttl": "1h"})
+        } else {
+            json!({"type": "ephemeral"})
+        };
+        assert_eq!(body["system"][0]["cache_control"], expected);
+        assert_eq!(body["messages"][0]["content"][0]["cache_control"], expected);
+
+        let gpt = server_free("openai-responses", "https://api.openai.com/v1", "openai");
+        let body = openai_responses::build_request(&gpt, &context, &options)
+            .unwrap()
+            .body;
+        assert_eq!(body["prompt_cache_key"], json!("session-0001"));
+        assert_eq!(
+            body.get("prompt_cache_retention"),
+            long.then(|| json!("24h")).as_ref()
+        );
+
+        let chat = server_free("openai-completions", "https://api.openai.com/v1", "openai");
+        let body = openai_completions::build_request(&chat, &context, &options)
+            .unwrap()
+            .body;
+        assert_eq!(body["prompt_cache_key"], json!("session-0001"));
+        assert_eq!(
+            body.get("prompt_cache_retention"),
+            long.then(|| json!("24h")).as_ref()
+        );
+
+        let groq = server_free(
+            "openai-completions",
+            "https://api.groq.com/openai/v1",
+            "groq",
+        );
+        let body = openai_completions::build_request(&groq, &context, &options)
+            .unwrap()
+            .body;
+        assert_eq!(
+            body.get("prompt_cache_key").is_some(),
+            long,
+            "another server gets the key only for a long cache: {body}"
+        );
+
+        let cloudflare = server_free(
+            "openai-completions",
+            "https://api.cloudflare.com/client/v4/accounts/a/ai/v1",
+            "cloudflare-workers-ai",
+        );
+        let body = openai_completions::build_request(&cloudflare, &context, &options)
+            .unwrap()
+            .body;
+        assert!(body.get("prompt_cache_key").is_none(), "{body}");
+        assert!(body.get("prompt_cache_retention").is_none(), "{body}");
+    }
+    assert_eq!(
+        CacheRetention::from_env_value(Some("long")),
+        CacheRetention::Long
+    );
+    assert_eq!(
+        CacheRetention::from_env_value(Some("1h")),
+        CacheRetention::Short
+    );
+}
