@@ -246,7 +246,10 @@ async fn authenticate(bridge: &Bridge, params: &Value) -> Result<Value, Failure>
         })
         .await
         .map_err(daemon_error)?;
-    eprintln!("pi: logged in to {method}; the tokens are in {}", answer.path);
+    crate::output::eprint_line(&format!(
+        "pi: logged in to {method}; the tokens are in {}",
+        answer.path
+    ));
     Ok(json!({}))
 }
 
@@ -259,10 +262,12 @@ fn on_login_step(params: &Value) {
     };
     match event.step {
         pi_protocol::v1::LoginStep::OpenUrl { url, instructions } => {
-            eprintln!("pi: open {url} to log in. {instructions}");
+            crate::output::eprint_line(&format!("pi: open {url} to log in. {instructions}"));
             crate::commands::login::open_browser(&url);
         }
-        pi_protocol::v1::LoginStep::Progress { message } => eprintln!("pi: {message}"),
+        pi_protocol::v1::LoginStep::Progress { message } => {
+            crate::output::eprint_line(&format!("pi: {message}"));
+        }
         pi_protocol::v1::LoginStep::Prompt { .. } => {}
     }
 }
