@@ -16,6 +16,12 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("export", "[file]", "Write the session as HTML (or .jsonl)"),
     ("session", "", "Session info and stats"),
     (
+        "login",
+        "[provider]",
+        "Log in to a subscription (Claude/ChatGPT/Copilot)",
+    ),
+    ("logout", "[provider]", "Log out of a subscription"),
+    (
         "mcp",
         "[action name]",
         "MCP servers; restart, enable, disable one",

@@ -20,6 +20,9 @@ pub enum Effect {
     Detach,
     /// Load the theme the choice names (and watch its file).
     LoadTheme(crate::state::ThemeChoice),
+    /// Open a login's URL in the desktop's browser, when there is a desktop (macOS, or
+    /// `DISPLAY`/`WAYLAND_DISPLAY` set, as `pictl login`); nothing otherwise.
+    OpenUrl(String),
 }
 
 /// A session to switch to.
@@ -136,6 +139,25 @@ pub enum Request {
         /// Use it or not.
         enabled: bool,
     },
+    /// `auth/list`: the providers and their logins, for `/login` and `/logout`.
+    AuthList,
+    /// `auth/login`: answered when the login completed (minutes), its steps coming meanwhile
+    /// as `auth/loginEvent` notifications.
+    Login {
+        /// The provider (`anthropic`, `openai-codex`, `github-copilot`).
+        provider: String,
+    },
+    /// `auth/loginInput`: the answer to a login's prompt.
+    LoginInput {
+        /// The login.
+        login_id: String,
+        /// The answer.
+        text: String,
+    },
+    /// `auth/loginCancel` of this login.
+    LoginCancel(String),
+    /// `auth/logout` of this provider.
+    Logout(String),
     /// `ui/respond`.
     UiRespond {
         /// The question's session.

@@ -52,6 +52,8 @@ pub enum Input {
     UiResolved(pi_protocol::v1::UiResolvedParams),
     /// What a session's extensions show (`extension/ui`).
     ExtensionUi(pi_protocol::v1::ExtensionUiParams),
+    /// A step of a login this client started (`auth/loginEvent`).
+    LoginEvent(pi_protocol::v1::AuthLoginEventParams),
     /// The connection dropped; the runtime reconnects.
     Disconnected {
         /// Why, when known.
@@ -144,6 +146,31 @@ pub enum Reply {
     Navigated(SessionNavigateResponse),
     /// `session/fork`.
     Forked(Box<SessionForkResponse>),
+    /// `auth/list`: every provider and where its key comes from.
+    AuthProviders(Vec<pi_protocol::v1::AuthProviderStatus>),
+    /// `auth/login` completed: the tokens are stored.
+    LoggedIn {
+        /// The provider logged in to.
+        provider: String,
+        /// The `auth.json` holding its tokens.
+        path: String,
+    },
+    /// `auth/login` failed or was cancelled.
+    LoginFailed {
+        /// The provider.
+        provider: String,
+        /// The daemon's (or the connection's) message.
+        message: String,
+        /// Cancelled (`auth/loginCancel`) rather than failed.
+        cancelled: bool,
+    },
+    /// `auth/logout`.
+    LoggedOut {
+        /// The provider.
+        provider: String,
+        /// The `auth.json` files its login or key was removed from (empty: there was none).
+        removed: Vec<String>,
+    },
     /// A request succeeded; show this sentence.
     Done(String),
     /// A request succeeded with warnings for the user (a custom model id, ...).

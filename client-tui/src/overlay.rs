@@ -27,6 +27,10 @@ pub enum SelectorKind {
     History,
     /// An approval mode (`/approvals`).
     Approvals,
+    /// A subscription to log in to (`/login`).
+    Login,
+    /// A subscription to log out of (`/logout`).
+    Logout,
 }
 
 /// One row of a selector.
@@ -171,6 +175,52 @@ pub enum Overlay {
         /// Lines.
         lines: Vec<String>,
     },
+    /// A login in progress (`/login`): its URL, progress and prompt.
+    Login(LoginDialog),
+}
+
+/// A subscription login the daemon runs (`auth/login`), as its `auth/loginEvent` steps
+/// show it. Esc cancels it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoginDialog {
+    /// The provider (`anthropic`).
+    pub provider: String,
+    /// pi's name of its login, for people.
+    pub name: String,
+    /// The login's id, from its first step (for `auth/loginInput` and `auth/loginCancel`).
+    pub login_id: Option<String>,
+    /// The URL to open, once the login gave it.
+    pub url: Option<String>,
+    /// What to do there (Copilot: the code to enter).
+    pub instructions: String,
+    /// Progress messages, oldest first.
+    pub progress: Vec<String>,
+    /// The question waiting for an answer, if any.
+    pub prompt: Option<LoginPrompt>,
+    /// The answer typed so far.
+    pub text: String,
+}
+
+/// A login's question (`LoginStep::Prompt`).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LoginPrompt {
+    /// The question.
+    pub message: String,
+    /// An example answer.
+    pub placeholder: Option<String>,
+    /// Whether an empty answer is fine.
+    pub allow_empty: bool,
+}
+
+impl LoginDialog {
+    /// The dialog of a login to `provider` just asked for.
+    pub fn new(provider: impl Into<String>, name: impl Into<String>) -> LoginDialog {
+        LoginDialog {
+            provider: provider.into(),
+            name: name.into(),
+            ..LoginDialog::default()
+        }
+    }
 }
 
 /// A `ui/request` being answered.

@@ -331,6 +331,12 @@ pub struct State {
     pub kernels: Vec<pi_protocol::v1::KernelInfo>,
     /// Questions for this session not answered yet, oldest first (the first is shown).
     pub questions: Vec<pi_protocol::v1::UiRequestParams>,
+    /// The providers and their logins as `auth/list` last told (`/login`, `/logout`), for
+    /// the names of their logins.
+    pub auth_providers: Vec<pi_protocol::v1::AuthProviderStatus>,
+    /// A login was cancelled (Esc) before its first step gave its id: the step that gives it
+    /// sends the cancellation.
+    pub cancel_login_on_first_step: bool,
     /// Token and cost sums.
     pub usage: UsageTotals,
     /// View toggles and scrolling.
@@ -417,6 +423,8 @@ impl State {
             jobs: Vec::new(),
             kernels: Vec::new(),
             questions: Vec::new(),
+            auth_providers: Vec::new(),
+            cancel_login_on_first_step: false,
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

@@ -1,5 +1,5 @@
 //! Dialogs over the transcript: selectors (with their query line), the hotkey list, info
-//! panels and the loading placeholder.
+//! panels, questions, a login in progress and the loading placeholder.
 
 use ratatui::Frame;
 use ratatui::layout::Rect;
@@ -44,6 +44,10 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             question.title().to_owned(),
             question_lines(question, inner_width),
         ),
+        Overlay::Login(dialog) => (
+            format!("Log in: {}", dialog.name),
+            login_lines(dialog, inner_width),
+        ),
         Overlay::Loading { title, .. } => (
             title.clone(),
             vec![Line::from(Span::styled(
@@ -65,6 +69,8 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             " enter answer · esc dismiss "
         }
         Overlay::Question(_) => " ↑↓ move · enter answer · esc dismiss ",
+        Overlay::Login(dialog) if dialog.prompt.is_some() => " enter send · esc cancel ",
+        Overlay::Login(_) => " esc cancel ",
         Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
     };
     let block = Block::default()
@@ -212,6 +218,67 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
             format!("  {}", truncate(choice, width.saturating_sub(2))),
             style,
         )));
+    }
+    lines
+}
+
+/// A login in progress: the URL to open (whole, wrapped, so it can be copied), what to do
+/// there, progress, then the prompt and the answer typed, or what it waits for.
+fn login_lines(dialog: &crate::overlay::LoginDialog, width: usize) -> Vec<Line<'static>> {
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let accent = Style::default().fg(crate::theme::role(crate::theme::Role::Accent));
+    let wrapped = |text: &str, style: Style| super::wrap::wrap_text(text, style, width, &[], &[]);
+    let mut lines: Vec<Line<'static>> = Vec::new();
+    if let Some(url) = &dialog.url {
+        lines.extend(wrapped(
+            "Open this URL in your browser (copied to the clipboard):",
+            Style::default(),
+        ));
+        lines.extend(wrapped(url.as_str(), accent));
+        if !dialog.instructions.is_empty() {
+            lines.push(Line::default());
+            lines.extend(wrapped(dialog.instructions.as_str(), Style::default()));
+        }
+    }
+    if !dialog.progress.is_empty() {
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        for message in &dialog.progress {
+            lines.extend(wrapped(message.as_str(), dim));
+        }
+    }
+    if !lines.is_empty() {
+        lines.push(Line::default());
+    }
+    match &dialog.prompt {
+        Some(prompt) => {
+            let question = match &prompt.placeholder {
+                Some(example) => format!("{} (e.g. {example})", prompt.message),
+                None => prompt.message.clone(),
+            };
+            lines.extend(wrapped(
+                question.as_str(),
+                Style::default().add_modifier(Modifier::BOLD),
+            ));
+            lines.extend(super::wrap::wrap(
+                &[
+                    Span::raw(dialog.text.clone()),
+                    Span::styled("▏".to_owned(), dim),
+                ],
+                width,
+                &[Span::styled("> ".to_owned(), accent)],
+                &[Span::raw("  ".to_owned())],
+            ));
+        }
+        None => {
+            let waiting = if dialog.login_id.is_none() {
+                "Starting the login…"
+            } else {
+                "Waiting for the login to finish…"
+            };
+            lines.push(Line::from(Span::styled(waiting.to_owned(), dim)));
+        }
     }
     lines
 }

@@ -426,6 +426,43 @@ pub async fn perform(
                 .await,
             "answer the question",
         ),
+        Request::AuthList => match client
+            .call::<pi_protocol::v1::AuthList>(&pi_protocol::v1::AuthListParams {})
+            .await
+        {
+            Ok(list) => Some(Reply::AuthProviders(list.providers)),
+            Err(error) => failed("list the logins", error),
+        },
+        Request::Login { provider } => login(client, provider).await,
+        Request::LoginInput { login_id, text } => gone_is_fine(
+            client
+                .call::<pi_protocol::v1::AuthLoginInput>(&pi_protocol::v1::AuthLoginInputParams {
+                    login_id,
+                    text,
+                })
+                .await,
+            "answer the login",
+        ),
+        Request::LoginCancel(login_id) => gone_is_fine(
+            client
+                .call::<pi_protocol::v1::AuthLoginCancel>(&pi_protocol::v1::AuthLoginCancelParams {
+                    login_id,
+                })
+                .await,
+            "cancel the login",
+        ),
+        Request::Logout(provider) => match client
+            .call::<pi_protocol::v1::AuthLogout>(&pi_protocol::v1::AuthLogoutParams {
+                provider: provider.clone(),
+            })
+            .await
+        {
+            Ok(answer) => Some(Reply::LoggedOut {
+                provider,
+                removed: answer.removed,
+            }),
+            Err(error) => failed("log out", error),
+        },
         Request::ListCommands => match client.call::<SessionGet>(&id()).await {
             Ok(session) => Some(Reply::Commands(Box::new(session))),
             Err(error) => failed("list the session's commands", error),
@@ -474,6 +511,38 @@ pub fn in_tui_words(message: &str) -> String {
 /// A request whose success the session's events show: a reply only when it failed.
 fn quiet<T>(called: Result<T, ClientError>, action: &str) -> Option<Reply> {
     called.err().and_then(|error| failed(action, error))
+}
+
+/// A subscription login, however long it takes (the person opens a URL, maybe answers a
+/// prompt); its steps come meanwhile as `auth/loginEvent` notifications.
+async fn login(client: &Client, provider: String) -> Option<Reply> {
+    match client
+        .call::<pi_protocol::v1::AuthLogin>(&pi_protocol::v1::AuthLoginParams {
+            provider: provider.clone(),
+            enterprise_domain: None,
+        })
+        .await
+    {
+        Ok(done) => Some(Reply::LoggedIn {
+            provider,
+            path: done.path,
+        }),
+        Err(error) => Some(Reply::LoginFailed {
+            provider,
+            cancelled: error.rpc_kind() == Some(ErrorKind::Cancelled),
+            message: in_tui_words(&error.to_string()),
+        }),
+    }
+}
+
+/// A call about a login: a login no longer running (`not_found`: it completed, failed or was
+/// cancelled meanwhile) needs no reply, its `auth/login` answer says how it ended.
+fn gone_is_fine<T>(called: Result<T, ClientError>, action: &str) -> Option<Reply> {
+    match called {
+        Ok(_) => None,
+        Err(error) if error.rpc_kind() == Some(ErrorKind::NotFound) => None,
+        Err(error) => failed(action, error),
+    }
 }
 
 /// Takes the queued messages back, then aborts — in this order, so a queued steering message

@@ -420,6 +420,8 @@ fn notification_input(notification: Notification) -> Option<Input> {
         serde_json::from_value(params).ok().map(Input::UiResolved)
     } else if notification.method == pi_protocol::v1::ExtensionUiNotification::NAME {
         serde_json::from_value(params).ok().map(Input::ExtensionUi)
+    } else if notification.method == pi_protocol::v1::AuthLoginEvent::NAME {
+        serde_json::from_value(params).ok().map(Input::LoginEvent)
     } else {
         None
     }
@@ -656,6 +658,7 @@ impl Shell {
                     }
                 }
                 Effect::Copy(text) => terminal::copy_to_clipboard(&text),
+                Effect::OpenUrl(url) => world::open_in_browser(url),
                 Effect::Title(title) => terminal::set_title(&title),
                 Effect::Draft(text) => self.pending_draft = Some(text),
                 Effect::ListFiles => {

@@ -1,5 +1,6 @@
 //! Facts the shell reads from the machine: how to show the working directory, its git branch,
-//! the files for `@` completion (.gitignore-aware), `keybindings.json`, and image files.
+//! the files for `@` completion (.gitignore-aware), `keybindings.json`, and image files; and
+//! the desktop's browser, for a login's URL.
 
 use std::path::{Path, PathBuf};
 
@@ -7,6 +8,28 @@ use pi_protocol::v1::message::ImageContent;
 
 /// Files listed at most for `@` completion.
 const MAX_FILES: usize = 20_000;
+
+/// Opens `url` in the desktop's browser when there is a desktop (macOS, or `DISPLAY` or
+/// `WAYLAND_DISPLAY` set), as `pictl login` does; does nothing otherwise. The opener runs off
+/// the loop's thread, its output discarded (it would draw over the TUI).
+pub fn open_in_browser(url: String) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    tokio::task::spawn_blocking(move || {
+        let _ = std::process::Command::new(opener)
+            .arg(&url)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status();
+    });
+}
 
 /// `cwd` with the home directory shown as `~`.
 pub fn display_cwd(cwd: &Path, home: Option<&Path>) -> String {

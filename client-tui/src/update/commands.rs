@@ -150,6 +150,8 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             effects.push(Effect::Request(Request::Export(path)));
         }
         "session" => effects.push(Effect::Request(Request::Stats)),
+        "login" => super::login::login_command(state, args, effects),
+        "logout" => super::login::logout_command(state, args, effects),
         "mcp" => mcp(state, args, effects),
         "lsp" => lsp(state, args, effects),
         "extensions" => extensions(state, args, effects),

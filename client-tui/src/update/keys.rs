@@ -168,7 +168,8 @@ pub(super) fn wheel(state: &mut State, lines: isize) {
             Overlay::Hotkeys
             | Overlay::Info { .. }
             | Overlay::Loading { .. }
-            | Overlay::Question(_),
+            | Overlay::Question(_)
+            | Overlay::Login(_),
         ) => {}
         None => scroll(state, lines),
     }
@@ -406,6 +407,10 @@ fn completion_key(state: &mut State, event: &KeyEvent) -> bool {
 }
 
 fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
+    if matches!(state.overlay, Some(Overlay::Login(_))) {
+        super::login::on_key(state, event, effects);
+        return;
+    }
     let Some(overlay) = &mut state.overlay else {
         return;
     };
@@ -448,7 +453,7 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         // Only Esc leaves a dialog that is still loading.
         Overlay::Loading { .. } => return,
         // Handled above.
-        Overlay::Question(_) => return,
+        Overlay::Question(_) | Overlay::Login(_) => return,
     };
     if selector.kind == SelectorKind::Tree
         && let Some(tree) = &mut state.tree_view
@@ -569,6 +574,8 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
             }));
         }
         SelectorKind::Fork => effects.push(Effect::Request(Request::Fork(value))),
+        SelectorKind::Login => super::login::start(state, value, effects),
+        SelectorKind::Logout => effects.push(Effect::Request(Request::Logout(value))),
         SelectorKind::History => {
             let before = state.editor.text();
             state.editor.set_text(&value);

@@ -3,10 +3,12 @@
 //! snapshot tests and the multi-client guarantees rest on.
 //!
 //! `session.rs` applies attach results and session events, `keys.rs` handles the keyboard,
-//! `commands.rs` the slash commands and completion, `replies.rs` the results of requests.
+//! `commands.rs` the slash commands and completion, `replies.rs` the results of requests,
+//! `login.rs` `/login` and `/logout`.
 
 mod commands;
 mod keys;
+mod login;
 mod replies;
 mod session;
 
@@ -28,6 +30,8 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 let before = state.editor.text();
                 state.editor.paste(&text);
                 keys::after_edit(state, &before, &mut effects);
+            } else {
+                login::paste(state, &text);
             }
         }
         Input::Resize(width, height) => state.size = (width, height),
@@ -107,6 +111,7 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             }
         }
         Input::ExtensionUi(shown) => extension_ui(state, shown, &mut effects),
+        Input::LoginEvent(event) => login::on_event(state, event, &mut effects),
         Input::Disconnected { reason } => {
             state.connection = Connection::Reconnecting { attempt: 0, reason };
             // Who else is attached is unknown until the next snapshot, and which questions

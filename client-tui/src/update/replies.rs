@@ -100,6 +100,18 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.editor.set_text(&forked.text);
             effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
         }
+        Reply::AuthProviders(providers) => super::login::providers_listed(state, providers),
+        Reply::LoggedIn { provider, path } => {
+            super::login::logged_in_reply(state, &provider, &path, effects);
+        }
+        Reply::LoginFailed {
+            provider,
+            message,
+            cancelled,
+        } => super::login::login_failed_reply(state, &provider, &message, cancelled),
+        Reply::LoggedOut { provider, removed } => {
+            super::login::logged_out_reply(state, &provider, &removed, effects);
+        }
         Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
         Reply::Warnings(warnings) => {
             for warning in warnings {

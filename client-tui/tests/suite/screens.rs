@@ -430,7 +430,7 @@ fn hotkeys_overlay() {
     let mut harness = Harness::attached(Vec::new());
     harness.type_text("/hotkeys");
     harness.send(key(KeyCode::Enter));
-    assert_snapshot!(harness.screen(80, 44));
+    assert_snapshot!(harness.screen(80, 46));
 }
 
 #[test]
