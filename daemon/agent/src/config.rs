@@ -64,6 +64,8 @@ pub struct RunConfig {
     pub request_timeout: Option<std::time::Duration>,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION`).
     pub cache_retention: pi_llm::CacheRetention,
+    /// The session's environment, for providers that read more than a key (Azure).
+    pub env: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
     /// Images never reach the model: each is replaced by a sentence saying image reading
     /// is disabled (pi's `images.blockImages`).
     pub block_images: bool,

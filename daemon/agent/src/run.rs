@@ -224,6 +224,7 @@ impl Run<'_> {
                 thinking_budgets: self.config.thinking_budgets,
                 request_timeout: self.config.request_timeout,
                 cache_retention: self.config.cache_retention,
+                env: self.config.env.clone(),
                 ..StreamOptions::default()
             };
             // The request is built from the context at once; the context (a copy of the

@@ -123,6 +123,20 @@ pub struct StreamOptions {
     pub request_timeout: Option<std::time::Duration>,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION=long`).
     pub cache_retention: CacheRetention,
+    /// The environment the request's session sees (its client's), for the providers that read
+    /// more than a key from it (Azure's resource and deployments); `None`: the daemon's own.
+    pub env: Option<std::sync::Arc<std::collections::BTreeMap<String, String>>>,
+}
+
+impl StreamOptions {
+    /// `name` from the session's environment, else the daemon's; empty counts as unset.
+    pub fn env_var(&self, name: &str) -> Option<String> {
+        match &self.env {
+            Some(env) => env.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+        .filter(|value| !value.trim().is_empty())
+    }
 }
 
 /// How long a provider keeps the prompt cache: its default, or (pi's `PI_CACHE_RETENTION=long`)

@@ -85,6 +85,7 @@ impl SummaryModel {
             cache_retention: pi_llm::CacheRetention::from_env_value(
                 std::env::var("PI_CACHE_RETENTION").ok().as_deref(),
             ),
+            env: None,
         };
         let context = request.context(pi_util::time::now_millis());
         let message = self

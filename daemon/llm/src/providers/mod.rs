@@ -5,6 +5,7 @@
 //! [`crate::http`], and decodes the SSE stream into the [`crate::assemble::Assembler`].
 
 pub mod anthropic;
+pub mod azure_openai;
 pub mod google;
 mod login;
 pub mod openai_codex;
@@ -29,6 +30,8 @@ pub const OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const OPENAI_RESPONSES: &str = "openai-responses";
 /// Google Gemini (Generative Language API).
 pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// Azure OpenAI's Responses API.
+pub const AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
 /// The ChatGPT backend's Responses API (a ChatGPT Plus/Pro login).
 pub const OPENAI_CODEX_RESPONSES: &str = "openai-codex-responses";
 
@@ -105,6 +108,9 @@ impl ProviderRouter {
                 openai_responses::OpenAiResponsesProvider.stream(model, context, options)
             }
             GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
+            AZURE_OPENAI_RESPONSES => {
+                azure_openai::AzureOpenAiProvider.stream(model, context, options)
+            }
             OPENAI_CODEX_RESPONSES => {
                 openai_codex::OpenAiCodexProvider.stream(model, context, options)
             }
@@ -112,7 +118,7 @@ impl ProviderRouter {
                 let message = format!(
                     "model {}/{} uses the API {other:?}, which this daemon does not implement; \
                      use one of {ANTHROPIC_MESSAGES}, {OPENAI_COMPLETIONS}, {OPENAI_RESPONSES}, \
-                     {OPENAI_CODEX_RESPONSES}, {GOOGLE_GENERATIVE_AI}",
+                     {OPENAI_CODEX_RESPONSES}, {AZURE_OPENAI_RESPONSES}, {GOOGLE_GENERATIVE_AI}",
                     model.provider, model.id
                 );
                 crate::http::spawn_stream(

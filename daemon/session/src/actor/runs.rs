@@ -156,6 +156,7 @@ impl SessionActor {
                     .or_else(|| std::env::var("PI_CACHE_RETENTION").ok())
                     .as_deref(),
             ),
+            env: Some(environment.env.clone()),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();
