@@ -277,7 +277,11 @@ async fn an_acp_editor_authenticates_with_a_chatgpt_login() {
         .collect();
     assert_eq!(methods, ["anthropic", "openai-codex", "github-copilot"]);
     let url = loop {
-        let line = stderr.next_line().await.unwrap().expect("the URL is logged");
+        let line = stderr
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the URL is logged");
         if let Some(rest) = line.strip_prefix("pi: open ") {
             break rest.split(' ').next().unwrap().to_owned();
         }
