@@ -2,6 +2,7 @@
 //! environment; `bodies.rs` holds recorded-style SSE bodies per wire format; `providers/`
 //! runs the four wire formats against the scripted model server over HTTP.
 
+mod apis;
 mod auth;
 mod bodies;
 mod catalog;

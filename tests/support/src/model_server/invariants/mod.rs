@@ -65,8 +65,14 @@ pub(super) fn check(
             }
         }
         Api::OpenAiResponses => {
-            if !bearer {
-                problems.push("no API key: expected authorization: Bearer".to_owned());
+            // Azure OpenAI takes its key as `api-key`, with an `api-version`.
+            let azure = headers.contains_key("api-key")
+                && query.iter().any(|(name, _)| name == "api-version");
+            if !bearer && !azure {
+                problems.push(
+                    "no API key: expected authorization: Bearer (or Azure's api-key with an api-version)"
+                        .to_owned(),
+                );
             }
             let chained = body["previous_response_id"].is_string();
             match &body["input"] {
