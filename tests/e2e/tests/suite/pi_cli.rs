@@ -1200,3 +1200,49 @@ async fn the_settings_model_scope_picks_the_model_as_pi() {
     let last = world.server.requests().pop().unwrap();
     assert_eq!(last.body["model"], "scripted-big");
 }
+
+/// A Claude Pro/Max token (`--api-key sk-ant-oat…`, as `ANTHROPIC_OAUTH_TOKEN` or a login gives
+/// it) is sent as pi sends it: the same body (Claude Code's identity first, its tool names)
+/// and the same authentication, betas and identity headers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_claude_subscription_token_is_sent_as_pi_sends_it() {
+    let (world, proj) = world().await;
+    let args = line(&[
+        "-p",
+        "--model",
+        MODEL,
+        "--api-key",
+        "sk-ant-oat01-the-subscription",
+        "Read the notes",
+    ]);
+    side_by_side(&world, &proj, std::slice::from_ref(&args)).await;
+    let requests = world.server.requests();
+    let [.., pi, pid] = requests.as_slice() else {
+        panic!("both sides sent a request: {}", requests.len())
+    };
+    for name in [
+        "authorization",
+        "x-api-key",
+        "anthropic-beta",
+        "user-agent",
+        "x-app",
+        "anthropic-version",
+    ] {
+        assert_eq!(pi.header(name), pid.header(name), "the {name} header");
+    }
+    assert_eq!(
+        pid.header("authorization"),
+        Some("Bearer sk-ant-oat01-the-subscription")
+    );
+    assert_eq!(
+        pid.body["system"][0]["text"],
+        "You are Claude Code, Anthropic's official CLI for Claude."
+    );
+    let tools: Vec<&str> = pid.body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(tools, ["Read", "Bash", "Edit", "Write"]);
+}
