@@ -53,6 +53,10 @@ pub(super) fn start(state: &mut State, provider: String, effects: &mut Vec<Effec
     let name = login_name(state, &provider);
     state.status = None;
     state.overlay = Some(Overlay::Login(LoginDialog::new(provider.clone(), name)));
+    // `/login PROVIDER` before any list: the login's name comes with the list.
+    if state.auth_providers.is_empty() {
+        effects.push(Effect::Request(Request::AuthList));
+    }
     effects.push(Effect::Request(Request::Login { provider }));
 }
 
@@ -73,6 +77,13 @@ fn logged_in(status: &AuthProviderStatus) -> bool {
 /// waits for it.
 pub(super) fn providers_listed(state: &mut State, providers: Vec<AuthProviderStatus>) {
     state.auth_providers = providers;
+    if let Some(Overlay::Login(dialog)) = &state.overlay {
+        let name = login_name(state, &dialog.provider);
+        if let Some(Overlay::Login(dialog)) = &mut state.overlay {
+            dialog.name = name;
+        }
+        return;
+    }
     let kind = match &state.overlay {
         Some(Overlay::Loading {
             kind: kind @ (SelectorKind::Login | SelectorKind::Logout),

@@ -654,3 +654,58 @@ async fn a_custom_theme_colours_the_tui_and_reloads_when_its_file_changes() {
     assert!(screen.contains("`colors` lacks"), "{screen}");
     assert!(tmux.capture_colours("a").contains(green));
 }
+
+/// pi's `/login` in the TUI: the dialog shows the URL to open; the browser (here, on the same
+/// machine) completes the login through the daemon's loopback callback, and the TUI says so.
+/// `/logout` removes it again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn login_and_logout_from_the_tui() {
+    let auth = pi_test_support::auth_server::AuthServer::start().await;
+    let mut world = World::start("anthropic-messages").await;
+    world.daemon.kill9().await;
+    world.daemon.set_launch_env("PI_OAUTH_ORIGIN", &auth.url());
+    world.daemon.set_launch_env("PI_OAUTH_CALLBACK_PORT", "0");
+    world.daemon.restart().await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    tmux.start("a", &work, &env, &[pictl, "--model".into(), MODEL.into()]);
+    tmux.wait_for_text("a", "scripted-model");
+    tmux.type_text("a", "/login anthropic");
+    tmux.send("a", &["Enter"]);
+    let screen = tmux.wait_for_text("a", "Paste the authorization code");
+    assert!(
+        screen.contains("Log in: Anthropic (Claude Pro/Max)"),
+        "{screen}"
+    );
+    // The URL, wrapped inside the dialog's frame.
+    let lines: Vec<&str> = screen.lines().collect();
+    let first = lines
+        .iter()
+        .position(|line| line.contains("Open this URL"))
+        .unwrap_or_else(|| panic!("{screen}"));
+    let url: String = lines[first + 1..]
+        .iter()
+        .map(|line| line.trim().trim_matches('│').trim())
+        .take_while(|part| !part.is_empty())
+        .collect();
+    assert!(
+        url.starts_with(&format!("{}/oauth/authorize?", auth.url())),
+        "{url}"
+    );
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let page = reqwest::get(&url).await.unwrap();
+    assert_eq!(page.status(), 200, "{url}");
+    let screen = tmux.wait_for_text("a", "Logged in to Anthropic (Claude Pro/Max)");
+    assert!(!screen.contains("Paste the authorization code"), "{screen}");
+    let auth_json = world.daemon.home.path().join(".pi/agent/auth.json");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
+    assert_eq!(stored["anthropic"]["type"], "oauth");
+    assert_eq!(auth.violations(), Vec::<String>::new());
+
+    tmux.type_text("a", "/logout anthropic");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "Logged out of anthropic.");
+    let stored: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
+    assert!(stored.get("anthropic").is_none(), "{stored}");
+}
