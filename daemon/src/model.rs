@@ -131,8 +131,19 @@ impl ModelService for RegistryModels {
             Ok(resolved) => Ok(Some(session_variable().unwrap_or(resolved.key))),
             Err(error) => match session_variable() {
                 Some(key) => Ok(Some(key)),
-                // Local servers of custom providers need no key.
+                // Local servers of custom providers need no key; nor does Vertex AI on
+                // Application Default Credentials (the provider fetches a token).
                 None if is_keyless(model) => Ok(None),
+                None if model.provider == "google-vertex"
+                    && pi_llm::oauth::adc::configured(|name| {
+                        env.get(name)
+                            .filter(|value| !value.is_empty())
+                            .cloned()
+                            .or_else(|| std::env::var(name).ok())
+                    }) =>
+                {
+                    Ok(None)
+                }
                 None => Err(error),
             },
         }

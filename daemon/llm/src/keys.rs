@@ -272,7 +272,11 @@ impl KeySources<'_> {
             }
             None => false,
         };
+        // Vertex AI on Application Default Credentials needs no key.
+        let vertex_adc = self.provider == "google-vertex"
+            && crate::oauth::adc::configured(|name| self.resolver.environment().var(name));
         self.explicit.is_some()
+            || vertex_adc
             || in_auth_file
             || self
                 .env_vars

@@ -64,6 +64,8 @@ struct Inner {
     expires_in: u64,
     copilot_github_token: Option<String>,
     held: Option<tokio::sync::watch::Receiver<bool>>,
+    // A service account's public key (PKCS#1 DER) its JWTs must verify with.
+    service_account_key: Option<Vec<u8>>,
 }
 
 /// Holds refreshes until released (see [`AuthServer::hold_refreshes`]).
@@ -106,6 +108,7 @@ impl AuthServer {
             .route("/login/oauth/access_token", post(device_token))
             .route("/copilot_internal/v2/token", get(copilot_token))
             .route("/models/{model}/policy", post(policy))
+            .route("/token", post(google_token))
             .fallback(unknown)
             .with_state(inner.clone());
         let task = tokio::spawn(async move {
@@ -147,6 +150,15 @@ impl AuthServer {
         let (gate, held) = tokio::sync::watch::channel(false);
         self.with(|inner| inner.held = Some(held));
         RefreshGate(gate)
+    }
+
+    /// Google's token endpoint (`/token`) accepts JWTs of the service account whose RSA public
+    /// key (PKCS#1 DER) this is, and `authorized_user` refreshes of `refresh_token`.
+    pub fn google_accounts(&self, public_key: Vec<u8>, refresh_token: &str) {
+        self.with(|inner| {
+            inner.service_account_key = Some(public_key);
+            inner.refresh.insert("google", refresh_token.to_owned());
+        });
     }
 
     /// Tokens issued from now on expire in `seconds`.
@@ -559,4 +571,68 @@ async fn unknown(State(state): Shared, uri: axum::http::Uri) -> Response {
         "not_found",
         format!("no such route: {}", uri.path()),
     )
+}
+
+/// Google's OAuth token endpoint: a service account's signed JWT, or gcloud's refresh token.
+async fn google_token(State(state): Shared, headers: HeaderMap, body: Bytes) -> Response {
+    let fields = form(&body);
+    record(&state, "POST /token", &headers, fields.clone());
+    let get = |name: &str| fields.get(name).cloned().unwrap_or_default();
+    let problem = match get("grant_type").as_str() {
+        "urn:ietf:params:oauth:grant-type:jwt-bearer" => {
+            let key = lock(&state).service_account_key.clone();
+            check_jwt(&get("assertion"), key.as_deref())
+        }
+        "refresh_token" => {
+            let expected = lock(&state).refresh.get("google").cloned();
+            (get("client_id").is_empty()
+                || get("client_secret").is_empty()
+                || expected.as_deref() != Some(get("refresh_token").as_str()))
+            .then(|| format!("a bad authorized_user refresh: {fields:?}"))
+        }
+        other => Some(format!("grant_type {other:?}")),
+    };
+    if let Some(problem) = problem {
+        return refuse(&state, StatusCode::BAD_REQUEST, "invalid_grant", problem);
+    }
+    let mut inner = lock(&state);
+    inner.issued += 1;
+    ok(
+        json!({"access_token": format!("ya29.google-{}", inner.issued),
+        "expires_in": inner.expires_in, "token_type": "Bearer"}),
+    )
+}
+
+/// Checks a service account's JWT: RS256 over its header and claims with `key`, for Cloud
+/// Platform, fresh.
+fn check_jwt(assertion: &str, key: Option<&[u8]>) -> Option<String> {
+    let parts: Vec<&str> = assertion.split('.').collect();
+    let [header, claims, signature] = parts.as_slice() else {
+        return Some("the assertion is not a JWT".to_owned());
+    };
+    let decode = |part: &str| URL_SAFE_NO_PAD.decode(part).unwrap_or_default();
+    let json = |part: &str| serde_json::from_slice::<Value>(&decode(part)).unwrap_or_default();
+    let (header, claims) = (json(header), json(claims));
+    if header["alg"] != "RS256" {
+        return Some(format!("the JWT is signed {}, not RS256", header["alg"]));
+    }
+    if claims["scope"] != "https://www.googleapis.com/auth/cloud-platform"
+        || !claims["iss"].is_string()
+        || !claims["aud"]
+            .as_str()
+            .is_some_and(|aud| aud.ends_with("/token"))
+        || claims["exp"].as_i64().unwrap_or(0) <= claims["iat"].as_i64().unwrap_or(0)
+    {
+        return Some(format!("unexpected claims {claims}"));
+    }
+    let Some(key) = key else {
+        return Some("no service account key was registered".to_owned());
+    };
+    let signed = &assertion[..assertion.len() - signature.len() - 1];
+    let verified =
+        ring::signature::UnparsedPublicKey::new(&ring::signature::RSA_PKCS1_2048_8192_SHA256, key)
+            .verify(signed.as_bytes(), &decode(signature));
+    verified
+        .is_err()
+        .then(|| "the JWT's signature does not verify".to_owned())
 }

@@ -14,6 +14,7 @@
 //! Guarantees: no token, code or verifier appears in an error, an event or a log; errors from
 //! the authorization servers carry only their `error`/`error_description` fields.
 
+pub mod adc;
 mod anthropic;
 mod callback;
 mod codex;

@@ -4,14 +4,15 @@
 
 use std::sync::Arc;
 
+use super::deferred::{aborted, failed};
 use crate::auth::OAuthCredential;
-use crate::event::{AssistantStream, ErrorReason, StreamEvent, StreamSender};
-use crate::failure::{Failure, FailureKind};
+use crate::event::{AssistantStream, StreamEvent};
+use crate::failure::FailureKind;
 use crate::model::Model;
 use crate::oauth::LoginRef;
 use crate::oauth::copilot::{INDIVIDUAL_API, copilot_base_url};
 use crate::provider::{ApiKey, Context, Provider, StreamOptions};
-use crate::types::{AssistantMessage, StopReason};
+use crate::types::AssistantMessage;
 
 /// Streams `model` through `inner` with `login`'s token.
 pub(crate) fn stream_with_login(
@@ -32,7 +33,9 @@ pub(crate) fn stream_with_login(
         };
         let mut credential = match first {
             Ok(credential) => credential,
-            Err(error) => return failed(&sender, &model, error.to_string()).await,
+            Err(error) => {
+                return failed(&sender, &model, error.to_string(), FailureKind::Auth).await;
+            }
         };
         let mut retried = false;
         'attempt: loop {
@@ -65,8 +68,13 @@ pub(crate) fn stream_with_login(
                                     continue 'attempt;
                                 }
                                 Err(error) => {
-                                    return failed(&sender, &model, format!("{said}; {error}"))
-                                        .await;
+                                    return failed(
+                                        &sender,
+                                        &model,
+                                        format!("{said}; {error}"),
+                                        FailureKind::Auth,
+                                    )
+                                    .await;
                                 }
                             }
                         }
@@ -118,42 +126,4 @@ fn error_text(error: &AssistantMessage) -> String {
         .error_message
         .clone()
         .unwrap_or_else(|| "the provider refused the token (HTTP 401)".to_owned())
-}
-
-async fn failed(sender: &StreamSender, model: &Model, message: String) {
-    let error = AssistantMessage {
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        stop_reason: StopReason::Error,
-        timestamp: pi_util::time::now_millis(),
-        error_message: Some(message),
-        failure: Some(Failure::new(FailureKind::Auth)),
-        ..AssistantMessage::default()
-    };
-    sender
-        .send(StreamEvent::Error {
-            reason: ErrorReason::Error,
-            error: Box::new(error),
-        })
-        .await;
-}
-
-async fn aborted(sender: &StreamSender, model: &Model) {
-    let error = AssistantMessage {
-        api: model.api.clone(),
-        provider: model.provider.clone(),
-        model: model.id.clone(),
-        stop_reason: StopReason::Aborted,
-        timestamp: pi_util::time::now_millis(),
-        error_message: Some(crate::assemble::ABORTED_MESSAGE.to_owned()),
-        failure: Some(Failure::new(FailureKind::Aborted)),
-        ..AssistantMessage::default()
-    };
-    sender
-        .send(StreamEvent::Error {
-            reason: ErrorReason::Aborted,
-            error: Box::new(error),
-        })
-        .await;
 }

@@ -6,7 +6,9 @@
 
 pub mod anthropic;
 pub mod azure_openai;
+mod deferred;
 pub mod google;
+pub mod google_vertex;
 mod login;
 pub mod openai_codex;
 pub mod openai_completions;
@@ -30,6 +32,8 @@ pub const OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const OPENAI_RESPONSES: &str = "openai-responses";
 /// Google Gemini (Generative Language API).
 pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// Gemini on Vertex AI.
+pub const GOOGLE_VERTEX: &str = "google-vertex";
 /// Azure OpenAI's Responses API.
 pub const AZURE_OPENAI_RESPONSES: &str = "azure-openai-responses";
 /// The ChatGPT backend's Responses API (a ChatGPT Plus/Pro login).
@@ -108,6 +112,7 @@ impl ProviderRouter {
                 openai_responses::OpenAiResponsesProvider.stream(model, context, options)
             }
             GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
+            GOOGLE_VERTEX => google_vertex::GoogleVertexProvider.stream(model, context, options),
             AZURE_OPENAI_RESPONSES => {
                 azure_openai::AzureOpenAiProvider.stream(model, context, options)
             }
@@ -118,7 +123,8 @@ impl ProviderRouter {
                 let message = format!(
                     "model {}/{} uses the API {other:?}, which this daemon does not implement; \
                      use one of {ANTHROPIC_MESSAGES}, {OPENAI_COMPLETIONS}, {OPENAI_RESPONSES}, \
-                     {OPENAI_CODEX_RESPONSES}, {AZURE_OPENAI_RESPONSES}, {GOOGLE_GENERATIVE_AI}",
+                     {OPENAI_CODEX_RESPONSES}, {AZURE_OPENAI_RESPONSES}, {GOOGLE_GENERATIVE_AI}, \
+                     {GOOGLE_VERTEX}",
                     model.provider, model.id
                 );
                 crate::http::spawn_stream(

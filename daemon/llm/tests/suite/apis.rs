@@ -42,3 +42,117 @@ async fn an_azure_deployment_is_reached_with_its_key_and_api_version() {
     assert_eq!(sent.query_param("api-version"), Some("v1"));
     assert_eq!(sent.body["model"], json!("team-gpt41"));
 }
+
+/// An RSA key made by openssl: (PKCS#8 PEM, PKCS#1 public DER).
+fn rsa_key(dir: &std::path::Path) -> (String, Vec<u8>) {
+    let private = dir.join("key.pem");
+    let public = dir.join("public.der");
+    let run = |args: &[&str]| {
+        let status = std::process::Command::new("openssl")
+            .args(args)
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("openssl is installed (tests/install-peers)");
+        assert!(status.success(), "openssl {args:?}");
+    };
+    run(&[
+        "genpkey",
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+        "-out",
+        private.to_str().unwrap(),
+    ]);
+    run(&[
+        "rsa",
+        "-in",
+        private.to_str().unwrap(),
+        "-RSAPublicKey_out",
+        "-outform",
+        "DER",
+        "-out",
+        public.to_str().unwrap(),
+    ]);
+    (
+        std::fs::read_to_string(private).unwrap(),
+        std::fs::read(public).unwrap(),
+    )
+}
+
+/// Gemini on Vertex AI with Application Default Credentials: a service account's signed JWT
+/// (verified by the stub with the account's public key) and gcloud's `authorized_user` refresh
+/// token each give a Bearer token, fetched once for several requests, sent to the project's
+/// location.
+#[tokio::test(flavor = "multi_thread")]
+async fn vertex_ai_runs_on_application_default_credentials() {
+    let auth = pi_test_support::auth_server::AuthServer::start().await;
+    let models = ModelServer::start().await;
+    let world = World::new().models_json(
+        &json!({"providers": {"google-vertex": {"baseUrl": models.url()}}}).to_string(),
+    );
+    let (pem, public) = rsa_key(world.dir.path());
+    auth.google_accounts(public, "gcloud-refresh");
+    let service_account = world.path("service-account.json");
+    std::fs::write(
+        &service_account,
+        json!({"type": "service_account", "client_email": "pi@proj.iam.gserviceaccount.com",
+            "private_key": pem, "token_uri": format!("{}/token", auth.url())})
+        .to_string(),
+    )
+    .unwrap();
+    let gcloud = world.path("gcloud.json");
+    std::fs::write(
+        &gcloud,
+        json!({"type": "authorized_user", "client_id": "id.apps.googleusercontent.com",
+            "client_secret": "s", "refresh_token": "gcloud-refresh"})
+        .to_string(),
+    )
+    .unwrap();
+    let registry = world.registry();
+    let model = registry.find("google-vertex", "gemini-2.5-pro").unwrap();
+    for (file, requests) in [(&service_account, 2), (&gcloud, 1)] {
+        let env: std::collections::BTreeMap<String, String> = [
+            ("GOOGLE_APPLICATION_CREDENTIALS", file.display().to_string()),
+            ("GOOGLE_CLOUD_PROJECT", "proj".to_owned()),
+            ("GOOGLE_CLOUD_LOCATION", "us-central1".to_owned()),
+            ("PI_OAUTH_ORIGIN", auth.url()),
+        ]
+        .into_iter()
+        .map(|(name, value)| (name.to_owned(), value))
+        .collect();
+        let before = models.requests().len();
+        for _ in 0..requests {
+            models.push(Turn::reply().text("hello from vertex"));
+            let mut options = super::providers::options();
+            options.api_key = None;
+            options.env = Some(Arc::new(env.clone()));
+            let run = run(&model, &ask("Hi"), options).await;
+            assert_eq!(run.message.text(), "hello from vertex", "{:?}", run.message);
+        }
+        for sent in &models.requests()[before..] {
+            assert_eq!(
+                sent.path,
+                "/v1beta1/projects/proj/locations/us-central1/publishers/google/models/gemini-2.5-pro:streamGenerateContent"
+            );
+            assert!(
+                sent.header("authorization")
+                    .unwrap()
+                    .starts_with("Bearer ya29.google-"),
+                "{:?}",
+                sent.header("authorization")
+            );
+            assert_eq!(sent.header("x-goog-api-key"), None);
+        }
+    }
+    models.assert_done(3);
+    assert_eq!(auth.violations(), Vec::<String>::new());
+    // One token per credentials file, kept for the next request.
+    assert_eq!(
+        auth.requests()
+            .iter()
+            .filter(|request| request.route == "POST /token")
+            .count(),
+        2
+    );
+}

@@ -61,6 +61,8 @@ pub(super) fn router(shared: Arc<Shared>, shutdown: watch::Receiver<bool>) -> Ro
             api_route(Api::OpenAiResponses),
         )
         .route("/v1beta/models/{model_action}", post(gemini_route))
+        // Gemini on Vertex AI: `/v1beta1/[projects/P/locations/L/]publishers/google/models/M:…`.
+        .route("/v1beta1/{*resource}", post(vertex_route))
         .fallback(unknown_route)
         // Contexts in tests can be large; the real APIs accept megabytes too.
         .layer(DefaultBodyLimit::disable())
@@ -104,6 +106,20 @@ async fn gemini_route(
             )
         }
     }
+}
+
+async fn vertex_route(
+    state: State<ServerState>,
+    Path(resource): Path<String>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Bytes,
+) -> Response {
+    let model_action = resource
+        .rsplit_once("publishers/google/models/")
+        .map(|(_, model_action)| model_action.to_owned())
+        .unwrap_or(resource);
+    gemini_route(state, Path(model_action), uri, headers, body).await
 }
 
 async fn unknown_route(State(state): State<ServerState>, method: Method, uri: Uri) -> Response {

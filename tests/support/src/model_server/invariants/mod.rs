@@ -87,7 +87,8 @@ pub(super) fn check(
                     .iter()
                     .any(|(key, found)| key == name && value.is_none_or(|value| found == value))
             };
-            if !headers.contains_key("x-goog-api-key") && !has_query("key", None) {
+            // Vertex AI on Application Default Credentials: a Bearer token.
+            if !headers.contains_key("x-goog-api-key") && !has_query("key", None) && !bearer {
                 problems.push("no API key: expected x-goog-api-key or ?key=".to_owned());
             }
             if !has_query("alt", Some("sse")) {
