@@ -156,3 +156,43 @@ async fn vertex_ai_runs_on_application_default_credentials() {
         2
     );
 }
+
+/// A tool call and its result go round: the model of each new format calls a tool, and the
+/// next request carries the call and its result in that format's shapes.
+#[tokio::test(flavor = "multi_thread")]
+async fn tool_calls_go_round_in_azure_and_vertex() {
+    for (provider, id) in [
+        ("azure-openai-responses", "gpt-4.1"),
+        ("google-vertex", "gemini-2.5-pro"),
+    ] {
+        let models = ModelServer::start().await;
+        let base = match provider {
+            "azure-openai-responses" => format!("{}/v1", models.url()),
+            _ => models.url(),
+        };
+        let world = World::new()
+            .models_json(&json!({"providers": {provider: {"baseUrl": base}}}).to_string());
+        let registry = world.registry();
+        let model = registry.find(provider, id).unwrap();
+        let (first, second) = super::providers::continue_with(
+            &models,
+            &model,
+            Turn::reply().tool_call("c1", "read", json!({"path": "a.txt"})),
+            &model,
+        )
+        .await;
+        let call = first.message.tool_calls().next().unwrap();
+        assert_eq!(call.name, "read", "{provider}");
+        let body = second.to_string();
+        let (call_shape, result_shape) = match provider {
+            "azure-openai-responses" => (
+                "\"type\":\"function_call\"",
+                "\"type\":\"function_call_output\"",
+            ),
+            _ => ("\"functionCall\"", "\"functionResponse\""),
+        };
+        assert!(body.contains(call_shape), "{provider}: {body}");
+        assert!(body.contains(result_shape), "{provider}: {body}");
+        assert!(body.contains("Inhalt von a"), "{provider}: {body}");
+    }
+}
