@@ -135,7 +135,11 @@ impl From<ClientError> for CliError {
 
 /// The daemon's advice to protocol clients, as what a `pictl` user types instead.
 fn in_pictl_words(message: &str) -> String {
-    const WORDS: [(&str, &str); 5] = [
+    const WORDS: [(&str, &str); 6] = [
+        (
+            "store an API key with `auth/setApiKey`",
+            "store an API key with `pictl login --key PROVIDER`",
+        ),
         (
             "then start a new session or choose a model with `session/setModel`",
             "then run again (or name a model with --model)",

@@ -191,10 +191,18 @@ impl Accounts {
                     .to_owned(),
             ));
         }
-        Ok(self
-            .registry()
-            .save_api_key(provider, &ApiKey::new(key))
-            .await?)
+        let registry = self.registry();
+        if !registry
+            .models()
+            .iter()
+            .any(|model| model.provider == provider)
+        {
+            return Err(AccountError::UnknownProvider(format!(
+                "no provider is called {provider:?}; `pictl models` lists the providers (a \
+                 provider of your own goes in models.json first)"
+            )));
+        }
+        Ok(registry.save_api_key(provider, &ApiKey::new(key)).await?)
     }
 }
 

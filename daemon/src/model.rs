@@ -131,6 +131,8 @@ impl ModelService for RegistryModels {
             Ok(resolved) => Ok(Some(session_variable().unwrap_or(resolved.key))),
             Err(error) => match session_variable() {
                 Some(key) => Ok(Some(key)),
+                // A wire format the daemon does not speak: its own error says so, not a key's.
+                None if !pi_llm::providers::speaks(&model.api) => Ok(None),
                 // Local servers of custom providers need no key; nor does Vertex AI on
                 // Application Default Credentials (the provider fetches a token).
                 None if is_keyless(model) => Ok(None),

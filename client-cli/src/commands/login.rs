@@ -42,6 +42,38 @@ pub struct LogoutArgs {
     pub provider: Option<String>,
 }
 
+/// The terminal's echo turned off while a secret is typed; back on when dropped.
+struct NoEcho(Option<rustix::termios::Termios>);
+
+impl NoEcho {
+    fn start() -> NoEcho {
+        let stdin = std::io::stdin();
+        let Ok(saved) = rustix::termios::tcgetattr(&stdin) else {
+            return NoEcho(None);
+        };
+        let mut quiet = saved.clone();
+        quiet.local_modes.remove(rustix::termios::LocalModes::ECHO);
+        match rustix::termios::tcsetattr(&stdin, rustix::termios::OptionalActions::Now, &quiet) {
+            Ok(()) => NoEcho(Some(saved)),
+            Err(_) => NoEcho(None),
+        }
+    }
+}
+
+impl Drop for NoEcho {
+    fn drop(&mut self) {
+        if let Some(saved) = &self.0 {
+            let _ = rustix::termios::tcsetattr(
+                std::io::stdin(),
+                rustix::termios::OptionalActions::Now,
+                saved,
+            );
+            // The Enter the person typed was not echoed either.
+            eprint_line("");
+        }
+    }
+}
+
 /// Lines of stdin, read on their own thread (a read may wait for ever while the browser
 /// completes the login; the process may end without it).
 fn stdin_lines() -> mpsc::Receiver<String> {
@@ -148,15 +180,22 @@ pub async fn login(args: LoginArgs) -> Result<ExitCode, CliError> {
                 "name the provider the key is for: `pictl login --key PROVIDER` (see `pictl models`)",
             ));
         };
-        if std::io::stdin().is_terminal() {
+        let typed = std::io::stdin().is_terminal();
+        if typed {
             eprint_line(&format!(
-                "Paste the API key for {provider} and press Enter:"
+                "Paste the API key for {provider} and press Enter (it is not shown):"
             ));
         }
-        let key = lines
-            .recv()
-            .await
-            .ok_or_else(|| CliError::usage("no key on stdin: pipe it in or paste it"))?;
+        let key = {
+            let _quiet = typed.then(NoEcho::start);
+            tokio::select! {
+                key = lines.recv() => key,
+                _ = tokio::signal::ctrl_c() => {
+                    return Err(CliError::interrupted("interrupted; nothing was stored"));
+                }
+            }
+        }
+        .ok_or_else(|| CliError::usage("no key on stdin: pipe it in or paste it"))?;
         let stored = connected
             .client
             .call::<AuthSetApiKey>(&AuthSetApiKeyParams {
@@ -178,6 +217,20 @@ pub async fn login(args: LoginArgs) -> Result<ExitCode, CliError> {
         Some(provider) => provider,
         None => choose(&mut lines, "Log in to which subscription?", &subscriptions).await?,
     };
+    if !subscriptions
+        .iter()
+        .any(|status| status.provider == provider)
+    {
+        let ids: Vec<&str> = subscriptions
+            .iter()
+            .map(|status| status.provider.as_str())
+            .collect();
+        return Err(CliError::usage(format!(
+            "{provider:?} has no subscription login; log in to one of {}, or store an API key \
+             with `pictl login --key {provider}`",
+            ids.join(", ")
+        )));
+    }
     let name = subscriptions
         .iter()
         .find(|status| status.provider == provider)
@@ -189,7 +242,8 @@ pub async fn login(args: LoginArgs) -> Result<ExitCode, CliError> {
     let call = connected.client.call::<AuthLogin>(&params);
     tokio::pin!(call);
     let mut login_id = None;
-    let mut asking = false;
+    // The open question, and whether an empty answer is fine.
+    let mut asking: Option<bool> = None;
     let answer = loop {
         tokio::select! {
             answer = &mut call => break answer?,
@@ -204,27 +258,37 @@ pub async fn login(args: LoginArgs) -> Result<ExitCode, CliError> {
                             open_browser(&url);
                         }
                     }
-                    LoginStep::Prompt { message, placeholder, .. } => {
+                    LoginStep::Prompt { message, placeholder, allow_empty } => {
                         match placeholder {
                             Some(example) => eprint_line(&format!("{message} (e.g. {example})")),
                             None => eprint_line(&message),
                         }
-                        asking = true;
+                        asking = Some(allow_empty);
                     }
                     LoginStep::Progress { message } => eprint_line(&message),
                 }
             }
-            Some(line) = lines.recv(), if asking => {
+            line = lines.recv(), if asking.is_some() => {
+                let text = match (line, asking) {
+                    (Some(line), _) => line.trim().to_owned(),
+                    // stdin ended: the empty answer where one is fine, else nothing to wait for
+                    // but the browser.
+                    (None, Some(true)) => String::new(),
+                    (None, _) => {
+                        asking = None;
+                        continue;
+                    }
+                };
                 if let Some(login_id) = &login_id {
                     connected
                         .client
                         .call::<AuthLoginInput>(&AuthLoginInputParams {
                             login_id: login_id.clone(),
-                            text: line.trim().to_owned(),
+                            text,
                         })
                         .await?;
                 }
-                asking = false;
+                asking = None;
             }
         }
     };

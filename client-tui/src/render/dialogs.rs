@@ -35,9 +35,12 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         ),
         Overlay::Info { title, lines } => (
             title.clone(),
+            // Wrapped, not cut: a panel may carry a server's error with its URL.
             lines
                 .iter()
-                .map(|line| Line::from(truncate(line, inner_width)))
+                .flat_map(|line| {
+                    super::wrap::wrap_text(line, Style::default(), inner_width, &[], &[])
+                })
                 .collect(),
         ),
         Overlay::Question(question) => (

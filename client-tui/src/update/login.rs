@@ -282,11 +282,18 @@ pub(super) fn login_failed_reply(
     cancelled: bool,
 ) {
     close_dialog(state, provider);
-    state.status = Some(if cancelled {
-        "Login cancelled.".to_owned()
-    } else {
-        format!("Login failed: {message}")
-    });
+    if cancelled {
+        state.status = Some("Login cancelled.".to_owned());
+        return;
+    }
+    // The whole reason (a server's words, a URL), wrapped in a panel: a status line would cut it.
+    state.status = Some("Login failed.".to_owned());
+    if state.overlay.is_none() {
+        state.overlay = Some(Overlay::Info {
+            title: format!("Login to {} failed", login_name(state, provider)),
+            lines: message.lines().map(str::to_owned).collect(),
+        });
+    }
 }
 
 /// `auth/logout` answered.

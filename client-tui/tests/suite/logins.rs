@@ -313,18 +313,19 @@ fn esc_cancels_the_login_and_its_answer_says_so() {
     );
     assert!(harness.state.overlay.is_none());
 
-    // A failed login closes its dialog and says the daemon's words.
+    // A failed login closes its dialog and shows the daemon's words whole, wrapped.
     run(&mut harness, "/login openai-codex");
+    let message = "could not reach https://auth.openai.com/oauth/token: error sending request: \
+                   client error (Connect): dns error: failed to lookup address information";
     harness.send(Input::Reply(Reply::LoginFailed {
         provider: "openai-codex".to_owned(),
-        message: "the authorization server refused: invalid_grant".to_owned(),
+        message: message.to_owned(),
         cancelled: false,
     }));
-    assert!(harness.state.overlay.is_none());
-    assert_eq!(
-        harness.state.status.as_deref(),
-        Some("Login failed: the authorization server refused: invalid_grant")
-    );
+    assert_eq!(harness.state.status.as_deref(), Some("Login failed."));
+    let screen = harness.screen(60, 24);
+    assert!(screen.contains("Login to openai-codex failed"), "{screen}");
+    assert!(screen.contains("failed to lookup address"), "{screen}");
 }
 
 #[test]

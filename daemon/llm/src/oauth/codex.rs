@@ -56,7 +56,9 @@ pub(super) async fn login(
         .append_pair("originator", "pi");
     io.show(LoginEvent::OpenUrl {
         url: url.to_string(),
-        instructions: "A browser window should open. Complete login to finish.".to_owned(),
+        instructions: "Complete login in your browser. If the browser is on another machine, \
+                       paste the final redirect URL here."
+            .to_owned(),
     })
     .await?;
     let code = code_from_browser_or_paste(

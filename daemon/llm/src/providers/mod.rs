@@ -98,6 +98,20 @@ impl Provider for Direct {
     }
 }
 
+/// Whether the built-in wire formats include `api`.
+pub fn speaks(api: &str) -> bool {
+    [
+        ANTHROPIC_MESSAGES,
+        OPENAI_COMPLETIONS,
+        OPENAI_RESPONSES,
+        OPENAI_CODEX_RESPONSES,
+        AZURE_OPENAI_RESPONSES,
+        GOOGLE_GENERATIVE_AI,
+        GOOGLE_VERTEX,
+    ]
+    .contains(&api)
+}
+
 impl ProviderRouter {
     fn route(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         if let Some((_, provider)) = self.extra.iter().rev().find(|(api, _)| *api == model.api) {
@@ -121,10 +135,8 @@ impl ProviderRouter {
             }
             other => {
                 let message = format!(
-                    "model {}/{} uses the API {other:?}, which this daemon does not implement; \
-                     use one of {ANTHROPIC_MESSAGES}, {OPENAI_COMPLETIONS}, {OPENAI_RESPONSES}, \
-                     {OPENAI_CODEX_RESPONSES}, {AZURE_OPENAI_RESPONSES}, {GOOGLE_GENERATIVE_AI}, \
-                     {GOOGLE_VERTEX}",
+                    "{}/{} is served through the API {other:?}, which this daemon does not speak \
+                     yet; choose a model of another provider (`pictl models` lists them)",
                     model.provider, model.id
                 );
                 crate::http::spawn_stream(

@@ -29,8 +29,16 @@ fn error(error: AccountError) -> ErrorObject {
         AccountError::UnknownLogin(_) => ErrorKind::NotFound,
         AccountError::TooMany => ErrorKind::Busy,
         AccountError::Login(LoginFailure::Flow(OAuthError::Cancelled)) => ErrorKind::Cancelled,
+        // What the person gave was wrong (a pasted URL of another login, a domain).
+        AccountError::Login(LoginFailure::Flow(
+            OAuthError::Local(_)
+            | OAuthError::StateMismatch
+            | OAuthError::MissingCode
+            | OAuthError::DeviceFlow(_),
+        )) => ErrorKind::InvalidParams,
+        // The authorization server refused, could not be reached or answered oddly.
         AccountError::Login(LoginFailure::Flow(_)) | AccountError::TimedOut => {
-            ErrorKind::Unauthorized
+            ErrorKind::ProviderError
         }
         AccountError::Login(LoginFailure::File(_)) | AccountError::File(_) => ErrorKind::Storage,
     };
@@ -43,6 +51,8 @@ pub async fn list(
     _params: AuthListParams,
 ) -> Result<AuthListResponse, ErrorObject> {
     let registry = accounts(context)?.registry();
+    // The files as they are now (pi may have written one a moment ago).
+    registry.reload();
     let mut providers: Vec<(String, String, bool)> = OAuthKind::ALL
         .iter()
         .map(|kind| (kind.provider_id().to_owned(), kind.name().to_owned(), true))

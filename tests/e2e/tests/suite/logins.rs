@@ -199,13 +199,53 @@ async fn logins_say_what_went_wrong() {
     )
     .await;
     let output = pictl(&daemon, &["login", "openai"]).output().await.unwrap();
-    assert!(!output.status.success());
+    assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(
         stderr.contains(
-            "\"openai\" has no subscription login; log in to one of anthropic, github-copilot, openai-codex, or store an API key with `auth/setApiKey`"
+            "\"openai\" has no subscription login; log in to one of anthropic, github-copilot, openai-codex, or store an API key with `pictl login --key openai`"
         ),
         "{stderr}"
+    );
+    assert!(!stderr.contains("hint:"), "{stderr}");
+    // Copilot asks for an Enterprise domain: stdin at its end answers "none" (github.com),
+    // whose device flow the stub answers; a code nobody enters ends as the stub says.
+    let mut copilot = pictl(&daemon, &["login", "github-copilot"])
+        .spawn()
+        .unwrap();
+    drop(copilot.stdin.take());
+    let mut stderr = BufReader::new(copilot.stderr.take().unwrap()).lines();
+    let mut shown = Vec::new();
+    while let Some(line) = stderr.next_line().await.unwrap() {
+        let done = line.contains("Enter code: ABCD-1234");
+        shown.push(line);
+        if done {
+            break;
+        }
+    }
+    assert!(
+        shown
+            .iter()
+            .any(|line| line.contains("https://github.com/login/device")),
+        "{shown:?}"
+    );
+    copilot.kill().await.unwrap();
+    // A key for a provider nobody knows is refused (a typo would go unnoticed).
+    let mut typo = pictl(&daemon, &["login", "--key", "grok"]).spawn().unwrap();
+    typo.stdin
+        .take()
+        .unwrap()
+        .write_all(b"sk-x\n")
+        .await
+        .unwrap();
+    let output = typo.wait_with_output().await.unwrap();
+    assert!(!output.status.success());
+    assert!(
+        String::from_utf8_lossy(&output.stderr).contains(
+            "no provider is called \"grok\"; `pictl models` lists the providers (a provider of your own goes in models.json first)"
+        ),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
     );
     // No provider and no terminal to ask on.
     let output = pictl(&daemon, &["login"]).output().await.unwrap();
