@@ -1,7 +1,8 @@
 //! Subscription logins on the real daemon, as a pi user does them: `pictl login anthropic` on
 //! a machine without a browser (the redirect URL pasted), the tokens in pi's `auth.json`,
-//! several sessions at once using them (one refresh for all when they expire), `auth/list`,
-//! and `pictl logout`.
+//! several sessions at once using them (one refresh for all when they expire), pi 0.73.1
+//! itself using the login the daemon stored, `auth/list`, and `pictl logout`; an ACP editor's
+//! `authenticate`.
 
 use std::process::Stdio;
 
@@ -160,6 +161,37 @@ async fn a_claude_login_serves_every_session_and_is_refreshed_once_for_all() {
         assert_eq!(request.header("x-api-key"), None);
     }
     assert_eq!(auth.violations(), Vec::<String>::new());
+
+    // pi 0.73.1 itself uses the login the daemon stored (and refreshed): the same token, sent
+    // the way the daemon sends it.
+    models.push(Turn::reply().text("Hello from pi."));
+    let home = daemon.home.path();
+    let pi = tokio::process::Command::new(pi_test_support::peers::npm_bin("pi"))
+        .args(["-p", "--model", "anthropic/claude-sonnet-4-5", "hi"])
+        .env("HOME", home)
+        .env("PI_CODING_AGENT_DIR", home.join(".pi/agent"))
+        .env("PI_OFFLINE", "1")
+        .env_remove("ANTHROPIC_API_KEY")
+        .env_remove("ANTHROPIC_OAUTH_TOKEN")
+        .current_dir(home)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        pi.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pi.stderr)
+    );
+    let from_pi = models.requests().pop().unwrap();
+    assert_eq!(from_pi.header("authorization"), Some(bearer.as_str()));
+    assert_eq!(
+        from_pi.header("anthropic-beta"),
+        models.requests()[0].header("anthropic-beta")
+    );
+    assert_eq!(
+        from_pi.header("user-agent"),
+        models.requests()[0].header("user-agent")
+    );
 
     // pi's /logout.
     let output = pictl(&daemon, &["logout"]).output().await.unwrap();
