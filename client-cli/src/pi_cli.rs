@@ -162,7 +162,7 @@ async fn list_models(search: &str) -> Result<ExitCode, CliError> {
     let models = daemon_client::models_with_keys(&client).await?;
     if models.is_empty() {
         print_line(
-            "No models available. Set a provider's API key (see `pictl models`) or log in with pi's /login.",
+            "No models available. Set a provider's API key (see `pictl models`) or log in with `pictl login`.",
         );
         return Ok(ExitCode::SUCCESS);
     }

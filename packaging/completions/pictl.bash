@@ -553,12 +553,16 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__attach)
-            opts="-e -h --extension --no-extensions --help"
+            opts="-e -h --api-key --extension --no-extensions --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --api-key)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 --extension)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0

@@ -312,6 +312,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subc
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "restart" -d 'Stop the daemon, then start a new one'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "status" -d 'Report whether the daemon runs, and its status; exit 3 when it does not'
 complete -c pictl -n "__fish_pictl_using_subcommand daemon; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c pictl -n "__fish_pictl_using_subcommand attach" -l api-key -d 'Use this API key for the session\'s model\'s provider, for this session only (beats auth.json and the environment; needs a session id)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -s e -l extension -d 'Load this pi extension in new sessions besides the configured ones (a file, directory or package source; repeatable)' -r
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -s h -l help -d 'Print help'

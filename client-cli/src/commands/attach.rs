@@ -18,6 +18,10 @@ pub struct AttachArgs {
     /// recent sessions
     #[arg(add = clap_complete::engine::ArgValueCandidates::new(crate::complete::sessions))]
     pub session_id: Option<String>,
+    /// Use this API key for the session's model's provider, for this session only (beats
+    /// auth.json and the environment; needs a session id)
+    #[arg(long, value_name = "KEY", requires = "session_id")]
+    pub api_key: Option<String>,
     #[command(flatten)]
     pub extensions: ExtensionArgs,
 }
@@ -54,11 +58,26 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
     let target = match args.session_id {
         Some(id) => {
             let connected = daemon_client::connect().await?;
-            Target::Session(
-                daemon_client::find_session(&connected.client, &id)
-                    .await?
-                    .id,
-            )
+            let session = daemon_client::find_session(&connected.client, &id).await?;
+            if let Some(key) = args.api_key {
+                let Some(model) = &session.model else {
+                    return Err(CliError::usage(
+                        "--api-key is for the session's model, and this session has none yet; \
+                         choose one in the TUI (/model) and attach again with the key",
+                    ));
+                };
+                connected
+                    .client
+                    .call::<pi_protocol::v1::SessionSetApiKey>(
+                        &pi_protocol::v1::SessionSetApiKeyParams {
+                            session_id: session.id.clone(),
+                            provider: model.provider.clone(),
+                            key,
+                        },
+                    )
+                    .await?;
+            }
+            Target::Session(session.id)
         }
         None => Target::Pick,
     };

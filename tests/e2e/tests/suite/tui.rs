@@ -709,3 +709,35 @@ async fn login_and_logout_from_the_tui() {
         serde_json::from_str(&std::fs::read_to_string(&auth_json).unwrap()).unwrap();
     assert!(stored.get("anthropic").is_none(), "{stored}");
 }
+
+/// `pictl attach ID --api-key KEY`: the session's runs use the key for its model's provider
+/// (pi's `--api-key`), over `models.json`'s.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attach_with_an_api_key_uses_it_for_the_sessions_runs() {
+    let world = World::start("anthropic-messages").await;
+    let (client, _events) = world.client().await;
+    let session = world.attached_session(&client).await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    world.server.push(Turn::reply().text("keyed reply"));
+    tmux.start(
+        "a",
+        &work,
+        &env,
+        &[
+            pictl,
+            "attach".into(),
+            session.id.clone(),
+            "--api-key".into(),
+            "sk-from-the-command-line".into(),
+        ],
+    );
+    tmux.wait_for_text("a", "scripted-model");
+    tmux.type_text("a", "hello");
+    tmux.send("a", &["Enter"]);
+    tmux.wait_for_text("a", "keyed reply");
+    let request = world.server.requests().pop().unwrap();
+    assert_eq!(
+        request.header("x-api-key"),
+        Some("sk-from-the-command-line")
+    );
+}
