@@ -147,22 +147,9 @@ async fn choose(
         })
 }
 
-/// Opens `url` in the desktop's browser when there is a desktop; quietly does nothing else.
+/// Opens `url` in the desktop's browser, when there is one.
 pub(crate) fn open_browser(url: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-    {
-        "xdg-open"
-    } else {
-        return;
-    };
-    let _ = std::process::Command::new(opener)
-        .arg(url)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn();
+    pi_tui::open_in_browser(url.to_owned());
 }
 
 /// `pictl login [PROVIDER]`.

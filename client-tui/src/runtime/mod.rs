@@ -14,6 +14,7 @@ mod daemon;
 pub use daemon::Extensions;
 mod terminal;
 mod world;
+pub use world::open_in_browser;
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

@@ -10,7 +10,7 @@ use pi_protocol::v1::message::ImageContent;
 const MAX_FILES: usize = 20_000;
 
 /// Opens `url` in the desktop's browser when there is a desktop (macOS, or `DISPLAY` or
-/// `WAYLAND_DISPLAY` set), as `pictl login` does; does nothing otherwise. The opener runs off
+/// `WAYLAND_DISPLAY` set); does nothing otherwise (`/login`, `pictl login`, `pictl acp`). The opener runs off
 /// the loop's thread, its output discarded (it would draw over the TUI).
 pub fn open_in_browser(url: String) {
     let opener = if cfg!(target_os = "macos") {

@@ -17,7 +17,7 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{Endpoints, OAuthError, http, send_json, string_field};
+use super::{Endpoints, OAuthError, post_form, string_field};
 
 /// gcloud's token endpoint.
 const GOOGLE_TOKEN_URL: &str = "https://oauth2.googleapis.com/token";
@@ -135,14 +135,11 @@ async fn fetch(file: &Path, endpoints: &Endpoints) -> Result<(String, i64), OAut
             )
         }
     };
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(&form)
-        .finish();
-    let request = http()?
-        .post(&url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body);
-    let answer = send_json(&url, request).await?;
+    let form: Vec<(&str, &str)> = form
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    let answer = post_form(&url, &form, &[]).await?;
     let token = string_field(&answer, "access_token").ok_or(OAuthError::Invalid {
         url: url.clone(),
         missing: "an access_token",

@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 
 use serde_json::json;
 
-use super::callback::CallbackServer;
 use super::{
-    Endpoints, LoginEvent, LoginIo, OAuthError, code_from_browser_or_paste, credential, http, pkce,
-    send_json, string_field,
+    Callback, Endpoints, LoginIo, OAuthError, authorization_code, authorize_url, credential, http,
+    pkce, send_json, string_field,
 };
 use crate::auth::OAuthCredential;
 
@@ -28,59 +27,30 @@ pub(super) async fn login(
 ) -> Result<OAuthCredential, OAuthError> {
     let pkce = pkce::generate()?;
     let state = pkce.verifier.clone();
-    let port = endpoints.callback_port(CALLBACK_PORT);
-    let mut server = match CallbackServer::start(
-        &endpoints.callback_host,
-        port,
-        CALLBACK_PATH,
-        state.clone(),
-        "Anthropic",
-    )
-    .await
-    {
-        Ok(server) => Some(server),
-        Err(error) => {
-            io.show(LoginEvent::Progress(format!(
-                "cannot listen on {}:{port} for the browser ({error}); paste the code instead",
-                endpoints.callback_host
-            )))
-            .await?;
-            None
-        }
+    let callback = Callback {
+        port: CALLBACK_PORT,
+        path: CALLBACK_PATH,
+        service: "Anthropic",
+        paste_prompt: "Paste the authorization code or full redirect URL:",
     };
-    let port = server.as_ref().map_or(port, |server| server.address.port());
-    let redirect_uri = format!("http://localhost:{port}{CALLBACK_PATH}");
-    let mut url = url::Url::parse(&endpoints.url(AUTHORIZE_URL))
-        .map_err(|error| OAuthError::Local(format!("bad authorization URL: {error}")))?;
-    url.query_pairs_mut()
-        .append_pair("code", "true")
-        .append_pair("client_id", CLIENT_ID)
-        .append_pair("response_type", "code")
-        .append_pair("redirect_uri", &redirect_uri)
-        .append_pair("scope", SCOPES)
-        .append_pair("code_challenge", &pkce.challenge)
-        .append_pair("code_challenge_method", "S256")
-        .append_pair("state", &state);
-    io.show(LoginEvent::OpenUrl {
-        url: url.to_string(),
-        instructions: "Complete login in your browser. If the browser is on another machine, \
-                       paste the final redirect URL here."
-            .to_owned(),
-    })
-    .await?;
-    let code = code_from_browser_or_paste(
-        server.as_mut(),
-        io,
-        &state,
-        "Paste the authorization code or full redirect URL:",
-        &redirect_uri,
-    )
-    .await?;
-    drop(server);
-    io.show(LoginEvent::Progress(
-        "Exchanging authorization code for tokens...".to_owned(),
-    ))
-    .await?;
+    let (code, redirect_uri) =
+        authorization_code(endpoints, io, callback, &state, |redirect_uri| {
+            authorize_url(
+                endpoints,
+                AUTHORIZE_URL,
+                &[
+                    ("code", "true"),
+                    ("client_id", CLIENT_ID),
+                    ("response_type", "code"),
+                    ("redirect_uri", redirect_uri),
+                    ("scope", SCOPES),
+                    ("code_challenge", &pkce.challenge),
+                    ("code_challenge_method", "S256"),
+                    ("state", &state),
+                ],
+            )
+        })
+        .await?;
     let token_url = endpoints.url(TOKEN_URL);
     let body = json!({
         "grant_type": "authorization_code",

@@ -7,10 +7,9 @@ use std::collections::BTreeMap;
 use base64::Engine;
 use serde_json::Value;
 
-use super::callback::CallbackServer;
 use super::{
-    Endpoints, LoginEvent, LoginIo, OAuthError, code_from_browser_or_paste, credential, http, pkce,
-    send_json, string_field,
+    Callback, Endpoints, LoginIo, OAuthError, authorization_code, authorize_url, credential, pkce,
+    post_form, string_field,
 };
 use crate::auth::OAuthCredential;
 
@@ -28,52 +27,32 @@ pub(super) async fn login(
 ) -> Result<OAuthCredential, OAuthError> {
     let pkce = pkce::generate()?;
     let state = pkce::random_hex_state()?;
-    let port = endpoints.callback_port(CALLBACK_PORT);
-    // pi falls back to pasting when the port is taken.
-    let mut server = CallbackServer::start(
-        &endpoints.callback_host,
-        port,
-        CALLBACK_PATH,
-        state.clone(),
-        "OpenAI",
-    )
-    .await
-    .ok();
-    let port = server.as_ref().map_or(port, |server| server.address.port());
-    let redirect_uri = format!("http://localhost:{port}{CALLBACK_PATH}");
-    let mut url = url::Url::parse(&endpoints.url(AUTHORIZE_URL))
-        .map_err(|error| OAuthError::Local(format!("bad authorization URL: {error}")))?;
-    url.query_pairs_mut()
-        .append_pair("response_type", "code")
-        .append_pair("client_id", CLIENT_ID)
-        .append_pair("redirect_uri", &redirect_uri)
-        .append_pair("scope", SCOPE)
-        .append_pair("code_challenge", &pkce.challenge)
-        .append_pair("code_challenge_method", "S256")
-        .append_pair("state", &state)
-        .append_pair("id_token_add_organizations", "true")
-        .append_pair("codex_cli_simplified_flow", "true")
-        .append_pair("originator", "pi");
-    io.show(LoginEvent::OpenUrl {
-        url: url.to_string(),
-        instructions: "Complete login in your browser. If the browser is on another machine, \
-                       paste the final redirect URL here."
-            .to_owned(),
-    })
-    .await?;
-    let code = code_from_browser_or_paste(
-        server.as_mut(),
-        io,
-        &state,
-        "Paste the authorization code (or full redirect URL):",
-        &redirect_uri,
-    )
-    .await?;
-    drop(server);
-    io.show(LoginEvent::Progress(
-        "Exchanging authorization code for tokens...".to_owned(),
-    ))
-    .await?;
+    let callback = Callback {
+        port: CALLBACK_PORT,
+        path: CALLBACK_PATH,
+        service: "OpenAI",
+        paste_prompt: "Paste the authorization code (or full redirect URL):",
+    };
+    let (code, redirect_uri) =
+        authorization_code(endpoints, io, callback, &state, |redirect_uri| {
+            authorize_url(
+                endpoints,
+                AUTHORIZE_URL,
+                &[
+                    ("response_type", "code"),
+                    ("client_id", CLIENT_ID),
+                    ("redirect_uri", redirect_uri),
+                    ("scope", SCOPE),
+                    ("code_challenge", &pkce.challenge),
+                    ("code_challenge_method", "S256"),
+                    ("state", &state),
+                    ("id_token_add_organizations", "true"),
+                    ("codex_cli_simplified_flow", "true"),
+                    ("originator", "pi"),
+                ],
+            )
+        })
+        .await?;
     tokens(
         endpoints,
         &[
@@ -107,14 +86,7 @@ async fn tokens(
     form: &[(&str, &str)],
 ) -> Result<OAuthCredential, OAuthError> {
     let url = endpoints.url(TOKEN_URL);
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish();
-    let request = http()?
-        .post(&url)
-        .header("content-type", "application/x-www-form-urlencoded")
-        .body(body);
-    let answer = send_json(&url, request).await?;
+    let answer = post_form(&url, form, &[]).await?;
     let invalid = |missing| OAuthError::Invalid {
         url: url.clone(),
         missing,

@@ -9,8 +9,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::{
-    Endpoints, LoginEvent, LoginIo, LoginOptions, OAuthError, credential, http, send_json,
-    string_field,
+    Endpoints, LoginEvent, LoginIo, LoginOptions, OAuthError, credential, http, post_form,
+    send_json, string_field,
 };
 use crate::auth::OAuthCredential;
 
@@ -23,6 +23,8 @@ const HEADERS: [(&str, &str); 4] = [
     ("editor-plugin-version", "copilot-chat/0.35.0"),
     ("copilot-integration-id", "vscode-chat"),
 ];
+/// What GitHub's device-flow posts carry besides the form.
+const FORM_HEADERS: &[(&str, &str)] = &[("accept", "application/json"), ("user-agent", USER_AGENT)];
 /// Copilot tokens count as expired this long before they do.
 const MARGIN_MS: i64 = 5 * 60 * 1000;
 /// The API of individual accounts (the catalog's base URL).
@@ -89,12 +91,10 @@ pub(super) async fn login(
         .clone()
         .unwrap_or_else(|| "github.com".to_owned());
     let device_url = endpoints.url(&format!("https://{domain}/login/device/code"));
-    let device = send_json(
+    let device = post_form(
         &device_url,
-        form_post(
-            &device_url,
-            &[("client_id", CLIENT_ID), ("scope", "read:user")],
-        )?,
+        &[("client_id", CLIENT_ID), ("scope", "read:user")],
+        FORM_HEADERS,
     )
     .await?;
     let invalid = |missing| OAuthError::Invalid {
@@ -153,16 +153,14 @@ async fn poll(
         }
         let wait = Duration::from_millis((interval_ms as f64 * multiplier).ceil() as u64);
         tokio::time::sleep(wait.min(remaining)).await;
-        let answer = send_json(
+        let answer = post_form(
             &url,
-            form_post(
-                &url,
-                &[
-                    ("client_id", CLIENT_ID),
-                    ("device_code", device_code),
-                    ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
-                ],
-            )?,
+            &[
+                ("client_id", CLIENT_ID),
+                ("device_code", device_code),
+                ("grant_type", "urn:ietf:params:oauth:grant-type:device_code"),
+            ],
+            FORM_HEADERS,
         )
         .await?;
         if let Some(token) = string_field(&answer, "access_token") {
@@ -290,18 +288,6 @@ where
         }
     }
     results
-}
-
-fn form_post(url: &str, form: &[(&str, &str)]) -> Result<reqwest::RequestBuilder, OAuthError> {
-    let body = url::form_urlencoded::Serializer::new(String::new())
-        .extend_pairs(form)
-        .finish();
-    Ok(http()?
-        .post(url)
-        .header("accept", "application/json")
-        .header("content-type", "application/x-www-form-urlencoded")
-        .header("user-agent", USER_AGENT)
-        .body(body))
 }
 
 #[cfg(test)]

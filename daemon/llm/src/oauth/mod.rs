@@ -340,6 +340,104 @@ pub fn parse_pasted_code(input: &str) -> (Option<String>, Option<String>) {
     (Some(value.to_owned()), None)
 }
 
+/// Where an authorization-code login's browser comes back to.
+struct Callback {
+    /// The port the provider registered (`PI_OAUTH_CALLBACK_PORT` replaces it).
+    port: u16,
+    /// The path.
+    path: &'static str,
+    /// Who the pages name.
+    service: &'static str,
+    /// The question for a pasted code.
+    paste_prompt: &'static str,
+}
+
+/// The code of an authorization-code login: the loopback callback listening (or, when its
+/// port is taken, pasting only), the URL `authorize` makes for the redirect URI shown, then
+/// the browser's callback or a pasted code, whichever comes first. Returns the code and the
+/// redirect URI it was issued for.
+async fn authorization_code(
+    endpoints: &Endpoints,
+    io: &mut LoginIo,
+    callback: Callback,
+    state: &str,
+    authorize: impl FnOnce(&str) -> Result<String, OAuthError>,
+) -> Result<(String, String), OAuthError> {
+    let port = endpoints.callback_port(callback.port);
+    let mut server = match callback::CallbackServer::start(
+        &endpoints.callback_host,
+        port,
+        callback.path,
+        state.to_owned(),
+        callback.service,
+    )
+    .await
+    {
+        Ok(server) => Some(server),
+        Err(error) => {
+            io.show(LoginEvent::Progress(format!(
+                "cannot listen on {}:{port} for the browser ({error}); paste the code instead",
+                endpoints.callback_host
+            )))
+            .await?;
+            None
+        }
+    };
+    let port = server.as_ref().map_or(port, |server| server.address.port());
+    let redirect_uri = format!("http://localhost:{port}{}", callback.path);
+    io.show(LoginEvent::OpenUrl {
+        url: authorize(&redirect_uri)?,
+        instructions: "Complete login in your browser. If the browser is on another machine, \
+                       paste the final redirect URL here."
+            .to_owned(),
+    })
+    .await?;
+    let code = code_from_browser_or_paste(
+        server.as_mut(),
+        io,
+        state,
+        callback.paste_prompt,
+        &redirect_uri,
+    )
+    .await?;
+    drop(server);
+    io.show(LoginEvent::Progress(
+        "Exchanging authorization code for tokens...".to_owned(),
+    ))
+    .await?;
+    Ok((code, redirect_uri))
+}
+
+/// An authorization URL: `base` (through the endpoints) with `pairs` as its query.
+fn authorize_url(
+    endpoints: &Endpoints,
+    base: &str,
+    pairs: &[(&str, &str)],
+) -> Result<String, OAuthError> {
+    let mut url = url::Url::parse(&endpoints.url(base))
+        .map_err(|error| OAuthError::Local(format!("bad authorization URL: {error}")))?;
+    url.query_pairs_mut().extend_pairs(pairs);
+    Ok(url.to_string())
+}
+
+/// POSTs `form` url-encoded to `url`, with `headers`; the JSON answer.
+async fn post_form(
+    url: &str,
+    form: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Result<serde_json::Map<String, Value>, OAuthError> {
+    let body = url::form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
+    let mut request = http()?
+        .post(url)
+        .header("content-type", "application/x-www-form-urlencoded");
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    send_json(url, request.body(body)).await
+}
+
 /// Waits for the browser's callback or a pasted code, whichever comes first, checking the
 /// pasted state against `state`. With no callback server, only pasting works.
 async fn code_from_browser_or_paste(
