@@ -14,7 +14,10 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use pi_llm::providers::{anthropic, google, openai_codex, openai_completions, openai_responses};
+use pi_llm::providers::{
+    anthropic, azure_openai, google, google_vertex, mistral, openai_codex, openai_completions,
+    openai_responses,
+};
 use pi_llm::{
     ApiKey, Context, MapEnvironment, Message, ModelRegistry, RegistryConfig, StreamOptions,
     ToolDefinition,
@@ -60,6 +63,12 @@ fn context() -> Context {
 
 fn main() {
     let environment = MapEnvironment::new().with("ANTHROPIC_API_KEY", "sk-ant-bench");
+    // Azure's models name their resource through the environment.
+    let azure = std::sync::Arc::new(
+        [("AZURE_OPENAI_RESOURCE_NAME".to_owned(), "bench".to_owned())]
+            .into_iter()
+            .collect::<std::collections::BTreeMap<_, _>>(),
+    );
     let registry = ModelRegistry::new(RegistryConfig::new(Arc::new(environment)));
     let models = registry.models();
     let context = context();
@@ -69,6 +78,7 @@ fn main() {
             "eyJhbGciOiJub25lIn0.eyJodHRwczovL2FwaS5vcGVuYWkuY29tL2F1dGgiOnsiY2hhdGdwdF9hY2NvdW50X2lkIjoiYSJ9fQ.s",
         )),
         session_id: Some("session-bench".into()),
+        env: Some(azure),
         ..StreamOptions::default()
     };
     let mut samples = Vec::new();
@@ -91,6 +101,13 @@ fn main() {
                     Some(openai_codex::build_request(&found, &context, &options))
                 }
                 "google-generative-ai" => Some(google::build_request(&found, &context, &options)),
+                "azure-openai-responses" => {
+                    Some(azure_openai::build_request(&found, &context, &options))
+                }
+                "google-vertex" => Some(google_vertex::build_request(
+                    &found, &context, &options, None,
+                )),
+                "mistral-conversations" => Some(mistral::build_request(&found, &context, &options)),
                 _ => None,
             };
             let bytes = request.map(|request| request.unwrap().encode_body().unwrap().len());
@@ -108,7 +125,7 @@ fn main() {
     let at = |fraction: f64| samples[((samples.len() - 1) as f64 * fraction) as usize];
     let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
     println!(
-        "catalog: {} models ({built} resolved and built, {resolved_only} resolved only: APIs not spoken yet)",
+        "catalog: {} models ({built} resolved and built, {resolved_only} resolved only: Bedrock, not spoken yet)",
         models.len()
     );
     println!(

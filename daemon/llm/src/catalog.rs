@@ -8,10 +8,8 @@
 //! drift test `tests/suite/catalog_drift.rs` keeps the file equal to the generator's output.
 //! Regenerate with `node scripts/gen-catalog.mjs > daemon/llm/src/catalog/pi-models.json`.
 //!
-//! Models keep the wire format pi gives them, including ones this daemon does not implement
-//! (`bedrock-converse-stream`, `google-vertex`, `azure-openai-responses`,
-//! `openai-codex-responses`), with one exception: Mistral, moved to its OpenAI-compatible
-//! endpoint (see `speakable`).
+//! Models keep the wire format and base URL pi gives them, also where this daemon does not
+//! speak the format yet (`bedrock-converse-stream`): such a model's requests say so.
 //!
 //! Guarantees: `(provider, id)` is unique; every built-in model belongs to a provider in
 //! [`PROVIDERS`]; every provider's `default_model` exists and gives the provider its `api` and
@@ -160,20 +158,19 @@ struct ModelRow {
 
 impl ModelRow {
     fn into_model(self) -> Model {
-        let (api, base_url) = speakable(self.api, self.base_url);
         // pi's `compat` is per wire format; only the chat-completions one maps to ours. Keys we
         // do not know (`zaiToolStream`, `sendSessionAffinityHeaders`) are ignored.
         let compat = self
             .compat
-            .filter(|_| api == API_OPENAI_COMPLETIONS)
+            .filter(|_| self.api == API_OPENAI_COMPLETIONS)
             .and_then(|value| serde_json::from_value::<OpenAiCompletionsCompat>(value).ok())
             .filter(|compat| *compat != OpenAiCompletionsCompat::default());
         Model {
             id: self.id,
             name: self.name,
-            api,
+            api: self.api,
             provider: self.provider,
-            base_url,
+            base_url: self.base_url,
             reasoning: self.reasoning,
             input: self.input,
             cost: known_prices(self.cost),
@@ -195,20 +192,6 @@ fn known_prices(cost: ModelCost) -> ModelCost {
         output: known(cost.output),
         cache_read: known(cost.cache_read),
         cache_write: known(cost.cache_write),
-    }
-}
-
-/// The one place the daemon departs from pi's facts: pi speaks Mistral's own conversations API
-/// (`mistral-conversations` at `https://api.mistral.ai`), which this daemon does not implement;
-/// Mistral's OpenAI-compatible endpoint serves the same models, so Mistral models use it.
-fn speakable(api: String, base_url: String) -> (String, String) {
-    if api == "mistral-conversations" {
-        (
-            API_OPENAI_COMPLETIONS.to_owned(),
-            "https://api.mistral.ai/v1".to_owned(),
-        )
-    } else {
-        (api, base_url)
     }
 }
 
@@ -286,22 +269,18 @@ mod tests {
     }
 
     #[test]
-    fn mistral_speaks_openai_completions() {
+    fn mistral_keeps_pis_api_and_address() {
         let models = builtin_models();
         let mistral: Vec<&Model> = models.iter().filter(|m| m.provider == "mistral").collect();
         assert!(!mistral.is_empty());
         for model in mistral {
             assert_eq!(
                 (model.api.as_str(), model.base_url.as_str()),
-                (API_OPENAI_COMPLETIONS, "https://api.mistral.ai/v1"),
+                ("mistral-conversations", "https://api.mistral.ai"),
                 "{}",
                 model.id
             );
         }
-        assert!(
-            models.iter().all(|m| m.api != "mistral-conversations"),
-            "only Mistral uses mistral-conversations"
-        );
     }
 
     #[test]

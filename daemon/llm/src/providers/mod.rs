@@ -10,6 +10,7 @@ mod deferred;
 pub mod google;
 pub mod google_vertex;
 mod login;
+pub mod mistral;
 pub mod openai_codex;
 pub mod openai_completions;
 pub mod openai_responses;
@@ -32,6 +33,8 @@ pub const OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const OPENAI_RESPONSES: &str = "openai-responses";
 /// Google Gemini (Generative Language API).
 pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// Mistral's chat API (through its SDK, in pi).
+pub const MISTRAL_CONVERSATIONS: &str = "mistral-conversations";
 /// Gemini on Vertex AI.
 pub const GOOGLE_VERTEX: &str = "google-vertex";
 /// Azure OpenAI's Responses API.
@@ -108,6 +111,7 @@ pub fn speaks(api: &str) -> bool {
         AZURE_OPENAI_RESPONSES,
         GOOGLE_GENERATIVE_AI,
         GOOGLE_VERTEX,
+        MISTRAL_CONVERSATIONS,
     ]
     .contains(&api)
 }
@@ -127,6 +131,7 @@ impl ProviderRouter {
             }
             GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
             GOOGLE_VERTEX => google_vertex::GoogleVertexProvider.stream(model, context, options),
+            MISTRAL_CONVERSATIONS => mistral::MistralProvider.stream(model, context, options),
             AZURE_OPENAI_RESPONSES => {
                 azure_openai::AzureOpenAiProvider.stream(model, context, options)
             }

@@ -63,7 +63,7 @@ fn openai_tool_id(id: &str) -> String {
 }
 
 /// Mistral's rule: exactly nine alphanumeric characters.
-fn mistral_tool_id(id: &str) -> String {
+pub(crate) fn mistral_tool_id(id: &str) -> String {
     let mut out: String = id.chars().filter(char::is_ascii_alphanumeric).collect();
     if out.len() > 9 {
         out = out[out.len() - 9..].to_owned();
@@ -419,6 +419,27 @@ impl Decoder for CompletionsDecoder {
             .iter()
             .find_map(|field| delta[field].as_str().filter(|s| !s.is_empty()));
         self.text(reasoning, delta["content"].as_str(), out).await;
+        // Mistral: content as a list of text and thinking parts.
+        if let Some(parts) = delta["content"].as_array() {
+            for part in parts {
+                match (part.as_str(), part["type"].as_str()) {
+                    (Some(text), _) => self.text(None, Some(text), out).await,
+                    (None, Some("thinking")) => {
+                        let thinking: String = part["thinking"]
+                            .as_array()
+                            .into_iter()
+                            .flatten()
+                            .filter_map(|piece| piece["text"].as_str())
+                            .collect();
+                        if !thinking.is_empty() {
+                            self.text(Some(&thinking), None, out).await;
+                        }
+                    }
+                    (None, Some("text")) => self.text(None, part["text"].as_str(), out).await,
+                    _ => {}
+                }
+            }
+        }
         if let Some(calls) = delta["tool_calls"].as_array() {
             for call in calls {
                 self.tool_call_fragment(call, out).await;

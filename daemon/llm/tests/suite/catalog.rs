@@ -59,7 +59,7 @@ fn well_known_models_have_their_published_facts() {
     let mistral = find("mistral", "devstral-medium-latest");
     assert_eq!(
         (mistral.api.as_str(), mistral.base_url.as_str()),
-        ("openai-completions", "https://api.mistral.ai/v1")
+        ("mistral-conversations", "https://api.mistral.ai")
     );
     assert!(models.len() >= 100, "{} models", models.len());
 }

@@ -1246,3 +1246,42 @@ async fn a_claude_subscription_token_is_sent_as_pi_sends_it() {
         .collect();
     assert_eq!(tools, ["Read", "Bash", "Edit", "Write"]);
 }
+
+/// A Mistral model goes out as pi's Mistral SDK sends it: the same body (`max_tokens`,
+/// `prompt_mode` for a reasoning model, the messages' parts), to `{baseUrl}/v1/chat/completions`
+/// — so a pi user's `baseUrl` override for Mistral keeps working —, with the session in
+/// `x-affinity`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mistral_model_is_called_as_pis_mistral_sdk_calls_it() {
+    let (mut world, proj) = world().await;
+    let mut models = world.server.models_json("anthropic-messages");
+    models["providers"]["mistral"] = serde_json::json!({"baseUrl": world.server.url()});
+    std::fs::write(
+        world.daemon.home.path().join(".pi/agent/models.json"),
+        models.to_string(),
+    )
+    .unwrap();
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+    let args = line(&[
+        "-p",
+        "--model",
+        "mistral/magistral-medium-latest",
+        "--thinking",
+        "high",
+        "--api-key",
+        "mistral-key",
+        "Hello Mistral",
+    ]);
+    side_by_side(&world, &proj, std::slice::from_ref(&args)).await;
+    let requests = world.server.requests();
+    let [.., pi, pid] = requests.as_slice() else {
+        panic!("both sides sent a request: {}", requests.len())
+    };
+    for sent in [pi, pid] {
+        assert_eq!(sent.path, "/v1/chat/completions");
+        assert_eq!(sent.header("authorization"), Some("Bearer mistral-key"));
+        assert!(sent.header("x-affinity").is_some_and(|id| !id.is_empty()));
+    }
+    assert_eq!(pid.body["prompt_mode"], "reasoning");
+}
