@@ -133,6 +133,8 @@ impl ModelService for RegistryModels {
                 Some(key) => Ok(Some(key)),
                 // A wire format the daemon does not speak: its own error says so, not a key's.
                 None if !pi_llm::providers::speaks(&model.api) => Ok(None),
+                // Bedrock finds its AWS credentials itself (and says which to set).
+                None if model.api == pi_llm::providers::BEDROCK_CONVERSE_STREAM => Ok(None),
                 // Local servers of custom providers need no key; nor does Vertex AI on
                 // Application Default Credentials (the provider fetches a token).
                 None if is_keyless(model) => Ok(None),

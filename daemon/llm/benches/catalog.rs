@@ -15,8 +15,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use pi_llm::providers::{
-    anthropic, azure_openai, google, google_vertex, mistral, openai_codex, openai_completions,
-    openai_responses,
+    anthropic, azure_openai, bedrock, google, google_vertex, mistral, openai_codex,
+    openai_completions, openai_responses,
 };
 use pi_llm::{
     ApiKey, Context, MapEnvironment, Message, ModelRegistry, RegistryConfig, StreamOptions,
@@ -108,6 +108,12 @@ fn main() {
                     &found, &context, &options, None,
                 )),
                 "mistral-conversations" => Some(mistral::build_request(&found, &context, &options)),
+                "bedrock-converse-stream" => Some(bedrock::build_request(
+                    &found,
+                    bedrock::build_body(&found, &context, &options),
+                    &options,
+                    pi_llm::aws::BedrockAuth::Bearer("bench".into()),
+                )),
                 _ => None,
             };
             let bytes = request.map(|request| request.unwrap().encode_body().unwrap().len());
@@ -125,7 +131,7 @@ fn main() {
     let at = |fraction: f64| samples[((samples.len() - 1) as f64 * fraction) as usize];
     let mean = samples.iter().sum::<Duration>() / samples.len() as u32;
     println!(
-        "catalog: {} models ({built} resolved and built, {resolved_only} resolved only: Bedrock, not spoken yet)",
+        "catalog: {} models ({built} resolved and built, {resolved_only} resolved only)",
         models.len()
     );
     println!(

@@ -37,7 +37,14 @@ pub struct HttpRequest {
     pub body: Value,
     /// Exact JSON texts (a model's tool-call arguments) the body holds placeholders for.
     pub raw: RawTexts,
+    /// Signs the request once its body is final (after the payload hook): adds headers
+    /// computed from the URL and the body's bytes (AWS SigV4).
+    pub sign: Option<Signer>,
 }
+
+/// What [`HttpRequest::sign`] runs: URL, body, the headers to add to.
+pub type Signer =
+    Box<dyn FnOnce(&str, &[u8], &mut Vec<(String, String)>) -> Result<(), String> + Send>;
 
 impl HttpRequest {
     /// The body as sent: serialized, with every placeholder replaced by its exact text.
@@ -56,6 +63,7 @@ impl HttpRequest {
             url: self.url,
             headers: self.headers,
             body,
+            sign: self.sign,
         })
     }
 }
@@ -65,6 +73,17 @@ struct EncodedRequest {
     url: String,
     headers: Vec<(String, String)>,
     body: Vec<u8>,
+    sign: Option<Signer>,
+}
+
+impl EncodedRequest {
+    /// Adds the signature's headers, once the body is final.
+    fn signed(mut self) -> Result<EncodedRequest, String> {
+        if let Some(sign) = self.sign.take() {
+            sign(&self.url, &self.body, &mut self.headers)?;
+        }
+        Ok(self)
+    }
 }
 
 /// Exact JSON texts for a request body built as a [`Value`], which cannot hold them: the body
@@ -179,11 +198,67 @@ pub trait Decoder: Send + 'static {
         out: &mut Assembler,
     ) -> impl Future<Output = Step> + Send;
 
+    /// How the response body is cut into events: SSE (the default), or AWS's binary event
+    /// stream (Bedrock), whose messages arrive as [`SseEvent`]s too (see
+    /// [`crate::aws::eventstream`]).
+    fn framing(&self) -> Framing {
+        Framing::Sse
+    }
+
     /// The body ended without [`Step::Done`]. Formats whose end marker is optional finish
     /// here; the default treats the response as cut short.
     fn on_end(&mut self, out: &Assembler) -> Step {
         let _ = out;
         stream_cut()
+    }
+}
+
+/// How a response body is cut into events.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Framing {
+    /// Server-sent events.
+    Sse,
+    /// AWS's `application/vnd.amazon.eventstream`.
+    AwsEventStream,
+}
+
+/// One of the parsers of [`Framing`].
+enum BodyParser {
+    Sse(SseParser),
+    Aws(crate::aws::eventstream::EventStreamParser),
+}
+
+impl BodyParser {
+    fn new(framing: Framing) -> BodyParser {
+        match framing {
+            Framing::Sse => BodyParser::Sse(SseParser::new()),
+            Framing::AwsEventStream => {
+                BodyParser::Aws(crate::aws::eventstream::EventStreamParser::default())
+            }
+        }
+    }
+
+    fn feed(&mut self, chunk: &[u8], events: &mut Vec<SseEvent>) -> Result<(), String> {
+        match self {
+            BodyParser::Sse(parser) => {
+                parser.feed(chunk, events);
+                Ok(())
+            }
+            BodyParser::Aws(parser) => parser.feed(chunk, events),
+        }
+    }
+
+    fn recycle(&mut self, events: &mut Vec<SseEvent>) {
+        match self {
+            BodyParser::Sse(parser) => parser.recycle(events),
+            BodyParser::Aws(_) => events.clear(),
+        }
+    }
+
+    fn finish(&mut self) {
+        if let BodyParser::Sse(parser) = self {
+            parser.finish();
+        }
     }
 }
 
@@ -213,7 +288,8 @@ pub fn spawn_stream<D: Decoder>(
         let request = match (request, hooks.payload) {
             (Ok(request), Some(hook)) => Ok(hooked(request, hook).await),
             (request, _) => request,
-        };
+        }
+        .and_then(EncodedRequest::signed);
         match request {
             Ok(request) => {
                 let sent = Sending {
@@ -499,7 +575,7 @@ async fn stream_body<D: Decoder>(
     mut decoder: D,
 ) {
     assembler.start().await;
-    let mut parser = SseParser::new();
+    let mut parser = BodyParser::new(decoder.framing());
     let mut events = Vec::new();
     loop {
         if assembler.consumer_gone() {
@@ -520,7 +596,11 @@ async fn stream_body<D: Decoder>(
                     .await;
             }
         };
-        parser.feed(&chunk, &mut events);
+        if let Err(message) = parser.feed(&chunk, &mut events) {
+            return assembler
+                .fail(message, Failure::new(FailureKind::StreamCut))
+                .await;
+        }
         for event in &events {
             match decoder.on_event(event, &mut assembler).await {
                 Step::Continue => {}

@@ -275,8 +275,12 @@ impl KeySources<'_> {
         // Vertex AI on Application Default Credentials needs no key.
         let vertex_adc = self.provider == "google-vertex"
             && crate::oauth::adc::configured(|name| self.resolver.environment().var(name));
+        // Bedrock on AWS credentials (keys, a profile, a web identity, a Bedrock API key).
+        let aws = self.provider == "amazon-bedrock"
+            && crate::aws::configured(&|name: &str| self.resolver.environment().var(name));
         self.explicit.is_some()
             || vertex_adc
+            || aws
             || in_auth_file
             || self
                 .env_vars

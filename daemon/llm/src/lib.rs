@@ -25,6 +25,7 @@
 
 pub mod assemble;
 pub mod auth;
+pub mod aws;
 pub mod catalog;
 pub mod compat;
 pub mod config_value;

@@ -12,6 +12,7 @@
 )]
 
 pub mod auth_server;
+pub mod bedrock_server;
 pub mod bench;
 pub mod daemon;
 pub mod events;

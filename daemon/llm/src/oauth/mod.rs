@@ -544,6 +544,11 @@ fn without_url(error: reqwest::Error) -> String {
     text
 }
 
+/// The client token exchanges use (Google's, AWS STS's too).
+pub(crate) fn shared_http() -> Result<&'static reqwest::Client, OAuthError> {
+    http()
+}
+
 /// The logins' own HTTP client (they are rare: no need to share the providers' pool).
 fn http() -> Result<&'static reqwest::Client, OAuthError> {
     static CLIENT: std::sync::OnceLock<Result<reqwest::Client, String>> =

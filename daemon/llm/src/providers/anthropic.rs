@@ -265,6 +265,7 @@ pub fn build_request(
         headers,
         body: Value::Object(body),
         raw,
+        sign: None,
     })
 }
 

@@ -104,6 +104,7 @@ pub fn build_request(
         headers,
         body: Value::Object(body),
         raw,
+        sign: None,
     })
 }
 

@@ -105,6 +105,7 @@ pub fn build_request(
         headers,
         body: Value::Object(body),
         raw: RawTexts::default(),
+        sign: None,
     })
 }
 

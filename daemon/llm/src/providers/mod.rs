@@ -6,6 +6,7 @@
 
 pub mod anthropic;
 pub mod azure_openai;
+pub mod bedrock;
 mod deferred;
 pub mod google;
 pub mod google_vertex;
@@ -33,6 +34,8 @@ pub const OPENAI_COMPLETIONS: &str = "openai-completions";
 pub const OPENAI_RESPONSES: &str = "openai-responses";
 /// Google Gemini (Generative Language API).
 pub const GOOGLE_GENERATIVE_AI: &str = "google-generative-ai";
+/// Amazon Bedrock's Converse API.
+pub const BEDROCK_CONVERSE_STREAM: &str = "bedrock-converse-stream";
 /// Mistral's chat API (through its SDK, in pi).
 pub const MISTRAL_CONVERSATIONS: &str = "mistral-conversations";
 /// Gemini on Vertex AI.
@@ -112,6 +115,7 @@ pub fn speaks(api: &str) -> bool {
         GOOGLE_GENERATIVE_AI,
         GOOGLE_VERTEX,
         MISTRAL_CONVERSATIONS,
+        BEDROCK_CONVERSE_STREAM,
     ]
     .contains(&api)
 }
@@ -132,6 +136,7 @@ impl ProviderRouter {
             GOOGLE_GENERATIVE_AI => google::GoogleProvider.stream(model, context, options),
             GOOGLE_VERTEX => google_vertex::GoogleVertexProvider.stream(model, context, options),
             MISTRAL_CONVERSATIONS => mistral::MistralProvider.stream(model, context, options),
+            BEDROCK_CONVERSE_STREAM => bedrock::BedrockProvider.stream(model, context, options),
             AZURE_OPENAI_RESPONSES => {
                 azure_openai::AzureOpenAiProvider.stream(model, context, options)
             }

@@ -137,6 +137,7 @@ pub fn build_request(
         headers,
         body: Value::Object(body),
         raw: RawTexts::default(),
+        sign: None,
     })
 }
 

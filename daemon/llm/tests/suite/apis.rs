@@ -1,5 +1,6 @@
 //! The wire formats pi speaks beyond the first four, over HTTP to the scripted model server
-//! with keys resolved by the registry: Azure OpenAI's Responses (key, api version, deployment).
+//! (or, for Bedrock, a stub of its runtime and of STS) with keys resolved by the registry:
+//! Azure OpenAI's Responses (key, api version, deployment), Vertex AI, Amazon Bedrock.
 //! (The ChatGPT backend's Codex Responses is in `logins.rs`: a login pays for it.)
 
 use std::sync::Arc;
@@ -195,4 +196,124 @@ async fn tool_calls_go_round_in_azure_and_vertex() {
         assert!(body.contains(result_shape), "{provider}: {body}");
         assert!(body.contains("Inhalt von a"), "{provider}: {body}");
     }
+}
+
+/// Amazon Bedrock: SigV4 with keys from the environment (the signature checked against the
+/// body the stub received), from IRSA's web identity traded at STS, and a Bedrock API key as
+/// a Bearer token; replies in the binary event stream, a tool call going round.
+#[tokio::test(flavor = "multi_thread")]
+async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
+    use pi_test_support::bedrock_server::BedrockServer;
+    let bedrock = BedrockServer::start().await;
+    let world = World::new();
+    let token = world.path("web-identity");
+    std::fs::write(&token, "the-web-identity\n").unwrap();
+    let registry = world.registry();
+    let model = registry
+        .find(
+            "amazon-bedrock",
+            "anthropic.claude-sonnet-4-5-20250929-v1:0",
+        )
+        .or_else(|| {
+            registry
+                .models()
+                .into_iter()
+                .find(|model| model.provider == "amazon-bedrock" && model.id.contains("claude"))
+        })
+        .unwrap();
+    let base = [
+        ("AWS_ENDPOINT_URL_BEDROCK_RUNTIME", bedrock.url()),
+        ("AWS_REGION", "eu-central-1".to_owned()),
+        ("HOME", world.dir.path().display().to_string()),
+    ];
+    let credentials: [&[(&str, String)]; 3] = [
+        &[
+            ("AWS_ACCESS_KEY_ID", "AKIDENV".to_owned()),
+            ("AWS_SECRET_ACCESS_KEY", "env-secret".to_owned()),
+        ],
+        &[
+            ("AWS_WEB_IDENTITY_TOKEN_FILE", token.display().to_string()),
+            ("AWS_ROLE_ARN", "arn:aws:iam::123:role/pi".to_owned()),
+            ("AWS_ENDPOINT_URL_STS", bedrock.url()),
+        ],
+        &[("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key".to_owned())],
+    ];
+    for extra in credentials {
+        let env: std::collections::BTreeMap<String, String> = base
+            .iter()
+            .chain(extra.iter())
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect();
+        let mut options = super::providers::options();
+        options.api_key = None;
+        options.env = Some(Arc::new(env));
+        bedrock.push(BedrockServer::tool_reply(
+            "tooluse_1",
+            "read",
+            &json!({"path": "a.txt"}),
+        ));
+        let mut context = ask("Read a.txt");
+        context.tools = vec![pi_llm::ToolDefinition {
+            name: "read".into(),
+            description: "Reads a file".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        }];
+        let first = run(&model, &context, options.clone()).await;
+        let call = first
+            .message
+            .tool_calls()
+            .next()
+            .cloned()
+            .unwrap_or_else(|| panic!("no tool call: {:?}", first.message.error_message));
+        assert_eq!(
+            (call.name.as_str(), call.arguments["path"].as_str()),
+            ("read", Some("a.txt"))
+        );
+        assert_eq!(first.message.usage.input, 20);
+        context
+            .messages
+            .push(pi_llm::Message::Assistant(first.message.clone()));
+        context
+            .messages
+            .push(super::providers::tool_result(&call, "Inhalt von a"));
+        bedrock.push(BedrockServer::text_reply("Done."));
+        let second = run(&model, &context, options).await;
+        assert_eq!(
+            second.message.text(),
+            "Done.",
+            "{:?}",
+            second.message.error_message
+        );
+    }
+    assert_eq!(bedrock.violations(), Vec::<String>::new());
+    let converse: Vec<_> = bedrock
+        .requests()
+        .into_iter()
+        .filter(|request| request.path != "/")
+        .collect();
+    assert_eq!(converse.len(), 6);
+    assert_eq!(
+        converse[0].path,
+        format!("/model/{}/converse-stream", model.id)
+    );
+    let authorization = |index: usize| converse[index].header("authorization").unwrap().to_owned();
+    assert!(authorization(0).starts_with("AWS4-HMAC-SHA256 Credential=AKIDENV/"));
+    assert!(authorization(0).contains("/eu-central-1/bedrock/aws4_request"));
+    assert!(authorization(2).starts_with("AWS4-HMAC-SHA256 Credential=ASIAIRSA/"));
+    assert_eq!(
+        converse[2].header("x-amz-security-token"),
+        Some("irsa-session")
+    );
+    assert_eq!(authorization(4), "Bearer bedrock-api-key");
+    // The second request carries the call and its result in Converse's shapes.
+    let messages = &converse[1].body["messages"];
+    assert_eq!(
+        messages[1]["content"][0]["toolUse"]["toolUseId"],
+        "tooluse_1"
+    );
+    assert_eq!(messages[2]["content"][0]["toolResult"]["status"], "success");
+    assert_eq!(converse[1].body["system"][0]["text"], "You are a test.");
+    assert!(
+        converse[1].body["toolConfig"]["tools"][0]["toolSpec"]["inputSchema"]["json"].is_object()
+    );
 }
