@@ -158,6 +158,13 @@ pub enum Request {
     LoginCancel(String),
     /// `auth/logout` of this provider.
     Logout(String),
+    /// `auth/setApiKey`: stores an API key for a provider.
+    SetApiKey {
+        /// The provider.
+        provider: String,
+        /// The key.
+        key: String,
+    },
     /// `ui/respond`.
     UiRespond {
         /// The question's session.

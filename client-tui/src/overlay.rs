@@ -199,6 +199,8 @@ pub struct LoginDialog {
     pub prompt: Option<LoginPrompt>,
     /// The answer typed so far.
     pub text: String,
+    /// An API key is typed here (no login runs): shown masked, stored with `auth/setApiKey`.
+    pub key_entry: bool,
 }
 
 /// A login's question (`LoginStep::Prompt`).

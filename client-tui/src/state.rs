@@ -335,6 +335,9 @@ pub struct State {
     /// the names of their logins.
     pub auth_providers: Vec<pi_protocol::v1::AuthProviderStatus>,
     /// A login was cancelled (Esc) before its first step gave its id: the step that gives it
+    /// `/login PROVIDER` typed before the list of logins came: started once it comes (a
+    /// subscription's login, or another provider's key).
+    pub pending_login: Option<String>,
     /// sends the cancellation.
     pub cancel_login_on_first_step: bool,
     /// Token and cost sums.
@@ -425,6 +428,7 @@ impl State {
             questions: Vec::new(),
             auth_providers: Vec::new(),
             cancel_login_on_first_step: false,
+            pending_login: None,
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

@@ -48,7 +48,11 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             question_lines(question, inner_width),
         ),
         Overlay::Login(dialog) => (
-            format!("Log in: {}", dialog.name),
+            if dialog.key_entry {
+                format!("API key: {}", dialog.name)
+            } else {
+                format!("Log in: {}", dialog.name)
+            },
             login_lines(dialog, inner_width),
         ),
         Overlay::Loading { title, .. } => (
@@ -264,11 +268,14 @@ fn login_lines(dialog: &crate::overlay::LoginDialog, width: usize) -> Vec<Line<'
                 question.as_str(),
                 Style::default().add_modifier(Modifier::BOLD),
             ));
+            // A key is never drawn: one dot per character.
+            let shown = if dialog.key_entry {
+                "•".repeat(dialog.text.chars().count())
+            } else {
+                dialog.text.clone()
+            };
             lines.extend(super::wrap::wrap(
-                &[
-                    Span::raw(dialog.text.clone()),
-                    Span::styled("▏".to_owned(), dim),
-                ],
+                &[Span::raw(shown), Span::styled("▏".to_owned(), dim)],
                 width,
                 &[Span::styled("> ".to_owned(), accent)],
                 &[Span::raw("  ".to_owned())],

@@ -451,6 +451,19 @@ pub async fn perform(
                 .await,
             "cancel the login",
         ),
+        Request::SetApiKey { provider, key } => match client
+            .call::<pi_protocol::v1::AuthSetApiKey>(&pi_protocol::v1::AuthSetApiKeyParams {
+                provider: provider.clone(),
+                key,
+            })
+            .await
+        {
+            Ok(answer) => Some(Reply::Done(format!(
+                "Stored the API key for {provider} in {}",
+                answer.path
+            ))),
+            Err(error) => failed("store the API key", error),
+        },
         Request::Logout(provider) => match client
             .call::<pi_protocol::v1::AuthLogout>(&pi_protocol::v1::AuthLogoutParams {
                 provider: provider.clone(),

@@ -21,8 +21,12 @@ const LOGOUT_TITLE: &str = "Log out of a subscription";
 /// named provider's login at once.
 pub(super) fn login_command(state: &mut State, args: &str, effects: &mut Vec<Effect>) {
     match args.split_whitespace().next() {
-        Some(provider) => start(state, provider.to_owned(), effects),
-        None => {
+        // Whether it is a subscription or a key is in the list.
+        Some(provider) if !state.auth_providers.is_empty() => {
+            start(state, provider.to_owned(), effects);
+        }
+        provider => {
+            state.pending_login = provider.map(str::to_owned);
             state.overlay = Some(Overlay::Loading {
                 kind: SelectorKind::Login,
                 title: LOGIN_TITLE.to_owned(),
@@ -50,13 +54,26 @@ pub(super) fn logout_command(state: &mut State, args: &str, effects: &mut Vec<Ef
 /// Starts the login to `provider`: its dialog opens and waits for the first step. The request
 /// runs in the background; its answer comes back as a reply, minutes later maybe.
 pub(super) fn start(state: &mut State, provider: String, effects: &mut Vec<Effect>) {
+    // A provider without a subscription login: its API key is typed here (pi's /login).
+    let key_only = state
+        .auth_providers
+        .iter()
+        .any(|status| status.provider == provider && !status.subscription);
+    if key_only {
+        let mut dialog = LoginDialog::new(provider.clone(), provider.clone());
+        dialog.key_entry = true;
+        dialog.prompt = Some(LoginPrompt {
+            message: format!("Paste the API key for {provider} (stored in auth.json):"),
+            placeholder: None,
+            allow_empty: false,
+        });
+        state.status = None;
+        state.overlay = Some(Overlay::Login(dialog));
+        return;
+    }
     let name = login_name(state, &provider);
     state.status = None;
     state.overlay = Some(Overlay::Login(LoginDialog::new(provider.clone(), name)));
-    // `/login PROVIDER` before any list: the login's name comes with the list.
-    if state.auth_providers.is_empty() {
-        effects.push(Effect::Request(Request::AuthList));
-    }
     effects.push(Effect::Request(Request::Login { provider }));
 }
 
@@ -75,14 +92,22 @@ fn logged_in(status: &AuthProviderStatus) -> bool {
 
 /// `auth/list` answered: kept for the logins' names, and shown when `/login` or `/logout`
 /// waits for it.
-pub(super) fn providers_listed(state: &mut State, providers: Vec<AuthProviderStatus>) {
+pub(super) fn providers_listed(
+    state: &mut State,
+    providers: Vec<AuthProviderStatus>,
+    effects: &mut Vec<Effect>,
+) {
     state.auth_providers = providers;
-    if let Some(Overlay::Login(dialog)) = &state.overlay {
-        let name = login_name(state, &dialog.provider);
-        if let Some(Overlay::Login(dialog)) = &mut state.overlay {
-            dialog.name = name;
-        }
-        return;
+    if let Some(provider) = state.pending_login.take()
+        && matches!(
+            state.overlay,
+            Some(Overlay::Loading {
+                kind: SelectorKind::Login,
+                ..
+            })
+        )
+    {
+        return start(state, provider, effects);
     }
     let kind = match &state.overlay {
         Some(Overlay::Loading {
@@ -95,19 +120,16 @@ pub(super) fn providers_listed(state: &mut State, providers: Vec<AuthProviderSta
     let items: Vec<SelectorItem> = state
         .auth_providers
         .iter()
-        .filter(|status| {
-            if logging_in {
-                status.subscription
-            } else {
-                logged_in(status)
-            }
-        })
+        .filter(|status| logging_in || logged_in(status))
         .map(|status| SelectorItem {
             label: status.name.clone(),
-            detail: if logged_in(status) {
-                "logged in".to_owned()
-            } else {
-                "not logged in".to_owned()
+            detail: match (&status.source, status.subscription) {
+                (Some(AuthSource::Login { .. }), _) => "logged in".to_owned(),
+                (None, true) => "subscription".to_owned(),
+                (Some(AuthSource::ApiKey { .. }), false) => "API key stored".to_owned(),
+                (Some(AuthSource::Environment { variable }), _) => format!("${variable}"),
+                (_, true) => "subscription".to_owned(),
+                (_, false) => "API key".to_owned(),
             },
             value: status.provider.clone(),
             depth: 0,
@@ -197,6 +219,15 @@ pub(super) fn on_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effec
             if text.is_empty() && !prompt.allow_empty {
                 return;
             }
+            if dialog.key_entry {
+                let provider = dialog.provider.clone();
+                state.overlay = None;
+                effects.push(Effect::Request(Request::SetApiKey {
+                    provider,
+                    key: text,
+                }));
+                return;
+            }
             let Some(login_id) = dialog.login_id.clone() else {
                 return;
             };
@@ -225,6 +256,10 @@ pub(super) fn paste(state: &mut State, text: &str) {
 /// Closes the login dialog and cancels its login (once its id is known).
 fn cancel_login(state: &mut State, effects: &mut Vec<Effect>) {
     let login_id = match &state.overlay {
+        Some(Overlay::Login(dialog)) if dialog.key_entry => {
+            state.overlay = None;
+            return;
+        }
         Some(Overlay::Login(dialog)) => dialog.login_id.clone(),
         _ => return,
     };

@@ -100,7 +100,9 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             state.editor.set_text(&forked.text);
             effects.push(Effect::Switch(SwitchTo::Existing(forked.session.id)));
         }
-        Reply::AuthProviders(providers) => super::login::providers_listed(state, providers),
+        Reply::AuthProviders(providers) => {
+            super::login::providers_listed(state, providers, effects);
+        }
         Reply::LoggedIn { provider, path } => {
             super::login::logged_in_reply(state, &provider, &path, effects);
         }

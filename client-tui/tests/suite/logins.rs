@@ -108,18 +108,20 @@ fn slash_login_offers_the_subscriptions_and_starts_the_one_chosen() {
         .visible()
         .map(|item| (item.label.as_str(), item.detail.as_str()))
         .collect();
-    // The subscriptions only, each with whether it is logged in.
+    // The subscriptions, each with whether it is logged in, then the providers that take an
+    // API key (pi's /login offers both).
     assert_eq!(
         rows,
         [
             ("Anthropic (Claude Pro/Max)", "logged in"),
-            ("GitHub Copilot", "not logged in"),
-            ("ChatGPT Plus/Pro (Codex Subscription)", "not logged in"),
+            ("GitHub Copilot", "subscription"),
+            ("ChatGPT Plus/Pro (Codex Subscription)", "subscription"),
+            ("openai", "$OPENAI_API_KEY"),
         ]
     );
     let screen = harness.screen(80, 24);
     assert!(screen.contains("Log in to a subscription"), "{screen}");
-    assert!(screen.contains("GitHub Copilot  not logged in"), "{screen}");
+    assert!(screen.contains("GitHub Copilot  subscription"), "{screen}");
 
     harness.send(key(KeyCode::Down));
     harness.send(key(KeyCode::Enter));
@@ -145,6 +147,8 @@ fn a_login_shows_the_url_and_the_question_and_sends_the_answer() {
     harness.send(Input::Reply(Reply::AuthProviders(providers())));
     harness.take_effects();
     run(&mut harness, "/login anthropic");
+    // The daemon answers the list the command waits for.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
     assert_eq!(
         requests(harness.take_effects()),
         [Request::Login {
@@ -229,6 +233,8 @@ fn a_login_shows_the_url_and_the_question_and_sends_the_answer() {
 fn a_pasted_answer_goes_on_one_line_and_an_empty_one_is_sent_when_allowed() {
     let mut harness = Harness::attached(Vec::new());
     run(&mut harness, "/login github-copilot");
+    // The daemon answers the list the command waits for.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
     harness.send(step(
         "login-2",
         LoginStep::Prompt {
@@ -274,6 +280,8 @@ fn a_pasted_answer_goes_on_one_line_and_an_empty_one_is_sent_when_allowed() {
 fn esc_cancels_the_login_and_its_answer_says_so() {
     let mut harness = Harness::attached(Vec::new());
     run(&mut harness, "/login anthropic");
+    // The daemon answers the list the command waits for.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
     harness.send(step(
         "login-3",
         LoginStep::OpenUrl {
@@ -297,6 +305,8 @@ fn esc_cancels_the_login_and_its_answer_says_so() {
 
     // Cancelled before its first step named it: that step sends the cancellation.
     run(&mut harness, "/login github-copilot");
+    // The daemon answers the list the command waits for.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
     harness.take_effects();
     harness.send(key(KeyCode::Esc));
     assert_eq!(requests(harness.take_effects()), []);
@@ -315,6 +325,8 @@ fn esc_cancels_the_login_and_its_answer_says_so() {
 
     // A failed login closes its dialog and shows the daemon's words whole, wrapped.
     run(&mut harness, "/login openai-codex");
+    // The daemon answers the list the command waits for.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
     let message = "could not reach https://auth.openai.com/oauth/token: error sending request: \
                    client error (Connect): dns error: failed to lookup address information";
     harness.send(Input::Reply(Reply::LoginFailed {
@@ -324,7 +336,10 @@ fn esc_cancels_the_login_and_its_answer_says_so() {
     }));
     assert_eq!(harness.state.status.as_deref(), Some("Login failed."));
     let screen = harness.screen(60, 24);
-    assert!(screen.contains("Login to openai-codex failed"), "{screen}");
+    assert!(
+        screen.contains("Login to ChatGPT Plus/Pro (Codex Subscription) failed"),
+        "{screen}"
+    );
     assert!(screen.contains("failed to lookup address"), "{screen}");
 }
 
@@ -384,4 +399,35 @@ fn slash_logout_offers_the_logins_or_says_there_is_none() {
         harness.state.status.as_deref(),
         Some("No login or key for github-copilot in auth.json.")
     );
+}
+
+/// A provider without a subscription: `/login` takes its API key, never drawn, and stores it.
+#[test]
+fn slash_login_stores_an_api_key_typed_unseen() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
+    harness.take_effects();
+    run(&mut harness, "/login openai");
+    assert_eq!(requests(harness.take_effects()), []);
+    harness.type_text("sk-secret-typed");
+    let screen = harness.screen(80, 24);
+    assert!(screen.contains("API key: openai"), "{screen}");
+    assert!(screen.contains("Paste the API key for openai"), "{screen}");
+    assert!(!screen.contains("sk-secret-typed"), "{screen}");
+    assert!(screen.contains("•••••••••••••••"), "{screen}");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        requests(harness.take_effects()),
+        [Request::SetApiKey {
+            provider: "openai".to_owned(),
+            key: "sk-secret-typed".to_owned()
+        }]
+    );
+    assert!(harness.state.overlay.is_none());
+    // Esc leaves without storing anything.
+    run(&mut harness, "/login openai");
+    harness.type_text("sk-other");
+    harness.send(key(KeyCode::Esc));
+    assert_eq!(requests(harness.take_effects()), []);
+    assert!(harness.state.overlay.is_none());
 }
