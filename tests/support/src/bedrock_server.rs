@@ -72,6 +72,7 @@ impl BedrockServer {
         let router = Router::new()
             .route("/model/{model}/converse-stream", post(converse))
             .route("/", post(sts))
+            .route("/federation/credentials", axum::routing::get(sso_portal))
             .with_state(inner.clone());
         let task = tokio::spawn(async move {
             let _ = axum::serve(listener, router).await;
@@ -290,6 +291,41 @@ async fn sts(State(state): Shared, headers: HeaderMap, body: Bytes) -> Response 
          <AccessKeyId>ASIAIRSA</AccessKeyId><SecretAccessKey>irsa-secret</SecretAccessKey>\
          <SessionToken>irsa-session</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration>\
          </Credentials></AssumeRoleWithWebIdentityResult></AssumeRoleWithWebIdentityResponse>",
+    )
+        .into_response()
+}
+
+/// The AWS SSO portal: the role's keys for `aws sso login`'s token `sso-access-token`.
+async fn sso_portal(
+    State(state): Shared,
+    headers: HeaderMap,
+    axum::extract::RawQuery(query): axum::extract::RawQuery,
+) -> Response {
+    let mut inner = lock(&state);
+    inner.requests.push(BedrockRequest {
+        path: "/federation/credentials".to_owned(),
+        headers: header_list(&headers),
+        body: Value::String(query.clone().unwrap_or_default()),
+    });
+    let token = headers
+        .get("x-amz-sso_bearer_token")
+        .and_then(|value| value.to_str().ok());
+    let query = query.unwrap_or_default();
+    if token != Some("sso-access-token")
+        || !query.contains("account_id=111122223333")
+        || !query.contains("role_name=Developer")
+    {
+        inner
+            .violations
+            .push(format!("a bad SSO portal request: {query}"));
+        return (StatusCode::UNAUTHORIZED, "{}").into_response();
+    }
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        json!({"roleCredentials": {"accessKeyId": "ASIASSO", "secretAccessKey": "sso-secret",
+            "sessionToken": "sso-session", "expiration": 4_070_908_800_000_i64}})
+        .to_string(),
     )
         .into_response()
 }

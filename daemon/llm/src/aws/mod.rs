@@ -4,7 +4,8 @@
 //! Bedrock API key, sent as a Bearer token); `AWS_ACCESS_KEY_ID`/`AWS_SECRET_ACCESS_KEY`
 //! (`AWS_SESSION_TOKEN`); the profile `AWS_PROFILE` (or `default`) of the shared files
 //! (`~/.aws/credentials`, `~/.aws/config`, or `AWS_SHARED_CREDENTIALS_FILE`/`AWS_CONFIG_FILE`)
-//! with static keys or a `credential_process`; a web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` and
+//! with static keys, a `credential_process`, or AWS SSO (the token `aws sso login` cached,
+//! traded at the SSO portal for the role's keys); a web identity (`AWS_WEB_IDENTITY_TOKEN_FILE` and
 //! `AWS_ROLE_ARN`, as EKS's IRSA sets them) traded at STS. The region: `AWS_REGION`,
 //! `AWS_DEFAULT_REGION`, the profile's, else the model's endpoint's. Requests are signed with
 //! SigV4 by awslabs' `aws-sigv4`.
@@ -62,13 +63,18 @@ struct Profile {
 /// Reads `[name]` (credentials file) or `[profile name]` / `[default]` (config file) from an
 /// INI-style file.
 fn read_profile(path: &std::path::Path, name: &str, config: bool, into: &mut Profile) {
-    let Ok(text) = std::fs::read_to_string(path) else {
-        return;
-    };
     let wanted = if config && name != "default" {
         format!("profile {name}")
     } else {
         name.to_owned()
+    };
+    read_section(path, &wanted, into);
+}
+
+/// Reads the section `[wanted]` of an INI-style file (values already set are kept).
+fn read_section(path: &std::path::Path, wanted: &str, into: &mut Profile) {
+    let Ok(text) = std::fs::read_to_string(path) else {
+        return;
     };
     let mut inside = false;
     for line in text.lines() {
@@ -115,6 +121,10 @@ fn profile(var: &dyn Fn(&str) -> Option<String>) -> (String, Profile) {
     let mut found = Profile::default();
     read_profile(&credentials, &name, false, &mut found);
     read_profile(&config, &name, true, &mut found);
+    // An SSO profile's session: its start URL and region.
+    if let Some(session) = found.values.get("sso_session").cloned() {
+        read_section(&config, &format!("sso-session {session}"), &mut found);
+    }
     PROFILES
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -150,6 +160,7 @@ pub fn configured(var: &dyn Fn(&str) -> Option<String>) -> bool {
             let (_, found) = profile(var);
             found.values.contains_key("aws_access_key_id")
                 || found.values.contains_key("credential_process")
+                || found.values.contains_key("sso_account_id")
         }
 }
 
@@ -183,6 +194,12 @@ pub async fn credentials(
     if let Some(command) = value("credential_process") {
         return credential_process(&name, &command).await;
     }
+    if let (Some(account), Some(role)) = (value("sso_account_id"), value("sso_role_name")) {
+        // The session's name (a legacy profile's start URL) keys `aws sso login`'s cache.
+        let cache_key = value("sso_session").or_else(|| value("sso_start_url"));
+        let sso_region = value("sso_region").unwrap_or_else(|| region(var, None));
+        return sso(var, &name, cache_key, &sso_region, &account, &role).await;
+    }
     if let (Some(token_file), Some(role)) =
         (var("AWS_WEB_IDENTITY_TOKEN_FILE"), var("AWS_ROLE_ARN"))
     {
@@ -190,11 +207,114 @@ pub async fn credentials(
     }
     Err(
         "no AWS credentials for Bedrock: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or \
-         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile with keys \
-         or a credential_process in ~/.aws/credentials or ~/.aws/config (for AWS SSO, run \
-         `aws configure export-credentials --format env` first)"
+         AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile with keys, \
+         a credential_process or AWS SSO (`aws configure sso`, then `aws sso login`) in \
+         ~/.aws/credentials or ~/.aws/config, or AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN"
             .to_owned(),
     )
+}
+
+/// AWS SSO (IAM Identity Center): the access token `aws sso login` cached in
+/// `~/.aws/sso/cache/SHA1(session).json` traded for the role's credentials at the portal
+/// (`AWS_ENDPOINT_URL_SSO` replaces its address).
+async fn sso(
+    var: &(dyn Fn(&str) -> Option<String> + Sync),
+    profile: &str,
+    cache_key: Option<String>,
+    sso_region: &str,
+    account: &str,
+    role: &str,
+) -> Result<BedrockAuth, String> {
+    use sha1::Digest;
+    let login_again = format!("run `aws sso login --profile {profile}`");
+    let cache_key = cache_key.ok_or_else(|| {
+        format!("AWS profile {profile:?} names no sso_session or sso_start_url; configure it with `aws configure sso`")
+    })?;
+    let remembered = format!("sso\n{cache_key}\n{account}\n{role}");
+    let now = pi_util::time::now_millis();
+    if let Some((keys, expires)) = ASSUMED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .get(&remembered)
+        && now < *expires - 300_000
+    {
+        return Ok(BedrockAuth::SigV4(keys.clone()));
+    }
+    let hash: String = sha1::Sha1::digest(cache_key.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    let home = var("HOME").map(PathBuf::from).unwrap_or_default();
+    let cache = home.join(".aws/sso/cache").join(format!("{hash}.json"));
+    let cached: serde_json::Value = std::fs::read_to_string(&cache)
+        .ok()
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .ok_or_else(|| format!("no AWS SSO login for profile {profile:?}; {login_again}"))?;
+    let token = cached["accessToken"].as_str().ok_or_else(|| {
+        format!("the AWS SSO login for profile {profile:?} has no token; {login_again}")
+    })?;
+    if cached["expiresAt"]
+        .as_str()
+        .and_then(pi_util::time::millis_from_iso)
+        .is_some_and(|expires| expires <= now)
+    {
+        return Err(format!(
+            "the AWS SSO login for profile {profile:?} has expired; {login_again}"
+        ));
+    }
+    let endpoint = var("AWS_ENDPOINT_URL_SSO")
+        .unwrap_or_else(|| format!("https://portal.sso.{sso_region}.amazonaws.com"));
+    let mut url = url::Url::parse(&format!(
+        "{}/federation/credentials",
+        endpoint.trim_end_matches('/')
+    ))
+    .map_err(|error| format!("the AWS SSO portal address is not a URL ({error})"))?;
+    url.query_pairs_mut()
+        .append_pair("account_id", account)
+        .append_pair("role_name", role);
+    let client = crate::oauth::shared_http().map_err(|error| error.to_string())?;
+    let response = client
+        .get(url.as_str())
+        .header("x-amz-sso_bearer_token", token)
+        .timeout(std::time::Duration::from_secs(30))
+        .send()
+        .await
+        .map_err(|error| {
+            format!(
+                "could not reach the AWS SSO portal: {}",
+                error.without_url()
+            )
+        })?;
+    let status = response.status().as_u16();
+    let json: serde_json::Value = response
+        .bytes()
+        .await
+        .ok()
+        .and_then(|body| serde_json::from_slice(&body).ok())
+        .unwrap_or_default();
+    if !(200..300).contains(&status) {
+        return Err(format!(
+            "the AWS SSO portal refused the role {role} of account {account} (HTTP {status}); {login_again}"
+        ));
+    }
+    let credentials = &json["roleCredentials"];
+    let (Some(id), Some(secret)) = (
+        credentials["accessKeyId"].as_str(),
+        credentials["secretAccessKey"].as_str(),
+    ) else {
+        return Err(format!(
+            "the AWS SSO portal answered without keys; {login_again}"
+        ));
+    };
+    let keys = AwsKeys::new(id, secret, credentials["sessionToken"].as_str());
+    let expires = credentials["expiration"]
+        .as_i64()
+        .unwrap_or(now + 3_600_000);
+    ASSUMED
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .insert(remembered, (keys.clone(), expires));
+    Ok(BedrockAuth::SigV4(keys))
 }
 
 /// A profile's `credential_process`: its JSON output's keys.

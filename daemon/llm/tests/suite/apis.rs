@@ -198,8 +198,8 @@ async fn tool_calls_go_round_in_azure_and_vertex() {
     }
 }
 
-/// Amazon Bedrock: SigV4 with keys from the environment (the signature checked against the
-/// body the stub received), from IRSA's web identity traded at STS, and a Bedrock API key as
+/// Amazon Bedrock: SigV4 with keys from the environment, from IRSA's web identity traded at
+/// STS, from an AWS SSO profile's cached login traded at the portal, and a Bedrock API key as
 /// a Bearer token; replies in the binary event stream, a tool call going round.
 #[tokio::test(flavor = "multi_thread")]
 async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
@@ -226,7 +226,31 @@ async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
         ("AWS_REGION", "eu-central-1".to_owned()),
         ("HOME", world.dir.path().display().to_string()),
     ];
-    let credentials: [&[(&str, String)]; 3] = [
+    // An AWS SSO profile, logged in with `aws sso login` (its token cached by the session's
+    // name).
+    std::fs::create_dir_all(world.path(".aws/sso/cache")).unwrap();
+    std::fs::write(
+        world.path(".aws/config"),
+        "[profile corp]\nsso_session = corp-sso\nsso_account_id = 111122223333\n\
+         sso_role_name = Developer\n\n[sso-session corp-sso]\n\
+         sso_start_url = https://corp.awsapps.com/start\nsso_region = us-east-1\n",
+    )
+    .unwrap();
+    let cache_name: String = {
+        use sha1::Digest;
+        sha1::Sha1::digest(b"corp-sso")
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect()
+    };
+    std::fs::write(
+        world.path(&format!(".aws/sso/cache/{cache_name}.json")),
+        json!({"startUrl": "https://corp.awsapps.com/start", "region": "us-east-1",
+            "accessToken": "sso-access-token", "expiresAt": "2099-01-01T00:00:00Z"})
+        .to_string(),
+    )
+    .unwrap();
+    let credentials: [&[(&str, String)]; 4] = [
         &[
             ("AWS_ACCESS_KEY_ID", "AKIDENV".to_owned()),
             ("AWS_SECRET_ACCESS_KEY", "env-secret".to_owned()),
@@ -237,6 +261,10 @@ async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
             ("AWS_ENDPOINT_URL_STS", bedrock.url()),
         ],
         &[("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key".to_owned())],
+        &[
+            ("AWS_PROFILE", "corp".to_owned()),
+            ("AWS_ENDPOINT_URL_SSO", bedrock.url()),
+        ],
     ];
     for extra in credentials {
         let env: std::collections::BTreeMap<String, String> = base
@@ -285,13 +313,31 @@ async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
             second.message.error_message
         );
     }
+    // No credentials at all: the request is not sent, and the error says what to set.
+    let mut options = super::providers::options();
+    options.api_key = None;
+    options.env = Some(Arc::new(
+        base.iter()
+            .map(|(name, value)| ((*name).to_owned(), value.clone()))
+            .collect(),
+    ));
+    let refused = run(&model, &ask("Hi"), options).await;
+    assert_eq!(
+        refused.message.error_message.as_deref(),
+        Some(
+            "no AWS credentials for Bedrock: set AWS_BEARER_TOKEN_BEDROCK (a Bedrock API key), or \
+             AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE naming a profile with keys, \
+             a credential_process or AWS SSO (`aws configure sso`, then `aws sso login`) in \
+             ~/.aws/credentials or ~/.aws/config, or AWS_WEB_IDENTITY_TOKEN_FILE and AWS_ROLE_ARN"
+        )
+    );
     assert_eq!(bedrock.violations(), Vec::<String>::new());
     let converse: Vec<_> = bedrock
         .requests()
         .into_iter()
-        .filter(|request| request.path != "/")
+        .filter(|request| request.path.starts_with("/model/"))
         .collect();
-    assert_eq!(converse.len(), 6);
+    assert_eq!(converse.len(), 8);
     assert_eq!(
         converse[0].path,
         format!("/model/{}/converse-stream", model.id)
@@ -305,6 +351,11 @@ async fn bedrock_signs_with_each_credential_and_streams_a_tool_call_round() {
         Some("irsa-session")
     );
     assert_eq!(authorization(4), "Bearer bedrock-api-key");
+    assert!(authorization(6).starts_with("AWS4-HMAC-SHA256 Credential=ASIASSO/"));
+    assert_eq!(
+        converse[6].header("x-amz-security-token"),
+        Some("sso-session")
+    );
     // The second request carries the call and its result in Converse's shapes.
     let messages = &converse[1].body["messages"];
     assert_eq!(
