@@ -387,6 +387,8 @@ fn server_kind(provider: &str, base_url: &str) -> ServerKind {
         "deepseek" => Some(ServerKind::DeepSeek),
         "zai" => Some(ServerKind::Zai),
         "opencode" => Some(ServerKind::OpenCode),
+        // pi's catalog provider, whatever address it is rerouted to (a local proxy included).
+        "github-copilot" => Some(ServerKind::Other),
         "ollama" | "llama.cpp" | "llamacpp" | "llama-cpp" | "vllm" | "lmstudio" | "lm-studio" => {
             Some(ServerKind::Local)
         }

@@ -1285,3 +1285,161 @@ async fn a_mistral_model_is_called_as_pis_mistral_sdk_calls_it() {
     }
     assert_eq!(pid.body["prompt_mode"], "reasoning");
 }
+
+/// Runs `args` with pi and with `pictl` as `pi`, both with `extra` in their environment, and
+/// returns the last request each sent (with `same_bodies`, both bodies compared first, in
+/// pi's words).
+async fn pi_and_pid_with_env(
+    world: &World,
+    proj: &Path,
+    args: &[&str],
+    extra: &[(&str, String)],
+    same_bodies: bool,
+) -> (RecordedRequest, RecordedRequest) {
+    let sides = sides(world);
+    let with = |env: &[(String, String)]| {
+        let mut env = env.to_vec();
+        env.extend(
+            extra
+                .iter()
+                .map(|(name, value)| ((*name).to_owned(), value.clone())),
+        );
+        env
+    };
+    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    let pi = run_side(
+        world,
+        &peers::npm_bin("pi"),
+        &with(&sides.pi_env),
+        proj,
+        &args,
+        None,
+    )
+    .await;
+    let pi_request = world.server.requests().pop().expect("pi sent a request");
+    let pid = run_side(
+        world,
+        &sides.as_pi,
+        &with(&sides.pid_env),
+        proj,
+        &args,
+        None,
+    )
+    .await;
+    let pid_request = world.server.requests().pop().expect("pid sent a request");
+    assert_eq!(pi.code, pid.code, "pi: {}\npid: {}", pi.stderr, pid.stderr);
+    // Each side's own session id is its cache key.
+    let keyless = |body: &Value| {
+        let mut body = body.clone();
+        if body.get("prompt_cache_key").is_some() {
+            body["prompt_cache_key"] = Value::from("SESSION");
+        }
+        body
+    };
+    let pi_bodies: Vec<Value> = pi.requests.iter().map(keyless).collect();
+    let pid_bodies: Vec<Value> = pid
+        .requests
+        .iter()
+        .map(|body| keyless(&in_pi_words(body)))
+        .collect();
+    assert!(
+        !same_bodies || pi_bodies == pid_bodies,
+        "requests (- pi, + pid):\n{}",
+        changed_lines(
+            &serde_json::to_string_pretty(&pi_bodies).unwrap(),
+            &serde_json::to_string_pretty(&pid_bodies).unwrap()
+        )
+    );
+    (pi_request, pid_request)
+}
+
+/// A GitHub Copilot model and an Azure OpenAI deployment go out as pi sends them: the headers
+/// each service wants (Copilot's editor identity and intent, Azure's `api-key` and
+/// `api-version`) and, for Azure's Responses, the same body. (Chat completions bodies differ
+/// in one known way: pi sends a text-only user message as a list of parts, the daemon as a
+/// string, which every chat-completions server takes.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn copilot_and_azure_requests_are_sent_as_pi_sends_them() {
+    let (mut world, proj) = world().await;
+    let mut models = world.server.models_json("anthropic-messages");
+    models["providers"]["github-copilot"] =
+        serde_json::json!({"baseUrl": world.server.base_url("openai-completions")});
+    std::fs::write(
+        world.daemon.home.path().join(".pi/agent/models.json"),
+        models.to_string(),
+    )
+    .unwrap();
+    world.daemon.kill9().await;
+    world.daemon.restart().await;
+
+    let (pi, pid) = pi_and_pid_with_env(
+        &world,
+        &proj,
+        &[
+            "-p",
+            "--model",
+            "github-copilot/gpt-4.1",
+            "--api-key",
+            "tid=copilot-token",
+            "Hello",
+        ],
+        &[],
+        false,
+    )
+    .await;
+    for name in [
+        "authorization",
+        "editor-version",
+        "editor-plugin-version",
+        "copilot-integration-id",
+        "x-initiator",
+        "openai-intent",
+        "copilot-vision-request",
+    ] {
+        assert_eq!(pi.header(name), pid.header(name), "the {name} header");
+    }
+    assert_eq!(pid.header("x-initiator"), Some("user"));
+    // The body's other fields as pi's: the token field, strict tools.
+    assert_eq!(
+        pi.body["max_completion_tokens"],
+        pid.body["max_completion_tokens"]
+    );
+    assert_eq!(
+        pi.body["tools"][0]["function"]["strict"],
+        pid.body["tools"][0]["function"]["strict"]
+    );
+
+    let azure = [
+        (
+            "AZURE_OPENAI_BASE_URL",
+            world.server.base_url("openai-responses"),
+        ),
+        (
+            "AZURE_OPENAI_DEPLOYMENT_NAME_MAP",
+            "gpt-4.1=team-gpt41".to_owned(),
+        ),
+    ];
+    let (pi, pid) = pi_and_pid_with_env(
+        &world,
+        &proj,
+        &[
+            "-p",
+            "--model",
+            "azure-openai-responses/gpt-4.1",
+            "--api-key",
+            "azure-key",
+            "Hello",
+        ],
+        &azure,
+        true,
+    )
+    .await;
+    for name in ["api-key", "authorization"] {
+        assert_eq!(pi.header(name), pid.header(name), "the {name} header");
+    }
+    assert_eq!(
+        pi.query_param("api-version"),
+        pid.query_param("api-version")
+    );
+    assert_eq!(pid.body["model"], "team-gpt41");
+}
