@@ -163,11 +163,12 @@ impl KeySources<'_> {
                 return Ok(ResolvedKey {
                     key: ApiKey::from_login(
                         oauth.access.clone(),
-                        crate::oauth::LoginRef {
-                            logins: logins.clone(),
-                            provider: self.provider.to_owned(),
-                            path: file.path().to_owned(),
-                        },
+                        crate::oauth::LoginRef::new(
+                            logins.clone(),
+                            self.provider,
+                            file.path(),
+                            oauth.clone(),
+                        ),
                     ),
                     source: KeySource::OAuth(file.path().to_owned()),
                 });

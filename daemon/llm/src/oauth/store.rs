@@ -119,7 +119,7 @@ impl Logins {
         let usable = |credential: &OAuthCredential| {
             !self.expired(credential) && rejected != Some(credential.access.as_str())
         };
-        // Most calls find a good token without locking the file.
+        // A token someone else refreshed meanwhile is found without locking the file.
         if let (_, Some(credential)) = read()?
             && usable(&credential)
         {
@@ -234,7 +234,9 @@ impl Logins {
     }
 }
 
-/// A key that is a subscription login: which login, to refresh it with.
+/// A key that is a subscription login: which login, to refresh it with, and its credential as
+/// last seen (shared by the clones of one key, so a run's requests after a refresh use the new
+/// token without reading the file again).
 #[derive(Clone)]
 pub struct LoginRef {
     /// The refresher.
@@ -243,6 +245,8 @@ pub struct LoginRef {
     pub provider: String,
     /// The `auth.json` it lives in.
     pub path: PathBuf,
+    // A sync lock, never held across await.
+    seen: Arc<Mutex<OAuthCredential>>,
 }
 
 impl std::fmt::Debug for LoginRef {
@@ -255,15 +259,50 @@ impl std::fmt::Debug for LoginRef {
 }
 
 impl LoginRef {
-    /// A token good now (refreshed when it expired).
+    /// The login of `provider` in `path`, whose credential was read as `credential`.
+    pub fn new(
+        logins: Arc<Logins>,
+        provider: impl Into<String>,
+        path: impl Into<PathBuf>,
+        credential: OAuthCredential,
+    ) -> Self {
+        LoginRef {
+            logins,
+            provider: provider.into(),
+            path: path.into(),
+            seen: Arc::new(Mutex::new(credential)),
+        }
+    }
+
+    /// A token good now: the one seen while it has not expired (no file is read on a
+    /// request's way), else the file's, refreshed when it expired.
     pub async fn fresh(&self) -> Result<OAuthCredential, LoginError> {
-        self.logins.current(&self.path, &self.provider, None).await
+        let seen = self
+            .seen
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone();
+        if !self.logins.expired(&seen) {
+            return Ok(seen);
+        }
+        let current = self
+            .logins
+            .current(&self.path, &self.provider, None)
+            .await?;
+        Ok(self.remember(current))
     }
 
     /// A token after the provider refused `rejected` (refreshed unless someone already did).
     pub async fn after_rejection(&self, rejected: &str) -> Result<OAuthCredential, LoginError> {
-        self.logins
+        let current = self
+            .logins
             .current(&self.path, &self.provider, Some(rejected))
-            .await
+            .await?;
+        Ok(self.remember(current))
+    }
+
+    fn remember(&self, credential: OAuthCredential) -> OAuthCredential {
+        *self.seen.lock().unwrap_or_else(PoisonError::into_inner) = credential.clone();
+        credential
     }
 }
