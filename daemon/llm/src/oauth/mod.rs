@@ -108,16 +108,15 @@ impl Endpoints {
     /// provider's registered one; `0` picks a free one) and `PI_OAUTH_ORIGIN` (send every
     /// authorization, token and device-code request to this origin, paths unchanged).
     pub fn from_env(environment: &dyn Environment) -> Endpoints {
+        Endpoints::from_lookup(|name| environment.var(name))
+    }
+
+    /// Like [`Endpoints::from_env`], reading each variable through `var`.
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Endpoints {
         Endpoints {
-            origin: environment
-                .var("PI_OAUTH_ORIGIN")
-                .map(|origin| origin.trim_end_matches('/').to_owned()),
-            callback_host: environment
-                .var("PI_OAUTH_CALLBACK_HOST")
-                .unwrap_or_else(|| "127.0.0.1".to_owned()),
-            callback_port: environment
-                .var("PI_OAUTH_CALLBACK_PORT")
-                .and_then(|port| port.parse().ok()),
+            origin: var("PI_OAUTH_ORIGIN").map(|origin| origin.trim_end_matches('/').to_owned()),
+            callback_host: var("PI_OAUTH_CALLBACK_HOST").unwrap_or_else(|| "127.0.0.1".to_owned()),
+            callback_port: var("PI_OAUTH_CALLBACK_PORT").and_then(|port| port.parse().ok()),
         }
     }
 

@@ -38,15 +38,11 @@ impl Provider for GoogleVertexProvider {
         let file = crate::oauth::adc::credentials_file(|name| options.env_var(name));
         // Where token requests go (`PI_OAUTH_ORIGIN`): the session's environment over the
         // daemon's.
-        let endpoints = crate::oauth::Endpoints::from_env(
-            &std::env::vars()
-                .chain(options.env.iter().flat_map(|env| {
-                    env.iter()
-                        .map(|(name, value)| (name.clone(), value.clone()))
-                        .collect::<Vec<_>>()
-                }))
-                .collect::<crate::config_value::MapEnvironment>(),
-        );
+        let endpoints = crate::oauth::Endpoints::from_lookup(|name| {
+            options
+                .env_var(name)
+                .or_else(|| std::env::var(name).ok().filter(|value| !value.is_empty()))
+        });
         let owned_model = model.clone();
         deferred(
             model,
