@@ -20,7 +20,7 @@ use super::{base_max_tokens, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -91,13 +91,7 @@ impl Provider for AnthropicProvider {
                 .map(|tool| (tool.name.to_ascii_lowercase(), tool.name.clone()))
                 .collect();
         }
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            decoder,
-        )
+        super::send(model, request, &options, decoder)
     }
 }
 

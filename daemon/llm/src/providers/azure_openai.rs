@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use super::openai_responses::{self, ResponsesDecoder};
 use crate::event::AssistantStream;
-use crate::http::{HttpRequest, spawn_stream};
+use crate::http::HttpRequest;
 use crate::model::Model;
 use crate::provider::{Context, Provider, StreamOptions};
 
@@ -23,13 +23,7 @@ pub struct AzureOpenAiProvider;
 impl Provider for AzureOpenAiProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            ResponsesDecoder::default(),
-        )
+        super::send(model, request, &options, ResponsesDecoder::default())
     }
 }
 

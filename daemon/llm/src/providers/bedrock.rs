@@ -23,7 +23,7 @@ use crate::assemble::Assembler;
 use crate::aws::BedrockAuth;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, Framing, HttpRequest, RawTexts, Step, spawn_stream};
+use crate::http::{Decoder, Framing, HttpRequest, RawTexts, Step};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -46,11 +46,10 @@ impl Provider for BedrockProvider {
                 let var = |name: &str| options.env_var(name);
                 let auth = crate::aws::credentials(&var).await?;
                 let request = build_request(&owned, body, &options, auth)?;
-                Ok(spawn_stream(
+                Ok(super::send(
                     &owned,
                     Ok(request),
-                    options.cancel.clone(),
-                    crate::provider::RequestHooks::of(&options),
+                    &options,
                     BedrockDecoder::default(),
                 ))
             },

@@ -18,7 +18,7 @@ use super::{base_max_tokens, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream, stream_cut};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, stream_cut};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -32,13 +32,7 @@ pub struct GoogleProvider;
 impl Provider for GoogleProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            GoogleDecoder::default(),
-        )
+        super::send(model, request, &options, GoogleDecoder::default())
     }
 }
 

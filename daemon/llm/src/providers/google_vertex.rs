@@ -13,7 +13,7 @@ use super::deferred::deferred;
 use super::google::{GoogleDecoder, build_request as gemini_request};
 use crate::event::AssistantStream;
 use crate::failure::FailureKind;
-use crate::http::{HttpRequest, spawn_stream};
+use crate::http::HttpRequest;
 use crate::model::Model;
 use crate::provider::{Context, Provider, StreamOptions};
 
@@ -25,13 +25,7 @@ impl Provider for GoogleVertexProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         if options.api_key.is_some() {
             let request = build_request(model, context, &options, None);
-            return spawn_stream(
-                model,
-                request,
-                options.cancel.clone(),
-                crate::provider::RequestHooks::of(&options),
-                GoogleDecoder::default(),
-            );
+            return super::send(model, request, &options, GoogleDecoder::default());
         }
         // Application Default Credentials: a token first.
         let request = build_request(model, context, &options, Some(String::new()));
@@ -63,11 +57,10 @@ impl Provider for GoogleVertexProvider {
                 request
                     .headers
                     .push(("authorization".into(), format!("Bearer {token}")));
-                Ok(spawn_stream(
+                Ok(super::send(
                     &owned_model,
                     Ok(request),
-                    options.cancel.clone(),
-                    crate::provider::RequestHooks::of(&options),
+                    &options,
                     GoogleDecoder::default(),
                 ))
             },

@@ -16,7 +16,7 @@ use serde_json::{Map, Value, json};
 use super::openai_completions::{CompletionsDecoder, mistral_tool_id};
 use super::{base_max_tokens, data_url, header_list};
 use crate::event::AssistantStream;
-use crate::http::{HttpRequest, RawTexts, spawn_stream};
+use crate::http::{HttpRequest, RawTexts};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::transform::transform_messages;
@@ -29,13 +29,7 @@ pub struct MistralProvider;
 impl Provider for MistralProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            CompletionsDecoder::default(),
-        )
+        super::send(model, request, &options, CompletionsDecoder::default())
     }
 }
 

@@ -174,6 +174,23 @@ impl crate::http::Decoder for NeverDecoder {
     }
 }
 
+/// Sends `request` (built from `options`) and decodes its response with `decoder`: what each
+/// wire format's `stream` does once its request is built.
+pub(crate) fn send<D: crate::http::Decoder>(
+    model: &Model,
+    request: Result<crate::http::HttpRequest, String>,
+    options: &StreamOptions,
+    decoder: D,
+) -> AssistantStream {
+    crate::http::spawn_stream(
+        model,
+        request,
+        options.cancel.clone(),
+        crate::provider::RequestHooks::of(options),
+        decoder,
+    )
+}
+
 /// pi's base output cap: the caller's value, else `min(model.maxTokens, 32000)`.
 pub(crate) fn base_max_tokens(model: &Model, options: &StreamOptions) -> u64 {
     options

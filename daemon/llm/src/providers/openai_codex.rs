@@ -13,7 +13,7 @@ use serde_json::{Map, Value, json};
 use super::header_list;
 use super::openai_responses::{ResponsesDecoder, convert_messages};
 use crate::event::AssistantStream;
-use crate::http::{HttpRequest, RawTexts, spawn_stream};
+use crate::http::{HttpRequest, RawTexts};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::transform::transform_messages;
@@ -25,13 +25,7 @@ pub struct OpenAiCodexProvider;
 impl Provider for OpenAiCodexProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            ResponsesDecoder::default(),
-        )
+        super::send(model, request, &options, ResponsesDecoder::default())
     }
 }
 

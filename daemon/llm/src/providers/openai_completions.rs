@@ -20,7 +20,7 @@ use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream, stream_cut};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step, stream_cut};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -36,13 +36,7 @@ pub struct OpenAiCompletionsProvider;
 impl Provider for OpenAiCompletionsProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            CompletionsDecoder::default(),
-        )
+        super::send(model, request, &options, CompletionsDecoder::default())
     }
 }
 

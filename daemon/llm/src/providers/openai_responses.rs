@@ -20,7 +20,7 @@ use super::{base_max_tokens, data_url, header_list, parse_event_json};
 use crate::assemble::Assembler;
 use crate::event::{AssistantStream, DoneReason};
 use crate::failure::{Failure, FailureKind};
-use crate::http::{Decoder, HttpRequest, RawTexts, Step, spawn_stream};
+use crate::http::{Decoder, HttpRequest, RawTexts, Step};
 use crate::model::{Model, ThinkingLevel};
 use crate::provider::{Context, Provider, StreamOptions};
 use crate::sse::SseEvent;
@@ -34,13 +34,7 @@ pub struct OpenAiResponsesProvider;
 impl Provider for OpenAiResponsesProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        spawn_stream(
-            model,
-            request,
-            options.cancel.clone(),
-            crate::provider::RequestHooks::of(&options),
-            ResponsesDecoder::default(),
-        )
+        super::send(model, request, &options, ResponsesDecoder::default())
     }
 }
 
