@@ -185,6 +185,9 @@ pub struct Preferences {
     pub terminal_progress: bool,
     /// `images.autoResize`: attached images are fitted to what models accept.
     pub fit_images: bool,
+    /// `warnings.anthropicExtraUsage`: warn when an `anthropic` model runs on a Claude
+    /// subscription.
+    pub warn_extra_usage: bool,
 }
 
 impl Default for Preferences {
@@ -198,6 +201,7 @@ impl Default for Preferences {
             quiet_startup: false,
             terminal_progress: false,
             fit_images: true,
+            warn_extra_usage: true,
         }
     }
 }
@@ -222,8 +226,18 @@ impl Preferences {
             quiet_startup: settings.quiet_startup && !verbose,
             terminal_progress: settings.terminal.show_terminal_progress,
             fit_images: settings.images.auto_resize,
+            warn_extra_usage: settings.warnings.anthropic_extra_usage,
         }
     }
+}
+
+/// Where pi's extra-usage warning stands (see [`State::extra_usage`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ExtraUsageCheck {
+    /// The warning was shown; it is not shown again.
+    pub shown: bool,
+    /// The `provider/id` of the model last checked; a check runs again when it changes.
+    pub checked_model: Option<String>,
 }
 
 /// Which theme to show (the `theme` setting; none: by the terminal's background) and where
@@ -338,6 +352,9 @@ pub struct State {
     /// `/login PROVIDER` typed before the list of logins came: started once it comes (a
     /// subscription's login, or another provider's key).
     pub pending_login: Option<String>,
+    /// pi's warning that a Claude subscription is billed as extra usage: whether it was
+    /// shown (once per TUI, as pi), and the model last checked for it.
+    pub extra_usage: ExtraUsageCheck,
     /// sends the cancellation.
     pub cancel_login_on_first_step: bool,
     /// Token and cost sums.
@@ -429,6 +446,7 @@ impl State {
             auth_providers: Vec::new(),
             cancel_login_on_first_step: false,
             pending_login: None,
+            extra_usage: ExtraUsageCheck::default(),
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

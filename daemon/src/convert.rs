@@ -99,6 +99,9 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
             auto_resize: settings.auto_resize_images,
             block_images: settings.block_images,
         },
+        warnings: pi_protocol::v1::WarningsSettings {
+            anthropic_extra_usage: settings.tui.warn_anthropic_extra_usage,
+        },
     }
 }
 

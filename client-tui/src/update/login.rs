@@ -98,6 +98,7 @@ pub(super) fn providers_listed(
     effects: &mut Vec<Effect>,
 ) {
     state.auth_providers = providers;
+    warn_extra_usage(state);
     if let Some(provider) = state.pending_login.take()
         && matches!(
             state.overlay,
@@ -346,4 +347,58 @@ pub(super) fn logged_out_reply(
     // Its models have no key any more (or another one).
     state.models.clear();
     effects.push(Effect::Request(Request::ListModels));
+}
+
+/// pi's words when an `anthropic` model runs on a Claude subscription.
+pub const EXTRA_USAGE_WARNING: &str = "Anthropic subscription auth is active. Third-party \
+    harness usage draws from extra usage and is billed per token, not your Claude plan limits. \
+    Manage extra usage at https://claude.ai/settings/usage.";
+
+/// After the session's model or the settings changed: when the model is `anthropic`'s, not
+/// checked yet, and the warning is on and not shown, asks `auth/list` how it is paid for
+/// (answered in [`warn_extra_usage`]).
+pub(super) fn check_extra_usage(state: &mut State, effects: &mut Vec<Effect>) {
+    if state.extra_usage.shown || !state.prefs.warn_extra_usage {
+        return;
+    }
+    let Some(model) = state
+        .session
+        .as_ref()
+        .and_then(|session| session.model.as_ref())
+    else {
+        return;
+    };
+    if model.provider != "anthropic" {
+        return;
+    }
+    let spec = format!("{}/{}", model.provider, model.id);
+    if state.extra_usage.checked_model.as_ref() == Some(&spec) {
+        return;
+    }
+    state.extra_usage.checked_model = Some(spec);
+    effects.push(Effect::Request(Request::AuthList));
+}
+
+/// Shows pi's extra-usage warning once, when the session's model is `anthropic`'s and
+/// `auth/list` says its key is a subscription's (a login, or an `sk-ant-oat` token).
+fn warn_extra_usage(state: &mut State) {
+    if state.extra_usage.shown || !state.prefs.warn_extra_usage {
+        return;
+    }
+    let on_anthropic = state
+        .session
+        .as_ref()
+        .and_then(|session| session.model.as_ref())
+        .is_some_and(|model| model.provider == "anthropic");
+    let subscription = state.auth_providers.iter().any(|status| {
+        status.provider == "anthropic"
+            && (matches!(status.source, Some(AuthSource::Login { .. }))
+                || status.subscription_token)
+    });
+    if on_anthropic && subscription {
+        state.extra_usage.shown = true;
+        state
+            .transcript
+            .notice(crate::transcript::NoticeLevel::Warning, EXTRA_USAGE_WARNING);
+    }
 }

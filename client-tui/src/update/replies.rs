@@ -53,6 +53,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             if apply_settings(state, &settings) {
                 effects.push(Effect::LoadTheme(state.theme_choice.clone()));
             }
+            super::login::check_extra_usage(state, effects);
         }
         Reply::Sessions(sessions) => sessions_picked(state, sessions),
         Reply::Agents { parent, children } => agents_picked(state, parent, children),

@@ -92,6 +92,7 @@ pub(super) fn on_attached(state: &mut State, attachment: Attachment, effects: &m
     state.clients = snapshot.clients;
     state.session = Some(snapshot.info);
     state.connection = Connection::Live;
+    super::login::check_extra_usage(state, effects);
     if state.models.is_empty() {
         effects.push(Effect::Request(Request::ListModels));
     }
@@ -252,6 +253,7 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             if let Some(session) = &mut state.session {
                 session.last_seq = last_seq;
             }
+            super::login::check_extra_usage(state, effects);
         }
         SessionEvent::AutoRetryStart {
             attempt,

@@ -35,6 +35,7 @@ fn status(
         name: name.to_owned(),
         subscription,
         source,
+        subscription_token: false,
     }
 }
 
@@ -430,4 +431,78 @@ fn slash_login_stores_an_api_key_typed_unseen() {
     harness.send(key(KeyCode::Esc));
     assert_eq!(requests(harness.take_effects()), []);
     assert!(harness.state.overlay.is_none());
+}
+
+/// The transcript's lines as text.
+fn transcript(harness: &mut Harness) -> String {
+    harness.screen(200, 40)
+}
+
+#[test]
+fn a_claude_subscription_gets_pis_extra_usage_warning_once() {
+    let mut harness = Harness::attached(Vec::new());
+    // The session runs an `anthropic` model: how it is paid for is asked once.
+    assert!(requests(harness.take_effects()).contains(&Request::AuthList));
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
+    let screen = transcript(&mut harness);
+    assert!(
+        screen.contains("Anthropic subscription auth is active. Third-party harness usage draws"),
+        "{screen}"
+    );
+    assert_eq!(screen.matches("Anthropic subscription auth").count(), 1);
+    // Listed again (by /login): not said twice.
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
+    let screen = transcript(&mut harness);
+    assert_eq!(
+        screen.matches("Anthropic subscription auth").count(),
+        1,
+        "{screen}"
+    );
+}
+
+#[test]
+fn a_subscription_token_given_as_a_key_warns_and_a_plain_key_does_not() {
+    let key = |subscription_token| {
+        let mut status = status(
+            "anthropic",
+            "Anthropic (Claude Pro/Max)",
+            true,
+            Some(AuthSource::Environment {
+                variable: "ANTHROPIC_API_KEY".to_owned(),
+            }),
+        );
+        status.subscription_token = subscription_token;
+        vec![status]
+    };
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.send(Input::Reply(Reply::AuthProviders(key(false))));
+    assert!(!transcript(&mut harness).contains("Anthropic subscription auth"));
+    harness.send(Input::Reply(Reply::AuthProviders(key(true))));
+    assert!(transcript(&mut harness).contains("Anthropic subscription auth is active"));
+}
+
+#[test]
+fn warnings_anthropic_extra_usage_false_keeps_it_quiet() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.send(Input::Reply(settings(
+        serde_json::json!({"warnings": {"anthropicExtraUsage": false}}),
+    )));
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
+    assert!(!transcript(&mut harness).contains("Anthropic subscription auth"));
+}
+
+#[test]
+fn no_extra_usage_check_for_other_providers() {
+    let mut harness = Harness::new();
+    let mut session = info(0);
+    session.model = Some(ModelRef {
+        provider: "openai".to_owned(),
+        id: "gpt-5".to_owned(),
+    });
+    harness.attach(session, Vec::new());
+    assert!(!requests(harness.take_effects()).contains(&Request::AuthList));
+    harness.send(Input::Reply(Reply::AuthProviders(providers())));
+    assert!(!transcript(&mut harness).contains("Anthropic subscription auth"));
 }

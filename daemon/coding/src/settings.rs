@@ -149,6 +149,9 @@ pub struct TuiSettings {
     /// `terminal.showTerminalProgress`: the terminal's progress indicator (OSC 9;4) while a
     /// run or a compaction goes on.
     pub show_terminal_progress: bool,
+    /// `warnings.anthropicExtraUsage`: warn once when an `anthropic` model runs on a Claude
+    /// subscription login, whose use by other programs is billed as extra usage.
+    pub warn_anthropic_extra_usage: bool,
 }
 
 impl Default for TuiSettings {
@@ -162,6 +165,7 @@ impl Default for TuiSettings {
             quiet_startup: false,
             code_block_indent: "  ".to_owned(),
             show_terminal_progress: false,
+            warn_anthropic_extra_usage: true,
         }
     }
 }
@@ -185,6 +189,8 @@ pub struct TuiLayer {
     pub code_block_indent: Option<String>,
     /// `terminal.showTerminalProgress`.
     pub show_terminal_progress: Option<bool>,
+    /// `warnings.anthropicExtraUsage`.
+    pub warn_anthropic_extra_usage: Option<bool>,
 }
 
 /// `branchSummary.*` (pi §5.8).
@@ -579,6 +585,10 @@ impl Settings {
         set(
             &mut tui.show_terminal_progress,
             &given.show_terminal_progress,
+        );
+        set(
+            &mut tui.warn_anthropic_extra_usage,
+            &given.warn_anthropic_extra_usage,
         );
         set(&mut self.discover_skills, &layer.discover_skills);
         set(

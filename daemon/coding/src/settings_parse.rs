@@ -44,10 +44,6 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
         "websockets",
         "the daemon streams every provider over HTTP (server-sent events)",
     ),
-    (
-        "warnings",
-        "its warnings are about Claude subscription logins, which the daemon does not use yet",
-    ),
 ];
 
 /// The layer each settings file last parsed to, by path: what a bad edit of the file falls back
@@ -526,6 +522,17 @@ impl LayerReader<'_> {
                                 "the TUI draws whole frames on the alternate screen, so rows a \
                                  shrinking view leaves are always cleared",
                             ),
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
+                "warnings" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("warnings.{sub}");
+                        match sub.as_str() {
+                            "anthropicExtraUsage" => {
+                                layer.tui.warn_anthropic_extra_usage = self.boolean(&dotted, value);
+                            }
                             _ => self.unknown(&dotted),
                         }
                     }

@@ -31,6 +31,11 @@ pub struct AuthProviderStatus {
     /// Where its key comes from now; absent when it has none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<AuthSource>,
+    /// The key given as an API key is a subscription's token all the same (Claude's
+    /// `sk-ant-oat…`), so requests are billed as the subscription's. Not looked at for keys
+    /// `models.json` computes.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub subscription_token: bool,
 }
 
 /// Where a provider's key comes from.

@@ -147,6 +147,9 @@ pub struct EffectiveSettings {
     /// pi's `images.*`.
     #[serde(default)]
     pub images: ImagesSettings,
+    /// pi's `warnings.*`.
+    #[serde(default)]
+    pub warnings: WarningsSettings,
     /// pi's `theme`: the TUI's theme (`dark`, `light`, or a custom theme's name); absent: by
     /// the terminal's background.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -154,6 +157,24 @@ pub struct EffectiveSettings {
     /// pi's `themes`: extra theme files or directories, absolute; `-` or `!` in front excludes.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub themes: Vec<String>,
+}
+
+/// `warnings`: which of pi's warnings clients show.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WarningsSettings {
+    /// Warn once when an `anthropic` model runs on a Claude subscription (a login, or an
+    /// `sk-ant-oat` token given as a key): other programs' use of it is billed as extra
+    /// usage, not from the plan's limits.
+    pub anthropic_extra_usage: bool,
+}
+
+impl Default for WarningsSettings {
+    fn default() -> Self {
+        WarningsSettings {
+            anthropic_extra_usage: true,
+        }
+    }
 }
 
 /// `images`.

@@ -227,13 +227,13 @@ impl TempDaemon {
                 crate::peers::dir().join("node_modules"),
             )
             .env_remove("PI_LOG_FORMAT")
-            .envs(self.launch_env.iter().map(|(name, value)| (name, value)))
             .stdin(Stdio::null())
             .kill_on_drop(true);
-        // Keys of the machine running the tests must not leak into them.
+        // Keys of the machine running the tests must not leak into them (a test's own do).
         for name in PROVIDER_KEY_VARIABLES {
             command.env_remove(name);
         }
+        command.envs(self.launch_env.iter().map(|(name, value)| (name, value)));
         command
     }
 

@@ -1504,6 +1504,12 @@ export interface AuthProviderStatus {
    * `auth/login` can log in to it with a subscription.
    */
   subscription: boolean;
+  /**
+   * The key given as an API key is a subscription's token all the same (Claude's
+   * `sk-ant-oat…`), so requests are billed as the subscription's. Not looked at for keys
+   * `models.json` computes.
+   */
+  subscriptionToken?: boolean;
 }
 /**
  * Logs in to a subscription (pi's `/login`) and stores the tokens in `auth.json`, which
@@ -6694,6 +6700,7 @@ export interface EffectiveSettings {
    * `user-only`, `labeled-only` or `all`).
    */
   treeFilterMode?: string;
+  warnings?: WarningsSettings;
 }
 /**
  * Branch summaries.
@@ -6790,6 +6797,17 @@ export interface TerminalSettings {
    * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
    */
   showTerminalProgress: boolean;
+}
+/**
+ * pi's `warnings.*`.
+ */
+export interface WarningsSettings {
+  /**
+   * Warn once when an `anthropic` model runs on a Claude subscription (a login, or an
+   * `sk-ant-oat` token given as a key): other programs' use of it is billed as extra
+   * usage, not from the plan's limits.
+   */
+  anthropicExtraUsage: boolean;
 }
 /**
  * Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
@@ -8183,6 +8201,7 @@ export interface EffectiveSettings1 {
    * `user-only`, `labeled-only` or `all`).
    */
   treeFilterMode?: string;
+  warnings?: WarningsSettings;
 }
 /**
  * `images`.
@@ -8264,6 +8283,20 @@ export interface TerminalSettings1 {
    * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
    */
   showTerminalProgress: boolean;
+}
+/**
+ * `warnings`: which of pi's warnings clients show.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WarningsSettings".
+ */
+export interface WarningsSettings1 {
+  /**
+   * Warn once when an `anthropic` model runs on a Claude subscription (a login, or an
+   * `sk-ant-oat` token given as a key): other programs' use of it is billed as extra
+   * usage, not from the plan's limits.
+   */
+  anthropicExtraUsage: boolean;
 }
 /**
  * An answer: `value` (select, input, editor), `confirmed` (confirm), or `cancelled`.

@@ -81,15 +81,38 @@ pub async fn list(
                     },
                     KeySource::Explicit => AuthSource::Explicit,
                 });
+            // pi's test for a Claude subscription token given as a key; keys a command or
+            // another variable computes are not looked at (no command runs for a list).
+            let subscription_token = provider == "anthropic"
+                && matches!(
+                    source,
+                    Some(
+                        AuthSource::ApiKey { .. }
+                            | AuthSource::Environment { .. }
+                            | AuthSource::Explicit
+                    )
+                )
+                && off_the_loop(|| registry.resolve_key(&provider))
+                    .is_ok_and(|resolved| resolved.key.expose().starts_with("sk-ant-oat"));
             AuthProviderStatus {
                 provider,
                 name,
                 subscription,
                 source,
+                subscription_token,
             }
         })
         .collect();
     Ok(AuthListResponse { providers })
+}
+
+/// Runs `work`, which may read files or run a key's command, without holding up the other
+/// tasks of a multi-threaded runtime.
+fn off_the_loop<T>(work: impl FnOnce() -> T) -> T {
+    match tokio::runtime::Handle::try_current().map(|handle| handle.runtime_flavor()) {
+        Ok(tokio::runtime::RuntimeFlavor::MultiThread) => tokio::task::block_in_place(work),
+        _ => work(),
+    }
 }
 
 /// `auth/login`.

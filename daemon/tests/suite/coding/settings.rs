@@ -531,6 +531,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("quietStartup", json!(true)),
         ("markdown", json!({"codeBlockIndent": "    "})),
         ("terminal", json!({"showTerminalProgress": true})),
+        ("warnings", json!({"anthropicExtraUsage": false})),
         // Read by the extension host with pi's own package manager.
         ("extensions", json!([])),
         ("packages", json!([])),
@@ -541,7 +542,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("transport", json!("sse")),
         ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
-        ("warnings", json!({"anthropicExtraUsage": false})),
     ];
     // Keys of sections named one by one: `terminal`'s others.
     let not_applied_subkeys = [
@@ -615,6 +615,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert_eq!((tui.editor_padding_x, tui.autocomplete_max_visible), (2, 8));
     assert!(tui.show_hardware_cursor && tui.quiet_startup && tui.show_terminal_progress);
     assert_eq!(tui.code_block_indent, "    ");
+    assert!(!tui.warn_anthropic_extra_usage);
 
     // The others: one "not applied" diagnostic each, naming the key and why.
     let named: Vec<(String, String)> = diagnostics

@@ -382,3 +382,48 @@ async fn an_acp_editor_authenticates_with_a_chatgpt_login() {
     assert_eq!(stored["openai-codex"]["accountId"], "acct-123");
     assert_eq!(auth.violations(), Vec::<String>::new());
 }
+
+/// pi warns that a Claude subscription is billed as extra usage when it is a login, and
+/// when its token is given as a key: `auth/list` says which keys are such tokens.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn auth_list_names_a_subscription_token_given_as_a_key() {
+    let daemon = TempDaemon::start_with_env(
+        &workspace_binary("pid"),
+        "",
+        &[],
+        &[("ANTHROPIC_API_KEY", "sk-ant-oat01-not-a-real-token")],
+    )
+    .await;
+    let (client, _events) = daemon.client().await;
+    let anthropic = |listed: pi_protocol::v1::AuthListResponse| {
+        listed
+            .providers
+            .into_iter()
+            .find(|status| status.provider == "anthropic")
+            .unwrap()
+    };
+    let listed = anthropic(client.call::<AuthList>(&AuthListParams {}).await.unwrap());
+    assert!(
+        matches!(&listed.source, Some(AuthSource::Environment { variable }) if variable == "ANTHROPIC_API_KEY"),
+        "{listed:?}"
+    );
+    assert!(listed.subscription_token, "{listed:?}");
+    // An API key in auth.json wins over the variable, and is not a subscription's.
+    let mut store = pictl(&daemon, &["login", "--key", "anthropic"])
+        .spawn()
+        .unwrap();
+    store
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"sk-ant-api03-plain\n")
+        .await
+        .unwrap();
+    assert!(store.wait_with_output().await.unwrap().status.success());
+    let listed = anthropic(client.call::<AuthList>(&AuthListParams {}).await.unwrap());
+    assert!(
+        matches!(&listed.source, Some(AuthSource::ApiKey { .. })),
+        "{listed:?}"
+    );
+    assert!(!listed.subscription_token, "{listed:?}");
+}
