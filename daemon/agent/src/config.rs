@@ -62,6 +62,9 @@ pub struct RunConfig {
     pub thinking_budgets: pi_llm::ThinkingBudgets,
     /// How long a provider may take to answer a request (pi's `retry.provider.timeoutMs`).
     pub request_timeout: Option<std::time::Duration>,
+    /// How often a request is sent again before a failure is the agent's (pi's
+    /// `retry.provider.maxRetries`).
+    pub provider_retries: Option<u32>,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION`).
     pub cache_retention: pi_llm::CacheRetention,
     /// The session's environment, for providers that read more than a key (Azure).

@@ -223,6 +223,7 @@ impl Run<'_> {
                 response: self.config.response_hook.clone(),
                 thinking_budgets: self.config.thinking_budgets,
                 request_timeout: self.config.request_timeout,
+                provider_retries: self.config.provider_retries,
                 cache_retention: self.config.cache_retention,
                 env: self.config.env.clone(),
                 ..StreamOptions::default()

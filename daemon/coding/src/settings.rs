@@ -215,6 +215,9 @@ pub struct RetrySettings {
     pub max_delay_ms: u64,
     /// `retry.provider.timeoutMs`: how long a provider may take to answer a request.
     pub provider_timeout_ms: Option<u64>,
+    /// `retry.provider.maxRetries`: how often a request is sent again before the agent's
+    /// retries see its failure, for the wire formats pi sends through its SDKs; unset: never.
+    pub provider_max_retries: Option<u32>,
 }
 
 /// A `skills` / `prompts` entry, resolved to an absolute path.
@@ -269,6 +272,8 @@ pub struct SettingsLayer {
     pub retry_max_delay_ms: Option<u64>,
     /// `retry.provider.timeoutMs`.
     pub retry_provider_timeout_ms: Option<u64>,
+    /// `retry.provider.maxRetries`.
+    pub retry_provider_max_retries: Option<u32>,
     /// `shellPath`.
     pub shell_path: Option<String>,
     /// `shellCommandPrefix`.
@@ -456,6 +461,7 @@ impl Default for Settings {
                 base_delay_ms: 2_000,
                 max_delay_ms: 60_000,
                 provider_timeout_ms: None,
+                provider_max_retries: None,
             },
             shell_path: None,
             shell_command_prefix: None,
@@ -553,6 +559,10 @@ impl Settings {
         set_option(
             &mut self.retry.provider_timeout_ms,
             &layer.retry_provider_timeout_ms,
+        );
+        set_option(
+            &mut self.retry.provider_max_retries,
+            &layer.retry_provider_max_retries,
         );
         set_option(&mut self.shell_path, &layer.shell_path);
         set_option(&mut self.shell_command_prefix, &layer.shell_command_prefix);

@@ -333,11 +333,11 @@ impl LayerReader<'_> {
                                             layer.retry_provider_timeout_ms =
                                                 self.integer(&dotted, value);
                                         }
-                                        "maxRetries" => self.not_applied(
-                                            &dotted,
-                                            "the daemon's requests are not retried on their \
-                                             own; `retry.maxRetries` governs retries",
-                                        ),
+                                        "maxRetries" => {
+                                            layer.retry_provider_max_retries = self
+                                                .integer(&dotted, value)
+                                                .and_then(|n| u32::try_from(n).ok());
+                                        }
                                         _ => self.unknown(&dotted),
                                     }
                                 }

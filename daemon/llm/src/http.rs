@@ -296,6 +296,7 @@ pub fn spawn_stream<D: Decoder>(
                     cancel,
                     heard: hooks.response,
                     timeout: hooks.timeout,
+                    retries: hooks.retries,
                 };
                 run(request, sent, assembler, decoder).await
             }
@@ -355,6 +356,7 @@ struct Sending {
     cancel: CancellationToken,
     heard: Option<crate::provider::ResponseHook>,
     timeout: Option<Duration>,
+    retries: u32,
 }
 
 async fn run<D: Decoder>(
@@ -367,6 +369,7 @@ async fn run<D: Decoder>(
         cancel,
         heard,
         timeout,
+        retries,
     } = sending;
     assembler.redact(
         request
@@ -379,10 +382,46 @@ async fn run<D: Decoder>(
         return assembler.abort().await;
     }
     let provider = assembler.message().provider.clone();
-    let response = tokio::select! {
-        biased;
-        () = cancel.cancelled() => return assembler.abort().await,
-        response = send(request, &provider, timeout) => response,
+    let wire = Wire {
+        url: request.url,
+        headers: request.headers,
+        body: request.body,
+    };
+    let mut attempt = 0;
+    let response = loop {
+        let answer = tokio::select! {
+            biased;
+            () = cancel.cancelled() => return assembler.abort().await,
+            answer = send(&wire, &provider, timeout) => answer,
+        };
+        let asked = match &answer {
+            _ if attempt >= retries => break answer,
+            Err(_) => None,
+            Ok(response) if sdk_retries(response) => retry_after_from_headers(response.headers()),
+            Ok(_) => break answer,
+        };
+        // As the SDKs: the wait the provider asks for when under a minute, else a backoff.
+        let wait = asked
+            .filter(|wait| *wait < Duration::from_secs(60))
+            .unwrap_or_else(|| sdk_backoff(attempt));
+        tracing::info!(
+            provider,
+            attempt = attempt + 1,
+            retries,
+            wait_ms = wait.as_millis() as u64,
+            failure = %match &answer {
+                Ok(response) => response.status().to_string(),
+                Err((message, _)) => message.clone(),
+            },
+            "sending the request again (retry.provider.maxRetries)"
+        );
+        drop(answer);
+        attempt += 1;
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return assembler.abort().await,
+            () = tokio::time::sleep(wait) => {}
+        }
     };
     let response = match response {
         Ok(response) => response,
@@ -419,8 +458,44 @@ async fn run<D: Decoder>(
     stream_body(response, cancel, assembler, decoder).await;
 }
 
+/// Whether Anthropic's and OpenAI's SDKs send a request that got `response` again: as the
+/// server's `x-should-retry` says, else for 408, 409, 429 and 5xx.
+fn sdk_retries(response: &reqwest::Response) -> bool {
+    match response
+        .headers()
+        .get("x-should-retry")
+        .and_then(|value| value.to_str().ok())
+    {
+        Some("true") => true,
+        Some("false") => false,
+        _ => {
+            let status = response.status().as_u16();
+            matches!(status, 408 | 409 | 429) || status >= 500
+        }
+    }
+}
+
+/// The SDKs' wait before retry `attempt + 1`: half a second doubled per retry done, at most
+/// 8 s, less up to a quarter at random.
+fn sdk_backoff(attempt: u32) -> Duration {
+    let seconds = (0.5 * 2f64.powi(attempt.min(16) as i32)).min(8.0);
+    let mut bytes = [0u8; 2];
+    let fraction = match getrandom::fill(&mut bytes) {
+        Ok(()) => f64::from(u16::from_le_bytes(bytes)) / f64::from(u16::MAX),
+        Err(_) => 0.5,
+    };
+    Duration::from_secs_f64(seconds * (1.0 - fraction * 0.25))
+}
+
+/// What goes on the wire for a signed request, sent as often as it is retried.
+struct Wire {
+    url: String,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+}
+
 async fn send(
-    request: EncodedRequest,
+    request: &Wire,
     provider: &str,
     timeout: Option<Duration>,
 ) -> Result<reqwest::Response, (String, Failure)> {
@@ -438,8 +513,12 @@ async fn send(
         }
         headers.insert(header_name, header_value);
     }
-    let EncodedRequest { url, body, .. } = request;
-    let sent = client.post(&url).headers(headers).body(body).send();
+    let url = &request.url;
+    let sent = client
+        .post(url)
+        .headers(headers)
+        .body(request.body.clone())
+        .send();
     let answered = match timeout {
         Some(limit) => match tokio::time::timeout(limit, sent).await {
             Ok(answered) => answered,
@@ -447,7 +526,7 @@ async fn send(
                 let message = format!(
                     "connection error: provider \"{provider}\" at {} did not answer within {} \
                      ms (retry.provider.timeoutMs in settings.json); raise it for slow servers",
-                    without_query(&url),
+                    without_query(url),
                     limit.as_millis()
                 );
                 return Err((message, Failure::new(FailureKind::Connection)));
@@ -456,7 +535,7 @@ async fn send(
         None => sent.await,
     };
     answered.map_err(|error| {
-        let message = connection_error(provider, &url, &error);
+        let message = connection_error(provider, url, &error);
         // The whole chain is for the log; the person reads the one line.
         tracing::warn!(
             provider,

@@ -121,6 +121,13 @@ pub struct StreamOptions {
     /// the request fails as a connection error, which the agent retries (pi's
     /// `retry.provider.timeoutMs`); `None`: no limit beyond the client's own.
     pub request_timeout: Option<std::time::Duration>,
+    /// pi's `retry.provider.maxRetries`: how often the client library pi uses for a wire
+    /// format (Anthropic's and OpenAI's SDKs: `anthropic-messages`, `openai-completions`,
+    /// `openai-responses`, `azure-openai-responses`) sends a request again, unseen, after a
+    /// connection error or a 408, 409, 429 or 5xx status, before the agent's own retries
+    /// (`retry.*`) see the failure. `None`: no such retries (every retry is the agent's, and
+    /// shown).
+    pub provider_retries: Option<u32>,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION=long`).
     pub cache_retention: CacheRetention,
     /// The environment the request's session sees (its client's), for the providers that read
@@ -218,6 +225,9 @@ pub struct RequestHooks {
     pub response: Option<ResponseHook>,
     /// How long the provider may take to answer ([`StreamOptions::request_timeout`]).
     pub timeout: Option<std::time::Duration>,
+    /// Times a request that failed before its response began is sent again on its own
+    /// ([`StreamOptions::provider_retries`]); 0 for wire formats pi's SDKs do not retry.
+    pub retries: u32,
 }
 
 impl RequestHooks {
@@ -227,6 +237,7 @@ impl RequestHooks {
             payload: options.payload.clone(),
             response: options.response.clone(),
             timeout: options.request_timeout,
+            retries: options.provider_retries.unwrap_or(0),
         }
     }
 }

@@ -155,6 +155,7 @@ mod tests {
             base_delay_ms: 2000,
             max_delay_ms: 60_000,
             provider_timeout_ms: None,
+            provider_max_retries: None,
         }
     }
 

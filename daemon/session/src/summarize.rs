@@ -82,6 +82,7 @@ impl SummaryModel {
             response: None,
             thinking_budgets: pi_llm::ThinkingBudgets::default(),
             request_timeout: None,
+            provider_retries: None,
             cache_retention: pi_llm::CacheRetention::from_env_value(
                 std::env::var("PI_CACHE_RETENTION").ok().as_deref(),
             ),

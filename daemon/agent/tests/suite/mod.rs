@@ -45,6 +45,7 @@ pub fn config(
         thinking_budgets: pi_llm::ThinkingBudgets::default(),
         block_images: false,
         request_timeout: None,
+        provider_retries: None,
         cache_retention: pi_llm::CacheRetention::Short,
         env: None,
     }

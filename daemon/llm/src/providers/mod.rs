@@ -182,14 +182,21 @@ pub(crate) fn send<D: crate::http::Decoder>(
     options: &StreamOptions,
     decoder: D,
 ) -> AssistantStream {
-    crate::http::spawn_stream(
-        model,
-        request,
-        options.cancel.clone(),
-        crate::provider::RequestHooks::of(options),
-        decoder,
-    )
+    let mut hooks = crate::provider::RequestHooks::of(options);
+    if !SDK_RETRIED.contains(&model.api.as_str()) {
+        hooks.retries = 0;
+    }
+    crate::http::spawn_stream(model, request, options.cancel.clone(), hooks, decoder)
 }
+
+/// The wire formats whose requests pi sends through a client library that retries them on
+/// its own (Anthropic's and OpenAI's SDKs, with `retry.provider.maxRetries`).
+const SDK_RETRIED: [&str; 4] = [
+    ANTHROPIC_MESSAGES,
+    OPENAI_COMPLETIONS,
+    OPENAI_RESPONSES,
+    AZURE_OPENAI_RESPONSES,
+];
 
 /// pi's base output cap: the caller's value, else `min(model.maxTokens, 32000)`.
 pub(crate) fn base_max_tokens(model: &Model, options: &StreamOptions) -> u64 {

@@ -504,7 +504,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         (
             "retry",
             json!({"enabled": false, "maxRetries": 9, "baseDelayMs": 10,
-            "provider": {"maxRetryDelayMs": 5000, "timeoutMs": 120000}}),
+            "provider": {"maxRetryDelayMs": 5000, "timeoutMs": 120000, "maxRetries": 2}}),
         ),
         ("shellPath", json!("/bin/zsh")),
         ("shellCommandPrefix", json!("set -e")),
@@ -587,6 +587,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         "retry.provider.maxRetryDelayMs"
     );
     assert_eq!(settings.retry.provider_timeout_ms, Some(120_000));
+    assert_eq!(settings.retry.provider_max_retries, Some(2));
     assert_eq!(settings.shell_path.as_deref(), Some("/bin/zsh"));
     assert_eq!(settings.shell_command_prefix.as_deref(), Some("set -e"));
     assert_eq!(settings.skills.len(), 1);
@@ -652,8 +653,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         "{named:?}"
     );
 
-    // `retry.provider.maxRetries` is said once, while `timeoutMs` and `images.autoResize`
-    // apply.
+    // `retry.provider.*` and `images.autoResize` apply, with nothing to say.
     let tree = Tree::new(&[(
         "pi/settings.json",
         r#"{"images": {"autoResize": true}, "retry": {"provider": {"timeoutMs": 1, "maxRetries": 2}}}"#,
@@ -663,11 +663,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ..ResourceRoots::default()
     };
     let (settings, diagnostics) = roots.load_settings(None);
-    let keys: Vec<&str> = diagnostics
-        .iter()
-        .filter_map(|d| d.key.as_deref())
-        .collect();
-    assert_eq!(keys, ["retry.provider.maxRetries"]);
+    assert!(diagnostics.is_empty(), "{diagnostics:?}");
     assert_eq!(settings.retry.provider_timeout_ms, Some(1));
+    assert_eq!(settings.retry.provider_max_retries, Some(2));
     assert!(settings.auto_resize_images, "pi's default");
 }

@@ -195,3 +195,59 @@ async fn a_pending_retry_can_be_cancelled_and_auth_errors_are_not_retried() {
     );
     world.server.assert_done(2);
 }
+
+/// pi's `retry.provider.maxRetries`: the provider's client sends a failed request again
+/// before the agent sees the failure, so two rate limits end in the reply with no automatic
+/// retry of the agent's and no failed reply in the tree.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retry_provider_max_retries_retries_below_the_agent() {
+    let settings = (
+        ".pi/agent/settings.json",
+        serde_json::json!({"retry": {"enabled": true, "maxRetries": 3, "baseDelayMs": 1,
+            "provider": {"maxRetries": 2}}})
+        .to_string(),
+    );
+    let world = World::start_with("anthropic-messages", &[settings]).await;
+    let (client, mut events) = world.client().await;
+    let session = world.attached_session(&client).await;
+    for _ in 0..2 {
+        world.server.push(
+            Turn::api_error(429, ScriptErrorKind::RateLimit, "Slow down")
+                .header("retry-after-ms", "5"),
+        );
+    }
+    world.server.push(Turn::reply().text("Through."));
+    client
+        .call::<SessionPrompt>(&prompt(&session.id, "hello"))
+        .await
+        .unwrap();
+    let seen = run_events(&mut events, &session.id).await;
+    assert!(
+        !seen
+            .iter()
+            .any(|event| kind(event).starts_with("auto_retry")),
+        "{seen:?}"
+    );
+    let read = client
+        .call::<SessionRead>(&SessionReadParams {
+            session_id: session.id.clone(),
+            scope: ReadScope::Branch,
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    let stops: Vec<StopReason> = read
+        .entries
+        .iter()
+        .filter_map(|record| match &record.entry {
+            SessionEntry::Message {
+                message: AgentMessage::Assistant(assistant),
+                ..
+            } => Some(assistant.stop_reason),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(stops, [StopReason::Stop]);
+    world.server.assert_done(3);
+}

@@ -350,3 +350,132 @@ async fn failures_the_policy_does_not_retry() {
     server.assert_done(decisions.len());
     insta::assert_snapshot!(decisions.join("\n"));
 }
+
+/// pi's `retry.provider.maxRetries`: the formats pi sends through Anthropic's and OpenAI's
+/// SDKs send a request again after a 429 or a 5xx (waiting what the server asks for) until
+/// one succeeds or the retries are spent; what the server marks not retryable, and other
+/// formats, are not sent again; unset, nothing is.
+#[tokio::test]
+async fn retry_provider_max_retries_sends_the_request_again_as_the_sdks_do() {
+    let with_retries = |retries| pi_llm::StreamOptions {
+        provider_retries: retries,
+        ..options()
+    };
+    let busy = || {
+        Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+            .header("retry-after-ms", "10")
+    };
+    for api in [
+        "anthropic-messages",
+        "openai-completions",
+        "openai-responses",
+    ] {
+        // Two failures, two retries: the third request answers.
+        let server = ModelServer::start().await;
+        server.push(busy());
+        server.push(Turn::api_error(
+            500,
+            ScriptErrorKind::Server,
+            "Internal server error",
+        ));
+        server.push(Turn::reply().text("Endlich."));
+        let ran = run(&model(&server, api), &ask("Hi"), with_retries(Some(2))).await;
+        assert_eq!(ran.message.stop_reason, StopReason::Stop, "{api}");
+        assert!(
+            matches!(&ran.message.content[..], [pi_llm::AssistantContent::Text(text)] if text.text == "Endlich."),
+            "{api}: {:?}",
+            ran.message.content
+        );
+        server.assert_done(3);
+
+        // Spent: the last failure is the stream's.
+        let server = ModelServer::start().await;
+        server.push(busy());
+        server.push(busy());
+        let ran = run(&model(&server, api), &ask("Hi"), with_retries(Some(1))).await;
+        assert_eq!(
+            ran.message.failure.map(|failure| failure.kind),
+            Some(FailureKind::RateLimited),
+            "{api}"
+        );
+        server.assert_done(2);
+
+        // The server says not to.
+        let server = ModelServer::start().await;
+        server.push(busy().header("x-should-retry", "false"));
+        let ran = run(&model(&server, api), &ask("Hi"), with_retries(Some(3))).await;
+        assert_eq!(ran.message.stop_reason, StopReason::Error, "{api}");
+        server.assert_done(1);
+
+        // Unset: not retried.
+        let server = ModelServer::start().await;
+        server.push(busy());
+        let ran = run(&model(&server, api), &ask("Hi"), with_retries(None)).await;
+        assert_eq!(ran.message.stop_reason, StopReason::Error, "{api}");
+        server.assert_done(1);
+    }
+    // A 400 is the caller's mistake: never sent again.
+    let server = ModelServer::start().await;
+    server.push(Turn::api_error(
+        400,
+        ScriptErrorKind::InvalidRequest,
+        "tools.0: bad schema",
+    ));
+    let ran = run(
+        &model(&server, "anthropic-messages"),
+        &ask("Hi"),
+        with_retries(Some(3)),
+    )
+    .await;
+    assert_eq!(ran.message.stop_reason, StopReason::Error);
+    server.assert_done(1);
+    // Google's SDK is not pi's retrying kind.
+    let server = ModelServer::start().await;
+    server.push(busy());
+    let ran = run(
+        &model(&server, "google-generative-ai"),
+        &ask("Hi"),
+        with_retries(Some(3)),
+    )
+    .await;
+    assert_eq!(ran.message.stop_reason, StopReason::Error);
+    server.assert_done(1);
+}
+
+/// A connection that fails before any response is retried too, and cancelling ends the
+/// retries at once.
+#[tokio::test]
+async fn a_dropped_connection_is_retried_and_a_cancel_ends_the_retries() {
+    // Accepts each connection and closes it unanswered, counting them.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (accepted, mut accepts) = tokio::sync::mpsc::unbounded_channel();
+    let closer = tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            drop(socket);
+            let _ = accepted.send(());
+        }
+    });
+    let server = ModelServer::start().await;
+    let mut model = model(&server, "anthropic-messages");
+    model.base_url = model
+        .base_url
+        .replace(&server.url(), &format!("http://127.0.0.1:{port}"));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let options = pi_llm::StreamOptions {
+        provider_retries: Some(1000),
+        cancel: cancel.clone(),
+        ..options()
+    };
+    let stream =
+        pi_llm::Provider::stream(&pi_llm::ProviderRouter::new(), &model, &ask("Hi"), options);
+    // The request, then its first retry.
+    accepts.recv().await.unwrap();
+    accepts.recv().await.unwrap();
+    // The waits grow to 8 s each, a thousand times: only the cancel ends this.
+    cancel.cancel();
+    let message = stream.result().await;
+    assert_eq!(message.stop_reason, StopReason::Aborted);
+    closer.abort();
+    server.assert_done(0);
+}
