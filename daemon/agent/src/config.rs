@@ -65,6 +65,8 @@ pub struct RunConfig {
     /// How often a request is sent again before a failure is the agent's (pi's
     /// `retry.provider.maxRetries`).
     pub provider_retries: Option<u32>,
+    /// How `openai-codex-responses` requests travel (pi's `transport`).
+    pub transport: pi_llm::Transport,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION`).
     pub cache_retention: pi_llm::CacheRetention,
     /// The session's environment, for providers that read more than a key (Azure).

@@ -75,6 +75,8 @@ pub struct Settings {
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`: clients show no thinking blocks.
     pub hide_thinking_block: bool,
+    /// `transport` (or the older `websockets`): how `openai-codex-responses` requests travel.
+    pub transport: pi_llm::Transport,
     /// pi's interactive-mode keys, which the TUI follows.
     pub tui: TuiSettings,
     /// `theme`: the TUI's theme (a built-in's or a custom theme's name); unset: by the
@@ -292,6 +294,8 @@ pub struct SettingsLayer {
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
     pub hide_thinking_block: Option<bool>,
+    /// `transport` (or `websockets`).
+    pub transport: Option<pi_llm::Transport>,
     /// The interactive-mode keys.
     pub tui: TuiLayer,
     /// `theme`.
@@ -472,6 +476,7 @@ impl Default for Settings {
             enabled_models: Vec::new(),
             session_dir: None,
             hide_thinking_block: false,
+            transport: pi_llm::Transport::Auto,
             tui: TuiSettings::default(),
             theme: None,
             themes: Vec::new(),
@@ -580,6 +585,7 @@ impl Settings {
         set(&mut self.enabled_models, &layer.enabled_models);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
+        set(&mut self.transport, &layer.transport);
         set_option(&mut self.theme, &layer.theme);
         let (tui, given) = (&mut self.tui, &layer.tui);
         set(&mut tui.double_escape_action, &given.double_escape_action);

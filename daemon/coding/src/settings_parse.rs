@@ -35,15 +35,6 @@ const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
         "pi's changelog state; the daemon shows no changelog",
     ),
     ("enableInstallTelemetry", "the daemon sends no telemetry"),
-    (
-        "transport",
-        "the daemon streams every provider over HTTP (server-sent events); WebSocket transport \
-         is for openai-codex-responses, which it does not speak yet",
-    ),
-    (
-        "websockets",
-        "the daemon streams every provider over HTTP (server-sent events)",
-    ),
 ];
 
 /// The layer each settings file last parsed to, by path: what a bad edit of the file falls back
@@ -476,6 +467,27 @@ impl LayerReader<'_> {
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
+                "transport" => {
+                    layer.transport = self.string(key, value).and_then(|name| {
+                        let transport = pi_llm::Transport::parse(&name);
+                        if transport.is_none() {
+                            self.bad(key, "one of sse, websocket, websocket-cached, auto", value);
+                        }
+                        transport
+                    });
+                }
+                // pi's older spelling, used when `transport` is not set.
+                "websockets" => {
+                    if let Some(on) = self.boolean(key, value)
+                        && !object.contains_key("transport")
+                    {
+                        layer.transport = Some(if on {
+                            pi_llm::Transport::WebSocket
+                        } else {
+                            pi_llm::Transport::Sse
+                        });
+                    }
+                }
                 "doubleEscapeAction" => {
                     layer.tui.double_escape_action =
                         self.one_of(key, value, &["tree", "fork", "none"]);

@@ -283,23 +283,14 @@ pub fn spawn_stream<D: Decoder>(
 ) -> AssistantStream {
     let (sender, stream) = AssistantStream::channel(model);
     let assembler = Assembler::new(sender, model, stream.partial().timestamp);
-    let request = request.and_then(HttpRequest::encode);
     tokio::spawn(async move {
-        let request = match (request, hooks.payload) {
-            (Ok(request), Some(hook)) => Ok(hooked(request, hook).await),
-            (request, _) => request,
-        }
-        .and_then(EncodedRequest::signed);
+        let mut hooks = hooks;
+        let request = match request {
+            Ok(request) => finalize(request, hooks.payload.take()).await,
+            Err(message) => Err(message),
+        };
         match request {
-            Ok(request) => {
-                let sent = Sending {
-                    cancel,
-                    heard: hooks.response,
-                    timeout: hooks.timeout,
-                    retries: hooks.retries,
-                };
-                run(request, sent, assembler, decoder).await
-            }
+            Ok(request) => drive(request, cancel, hooks, assembler, decoder).await,
             Err(message) => {
                 assembler
                     .fail(message, Failure::new(FailureKind::InvalidRequest))
@@ -308,6 +299,47 @@ pub fn spawn_stream<D: Decoder>(
         }
     });
     stream
+}
+
+/// A request whose body is final: encoded, seen by the payload hook, and signed.
+pub(crate) struct FinalRequest(EncodedRequest);
+
+impl FinalRequest {
+    /// The body's bytes, as sent.
+    pub(crate) fn body(&self) -> &[u8] {
+        &self.0.body
+    }
+}
+
+/// Encodes `request`, lets `hook` see (and replace) its body, and signs it.
+pub(crate) async fn finalize(
+    request: HttpRequest,
+    hook: Option<crate::PayloadHook>,
+) -> Result<FinalRequest, String> {
+    let request = request.encode()?;
+    let request = match hook {
+        Some(hook) => hooked(request, hook).await,
+        None => request,
+    };
+    request.signed().map(FinalRequest)
+}
+
+/// Sends a final request and streams its response into `assembler` (the hooks' payload hook
+/// is not used: the body is final).
+pub(crate) async fn drive<D: Decoder>(
+    request: FinalRequest,
+    cancel: CancellationToken,
+    hooks: crate::provider::RequestHooks,
+    assembler: Assembler,
+    decoder: D,
+) {
+    let sending = Sending {
+        cancel,
+        heard: hooks.response,
+        timeout: hooks.timeout,
+        retries: hooks.retries,
+    };
+    run(request.0, sending, assembler, decoder).await
 }
 
 /// The request after the payload hook saw its body: as encoded (exact texts kept) when the

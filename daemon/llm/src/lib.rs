@@ -66,7 +66,7 @@ pub use model::{InputKind, Model, ModelCost, ThinkingLevel};
 pub use models_json::{ModelsFile, ModelsJsonError};
 pub use provider::{
     ApiKey, CacheRetention, Context, PayloadHook, Provider, RequestHooks, ResponseHook,
-    StreamOptions, ThinkingBudgets, ToolDefinition,
+    StreamOptions, ThinkingBudgets, ToolDefinition, Transport,
 };
 pub use providers::ProviderRouter;
 pub use registry::{Clock, Diagnostic, DiagnosticKind, ModelRegistry, RegistryConfig};

@@ -128,6 +128,9 @@ pub struct StreamOptions {
     /// (`retry.*`) see the failure. `None`: no such retries (every retry is the agent's, and
     /// shown).
     pub provider_retries: Option<u32>,
+    /// pi's `transport`: how `openai-codex-responses` requests travel (other formats always
+    /// use HTTP with server-sent events).
+    pub transport: Transport,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION=long`).
     pub cache_retention: CacheRetention,
     /// The environment the request's session sees (its client's), for the providers that read
@@ -166,6 +169,36 @@ impl CacheRetention {
         } else {
             CacheRetention::Short
         }
+    }
+}
+
+/// How a request travels where a provider offers more than HTTP with server-sent events
+/// (pi's `transport` setting; today the ChatGPT backend's WebSocket).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// HTTP with server-sent events only.
+    Sse,
+    /// A WebSocket per session, the whole conversation in every request; HTTP when it
+    /// cannot be opened.
+    WebSocket,
+    /// Like [`Transport::WebSocket`], and a request that only adds to the previous one sends
+    /// what it adds, continuing the previous response (`previous_response_id`).
+    WebSocketCached,
+    /// pi's default: [`Transport::WebSocketCached`].
+    #[default]
+    Auto,
+}
+
+impl Transport {
+    /// pi's names: `sse`, `websocket`, `websocket-cached`, `auto`.
+    pub fn parse(name: &str) -> Option<Transport> {
+        Some(match name {
+            "sse" => Transport::Sse,
+            "websocket" => Transport::WebSocket,
+            "websocket-cached" => Transport::WebSocketCached,
+            "auto" => Transport::Auto,
+            _ => return None,
+        })
     }
 }
 

@@ -7,6 +7,7 @@
 pub mod anthropic;
 pub mod azure_openai;
 pub mod bedrock;
+mod codex_socket;
 mod deferred;
 pub mod google;
 pub mod google_vertex;

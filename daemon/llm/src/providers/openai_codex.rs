@@ -10,12 +10,15 @@
 
 use serde_json::{Map, Value, json};
 
+use super::codex_socket;
 use super::header_list;
 use super::openai_responses::{ResponsesDecoder, convert_messages};
+use crate::assemble::Assembler;
 use crate::event::AssistantStream;
+use crate::failure::{Failure, FailureKind};
 use crate::http::{HttpRequest, RawTexts};
 use crate::model::{Model, ThinkingLevel};
-use crate::provider::{Context, Provider, StreamOptions};
+use crate::provider::{Context, Provider, RequestHooks, StreamOptions, Transport};
 use crate::transform::transform_messages;
 
 /// The ChatGPT backend's wire format.
@@ -25,8 +28,98 @@ pub struct OpenAiCodexProvider;
 impl Provider for OpenAiCodexProvider {
     fn stream(&self, model: &Model, context: &Context, options: StreamOptions) -> AssistantStream {
         let request = build_request(model, context, &options);
-        super::send(model, request, &options, ResponsesDecoder::default())
+        let over_http = options.transport == Transport::Sse
+            || options
+                .session_id
+                .as_deref()
+                .is_some_and(codex_socket::fell_back);
+        let request = match request {
+            Ok(request) if !over_http => request,
+            request => return super::send(model, request, &options, ResponsesDecoder::default()),
+        };
+        let exchange = codex_socket::Exchange {
+            url: socket_url(&request.url),
+            headers: socket_headers(&request.headers, options.session_id.as_deref()),
+            session: options.session_id.clone(),
+            transport: options.transport,
+            model: model.clone(),
+        };
+        let (sender, stream) = AssistantStream::channel(model);
+        let mut assembler = Assembler::new(sender, model, stream.partial().timestamp);
+        assembler.redact(
+            request
+                .headers
+                .iter()
+                .filter(|(name, _)| name == "authorization")
+                .map(|(_, value)| value.trim_start_matches("Bearer ").to_owned()),
+        );
+        let mut hooks = RequestHooks::of(&options);
+        let cancel = options.cancel.clone();
+        tokio::spawn(async move {
+            let request = match crate::http::finalize(request, hooks.payload.take()).await {
+                Ok(request) => request,
+                Err(message) => {
+                    return assembler
+                        .fail(message, Failure::new(FailureKind::InvalidRequest))
+                        .await;
+                }
+            };
+            match codex_socket::exchange(exchange, request.body(), &cancel, assembler).await {
+                codex_socket::Outcome::Settled => {}
+                codex_socket::Outcome::Unavailable(assembler, why) => {
+                    tracing::info!(
+                        reason = %why,
+                        "the Codex WebSocket is not available; the session goes on over HTTP"
+                    );
+                    let decoder = ResponsesDecoder::default();
+                    crate::http::drive(request, cancel, hooks, *assembler, decoder).await;
+                }
+            }
+        });
+        stream
     }
+}
+
+/// The socket's address for an HTTP one: `https` becomes `wss`, `http` `ws`.
+fn socket_url(url: &str) -> String {
+    if let Some(rest) = url.strip_prefix("https://") {
+        format!("wss://{rest}")
+    } else if let Some(rest) = url.strip_prefix("http://") {
+        format!("ws://{rest}")
+    } else {
+        url.to_owned()
+    }
+}
+
+/// pi's handshake headers from the HTTP request's: no `accept`, `content-type` or HTTP beta,
+/// the WebSocket beta, and the request id (the session's, else a fresh one) as `session_id`
+/// and `x-client-request-id`.
+fn socket_headers(headers: &[(String, String)], session: Option<&str>) -> Vec<(String, String)> {
+    let request_id = session.map_or_else(request_id, str::to_owned);
+    let mut headers: Vec<(String, String)> = headers
+        .iter()
+        .filter(|(name, _)| {
+            !matches!(
+                name.as_str(),
+                "accept" | "content-type" | "openai-beta" | "session_id" | "x-client-request-id"
+            )
+        })
+        .cloned()
+        .collect();
+    headers.push(("openai-beta".into(), codex_socket::BETA.into()));
+    headers.push(("x-client-request-id".into(), request_id.clone()));
+    headers.push(("session_id".into(), request_id));
+    headers
+}
+
+/// A request id for a request of no session (pi's `codex_<time>_<random>`).
+fn request_id() -> String {
+    let mut bytes = [0u8; 6];
+    let random = match getrandom::fill(&mut bytes) {
+        Ok(()) => bytes.iter().map(|byte| format!("{byte:02x}")).collect(),
+        Err(_) => "000000000000".to_owned(),
+    };
+    format!("codex_{}_{random}", pi_util::time::now_millis())
 }
 
 /// `{baseUrl}/codex/responses` (a base already ending in either is kept).

@@ -604,3 +604,171 @@ async fn a_copilot_login_sends_copilots_headers_and_refreshes_its_short_token() 
         1
     );
 }
+
+/// A ChatGPT login's world, with the ChatGPT backend at `models`: the Codex model and
+/// options carrying its key and `session`.
+fn codex(models: &ModelServer, session: &str) -> (pi_llm::Model, pi_llm::StreamOptions) {
+    let token = pi_test_support::auth_server::codex_access_token(7);
+    let world = World::new()
+        .real_clock()
+        .file(
+            "pi/auth.json",
+            &json!({"openai-codex": {"type": "oauth", "access": token, "refresh": "r",
+                "expires": now() + 3_600_000, "accountId": "acct-123"}})
+            .to_string(),
+        )
+        .models_json(
+            &json!({"providers": {"openai-codex": {
+                "baseUrl": format!("{}/backend-api", models.url())}}})
+            .to_string(),
+        );
+    let registry = world.registry();
+    let model = registry.find("openai-codex", "gpt-5.4").unwrap();
+    let mut options = super::providers::options();
+    options.api_key = Some(registry.resolve_key("openai-codex").unwrap().key);
+    options.session_id = Some(session.to_owned());
+    (model, options)
+}
+
+fn read_tool() -> ToolDefinition {
+    ToolDefinition {
+        name: "read".into(),
+        description: "Reads a file".into(),
+        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    }
+}
+
+/// pi's default transport for Codex: a WebSocket kept for the session, each request a
+/// `response.create` message, and a request that only adds to the previous one sending what
+/// it adds with `previous_response_id`.
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_requests_go_over_the_sessions_websocket_and_continue_the_previous_response() {
+    let models = ModelServer::start().await;
+    models.serve_codex_websocket();
+    let (model, options) = codex(&models, "ws-session-1");
+    models.push(Turn::reply().tool_call("c1", "read", json!({"path": "a.txt"})));
+    let mut context = ask("Read a.txt");
+    context.tools = vec![read_tool()];
+    let first = run(&model, &context, options.clone()).await;
+    let call = first.message.tool_calls().next().unwrap().clone();
+    assert_eq!(
+        first.message.response_id.as_deref(),
+        Some("resp_scripted_0001")
+    );
+
+    context
+        .messages
+        .push(pi_llm::Message::Assistant(first.message.clone()));
+    context
+        .messages
+        .push(super::providers::tool_result(&call, "the file's text"));
+    models.push(Turn::reply().text("It says hello."));
+    let second = run(&model, &context, options.clone()).await;
+    assert_eq!(second.message.stop_reason, pi_llm::StopReason::Stop);
+    models.assert_done(2);
+    assert_eq!(models.websocket_connections(), 1, "one socket for both");
+
+    let requests = models.requests();
+    let sent = &requests[0];
+    assert_eq!(
+        sent.header("openai-beta"),
+        Some("responses_websockets=2026-02-06")
+    );
+    assert_eq!(sent.header("session_id"), Some("ws-session-1"));
+    assert_eq!(sent.header("x-client-request-id"), Some("ws-session-1"));
+    assert_eq!(sent.header("chatgpt-account-id"), Some("acct-123"));
+    assert!(sent.header("accept").is_none());
+    assert!(sent.body.get("previous_response_id").is_none());
+    assert_eq!(sent.body["input"].as_array().unwrap().len(), 1);
+    // The second sends only the tool's result, after the first response.
+    let body = &requests[1].body;
+    assert_eq!(body["previous_response_id"], json!("resp_scripted_0001"));
+    let input = body["input"].as_array().unwrap();
+    assert_eq!(input.len(), 1, "{body}");
+    assert_eq!(input[0]["type"], json!("function_call_output"));
+    assert_eq!(
+        input[0]["call_id"],
+        json!(call.id.split('|').next().unwrap())
+    );
+    assert_eq!(body["instructions"], requests[0].body["instructions"]);
+
+    // `websocket` sends the whole conversation every time.
+    let (model, mut options) = codex(&models, "ws-session-2");
+    options.transport = pi_llm::Transport::WebSocket;
+    models.push(Turn::reply().text("Whole."));
+    let whole = run(&model, &context, options).await;
+    assert_eq!(whole.message.stop_reason, pi_llm::StopReason::Stop);
+    let body = &models.requests()[2].body;
+    assert!(body.get("previous_response_id").is_none());
+    assert_eq!(body["input"].as_array().unwrap().len(), 3, "{body}");
+    assert_eq!(models.websocket_connections(), 2);
+}
+
+/// Where the backend offers no WebSocket, the request goes over HTTP, and so does every later
+/// request of that session; `transport: sse` never tries one.
+#[tokio::test(flavor = "multi_thread")]
+async fn without_a_websocket_codex_goes_over_http_and_the_session_stays_there() {
+    let models = ModelServer::start().await;
+    let (model, options) = codex(&models, "ws-session-3");
+    models.push(Turn::reply().text("Over HTTP."));
+    let first = run(&model, &ask("Hi"), options.clone()).await;
+    assert_eq!(first.message.stop_reason, pi_llm::StopReason::Stop);
+    assert_eq!(
+        models.requests()[0].header("openai-beta"),
+        Some("responses=experimental")
+    );
+    // Now it could: the session does not try again.
+    models.serve_codex_websocket();
+    models.push(Turn::reply().text("Still HTTP."));
+    run(&model, &ask("Hi"), options).await;
+    assert_eq!(models.websocket_connections(), 0);
+    assert_eq!(
+        models.requests()[1].header("openai-beta"),
+        Some("responses=experimental")
+    );
+    // `sse`: HTTP, whatever the backend offers.
+    let (model, mut options) = codex(&models, "ws-session-4");
+    options.transport = pi_llm::Transport::Sse;
+    models.push(Turn::reply().text("HTTP by choice."));
+    run(&model, &ask("Hi"), options).await;
+    assert_eq!(models.websocket_connections(), 0);
+    models.assert_done(3);
+}
+
+/// An error event on the socket is the request's failure (not a reason to switch to HTTP),
+/// and a socket cut after the first event fails the request as a cut stream.
+#[tokio::test(flavor = "multi_thread")]
+async fn codex_socket_errors_fail_the_request() {
+    let models = ModelServer::start().await;
+    models.serve_codex_websocket();
+    let (model, options) = codex(&models, "ws-session-5");
+    models.push(Turn::api_error(
+        429,
+        ScriptErrorKind::RateLimit,
+        "Rate limit reached.",
+    ));
+    let failed = run(&model, &ask("Hi"), options.clone()).await;
+    assert_eq!(failed.message.stop_reason, pi_llm::StopReason::Error);
+    assert!(
+        failed
+            .message
+            .error_message
+            .as_deref()
+            .unwrap()
+            .contains("Rate limit reached."),
+        "{:?}",
+        failed.message.error_message
+    );
+    models.push(Turn::reply().text("Cut here, mid-way").disconnect_after(3));
+    let cut = run(&model, &ask("Hi"), options).await;
+    assert_eq!(
+        cut.message.failure.map(|failure| failure.kind),
+        Some(pi_llm::FailureKind::StreamCut)
+    );
+    models.assert_done(2);
+    assert_eq!(
+        models.websocket_connections(),
+        2,
+        "a failed socket is not kept"
+    );
+}

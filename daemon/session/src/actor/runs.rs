@@ -148,6 +148,7 @@ impl SessionActor {
                 .provider_timeout_ms
                 .map(std::time::Duration::from_millis),
             provider_retries: self.resources.settings.retry.provider_max_retries,
+            transport: self.resources.settings.transport,
             // pi reads its environment: here the session's (its client's), else the daemon's.
             cache_retention: pi_llm::CacheRetention::from_env_value(
                 environment

@@ -520,6 +520,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("enabledModels", json!(["claude-*"])),
         ("sessionDir", json!("~/sessions")),
         ("hideThinkingBlock", json!(true)),
+        // How Codex requests travel.
+        ("transport", json!("websocket-cached")),
         // Followed by the TUI (settings/get).
         ("theme", json!("light")),
         ("themes", json!(["my-themes"])),
@@ -539,7 +541,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     ];
     let not_applied: &[(&str, Value)] = &[
         ("lastChangelogVersion", json!("0.73.1")),
-        ("transport", json!("sse")),
         ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
     ];
@@ -602,6 +603,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert_eq!(settings.enabled_models, ["claude-*"]);
     assert_eq!(settings.session_dir.as_deref(), Some("~/sessions"));
     assert!(settings.hide_thinking_block);
+    assert_eq!(settings.transport, pi_llm::Transport::WebSocketCached);
     assert_eq!(settings.theme.as_deref(), Some("light"));
     assert_eq!(settings.themes.len(), 1);
     assert!(settings.themes[0].path.ends_with("pi/my-themes"));
@@ -651,6 +653,38 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         diagnostics.len(),
         not_applied.len() + not_applied_subkeys.len(),
         "{named:?}"
+    );
+
+    // pi's older `websockets` gives the transport when `transport` is not set; a transport
+    // pi does not know is a warning naming the ones it does.
+    for (file, expected) in [
+        (r#"{"websockets": true}"#, pi_llm::Transport::WebSocket),
+        (r#"{"websockets": false}"#, pi_llm::Transport::Sse),
+        (
+            r#"{"websockets": false, "transport": "auto"}"#,
+            pi_llm::Transport::Auto,
+        ),
+        (r#"{}"#, pi_llm::Transport::Auto),
+    ] {
+        let tree = Tree::new(&[("pi/settings.json", file)]);
+        let roots = ResourceRoots {
+            pi_agent_dir: Some(tree.path("pi")),
+            ..ResourceRoots::default()
+        };
+        let (settings, diagnostics) = roots.load_settings(None);
+        assert_eq!(settings.transport, expected, "{file}");
+        assert!(diagnostics.is_empty(), "{file}: {diagnostics:?}");
+    }
+    let tree = Tree::new(&[("pi/settings.json", r#"{"transport": "carrier-pigeon"}"#)]);
+    let roots = ResourceRoots {
+        pi_agent_dir: Some(tree.path("pi")),
+        ..ResourceRoots::default()
+    };
+    let (settings, diagnostics) = roots.load_settings(None);
+    assert_eq!(settings.transport, pi_llm::Transport::Auto);
+    assert_eq!(
+        diagnostics[0].message,
+        "expected one of sse, websocket, websocket-cached, auto, found \"carrier-pigeon\"; the value is ignored"
     );
 
     // `retry.provider.*` and `images.autoResize` apply, with nothing to say.

@@ -41,6 +41,7 @@
 //! The server task itself never panics.
 
 mod anthropic;
+mod codex_socket;
 mod error_turn;
 mod gate;
 mod gemini;
@@ -131,6 +132,9 @@ struct State {
     responder: Option<Arc<Responder>>,
     requests: Vec<RecordedRequest>,
     violations: Vec<Violation>,
+    // Whether the Codex path upgrades to a WebSocket, and how many it accepted.
+    codex_websocket: bool,
+    websocket_connections: usize,
 }
 
 impl fmt::Debug for State {
@@ -256,6 +260,17 @@ impl ModelServer {
     /// Every request received on an API route so far, in arrival order.
     pub fn requests(&self) -> Vec<RecordedRequest> {
         self.shared.lock().requests.clone()
+    }
+
+    /// Serves the ChatGPT backend's WebSocket on the Codex path from now on (before, its
+    /// upgrade is refused with 426 and clients go on over HTTP).
+    pub fn serve_codex_websocket(&self) {
+        self.shared.lock().codex_websocket = true;
+    }
+
+    /// How many WebSocket connections the Codex path accepted.
+    pub fn websocket_connections(&self) -> usize {
+        self.shared.lock().websocket_connections
     }
 
     /// How many requests arrived on API routes.

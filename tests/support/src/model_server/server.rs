@@ -28,8 +28,8 @@ use super::{
 
 /// What every handler shares.
 #[derive(Clone, Debug)]
-struct ServerState {
-    shared: Arc<Shared>,
+pub(super) struct ServerState {
+    pub(super) shared: Arc<Shared>,
     /// `true` once the [`ModelServer`](super::ModelServer) is dropped (or its sender gone);
     /// each stream task watches a clone and stops writing.
     shutdown: watch::Receiver<bool>,
@@ -58,7 +58,7 @@ pub(super) fn router(shared: Arc<Shared>, shutdown: watch::Receiver<bool>) -> Ro
         // The ChatGPT backend's Responses (`openai-codex-responses`), at its own path.
         .route(
             "/backend-api/codex/responses",
-            api_route(Api::OpenAiResponses),
+            api_route(Api::OpenAiResponses).get(super::codex_socket::route),
         )
         .route("/v1beta/models/{model_action}", post(gemini_route))
         // Gemini on Vertex AI: `/v1beta1/[projects/P/locations/L/]publishers/google/models/M:…`.
@@ -144,13 +144,53 @@ fn answer(
     body: &[u8],
     path_model: Option<&str>,
 ) -> Response {
+    let (request_number, turn) = record_and_take(state, api, uri, headers, body, true);
+    let body = serde_json::from_slice::<Value>(body).unwrap_or(Value::Null);
+    let model = match path_model {
+        Some(model) => model.to_owned(),
+        None => body["model"].as_str().unwrap_or_default().to_owned(),
+    };
+    let context = RenderContext {
+        request_number,
+        model: &model,
+        body: &body,
+    };
+    match turn.map(|turn| turn.kind) {
+        None => json_response(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            &json!({"error": {
+                "type": "scripted_model_server",
+                "message": format!(
+                    "scripted model server: no turn queued for this request (request #{request_number}, {api})"
+                ),
+            }}),
+        ),
+        Some(TurnKind::Error(error)) => error_response(api, &error, &context),
+        Some(TurnKind::Reply(reply)) => stream_response(api, &reply, &context, &state.shutdown),
+    }
+}
+
+/// Records one request (checked against its API's invariants when `check`) with its
+/// problems, and takes the turn that answers it: its 1-based number and the turn.
+pub(super) fn record_and_take(
+    state: &ServerState,
+    api: Api,
+    uri: &Uri,
+    headers: HeaderMap,
+    body: &[u8],
+    check: bool,
+) -> (usize, Option<super::Turn>) {
     let query = Query::<Vec<(String, String)>>::try_from_uri(uri)
         .map(|Query(query)| query)
         .unwrap_or_default();
     let raw_body = body;
     let (body, mut problems) = match serde_json::from_slice::<Value>(body) {
         Ok(body) => {
-            let problems = invariants::check(api, &headers, &query, &body);
+            let problems = if check {
+                invariants::check(api, &headers, &query, &body)
+            } else {
+                Vec::new()
+            };
             (body, problems)
         }
         Err(error) => (
@@ -158,11 +198,7 @@ fn answer(
             vec![format!("the body is not JSON: {error}")],
         ),
     };
-    let model = match path_model {
-        Some(model) => model.to_owned(),
-        None => body["model"].as_str().unwrap_or_default().to_owned(),
-    };
-    let (request_number, turn) = {
+    {
         let recorded = RecordedRequest {
             api,
             path: uri.path().to_owned(),
@@ -196,24 +232,25 @@ fn answer(
                 message,
             }));
         (request_number, turn)
-    };
-    let context = RenderContext {
-        request_number,
-        model: &model,
-        body: &body,
-    };
-    match turn.map(|turn| turn.kind) {
-        None => json_response(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            &json!({"error": {
-                "type": "scripted_model_server",
-                "message": format!(
-                    "scripted model server: no turn queued for this request (request #{request_number}, {api})"
-                ),
-            }}),
-        ),
-        Some(TurnKind::Error(error)) => error_response(api, &error, &context),
-        Some(TurnKind::Reply(reply)) => stream_response(api, &reply, &context, &state.shutdown),
+    }
+}
+
+/// An error turn's body as `api` sends it, as JSON (a text body as a JSON string).
+pub(super) fn error_json(api: Api, error: &ErrorTurn, context: &RenderContext<'_>) -> Value {
+    match &error.body {
+        ErrorBody::Json(body) => body.clone(),
+        ErrorBody::Text(text) => Value::String(text.clone()),
+        ErrorBody::Api { kind, message } => {
+            let message = message.as_deref();
+            match api {
+                Api::AnthropicMessages => anthropic::error_body(*kind, message, context),
+                Api::OpenAiCompletions => openai_chat::error_body(*kind, message),
+                Api::OpenAiResponses => openai_responses::error_body(*kind, message),
+                Api::GoogleGenerativeAi => {
+                    gemini::error_body(*kind, message, error.status.as_u16())
+                }
+            }
+        }
     }
 }
 
