@@ -427,3 +427,142 @@ async fn auth_list_names_a_subscription_token_given_as_a_key() {
     );
     assert!(!listed.subscription_token, "{listed:?}");
 }
+
+/// pi's default `transport` on the real daemon: sessions of a ChatGPT login talk to the
+/// ChatGPT backend on a WebSocket each, a second prompt continuing the first response on the
+/// same socket; pi 0.73.1 itself (with Node's WebSocket) sends the same message.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn chatgpt_sessions_keep_a_websocket_each_as_pi_does() {
+    let models = ModelServer::start().await;
+    models.serve_codex_websocket();
+    let token = pi_test_support::auth_server::codex_access_token(7);
+    let far = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis()
+        + 3_600_000;
+    let auth_json = serde_json::json!({"openai-codex": {"type": "oauth", "access": token,
+        "refresh": "r", "expires": far as u64, "accountId": "acct-123"}});
+    let rerouted = serde_json::json!({"providers": {"openai-codex": {
+        "baseUrl": format!("{}/backend-api", models.url())}}});
+    let daemon = TempDaemon::start_with_files(
+        &workspace_binary("pid"),
+        "",
+        &[
+            (".pi/agent/auth.json", auth_json.to_string()),
+            (".pi/agent/models.json", rerouted.to_string()),
+        ],
+    )
+    .await;
+    let (client, mut events) = daemon.client().await;
+    let cwd = daemon.home.path().display().to_string();
+    let mut sessions = Vec::new();
+    for _ in 0..2 {
+        let session = client
+            .call::<SessionCreate>(&SessionCreateParams {
+                cwd: cwd.clone(),
+                model: Some("openai-codex/gpt-5.4".to_owned()),
+                ..SessionCreateParams::default()
+            })
+            .await
+            .unwrap();
+        client
+            .call::<SessionAttach>(&SessionAttachParams {
+                session_id: session.id.clone(),
+                after_seq: None,
+            })
+            .await
+            .unwrap();
+        sessions.push(session.id);
+    }
+    for round in ["first", "second"] {
+        for id in &sessions {
+            models.push(Turn::reply().text(format!("The {round} answer.")));
+            client
+                .call::<SessionPrompt>(&prompt(id, round))
+                .await
+                .unwrap();
+        }
+        let mut running: std::collections::BTreeSet<String> = sessions.iter().cloned().collect();
+        while !running.is_empty() {
+            let notification = tokio::time::timeout(EVENT_TIMEOUT, events.next())
+                .await
+                .unwrap_or_else(|_| panic!("runs still going: {running:?}"))
+                .expect("the connection is open");
+            if notification.method == "session/event" {
+                let event: SessionEventParams =
+                    serde_json::from_value(notification.params.unwrap()).unwrap();
+                if kind(&event) == "agent_end" {
+                    running.remove(&event.session_id);
+                }
+            }
+        }
+    }
+    models.assert_done(4);
+    assert_eq!(models.websocket_connections(), 2, "one socket per session");
+    let requests = models.requests();
+    for id in &sessions {
+        let numbered: Vec<(usize, &pi_test_support::model_server::RecordedRequest)> = requests
+            .iter()
+            .enumerate()
+            .filter(|(_, request)| request.body["prompt_cache_key"] == id.as_str())
+            .map(|(index, request)| (index + 1, request))
+            .collect();
+        assert_eq!(numbered.len(), 2, "{id}");
+        let (first_number, first) = numbered[0];
+        let (_, second) = numbered[1];
+        assert_eq!(first.header("session_id"), Some(id.as_str()));
+        assert_eq!(
+            first.header("openai-beta"),
+            Some("responses_websockets=2026-02-06")
+        );
+        assert!(first.body.get("previous_response_id").is_none());
+        assert_eq!(
+            second.body["previous_response_id"],
+            format!("resp_scripted_{first_number:04}")
+        );
+        // Only the new prompt: the socket holds the rest.
+        let input = second.body["input"].as_array().unwrap();
+        assert_eq!(input.len(), 1, "{}", second.body);
+        assert_eq!(input[0]["role"], "user");
+    }
+
+    // pi itself, with Node's WebSocket: the same headers and the same body's keys.
+    models.push(Turn::reply().text("Hello from pi."));
+    let home = daemon.home.path();
+    let pi = tokio::process::Command::new(pi_test_support::peers::npm_bin("pi"))
+        .args(["-p", "--model", "openai-codex/gpt-5.4", "first"])
+        .env("HOME", home)
+        .env("PI_CODING_AGENT_DIR", home.join(".pi/agent"))
+        .env("PI_OFFLINE", "1")
+        .env("NODE_OPTIONS", "--experimental-websocket")
+        .current_dir(home)
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        pi.status.success(),
+        "{}",
+        String::from_utf8_lossy(&pi.stderr)
+    );
+    assert_eq!(
+        models.websocket_connections(),
+        3,
+        "pi used the WebSocket too"
+    );
+    let requests = models.requests();
+    let from_pi = requests.last().unwrap();
+    let ours = &requests[0];
+    for header in [
+        "openai-beta",
+        "originator",
+        "chatgpt-account-id",
+        "authorization",
+    ] {
+        assert_eq!(from_pi.header(header), ours.header(header), "{header}");
+    }
+    let keys = |body: &serde_json::Value| -> Vec<String> {
+        body.as_object().unwrap().keys().cloned().collect()
+    };
+    assert_eq!(keys(&from_pi.body), keys(&ours.body));
+}
