@@ -111,6 +111,8 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         home: String::new(),
         theme_paths: Vec::new(),
         no_themes: false,
+        graphics: None,
+        cell: (9, 18),
     };
     let mut state = State::new(Keymap::default(), environment);
     let last_seq = entries.len() as u64;

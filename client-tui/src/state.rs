@@ -34,6 +34,10 @@ pub struct Environment {
     pub theme_paths: Vec<String>,
     /// pi's `--no-themes`: no theme discovery (only `--theme`'s and the built-ins).
     pub no_themes: bool,
+    /// The terminal's graphics protocol, if it has one the TUI speaks.
+    pub graphics: Option<Graphics>,
+    /// A cell's width and height in pixels.
+    pub cell: (u16, u16),
 }
 
 /// The connection to the daemon.
@@ -82,6 +86,29 @@ pub struct ViewOptions {
     /// What code block lines are indented with (pi's `markdown.codeBlockIndent`).
     /// Shared: the view is part of every cached layout's key, cloned per item and frame.
     pub code_indent: std::sync::Arc<str>,
+    /// Images of tool results drawn in the transcript (pi's `terminal.showImages`, on a
+    /// terminal with a graphics protocol); `None`: not drawn.
+    pub inline_images: Option<InlineImages>,
+}
+
+/// How images are drawn in the transcript.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct InlineImages {
+    /// The terminal's graphics protocol.
+    pub protocol: Graphics,
+    /// The widest an image is drawn, in cells (pi's `terminal.imageWidthCells`).
+    pub width_cells: u16,
+    /// A cell's width and height in pixels.
+    pub cell: (u16, u16),
+}
+
+/// A terminal graphics protocol.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Graphics {
+    /// kitty's (kitty, Ghostty, WezTerm).
+    Kitty,
+    /// iTerm2's inline images (iTerm2, WezTerm too).
+    Iterm2,
 }
 
 impl Default for ViewOptions {
@@ -93,6 +120,7 @@ impl Default for ViewOptions {
             scroll_from_bottom: 0,
             scroll_serial: 0,
             code_indent: "  ".into(),
+            inline_images: None,
         }
     }
 }
@@ -188,6 +216,10 @@ pub struct Preferences {
     /// `warnings.anthropicExtraUsage`: warn when an `anthropic` model runs on a Claude
     /// subscription.
     pub warn_extra_usage: bool,
+    /// `terminal.showImages`: tool results' images drawn where the terminal can.
+    pub show_images: bool,
+    /// `terminal.imageWidthCells`: the widest an image is drawn.
+    pub image_width_cells: u16,
 }
 
 impl Default for Preferences {
@@ -202,6 +234,8 @@ impl Default for Preferences {
             terminal_progress: false,
             fit_images: true,
             warn_extra_usage: true,
+            show_images: true,
+            image_width_cells: 60,
         }
     }
 }
@@ -227,6 +261,8 @@ impl Preferences {
             terminal_progress: settings.terminal.show_terminal_progress,
             fit_images: settings.images.auto_resize,
             warn_extra_usage: settings.warnings.anthropic_extra_usage,
+            show_images: settings.terminal.show_images,
+            image_width_cells: settings.terminal.image_width_cells.max(1),
         }
     }
 }

@@ -56,6 +56,62 @@ pub struct ToolItem {
     pub output: String,
     /// Structured details of the result (`diff` for edit, ...).
     pub details: Value,
+    /// The result's images (`read` of a PNG), shown inline where the terminal can.
+    pub images: Vec<Picture>,
+}
+
+/// An image of a tool's result, for the terminal's graphics protocol.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Picture {
+    /// Per transcript: tells images apart for the terminal (kitty's image id); never 0.
+    pub id: u32,
+    /// Base64 of the image.
+    pub data: std::sync::Arc<str>,
+    /// Its MIME type.
+    pub mime: String,
+    /// Width and height in pixels (800x600 when its header cannot be read).
+    pub size: (u32, u32),
+}
+
+impl Picture {
+    /// The picture of image `index` of tool call `call_id`'s result.
+    fn of(call_id: &str, index: usize, image: &pi_protocol::v1::message::ImageContent) -> Picture {
+        use base64::Engine as _;
+        // FNV-1a of the call and index: stable across redraws and reconnects.
+        let mut hash: u32 = 0x811c_9dc5;
+        for byte in call_id.bytes().chain(index.to_le_bytes()) {
+            hash = (hash ^ u32::from(byte)).wrapping_mul(0x0100_0193);
+        }
+        // The header is at the start: 64 KiB of the image is enough to read the size.
+        let head = &image.data[..image.data.len().min(87_380) / 4 * 4];
+        let size = base64::engine::general_purpose::STANDARD
+            .decode(head)
+            .ok()
+            .and_then(|bytes| {
+                let kind = pi_image::sniff(&bytes)?;
+                pi_image::dimensions(&bytes, kind)
+            })
+            .unwrap_or((800, 600));
+        Picture {
+            id: hash.max(1),
+            data: image.data.as_str().into(),
+            mime: image.mime_type.clone(),
+            size,
+        }
+    }
+}
+
+/// The pictures of tool call `call_id`'s result `content`.
+fn pictures(call_id: &str, content: &[UserContent]) -> Vec<Picture> {
+    content
+        .iter()
+        .filter_map(|block| match block {
+            UserContent::Image(image) => Some(image),
+            UserContent::Text(_) => None,
+        })
+        .enumerate()
+        .map(|(index, image)| Picture::of(call_id, index, image))
+        .collect()
 }
 
 /// What an item is.
@@ -341,6 +397,7 @@ impl Transcript {
                 };
                 let output = user_text(&result.content);
                 let details = result.details.clone().unwrap_or(Value::Null);
+                let images = pictures(&result.tool_call_id, &result.content);
                 match self.tools.get(&result.tool_call_id).copied() {
                     Some(index) => {
                         let item = self.item_mut(index);
@@ -348,6 +405,7 @@ impl Transcript {
                             tool.status = status;
                             tool.output = output;
                             tool.details = details;
+                            tool.images = images;
                         }
                         item.entry_id = entry_id;
                     }
@@ -359,6 +417,7 @@ impl Transcript {
                             status,
                             output,
                             details,
+                            images,
                         }),
                         entry_id,
                     ),
@@ -443,6 +502,7 @@ impl Transcript {
                         status,
                         output: String::new(),
                         details: Value::Null,
+                        images: Vec::new(),
                     }),
                     None,
                 );
@@ -460,6 +520,7 @@ impl Transcript {
             if let Some(result) = result {
                 tool.output = user_text(&result.content);
                 tool.details = result.details.clone().unwrap_or(Value::Null);
+                tool.images = pictures(call_id, &result.content);
             }
         }
     }
@@ -527,6 +588,7 @@ impl Transcript {
                 status: ToolStatus::Pending,
                 output: String::new(),
                 details: Value::Null,
+                images: Vec::new(),
             }),
             None,
         );

@@ -92,6 +92,8 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
         },
         terminal: pi_protocol::v1::TerminalSettings {
             show_terminal_progress: settings.tui.show_terminal_progress,
+            show_images: settings.tui.show_images,
+            image_width_cells: settings.tui.image_width_cells,
         },
         theme: settings.theme.clone(),
         themes: entries(&settings.themes),

@@ -17,6 +17,55 @@ pub fn item_lines(
     view: &ViewOptions,
     spinner: usize,
 ) -> Vec<Line<'static>> {
+    item_layout(item, width, view, spinner).0
+}
+
+/// Where an image goes in an item's lines: `rows` blank lines from `line`, `cols` wide.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ImageSlot {
+    /// The first of its lines.
+    pub line: usize,
+    /// Its width in cells.
+    pub cols: u16,
+    /// Its height in cells (lines).
+    pub rows: u16,
+    /// The image.
+    pub picture: crate::transcript::Picture,
+}
+
+/// The most lines an image takes; a taller one is drawn narrower.
+const IMAGE_MAX_ROWS: u32 = 30;
+
+/// The cells `picture` takes at most `cols` wide on cells of `cell` pixels (pi's
+/// `calculateImageRows`: the width given, as many rows as the aspect ratio needs).
+pub fn image_cells(
+    picture: &crate::transcript::Picture,
+    cols: u16,
+    cell: (u16, u16),
+) -> (u16, u16) {
+    let (width, height) = (picture.size.0.max(1), picture.size.1.max(1));
+    let (cell_width, cell_height) = (u32::from(cell.0.max(1)), u32::from(cell.1.max(1)));
+    let cols = u32::from(cols.max(1));
+    let rows = (u64::from(height) * u64::from(cols * cell_width))
+        .div_ceil(u64::from(width) * u64::from(cell_height))
+        .max(1);
+    if rows <= u64::from(IMAGE_MAX_ROWS) {
+        return (cols as u16, rows as u16);
+    }
+    let cols = (u64::from(width) * u64::from(IMAGE_MAX_ROWS * cell_height))
+        .div_ceil(u64::from(height) * u64::from(cell_width))
+        .clamp(1, u64::from(cols));
+    (cols as u16, IMAGE_MAX_ROWS as u16)
+}
+
+/// [`item_lines`], with where its images go (only with inline images on).
+pub fn item_layout(
+    item: &Item,
+    width: usize,
+    view: &ViewOptions,
+    spinner: usize,
+) -> (Vec<Line<'static>>, Vec<ImageSlot>) {
+    let mut slots = Vec::new();
     let dim = Style::default().add_modifier(Modifier::DIM);
     let mut lines = match &item.kind {
         ItemKind::User { text, images } => {
@@ -47,7 +96,27 @@ pub fn item_lines(
             lines.extend(stop_lines(*stop_reason, error.as_deref(), width));
             lines
         }
-        ItemKind::Tool(tool) => tool_lines(tool, width, view.expand_tools, spinner),
+        ItemKind::Tool(tool) => {
+            let mut lines = tool_lines(tool, width, view.expand_tools, spinner);
+            if let Some(inline) = &view.inline_images {
+                // pi's: each image under the output, after a blank line, at most
+                // `terminal.imageWidthCells` wide.
+                let room = width.saturating_sub(2).min(usize::from(u16::MAX)) as u16;
+                for picture in &tool.images {
+                    let (cols, rows) =
+                        image_cells(picture, inline.width_cells.min(room), inline.cell);
+                    lines.push(Line::default());
+                    slots.push(ImageSlot {
+                        line: lines.len(),
+                        cols,
+                        rows,
+                        picture: picture.clone(),
+                    });
+                    lines.extend((0..rows).map(|_| Line::default()));
+                }
+            }
+            lines
+        }
         ItemKind::Bash {
             command,
             output,
@@ -64,6 +133,7 @@ pub fn item_lines(
                 },
                 output: output.clone(),
                 details: serde_json::Value::Null,
+                images: Vec::new(),
             };
             tool_lines(&tool, width, view.expand_tools, spinner)
         }
@@ -104,7 +174,7 @@ pub fn item_lines(
         }
     };
     lines.push(Line::default());
-    lines
+    (lines, slots)
 }
 
 /// The lines of the message being streamed (text, thinking, tool calls being written).
@@ -125,6 +195,7 @@ pub fn streaming_lines(
                 status: ToolStatus::Pending,
                 output: String::new(),
                 details: serde_json::Value::Null,
+                images: Vec::new(),
             };
             lines.extend(tool_lines(&tool, width, view.expand_tools, spinner));
         }

@@ -19,11 +19,13 @@ use ratatui::widgets::Paragraph;
 
 pub use chrome::compact_number;
 pub use highlight::warm_up;
+pub use items::image_cells;
 pub use markdown::render_markdown;
-pub use transcript::shown_scroll;
+pub use transcript::{Placement, placed_images, shown_scroll};
 
 /// Draws the state into the frame.
 pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
+    transcript::clear_placed_images();
     let area = frame.area();
     if area.width < 4 || area.height < 6 {
         return;
@@ -74,5 +76,9 @@ pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
     frame.render_widget(Paragraph::new(footer), footer_area);
     chrome::render_completion(state, frame, transcript_area, status_area.y);
     dialogs::render_overlay(state, frame, area);
+    if state.overlay.is_some() || state.completion.is_some() {
+        // Images would cover what is drawn over the transcript: none until it closes.
+        transcript::clear_placed_images();
+    }
     crate::theme::paint(frame.buffer_mut(), &state.theme, state.color_mode);
 }

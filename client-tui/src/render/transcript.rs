@@ -16,7 +16,7 @@ use ratatui::style::{Modifier, Style};
 use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
-use super::items::{item_lines, streaming_lines};
+use super::items::{ImageSlot, item_layout, item_lines, streaming_lines};
 use crate::state::{State, ViewOptions};
 use crate::transcript::{ItemKind, ToolStatus};
 
@@ -31,6 +31,23 @@ pub struct LayoutCache {
     // (the state's scroll offset, the offset the last frame showed): they differ while an
     // anchor holds the view in place as output arrives.
     shown_scroll: (usize, usize),
+    // The images the last frame left room for, wholly on screen.
+    placed: Vec<Placement>,
+}
+
+/// An image the last frame left room for: its top-left cell and size.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Placement {
+    /// Column of its top-left cell.
+    pub x: u16,
+    /// Row of its top-left cell.
+    pub y: u16,
+    /// Width in cells.
+    pub cols: u16,
+    /// Height in cells.
+    pub rows: u16,
+    /// The image.
+    pub picture: crate::transcript::Picture,
 }
 
 /// The item line at the top of the viewport, and the scroll offset that showed it.
@@ -46,6 +63,7 @@ struct Anchor {
 struct CachedItem {
     key: (u64, usize, ViewOptions, usize),
     lines: Vec<Line<'static>>,
+    images: Vec<ImageSlot>,
 }
 
 thread_local! {
@@ -136,8 +154,20 @@ fn header_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     lines
 }
 
+/// The images the last frame drew room for (wholly visible, no dialog over them): where the
+/// terminal's graphics protocol is to draw them.
+pub fn placed_images() -> Vec<Placement> {
+    CACHE.with(|cache| cache.borrow().placed.clone())
+}
+
+/// Forgets the last frame's images (a frame without a transcript, or with a dialog over it).
+pub fn clear_placed_images() {
+    CACHE.with(|cache| cache.borrow_mut().placed.clear());
+}
+
 /// Draws the transcript into `area`.
 pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
+    clear_placed_images();
     let width = area.width as usize;
     let height = area.height as usize;
     if width == 0 || height == 0 {
@@ -214,10 +244,8 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
                 .as_ref()
                 .is_some_and(|cached| cached.key == key);
             if !fresh {
-                cache.items[index] = Some(CachedItem {
-                    key,
-                    lines: item_lines(item, width, &view, state.spinner),
-                });
+                let (lines, images) = item_layout(item, width, &view, state.spinner);
+                cache.items[index] = Some(CachedItem { key, lines, images });
             }
             let len = cache.items[index]
                 .as_ref()
@@ -244,6 +272,9 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
         let mut window: Vec<Line<'static>> = Vec::with_capacity(height);
         let mut skip = scroll;
         let mut top_line = None;
+        // Images wholly in the window: (lines from the window's bottom to the image's last
+        // line, exclusive of it..., the slot), positioned once the window's length is known.
+        let mut images: Vec<(usize, ImageSlot)> = Vec::new();
         for (chunk, len) in &chunks {
             let lines: &[Line<'static>] = match chunk {
                 None => streaming.as_deref().unwrap_or_default(),
@@ -255,6 +286,17 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             let end = len.saturating_sub(skip);
             skip = skip.saturating_sub(*len);
             let start = end.saturating_sub(height - window.len());
+            if let Some(index) = chunk
+                && let Some(cached) = &cache.items[*index]
+            {
+                for slot in &cached.images {
+                    let last = slot.line + usize::from(slot.rows);
+                    if slot.line >= start && last <= end {
+                        // Lines of the window below the image's bottom.
+                        images.push((window.len() + (end - last), slot.clone()));
+                    }
+                }
+            }
             for line in lines[start..end].iter().rev() {
                 window.push(line.clone());
             }
@@ -266,6 +308,19 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
             }
         }
         window.reverse();
+        // Short transcripts sit at the bottom, next to the editor.
+        let top = area.y + (height - window.len().min(height)) as u16;
+        cache.placed = images
+            .into_iter()
+            .map(|(below, slot)| Placement {
+                // Under the tool's output, which is indented two columns.
+                x: area.x + 2,
+                y: top + (window.len() - below - usize::from(slot.rows)) as u16,
+                cols: slot.cols,
+                rows: slot.rows,
+                picture: slot.picture,
+            })
+            .collect();
         cache.max_scroll = max_scroll;
         cache.anchor = match top_line {
             Some((Some(item), line)) if scroll > 0 => Some(Anchor {

@@ -11,6 +11,7 @@
 //! forwarding channel), so every event is applied after the snapshot it follows.
 
 mod daemon;
+mod graphics;
 pub use daemon::Extensions;
 mod terminal;
 mod world;
@@ -162,6 +163,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         verbose: options.verbose,
         theme_paths: options.theme_paths.clone(),
         no_themes: options.no_themes,
+        graphics: graphics::detect(|name| std::env::var(name).ok()),
+        cell: graphics::cell_size(),
         home: home
             .as_deref()
             .map(|home| home.display().to_string())
@@ -392,8 +395,30 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
 
 fn draw(guard: &mut terminal::TerminalGuard, state: &State) -> anyhow::Result<()> {
     use crossterm::terminal::{BeginSynchronizedUpdate, EndSynchronizedUpdate};
+    use std::io::Write as _;
     crossterm::execute!(guard.terminal.backend_mut(), BeginSynchronizedUpdate)?;
     guard.terminal.draw(|frame| render(state, frame))?;
+    if let Some(protocol) = state.environment.graphics {
+        let placed = if state.view.inline_images.is_some() {
+            crate::render::placed_images()
+        } else {
+            Vec::new()
+        };
+        let (_, screen) = guard
+            .images
+            .get_or_insert_with(|| (protocol, graphics::ImageScreen::default()));
+        if protocol == graphics::Graphics::Iterm2 && screen.changed(&placed) {
+            // iTerm2's images live in the cells: the old ones go with a whole redraw.
+            guard.terminal.clear()?;
+            guard.terminal.draw(|frame| render(state, frame))?;
+        }
+        if let Some((_, screen)) = &mut guard.images {
+            let bytes = screen.update(protocol, &placed);
+            if !bytes.is_empty() {
+                guard.terminal.backend_mut().write_all(&bytes)?;
+            }
+        }
+    }
     crossterm::execute!(guard.terminal.backend_mut(), EndSynchronizedUpdate)?;
     guard.set_progress(state.prefs.terminal_progress && (state.running || state.compacting));
     Ok(())

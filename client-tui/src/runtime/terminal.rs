@@ -24,6 +24,8 @@ pub struct TerminalGuard {
     enhanced_keys: bool,
     // When the progress indicator was last said to be active (`None`: it is not).
     progress_sent: Option<std::time::Instant>,
+    /// The transcript's images on screen, and the terminal's graphics protocol.
+    pub images: Option<(super::graphics::Graphics, super::graphics::ImageScreen)>,
 }
 
 /// OSC 9;4;3: an indeterminate progress indicator (ConEmu, Windows Terminal, Ghostty, …).
@@ -62,6 +64,7 @@ impl TerminalGuard {
             terminal,
             enhanced_keys,
             progress_sent: None,
+            images: None,
         })
     }
 
@@ -103,6 +106,11 @@ fn progress_step(
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         self.set_progress(false);
+        if let Some((protocol, screen)) = &self.images {
+            let mut stdout = io::stdout();
+            let _ = stdout.write_all(screen.farewell(*protocol));
+            let _ = stdout.flush();
+        }
         restore(self.enhanced_keys);
     }
 }

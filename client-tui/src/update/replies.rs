@@ -309,6 +309,15 @@ pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSe
         state.view.code_indent = settings.markdown.code_block_indent.as_str().into();
     }
     state.prefs = crate::state::Preferences::from_settings(settings, state.environment.verbose);
+    state.view.inline_images = state
+        .environment
+        .graphics
+        .filter(|_| state.prefs.show_images)
+        .map(|protocol| crate::state::InlineImages {
+            protocol,
+            width_cells: state.prefs.image_width_cells,
+            cell: state.environment.cell,
+        });
     let environment = &state.environment;
     let mut paths = environment.theme_paths.clone();
     if !environment.no_themes {

@@ -2,6 +2,7 @@
 //! through the public `update` and `render` only.
 
 mod behaviour;
+mod images;
 mod logins;
 mod screens;
 mod settings;

@@ -273,6 +273,8 @@ impl Harness {
             home: "/home/me".to_owned(),
             theme_paths: Vec::new(),
             no_themes: false,
+            graphics: None,
+            cell: (9, 18),
         };
         let mut state = State::new(Keymap::default(), environment);
         pi_tui::update(&mut state, Input::Reply(Reply::Models(models())));

@@ -151,6 +151,11 @@ pub struct TuiSettings {
     /// `terminal.showTerminalProgress`: the terminal's progress indicator (OSC 9;4) while a
     /// run or a compaction goes on.
     pub show_terminal_progress: bool,
+    /// `terminal.showImages`: images of tool results drawn in the transcript where the
+    /// terminal has a graphics protocol.
+    pub show_images: bool,
+    /// `terminal.imageWidthCells`: the widest an image is drawn, in cells (at least 1).
+    pub image_width_cells: u16,
     /// `warnings.anthropicExtraUsage`: warn once when an `anthropic` model runs on a Claude
     /// subscription login, whose use by other programs is billed as extra usage.
     pub warn_anthropic_extra_usage: bool,
@@ -167,6 +172,8 @@ impl Default for TuiSettings {
             quiet_startup: false,
             code_block_indent: "  ".to_owned(),
             show_terminal_progress: false,
+            show_images: true,
+            image_width_cells: 60,
             warn_anthropic_extra_usage: true,
         }
     }
@@ -191,6 +198,10 @@ pub struct TuiLayer {
     pub code_block_indent: Option<String>,
     /// `terminal.showTerminalProgress`.
     pub show_terminal_progress: Option<bool>,
+    /// `terminal.showImages`.
+    pub show_images: Option<bool>,
+    /// `terminal.imageWidthCells`.
+    pub image_width_cells: Option<u16>,
     /// `warnings.anthropicExtraUsage`.
     pub warn_anthropic_extra_usage: Option<bool>,
 }
@@ -602,6 +613,8 @@ impl Settings {
             &mut tui.show_terminal_progress,
             &given.show_terminal_progress,
         );
+        set(&mut tui.show_images, &given.show_images);
+        set(&mut tui.image_width_cells, &given.image_width_cells);
         set(
             &mut tui.warn_anthropic_extra_usage,
             &given.warn_anthropic_extra_usage,

@@ -525,10 +525,15 @@ impl LayerReader<'_> {
                             "showTerminalProgress" => {
                                 layer.tui.show_terminal_progress = self.boolean(&dotted, value);
                             }
-                            "showImages" | "imageWidthCells" => self.not_applied(
-                                &dotted,
-                                "the TUI shows images as placeholders (no inline images yet)",
-                            ),
+                            "showImages" => layer.tui.show_images = self.boolean(&dotted, value),
+                            // pi's: a number, floored, at least 1.
+                            "imageWidthCells" => match value.as_f64() {
+                                Some(cells) if cells.is_finite() => {
+                                    layer.tui.image_width_cells =
+                                        Some(cells.floor().clamp(1.0, 1000.0) as u16);
+                                }
+                                _ => self.bad(&dotted, "a number of cells", value),
+                            },
                             "clearOnShrink" => self.not_applied(
                                 &dotted,
                                 "the TUI draws whole frames on the alternate screen, so rows a \

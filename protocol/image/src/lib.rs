@@ -87,13 +87,7 @@ pub fn as_is(bytes: &[u8], kind: ImageKind) -> PreparedImage {
 
 /// Fits `bytes` (an image of `kind`) to the limits.
 pub fn prepare(bytes: &[u8], kind: ImageKind) -> Result<PreparedImage, ImageError> {
-    let format = match kind {
-        ImageKind::Png => image::ImageFormat::Png,
-        ImageKind::Jpeg => image::ImageFormat::Jpeg,
-        ImageKind::Gif => image::ImageFormat::Gif,
-        ImageKind::Webp => image::ImageFormat::WebP,
-    };
-    let reader = ImageReader::with_format(Cursor::new(bytes), format);
+    let reader = ImageReader::with_format(Cursor::new(bytes), format_of(kind));
     let mut decoder = reader.into_decoder()?;
     let (width, height) = decoder.dimensions();
     let base64_len = bytes.len().div_ceil(3) * 4;
@@ -160,6 +154,31 @@ pub fn prepare(bytes: &[u8], kind: ImageKind) -> Result<PreparedImage, ImageErro
 }
 
 /// PNG (`quality` `None`) or JPEG at `quality`.
+fn format_of(kind: ImageKind) -> image::ImageFormat {
+    match kind {
+        ImageKind::Png => image::ImageFormat::Png,
+        ImageKind::Jpeg => image::ImageFormat::Jpeg,
+        ImageKind::Gif => image::ImageFormat::Gif,
+        ImageKind::Webp => image::ImageFormat::WebP,
+    }
+}
+
+/// Width and height of `bytes` (an image of `kind`), read from its header only.
+pub fn dimensions(bytes: &[u8], kind: ImageKind) -> Option<(u32, u32)> {
+    let reader = ImageReader::with_format(Cursor::new(bytes), format_of(kind));
+    reader.into_dimensions().ok()
+}
+
+/// `bytes` (an image of `kind`) as PNG: as they are when they are PNG, else decoded and
+/// encoded again (what terminals showing only PNG need).
+pub fn to_png(bytes: &[u8], kind: ImageKind) -> Result<Vec<u8>, ImageError> {
+    if kind == ImageKind::Png {
+        return Ok(bytes.to_vec());
+    }
+    let image = ImageReader::with_format(Cursor::new(bytes), format_of(kind)).decode()?;
+    encode(&image, None)
+}
+
 fn encode(image: &DynamicImage, quality: Option<u8>) -> Result<Vec<u8>, ImageError> {
     let mut out = Cursor::new(Vec::new());
     match quality {

@@ -226,11 +226,37 @@ impl Default for MarkdownSettings {
 }
 
 /// `terminal`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TerminalSettings {
     /// The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
+    #[serde(default)]
     pub show_terminal_progress: bool,
+    /// Images of tool results drawn in the transcript, where the terminal has a graphics
+    /// protocol (kitty's or iTerm2's).
+    #[serde(default = "yes")]
+    pub show_images: bool,
+    /// The widest an image is drawn, in cells.
+    #[serde(default = "sixty")]
+    pub image_width_cells: u16,
+}
+
+impl Default for TerminalSettings {
+    fn default() -> Self {
+        TerminalSettings {
+            show_terminal_progress: false,
+            show_images: true,
+            image_width_cells: 60,
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn sixty() -> u16 {
+    60
 }
 
 /// `mcp`.

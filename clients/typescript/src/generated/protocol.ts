@@ -6794,9 +6794,18 @@ export interface RetrySettings {
  */
 export interface TerminalSettings {
   /**
+   * The widest an image is drawn, in cells.
+   */
+  imageWidthCells?: number;
+  /**
+   * Images of tool results drawn in the transcript, where the terminal has a graphics
+   * protocol (kitty's or iTerm2's).
+   */
+  showImages?: boolean;
+  /**
    * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
    */
-  showTerminalProgress: boolean;
+  showTerminalProgress?: boolean;
 }
 /**
  * pi's `warnings.*`.
@@ -8280,9 +8289,18 @@ export interface RetrySettings1 {
  */
 export interface TerminalSettings1 {
   /**
+   * The widest an image is drawn, in cells.
+   */
+  imageWidthCells?: number;
+  /**
+   * Images of tool results drawn in the transcript, where the terminal has a graphics
+   * protocol (kitty's or iTerm2's).
+   */
+  showImages?: boolean;
+  /**
    * The terminal's progress indicator (OSC 9;4) while a run or a compaction goes on.
    */
-  showTerminalProgress: boolean;
+  showTerminalProgress?: boolean;
 }
 /**
  * `warnings`: which of pi's warnings clients show.

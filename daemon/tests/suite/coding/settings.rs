@@ -545,18 +545,14 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("enableInstallTelemetry", json!(false)),
     ];
     // Keys of sections named one by one: `terminal`'s others.
-    let not_applied_subkeys = [
-        "terminal.showImages",
-        "terminal.imageWidthCells",
-        "terminal.clearOnShrink",
-    ];
+    let not_applied_subkeys = ["terminal.clearOnShrink"];
     let mut file: Map<String, Value> = applied
         .iter()
         .chain(not_applied)
         .map(|(key, value)| ((*key).to_owned(), value.clone()))
         .collect();
     file["terminal"] = json!({"showTerminalProgress": true, "showImages": false,
-        "imageWidthCells": 60, "clearOnShrink": true});
+        "imageWidthCells": 40.7, "clearOnShrink": true});
     let tree = Tree::new(&[("pi/settings.json", &Value::Object(file).to_string())]);
     let roots = ResourceRoots {
         pi_agent_dir: Some(tree.path("pi")),
@@ -619,6 +615,8 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert!(tui.show_hardware_cursor && tui.quiet_startup && tui.show_terminal_progress);
     assert_eq!(tui.code_block_indent, "    ");
     assert!(!tui.warn_anthropic_extra_usage);
+    assert!(!tui.show_images);
+    assert_eq!(tui.image_width_cells, 40, "floored, as pi");
 
     // The others: one "not applied" diagnostic each, naming the key and why.
     let named: Vec<(String, String)> = diagnostics

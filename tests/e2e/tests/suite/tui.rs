@@ -741,3 +741,73 @@ async fn attach_with_an_api_key_uses_it_for_the_sessions_runs() {
         Some("sk-from-the-command-line")
     );
 }
+
+/// pi's inline images in the real TUI: on a terminal that says it is kitty, the image `read`
+/// returned is sent with kitty's graphics protocol and placed under the tool's output. (tmux
+/// drops the sequences, so the test reads what the TUI wrote with `pipe-pane`, with tmux's own
+/// variables taken away as they would be outside it.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_image_is_drawn_with_kittys_protocol() {
+    use base64::Engine as _;
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    // 200x20 pixels: 60 cells wide, 3 rows high on 9x18 cells.
+    let png = base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=")
+        .unwrap();
+    std::fs::write(work.join("banner.png"), &png).unwrap();
+    world
+        .server
+        .push(Turn::reply().text("Looking at it.").tool_call(
+            "t1",
+            "read",
+            serde_json::json!({"path": "banner.png"}),
+        ));
+    world.server.push(Turn::reply().text("A red banner."));
+    let mut command = vec![
+        "env".to_owned(),
+        "-u".to_owned(),
+        "TMUX".to_owned(),
+        "TERM=xterm-256color".to_owned(),
+        "KITTY_WINDOW_ID=1".to_owned(),
+    ];
+    command.extend([pictl, "--model".into(), MODEL.into()]);
+    tmux.start("k", &work, &env, &command);
+    let written = world.daemon.home.path().join("written.bin");
+    tmux.tmux(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "pi:k",
+        &format!("cat >> {}", written.display()),
+    ]);
+    tmux.wait_for_text("k", "Type a message");
+    tmux.type_text("k", "what is in banner.png");
+    tmux.send("k", &["Enter"]);
+    tmux.wait_for_text("k", "A red banner.");
+    let deadline = Instant::now() + SCREEN_DEADLINE;
+    let output = loop {
+        let output = std::fs::read(&written).unwrap_or_default();
+        let text = String::from_utf8_lossy(&output).into_owned();
+        if text.contains("\x1b_Ga=p,") || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(POLL);
+    };
+    let sent = output
+        .find("\x1b_Ga=t,f=100,")
+        .unwrap_or_else(|| panic!("the image was not sent: {output:?}"));
+    let placed = output
+        .find("c=60,r=3,C=1,q=2\x1b\\")
+        .unwrap_or_else(|| panic!("the image was not placed: {output:?}"));
+    assert!(sent < placed);
+    // The image sent is the file's, whole.
+    let start = sent + output[sent..].find(';').unwrap() + 1;
+    let end = start + output[start..].find("\x1b\\").unwrap();
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(&output[start..end])
+            .unwrap(),
+        png
+    );
+}
