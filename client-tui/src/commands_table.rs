@@ -34,6 +34,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
+    ("changelog", "", "Show what changed in each release"),
     ("detach", "", "Leave; the session keeps running"),
     ("quit", "", "Leave; the session keeps running"),
 ];

@@ -14,6 +14,7 @@
 //! Architecture invariant: only `runtime` does I/O; `update` and `render` never touch the
 //! terminal, the socket, the file system or the clock.
 
+pub mod changelog;
 pub mod commands_table;
 pub mod editor;
 pub mod effect;

@@ -216,6 +216,8 @@ pub struct Preferences {
     /// `warnings.anthropicExtraUsage`: warn when an `anthropic` model runs on a Claude
     /// subscription.
     pub warn_extra_usage: bool,
+    /// `collapseChangelog`: what is new after an update in one line.
+    pub collapse_changelog: bool,
     /// `terminal.showImages`: tool results' images drawn where the terminal can.
     pub show_images: bool,
     /// `terminal.imageWidthCells`: the widest an image is drawn.
@@ -234,6 +236,7 @@ impl Default for Preferences {
             terminal_progress: false,
             fit_images: true,
             warn_extra_usage: true,
+            collapse_changelog: false,
             show_images: true,
             image_width_cells: 60,
         }
@@ -261,6 +264,7 @@ impl Preferences {
             terminal_progress: settings.terminal.show_terminal_progress,
             fit_images: settings.images.auto_resize,
             warn_extra_usage: settings.warnings.anthropic_extra_usage,
+            collapse_changelog: settings.collapse_changelog,
             show_images: settings.terminal.show_images,
             image_width_cells: settings.terminal.image_width_cells.max(1),
         }

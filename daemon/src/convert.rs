@@ -87,6 +87,7 @@ pub fn effective_settings(settings: &Settings, fallbacks: SettingsFallbacks) -> 
         autocomplete_max_visible: settings.tui.autocomplete_max_visible,
         show_hardware_cursor: settings.tui.show_hardware_cursor,
         quiet_startup: settings.tui.quiet_startup,
+        collapse_changelog: settings.tui.collapse_changelog,
         markdown: pi_protocol::v1::MarkdownSettings {
             code_block_indent: settings.tui.code_block_indent.clone(),
         },

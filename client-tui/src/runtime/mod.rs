@@ -295,6 +295,26 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
     if let Some(attachment) = first_attachment {
         effects.extend(update(&mut state, Input::Attached(Box::new(attachment))));
     }
+    // pi's "What's New" after an update, at the start of a fresh session.
+    let fresh = state
+        .transcript
+        .items()
+        .iter()
+        .all(|item| matches!(item.kind, crate::transcript::ItemKind::Notice { .. }));
+    if fresh
+        && let Some(text) = world::whats_new(
+            &shell.options.paths.state_dir,
+            state.prefs.collapse_changelog,
+        )
+    {
+        state.transcript.push(
+            crate::transcript::ItemKind::Custom {
+                custom_type: "What's New".to_owned(),
+                text,
+            },
+            None,
+        );
+    }
     shell.perform(&mut state, effects).await;
     draw(&mut guard, &state)?;
 

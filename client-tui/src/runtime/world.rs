@@ -93,6 +93,21 @@ pub fn list_files(cwd: &Path) -> Vec<String> {
 }
 
 /// Reads an image file for a message; `Ok(None)` when the path is not a file.
+/// What is new since the version this user's `pictl` last announced (pi's startup changelog,
+/// one line with `collapse`), recorded in `pictl-changelog-version` in `state_dir`; nothing
+/// the first time (a fresh install), nor when the record cannot be written.
+pub fn whats_new(state_dir: &Path, collapse: bool) -> Option<String> {
+    use crate::changelog::{CHANGELOG, VERSION};
+    let record = state_dir.join("pictl-changelog-version");
+    let seen = std::fs::read_to_string(&record).ok();
+    if seen.as_deref().map(str::trim) == Some(VERSION) {
+        return None;
+    }
+    std::fs::create_dir_all(state_dir).ok()?;
+    std::fs::write(&record, VERSION).ok()?;
+    crate::changelog::whats_new(CHANGELOG, seen.as_deref(), collapse)
+}
+
 pub fn read_image(cwd: &Path, path: &str, fit: bool) -> Result<Option<ImageContent>, String> {
     let expanded = match path.strip_prefix("~/") {
         Some(rest) => std::env::home_dir().map(|home| home.join(rest)),
@@ -265,6 +280,30 @@ mod tests {
     use base64::Engine as _;
 
     use super::*;
+
+    #[test]
+    fn whats_new_is_said_once_per_update_and_not_on_a_fresh_install() {
+        let dir = tempfile::tempdir().unwrap();
+        let state_dir = dir.path().join("state");
+        assert_eq!(whats_new(&state_dir, false), None, "a fresh install");
+        let record = state_dir.join("pictl-changelog-version");
+        assert_eq!(
+            std::fs::read_to_string(&record).unwrap(),
+            crate::changelog::VERSION
+        );
+        assert_eq!(whats_new(&state_dir, false), None, "already seen");
+        // An update from 0.0.1: the releases since, once.
+        std::fs::write(&record, "0.0.1").unwrap();
+        let new = whats_new(&state_dir, false).unwrap();
+        assert!(new.starts_with("## [0.1.0]"), "{new}");
+        assert_eq!(whats_new(&state_dir, false), None);
+        // `collapseChangelog`: pi's one line.
+        std::fs::write(&record, "0.0.1").unwrap();
+        assert_eq!(
+            whats_new(&state_dir, true).as_deref(),
+            Some("Updated to v0.1.0. Use /changelog to view full changelog.")
+        );
+    }
 
     /// A one-pixel red PNG.
     const PIXEL_PNG: [u8; 69] = [

@@ -163,6 +163,13 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             None => state.status = Some("No reply to copy yet.".to_owned()),
         },
         "hotkeys" => state.overlay = Some(Overlay::Hotkeys),
+        "changelog" => state.transcript.push(
+            crate::transcript::ItemKind::Custom {
+                custom_type: "What's New".to_owned(),
+                text: crate::changelog::full(crate::changelog::CHANGELOG),
+            },
+            None,
+        ),
         "detach" | "quit" => {
             state.exiting = true;
             effects.push(Effect::Detach);

@@ -1118,3 +1118,13 @@ fn a_key_an_extension_registers_runs_its_shortcut_unless_the_tui_binds_it() {
             .any(|effect| matches!(effect, Effect::Request(Request::Shortcut(_)))),
     );
 }
+
+#[test]
+fn slash_changelog_shows_every_release_in_the_transcript() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/changelog");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(100, 60);
+    assert!(screen.contains("[What's New]"), "{screen}");
+    assert!(screen.contains("[0.1.0]"), "{screen}");
+}

@@ -151,6 +151,8 @@ pub struct TuiSettings {
     /// `terminal.showTerminalProgress`: the terminal's progress indicator (OSC 9;4) while a
     /// run or a compaction goes on.
     pub show_terminal_progress: bool,
+    /// `collapseChangelog`: what is new after an update said in one line.
+    pub collapse_changelog: bool,
     /// `terminal.showImages`: images of tool results drawn in the transcript where the
     /// terminal has a graphics protocol.
     pub show_images: bool,
@@ -172,6 +174,7 @@ impl Default for TuiSettings {
             quiet_startup: false,
             code_block_indent: "  ".to_owned(),
             show_terminal_progress: false,
+            collapse_changelog: false,
             show_images: true,
             image_width_cells: 60,
             warn_anthropic_extra_usage: true,
@@ -198,6 +201,8 @@ pub struct TuiLayer {
     pub code_block_indent: Option<String>,
     /// `terminal.showTerminalProgress`.
     pub show_terminal_progress: Option<bool>,
+    /// `collapseChangelog`.
+    pub collapse_changelog: Option<bool>,
     /// `terminal.showImages`.
     pub show_images: Option<bool>,
     /// `terminal.imageWidthCells`.
@@ -613,6 +618,7 @@ impl Settings {
             &mut tui.show_terminal_progress,
             &given.show_terminal_progress,
         );
+        set(&mut tui.collapse_changelog, &given.collapse_changelog);
         set(&mut tui.show_images, &given.show_images);
         set(&mut tui.image_width_cells, &given.image_width_cells);
         set(

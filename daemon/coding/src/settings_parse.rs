@@ -29,10 +29,10 @@ const PI_KEYS_READ_ELSEWHERE: &[&str] = &["extensions", "packages", "npmCommand"
 /// [`DiagnosticKind::NotApplied`](crate::DiagnosticKind) diagnostic; nothing is dropped
 /// silently). Keys of a section name the section (`terminal`: all of `terminal.*`).
 const PI_KEYS_NOT_APPLIED: &[(&str, &str)] = &[
-    ("collapseChangelog", "the daemon shows no changelog"),
     (
         "lastChangelogVersion",
-        "pi's changelog state; the daemon shows no changelog",
+        "it records which of pi's own releases pi has announced; pictl records its own \
+         (pictl-changelog-version in the daemon's state directory)",
     ),
     ("enableInstallTelemetry", "the daemon sends no telemetry"),
 ];
@@ -507,6 +507,9 @@ impl LayerReader<'_> {
                     layer.tui.show_hardware_cursor = self.boolean(key, value);
                 }
                 "quietStartup" => layer.tui.quiet_startup = self.boolean(key, value),
+                "collapseChangelog" => {
+                    layer.tui.collapse_changelog = self.boolean(key, value);
+                }
                 "markdown" => {
                     for (sub, value) in self.object(key, value) {
                         let dotted = format!("markdown.{sub}");

@@ -138,6 +138,9 @@ pub struct EffectiveSettings {
     /// the session loaded (`--verbose` shows them anyway).
     #[serde(default)]
     pub quiet_startup: bool,
+    /// pi's `collapseChangelog`: the TUI says what is new after an update in one line.
+    #[serde(default)]
+    pub collapse_changelog: bool,
     /// pi's `markdown.*`.
     #[serde(default)]
     pub markdown: MarkdownSettings,

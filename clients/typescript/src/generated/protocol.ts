@@ -6603,6 +6603,10 @@ export interface EffectiveSettings {
    */
   autocompleteMaxVisible?: number;
   branchSummary: BranchSummarySettings;
+  /**
+   * pi's `collapseChangelog`: the TUI says what is new after an update in one line.
+   */
+  collapseChangelog?: boolean;
   compaction: CompactionSettings;
   /**
    * Model new sessions use when `session/create` names none.
@@ -8113,6 +8117,10 @@ export interface EffectiveSettings1 {
    */
   autocompleteMaxVisible?: number;
   branchSummary: BranchSummarySettings;
+  /**
+   * pi's `collapseChangelog`: the TUI says what is new after an update in one line.
+   */
+  collapseChangelog?: boolean;
   compaction: CompactionSettings;
   /**
    * Model new sessions use when `session/create` names none.

@@ -531,6 +531,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
         ("autocompleteMaxVisible", json!(8)),
         ("showHardwareCursor", json!(true)),
         ("quietStartup", json!(true)),
+        ("collapseChangelog", json!(true)),
         ("markdown", json!({"codeBlockIndent": "    "})),
         ("terminal", json!({"showTerminalProgress": true})),
         ("warnings", json!({"anthropicExtraUsage": false})),
@@ -541,7 +542,6 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     ];
     let not_applied: &[(&str, Value)] = &[
         ("lastChangelogVersion", json!("0.73.1")),
-        ("collapseChangelog", json!(true)),
         ("enableInstallTelemetry", json!(false)),
     ];
     // Keys of sections named one by one: `terminal`'s others.
@@ -615,6 +615,7 @@ fn every_pi_setting_is_applied_or_named_with_why() {
     assert!(tui.show_hardware_cursor && tui.quiet_startup && tui.show_terminal_progress);
     assert_eq!(tui.code_block_indent, "    ");
     assert!(!tui.warn_anthropic_extra_usage);
+    assert!(tui.collapse_changelog);
     assert!(!tui.show_images);
     assert_eq!(tui.image_width_cells, 40, "floored, as pi");
 
