@@ -1,4 +1,6 @@
-//! The prompt editor's buffer: multi-line text with a cursor, emacs-style editing, large pastes
+//! The prompt editor's buffer: multi-line text with a cursor, emacs-style editing, pi's kill
+//! ring (deletions by word or to a line's end kept; consecutive ones joined; yank and
+//! yank-pop), undo (typing undone a word at a time), jumps to a character, large pastes
 //! collapsed to markers, and the token under the cursor for `@` and `/` completion.
 //!
 //! Invariant: `lines` is never empty and `column` is a char boundary of `lines[row]`.
@@ -10,6 +12,33 @@ use unicode_segmentation::UnicodeSegmentation as _;
 pub const PASTE_MAX_LINES: usize = 10;
 /// See [`PASTE_MAX_LINES`].
 pub const PASTE_MAX_CHARS: usize = 1000;
+/// Deleted texts kept for yanking.
+const KILL_RING_SIZE: usize = 30;
+/// Edits that can be undone.
+const UNDO_DEPTH: usize = 200;
+
+/// What the last edit was: kills next to each other join, typing is undone by the word, and
+/// yank-pop follows a yank only.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+enum Last {
+    #[default]
+    Other,
+    /// Typed text (`true`: it ended with whitespace).
+    Typed(bool),
+    /// A deletion into the kill ring (`true`: backward).
+    Killed(bool),
+    /// A yank of ring entry `index`, `len` bytes ending at the cursor.
+    Yanked { index: usize, len: usize },
+}
+
+/// The buffer as it was before an edit.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Snapshot {
+    lines: Vec<String>,
+    row: usize,
+    column: usize,
+    pastes: Vec<String>,
+}
 
 /// The editor buffer.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,6 +48,11 @@ pub struct Editor {
     column: usize,
     // Collapsed pastes; marker `[paste #N +L lines]` refers to `pastes[N - 1]`.
     pastes: Vec<String>,
+    // Deleted texts, the newest last; kept across messages.
+    kill_ring: Vec<String>,
+    // Buffers before edits, the newest last.
+    undo: Vec<Snapshot>,
+    last: Last,
 }
 
 impl Default for Editor {
@@ -28,6 +62,9 @@ impl Default for Editor {
             row: 0,
             column: 0,
             pastes: Vec::new(),
+            kill_ring: Vec::new(),
+            undo: Vec::new(),
+            last: Last::Other,
         }
     }
 }
@@ -69,23 +106,187 @@ impl Editor {
         self.lines.len() == 1 && self.lines[0].is_empty()
     }
 
-    /// Replaces everything; cursor at the end.
+    /// Replaces everything (undoably); cursor at the end.
     pub fn set_text(&mut self, text: &str) {
+        self.checkpoint();
+        self.last = Last::Other;
         self.lines = text.split('\n').map(str::to_owned).collect();
         self.row = self.lines.len() - 1;
         self.column = self.lines[self.row].len();
         self.pastes.clear();
     }
 
-    /// Empties the editor; returns what it held (expanded).
+    /// Empties the editor; returns what it held (expanded). The kill ring stays.
     pub fn take(&mut self) -> String {
         let text = self.expanded_text();
-        *self = Editor::default();
+        let kill_ring = std::mem::take(&mut self.kill_ring);
+        *self = Editor {
+            kill_ring,
+            ..Editor::default()
+        };
         text
     }
 
-    /// Inserts text at the cursor (newlines split lines).
+    /// Empties the editor, undoably (pi's Ctrl+C).
+    pub fn clear(&mut self) {
+        self.set_text("");
+        self.pastes.clear();
+    }
+
+    /// Types `text` at the cursor: undone a word at a time.
+    pub fn type_text(&mut self, text: &str) {
+        let ends_with_space = text.ends_with(char::is_whitespace);
+        match self.last {
+            // Within a word, or the spaces after it: one step.
+            Last::Typed(false) => {}
+            Last::Typed(true) if ends_with_space => {}
+            _ => self.checkpoint(),
+        }
+        self.put(text);
+        self.last = Last::Typed(ends_with_space);
+    }
+
+    /// Undoes the last edit; `false` when there is none.
+    pub fn undo(&mut self) -> bool {
+        let Some(snapshot) = self.undo.pop() else {
+            return false;
+        };
+        self.lines = snapshot.lines;
+        self.row = snapshot.row.min(self.lines.len() - 1);
+        self.column = snapshot.column.min(self.lines[self.row].len());
+        self.pastes = snapshot.pastes;
+        self.last = Last::Other;
+        true
+    }
+
+    /// Saves the buffer for undo, before an edit.
+    fn checkpoint(&mut self) {
+        let snapshot = Snapshot {
+            lines: self.lines.clone(),
+            row: self.row,
+            column: self.column,
+            pastes: self.pastes.clone(),
+        };
+        if self.undo.last() == Some(&snapshot) {
+            return;
+        }
+        if self.undo.len() >= UNDO_DEPTH {
+            self.undo.remove(0);
+        }
+        self.undo.push(snapshot);
+    }
+
+    /// Puts `text` into the kill ring: joined to the last entry when the previous edit was
+    /// a kill too (before it when deleting backward), as emacs and pi do.
+    fn kill(&mut self, text: String, backward: bool) {
+        if text.is_empty() {
+            return;
+        }
+        match (self.last, self.kill_ring.last_mut()) {
+            (Last::Killed(_), Some(last)) => {
+                if backward {
+                    last.insert_str(0, &text);
+                } else {
+                    last.push_str(&text);
+                }
+            }
+            _ => {
+                if self.kill_ring.len() >= KILL_RING_SIZE {
+                    self.kill_ring.remove(0);
+                }
+                self.kill_ring.push(text);
+            }
+        }
+        self.last = Last::Killed(backward);
+    }
+
+    /// Pastes the newest deleted text at the cursor (Ctrl+Y); `false` when nothing was
+    /// deleted yet.
+    pub fn yank(&mut self) -> bool {
+        let Some(text) = self.kill_ring.last().cloned() else {
+            return false;
+        };
+        self.checkpoint();
+        self.put(&text);
+        self.last = Last::Yanked {
+            index: self.kill_ring.len() - 1,
+            len: text.len(),
+        };
+        true
+    }
+
+    /// Right after a yank: replaces the pasted text with the deleted text before it
+    /// (Alt+Y), going round the ring; `false` otherwise.
+    pub fn yank_pop(&mut self) -> bool {
+        let Last::Yanked { index, len } = self.last else {
+            return false;
+        };
+        if self.kill_ring.len() < 2 {
+            return false;
+        }
+        self.checkpoint();
+        // The yanked text ends at the cursor; take it out (it may span lines).
+        let text = self.text();
+        let offset = self.offset();
+        let Some(start) = offset.checked_sub(len) else {
+            return false;
+        };
+        let kept = format!("{}{}", &text[..start], &text[offset..]);
+        self.lines = kept.split('\n').map(str::to_owned).collect();
+        let before = &kept[..start];
+        self.row = before.matches('\n').count();
+        self.column = start - before.rfind('\n').map_or(0, |newline| newline + 1);
+        let index = (index + self.kill_ring.len() - 1) % self.kill_ring.len();
+        let text = self.kill_ring[index].clone();
+        self.put(&text);
+        self.last = Last::Yanked {
+            index,
+            len: text.len(),
+        };
+        true
+    }
+
+    /// Moves to the next `target` after the cursor (`forward`), or the previous one before
+    /// it, across lines; `false` when there is none.
+    pub fn jump_to(&mut self, target: char, forward: bool) -> bool {
+        self.last = Last::Other;
+        let text = self.text();
+        let offset = self.offset();
+        let found = if forward {
+            let start = offset + text[offset..].chars().next().map_or(0, char::len_utf8);
+            text.get(start..)
+                .and_then(|rest| rest.find(target))
+                .map(|at| start + at)
+        } else {
+            text[..offset].rfind(target)
+        };
+        let Some(at) = found else {
+            return false;
+        };
+        let before = &text[..at];
+        self.row = before.matches('\n').count();
+        self.column = at - before.rfind('\n').map_or(0, |newline| newline + 1);
+        true
+    }
+
+    /// The cursor's byte offset in [`Editor::text`].
+    fn offset(&self) -> usize {
+        self.lines[..self.row]
+            .iter()
+            .map(|line| line.len() + 1)
+            .sum::<usize>()
+            + self.column
+    }
+
+    /// Inserts text at the cursor (newlines split lines), undoably.
     pub fn insert(&mut self, text: &str) {
+        self.checkpoint();
+        self.put(text);
+        self.last = Last::Other;
+    }
+
+    /// Inserts text at the cursor.
+    fn put(&mut self, text: &str) {
         // Tabs become four spaces, as in pi's editor: a cell grid has no tab stops.
         let text = text
             .replace("\r\n", "\n")
@@ -129,6 +330,18 @@ impl Editor {
 
     /// Deletes the grapheme before the cursor (joining lines at a line start).
     pub fn backspace(&mut self) {
+        if self.row == 0 && self.column == 0 {
+            return;
+        }
+        match self.last {
+            Last::Typed(_) => {}
+            _ => self.checkpoint(),
+        }
+        self.raw_backspace();
+        self.last = Last::Typed(false);
+    }
+
+    fn raw_backspace(&mut self) {
         if self.column > 0 {
             let start = self.previous_boundary();
             self.lines[self.row].replace_range(start..self.column, "");
@@ -143,6 +356,11 @@ impl Editor {
 
     /// Deletes the grapheme under the cursor (joining lines at a line end).
     pub fn delete(&mut self) {
+        if self.row + 1 == self.lines.len() && self.column == self.lines[self.row].len() {
+            return;
+        }
+        self.checkpoint();
+        self.last = Last::Other;
         if self.column < self.lines[self.row].len() {
             let end = self.next_boundary();
             self.lines[self.row].replace_range(self.column..end, "");
@@ -225,22 +443,80 @@ impl Editor {
         self.column += skipped + word;
     }
 
-    /// Deletes the word before the cursor (Ctrl+W).
+    /// Deletes the word before the cursor into the kill ring (Ctrl+W); at a line's start,
+    /// joins it to the line before.
     pub fn delete_word_before(&mut self) {
+        if self.column == 0 {
+            if self.row > 0 {
+                self.checkpoint();
+                self.raw_backspace();
+                self.kill("\n".to_owned(), true);
+            }
+            return;
+        }
+        self.checkpoint();
         let end = self.column;
+        let last = self.last;
         self.word_left();
-        self.lines[self.row].replace_range(self.column..end, "");
+        self.last = last;
+        let killed: String = self.lines[self.row].drain(self.column..end).collect();
+        self.kill(killed, true);
     }
 
-    /// Deletes to the end of the line (Ctrl+K).
+    /// Deletes the word after the cursor into the kill ring (Alt+D).
+    pub fn delete_word_after(&mut self) {
+        let start = self.column;
+        if start == self.lines[self.row].len() {
+            if self.row + 1 < self.lines.len() {
+                self.checkpoint();
+                let line = self.lines.remove(self.row + 1);
+                self.lines[self.row].push_str(&line);
+                self.kill("\n".to_owned(), false);
+            }
+            return;
+        }
+        self.checkpoint();
+        let last = self.last;
+        self.word_right();
+        self.last = last;
+        let end = self.column;
+        self.column = start;
+        let killed: String = self.lines[self.row].drain(start..end).collect();
+        self.kill(killed, false);
+    }
+
+    /// Deletes to the end of the line into the kill ring (Ctrl+K); at the end, joins the
+    /// next line.
     pub fn kill_to_end(&mut self) {
-        self.lines[self.row].truncate(self.column);
+        if self.column == self.lines[self.row].len() {
+            if self.row + 1 < self.lines.len() {
+                self.checkpoint();
+                let line = self.lines.remove(self.row + 1);
+                self.lines[self.row].push_str(&line);
+                self.kill("\n".to_owned(), false);
+            }
+            return;
+        }
+        self.checkpoint();
+        let killed = self.lines[self.row].split_off(self.column);
+        self.kill(killed, false);
     }
 
-    /// Deletes to the start of the line (Ctrl+U).
+    /// Deletes to the start of the line into the kill ring (Ctrl+U).
     pub fn kill_to_start(&mut self) {
-        self.lines[self.row].replace_range(..self.column, "");
+        if self.column == 0 {
+            return;
+        }
+        self.checkpoint();
+        let killed: String = self.lines[self.row].drain(..self.column).collect();
         self.column = 0;
+        self.kill(killed, true);
+    }
+
+    /// Notes a cursor move: the next kill starts a new ring entry, the next typing a new
+    /// undo step.
+    pub fn moved(&mut self) {
+        self.last = Last::Other;
     }
 
     /// The whitespace-free token ending at the cursor and where it starts, for completion.
@@ -255,6 +531,8 @@ impl Editor {
 
     /// Replaces the token ending at the cursor by `replacement`.
     pub fn replace_token(&mut self, replacement: &str) {
+        self.checkpoint();
+        self.last = Last::Other;
         let (start, _) = self.token_at_cursor();
         self.lines[self.row].replace_range(start..self.column, replacement);
         self.column = start + replacement.len();
@@ -320,6 +598,69 @@ mod tests {
         assert_eq!(editor.text(), "éllo big secon");
         editor.kill_to_start();
         assert_eq!(editor.text(), "secon");
+    }
+
+    #[test]
+    fn kills_go_to_the_ring_joined_when_consecutive_and_yank_pop_cycles() {
+        let mut editor = Editor::with_text("one two three");
+        editor.delete_word_before();
+        editor.delete_word_before();
+        assert_eq!(editor.text(), "one ");
+        // Two backward kills in a row: one entry, in reading order.
+        assert!(editor.yank());
+        assert_eq!(editor.text(), "one two three");
+        editor.moved();
+        editor.home();
+        editor.delete_word_after();
+        assert_eq!(editor.text(), " two three");
+        editor.moved();
+        editor.end();
+        assert!(editor.yank());
+        assert_eq!(editor.text(), " two threeone");
+        // Alt+Y: the entry before, in place of the one just pasted.
+        assert!(editor.yank_pop());
+        assert_eq!(editor.text(), " two threetwo three");
+        assert!(editor.yank_pop());
+        assert_eq!(editor.text(), " two threeone");
+        editor.type_text("!");
+        assert!(!editor.yank_pop(), "only right after a yank");
+    }
+
+    #[test]
+    fn undo_takes_back_words_kills_and_pastes() {
+        let mut editor = Editor::default();
+        editor.type_text("hello");
+        editor.type_text(" ");
+        editor.type_text("w");
+        editor.type_text("orld");
+        editor.kill_to_start();
+        assert_eq!(editor.text(), "");
+        assert!(editor.undo());
+        assert_eq!(editor.text(), "hello world");
+        assert!(editor.undo());
+        assert_eq!(editor.text(), "hello ");
+        assert!(editor.undo());
+        assert_eq!(editor.text(), "");
+        assert!(!editor.undo());
+        editor.paste("pasted");
+        editor.clear();
+        assert!(editor.undo());
+        assert_eq!(editor.text(), "pasted");
+    }
+
+    #[test]
+    fn jumps_find_the_character_across_lines() {
+        let mut editor = Editor::with_text("find x here\nand x there");
+        editor.moved();
+        // From the end, backward: the second x, then the first.
+        assert!(editor.jump_to('x', false));
+        assert_eq!(editor.cursor(), (1, 4));
+        assert!(editor.jump_to('x', false));
+        assert_eq!(editor.cursor(), (0, 5));
+        assert!(editor.jump_to('x', true));
+        assert_eq!(editor.cursor(), (1, 4));
+        assert!(!editor.jump_to('q', true));
+        assert_eq!(editor.cursor(), (1, 4));
     }
 
     #[test]

@@ -10,6 +10,11 @@ pub enum Effect {
     Switch(SwitchTo),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Give the terminal back and stop the process (Ctrl+Z; `fg` resumes it).
+    Suspend,
+    /// Edit this text in `$VISUAL` or `$EDITOR` on the terminal (Ctrl+G); the result comes
+    /// back as [`crate::input::Input::ExternalEdited`].
+    ExternalEditor(String),
     /// Set the terminal's title.
     Title(String),
     /// Tell the other clients what the editor holds (coalesced by the runtime).

@@ -11,6 +11,9 @@ use pi_protocol::v1::{
 /// One input.
 #[derive(Clone, Debug)]
 pub enum Input {
+    /// The external editor closed (Ctrl+G): the text saved, or why there is none (`Err`
+    /// with a message; `Ok(None)`: it exited with a failure, the text stays).
+    ExternalEdited(Result<Option<String>, String>),
     /// A key press.
     Key {
         /// The key.

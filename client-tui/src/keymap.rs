@@ -1,15 +1,31 @@
-//! Key bindings: the app-level actions of pi's interactive mode, their default keys, and pi's
-//! `keybindings.json` (`{"action": "ctrl+x" | ["ctrl+x", "f2"]}`), which replaces the
-//! defaults of the actions it names.
+//! Key bindings: every action of pi 0.73's interactive mode under its namespaced id
+//! (`app.model.select`, `tui.editor.cursorUp`), its default keys and where it applies, and
+//! pi's `keybindings.json` (`{"id": "ctrl+x" | ["ctrl+x", "f2"]}`), which replaces the
+//! defaults of the ids it names. pi's older flat ids (`selectModel`, `cursorUp`) are read as
+//! the namespaced ones, as pi migrates them.
 //!
-//! Invariant: [`Keymap::action`] is a pure lookup; editing keys (movement, deletion) are not
-//! actions and stay with the editor.
+//! Invariant: [`Keymap::actions`] is a pure lookup.
 
 use std::collections::BTreeMap;
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
-/// Something a key can do outside of plain text editing.
+/// Where an action's keys apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Context {
+    /// The prompt editor and the app around it.
+    Main,
+    /// Lists: selectors, the session tree.
+    Select,
+    /// The session tree's own keys (over [`Context::Select`]).
+    Tree,
+    /// pi's session picker's own keys (not offered by this TUI's picker yet).
+    Sessions,
+    /// pi's `/scoped-models` selector's keys (not offered yet).
+    Models,
+}
+
+/// Something a key can do.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Action {
     /// Abort the run (or close an overlay).
@@ -18,91 +34,812 @@ pub enum Action {
     Clear,
     /// Detach on an empty editor.
     Exit,
-    /// Open the model selector.
-    SelectModel,
+    /// Suspend to the shell (`fg` comes back).
+    Suspend,
+    /// Next thinking level.
+    CycleThinkingLevel,
     /// Next model.
     CycleModelForward,
     /// Previous model.
     CycleModelBackward,
-    /// Next thinking level.
-    CycleThinkingLevel,
+    /// Open the model selector.
+    SelectModel,
     /// Expand or collapse tool output.
     ExpandTools,
     /// Show or hide thinking blocks.
     ToggleThinking,
+    /// Edit the message in `$VISUAL`/`$EDITOR`.
+    ExternalEditor,
     /// Queue a follow-up.
     FollowUp,
     /// Put queued messages back into the editor.
     Dequeue,
+    /// Paste an image from the clipboard.
+    PasteImage,
+    /// Start a new session.
+    NewSession,
+    /// Open the session tree.
+    Tree,
+    /// Fork the session.
+    Fork,
+    /// Open the session picker.
+    Resume,
+    /// Search prompt history (ours).
+    HistorySearch,
+    /// Scroll the transcript up a line (ours).
+    ScrollUp,
+    /// Scroll the transcript down a line (ours).
+    ScrollDown,
+    /// Cursor up (at the top: older prompts).
+    CursorUp,
+    /// Cursor down (at the bottom: newer prompts).
+    CursorDown,
+    /// Cursor left.
+    CursorLeft,
+    /// Cursor right.
+    CursorRight,
+    /// Word left.
+    CursorWordLeft,
+    /// Word right.
+    CursorWordRight,
+    /// Line start.
+    CursorLineStart,
+    /// Line end.
+    CursorLineEnd,
+    /// Jump forward to the next character typed.
+    JumpForward,
+    /// Jump backward to the next character typed.
+    JumpBackward,
+    /// Scroll the transcript up a page.
+    PageUp,
+    /// Scroll the transcript down a page.
+    PageDown,
+    /// Delete the character before the cursor.
+    DeleteCharBackward,
+    /// Delete the character under the cursor.
+    DeleteCharForward,
+    /// Delete the word before the cursor.
+    DeleteWordBackward,
+    /// Delete the word after the cursor.
+    DeleteWordForward,
+    /// Delete to the line's start.
+    DeleteToLineStart,
+    /// Delete to the line's end.
+    DeleteToLineEnd,
+    /// Paste the last deleted text.
+    Yank,
+    /// Replace what was just pasted with the text deleted before it.
+    YankPop,
+    /// Undo the last edit.
+    Undo,
     /// Insert a newline.
     NewLine,
     /// Send.
     Submit,
     /// Complete.
     Tab,
-    /// Search prompt history.
-    HistorySearch,
-    /// Scroll the transcript up a page.
-    PageUp,
-    /// Scroll the transcript down a page.
-    PageDown,
-    /// Scroll the transcript up a line.
-    ScrollUp,
-    /// Scroll the transcript down a line.
-    ScrollDown,
-    /// Open the session tree.
-    Tree,
-    /// Start a new session.
-    NewSession,
-    /// Open the session picker.
-    Resume,
+    /// Copy the selection (the terminal's own selection, with Shift, serves).
+    Copy,
+    /// Selection up.
+    SelectUp,
+    /// Selection down.
+    SelectDown,
+    /// Selection a page up.
+    SelectPageUp,
+    /// Selection a page down.
+    SelectPageDown,
+    /// Choose.
+    SelectConfirm,
+    /// Close the list.
+    SelectCancel,
+    /// Tree: fold the branch, or up to the previous segment's start.
+    TreeFoldOrUp,
+    /// Tree: unfold, or down to the next segment's start.
+    TreeUnfoldOrDown,
+    /// Tree: edit the selected entry's label.
+    TreeEditLabel,
+    /// Tree: show labels' times.
+    TreeToggleLabelTimestamp,
+    /// Tree filter: default.
+    TreeFilterDefault,
+    /// Tree filter: no tool results.
+    TreeFilterNoTools,
+    /// Tree filter: user messages only.
+    TreeFilterUserOnly,
+    /// Tree filter: labeled entries only.
+    TreeFilterLabeledOnly,
+    /// Tree filter: everything.
+    TreeFilterAll,
+    /// Tree filter: next.
+    TreeFilterCycleForward,
+    /// Tree filter: previous.
+    TreeFilterCycleBackward,
+    /// pi's session picker keys.
+    SessionTogglePath,
+    /// See [`Action::SessionTogglePath`].
+    SessionToggleSort,
+    /// See [`Action::SessionTogglePath`].
+    SessionToggleNamedFilter,
+    /// See [`Action::SessionTogglePath`].
+    SessionRename,
+    /// See [`Action::SessionTogglePath`].
+    SessionDelete,
+    /// See [`Action::SessionTogglePath`].
+    SessionDeleteNoninvasive,
+    /// pi's `/scoped-models` keys.
+    ModelsSave,
+    /// See [`Action::ModelsSave`].
+    ModelsEnableAll,
+    /// See [`Action::ModelsSave`].
+    ModelsClearAll,
+    /// See [`Action::ModelsSave`].
+    ModelsToggleProvider,
+    /// See [`Action::ModelsSave`].
+    ModelsReorderUp,
+    /// See [`Action::ModelsSave`].
+    ModelsReorderDown,
 }
 
-/// Every action with its name in `keybindings.json` and its description for `/hotkeys`.
-pub const ACTIONS: &[(Action, &str, &str)] = &[
-    (
-        Action::Interrupt,
-        "interrupt",
-        "Abort the run or close a dialog",
+/// One action: its id, pi's older flat id, what it does, its default keys, where they apply,
+/// and whether this TUI does it (the others are known ids, accepted and listed as such).
+#[derive(Clone, Copy, Debug)]
+pub struct Binding {
+    /// The action.
+    pub action: Action,
+    /// pi's namespaced id.
+    pub id: &'static str,
+    /// pi's id before namespacing, if it had one.
+    pub legacy: Option<&'static str>,
+    /// For `/hotkeys`.
+    pub description: &'static str,
+    /// Default keys.
+    pub defaults: &'static [&'static str],
+    /// Where the keys apply.
+    pub context: Context,
+    /// Whether this TUI does it.
+    pub active: bool,
+}
+
+const fn bind(
+    action: Action,
+    id: &'static str,
+    legacy: Option<&'static str>,
+    description: &'static str,
+    defaults: &'static [&'static str],
+    context: Context,
+) -> Binding {
+    Binding {
+        action,
+        id,
+        legacy,
+        description,
+        defaults,
+        context,
+        active: true,
+    }
+}
+
+const fn known(binding: Binding) -> Binding {
+    Binding {
+        active: false,
+        ..binding
+    }
+}
+
+use Action as A;
+use Context::{Main, Models, Select, Sessions, Tree};
+
+/// Every action, in pi's order (its `docs/keybindings.md`), then ours.
+pub const BINDINGS: &[Binding] = &[
+    bind(
+        A::CursorUp,
+        "tui.editor.cursorUp",
+        Some("cursorUp"),
+        "Cursor up / older prompt",
+        &["up"],
+        Main,
     ),
-    (Action::Clear, "clear", "Clear the editor (twice: quit)"),
-    (Action::Exit, "exit", "Detach (empty editor)"),
-    (Action::SelectModel, "selectModel", "Choose a model"),
-    (Action::CycleModelForward, "cycleModelForward", "Next model"),
-    (
-        Action::CycleModelBackward,
-        "cycleModelBackward",
-        "Previous model",
+    bind(
+        A::CursorDown,
+        "tui.editor.cursorDown",
+        Some("cursorDown"),
+        "Cursor down / newer prompt",
+        &["down"],
+        Main,
     ),
-    (
-        Action::CycleThinkingLevel,
-        "cycleThinkingLevel",
+    bind(
+        A::CursorLeft,
+        "tui.editor.cursorLeft",
+        Some("cursorLeft"),
+        "Cursor left",
+        &["left", "ctrl+b"],
+        Main,
+    ),
+    bind(
+        A::CursorRight,
+        "tui.editor.cursorRight",
+        Some("cursorRight"),
+        "Cursor right",
+        &["right", "ctrl+f"],
+        Main,
+    ),
+    bind(
+        A::CursorWordLeft,
+        "tui.editor.cursorWordLeft",
+        Some("cursorWordLeft"),
+        "Word left",
+        &["alt+left", "ctrl+left", "alt+b"],
+        Main,
+    ),
+    bind(
+        A::CursorWordRight,
+        "tui.editor.cursorWordRight",
+        Some("cursorWordRight"),
+        "Word right",
+        &["alt+right", "ctrl+right", "alt+f"],
+        Main,
+    ),
+    bind(
+        A::CursorLineStart,
+        "tui.editor.cursorLineStart",
+        Some("cursorLineStart"),
+        "Line start",
+        &["home", "ctrl+a"],
+        Main,
+    ),
+    bind(
+        A::CursorLineEnd,
+        "tui.editor.cursorLineEnd",
+        Some("cursorLineEnd"),
+        "Line end",
+        &["end", "ctrl+e"],
+        Main,
+    ),
+    bind(
+        A::JumpForward,
+        "tui.editor.jumpForward",
+        Some("jumpForward"),
+        "Jump forward to a character",
+        &["ctrl+]"],
+        Main,
+    ),
+    bind(
+        A::JumpBackward,
+        "tui.editor.jumpBackward",
+        Some("jumpBackward"),
+        "Jump backward to a character",
+        &["ctrl+alt+]"],
+        Main,
+    ),
+    bind(
+        A::PageUp,
+        "tui.editor.pageUp",
+        Some("pageUp"),
+        "Scroll up a page",
+        &["pageUp"],
+        Main,
+    ),
+    bind(
+        A::PageDown,
+        "tui.editor.pageDown",
+        Some("pageDown"),
+        "Scroll down a page",
+        &["pageDown"],
+        Main,
+    ),
+    bind(
+        A::DeleteCharBackward,
+        "tui.editor.deleteCharBackward",
+        Some("deleteCharBackward"),
+        "Delete character backward",
+        &["backspace"],
+        Main,
+    ),
+    bind(
+        A::DeleteCharForward,
+        "tui.editor.deleteCharForward",
+        Some("deleteCharForward"),
+        "Delete character forward",
+        &["delete", "ctrl+d"],
+        Main,
+    ),
+    bind(
+        A::DeleteWordBackward,
+        "tui.editor.deleteWordBackward",
+        Some("deleteWordBackward"),
+        "Delete word backward",
+        &["ctrl+w", "alt+backspace"],
+        Main,
+    ),
+    bind(
+        A::DeleteWordForward,
+        "tui.editor.deleteWordForward",
+        Some("deleteWordForward"),
+        "Delete word forward",
+        &["alt+d", "alt+delete"],
+        Main,
+    ),
+    bind(
+        A::DeleteToLineStart,
+        "tui.editor.deleteToLineStart",
+        Some("deleteToLineStart"),
+        "Delete to line start",
+        &["ctrl+u"],
+        Main,
+    ),
+    bind(
+        A::DeleteToLineEnd,
+        "tui.editor.deleteToLineEnd",
+        Some("deleteToLineEnd"),
+        "Delete to line end",
+        &["ctrl+k"],
+        Main,
+    ),
+    bind(
+        A::NewLine,
+        "tui.input.newLine",
+        Some("newLine"),
+        "New line",
+        &["shift+enter", "ctrl+j"],
+        Main,
+    ),
+    bind(
+        A::Submit,
+        "tui.input.submit",
+        Some("submit"),
+        "Send (while running: steer)",
+        &["enter"],
+        Main,
+    ),
+    bind(
+        A::Tab,
+        "tui.input.tab",
+        Some("tab"),
+        "Complete paths and commands",
+        &["tab"],
+        Main,
+    ),
+    bind(
+        A::Yank,
+        "tui.editor.yank",
+        Some("yank"),
+        "Paste the last deleted text",
+        &["ctrl+y"],
+        Main,
+    ),
+    bind(
+        A::YankPop,
+        "tui.editor.yankPop",
+        Some("yankPop"),
+        "Cycle through deleted text after pasting",
+        &["alt+y"],
+        Main,
+    ),
+    bind(
+        A::Undo,
+        "tui.editor.undo",
+        Some("undo"),
+        "Undo",
+        &["ctrl+-"],
+        Main,
+    ),
+    known(bind(
+        A::Copy,
+        "tui.input.copy",
+        Some("copy"),
+        "Copy selection",
+        &["ctrl+c"],
+        Main,
+    )),
+    bind(
+        A::SelectUp,
+        "tui.select.up",
+        Some("selectUp"),
+        "Move selection up",
+        &["up"],
+        Select,
+    ),
+    bind(
+        A::SelectDown,
+        "tui.select.down",
+        Some("selectDown"),
+        "Move selection down",
+        &["down"],
+        Select,
+    ),
+    bind(
+        A::SelectPageUp,
+        "tui.select.pageUp",
+        Some("selectPageUp"),
+        "Selection page up",
+        &["pageUp"],
+        Select,
+    ),
+    bind(
+        A::SelectPageDown,
+        "tui.select.pageDown",
+        Some("selectPageDown"),
+        "Selection page down",
+        &["pageDown"],
+        Select,
+    ),
+    bind(
+        A::SelectConfirm,
+        "tui.select.confirm",
+        Some("selectConfirm"),
+        "Choose",
+        &["enter"],
+        Select,
+    ),
+    bind(
+        A::SelectCancel,
+        "tui.select.cancel",
+        Some("selectCancel"),
+        "Close the list",
+        &["escape", "ctrl+c"],
+        Select,
+    ),
+    bind(
+        A::Interrupt,
+        "app.interrupt",
+        Some("interrupt"),
+        "Abort the run (twice on an empty editor: the tree)",
+        &["escape"],
+        Main,
+    ),
+    bind(
+        A::Clear,
+        "app.clear",
+        Some("clear"),
+        "Clear the editor (twice: quit)",
+        &["ctrl+c"],
+        Main,
+    ),
+    bind(
+        A::Exit,
+        "app.exit",
+        Some("exit"),
+        "Detach (empty editor)",
+        &["ctrl+d"],
+        Main,
+    ),
+    bind(
+        A::Suspend,
+        "app.suspend",
+        Some("suspend"),
+        "Suspend to the shell (fg returns)",
+        &["ctrl+z"],
+        Main,
+    ),
+    bind(
+        A::CycleThinkingLevel,
+        "app.thinking.cycle",
+        Some("cycleThinkingLevel"),
         "Next thinking level",
+        &["shift+tab"],
+        Main,
     ),
-    (Action::ExpandTools, "expandTools", "Expand tool output"),
-    (Action::ToggleThinking, "toggleThinking", "Show thinking"),
-    (Action::FollowUp, "followUp", "Queue a follow-up"),
-    (
-        Action::Dequeue,
-        "dequeue",
+    bind(
+        A::CycleModelForward,
+        "app.model.cycleForward",
+        Some("cycleModelForward"),
+        "Next model",
+        &["ctrl+p"],
+        Main,
+    ),
+    bind(
+        A::CycleModelBackward,
+        "app.model.cycleBackward",
+        Some("cycleModelBackward"),
+        "Previous model",
+        &["shift+ctrl+p"],
+        Main,
+    ),
+    bind(
+        A::SelectModel,
+        "app.model.select",
+        Some("selectModel"),
+        "Choose a model",
+        &["ctrl+l"],
+        Main,
+    ),
+    bind(
+        A::ExpandTools,
+        "app.tools.expand",
+        Some("expandTools"),
+        "Expand tool output",
+        &["ctrl+o"],
+        Main,
+    ),
+    bind(
+        A::ToggleThinking,
+        "app.thinking.toggle",
+        Some("toggleThinking"),
+        "Show thinking",
+        &["ctrl+t"],
+        Main,
+    ),
+    bind(
+        A::ExternalEditor,
+        "app.editor.external",
+        Some("externalEditor"),
+        "Edit in $VISUAL / $EDITOR",
+        &["ctrl+g"],
+        Main,
+    ),
+    bind(
+        A::FollowUp,
+        "app.message.followUp",
+        Some("followUp"),
+        "Queue a follow-up",
+        &["alt+enter"],
+        Main,
+    ),
+    bind(
+        A::Dequeue,
+        "app.message.dequeue",
+        Some("dequeue"),
         "Take queued messages back to edit",
+        &["alt+up"],
+        Main,
     ),
-    (Action::NewLine, "newLine", "New line"),
-    (Action::Submit, "submit", "Send (while running: steer)"),
-    (Action::Tab, "tab", "Complete"),
-    (
-        Action::HistorySearch,
-        "historySearch",
+    known(bind(
+        A::PasteImage,
+        "app.clipboard.pasteImage",
+        Some("pasteImage"),
+        "Paste an image from the clipboard",
+        &["ctrl+v"],
+        Main,
+    )),
+    bind(
+        A::NewSession,
+        "app.session.new",
+        Some("newSession"),
+        "New session",
+        &[],
+        Main,
+    ),
+    bind(
+        A::Tree,
+        "app.session.tree",
+        Some("tree"),
+        "Session tree",
+        &[],
+        Main,
+    ),
+    bind(
+        A::Fork,
+        "app.session.fork",
+        Some("fork"),
+        "Fork the session",
+        &[],
+        Main,
+    ),
+    bind(
+        A::Resume,
+        "app.session.resume",
+        Some("resume"),
+        "Resume a session",
+        &[],
+        Main,
+    ),
+    known(bind(
+        A::SessionTogglePath,
+        "app.session.togglePath",
+        Some("toggleSessionPath"),
+        "Session picker: show paths",
+        &["ctrl+p"],
+        Sessions,
+    )),
+    known(bind(
+        A::SessionToggleSort,
+        "app.session.toggleSort",
+        Some("toggleSessionSort"),
+        "Session picker: sort",
+        &["ctrl+s"],
+        Sessions,
+    )),
+    known(bind(
+        A::SessionToggleNamedFilter,
+        "app.session.toggleNamedFilter",
+        Some("toggleSessionNamedFilter"),
+        "Session picker: named only",
+        &["ctrl+n"],
+        Sessions,
+    )),
+    known(bind(
+        A::SessionRename,
+        "app.session.rename",
+        Some("renameSession"),
+        "Session picker: rename",
+        &["ctrl+r"],
+        Sessions,
+    )),
+    known(bind(
+        A::SessionDelete,
+        "app.session.delete",
+        Some("deleteSession"),
+        "Session picker: delete",
+        &["ctrl+d"],
+        Sessions,
+    )),
+    known(bind(
+        A::SessionDeleteNoninvasive,
+        "app.session.deleteNoninvasive",
+        Some("deleteSessionNoninvasive"),
+        "Session picker: delete (empty query)",
+        &["ctrl+backspace"],
+        Sessions,
+    )),
+    known(bind(
+        A::TreeFoldOrUp,
+        "app.tree.foldOrUp",
+        Some("treeFoldOrUp"),
+        "Tree: fold, or previous segment",
+        &["ctrl+left", "alt+left"],
+        Tree,
+    )),
+    known(bind(
+        A::TreeUnfoldOrDown,
+        "app.tree.unfoldOrDown",
+        Some("treeUnfoldOrDown"),
+        "Tree: unfold, or next segment",
+        &["ctrl+right", "alt+right"],
+        Tree,
+    )),
+    known(bind(
+        A::TreeEditLabel,
+        "app.tree.editLabel",
+        Some("treeEditLabel"),
+        "Tree: edit the label",
+        &["shift+l"],
+        Tree,
+    )),
+    known(bind(
+        A::TreeToggleLabelTimestamp,
+        "app.tree.toggleLabelTimestamp",
+        Some("treeToggleLabelTimestamp"),
+        "Tree: label times",
+        &["shift+t"],
+        Tree,
+    )),
+    bind(
+        A::TreeFilterDefault,
+        "app.tree.filter.default",
+        None,
+        "Tree: default view",
+        &["ctrl+d"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterNoTools,
+        "app.tree.filter.noTools",
+        None,
+        "Tree: hide tool results",
+        &["ctrl+t"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterUserOnly,
+        "app.tree.filter.userOnly",
+        None,
+        "Tree: user messages only",
+        &["ctrl+u"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterLabeledOnly,
+        "app.tree.filter.labeledOnly",
+        None,
+        "Tree: labeled entries only",
+        &["ctrl+l"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterAll,
+        "app.tree.filter.all",
+        None,
+        "Tree: every entry",
+        &["ctrl+a"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterCycleForward,
+        "app.tree.filter.cycleForward",
+        None,
+        "Tree: next filter",
+        &["ctrl+o"],
+        Tree,
+    ),
+    bind(
+        A::TreeFilterCycleBackward,
+        "app.tree.filter.cycleBackward",
+        None,
+        "Tree: previous filter",
+        &["shift+ctrl+o"],
+        Tree,
+    ),
+    known(bind(
+        A::ModelsSave,
+        "app.models.save",
+        None,
+        "Scoped models: save",
+        &["ctrl+s"],
+        Models,
+    )),
+    known(bind(
+        A::ModelsEnableAll,
+        "app.models.enableAll",
+        None,
+        "Scoped models: enable all",
+        &["ctrl+a"],
+        Models,
+    )),
+    known(bind(
+        A::ModelsClearAll,
+        "app.models.clearAll",
+        None,
+        "Scoped models: clear all",
+        &["ctrl+x"],
+        Models,
+    )),
+    known(bind(
+        A::ModelsToggleProvider,
+        "app.models.toggleProvider",
+        None,
+        "Scoped models: toggle provider",
+        &["ctrl+p"],
+        Models,
+    )),
+    known(bind(
+        A::ModelsReorderUp,
+        "app.models.reorderUp",
+        None,
+        "Scoped models: move up",
+        &["alt+up"],
+        Models,
+    )),
+    known(bind(
+        A::ModelsReorderDown,
+        "app.models.reorderDown",
+        None,
+        "Scoped models: move down",
+        &["alt+down"],
+        Models,
+    )),
+    bind(
+        A::HistorySearch,
+        "app.history.search",
+        Some("historySearch"),
         "Search prompt history",
+        &["ctrl+r"],
+        Main,
     ),
-    (Action::PageUp, "pageUp", "Scroll up"),
-    (Action::PageDown, "pageDown", "Scroll down"),
-    (Action::ScrollUp, "scrollUp", "Scroll up a line"),
-    (Action::ScrollDown, "scrollDown", "Scroll down a line"),
-    (Action::Tree, "tree", "Session tree"),
-    (Action::NewSession, "newSession", "New session"),
-    (Action::Resume, "resume", "Resume a session"),
+    bind(
+        A::ScrollUp,
+        "app.transcript.scrollUp",
+        Some("scrollUp"),
+        "Scroll up a line",
+        &["shift+up"],
+        Main,
+    ),
+    bind(
+        A::ScrollDown,
+        "app.transcript.scrollDown",
+        Some("scrollDown"),
+        "Scroll down a line",
+        &["shift+down"],
+        Main,
+    ),
 ];
+
+/// The binding of `action`.
+pub fn binding(action: Action) -> &'static Binding {
+    BINDINGS
+        .iter()
+        .find(|binding| binding.action == action)
+        .unwrap_or(&BINDINGS[0])
+}
 
 /// A key with modifiers, as written in `keybindings.json` (`ctrl+shift+p`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -142,6 +879,7 @@ impl KeyChord {
             "backspace" => KeyCode::Backspace,
             "delete" => KeyCode::Delete,
             "insert" => KeyCode::Insert,
+            "clear" => KeyCode::KeypadBegin,
             "home" => KeyCode::Home,
             "end" => KeyCode::End,
             "pageup" => KeyCode::PageUp,
@@ -173,7 +911,7 @@ impl KeyChord {
     }
 
     /// The chord of a key event, normalized (letters lower-case, shift folded into
-    /// `BackTab`).
+    /// `BackTab`, the control characters terminals send for Ctrl+symbols named).
     pub fn from_event(event: &KeyEvent) -> KeyChord {
         let mut modifiers =
             event.modifiers & (KeyModifiers::CONTROL | KeyModifiers::ALT | KeyModifiers::SHIFT);
@@ -186,6 +924,18 @@ impl KeyChord {
                 modifiers -= KeyModifiers::SHIFT;
                 KeyCode::BackTab
             }
+            // Without the keyboard protocol Ctrl+] is GS (0x1d), Ctrl+- / Ctrl+_ is US (0x1f).
+            KeyCode::Char('\u{1d}') => {
+                modifiers |= KeyModifiers::CONTROL;
+                KeyCode::Char(']')
+            }
+            KeyCode::Char('\u{1f}') => {
+                modifiers |= KeyModifiers::CONTROL;
+                KeyCode::Char('-')
+            }
+            // crossterm reports Ctrl+] and Ctrl+- that way as Ctrl+5 and Ctrl+7.
+            KeyCode::Char('5') if modifiers.contains(KeyModifiers::CONTROL) => KeyCode::Char(']'),
+            KeyCode::Char('7') if modifiers.contains(KeyModifiers::CONTROL) => KeyCode::Char('-'),
             other => other,
         };
         // A shifted symbol (`?`, `@`) carries SHIFT on some terminals; bindings never use it.
@@ -233,44 +983,24 @@ impl KeyChord {
     }
 }
 
-/// Action by key.
+/// Keys by action.
 #[derive(Clone, Debug)]
 pub struct Keymap {
     bindings: BTreeMap<Action, Vec<KeyChord>>,
 }
 
 impl Default for Keymap {
-    /// pi's defaults (spec §7.7), plus Ctrl+R for history search and PageUp/PageDown.
+    /// pi 0.73's defaults.
     fn default() -> Self {
-        let defaults: &[(Action, &[&str])] = &[
-            (Action::Interrupt, &["escape"]),
-            (Action::Clear, &["ctrl+c"]),
-            (Action::Exit, &["ctrl+d"]),
-            (Action::SelectModel, &["ctrl+l"]),
-            (Action::CycleModelForward, &["ctrl+p"]),
-            (Action::CycleModelBackward, &["shift+ctrl+p"]),
-            (Action::CycleThinkingLevel, &["shift+tab"]),
-            (Action::ExpandTools, &["ctrl+o"]),
-            (Action::ToggleThinking, &["ctrl+t"]),
-            (Action::FollowUp, &["alt+enter"]),
-            (Action::Dequeue, &["alt+up"]),
-            (Action::NewLine, &["shift+enter", "ctrl+j"]),
-            (Action::Submit, &["enter"]),
-            (Action::Tab, &["tab"]),
-            (Action::HistorySearch, &["ctrl+r"]),
-            (Action::PageUp, &["pageUp"]),
-            (Action::PageDown, &["pageDown"]),
-            (Action::ScrollUp, &["shift+up"]),
-            (Action::ScrollDown, &["shift+down"]),
-            (Action::Tree, &[]),
-            (Action::NewSession, &[]),
-            (Action::Resume, &[]),
-        ];
-        let bindings = defaults
+        let bindings = BINDINGS
             .iter()
-            .map(|(action, keys)| {
-                let chords = keys.iter().filter_map(|key| KeyChord::parse(key)).collect();
-                (*action, chords)
+            .map(|binding| {
+                let chords = binding
+                    .defaults
+                    .iter()
+                    .filter_map(|key| KeyChord::parse(key))
+                    .collect();
+                (binding.action, chords)
             })
             .collect();
         Keymap { bindings }
@@ -278,8 +1008,9 @@ impl Default for Keymap {
 }
 
 impl Keymap {
-    /// The defaults with `keybindings.json` applied. Unknown actions and keys are reported
-    /// and skipped, never fatal.
+    /// The defaults with `keybindings.json` applied, and what to tell the user about it:
+    /// ids and keys it does not know, values that are neither a key nor a list, and keys
+    /// it gives two actions that apply in the same place. Nothing is fatal.
     pub fn with_overrides(json: &str) -> (Keymap, Vec<String>) {
         let mut keymap = Keymap::default();
         let mut warnings = Vec::new();
@@ -291,24 +1022,41 @@ impl Keymap {
             }
         };
         let Some(object) = value.as_object() else {
-            warnings.push("keybindings.json must be an object of action to key".to_owned());
+            warnings.push("keybindings.json must be an object of action ids to keys".to_owned());
             return (keymap, warnings);
         };
+        let mut set: Vec<Action> = Vec::new();
         for (name, keys) in object {
-            let Some(action) = ACTIONS
+            let found = BINDINGS
                 .iter()
-                .find(|(_, action_name, _)| action_name == name)
-                .map(|(action, _, _)| *action)
-            else {
-                // Editor actions (cursor movement, kill ring) are pi's editor's own; ours
-                // keeps its emacs defaults.
+                .find(|binding| binding.id == name)
+                .map(|binding| (binding, false))
+                .or_else(|| {
+                    BINDINGS
+                        .iter()
+                        .find(|binding| binding.legacy == Some(name.as_str()))
+                        .map(|binding| (binding, true))
+                });
+            let Some((binding, legacy)) = found else {
+                warnings.push(format!(
+                    "keybindings.json: unknown id `{name}` (ids are pi's, like app.model.select \
+                     or tui.editor.cursorUp; /hotkeys lists them)"
+                ));
                 continue;
             };
+            // pi's migration: a namespaced id beats its older name given too.
+            if legacy && object.contains_key(binding.id) {
+                continue;
+            }
             let texts: Vec<&str> = match keys {
                 serde_json::Value::String(key) => vec![key.as_str()],
-                serde_json::Value::Array(keys) => keys.iter().filter_map(|k| k.as_str()).collect(),
+                serde_json::Value::Array(keys) if keys.iter().all(|k| k.is_string()) => {
+                    keys.iter().filter_map(|k| k.as_str()).collect()
+                }
                 _ => {
-                    warnings.push(format!("keybindings.json: `{name}` needs a key or a list"));
+                    warnings.push(format!(
+                        "keybindings.json: `{name}` needs a key or a list of keys"
+                    ));
                     continue;
                 }
             };
@@ -316,26 +1064,92 @@ impl Keymap {
             for text in texts {
                 match KeyChord::parse(text) {
                     Some(chord) => chords.push(chord),
-                    None => warnings.push(format!("keybindings.json: unknown key `{text}`")),
+                    None => warnings.push(format!(
+                        "keybindings.json: unknown key `{text}` for `{name}`"
+                    )),
                 }
             }
-            keymap.bindings.insert(action, chords);
+            keymap.bindings.insert(binding.action, chords);
+            set.push(binding.action);
+        }
+        // A key the file gives that another action of the same place also has.
+        let mut said = std::collections::BTreeSet::new();
+        for action in &set {
+            let context = binding(*action).context;
+            for chord in keymap.keys(*action) {
+                for other in BINDINGS.iter().filter(|other| {
+                    other.action != *action
+                        && other.context == context
+                        && keymap.keys(other.action).contains(chord)
+                        && !shared_by_default(*action, other.action)
+                }) {
+                    let pair = (
+                        binding(*action).id.min(other.id),
+                        binding(*action).id.max(other.id),
+                        chord.label(),
+                    );
+                    if said.insert(pair) {
+                        warnings.push(format!(
+                            "keybindings.json: {} is bound to both `{}` and `{}`; `{}` wins",
+                            chord.label(),
+                            binding(*action).id,
+                            other.id,
+                            first_of(*action, other.action)
+                        ));
+                    }
+                }
+            }
         }
         (keymap, warnings)
     }
 
-    /// The action bound to a key event, if any.
-    pub fn action(&self, event: &KeyEvent) -> Option<Action> {
+    /// The actions bound to a key event in `context`, in the order they are tried (pi's: the
+    /// app's before the editor's).
+    pub fn actions(&self, event: &KeyEvent, context: Context) -> Vec<Action> {
         let chord = KeyChord::from_event(event);
-        self.bindings
+        let mut found: Vec<Action> = BINDINGS
             .iter()
-            .find(|(_, chords)| chords.contains(&chord))
-            .map(|(action, _)| *action)
+            .filter(|binding| binding.context == context && binding.active)
+            .filter(|binding| self.keys(binding.action).contains(&chord))
+            .map(|binding| binding.action)
+            .collect();
+        found.sort_by_key(|action| !binding(*action).id.starts_with("app."));
+        found
+    }
+
+    /// The first action bound to a key event in the main context, if any.
+    pub fn action(&self, event: &KeyEvent) -> Option<Action> {
+        self.actions(event, Context::Main).into_iter().next()
     }
 
     /// The keys of an action, for help texts.
     pub fn keys(&self, action: Action) -> &[KeyChord] {
         self.bindings.get(&action).map(Vec::as_slice).unwrap_or(&[])
+    }
+}
+
+/// pi's defaults give these pairs one key on purpose: the first applies only sometimes
+/// (Ctrl+D detaches on an empty editor, else deletes; Ctrl+C clears, there being no selection
+/// to copy).
+fn shared_by_default(a: Action, b: Action) -> bool {
+    let pair = |x, y| (a == x && b == y) || (a == y && b == x);
+    pair(A::Exit, A::DeleteCharForward) || pair(A::Clear, A::Copy)
+}
+
+/// The id of whichever of two actions a shared key runs.
+fn first_of(a: Action, b: Action) -> &'static str {
+    let (a, b) = (binding(a), binding(b));
+    match (a.id.starts_with("app."), b.id.starts_with("app.")) {
+        (false, true) => b.id,
+        (true, false) => a.id,
+        _ => {
+            let position = |id| BINDINGS.iter().position(|binding| binding.id == id);
+            if position(a.id) <= position(b.id) {
+                a.id
+            } else {
+                b.id
+            }
+        }
     }
 }
 
@@ -351,40 +1165,40 @@ mod tests {
     fn defaults_follow_pi() {
         let keymap = Keymap::default();
         let cases = [
-            (
-                key(KeyCode::Esc, KeyModifiers::NONE),
-                Some(Action::Interrupt),
-            ),
+            (key(KeyCode::Esc, KeyModifiers::NONE), Some(A::Interrupt)),
             (
                 key(KeyCode::Char('c'), KeyModifiers::CONTROL),
-                Some(Action::Clear),
+                Some(A::Clear),
             ),
             (
                 key(KeyCode::Char('p'), KeyModifiers::CONTROL),
-                Some(Action::CycleModelForward),
+                Some(A::CycleModelForward),
             ),
             (
                 key(
                     KeyCode::Char('P'),
                     KeyModifiers::CONTROL | KeyModifiers::SHIFT,
                 ),
-                Some(Action::CycleModelBackward),
+                Some(A::CycleModelBackward),
             ),
             (
                 key(KeyCode::BackTab, KeyModifiers::SHIFT),
-                Some(Action::CycleThinkingLevel),
+                Some(A::CycleThinkingLevel),
+            ),
+            (key(KeyCode::Enter, KeyModifiers::ALT), Some(A::FollowUp)),
+            (key(KeyCode::Enter, KeyModifiers::SHIFT), Some(A::NewLine)),
+            (key(KeyCode::Enter, KeyModifiers::NONE), Some(A::Submit)),
+            (
+                key(KeyCode::Char('y'), KeyModifiers::CONTROL),
+                Some(A::Yank),
             ),
             (
-                key(KeyCode::Enter, KeyModifiers::ALT),
-                Some(Action::FollowUp),
+                key(KeyCode::Char('g'), KeyModifiers::CONTROL),
+                Some(A::ExternalEditor),
             ),
             (
-                key(KeyCode::Enter, KeyModifiers::SHIFT),
-                Some(Action::NewLine),
-            ),
-            (
-                key(KeyCode::Enter, KeyModifiers::NONE),
-                Some(Action::Submit),
+                key(KeyCode::Char('z'), KeyModifiers::CONTROL),
+                Some(A::Suspend),
             ),
             (key(KeyCode::Char('a'), KeyModifiers::NONE), None),
             (key(KeyCode::Char('@'), KeyModifiers::SHIFT), None),
@@ -392,24 +1206,56 @@ mod tests {
         for (event, expected) in cases {
             assert_eq!(keymap.action(&event), expected, "{event:?}");
         }
+        // Ctrl+D: detach on an empty editor, else delete forward (app first).
+        assert_eq!(
+            keymap.actions(
+                &key(KeyCode::Char('d'), KeyModifiers::CONTROL),
+                Context::Main
+            ),
+            [A::Exit, A::DeleteCharForward]
+        );
+        // Terminals without the keyboard protocol send Ctrl+] as GS.
+        assert_eq!(
+            keymap.action(&key(KeyCode::Char('\u{1d}'), KeyModifiers::NONE)),
+            Some(A::JumpForward)
+        );
+        // The tree's own keys, over the lists'.
+        assert_eq!(
+            keymap.actions(
+                &key(KeyCode::Char('u'), KeyModifiers::CONTROL),
+                Context::Tree
+            ),
+            [A::TreeFilterUserOnly]
+        );
+        assert_eq!(
+            keymap.actions(&key(KeyCode::Enter, KeyModifiers::NONE), Context::Select),
+            [A::SelectConfirm]
+        );
     }
 
     #[test]
-    fn keybindings_json_replaces_the_named_actions() {
+    fn keybindings_json_takes_pis_ids_and_its_older_names() {
         let (keymap, warnings) = Keymap::with_overrides(
-            r#"{"submit": ["ctrl+s", "enter"], "expandTools": "f2", "cursorUp": "ctrl+k", "clear": "hyper+x"}"#,
+            r#"{"tui.input.submit": ["ctrl+s", "enter"], "expandTools": "f2",
+                "tui.editor.cursorUp": ["up", "ctrl+k"], "app.clear": "hyper+x",
+                "app.model.sellect": "f3", "app.exit": 4}"#,
         );
         assert_eq!(
             warnings,
-            vec!["keybindings.json: unknown key `hyper+x`".to_owned()]
+            [
+                "keybindings.json: unknown key `hyper+x` for `app.clear`",
+                "keybindings.json: unknown id `app.model.sellect` (ids are pi's, like app.model.select or tui.editor.cursorUp; /hotkeys lists them)",
+                "keybindings.json: `app.exit` needs a key or a list of keys",
+                "keybindings.json: ctrl+k is bound to both `tui.editor.cursorUp` and `tui.editor.deleteToLineEnd`; `tui.editor.cursorUp` wins",
+            ]
         );
         assert_eq!(
             keymap.action(&key(KeyCode::Char('s'), KeyModifiers::CONTROL)),
-            Some(Action::Submit)
+            Some(A::Submit)
         );
         assert_eq!(
             keymap.action(&key(KeyCode::F(2), KeyModifiers::NONE)),
-            Some(Action::ExpandTools)
+            Some(A::ExpandTools)
         );
         assert_eq!(
             keymap.action(&key(KeyCode::Char('o'), KeyModifiers::CONTROL)),
@@ -419,11 +1265,33 @@ mod tests {
             keymap.action(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
             None
         );
-        let labels: Vec<String> = keymap
-            .keys(Action::Submit)
-            .iter()
-            .map(KeyChord::label)
-            .collect();
+        let labels: Vec<String> = keymap.keys(A::Submit).iter().map(KeyChord::label).collect();
         assert_eq!(labels, ["ctrl+s", "enter"]);
+    }
+
+    #[test]
+    fn a_namespaced_id_beats_its_older_name() {
+        let (keymap, warnings) =
+            Keymap::with_overrides(r#"{"selectModel": "f4", "app.model.select": "f5"}"#);
+        assert!(warnings.is_empty(), "{warnings:?}");
+        assert_eq!(
+            keymap.action(&key(KeyCode::F(5), KeyModifiers::NONE)),
+            Some(A::SelectModel)
+        );
+        assert_eq!(keymap.action(&key(KeyCode::F(4), KeyModifiers::NONE)), None);
+    }
+
+    #[test]
+    fn every_id_is_unique_and_every_default_parses() {
+        let mut ids = std::collections::HashSet::new();
+        for binding in BINDINGS {
+            assert!(ids.insert(binding.id), "{} twice", binding.id);
+            if let Some(legacy) = binding.legacy {
+                assert!(ids.insert(legacy), "{legacy} twice");
+            }
+            for key in binding.defaults {
+                assert!(KeyChord::parse(key).is_some(), "{}: {key}", binding.id);
+            }
+        }
     }
 }

@@ -158,7 +158,10 @@ pub enum Overlay {
     /// A searchable list.
     Select(Selector),
     /// The key bindings and commands.
-    Hotkeys,
+    Hotkeys {
+        /// Lines scrolled past (kept in range when drawn).
+        scroll: usize,
+    },
     /// Waiting for the daemon's answer before a selector can open.
     Loading {
         /// The selector that will open.

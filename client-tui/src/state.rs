@@ -395,6 +395,8 @@ pub struct State {
     /// pi's warning that a Claude subscription is billed as extra usage: whether it was
     /// shown (once per TUI, as pi), and the model last checked for it.
     pub extra_usage: ExtraUsageCheck,
+    /// A jump key was pressed: the next character typed is jumped to (`true`: forward).
+    pub pending_jump: Option<bool>,
     /// sends the cancellation.
     pub cancel_login_on_first_step: bool,
     /// Token and cost sums.
@@ -487,6 +489,7 @@ impl State {
             cancel_login_on_first_step: false,
             pending_login: None,
             extra_usage: ExtraUsageCheck::default(),
+            pending_jump: None,
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

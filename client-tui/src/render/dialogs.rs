@@ -9,7 +9,6 @@ use ratatui::widgets::{Block, Borders, Clear, Paragraph};
 
 use super::wrap::truncate;
 use crate::commands_table::COMMANDS;
-use crate::keymap::ACTIONS;
 use crate::overlay::{Overlay, Selector};
 use crate::state::State;
 
@@ -29,10 +28,25 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
                 area.height.saturating_sub(6) as usize,
             ),
         ),
-        Overlay::Hotkeys => (
-            "Keys and commands".to_owned(),
-            hotkey_lines(state, inner_width),
-        ),
+        Overlay::Hotkeys { scroll } => {
+            let lines = hotkey_lines(state, inner_width);
+            let room = dialog_room(area.height);
+            let first = (*scroll).min(lines.len().saturating_sub(room));
+            let shown = lines.len().min(room);
+            (
+                if lines.len() > room {
+                    format!(
+                        "Keys and commands {}–{} of {}",
+                        first + 1,
+                        first + shown,
+                        lines.len()
+                    )
+                } else {
+                    "Keys and commands".to_owned()
+                },
+                lines.into_iter().skip(first).take(room).collect(),
+            )
+        }
         Overlay::Info { title, lines } => (
             title.clone(),
             // Wrapped, not cut: a panel may carry a server's error with its URL.
@@ -78,7 +92,8 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         Overlay::Question(_) => " ↑↓ move · enter answer · esc dismiss ",
         Overlay::Login(dialog) if dialog.prompt.is_some() => " enter send · esc cancel ",
         Overlay::Login(_) => " esc cancel ",
-        Overlay::Hotkeys | Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
+        Overlay::Hotkeys { .. } => " ↑↓ pgup pgdn scroll · esc close ",
+        Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
     };
     let block = Block::default()
         .borders(Borders::ALL)
@@ -152,40 +167,111 @@ fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Lin
     lines
 }
 
+/// Rows a dialog of `height` rows shows inside its frame.
+fn dialog_room(height: u16) -> usize {
+    usize::from(height.saturating_sub(5)).max(1)
+}
+
+/// How far the hotkeys dialog scrolls at most on a terminal `height` rows high.
+pub fn hotkeys_max_scroll(state: &State) -> usize {
+    let width = state.size.0.saturating_sub(4).min(90) as usize;
+    hotkey_lines(state, width.saturating_sub(2))
+        .len()
+        .saturating_sub(dialog_room(state.size.1))
+}
+
+/// `/hotkeys`: the effective keys (`keybindings.json` applied), by section as pi's, then
+/// the extensions' keys and the commands.
 fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
-    let dim = Style::default().add_modifier(Modifier::DIM);
+    use crate::keymap::{Action as A, BINDINGS, Context};
+    let accent = Style::default().fg(crate::theme::role(crate::theme::Role::Accent));
+    let heading = Style::default()
+        .fg(crate::theme::role(crate::theme::Role::MdHeading))
+        .add_modifier(Modifier::BOLD);
+    let editing = |action: A| {
+        matches!(
+            action,
+            A::DeleteCharBackward
+                | A::DeleteCharForward
+                | A::DeleteWordBackward
+                | A::DeleteWordForward
+                | A::DeleteToLineStart
+                | A::DeleteToLineEnd
+                | A::Yank
+                | A::YankPop
+                | A::Undo
+                | A::NewLine
+                | A::Submit
+                | A::Tab
+        )
+    };
+    type Belongs<'a> = &'a dyn Fn(&crate::keymap::Binding) -> bool;
+    let sections: [(&str, Belongs<'_>); 5] = [
+        ("Navigation", &|binding| {
+            binding.context == Context::Main
+                && binding.id.starts_with("tui.")
+                && !editing(binding.action)
+        }),
+        ("Editing", &|binding| editing(binding.action)),
+        ("App", &|binding| {
+            binding.context == Context::Main && binding.id.starts_with("app.")
+        }),
+        ("Session tree", &|binding| binding.context == Context::Tree),
+        ("Lists", &|binding| binding.context == Context::Select),
+    ];
     let mut lines = Vec::new();
-    for (action, _, description) in ACTIONS {
-        let keys: Vec<String> = state
-            .keymap
-            .keys(*action)
+    for (title, belongs) in sections {
+        let rows: Vec<Line<'static>> = BINDINGS
             .iter()
-            .map(|key| key.label())
+            .filter(|binding| binding.active && belongs(binding))
+            .filter_map(|binding| {
+                let keys: Vec<String> = state
+                    .keymap
+                    .keys(binding.action)
+                    .iter()
+                    .map(|key| key.label())
+                    .collect();
+                if keys.is_empty() {
+                    return None;
+                }
+                Some(Line::from(vec![
+                    Span::styled(format!("{:<22} ", truncate(&keys.join(" / "), 22)), accent),
+                    Span::raw(truncate(binding.description, width.saturating_sub(23))),
+                ]))
+            })
             .collect();
-        if keys.is_empty() {
+        if rows.is_empty() {
             continue;
         }
-        let keys = keys.join(", ");
-        lines.push(Line::from(vec![
-            Span::styled(
-                format!("{keys:<20} "),
-                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
-            ),
-            Span::raw(truncate(description, width.saturating_sub(21))),
-        ]));
+        if !lines.is_empty() {
+            lines.push(Line::default());
+        }
+        lines.push(Line::from(Span::styled(title.to_owned(), heading)));
+        lines.extend(rows);
     }
-    lines.push(Line::from(Span::styled(
-        "Editing: ctrl+a/e/b/f/k/u/w, alt+b/f/d, ↑/↓ history".to_owned(),
-        dim,
-    )));
+    lines.push(Line::from(vec![
+        Span::styled(format!("{:<22} ", "!cmd / !!cmd"), accent),
+        Span::raw(truncate(
+            "Run a shell command (!!: kept out of the context)",
+            width.saturating_sub(23),
+        )),
+    ]));
+    if !state.shortcuts.is_empty() {
+        lines.push(Line::default());
+        lines.push(Line::from(Span::styled("Extensions".to_owned(), heading)));
+        for (chord, key) in &state.shortcuts {
+            lines.push(Line::from(vec![
+                Span::styled(format!("{:<22} ", chord.label()), accent),
+                Span::raw(truncate(key, width.saturating_sub(23))),
+            ]));
+        }
+    }
     lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Commands".to_owned(), heading)));
     for (name, args, description) in COMMANDS {
         let command = format!("/{name} {args}");
         lines.push(Line::from(vec![
-            Span::styled(
-                format!("{:<24} ", command.trim_end()),
-                Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
-            ),
+            Span::styled(format!("{:<24} ", command.trim_end()), accent),
             Span::raw(truncate(description, width.saturating_sub(25))),
         ]));
     }

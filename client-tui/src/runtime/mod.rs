@@ -289,6 +289,7 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         draft_sent_at: None,
         theme_file,
         background,
+        terminal_jobs: Vec::new(),
     };
     shell.forward(connected.notifications);
     let mut effects = update(&mut state, Input::Resize(size.width, size.height));
@@ -376,6 +377,26 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             }
             if ended {
                 break;
+            }
+        }
+        for job in std::mem::take(&mut shell.terminal_jobs) {
+            // The terminal goes to someone else: no reading keys meanwhile.
+            drop(std::mem::replace(&mut terminal_events, EventStream::new()));
+            guard.release();
+            let input = match job {
+                Effect::Suspend => {
+                    terminal::stop_process();
+                    None
+                }
+                Effect::ExternalEditor(text) => Some(Input::ExternalEdited(
+                    world::edit_externally(&text, &|name| std::env::var(name).ok()),
+                )),
+                _ => None,
+            };
+            guard.reenter().context("taking the terminal back")?;
+            if let Some(input) = input {
+                let effects = update(&mut state, input);
+                shell.perform(&mut state, effects).await;
             }
         }
         draw(&mut guard, &state)?;
@@ -499,6 +520,9 @@ struct Shell {
     theme_file: Option<(PathBuf, std::time::SystemTime)>,
     // The built-in the terminal's background asks for (`COLORFGBG`, read once).
     background: &'static str,
+    // Effects that need the terminal itself (suspend, the external editor): done by the loop,
+    // which holds it.
+    terminal_jobs: Vec<Effect>,
 }
 
 /// A theme file with its modification time, to notice edits.
@@ -704,6 +728,7 @@ impl Shell {
                     }
                 }
                 Effect::Copy(text) => terminal::copy_to_clipboard(&text),
+                job @ (Effect::Suspend | Effect::ExternalEditor(_)) => self.terminal_jobs.push(job),
                 Effect::OpenUrl(url) => world::open_in_browser(url),
                 Effect::Title(title) => terminal::set_title(&title),
                 Effect::Draft(text) => self.pending_draft = Some(text),

@@ -68,6 +68,39 @@ impl TerminalGuard {
         })
     }
 
+    /// Gives the terminal back as it was (for a suspend or an external editor).
+    pub fn release(&mut self) {
+        self.set_progress(false);
+        if let Some((protocol, screen)) = &mut self.images {
+            let mut stdout = io::stdout();
+            let _ = stdout.write_all(screen.farewell(*protocol));
+            let _ = stdout.flush();
+            *screen = super::graphics::ImageScreen::default();
+        }
+        restore(self.enhanced_keys);
+    }
+
+    /// Takes the terminal again after [`TerminalGuard::release`]; the next frame is drawn
+    /// whole.
+    pub fn reenter(&mut self) -> anyhow::Result<()> {
+        enable_raw_mode()?;
+        let mut stdout = io::stdout();
+        execute!(
+            stdout,
+            EnterAlternateScreen,
+            EnableBracketedPaste,
+            EnableMouseCapture
+        )?;
+        if self.enhanced_keys {
+            execute!(
+                stdout,
+                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+            )?;
+        }
+        self.terminal.clear()?;
+        Ok(())
+    }
+
     /// Shows the terminal's progress indicator while `busy` (pi's
     /// `terminal.showTerminalProgress`), and clears it after.
     pub fn set_progress(&mut self, busy: bool) {
@@ -128,6 +161,12 @@ fn restore(enhanced_keys: bool) {
         cursor::Show
     );
     let _ = disable_raw_mode();
+}
+
+/// Stops this process as Ctrl+Z in a shell does (SIGTSTP); returns once it is continued
+/// (`fg`).
+pub fn stop_process() {
+    let _ = rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::TSTP);
 }
 
 /// Sets the terminal's title (an extension's `ctx.ui.setTitle`).

@@ -93,6 +93,44 @@ pub fn list_files(cwd: &Path) -> Vec<String> {
 }
 
 /// Reads an image file for a message; `Ok(None)` when the path is not a file.
+/// Edits `text` in `$VISUAL`, else `$EDITOR` (pi's: split at spaces, so `code --wait`
+/// works; a temporary `.pi.md` file, removed afterwards): the saved text without its final
+/// newline, `Ok(None)` when the editor failed (the text stays as it was), or `Err` with what
+/// to do.
+pub fn edit_externally(
+    text: &str,
+    variable: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<String>, String> {
+    let command = variable("VISUAL")
+        .filter(|value| !value.trim().is_empty())
+        .or_else(|| variable("EDITOR").filter(|value| !value.trim().is_empty()))
+        .ok_or("No editor configured. Set $VISUAL or $EDITOR environment variable.")?;
+    let mut words = command.split_whitespace();
+    let program = words.next().unwrap_or_default();
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
+    let file =
+        std::env::temp_dir().join(format!("pi-editor-{millis}-{}.pi.md", std::process::id()));
+    std::fs::write(&file, text)
+        .map_err(|error| format!("could not write {}: {error}", file.display()))?;
+    let status = std::process::Command::new(program)
+        .args(words)
+        .arg(&file)
+        .status();
+    let result = match status {
+        Ok(status) if status.success() => std::fs::read_to_string(&file)
+            .map(|saved| Some(saved.strip_suffix('\n').unwrap_or(&saved).to_owned()))
+            .map_err(|error| format!("could not read {}: {error}", file.display())),
+        Ok(_) => Ok(None),
+        Err(error) => Err(format!(
+            "could not run the editor `{program}` ($VISUAL or $EDITOR): {error}"
+        )),
+    };
+    let _ = std::fs::remove_file(&file);
+    result
+}
+
 /// What is new since the version this user's `pictl` last announced (pi's startup changelog,
 /// one line with `collapse`), recorded in `pictl-changelog-version` in `state_dir`; nothing
 /// the first time (a fresh install), nor when the record cannot be written.
@@ -280,6 +318,39 @@ mod tests {
     use base64::Engine as _;
 
     use super::*;
+
+    #[test]
+    fn the_external_editor_edits_a_file_and_its_text_comes_back() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        // A fake $VISUAL: appends its first argument to the file (its last).
+        let script = dir.path().join("fake-editor");
+        std::fs::write(
+            &script,
+            "#!/bin/sh\nfor last; do :; done\nprintf '%s\\n' \"$1\" >> \"$last\"\n",
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let visual = format!("{} --and-more", script.display());
+        let variables = |name: &str| (name == "VISUAL").then(|| visual.clone());
+        assert_eq!(
+            edit_externally("draft ", &variables),
+            Ok(Some("draft --and-more".to_owned()))
+        );
+        // $EDITOR when $VISUAL is unset; an editor that fails leaves the text.
+        let failing = |name: &str| (name == "EDITOR").then(|| "false".to_owned());
+        assert_eq!(edit_externally("draft", &failing), Ok(None));
+        let missing = |name: &str| (name == "EDITOR").then(|| "/no/such/editor".to_owned());
+        let error = edit_externally("draft", &missing).unwrap_err();
+        assert!(
+            error.starts_with("could not run the editor `/no/such/editor` ($VISUAL or $EDITOR): "),
+            "{error}"
+        );
+        assert_eq!(
+            edit_externally("draft", &|_| None),
+            Err("No editor configured. Set $VISUAL or $EDITOR environment variable.".to_owned())
+        );
+    }
 
     #[test]
     fn whats_new_is_said_once_per_update_and_not_on_a_fresh_install() {

@@ -162,7 +162,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             }
             None => state.status = Some("No reply to copy yet.".to_owned()),
         },
-        "hotkeys" => state.overlay = Some(Overlay::Hotkeys),
+        "hotkeys" => state.overlay = Some(Overlay::Hotkeys { scroll: 0 }),
         "changelog" => state.transcript.push(
             crate::transcript::ItemKind::Custom {
                 custom_type: "What's New".to_owned(),

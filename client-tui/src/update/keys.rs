@@ -4,7 +4,7 @@ use crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
 
 use crate::editor::Editor;
 use crate::effect::{Effect, Message, Request, SwitchTo};
-use crate::keymap::Action;
+use crate::keymap::{Action, Context};
 use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
 use crate::state::{Connection, DoubleEscape, State, THINKING_LEVELS, TreeFilter};
 
@@ -25,17 +25,38 @@ pub(super) fn on_key(state: &mut State, event: KeyEvent, now_ms: u64, effects: &
         return;
     }
     let before = state.editor.text();
-    match state.keymap.action(&event) {
-        Some(action) => on_action(state, action, now_ms, effects),
-        None => {
-            // A key the TUI leaves free that an extension of the session registered.
-            let chord = crate::keymap::KeyChord::from_event(&event);
-            if let Some((_, key)) = state.shortcuts.iter().find(|(bound, _)| *bound == chord) {
-                effects.push(Effect::Request(Request::Shortcut(key.clone())));
-                return;
+    // After a jump key: the character to jump to.
+    if let Some(forward) = state.pending_jump.take() {
+        if let KeyCode::Char(target) = event.code
+            && !event.modifiers.contains(KeyModifiers::CONTROL)
+        {
+            if !state.editor.jump_to(target, forward) {
+                state.status = Some(format!("No {target:?} to jump to."));
+            } else {
+                state.status = None;
             }
-            state.status = None;
-            edit_key(state, event);
+            return;
+        }
+        state.status = None;
+    }
+    let actions = state.keymap.actions(&event, Context::Main);
+    let handled = actions
+        .into_iter()
+        .any(|action| on_action(state, action, now_ms, effects));
+    if !handled {
+        // A key the TUI leaves free that an extension of the session registered.
+        let chord = crate::keymap::KeyChord::from_event(&event);
+        if let Some((_, key)) = state.shortcuts.iter().find(|(bound, _)| *bound == chord) {
+            effects.push(Effect::Request(Request::Shortcut(key.clone())));
+            return;
+        }
+        state.status = None;
+        if let KeyCode::Char(c) = event.code
+            && !event
+                .modifiers
+                .intersects(KeyModifiers::CONTROL | KeyModifiers::ALT)
+        {
+            state.editor.type_text(&c.to_string());
         }
     }
     after_edit(state, &before, effects);
@@ -50,7 +71,12 @@ pub(super) fn after_edit(state: &mut State, before: &str, effects: &mut Vec<Effe
     }
 }
 
-fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) {
+/// Does `action`; `false` when it does not apply now (Ctrl+D on a non-empty editor is the
+/// editor's), so the key's next action is tried.
+fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<Effect>) -> bool {
+    if let Some(applied) = editor_action(state, action, effects) {
+        return applied;
+    }
     match action {
         Action::Interrupt => {
             let queued = !state.queue.steering.is_empty() || !state.queue.follow_up.is_empty();
@@ -92,20 +118,24 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                 state.exiting = true;
                 effects.push(Effect::Detach);
             } else {
-                state.editor = Editor::default();
+                state.editor.clear();
                 state.history.position = None;
                 state.last_clear_at = Some(now_ms);
                 state.status = Some("Press Ctrl+C again to quit.".to_owned());
             }
         }
         Action::Exit => {
-            if state.editor.is_empty() {
-                state.exiting = true;
-                effects.push(Effect::Detach);
-            } else {
-                state.editor.delete();
+            if !state.editor.is_empty() {
+                return false;
             }
+            state.exiting = true;
+            effects.push(Effect::Detach);
         }
+        Action::Suspend => effects.push(Effect::Suspend),
+        Action::ExternalEditor => {
+            effects.push(Effect::ExternalEditor(state.editor.expanded_text()));
+        }
+        Action::Fork => commands::run(state, "/fork", effects),
         Action::SelectModel => commands::open_model_selector(state, "", effects),
         Action::CycleModelForward => cycle_model(state, 1, effects),
         Action::CycleModelBackward => cycle_model(state, -1, effects),
@@ -134,7 +164,6 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
             }
         }
         Action::Dequeue => effects.push(Effect::Request(Request::Dequeue)),
-        Action::NewLine => state.editor.newline(),
         Action::Submit => submit(state, SubmitAs::Enter, effects),
         Action::Tab => {
             if state.completion.is_none() {
@@ -149,7 +178,72 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
         Action::Tree => commands::run(state, "/tree", effects),
         Action::NewSession => commands::run(state, "/new", effects),
         Action::Resume => commands::run(state, "/resume", effects),
+        // Keys of lists and of pi's dialogs this TUI does not have.
+        _ => return false,
     }
+    true
+}
+
+/// The editor's actions (`tui.editor.*`, `tui.input.newLine`); `None` for the others.
+fn editor_action(state: &mut State, action: Action, effects: &mut Vec<Effect>) -> Option<bool> {
+    let editor = &mut state.editor;
+    match action {
+        Action::CursorUp => {
+            if !editor.up() {
+                history_step(state, 1);
+            }
+            state.editor.moved();
+        }
+        Action::CursorDown => {
+            if !editor.down() {
+                history_step(state, -1);
+            }
+            state.editor.moved();
+        }
+        Action::CursorLeft => editor.left(),
+        Action::CursorRight => editor.right(),
+        Action::CursorWordLeft => editor.word_left(),
+        Action::CursorWordRight => editor.word_right(),
+        Action::CursorLineStart => editor.home(),
+        Action::CursorLineEnd => editor.end(),
+        Action::JumpForward | Action::JumpBackward => {
+            state.pending_jump = Some(action == Action::JumpForward);
+            state.status = Some("Jump to: type the character.".to_owned());
+            return Some(true);
+        }
+        Action::DeleteCharBackward => editor.backspace(),
+        Action::DeleteCharForward => editor.delete(),
+        Action::DeleteWordBackward => editor.delete_word_before(),
+        Action::DeleteWordForward => editor.delete_word_after(),
+        Action::DeleteToLineStart => editor.kill_to_start(),
+        Action::DeleteToLineEnd => editor.kill_to_end(),
+        Action::Yank => {
+            editor.yank();
+        }
+        Action::YankPop => {
+            editor.yank_pop();
+        }
+        Action::Undo => {
+            if !editor.undo() {
+                state.status = Some("Nothing to undo.".to_owned());
+            }
+        }
+        Action::NewLine => editor.newline(),
+        _ => return None,
+    }
+    if matches!(
+        action,
+        Action::CursorLeft
+            | Action::CursorRight
+            | Action::CursorWordLeft
+            | Action::CursorWordRight
+            | Action::CursorLineStart
+            | Action::CursorLineEnd
+    ) {
+        state.editor.moved();
+    }
+    let _ = effects;
+    Some(true)
 }
 
 /// The mouse wheel: scrolls the transcript, or moves through a dialog's list.
@@ -164,9 +258,18 @@ pub(super) fn wheel(state: &mut State, lines: isize) {
                 Some(at) => (at + 1).min(last),
             });
         }
+        Some(Overlay::Hotkeys { .. }) => {
+            let max = crate::render::hotkeys_max_scroll(state);
+            if let Some(Overlay::Hotkeys { scroll }) = &mut state.overlay {
+                *scroll = if lines > 0 {
+                    scroll.saturating_sub(lines.unsigned_abs())
+                } else {
+                    (*scroll + lines.unsigned_abs()).min(max)
+                };
+            }
+        }
         Some(
-            Overlay::Hotkeys
-            | Overlay::Info { .. }
+            Overlay::Info { .. }
             | Overlay::Loading { .. }
             | Overlay::Question(_)
             | Overlay::Login(_),
@@ -301,53 +404,6 @@ fn image_paths(text: &str) -> Vec<String> {
         .collect()
 }
 
-fn edit_key(state: &mut State, event: KeyEvent) {
-    let control = event.modifiers.contains(KeyModifiers::CONTROL);
-    let alt = event.modifiers.contains(KeyModifiers::ALT);
-    let editor = &mut state.editor;
-    match event.code {
-        KeyCode::Char('a') if control => editor.home(),
-        KeyCode::Char('e') if control => editor.end(),
-        KeyCode::Char('b') if control => editor.left(),
-        KeyCode::Char('f') if control => editor.right(),
-        KeyCode::Char('k') if control => editor.kill_to_end(),
-        KeyCode::Char('u') if control => editor.kill_to_start(),
-        KeyCode::Char('w') if control => editor.delete_word_before(),
-        KeyCode::Char('b') if alt => editor.word_left(),
-        KeyCode::Char('f') if alt => editor.word_right(),
-        KeyCode::Char('d') if alt => {
-            let (row, column) = editor.cursor();
-            editor.word_right();
-            while editor.cursor() != (row, column) {
-                editor.backspace();
-            }
-        }
-        KeyCode::Char(c) if !control => editor.insert(&c.to_string()),
-        KeyCode::Backspace if alt || control => editor.delete_word_before(),
-        KeyCode::Backspace => editor.backspace(),
-        KeyCode::Delete => editor.delete(),
-        KeyCode::Left if alt || control => editor.word_left(),
-        KeyCode::Right if alt || control => editor.word_right(),
-        KeyCode::Left => editor.left(),
-        KeyCode::Right => editor.right(),
-        KeyCode::Home => editor.home(),
-        KeyCode::End => editor.end(),
-        KeyCode::Up => {
-            let moved = editor.up();
-            if !moved {
-                history_step(state, 1);
-            }
-        }
-        KeyCode::Down => {
-            let moved = editor.down();
-            if !moved {
-                history_step(state, -1);
-            }
-        }
-        _ => {}
-    }
-}
-
 /// ↑ (older, `+1`) and ↓ (newer, `-1`) through prompt history.
 fn history_step(state: &mut State, direction: isize) {
     let history = &mut state.history;
@@ -411,6 +467,11 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         super::login::on_key(state, event, effects);
         return;
     }
+    let hotkeys_max = if matches!(state.overlay, Some(Overlay::Hotkeys { .. })) {
+        crate::render::hotkeys_max_scroll(state)
+    } else {
+        0
+    };
     let Some(overlay) = &mut state.overlay else {
         return;
     };
@@ -430,9 +491,8 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         }
         return;
     }
-    let cancel = event.code == KeyCode::Esc
-        || (event.code == KeyCode::Char('c') && event.modifiers.contains(KeyModifiers::CONTROL));
-    if cancel {
+    let list_actions = state.keymap.actions(&event, Context::Select);
+    if list_actions.contains(&Action::SelectCancel) {
         state.overlay = None;
         state.tree_view = None;
         if state.session.is_none() {
@@ -444,7 +504,26 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
     }
     let selector = match overlay {
         Overlay::Select(selector) => selector,
-        Overlay::Hotkeys | Overlay::Info { .. } => {
+        Overlay::Hotkeys { scroll } => {
+            // Scrolled by the lists' keys.
+            let next = match list_actions.first() {
+                Some(Action::SelectUp) => Some(scroll.saturating_sub(1)),
+                Some(Action::SelectDown) => Some(*scroll + 1),
+                Some(Action::SelectPageUp) => Some(scroll.saturating_sub(10)),
+                Some(Action::SelectPageDown) => Some(*scroll + 10),
+                Some(Action::SelectConfirm) => None,
+                _ if event.code == KeyCode::Char('q') => None,
+                _ if event.code == KeyCode::Home => Some(0),
+                _ if event.code == KeyCode::End => Some(hotkeys_max),
+                _ => Some(*scroll),
+            };
+            match next {
+                Some(next) => *scroll = next.min(hotkeys_max),
+                None => state.overlay = None,
+            }
+            return;
+        }
+        Overlay::Info { .. } => {
             if matches!(event.code, KeyCode::Enter | KeyCode::Char('q')) {
                 state.overlay = None;
             }
@@ -457,18 +536,35 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
     };
     if selector.kind == SelectorKind::Tree
         && let Some(tree) = &mut state.tree_view
-        && let Some(filter) = tree_filter_key(tree.filter, &event)
+        && let Some(filter) = state
+            .keymap
+            .actions(&event, Context::Tree)
+            .into_iter()
+            .find_map(|action| tree_filter(tree.filter, action))
     {
         tree.filter = filter;
         let previous = selector.clone();
         super::replies::show_tree(state, Some(&previous));
         return;
     }
+    match list_actions.first().copied() {
+        Some(Action::SelectUp) => return selector.move_by(-1),
+        Some(Action::SelectDown) => return selector.move_by(1),
+        Some(Action::SelectPageUp) => return selector.move_by(-10),
+        Some(Action::SelectPageDown) => return selector.move_by(10),
+        Some(Action::SelectConfirm) => {
+            let kind = selector.kind;
+            let chosen = selector.selected().map(|item| item.value.clone());
+            state.overlay = None;
+            state.tree_view = None;
+            if let Some(value) = chosen {
+                choose(state, kind, value, effects);
+            }
+            return;
+        }
+        _ => {}
+    }
     match event.code {
-        KeyCode::Up => selector.move_by(-1),
-        KeyCode::Down => selector.move_by(1),
-        KeyCode::PageUp => selector.move_by(-10),
-        KeyCode::PageDown => selector.move_by(10),
         KeyCode::Backspace => {
             let mut query = selector.query.clone();
             query.pop();
@@ -492,30 +588,15 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         {
             selector.move_by(1);
         }
-        KeyCode::Enter => {
-            let kind = selector.kind;
-            let chosen = selector.selected().map(|item| item.value.clone());
-            state.overlay = None;
-            state.tree_view = None;
-            if let Some(value) = chosen {
-                choose(state, kind, value, effects);
-            }
-        }
         _ => {}
     }
 }
 
-/// pi's keys of the tree dialog that change its rows (`app.tree.filter.*`): Ctrl+D the
-/// default view; Ctrl+T no tool results, Ctrl+U user messages, Ctrl+L labeled entries and
-/// Ctrl+A everything, each toggling with the default; Ctrl+O and Shift+Ctrl+O cycle.
-fn tree_filter_key(current: TreeFilter, event: &KeyEvent) -> Option<TreeFilter> {
-    let KeyCode::Char(key) = event.code else {
-        return None;
-    };
-    if !event.modifiers.contains(KeyModifiers::CONTROL) {
-        return None;
-    }
-    let shift = event.modifiers.contains(KeyModifiers::SHIFT) || key.is_ascii_uppercase();
+/// pi's `app.tree.filter.*` actions of the tree dialog (by default Ctrl+D the default view;
+/// Ctrl+T no tool results, Ctrl+U user messages, Ctrl+L labeled entries and Ctrl+A
+/// everything, each toggling with the default; Ctrl+O and Shift+Ctrl+O cycle): the filter
+/// they give from `current`.
+fn tree_filter(current: TreeFilter, action: Action) -> Option<TreeFilter> {
     let toggle = |mode| {
         if current == mode {
             TreeFilter::Default
@@ -523,14 +604,14 @@ fn tree_filter_key(current: TreeFilter, event: &KeyEvent) -> Option<TreeFilter> 
             mode
         }
     };
-    Some(match key.to_ascii_lowercase() {
-        'd' => TreeFilter::Default,
-        't' => toggle(TreeFilter::NoTools),
-        'u' => toggle(TreeFilter::UserOnly),
-        'l' => toggle(TreeFilter::LabeledOnly),
-        'a' => toggle(TreeFilter::All),
-        'o' if shift => current.cycle(-1),
-        'o' => current.cycle(1),
+    Some(match action {
+        Action::TreeFilterDefault => TreeFilter::Default,
+        Action::TreeFilterNoTools => toggle(TreeFilter::NoTools),
+        Action::TreeFilterUserOnly => toggle(TreeFilter::UserOnly),
+        Action::TreeFilterLabeledOnly => toggle(TreeFilter::LabeledOnly),
+        Action::TreeFilterAll => toggle(TreeFilter::All),
+        Action::TreeFilterCycleBackward => current.cycle(-1),
+        Action::TreeFilterCycleForward => current.cycle(1),
         _ => return None,
     })
 }

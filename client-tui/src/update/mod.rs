@@ -16,6 +16,7 @@ use crate::effect::Effect;
 use crate::input::Input;
 use crate::overlay::{Overlay, Question};
 use crate::state::{Connection, State};
+use crate::transcript::NoticeLevel;
 
 pub use commands::COMMANDS;
 pub use replies::apply_settings;
@@ -34,6 +35,15 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
                 login::paste(state, &text);
             }
         }
+        Input::ExternalEdited(result) => match result {
+            Ok(Some(text)) => {
+                let before = state.editor.text();
+                state.editor.set_text(&text);
+                keys::after_edit(state, &before, &mut effects);
+            }
+            Ok(None) => {}
+            Err(message) => state.transcript.notice(NoticeLevel::Warning, message),
+        },
         Input::Resize(width, height) => state.size = (width, height),
         Input::Wheel(lines) => keys::wheel(state, lines),
         Input::Tick(_) => {

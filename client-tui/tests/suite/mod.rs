@@ -3,6 +3,7 @@
 
 mod behaviour;
 mod images;
+mod keys;
 mod logins;
 mod screens;
 mod settings;

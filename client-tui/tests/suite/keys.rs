@@ -1,0 +1,168 @@
+//! pi's keys: `keybindings.json` with pi's namespaced ids and its older names, every editor
+//! key remappable, the kill ring, undo, jumps, Ctrl+G's external editor and Ctrl+Z, and
+//! `/hotkeys` generated from the effective keys, scrolling at 80x24.
+
+use crossterm::event::{KeyCode, KeyModifiers};
+use pi_tui::effect::Effect;
+use pi_tui::input::Input;
+use pi_tui::keymap::Keymap;
+
+use super::support::*;
+
+fn alt(c: char) -> Input {
+    key_with(KeyCode::Char(c), KeyModifiers::ALT)
+}
+
+#[test]
+fn a_keybindings_file_with_pis_ids_and_its_older_names_remaps_editor_and_app_keys() {
+    let mut harness = Harness::attached(Vec::new());
+    let (keymap, warnings) = Keymap::with_overrides(
+        r#"{"tui.editor.cursorLeft": ["left", "ctrl+h"],
+            "tui.editor.deleteWordBackward": "alt+w",
+            "cursorLineStart": ["home", "ctrl+q"],
+            "app.model.select": "f2",
+            "app.thinking.toggel": "f3"}"#,
+    );
+    assert_eq!(
+        warnings,
+        [
+            "keybindings.json: unknown id `app.thinking.toggel` (ids are pi's, like app.model.select or tui.editor.cursorUp; /hotkeys lists them)"
+        ]
+    );
+    harness.state.keymap = keymap;
+    harness.type_text("one two");
+    harness.send(ctrl('h'));
+    harness.type_text("X");
+    assert_eq!(harness.state.editor.text(), "one twXo");
+    // Ctrl+W is no longer a deletion; Alt+W is.
+    harness.send(ctrl('w'));
+    assert_eq!(harness.state.editor.text(), "one twXo");
+    harness.send(key(KeyCode::End));
+    harness.send(alt('w'));
+    assert_eq!(harness.state.editor.text(), "one ");
+    // The older name `cursorLineStart` counts as `tui.editor.cursorLineStart`.
+    harness.send(ctrl('q'));
+    harness.type_text(">");
+    assert_eq!(harness.state.editor.text(), ">one ");
+    harness.take_effects();
+    harness.send(key(KeyCode::F(2)));
+    assert!(
+        harness.state.overlay.is_some(),
+        "F2 opens the model selector"
+    );
+}
+
+#[test]
+fn deletions_go_to_the_kill_ring_and_come_back_with_ctrl_y_and_alt_y() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("alpha beta");
+    harness.send(ctrl('w'));
+    assert_eq!(harness.state.editor.text(), "alpha ");
+    harness.send(ctrl('a'));
+    harness.send(ctrl('k'));
+    assert_eq!(harness.state.editor.text(), "");
+    harness.send(ctrl('y'));
+    assert_eq!(harness.state.editor.text(), "alpha ");
+    harness.send(alt('y'));
+    assert_eq!(harness.state.editor.text(), "beta");
+    // Ctrl+- undoes: the yank-pop, the yank, the deletion.
+    let undo = || key_with(KeyCode::Char('-'), KeyModifiers::CONTROL);
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "alpha ");
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "");
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "alpha ");
+    assert_eq!(harness.state.editor.cursor(), (0, 0));
+}
+
+#[test]
+fn undo_takes_back_a_word_at_a_time_and_ctrl_c_is_undoable() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("fix the bug");
+    harness.send(ctrl('c'));
+    assert!(harness.state.editor.is_empty());
+    // Terminals without the keyboard protocol send Ctrl+- as 0x1f.
+    let undo = || key(KeyCode::Char('\u{1f}'));
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "fix the bug");
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "fix the ");
+    harness.send(undo());
+    assert_eq!(harness.state.editor.text(), "fix ");
+}
+
+#[test]
+fn ctrl_bracket_jumps_to_the_next_character_typed() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("cargo test --workspace");
+    harness.send(ctrl('a'));
+    harness.send(ctrl(']'));
+    harness.type_text("-");
+    harness.type_text("+");
+    assert_eq!(harness.state.editor.text(), "cargo test +--workspace");
+    harness.send(key_with(
+        KeyCode::Char(']'),
+        KeyModifiers::CONTROL | KeyModifiers::ALT,
+    ));
+    harness.type_text("c");
+    harness.type_text("^");
+    assert_eq!(harness.state.editor.text(), "^cargo test +--workspace");
+}
+
+#[test]
+fn ctrl_g_hands_the_text_to_the_external_editor_and_takes_its_result() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("draft");
+    harness.take_effects();
+    harness.send(ctrl('g'));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::ExternalEditor("draft".to_owned()))
+    );
+    harness.send(Input::ExternalEdited(Ok(Some(
+        "draft, edited\nat length".to_owned(),
+    ))));
+    assert_eq!(harness.state.editor.text(), "draft, edited\nat length");
+    // An editor that failed keeps the text; none configured says so.
+    harness.send(Input::ExternalEdited(Ok(None)));
+    assert_eq!(harness.state.editor.text(), "draft, edited\nat length");
+    harness.send(Input::ExternalEdited(Err(
+        "No editor configured. Set $VISUAL or $EDITOR environment variable.".to_owned(),
+    )));
+    let screen = harness.screen(100, 30);
+    assert!(
+        screen.contains("No editor configured. Set $VISUAL or $EDITOR"),
+        "{screen}"
+    );
+    harness.send(ctrl('z'));
+    assert!(harness.take_effects().contains(&Effect::Suspend));
+}
+
+#[test]
+fn hotkeys_scroll_at_80x24_and_show_the_keys_in_effect() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.state.keymap = Keymap::with_overrides(r#"{"tui.editor.yank": "f7"}"#).0;
+    harness.send(Input::Resize(80, 24));
+    harness.type_text("/hotkeys");
+    harness.send(key(KeyCode::Enter));
+    let top = harness.screen(80, 24);
+    assert!(top.contains("Keys and commands 1–19 of"), "{top}");
+    assert!(top.contains("Navigation"), "{top}");
+    assert!(top.contains("↑↓ pgup pgdn scroll · esc close"), "{top}");
+    // Down the list: the effective yank key, then the commands at the end.
+    let mut seen = top.clone();
+    for _ in 0..20 {
+        harness.send(key(KeyCode::PageDown));
+        seen.push_str(&harness.screen(80, 24));
+    }
+    assert!(seen.contains("f7"), "{seen}");
+    assert!(!seen.contains("ctrl+y "), "{seen}");
+    let bottom = harness.screen(80, 24);
+    assert!(bottom.contains("/quit"), "{bottom}");
+    harness.send(key(KeyCode::Home));
+    assert!(harness.screen(80, 24).contains("Keys and commands 1–19 of"));
+    harness.send(key(KeyCode::Esc));
+    assert!(harness.state.overlay.is_none());
+}
