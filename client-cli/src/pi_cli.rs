@@ -112,6 +112,11 @@ async fn interactive(args: PiArgs) -> Result<ExitCode, CliError> {
         verbose: args.options.verbose,
         theme_paths: args.options.themes.clone(),
         no_themes: args.options.no_themes,
+        subscription_key: args
+            .options
+            .api_key
+            .as_deref()
+            .is_some_and(|key| key.starts_with("sk-ant-oat")),
     };
     if args.resume {
         return crate::commands::attach::run_tui(

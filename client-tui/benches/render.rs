@@ -112,6 +112,8 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         theme_paths: Vec::new(),
         no_themes: false,
         graphics: None,
+        anthropic_env_token: false,
+        subscription_key: false,
         cell: (9, 18),
     };
     let mut state = State::new(Keymap::default(), environment);

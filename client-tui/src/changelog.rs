@@ -5,6 +5,9 @@
 /// The changelog, as released with this build.
 pub const CHANGELOG: &str = include_str!("../../CHANGELOG.md");
 
+/// The label of the changelog's transcript items.
+pub const TITLE: &str = "What's New";
+
 /// This build's version.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 

@@ -36,6 +36,10 @@ pub struct Environment {
     pub no_themes: bool,
     /// The terminal's graphics protocol, if it has one the TUI speaks.
     pub graphics: Option<Graphics>,
+    /// Anthropic's variable in this environment holds a Claude subscription token.
+    pub anthropic_env_token: bool,
+    /// `--api-key` gave a Claude subscription token.
+    pub subscription_key: bool,
     /// A cell's width and height in pixels.
     pub cell: (u16, u16),
 }

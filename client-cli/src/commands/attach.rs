@@ -55,6 +55,10 @@ impl ExtensionArgs {
 /// `pictl attach [ID]`.
 pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
     require_terminal()?;
+    let subscription_key = args
+        .api_key
+        .as_deref()
+        .is_some_and(|key| key.starts_with("sk-ant-oat"));
     let target = match args.session_id {
         Some(id) => {
             let connected = daemon_client::connect().await?;
@@ -81,7 +85,11 @@ pub async fn attach(args: AttachArgs) -> Result<ExitCode, CliError> {
         }
         None => Target::Pick,
     };
-    run_tui(target, args.extensions.into_choice(), TuiFlags::default()).await
+    let flags = TuiFlags {
+        subscription_key,
+        ..TuiFlags::default()
+    };
+    run_tui(target, args.extensions.into_choice(), flags).await
 }
 
 /// The TUI needs a terminal on both ends.
@@ -105,6 +113,8 @@ pub struct TuiFlags {
     pub theme_paths: Vec<String>,
     /// `--no-themes`.
     pub no_themes: bool,
+    /// `--api-key` gave a Claude subscription token.
+    pub subscription_key: bool,
 }
 
 /// Runs the TUI on `target`.
@@ -132,6 +142,7 @@ pub async fn run_tui(
         model_scope: flags.model_scope,
         verbose: flags.verbose,
         no_themes: flags.no_themes,
+        subscription_key: flags.subscription_key,
     };
     match pi_tui::run(options).await {
         Ok(()) => Ok(ExitCode::SUCCESS),

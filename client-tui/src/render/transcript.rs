@@ -180,9 +180,12 @@ pub fn render_transcript(state: &State, frame: &mut Frame<'_>, area: Rect) {
     };
     let items = state.transcript.items();
     // A session without messages yet: pi's header, then any notices (warnings at start).
-    let only_notices = items
-        .iter()
-        .all(|item| matches!(item.kind, ItemKind::Notice { .. }));
+    let only_notices = items.iter().all(|item| match &item.kind {
+        ItemKind::Notice { .. } => true,
+        // The changelog, at the start or asked for, keeps the header above it.
+        ItemKind::Custom { custom_type, .. } => custom_type == crate::changelog::TITLE,
+        _ => false,
+    });
     if only_notices && state.transcript.streaming().is_none() && state.session.is_some() {
         let mut header = header_lines(state, width);
         for item in items {

@@ -81,6 +81,8 @@ pub struct AttachOptions {
     pub theme_paths: Vec<String>,
     /// pi's `--no-themes`: no theme discovery (only `--theme`'s and the built-ins).
     pub no_themes: bool,
+    /// The key given with `--api-key` is a Claude subscription's token (`sk-ant-oat…`).
+    pub subscription_key: bool,
 }
 
 /// How long a reconnection waits at most between attempts.
@@ -164,6 +166,12 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         theme_paths: options.theme_paths.clone(),
         no_themes: options.no_themes,
         graphics: graphics::detect(|name| std::env::var(name).ok()),
+        // pi's order for Anthropic's variables; the session sees this process's.
+        anthropic_env_token: ["ANTHROPIC_OAUTH_TOKEN", "ANTHROPIC_API_KEY"]
+            .iter()
+            .find_map(|name| std::env::var(name).ok().filter(|value| !value.is_empty()))
+            .is_some_and(|key| key.starts_with("sk-ant-oat")),
+        subscription_key: options.subscription_key,
         cell: graphics::cell_size(),
         home: home
             .as_deref()
@@ -302,19 +310,21 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         .items()
         .iter()
         .all(|item| matches!(item.kind, crate::transcript::ItemKind::Notice { .. }));
-    if fresh
-        && let Some(text) = world::whats_new(
-            &shell.options.paths.state_dir,
-            state.prefs.collapse_changelog,
-        )
-    {
-        state.transcript.push(
-            crate::transcript::ItemKind::Custom {
-                custom_type: "What's New".to_owned(),
+    let collapse = state.prefs.collapse_changelog;
+    if fresh && let Some(text) = world::whats_new(&shell.options.paths.state_dir, collapse) {
+        // pi's: the releases under a heading, or with `collapseChangelog` its one line.
+        let kind = if collapse {
+            crate::transcript::ItemKind::Notice {
+                level: crate::transcript::NoticeLevel::Info,
                 text,
-            },
-            None,
-        );
+            }
+        } else {
+            crate::transcript::ItemKind::Custom {
+                custom_type: crate::changelog::TITLE.to_owned(),
+                text,
+            }
+        };
+        state.transcript.push(kind, None);
     }
     shell.perform(&mut state, effects).await;
     draw(&mut guard, &state)?;

@@ -165,7 +165,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
         "hotkeys" => state.overlay = Some(Overlay::Hotkeys { scroll: 0 }),
         "changelog" => state.transcript.push(
             crate::transcript::ItemKind::Custom {
-                custom_type: "What's New".to_owned(),
+                custom_type: crate::changelog::TITLE.to_owned(),
                 text: crate::changelog::full(crate::changelog::CHANGELOG),
             },
             None,

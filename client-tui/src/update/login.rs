@@ -390,11 +390,23 @@ fn warn_extra_usage(state: &mut State) {
         .as_ref()
         .and_then(|session| session.model.as_ref())
         .is_some_and(|model| model.provider == "anthropic");
-    let subscription = state.auth_providers.iter().any(|status| {
-        status.provider == "anthropic"
-            && (matches!(status.source, Some(AuthSource::Login { .. }))
-                || status.subscription_token)
+    let anthropic = state
+        .auth_providers
+        .iter()
+        .find(|status| status.provider == "anthropic");
+    let stored = anthropic.is_some_and(|status| {
+        matches!(status.source, Some(AuthSource::Login { .. })) || status.subscription_token
     });
+    // A key in auth.json beats the environment; `--api-key` beats both.
+    let in_file = anthropic.is_some_and(|status| {
+        matches!(
+            status.source,
+            Some(AuthSource::Login { .. } | AuthSource::ApiKey { .. })
+        )
+    });
+    let environment = &state.environment;
+    let subscription =
+        environment.subscription_key || stored || (!in_file && environment.anthropic_env_token);
     if on_anthropic && subscription {
         state.extra_usage.shown = true;
         state

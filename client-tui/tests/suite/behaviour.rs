@@ -1128,3 +1128,16 @@ fn slash_changelog_shows_every_release_in_the_transcript() {
     assert!(screen.contains("[What's New]"), "{screen}");
     assert!(screen.contains("[0.1.0]"), "{screen}");
 }
+
+#[test]
+fn the_changelog_keeps_pis_header_above_it() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/changelog");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(100, 60);
+    assert!(
+        screen.contains("enter send · shift+enter newline"),
+        "{screen}"
+    );
+    assert!(screen.contains("[What's New]"), "{screen}");
+}

@@ -506,3 +506,40 @@ fn no_extra_usage_check_for_other_providers() {
     harness.send(Input::Reply(Reply::AuthProviders(providers())));
     assert!(!transcript(&mut harness).contains("Anthropic subscription auth"));
 }
+
+#[test]
+fn a_subscription_token_in_this_shell_or_on_the_command_line_warns_too() {
+    let plain_file_key = || {
+        vec![status(
+            "anthropic",
+            "Anthropic (Claude Pro/Max)",
+            true,
+            Some(AuthSource::ApiKey {
+                path: "/home/me/.pi/agent/auth.json".to_owned(),
+            }),
+        )]
+    };
+    let no_key = || {
+        vec![status(
+            "anthropic",
+            "Anthropic (Claude Pro/Max)",
+            true,
+            None,
+        )]
+    };
+    // ANTHROPIC_OAUTH_TOKEN / ANTHROPIC_API_KEY of this shell: the session's key unless
+    // auth.json has one.
+    let mut harness = Harness::new();
+    harness.state.environment.anthropic_env_token = true;
+    harness.attach(info(0), Vec::new());
+    harness.send(Input::Reply(Reply::AuthProviders(plain_file_key())));
+    assert!(!transcript(&mut harness).contains("Anthropic subscription auth"));
+    harness.send(Input::Reply(Reply::AuthProviders(no_key())));
+    assert!(transcript(&mut harness).contains("Anthropic subscription auth is active"));
+    // `--api-key sk-ant-oat…` beats every file.
+    let mut harness = Harness::new();
+    harness.state.environment.subscription_key = true;
+    harness.attach(info(0), Vec::new());
+    harness.send(Input::Reply(Reply::AuthProviders(plain_file_key())));
+    assert!(transcript(&mut harness).contains("Anthropic subscription auth is active"));
+}

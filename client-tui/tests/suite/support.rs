@@ -274,6 +274,8 @@ impl Harness {
             theme_paths: Vec::new(),
             no_themes: false,
             graphics: None,
+            anthropic_env_token: false,
+            subscription_key: false,
             cell: (9, 18),
         };
         let mut state = State::new(Keymap::default(), environment);
