@@ -136,18 +136,34 @@ pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::Pat
 }
 
 /// Says on stderr what is wrong in the configuration files the daemon reads (`models.json`,
-/// `auth.json`, the global `settings.json`): each problem with its file and key (a parse
-/// error names its line), as pi warns when it starts. Settings the daemon does not apply are
-/// not problems; they are not repeated here.
-pub async fn warn_config_problems(client: &pi_client::Client) {
-    let Ok(status) = client
+/// `auth.json`, the global `settings.json`) and in `cwd`'s `.pi/settings.json`: each problem
+/// with its file and key (a parse error names its line), as pi warns when it starts.
+/// Settings the daemon does not apply are not problems; they are not repeated here.
+pub async fn warn_config_problems(client: &pi_client::Client, cwd: &std::path::Path) {
+    let mut problems = Vec::new();
+    if let Ok(status) = client
         .call::<pi_protocol::v1::DaemonStatus>(&pi_protocol::v1::DaemonStatusParams {})
         .await
-    else {
-        return;
-    };
-    for problem in &status.config.diagnostics {
-        if problem.kind != pi_protocol::v1::ResourceDiagnosticKind::Warning {
+    {
+        problems.extend(status.config.diagnostics);
+    }
+    if let Ok(settings) = client
+        .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
+            cwd: Some(cwd.display().to_string()),
+        })
+        .await
+    {
+        problems.extend(settings.diagnostics);
+    }
+    let mut said = std::collections::HashSet::new();
+    for problem in &problems {
+        if problem.kind != pi_protocol::v1::ResourceDiagnosticKind::Warning
+            || !said.insert((
+                problem.path.clone(),
+                problem.key.clone(),
+                problem.message.clone(),
+            ))
+        {
             continue;
         }
         let key = problem

@@ -86,8 +86,23 @@ pub async fn run(args: PiArgs) -> Result<ExitCode, CliError> {
     if explicit || !std::io::stdin().is_terminal() {
         // pi's print mode, also for piped stdin (none on a terminal).
         let piped = attachments::read_piped_stdin()?;
-        // pi with nothing to send (`pi < /dev/null`, `echo | pi -p`) does nothing and ends 0.
+        // pi with nothing to send (`pi < /dev/null`, `echo | pi -p`) does nothing and ends 0
+        // — once its options are known to be right: options no flag of pictl's names are
+        // the extensions' to accept, which takes a session to load them.
         if piped.is_none() && args.inputs.is_empty() {
+            if !args.options.extensions.extension_flags.is_empty() {
+                let client = daemon_client::connect().await?.client;
+                let cwd = daemon_client::working_directory(args.options.cwd.as_deref())?;
+                let opened =
+                    crate::commands::run::open_session(&client, &args.options, &cwd).await?;
+                if opened.created {
+                    let _ = client
+                        .call::<pi_protocol::v1::SessionDelete>(&pi_protocol::v1::SessionIdParams {
+                            session_id: opened.info.id,
+                        })
+                        .await;
+                }
+            }
             return Ok(ExitCode::SUCCESS);
         }
         return crate::commands::run::run(RunArgs {

@@ -34,7 +34,8 @@ pub struct ModelsArgs {
 /// Runs `pictl models`.
 pub async fn run(args: ModelsArgs) -> Result<ExitCode, CliError> {
     let client = daemon_client::connect().await?.client;
-    daemon_client::warn_config_problems(&client).await;
+    let cwd = daemon_client::working_directory(None)?;
+    daemon_client::warn_config_problems(&client, &cwd).await;
     let session_id = match &args.session {
         Some(id) => Some(daemon_client::find_session(&client, id).await?.id),
         None => None,

@@ -243,7 +243,7 @@ pub async fn run(args: RunArgs) -> Result<ExitCode, CliError> {
     };
     let client = connected.client;
     let mut notifications = connected.notifications;
-    daemon_client::warn_config_problems(&client).await;
+    daemon_client::warn_config_problems(&client, &cwd).await;
     let opened = open_session(&client, &args.options, &cwd).await?;
     let session = opened.info;
     let attached = client

@@ -65,6 +65,8 @@ pub struct RunConfig {
     /// How often a request is sent again before a failure is the agent's (pi's
     /// `retry.provider.maxRetries`).
     pub provider_retries: Option<u32>,
+    /// The longest wait a provider may ask for (pi's `retry.provider.maxRetryDelayMs`).
+    pub max_retry_delay: Option<std::time::Duration>,
     /// How `openai-codex-responses` requests travel (pi's `transport`).
     pub transport: pi_llm::Transport,
     /// How long providers keep the prompt cache (pi's `PI_CACHE_RETENTION`).

@@ -224,6 +224,7 @@ impl Run<'_> {
                 thinking_budgets: self.config.thinking_budgets,
                 request_timeout: self.config.request_timeout,
                 provider_retries: self.config.provider_retries,
+                max_retry_delay: self.config.max_retry_delay,
                 transport: self.config.transport,
                 cache_retention: self.config.cache_retention,
                 env: self.config.env.clone(),

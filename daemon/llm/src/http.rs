@@ -338,6 +338,7 @@ pub(crate) async fn drive<D: Decoder>(
         heard: hooks.response,
         timeout: hooks.timeout,
         retries: hooks.retries,
+        max_retry_delay: hooks.max_retry_delay,
     };
     run(request.0, sending, assembler, decoder).await
 }
@@ -389,6 +390,7 @@ struct Sending {
     heard: Option<crate::provider::ResponseHook>,
     timeout: Option<Duration>,
     retries: u32,
+    max_retry_delay: Option<Duration>,
 }
 
 async fn run<D: Decoder>(
@@ -402,6 +404,7 @@ async fn run<D: Decoder>(
         heard,
         timeout,
         retries,
+        max_retry_delay,
     } = sending;
     assembler.redact(
         request
@@ -483,7 +486,19 @@ async fn run<D: Decoder>(
             body = read_limited(response) => body,
         };
         let retry_after = retry_after.or_else(|| retry_delay_from_body(&body));
-        let message = error_text(status.as_u16(), status.canonical_reason(), &body);
+        let mut message = error_text(status.as_u16(), status.canonical_reason(), &body);
+        if let (Some(asked), Some(cap)) = (retry_after, max_retry_delay)
+            && asked > cap
+        {
+            // pi's informative error, instead of a silent give-up.
+            message.push_str(&format!(
+                " (the provider asked to wait {} s before retrying, longer than the {} s \
+                 retry.provider.maxRetryDelayMs allows; not retried — raise it, or 0 for no \
+                 cap)",
+                asked.as_secs_f64().ceil(),
+                cap.as_secs_f64()
+            ));
+        }
         let failure = Failure::from_http(status.as_u16(), &message, retry_after);
         return assembler.fail(message, failure).await;
     }

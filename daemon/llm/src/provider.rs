@@ -128,6 +128,10 @@ pub struct StreamOptions {
     /// (`retry.*`) see the failure. `None`: no such retries (every retry is the agent's, and
     /// shown).
     pub provider_retries: Option<u32>,
+    /// pi's `retry.provider.maxRetryDelayMs`: the longest wait a provider may ask for before
+    /// a retry; a failure asking for longer says so in its message (the agent does not
+    /// retry it). `None`: no cap.
+    pub max_retry_delay: Option<std::time::Duration>,
     /// pi's `transport`: how `openai-codex-responses` requests travel (other formats always
     /// use HTTP with server-sent events).
     pub transport: Transport,
@@ -261,6 +265,8 @@ pub struct RequestHooks {
     /// Times a request that failed before its response began is sent again on its own
     /// ([`StreamOptions::provider_retries`]); 0 for wire formats pi's SDKs do not retry.
     pub retries: u32,
+    /// See [`StreamOptions::max_retry_delay`].
+    pub max_retry_delay: Option<std::time::Duration>,
 }
 
 impl RequestHooks {
@@ -271,6 +277,7 @@ impl RequestHooks {
             response: options.response.clone(),
             timeout: options.request_timeout,
             retries: options.provider_retries.unwrap_or(0),
+            max_retry_delay: options.max_retry_delay,
         }
     }
 }

@@ -83,6 +83,7 @@ impl SummaryModel {
             thinking_budgets: pi_llm::ThinkingBudgets::default(),
             request_timeout: None,
             provider_retries: None,
+            max_retry_delay: None,
             transport: pi_llm::Transport::Auto,
             cache_retention: pi_llm::CacheRetention::from_env_value(
                 std::env::var("PI_CACHE_RETENTION").ok().as_deref(),

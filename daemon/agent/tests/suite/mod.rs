@@ -46,6 +46,7 @@ pub fn config(
         block_images: false,
         request_timeout: None,
         provider_retries: None,
+        max_retry_delay: None,
         transport: pi_llm::Transport::Sse,
         cache_retention: pi_llm::CacheRetention::Short,
         env: None,

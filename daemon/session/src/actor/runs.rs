@@ -148,6 +148,10 @@ impl SessionActor {
                 .provider_timeout_ms
                 .map(std::time::Duration::from_millis),
             provider_retries: self.resources.settings.retry.provider_max_retries,
+            // Applied only where the agent retries (pi's cap on its waits); 0: none.
+            max_retry_delay: Some(self.resources.settings.retry.max_delay_ms)
+                .filter(|ms| *ms > 0 && self.resources.settings.retry.enabled)
+                .map(std::time::Duration::from_millis),
             transport: self.resources.settings.transport,
             // pi reads its environment: here the session's (its client's), else the daemon's.
             cache_retention: pi_llm::CacheRetention::from_env_value(

@@ -124,6 +124,30 @@ async fn broken_configuration_files_are_named_with_their_line_by_run_and_models(
     let (code, _, stderr) = pictl(&envs, home, &["models"]).await;
     assert_eq!(code, Some(0));
     assert!(stderr.contains(&expected), "{stderr}");
+
+    // A project's own settings: its bad values are named too, where the command runs.
+    let project = home.join("project");
+    std::fs::create_dir_all(project.join(".pi")).unwrap();
+    std::fs::write(
+        project.join(".pi/settings.json"),
+        r#"{"transport": "pigeon"}"#,
+    )
+    .unwrap();
+    let expected = format!(
+        "Warning: {}: `transport`: expected one of sse, websocket, websocket-cached, auto, found \"pigeon\"; the value is ignored",
+        project.join(".pi/settings.json").display()
+    );
+    world.server.push(Turn::reply().text("fine"));
+    let (code, _, stderr) = pictl(
+        &envs,
+        &project,
+        &["run", "--model", "scripted/scripted-model", "hello"],
+    )
+    .await;
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stderr.contains(&expected), "{stderr}");
+    let (_, _, stderr) = pictl(&envs, &project, &["models"]).await;
+    assert!(stderr.contains(&expected), "{stderr}");
 }
 
 /// Stops a daemon of a home at the end, however the test ends.

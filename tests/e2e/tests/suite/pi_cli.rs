@@ -638,6 +638,8 @@ async fn sessions_export_listings_and_bad_input_as_pi() {
             line(&["--model", MODEL, "--thinking", "bogus", "-p", "hi"]),
             line(&["-x", "--model", MODEL, "-p", "hi"]),
             line(&["--model", MODEL, "--unknown-flag", "-p", "hi"]),
+            // Nothing to send, and an option nobody knows: refused all the same.
+            line(&["--unknown-flag"]),
             line(&["--model", MODEL, "-p", "@missing.txt", "hi"]),
         ],
     )

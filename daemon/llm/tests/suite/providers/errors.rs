@@ -479,3 +479,38 @@ async fn a_dropped_connection_is_retried_and_a_cancel_ends_the_retries() {
     closer.abort();
     server.assert_done(0);
 }
+
+/// pi's `retry.provider.maxRetryDelayMs`: a provider that asks for a longer wait fails the
+/// request with a message that says why it is not retried (pi's "informative error").
+#[tokio::test]
+async fn a_wait_longer_than_the_cap_is_said_in_the_error() {
+    for api in APIS {
+        let server = ModelServer::start().await;
+        server.push(
+            Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+                .header("retry-after", "5"),
+        );
+        server.push(
+            Turn::api_error(429, ScriptErrorKind::RateLimit, "Rate limit reached.")
+                .header("retry-after", "5"),
+        );
+        let capped = pi_llm::StreamOptions {
+            max_retry_delay: Some(Duration::from_secs(1)),
+            ..options()
+        };
+        let ran = run(&model(&server, api), &ask("Hi"), capped).await;
+        let error = ran.message.error_message.unwrap();
+        assert!(
+            error.ends_with(
+                "(the provider asked to wait 5 s before retrying, longer than the 1 s \
+                 retry.provider.maxRetryDelayMs allows; not retried — raise it, or 0 for no cap)"
+            ),
+            "{api}: {error}"
+        );
+        // No cap: the provider's words alone.
+        let ran = run(&model(&server, api), &ask("Hi"), options()).await;
+        let error = ran.message.error_message.unwrap();
+        assert!(!error.contains("maxRetryDelayMs"), "{api}: {error}");
+        server.assert_done(2);
+    }
+}
