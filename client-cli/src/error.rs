@@ -92,9 +92,15 @@ impl CliError {
         }
     }
 
-    /// Prints `pictl: error: ...` and the hints to stderr and returns the exit code.
+    /// Prints `pictl: error: ...` (`pi: error: ...` under pi's name) and the hints to stderr
+    /// and returns the exit code.
     pub fn report(self) -> ExitCode {
-        let mut text = format!("pictl: error: {}\n", self.message);
+        let name = if crate::invoked_as_pi() {
+            "pi"
+        } else {
+            "pictl"
+        };
+        let mut text = format!("{name}: error: {}\n", self.message);
         for hint in &self.hints {
             text.push_str(&format!("hint: {hint}\n"));
         }

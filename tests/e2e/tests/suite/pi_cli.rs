@@ -699,6 +699,8 @@ async fn api_keys_failed_first_runs_forks_and_pi_session_ids() {
     }
     let (code, _, stderr) = as_pi(&world, &proj, &["--api-key", "k", "-p", "hi"]).await;
     assert_eq!(code, Some(1));
+    // Under pi's name, errors carry pi's name.
+    assert!(stderr.starts_with("pi: error: "), "{stderr}");
     assert!(
         stderr.contains(
             "--api-key requires a model to be specified via --model, --provider/--model, or \
