@@ -15,6 +15,13 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("compact", "[instructions]", "Summarize older messages"),
     ("export", "[file]", "Write the session as HTML (or .jsonl)"),
     ("session", "", "Session info and stats"),
+    ("clone", "", "Duplicate the session as a new one"),
+    (
+        "import",
+        "<file.jsonl>",
+        "Import a pi session file and resume it",
+    ),
+    ("share", "", "Share the session as a secret GitHub gist"),
     (
         "login",
         "[provider]",

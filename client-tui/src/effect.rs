@@ -101,6 +101,13 @@ pub enum Request {
     /// `session/export` to a file (absolute, or relative to the working directory); `None`:
     /// an HTML file named after the session.
     Export(Option<String>),
+    /// pi's `/clone`: the session copied into a new one, which the TUI moves to.
+    Clone,
+    /// pi's `/import FILE`: a pi session file copied into a new session, which the TUI
+    /// moves to.
+    Import(String),
+    /// pi's `/share`: the session as HTML in a secret GitHub gist (through `gh`).
+    Share,
     /// `session/stats`.
     Stats,
     /// `model/list`.

@@ -99,6 +99,13 @@ pub enum Reply {
     Models(Vec<ModelInfo>),
     /// The session's extensions let the client leave it: switch now.
     Switch(crate::effect::SwitchTo),
+    /// A new session to move to (`/clone`, `/import`), and what to say once there.
+    Opened {
+        /// The new session.
+        session_id: String,
+        /// The status line after the move.
+        status: String,
+    },
     /// What `session/get` tells: the session's own slash commands, its extensions'
     /// shortcuts, and what it loaded (for the startup header).
     Commands(Box<pi_protocol::v1::SessionGetResponse>),

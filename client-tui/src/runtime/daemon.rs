@@ -321,6 +321,15 @@ pub async fn perform(
             Err(error) => failed("move in the tree", error),
         },
         Request::Export(path) => export(client, session_id, &cwd, path).await,
+        Request::Clone => match copy_session(client, &session_id).await {
+            Ok(session) => Some(Reply::Opened {
+                session_id: session.id,
+                status: "Cloned to new session".to_owned(),
+            }),
+            Err(error) => failed("clone the session", error),
+        },
+        Request::Import(path) => import(client, &cwd, &path).await,
+        Request::Share => share(client, session_id).await,
         Request::Compact(instructions) => quiet(
             client
                 .call::<SessionCompact>(&SessionCompactParams {
@@ -632,6 +641,139 @@ async fn export(
         ))),
         Err(error) => failed("export", error),
     }
+}
+
+/// A copy of the session (its file exported, then imported as a new session).
+async fn copy_session(client: &Client, session_id: &str) -> Result<SessionInfo, ClientError> {
+    let file = std::env::temp_dir().join(format!(
+        "pi-clone-{session_id}-{}.jsonl",
+        std::process::id()
+    ));
+    let exported = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id: session_id.to_owned(),
+            format: ExportFormat::Jsonl,
+            path: Some(file.display().to_string()),
+        })
+        .await;
+    let imported = match exported {
+        Ok(_) => {
+            client
+                .call::<pi_protocol::v1::SessionImport>(&pi_protocol::v1::SessionImportParams {
+                    path: file.display().to_string(),
+                    link: false,
+                })
+                .await
+        }
+        Err(error) => Err(error),
+    };
+    let _ = std::fs::remove_file(&file);
+    imported
+}
+
+/// pi's `/import FILE`: the file (relative to the working directory) copied into a new
+/// session.
+async fn import(client: &Client, cwd: &Path, path: &str) -> Option<Reply> {
+    let path = cwd.join(path);
+    if !path.is_file() {
+        return Some(Reply::Failed {
+            action: "import".to_owned(),
+            message: format!("File not found: {}", path.display()),
+        });
+    }
+    match client
+        .call::<pi_protocol::v1::SessionImport>(&pi_protocol::v1::SessionImportParams {
+            path: path.display().to_string(),
+            link: false,
+        })
+        .await
+    {
+        Ok(session) => Some(Reply::Opened {
+            session_id: session.id,
+            status: format!("Imported {}", path.display()),
+        }),
+        Err(error) => failed("import", error),
+    }
+}
+
+/// pi's `/share`: the session's HTML in a secret gist, through the GitHub CLI, which must be
+/// logged in; the viewer's address (`PI_SHARE_VIEWER_URL`, else pi's) and the gist's.
+async fn share(client: &Client, session_id: String) -> Option<Reply> {
+    let failed_share = |message: String| {
+        Some(Reply::Failed {
+            action: "share".to_owned(),
+            message,
+        })
+    };
+    let gh = |args: &'static [&'static str]| {
+        tokio::process::Command::new("gh")
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .output()
+    };
+    match gh(&["auth", "status"]).await {
+        Ok(status) if status.status.success() => {}
+        Ok(_) => {
+            return failed_share(
+                "GitHub CLI is not logged in. Run 'gh auth login' first.".to_owned(),
+            );
+        }
+        Err(_) => {
+            return failed_share(
+                "GitHub CLI (gh) is not installed. Install it from https://cli.github.com/"
+                    .to_owned(),
+            );
+        }
+    }
+    let dir = std::env::temp_dir().join(format!("pi-share-{}-{session_id}", std::process::id()));
+    if let Err(error) = std::fs::create_dir_all(&dir) {
+        return failed_share(format!("Failed to export session: {error}"));
+    }
+    let file = dir.join("session.html");
+    if let Err(error) = client
+        .call::<SessionExport>(&SessionExportParams {
+            session_id,
+            format: ExportFormat::Html,
+            path: Some(file.display().to_string()),
+        })
+        .await
+    {
+        let _ = std::fs::remove_dir_all(&dir);
+        return failed_share(format!("Failed to export session: {error}"));
+    }
+    let created = tokio::process::Command::new("gh")
+        .args(["gist", "create", "--public=false"])
+        .arg(&file)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await;
+    let _ = std::fs::remove_dir_all(&dir);
+    let output = match created {
+        Ok(output) => output,
+        Err(error) => return failed_share(format!("Failed to create gist: {error}")),
+    };
+    if !output.status.success() {
+        let stderr = String::from_utf8_lossy(&output.stderr).trim().to_owned();
+        return failed_share(format!(
+            "Failed to create gist: {}",
+            if stderr.is_empty() {
+                "Unknown error"
+            } else {
+                &stderr
+            }
+        ));
+    }
+    let gist_url = String::from_utf8_lossy(&output.stdout).trim().to_owned();
+    let Some(gist_id) = gist_url.rsplit('/').next().filter(|id| !id.is_empty()) else {
+        return failed_share("Failed to parse gist ID from gh output".to_owned());
+    };
+    let viewer = std::env::var("PI_SHARE_VIEWER_URL")
+        .ok()
+        .filter(|url| !url.is_empty())
+        .unwrap_or_else(|| "https://pi.dev/session/".to_owned());
+    Some(Reply::Done(format!(
+        "Share URL: {viewer}#{gist_id}\nGist: {gist_url}"
+    )))
 }
 
 /// The session's jobs and the daemon's kernels.

@@ -150,6 +150,24 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             effects.push(Effect::Request(Request::Export(path)));
         }
         "session" => effects.push(Effect::Request(Request::Stats)),
+        "clone" => {
+            if state.leaf_id.is_none() {
+                state.status = Some("Nothing to clone yet".to_owned());
+            } else {
+                effects.push(Effect::Request(Request::Clone));
+            }
+        }
+        "import" => {
+            if args.is_empty() {
+                state.status = Some("Usage: /import <path.jsonl>".to_owned());
+            } else {
+                effects.push(Effect::Request(Request::Import(args.to_owned())));
+            }
+        }
+        "share" => {
+            state.status = Some("Creating gist…".to_owned());
+            effects.push(Effect::Request(Request::Share));
+        }
         "login" => super::login::login_command(state, args, effects),
         "logout" => super::login::logout_command(state, args, effects),
         "mcp" => mcp(state, args, effects),

@@ -22,6 +22,12 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             }
         }
         Reply::Switch(target) => effects.push(Effect::Switch(target)),
+        Reply::Opened { session_id, status } => {
+            state.status = Some(status);
+            effects.push(Effect::Switch(crate::effect::SwitchTo::Existing(
+                session_id,
+            )));
+        }
         Reply::McpServers(servers) => state.mcp_servers = servers,
         Reply::LspServers(servers) => state.lsp_servers = servers,
         Reply::Extensions(list) => {

@@ -1141,3 +1141,52 @@ fn the_changelog_keeps_pis_header_above_it() {
     );
     assert!(screen.contains("[What's New]"), "{screen}");
 }
+
+#[test]
+fn clone_import_and_share_ask_the_daemon_or_say_what_is_missing() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("/clone");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Nothing to clone yet")
+    );
+    harness.type_text("/import");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Usage: /import <path.jsonl>")
+    );
+    harness.take_effects();
+    harness.type_text("/import old/session.jsonl");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Request(Request::Import(
+                "old/session.jsonl".to_owned()
+            )))
+    );
+    harness.type_text("/share");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Request(Request::Share))
+    );
+    // The daemon's copy: the TUI moves to it and says so.
+    harness.send(Input::Reply(Reply::Opened {
+        session_id: "copy-1".to_owned(),
+        status: "Cloned to new session".to_owned(),
+    }));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Switch(SwitchTo::Existing("copy-1".to_owned())))
+    );
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Cloned to new session")
+    );
+}

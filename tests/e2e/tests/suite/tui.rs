@@ -811,3 +811,91 @@ async fn a_read_image_is_drawn_with_kittys_protocol() {
         png
     );
 }
+
+/// pi's `/share`, `/clone` and `/import` in the real TUI: the session's HTML goes to a secret
+/// gist through `gh` (a stand-in on `PATH` that records what it was asked), the session is
+/// copied into a new one the TUI moves to, and a pi session file is imported and resumed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn share_clone_and_import_as_pi() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, mut env, pictl) = tui_setup(&world);
+    // A `gh` that is logged in and creates gists: it keeps the file it was given.
+    let bin = world.daemon.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let kept = world.daemon.home.path().join("gist.html");
+    std::fs::write(
+        bin.join("gh"),
+        format!(
+            "#!/bin/sh\ncase \"$1 $2\" in\n  'auth status') exit 0 ;;\n  'gist create') \
+             for last; do :; done; cp \"$last\" {}; echo \"$3\" > {}.args; \
+             echo https://gist.github.com/ada/0123abcd ;;\nesac\n",
+            kept.display(),
+            kept.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    env.push(("PI_SHARE_VIEWER_URL".into(), "https://viewer.test/".into()));
+    world
+        .server
+        .push(Turn::reply().text("The answer is forty-two."));
+    // tmux sets PATH itself: the stand-in comes first through `env`.
+    tmux.start(
+        "s",
+        &work,
+        &env,
+        &[
+            "env".into(),
+            format!("PATH={path}"),
+            pictl.clone(),
+            "--model".into(),
+            MODEL.into(),
+        ],
+    );
+    tmux.wait_for_text("s", "Type a message");
+    tmux.type_text("s", "what is the answer");
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "The answer is forty-two.");
+
+    tmux.type_text("s", "/share");
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "Share URL: https://viewer.test/#0123abcd");
+    tmux.wait_for_text("s", "Gist: https://gist.github.com/ada/0123abcd");
+    let html = std::fs::read_to_string(&kept).unwrap();
+    assert!(html.contains("forty-two"), "the gist holds the session");
+    assert_eq!(
+        std::fs::read_to_string(format!("{}.args", kept.display()))
+            .unwrap()
+            .trim(),
+        "--public=false"
+    );
+
+    // /clone: a new session with the same messages, and the TUI on it.
+    let before = world.sessions().await.len();
+    tmux.type_text("s", "/clone");
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "Cloned to new session");
+    let screen = tmux.wait_for_text("s", "The answer is forty-two.");
+    assert!(screen.contains("› what is the answer"), "{screen}");
+    assert_eq!(world.sessions().await.len(), before + 1);
+
+    // /import: pi's file, resumed.
+    let file = pi_test_support::pi_session::write(
+        &world.daemon.home.path().join("elsewhere"),
+        &work,
+        "feedc0de-0000-4000-8000-000000000001",
+        "a question pi was asked",
+    );
+    tmux.type_text("s", &format!("/import {}", file.display()));
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "› a question pi was asked");
+    tmux.type_text("s", "/import no-such.jsonl");
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "File not found:");
+}
