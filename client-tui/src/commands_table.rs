@@ -42,6 +42,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
     ("changelog", "", "Show what changed in each release"),
+    (
+        "reload",
+        "",
+        "Reload keys, themes, settings, skills, prompts, extensions",
+    ),
     ("detach", "", "Leave; the session keeps running"),
     ("quit", "", "Leave; the session keeps running"),
 ];

@@ -10,6 +10,9 @@ pub enum Effect {
     Switch(SwitchTo),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Read `keybindings.json` again (`/reload`); the result comes back as
+    /// [`crate::input::Input::Keymap`].
+    ReloadKeys,
     /// Give the terminal back and stop the process (Ctrl+Z; `fg` resumes it).
     Suspend,
     /// Edit this text in `$VISUAL` or `$EDITOR` on the terminal (Ctrl+G); the result comes

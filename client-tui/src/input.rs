@@ -11,6 +11,13 @@ use pi_protocol::v1::{
 /// One input.
 #[derive(Clone, Debug)]
 pub enum Input {
+    /// `keybindings.json` read again (`/reload`): the keys and what is wrong in the file.
+    Keymap {
+        /// The keys in effect.
+        keymap: crate::keymap::Keymap,
+        /// Unknown ids and keys, conflicts.
+        warnings: Vec<String>,
+    },
     /// The external editor closed (Ctrl+G): the text saved, or why there is none (`Err`
     /// with a message; `Ok(None)`: it exited with a failure, the text stays).
     ExternalEdited(Result<Option<String>, String>),

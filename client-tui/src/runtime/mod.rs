@@ -738,6 +738,14 @@ impl Shell {
                     }
                 }
                 Effect::Copy(text) => terminal::copy_to_clipboard(&text),
+                Effect::ReloadKeys => {
+                    let file = self.options.paths.pi_agent_dir.join("keybindings.json");
+                    let (keymap, warnings) = match std::fs::read_to_string(&file) {
+                        Ok(json) => Keymap::with_overrides(&json),
+                        Err(_) => (Keymap::default(), Vec::new()),
+                    };
+                    queue.extend(update(state, Input::Keymap { keymap, warnings }));
+                }
                 job @ (Effect::Suspend | Effect::ExternalEditor(_)) => self.terminal_jobs.push(job),
                 Effect::OpenUrl(url) => world::open_in_browser(url),
                 Effect::Title(title) => terminal::set_title(&title),

@@ -181,6 +181,22 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             None => state.status = Some("No reply to copy yet.".to_owned()),
         },
         "hotkeys" => state.overlay = Some(Overlay::Hotkeys { scroll: 0 }),
+        "reload" => {
+            // pi's: keys, extensions, skills, prompts and themes; and the settings.
+            effects.push(Effect::ReloadKeys);
+            effects.push(Effect::LoadTheme(state.theme_choice.clone()));
+            effects.push(Effect::Request(Request::Settings));
+            state.models.clear();
+            effects.push(Effect::Request(Request::ListModels));
+            if state.session.is_some() {
+                effects.push(Effect::Request(Request::ExtensionsRestart));
+                effects.push(Effect::Request(Request::ListCommands));
+            }
+            state.status = Some(
+                "Reloaded keybindings, themes, settings, models, skills, prompts and extensions."
+                    .to_owned(),
+            );
+        }
         "changelog" => state.transcript.push(
             crate::transcript::ItemKind::Custom {
                 custom_type: crate::changelog::TITLE.to_owned(),
@@ -322,6 +338,40 @@ pub(super) fn refresh_completion(state: &mut State) {
     } else {
         None
     };
+}
+
+/// Tab on a word that is neither `@file` nor a command: pi's path completion, from the
+/// working directory's files (a path starting with the word; one match is put in at once).
+pub(super) fn complete_path(state: &mut State) {
+    let (_, token) = state.editor.token_at_cursor();
+    if token.is_empty() || token.starts_with('@') {
+        return;
+    }
+    let token = token.to_owned();
+    let matches: Vec<&String> = state
+        .files
+        .iter()
+        .filter(|path| path.starts_with(token.as_str()) && path.as_str() != token)
+        .take(COMPLETION_LIMIT)
+        .collect();
+    match matches.as_slice() {
+        [] => state.status = Some(format!("No file starts with {token}")),
+        [only] => {
+            let replacement = format!("{only} ");
+            state.editor.replace_token(&replacement);
+        }
+        many => {
+            let items = many
+                .iter()
+                .map(|path| ((*path).clone(), String::new(), format!("{path} ")))
+                .collect();
+            state.completion = Some(Completion {
+                kind: CompletionKind::File,
+                items,
+                selected: 0,
+            });
+        }
+    }
 }
 
 /// `/mcp` lists the servers (this session's first); `/mcp restart NAME`, `/mcp enable NAME`

@@ -169,6 +169,9 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
             if state.completion.is_none() {
                 commands::refresh_completion(state);
             }
+            if state.completion.is_none() {
+                commands::complete_path(state);
+            }
         }
         Action::HistorySearch => commands::open_history_search(state, effects),
         Action::PageUp => scroll(state, page(state) as isize),

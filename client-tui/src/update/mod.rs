@@ -44,6 +44,12 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             Ok(None) => {}
             Err(message) => state.transcript.notice(NoticeLevel::Warning, message),
         },
+        Input::Keymap { keymap, warnings } => {
+            state.keymap = keymap;
+            for warning in warnings {
+                state.transcript.notice(NoticeLevel::Warning, warning);
+            }
+        }
         Input::Resize(width, height) => state.size = (width, height),
         Input::Wheel(lines) => keys::wheel(state, lines),
         Input::Tick(_) => {

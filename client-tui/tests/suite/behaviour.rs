@@ -1190,3 +1190,33 @@ fn clone_import_and_share_ask_the_daemon_or_say_what_is_missing() {
         Some("Cloned to new session")
     );
 }
+
+#[test]
+fn tab_completes_a_path_without_at_as_pi() {
+    let mut harness = Harness::attached(Vec::new());
+    // One file starts with it: put in at once.
+    harness.type_text("look at src/pa");
+    harness.send(key(KeyCode::Tab));
+    assert_eq!(harness.state.editor.text(), "look at src/parser.rs ");
+    // Several: a list to choose from.
+    harness.type_text("and src/");
+    harness.send(key(KeyCode::Tab));
+    let completion = harness.state.completion.as_ref().expect("a list");
+    let offered: Vec<&str> = completion
+        .items
+        .iter()
+        .map(|(label, _, _)| label.as_str())
+        .collect();
+    assert_eq!(offered, ["src/main.rs", "src/markdown.rs", "src/parser.rs"]);
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.editor.text(),
+        "look at src/parser.rs and src/main.rs "
+    );
+    harness.type_text("zzz");
+    harness.send(key(KeyCode::Tab));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("No file starts with zzz")
+    );
+}

@@ -166,3 +166,34 @@ fn hotkeys_scroll_at_80x24_and_show_the_keys_in_effect() {
     harness.send(key(KeyCode::Esc));
     assert!(harness.state.overlay.is_none());
 }
+
+#[test]
+fn slash_reload_reads_the_keys_themes_settings_and_extensions_again() {
+    use pi_tui::effect::Request;
+    let mut harness = Harness::attached(Vec::new());
+    harness.take_effects();
+    harness.type_text("/reload");
+    harness.send(key(KeyCode::Enter));
+    let effects = harness.take_effects();
+    for wanted in [
+        Effect::ReloadKeys,
+        Effect::Request(Request::Settings),
+        Effect::Request(Request::ListModels),
+        Effect::Request(Request::ExtensionsRestart),
+        Effect::Request(Request::ListCommands),
+    ] {
+        assert!(effects.contains(&wanted), "{wanted:?} in {effects:?}");
+    }
+    assert!(
+        effects
+            .iter()
+            .any(|effect| matches!(effect, Effect::LoadTheme(_)))
+    );
+    // The file as read again: its keys apply, its problems are said.
+    let (keymap, warnings) = Keymap::with_overrides(r#"{"app.tools.expand": "f9", "nope": "f1"}"#);
+    harness.send(Input::Keymap { keymap, warnings });
+    harness.send(key(KeyCode::F(9)));
+    assert!(harness.state.view.expand_tools);
+    let screen = harness.screen(120, 30);
+    assert!(screen.contains("unknown id `nope`"), "{screen}");
+}
