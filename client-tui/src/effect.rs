@@ -90,6 +90,13 @@ pub enum Request {
         /// The label.
         label: String,
     },
+    /// `session/label` from the tree dialog, then the tree read again to show it.
+    LabelInTree {
+        /// The entry.
+        entry_id: String,
+        /// The label (empty clears).
+        label: String,
+    },
     /// `session/fork`.
     Fork(String),
     /// `session/navigate`, optionally summarizing the branch left behind.

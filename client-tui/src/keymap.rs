@@ -687,22 +687,22 @@ pub const BINDINGS: &[Binding] = &[
         &["ctrl+right", "alt+right"],
         Tree,
     )),
-    known(bind(
+    bind(
         A::TreeEditLabel,
         "app.tree.editLabel",
         Some("treeEditLabel"),
         "Tree: edit the label",
         &["shift+l"],
         Tree,
-    )),
-    known(bind(
+    ),
+    bind(
         A::TreeToggleLabelTimestamp,
         "app.tree.toggleLabelTimestamp",
         Some("treeToggleLabelTimestamp"),
         "Tree: label times",
         &["shift+t"],
         Tree,
-    )),
+    ),
     bind(
         A::TreeFilterDefault,
         "app.tree.filter.default",

@@ -180,6 +180,16 @@ pub enum Overlay {
     },
     /// A login in progress (`/login`): its URL, progress and prompt.
     Login(LoginDialog),
+    /// The label of a tree entry being edited (pi's Shift+L in `/tree`); Enter sets it (empty:
+    /// clears), Esc goes back to the tree.
+    LabelEdit {
+        /// The entry.
+        entry_id: String,
+        /// The label typed so far.
+        text: String,
+        /// The tree dialog to go back to.
+        tree: Box<Selector>,
+    },
 }
 
 /// A subscription login the daemon runs (`auth/login`), as its `auth/loginEvent` steps

@@ -316,6 +316,8 @@ pub struct TreeView {
     pub leaf_id: Option<String>,
     /// The rows shown.
     pub filter: TreeFilter,
+    /// Labels shown with when they were set (pi's Shift+T).
+    pub label_times: bool,
 }
 
 /// Prompt history navigation (↑/↓).

@@ -69,6 +69,17 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             },
             login_lines(dialog, inner_width),
         ),
+        Overlay::LabelEdit { text, .. } => (
+            "Label (empty clears)".to_owned(),
+            vec![Line::from(vec![
+                Span::styled(
+                    "> ".to_owned(),
+                    Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+                ),
+                Span::raw(text.clone()),
+                Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
+            ])],
+        ),
         Overlay::Loading { title, .. } => (
             title.clone(),
             vec![Line::from(Span::styled(
@@ -92,6 +103,7 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         Overlay::Question(_) => " ↑↓ move · enter answer · esc dismiss ",
         Overlay::Login(dialog) if dialog.prompt.is_some() => " enter send · esc cancel ",
         Overlay::Login(_) => " esc cancel ",
+        Overlay::LabelEdit { .. } => " enter save · esc back to the tree ",
         Overlay::Hotkeys { .. } => " ↑↓ pgup pgdn scroll · esc close ",
         Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
     };

@@ -495,6 +495,12 @@ pub async fn perform(
             Err(error) => failed("list sessions", error),
         },
         Request::ReadTree { for_fork } => read_tree(client, session_id, for_fork).await,
+        Request::LabelInTree { entry_id, label } => {
+            match label_entry(client, session_id.clone(), entry_id, label).await {
+                Some(Reply::Failed { action, message }) => Some(Reply::Failed { action, message }),
+                _ => read_tree(client, session_id, false).await,
+            }
+        }
         Request::SearchHistory(query) => search_history(client, query).await,
     }
 }

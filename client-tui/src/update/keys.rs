@@ -275,7 +275,8 @@ pub(super) fn wheel(state: &mut State, lines: isize) {
             Overlay::Info { .. }
             | Overlay::Loading { .. }
             | Overlay::Question(_)
-            | Overlay::Login(_),
+            | Overlay::Login(_)
+            | Overlay::LabelEdit { .. },
         ) => {}
         None => scroll(state, lines),
     }
@@ -470,6 +471,10 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         super::login::on_key(state, event, effects);
         return;
     }
+    if matches!(state.overlay, Some(Overlay::LabelEdit { .. })) {
+        label_edit_key(state, &event, effects);
+        return;
+    }
     let hotkeys_max = if matches!(state.overlay, Some(Overlay::Hotkeys { .. })) {
         crate::render::hotkeys_max_scroll(state)
     } else {
@@ -535,8 +540,45 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         // Only Esc leaves a dialog that is still loading.
         Overlay::Loading { .. } => return,
         // Handled above.
-        Overlay::Question(_) | Overlay::Login(_) => return,
+        Overlay::Question(_) | Overlay::Login(_) | Overlay::LabelEdit { .. } => return,
     };
+    let tree_actions = if selector.kind == SelectorKind::Tree {
+        state.keymap.actions(&event, Context::Tree)
+    } else {
+        Vec::new()
+    };
+    if tree_actions.contains(&Action::TreeEditLabel)
+        && let Some(tree) = &state.tree_view
+        && let Some(entry_id) = selector.selected().map(|item| item.value.clone())
+    {
+        // pi's Shift+L: the selected entry's label, to edit.
+        let current = tree
+            .entries
+            .iter()
+            .filter_map(|record| match &record.entry {
+                pi_protocol::v1::SessionEntry::Label {
+                    target_id, label, ..
+                } if *target_id == entry_id => Some(label.clone().unwrap_or_default()),
+                _ => None,
+            })
+            .next_back()
+            .unwrap_or_default();
+        let tree = Box::new(selector.clone());
+        state.overlay = Some(Overlay::LabelEdit {
+            entry_id,
+            text: current,
+            tree,
+        });
+        return;
+    }
+    if tree_actions.contains(&Action::TreeToggleLabelTimestamp)
+        && let Some(tree) = &mut state.tree_view
+    {
+        tree.label_times = !tree.label_times;
+        let previous = selector.clone();
+        super::replies::show_tree(state, Some(&previous));
+        return;
+    }
     if selector.kind == SelectorKind::Tree
         && let Some(tree) = &mut state.tree_view
         && let Some(filter) = state
@@ -591,6 +633,40 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         {
             selector.move_by(1);
         }
+        _ => {}
+    }
+}
+
+/// The label editor over the tree: typing, Enter to set (the tree read again shows it), Esc
+/// back to the tree unchanged.
+fn label_edit_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) {
+    let Some(Overlay::LabelEdit {
+        entry_id,
+        text,
+        tree,
+    }) = &mut state.overlay
+    else {
+        return;
+    };
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    match event.code {
+        KeyCode::Esc => state.overlay = Some(Overlay::Select((**tree).clone())),
+        KeyCode::Enter => {
+            let request = Request::LabelInTree {
+                entry_id: entry_id.clone(),
+                label: text.trim().to_owned(),
+            };
+            state.overlay = Some(Overlay::Loading {
+                kind: SelectorKind::Tree,
+                title: "Session tree".to_owned(),
+            });
+            effects.push(Effect::Request(request));
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char('u') if control => text.clear(),
+        KeyCode::Char(c) if !control => text.push(c),
         _ => {}
     }
 }

@@ -81,17 +81,31 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 state.overlay = None;
                 state.status = Some("Nothing in the session yet.".to_owned());
             } else if for_fork {
-                let items = tree_items(&entries, leaf_id.as_deref(), true, TreeFilter::Default);
+                let items = tree_items(
+                    &entries,
+                    leaf_id.as_deref(),
+                    true,
+                    TreeFilter::Default,
+                    false,
+                );
                 state.overlay = Some(Overlay::Select(Selector::new(
                     kind,
                     "Fork from a message",
                     items,
                 )));
             } else {
+                // Read again after a label was set: the same filter and times.
+                let (filter, label_times) = state
+                    .tree_view
+                    .as_ref()
+                    .map_or((state.prefs.tree_filter, false), |tree| {
+                        (tree.filter, tree.label_times)
+                    });
                 state.tree_view = Some(TreeView {
                     entries,
                     leaf_id,
-                    filter: state.prefs.tree_filter,
+                    filter,
+                    label_times,
                 });
                 show_tree(state, None);
             }
@@ -345,7 +359,13 @@ pub(super) fn show_tree(state: &mut State, previous: Option<&Selector>) {
     let Some(tree) = &state.tree_view else {
         return;
     };
-    let items = tree_items(&tree.entries, tree.leaf_id.as_deref(), false, tree.filter);
+    let items = tree_items(
+        &tree.entries,
+        tree.leaf_id.as_deref(),
+        false,
+        tree.filter,
+        tree.label_times,
+    );
     let title = format!(
         "Session tree{} (Enter moves the leaf · ctrl+o filter)",
         tree.filter.tag()
@@ -374,18 +394,25 @@ pub(super) fn tree_items(
     leaf_id: Option<&str>,
     for_fork: bool,
     filter: TreeFilter,
+    label_times: bool,
 ) -> Vec<SelectorItem> {
     let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
-    let mut labels: HashMap<&str, &str> = HashMap::new();
+    // Each entry's label and when it was set.
+    let mut labels: HashMap<&str, (&str, &str)> = HashMap::new();
     for (index, record) in entries.iter().enumerate() {
         let (_, parent) = ids(&record.entry);
         children.entry(parent).or_default().push(index);
         if let SessionEntry::Label {
-            target_id, label, ..
+            target_id,
+            label,
+            timestamp,
+            ..
         } = &record.entry
         {
             match label {
-                Some(label) => labels.insert(target_id.as_str(), label.as_str()),
+                Some(label) => {
+                    labels.insert(target_id.as_str(), (label.as_str(), timestamp.as_str()))
+                }
                 None => labels.remove(target_id.as_str()),
             };
         }
@@ -399,14 +426,25 @@ pub(super) fn tree_items(
     while let Some((index, depth)) = stack.pop() {
         let entry = &entries[index].entry;
         let (id, _) = ids(entry);
-        let label = labels.get(id).copied();
+        let labelled = labels.get(id).copied();
+        let label = labelled.map(|(label, _)| label);
         let shown = if for_fork {
             is_user_message(entry)
         } else {
             (Some(id) == leaf_id || !is_bare_tool_call(entry)) && passes(entry, filter, label)
         };
         if shown {
-            let tag = label.map(|label| format!(" [{label}]")).unwrap_or_default();
+            let tag = match labelled {
+                // pi's Shift+T: when the label was set, to the minute.
+                Some((label, at)) if label_times => {
+                    format!(
+                        " [{label} · {}]",
+                        at.get(..16).unwrap_or(at).replace('T', " ")
+                    )
+                }
+                Some((label, _)) => format!(" [{label}]"),
+                None => String::new(),
+            };
             items.push(SelectorItem {
                 label: format!("{}{tag}", describe(entry)),
                 detail: String::new(),

@@ -427,3 +427,37 @@ fn warnings_found_before_the_attach_show_under_the_header() {
         "{screen}"
     );
 }
+
+#[test]
+fn shift_l_edits_the_selected_entrys_label_and_shift_t_shows_when_labels_were_set() {
+    let mut harness = Harness::attached(history(vec![user("Fix the parser")]));
+    open_tree(&mut harness);
+    // Ctrl+L: the labeled entries, the one labelled `fixed` highlighted.
+    harness.send(ctrl('l'));
+    let screen = harness.screen(90, 14);
+    assert!(screen.contains("[fixed]"), "{screen}");
+    harness.send(key_with(KeyCode::Char('T'), KeyModifiers::SHIFT));
+    let screen = harness.screen(90, 14);
+    assert!(screen.contains("[fixed · 2026-11-27 10:00]"), "{screen}");
+    harness.send(key_with(KeyCode::Char('T'), KeyModifiers::SHIFT));
+    assert!(harness.screen(90, 14).contains("[fixed]"));
+    // Shift+L: the label to edit, Esc back to the tree as it was.
+    harness.send(key_with(KeyCode::Char('L'), KeyModifiers::SHIFT));
+    let screen = harness.screen(90, 14);
+    assert!(screen.contains("Label (empty clears)"), "{screen}");
+    assert!(screen.contains("> fixed"), "{screen}");
+    harness.send(key(KeyCode::Esc));
+    assert!(harness.screen(90, 14).contains("[fixed]"));
+    // Edited and saved: set through the daemon, and the tree read again.
+    harness.send(key_with(KeyCode::Char('L'), KeyModifiers::SHIFT));
+    harness.take_effects();
+    harness.type_text(" twice");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::LabelInTree {
+            entry_id: "a2".to_owned(),
+            label: "fixed twice".to_owned(),
+        })]
+    );
+}
