@@ -41,6 +41,7 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ),
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
+    ("settings", "", "Change settings"),
     ("changelog", "", "Show what changed in each release"),
     (
         "reload",

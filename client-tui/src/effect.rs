@@ -111,6 +111,13 @@ pub enum Request {
     /// `session/export` to a file (absolute, or relative to the working directory); `None`:
     /// an HTML file named after the session.
     Export(Option<String>),
+    /// `settings/setDefault` of one setting (a dotted key), then the settings read again.
+    SaveSetting {
+        /// `compaction.enabled`, `theme`, …
+        key: String,
+        /// The value.
+        value: serde_json::Value,
+    },
     /// pi's `/clone`: the session copied into a new one, which the TUI moves to.
     Clone,
     /// pi's `/import FILE`: a pi session file copied into a new session, which the TUI

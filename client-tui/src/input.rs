@@ -106,6 +106,13 @@ pub enum Reply {
     Models(Vec<ModelInfo>),
     /// The session's extensions let the client leave it: switch now.
     Switch(crate::effect::SwitchTo),
+    /// A setting was saved (`/settings`) in this file.
+    SettingSaved {
+        /// The setting.
+        key: String,
+        /// The file written.
+        file: String,
+    },
     /// A new session to move to (`/clone`, `/import`), and what to say once there.
     Opened {
         /// The new session.

@@ -31,6 +31,10 @@ pub enum SelectorKind {
     Login,
     /// A subscription to log out of (`/logout`).
     Logout,
+    /// A setting to change (`/settings`).
+    Settings,
+    /// A value of the setting chosen.
+    SettingValue,
 }
 
 /// One row of a selector.

@@ -401,6 +401,8 @@ pub struct State {
     /// pi's warning that a Claude subscription is billed as extra usage: whether it was
     /// shown (once per TUI, as pi), and the model last checked for it.
     pub extra_usage: ExtraUsageCheck,
+    /// The settings in effect for the working directory, as `settings/get` last told.
+    pub settings: Option<Box<pi_protocol::v1::EffectiveSettings>>,
     /// A jump key was pressed: the next character typed is jumped to (`true`: forward).
     pub pending_jump: Option<bool>,
     /// sends the cancellation.
@@ -496,6 +498,7 @@ impl State {
             pending_login: None,
             extra_usage: ExtraUsageCheck::default(),
             pending_jump: None,
+            settings: None,
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

@@ -354,6 +354,33 @@ pub async fn perform(
             Ok(list) => Some(Reply::Models(list.models)),
             Err(error) => failed("list models", error),
         },
+        Request::SaveSetting { key, value } => {
+            // `a.b` → {"a": {"b": value}}.
+            let mut nested = value;
+            for part in key.rsplit('.') {
+                let mut object = serde_json::Map::new();
+                object.insert(part.to_owned(), nested);
+                nested = serde_json::Value::Object(object);
+            }
+            let serde_json::Value::Object(values) = nested else {
+                return None;
+            };
+            match client
+                .call::<pi_protocol::v1::SettingsSetDefault>(
+                    &pi_protocol::v1::SettingsSetDefaultParams {
+                        values,
+                        unset: Vec::new(),
+                    },
+                )
+                .await
+            {
+                Ok(saved) => Some(Reply::SettingSaved {
+                    key,
+                    file: saved.writable_file,
+                }),
+                Err(error) => failed("save the setting", error),
+            }
+        }
         Request::Settings => match client
             .call::<pi_protocol::v1::SettingsGet>(&pi_protocol::v1::SettingsGetParams {
                 cwd: Some(cwd.display().to_string()),

@@ -181,6 +181,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             None => state.status = Some("No reply to copy yet.".to_owned()),
         },
         "hotkeys" => state.overlay = Some(Overlay::Hotkeys { scroll: 0 }),
+        "settings" => super::settings_dialog::open(state, effects),
         "reload" => {
             // pi's: keys, extensions, skills, prompts and themes; and the settings.
             effects.push(Effect::ReloadKeys);

@@ -736,6 +736,8 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
         SelectorKind::Fork => effects.push(Effect::Request(Request::Fork(value))),
         SelectorKind::Login => super::login::start(state, value, effects),
         SelectorKind::Logout => effects.push(Effect::Request(Request::Logout(value))),
+        SelectorKind::Settings => super::settings_dialog::chose_setting(state, &value),
+        SelectorKind::SettingValue => super::settings_dialog::chose_value(&value, effects),
         SelectorKind::History => {
             let before = state.editor.text();
             state.editor.set_text(&value);

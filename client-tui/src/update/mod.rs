@@ -11,6 +11,7 @@ mod keys;
 mod login;
 mod replies;
 mod session;
+mod settings_dialog;
 
 use crate::effect::Effect;
 use crate::input::Input;

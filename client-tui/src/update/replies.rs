@@ -22,6 +22,10 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
             }
         }
         Reply::Switch(target) => effects.push(Effect::Switch(target)),
+        Reply::SettingSaved { key, file } => {
+            state.status = Some(format!("Saved {key} in {file}."));
+            effects.push(Effect::Request(crate::effect::Request::Settings));
+        }
         Reply::Opened { session_id, status } => {
             state.status = Some(status);
             effects.push(Effect::Switch(crate::effect::SwitchTo::Existing(
@@ -324,6 +328,7 @@ fn history_found(state: &mut State, query: String, entries: Vec<pi_protocol::v1:
 /// interactive-mode keys and the theme (`--verbose`, `--theme` and `--no-themes` stay as the
 /// command line gave them). True when another theme is to be loaded.
 pub fn apply_settings(state: &mut State, settings: &pi_protocol::v1::EffectiveSettings) -> bool {
+    state.settings = Some(Box::new(settings.clone()));
     state.view.hide_thinking = settings.hide_thinking_block;
     if *state.view.code_indent != *settings.markdown.code_block_indent {
         state.view.code_indent = settings.markdown.code_block_indent.as_str().into();

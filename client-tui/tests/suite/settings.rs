@@ -461,3 +461,44 @@ fn shift_l_edits_the_selected_entrys_label_and_shift_t_shows_when_labels_were_se
         })]
     );
 }
+
+#[test]
+fn slash_settings_lists_the_values_in_effect_and_saves_the_one_chosen() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.send(Input::Reply(settings(
+        serde_json::json!({"terminal": {"showImages": false, "imageWidthCells": 40}}),
+    )));
+    harness.type_text("/settings");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(100, 40);
+    assert!(
+        screen.contains("Settings (saved to the daemon's settings.json)"),
+        "{screen}"
+    );
+    assert!(screen.contains("Auto-compact  true"), "{screen}");
+    assert!(screen.contains("Show images  false"), "{screen}");
+    harness.type_text("show images");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(100, 40);
+    // The value in effect is marked and highlighted.
+    assert!(screen.contains("● false"), "{screen}");
+    harness.send(key(KeyCode::Up));
+    harness.take_effects();
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::SaveSetting {
+            key: "terminal.showImages".to_owned(),
+            value: serde_json::json!(true),
+        })]
+    );
+    harness.send(Input::Reply(Reply::SettingSaved {
+        key: "terminal.showImages".to_owned(),
+        file: "/home/me/.config/pi-daemon/settings.json".to_owned(),
+    }));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Saved terminal.showImages in /home/me/.config/pi-daemon/settings.json.")
+    );
+    assert_eq!(harness.take_effects(), [Effect::Request(Request::Settings)]);
+}

@@ -899,3 +899,38 @@ async fn share_clone_and_import_as_pi() {
     tmux.send("s", &["Enter"]);
     tmux.wait_for_text("s", "File not found:");
 }
+
+/// pi's `/settings` in the real TUI: a setting chosen and saved lands in the daemon's own
+/// `settings.json` and applies at once (here `quietStartup`, which hides the header).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slash_settings_saves_a_setting_that_applies_at_once() {
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    tmux.start(
+        "c",
+        &work,
+        &env,
+        &[pictl.clone(), "--model".into(), MODEL.into()],
+    );
+    tmux.wait_for_text("c", "ctrl+r history");
+    tmux.type_text("c", "/settings");
+    tmux.send("c", &["Enter"]);
+    tmux.wait_for_text("c", "Settings (saved to the daemon's settings.json)");
+    tmux.type_text("c", "quiet startup");
+    tmux.send("c", &["Enter"]);
+    tmux.wait_for_text("c", "Quiet startup");
+    tmux.type_text("c", "true");
+    tmux.send("c", &["Enter"]);
+    let screen = tmux.wait_for_text("c", "Saved quietStartup in ");
+    let written = world.daemon.home.path().join("config/settings.json");
+    let saved: serde_json::Value = serde_json::from_str(
+        &std::fs::read_to_string(&written)
+            .unwrap_or_else(|error| panic!("{}: {error}\n{screen}", written.display())),
+    )
+    .unwrap();
+    assert_eq!(saved["quietStartup"], true);
+    // Applied: the header's key hints are gone.
+    tmux.wait_for("c", "the header to go", |screen| {
+        !screen.contains("ctrl+r history")
+    });
+}
