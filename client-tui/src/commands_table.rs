@@ -42,6 +42,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("copy", "", "Copy the last reply to the clipboard"),
     ("hotkeys", "", "Show key bindings"),
     ("settings", "", "Change settings"),
+    (
+        "scoped-models",
+        "",
+        "Choose the models Ctrl+P cycles through",
+    ),
     ("changelog", "", "Show what changed in each release"),
     (
         "reload",

@@ -759,38 +759,38 @@ pub const BINDINGS: &[Binding] = &[
         &["shift+ctrl+o"],
         Tree,
     ),
-    known(bind(
+    bind(
         A::ModelsSave,
         "app.models.save",
         None,
         "Scoped models: save",
         &["ctrl+s"],
         Models,
-    )),
-    known(bind(
+    ),
+    bind(
         A::ModelsEnableAll,
         "app.models.enableAll",
         None,
         "Scoped models: enable all",
         &["ctrl+a"],
         Models,
-    )),
-    known(bind(
+    ),
+    bind(
         A::ModelsClearAll,
         "app.models.clearAll",
         None,
         "Scoped models: clear all",
         &["ctrl+x"],
         Models,
-    )),
-    known(bind(
+    ),
+    bind(
         A::ModelsToggleProvider,
         "app.models.toggleProvider",
         None,
         "Scoped models: toggle provider",
         &["ctrl+p"],
         Models,
-    )),
+    ),
     known(bind(
         A::ModelsReorderUp,
         "app.models.reorderUp",

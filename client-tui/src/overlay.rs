@@ -35,6 +35,8 @@ pub enum SelectorKind {
     Settings,
     /// A value of the setting chosen.
     SettingValue,
+    /// The models Ctrl+P cycles through (`/scoped-models`).
+    ScopedModels,
 }
 
 /// One row of a selector.
@@ -116,6 +118,16 @@ impl Selector {
         self.visible
             .get(self.selected)
             .map(|&index| &self.items[index])
+    }
+
+    /// Index in [`Selector::items`] of the highlighted row.
+    pub fn selected_index(&self) -> Option<usize> {
+        self.visible.get(self.selected).copied()
+    }
+
+    /// Indices in [`Selector::items`] of the rows matching the query.
+    pub fn visible_indices(&self) -> Vec<usize> {
+        self.visible.clone()
     }
 
     /// Highlights the visible row whose value is `value`, if there is one.

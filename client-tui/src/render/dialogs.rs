@@ -218,7 +218,7 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         )
     };
     type Belongs<'a> = &'a dyn Fn(&crate::keymap::Binding) -> bool;
-    let sections: [(&str, Belongs<'_>); 5] = [
+    let sections: [(&str, Belongs<'_>); 6] = [
         ("Navigation", &|binding| {
             binding.context == Context::Main
                 && binding.id.starts_with("tui.")
@@ -230,6 +230,9 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         }),
         ("Session tree", &|binding| binding.context == Context::Tree),
         ("Lists", &|binding| binding.context == Context::Select),
+        ("Scoped models", &|binding| {
+            binding.context == Context::Models
+        }),
     ];
     let mut lines = Vec::new();
     for (title, belongs) in sections {

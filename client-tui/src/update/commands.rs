@@ -182,6 +182,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
         },
         "hotkeys" => state.overlay = Some(Overlay::Hotkeys { scroll: 0 }),
         "settings" => super::settings_dialog::open(state, effects),
+        "scoped-models" => super::scoped_models::open(state, effects),
         "reload" => {
             // pi's: keys, extensions, skills, prompts and themes; and the settings.
             effects.push(Effect::ReloadKeys);

@@ -475,6 +475,11 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         label_edit_key(state, &event, effects);
         return;
     }
+    if matches!(&state.overlay, Some(Overlay::Select(selector)) if selector.kind == SelectorKind::ScopedModels)
+    {
+        super::scoped_models::on_key(state, &event, effects);
+        return;
+    }
     let hotkeys_max = if matches!(state.overlay, Some(Overlay::Hotkeys { .. })) {
         crate::render::hotkeys_max_scroll(state)
     } else {
@@ -738,6 +743,8 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
         SelectorKind::Logout => effects.push(Effect::Request(Request::Logout(value))),
         SelectorKind::Settings => super::settings_dialog::chose_setting(state, &value),
         SelectorKind::SettingValue => super::settings_dialog::chose_value(&value, effects),
+        // Handled by its own keys.
+        SelectorKind::ScopedModels => {}
         SelectorKind::History => {
             let before = state.editor.text();
             state.editor.set_text(&value);

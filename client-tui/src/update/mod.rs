@@ -10,6 +10,7 @@ mod commands;
 mod keys;
 mod login;
 mod replies;
+mod scoped_models;
 mod session;
 mod settings_dialog;
 

@@ -197,3 +197,72 @@ fn slash_reload_reads_the_keys_themes_settings_and_extensions_again() {
     let screen = harness.screen(120, 30);
     assert!(screen.contains("unknown id `nope`"), "{screen}");
 }
+
+#[test]
+fn scoped_models_toggles_the_models_ctrl_p_cycles_through_and_saves_them() {
+    use pi_tui::effect::Request;
+    use pi_tui::overlay::Overlay;
+    let marked = |harness: &Harness| -> Vec<(String, bool)> {
+        match &harness.state.overlay {
+            Some(Overlay::Select(selector)) => selector
+                .items
+                .iter()
+                .map(|item| (item.value.clone(), item.current))
+                .collect(),
+            other => panic!("no dialog: {other:?}"),
+        }
+    };
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/scoped-models");
+    harness.send(key(KeyCode::Enter));
+    // The models with a key, every one cycled while there is no scope.
+    assert_eq!(
+        marked(&harness),
+        [
+            ("anthropic/claude-opus-4-1".to_owned(), true),
+            ("anthropic/claude-sonnet-4-5".to_owned(), true),
+            ("openai/gpt-5".to_owned(), true),
+        ]
+    );
+    // Ctrl+X none, Enter toggles the highlighted, Ctrl+P its provider's.
+    harness.send(ctrl('x'));
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(marked(&harness).iter().filter(|(_, on)| *on).count(), 1);
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Down));
+    harness.send(ctrl('p'));
+    assert_eq!(
+        marked(&harness),
+        [
+            ("anthropic/claude-opus-4-1".to_owned(), true),
+            ("anthropic/claude-sonnet-4-5".to_owned(), false),
+            ("openai/gpt-5".to_owned(), true),
+        ]
+    );
+    harness.take_effects();
+    harness.send(ctrl('s'));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::SaveSetting {
+            key: "enabledModels".to_owned(),
+            value: serde_json::json!(["anthropic/claude-opus-4-1", "openai/gpt-5"]),
+        })]
+    );
+    assert_eq!(
+        harness.state.model_scope,
+        ["anthropic/claude-opus-4-1", "openai/gpt-5"]
+    );
+    assert!(harness.state.overlay.is_none());
+    // Esc keeps a choice for this TUI only.
+    harness.type_text("/scoped-models");
+    harness.send(key(KeyCode::Enter));
+    harness.send(ctrl('a'));
+    harness.send(key(KeyCode::Esc));
+    assert!(harness.state.model_scope.is_empty());
+    assert!(
+        harness
+            .take_effects()
+            .iter()
+            .all(|effect| !matches!(effect, Effect::Request(Request::SaveSetting { .. })))
+    );
+}
