@@ -10,6 +10,9 @@ pub enum Effect {
     Switch(SwitchTo),
     /// Put text on the clipboard (OSC 52).
     Copy(String),
+    /// Read the clipboard's image into a file (Ctrl+V); the result comes back as
+    /// [`crate::input::Input::ClipboardImage`].
+    PasteImage,
     /// Read `keybindings.json` again (`/reload`); the result comes back as
     /// [`crate::input::Input::Keymap`].
     ReloadKeys,

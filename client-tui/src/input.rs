@@ -11,6 +11,9 @@ use pi_protocol::v1::{
 /// One input.
 #[derive(Clone, Debug)]
 pub enum Input {
+    /// The clipboard's image was written to this file (Ctrl+V), or there was none
+    /// (`Ok(None)`), or it could not be read (`Err`).
+    ClipboardImage(Result<Option<std::path::PathBuf>, String>),
     /// `keybindings.json` read again (`/reload`): the keys and what is wrong in the file.
     Keymap {
         /// The keys in effect.

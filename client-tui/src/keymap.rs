@@ -583,14 +583,14 @@ pub const BINDINGS: &[Binding] = &[
         &["alt+up"],
         Main,
     ),
-    known(bind(
+    bind(
         A::PasteImage,
         "app.clipboard.pasteImage",
         Some("pasteImage"),
         "Paste an image from the clipboard",
         &["ctrl+v"],
         Main,
-    )),
+    ),
     bind(
         A::NewSession,
         "app.session.new",

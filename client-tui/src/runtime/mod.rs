@@ -738,6 +738,13 @@ impl Shell {
                     }
                 }
                 Effect::Copy(text) => terminal::copy_to_clipboard(&text),
+                Effect::PasteImage => {
+                    let sender = self.inputs.0.clone();
+                    tokio::task::spawn_blocking(move || {
+                        let read = world::paste_clipboard_image(&|name| std::env::var(name).ok());
+                        let _ = sender.send(Input::ClipboardImage(read));
+                    });
+                }
                 Effect::ReloadKeys => {
                     let file = self.options.paths.pi_agent_dir.join("keybindings.json");
                     let (keymap, warnings) = match std::fs::read_to_string(&file) {

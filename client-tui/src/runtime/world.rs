@@ -131,6 +131,88 @@ pub fn edit_externally(
     result
 }
 
+/// pi's Ctrl+V: the clipboard's image, read as pi reads it — `wl-paste` on Wayland (and WSL),
+/// else `xclip`; on macOS `pngpaste` — written to a temporary file whose path goes into the
+/// message (its image is attached when the message is sent). `Ok(None)`: no image there.
+/// `variable` reads the environment (`PATH` included, for the tools).
+pub fn paste_clipboard_image(
+    variable: &dyn Fn(&str) -> Option<String>,
+) -> Result<Option<PathBuf>, String> {
+    let run = |program: &str, args: &[&str]| -> Option<Vec<u8>> {
+        let mut command = std::process::Command::new(program);
+        command
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null());
+        if let Some(path) = variable("PATH") {
+            command.env("PATH", path);
+        }
+        let output = command.output().ok()?;
+        (output.status.success() && !output.stdout.is_empty()).then_some(output.stdout)
+    };
+    // pi's preference among what the clipboard offers.
+    let pick = |types: &str| -> Option<String> {
+        let offered: Vec<&str> = types.lines().map(str::trim).collect();
+        ["image/png", "image/jpeg", "image/webp", "image/gif"]
+            .iter()
+            .find(|wanted| offered.contains(wanted))
+            .map(|found| (*found).to_owned())
+            .or_else(|| {
+                offered
+                    .iter()
+                    .find(|offered| offered.starts_with("image/"))
+                    .map(|found| (*found).to_owned())
+            })
+    };
+    let wayland = variable("WAYLAND_DISPLAY").is_some_and(|value| !value.is_empty())
+        || variable("XDG_SESSION_TYPE").as_deref() == Some("wayland")
+        || variable("WSL_DISTRO_NAME").is_some();
+    let from_wayland = || {
+        let types = run("wl-paste", &["--list-types"])?;
+        let chosen = pick(&String::from_utf8_lossy(&types))?;
+        run("wl-paste", &["--type", &chosen, "--no-newline"])
+    };
+    let from_x11 = || {
+        let offered = run("xclip", &["-selection", "clipboard", "-t", "TARGETS", "-o"])
+            .map(|types| String::from_utf8_lossy(&types).into_owned())
+            .unwrap_or_default();
+        let mut tries: Vec<String> = pick(&offered).into_iter().collect();
+        tries.extend(["image/png", "image/jpeg", "image/webp", "image/gif"].map(str::to_owned));
+        tries
+            .iter()
+            .find_map(|kind| run("xclip", &["-selection", "clipboard", "-t", kind, "-o"]))
+    };
+    let bytes = if cfg!(target_os = "macos") {
+        run("pngpaste", &["-"])
+    } else if wayland {
+        from_wayland().or_else(from_x11)
+    } else {
+        from_x11()
+    };
+    let Some(bytes) = bytes else {
+        return Ok(None);
+    };
+    let Some(kind) = pi_image::sniff(&bytes) else {
+        return Err("the clipboard's image is not a PNG, JPEG, GIF or WebP image".to_owned());
+    };
+    let extension = match kind {
+        pi_image::ImageKind::Png => "png",
+        pi_image::ImageKind::Jpeg => "jpg",
+        pi_image::ImageKind::Gif => "gif",
+        pi_image::ImageKind::Webp => "webp",
+    };
+    let millis = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis());
+    let file = std::env::temp_dir().join(format!(
+        "pi-clipboard-{millis}-{}.{extension}",
+        std::process::id()
+    ));
+    std::fs::write(&file, &bytes)
+        .map_err(|error| format!("could not write {}: {error}", file.display()))?;
+    Ok(Some(file))
+}
+
 /// What is new since the version this user's `pictl` last announced (pi's startup changelog,
 /// one line with `collapse`), recorded in `pictl-changelog-version` in `state_dir`; nothing
 /// the first time (a fresh install), nor when the record cannot be written.
@@ -318,6 +400,67 @@ mod tests {
     use base64::Engine as _;
 
     use super::*;
+
+    #[test]
+    fn the_clipboards_image_is_read_with_pis_tools_into_a_file() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let dir = tempfile::tempdir().unwrap();
+        let png = base64::engine::general_purpose::STANDARD
+            .decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==")
+            .unwrap();
+        let image = dir.path().join("clip.png");
+        std::fs::write(&image, &png).unwrap();
+        let tool = |name: &str, body: &str| {
+            let file = dir.path().join(name);
+            std::fs::write(&file, format!("#!/bin/sh\n{body}\n")).unwrap();
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o755)).unwrap();
+        };
+        // Wayland: wl-paste lists the types, then gives the PNG.
+        tool(
+            "wl-paste",
+            &format!(
+                "case \"$1\" in --list-types) printf 'text/plain\\nimage/png\\n' ;; --type) cat {} ;; esac",
+                image.display()
+            ),
+        );
+        let path = format!("{}:/usr/bin:/bin", dir.path().display());
+        let wayland = |name: &str| match name {
+            "PATH" => Some(path.clone()),
+            "WAYLAND_DISPLAY" => Some("wayland-0".to_owned()),
+            _ => None,
+        };
+        let file = paste_clipboard_image(&wayland).unwrap().unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), png);
+        assert!(file.display().to_string().ends_with(".png"));
+        // X11: xclip, asked for the clipboard's targets first.
+        tool(
+            "xclip",
+            &format!(
+                "case \"$4\" in TARGETS) printf 'TARGETS\\nimage/png\\n' ;; image/png) cat {} ;; *) exit 1 ;; esac",
+                image.display()
+            ),
+        );
+        let x11 = |name: &str| (name == "PATH").then(|| path.clone());
+        let file = paste_clipboard_image(&x11).unwrap().unwrap();
+        assert_eq!(std::fs::read(&file).unwrap(), png);
+        // Text on the clipboard, or no tool at all: nothing to paste.
+        tool(
+            "xclip",
+            "case \"$4\" in TARGETS) echo UTF8_STRING ;; *) exit 1 ;; esac",
+        );
+        assert_eq!(paste_clipboard_image(&x11), Ok(None));
+        let bare = |name: &str| (name == "PATH").then(|| "/nonexistent".to_owned());
+        assert_eq!(paste_clipboard_image(&bare), Ok(None));
+        // Bytes that are no image.
+        tool(
+            "xclip",
+            "case \"$4\" in TARGETS) echo image/png ;; *) echo not-an-image ;; esac",
+        );
+        assert_eq!(
+            paste_clipboard_image(&x11),
+            Err("the clipboard's image is not a PNG, JPEG, GIF or WebP image".to_owned())
+        );
+    }
 
     #[test]
     fn the_external_editor_edits_a_file_and_its_text_comes_back() {

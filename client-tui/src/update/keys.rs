@@ -132,6 +132,7 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
             effects.push(Effect::Detach);
         }
         Action::Suspend => effects.push(Effect::Suspend),
+        Action::PasteImage => effects.push(Effect::PasteImage),
         Action::ExternalEditor => {
             effects.push(Effect::ExternalEditor(state.editor.expanded_text()));
         }

@@ -46,6 +46,16 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
             Ok(None) => {}
             Err(message) => state.transcript.notice(NoticeLevel::Warning, message),
         },
+        Input::ClipboardImage(result) => match result {
+            // pi's: the file's path into the message; its image goes with it when sent.
+            Ok(Some(path)) => {
+                let before = state.editor.text();
+                state.editor.insert(&path.display().to_string());
+                keys::after_edit(state, &before, &mut effects);
+            }
+            Ok(None) => state.status = Some("No image on the clipboard.".to_owned()),
+            Err(message) => state.transcript.notice(NoticeLevel::Warning, message),
+        },
         Input::Keymap { keymap, warnings } => {
             state.keymap = keymap;
             for warning in warnings {

@@ -266,3 +266,24 @@ fn scoped_models_toggles_the_models_ctrl_p_cycles_through_and_saves_them() {
             .all(|effect| !matches!(effect, Effect::Request(Request::SaveSetting { .. })))
     );
 }
+
+#[test]
+fn ctrl_v_pastes_the_clipboards_image_as_a_path_in_the_message() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("what is this ");
+    harness.take_effects();
+    harness.send(ctrl('v'));
+    assert!(harness.take_effects().contains(&Effect::PasteImage));
+    harness.send(Input::ClipboardImage(Ok(Some(std::path::PathBuf::from(
+        "/tmp/pi-clipboard-1.png",
+    )))));
+    assert_eq!(
+        harness.state.editor.text(),
+        "what is this /tmp/pi-clipboard-1.png"
+    );
+    harness.send(Input::ClipboardImage(Ok(None)));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("No image on the clipboard.")
+    );
+}

@@ -934,3 +934,68 @@ async fn slash_settings_saves_a_setting_that_applies_at_once() {
         !screen.contains("ctrl+r history")
     });
 }
+
+/// pi's Ctrl+V in the real TUI: the clipboard's image (a stand-in `wl-paste` on a Wayland
+/// session) goes into the message as a file, and the model receives the image.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_v_pastes_the_clipboards_image_into_the_message() {
+    use base64::Engine as _;
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=")
+        .unwrap();
+    let bin = world.daemon.home.path().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let clip = world.daemon.home.path().join("clip.png");
+    std::fs::write(&clip, &png).unwrap();
+    std::fs::write(
+        bin.join("wl-paste"),
+        format!(
+            "#!/bin/sh\ncase \"$1\" in --list-types) echo image/png ;; --type) cat {} ;; esac\n",
+            clip.display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(bin.join("wl-paste"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    world.server.push(Turn::reply().text("A red banner."));
+    tmux.start(
+        "v",
+        &work,
+        &env,
+        &[
+            "env".into(),
+            format!("PATH={path}"),
+            "WAYLAND_DISPLAY=wayland-test".into(),
+            pictl,
+            "--model".into(),
+            MODEL.into(),
+        ],
+    );
+    tmux.wait_for_text("v", "Type a message");
+    tmux.type_text("v", "what is this ");
+    tmux.send("v", &["C-v"]);
+    tmux.wait_for_text("v", "pi-clipboard-");
+    tmux.send("v", &["Enter"]);
+    tmux.wait_for_text("v", "A red banner.");
+    let request = world.server.requests().pop().unwrap();
+    let content = &request.body["messages"][0]["content"];
+    let image = content
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|block| block["type"] == "image")
+        .unwrap_or_else(|| panic!("no image in {content}"));
+    assert_eq!(
+        base64::engine::general_purpose::STANDARD
+            .decode(image["source"]["data"].as_str().unwrap())
+            .unwrap(),
+        png
+    );
+}
