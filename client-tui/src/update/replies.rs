@@ -515,17 +515,7 @@ fn is_bare_tool_call(entry: &SessionEntry) -> bool {
 }
 
 fn ids(entry: &SessionEntry) -> (&str, Option<&str>) {
-    match entry {
-        SessionEntry::Message { id, parent_id, .. }
-        | SessionEntry::ThinkingLevelChange { id, parent_id, .. }
-        | SessionEntry::ModelChange { id, parent_id, .. }
-        | SessionEntry::Compaction { id, parent_id, .. }
-        | SessionEntry::BranchSummary { id, parent_id, .. }
-        | SessionEntry::Custom { id, parent_id, .. }
-        | SessionEntry::CustomMessage { id, parent_id, .. }
-        | SessionEntry::Label { id, parent_id, .. }
-        | SessionEntry::SessionInfo { id, parent_id, .. } => (id, parent_id.as_deref()),
-    }
+    (entry.id(), entry.parent_id())
 }
 
 fn is_user_message(entry: &SessionEntry) -> bool {

@@ -1,5 +1,9 @@
 //! `session/export {format: html}`: one self-contained HTML page (inline CSS, no scripts, no
-//! external resources) showing the session's current branch.
+//! external resources) with the whole session tree in a sidebar, as pi's export has it. The
+//! current branch shows; a node of the tree shows the branch it is on, scrolled to it — every
+//! branch (root to leaf) is on the page, one shown at a time with CSS `:target`.
+
+use std::collections::HashMap;
 
 use pi_protocol::v1::SessionEntry;
 use pi_protocol::v1::message::{AgentMessage, AssistantContent, UserContent};
@@ -7,63 +11,283 @@ use pi_protocol::v1::message::{AgentMessage, AssistantContent, UserContent};
 use pi_store::SessionRow;
 use pi_util::time::iso_from_millis;
 
-/// Renders the branch (root first) of `row` as a page.
-pub fn export_html(row: &SessionRow, branch: &[SessionEntry]) -> String {
+/// Renders every entry of `row` (in any order that puts parents first) as a page.
+pub fn export_html(row: &SessionRow, entries: &[SessionEntry]) -> String {
     let title = row
         .name
         .clone()
         .or_else(|| row.first_message.clone())
         .unwrap_or_else(|| row.id.clone());
-    let mut body = String::new();
-    for entry in branch {
-        match entry {
-            SessionEntry::Message { message, .. } => render_message(&mut body, message),
-            SessionEntry::Compaction { summary, .. } => section(
-                &mut body,
-                "summary",
-                "Compaction summary",
-                &paragraphs(summary),
-            ),
-            SessionEntry::BranchSummary { summary, .. } => {
-                section(&mut body, "summary", "Branch summary", &paragraphs(summary))
-            }
-            SessionEntry::ModelChange {
-                provider, model_id, ..
-            } => {
-                body.push_str(&format!(
-                    "<p class=\"meta\">Model: {}/{}</p>\n",
-                    escape(provider),
-                    escape(model_id)
-                ));
-            }
-            SessionEntry::ThinkingLevelChange { thinking_level, .. } => {
-                body.push_str(&format!(
-                    "<p class=\"meta\">Thinking: {}</p>\n",
-                    escape(thinking_level)
-                ));
-            }
-            SessionEntry::CustomMessage {
-                content,
-                display: true,
-                ..
-            } => section(&mut body, "user", "Message", &user_content(content)),
-            SessionEntry::CustomMessage { .. }
-            | SessionEntry::Custom { .. }
-            | SessionEntry::Label { .. }
-            | SessionEntry::SessionInfo { .. } => {}
+    let tree = Tree::new(entries, row.leaf_id.as_deref());
+    let mut branches = String::new();
+    for (number, path) in tree.branches.iter().enumerate() {
+        let current = if number == tree.current {
+            " current"
+        } else {
+            ""
+        };
+        branches.push_str(&format!(
+            "<section class=\"branch{current}\" id=\"b{number}\">\n"
+        ));
+        for &index in path {
+            let entry = &entries[index];
+            branches.push_str(&format!(
+                "<div class=\"entry\" id=\"b{number}-{}\">\n",
+                escape(entry.id())
+            ));
+            render_entry(&mut branches, entry);
+            branches.push_str("</div>\n");
         }
+        branches.push_str("</section>\n");
     }
+    let mut outline = String::new();
+    tree.outline(entries, &mut outline);
     format!(
         "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n\
-         <header><h1>{title}</h1><p class=\"meta\">{cwd} · created {created} · session {id}</p></header>\n<main>\n{body}</main>\n</body>\n</html>\n",
+         <nav class=\"tree\"><h2>Session tree</h2>\n{outline}</nav>\n<main>\n<header><h1>{title}</h1><p class=\"meta\">{cwd} · created {created} · session {id} · {count} branch{plural}</p></header>\n{branches}</main>\n</body>\n</html>\n",
         title = escape(&title),
         cwd = escape(&row.cwd),
         created = iso_from_millis(row.created_at),
         id = escape(&row.id),
+        count = tree.branches.len(),
+        plural = if tree.branches.len() == 1 { "" } else { "es" },
     )
 }
 
-const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;max-width:52rem;margin:2rem auto;padding:0 1rem;color:#1d1d1f}\
+/// The entries as a tree: children by parent, each branch (root to leaf) as entry indices,
+/// and which branch holds each entry (the current one where it does).
+struct Tree {
+    children: HashMap<Option<String>, Vec<usize>>,
+    branches: Vec<Vec<usize>>,
+    /// The branch ending at the session's leaf (else the last).
+    current: usize,
+    /// For each entry index: the branch its tree node shows.
+    shown_in: HashMap<usize, usize>,
+    labels: HashMap<String, String>,
+}
+
+impl Tree {
+    fn new(entries: &[SessionEntry], leaf: Option<&str>) -> Tree {
+        let mut children: HashMap<Option<String>, Vec<usize>> = HashMap::new();
+        let mut labels = HashMap::new();
+        for (index, entry) in entries.iter().enumerate() {
+            children
+                .entry(entry.parent_id().map(str::to_owned))
+                .or_default()
+                .push(index);
+            if let SessionEntry::Label {
+                target_id, label, ..
+            } = entry
+            {
+                match label {
+                    Some(label) => labels.insert(target_id.clone(), label.clone()),
+                    None => labels.remove(target_id),
+                };
+            }
+        }
+        // Depth-first from the roots: each leaf closes a branch.
+        let mut branches = Vec::new();
+        let mut stack: Vec<(usize, Vec<usize>)> = children
+            .get(&None)
+            .map(|roots| roots.iter().rev().map(|&root| (root, Vec::new())).collect())
+            .unwrap_or_default();
+        while let Some((index, mut path)) = stack.pop() {
+            path.push(index);
+            match children.get(&Some(entries[index].id().to_owned())) {
+                Some(kids) if !kids.is_empty() => {
+                    for &kid in kids.iter().rev() {
+                        stack.push((kid, path.clone()));
+                    }
+                }
+                _ => branches.push(path),
+            }
+        }
+        let current = leaf
+            .and_then(|leaf| {
+                branches
+                    .iter()
+                    .position(|path| path.iter().any(|&index| entries[index].id() == leaf))
+            })
+            .unwrap_or(branches.len().saturating_sub(1));
+        let mut shown_in = HashMap::new();
+        for (number, path) in branches.iter().enumerate() {
+            for &index in path {
+                shown_in.entry(index).or_insert(number);
+            }
+        }
+        if let Some(path) = branches.get(current) {
+            for &index in path {
+                shown_in.insert(index, current);
+            }
+        }
+        Tree {
+            children,
+            branches,
+            current,
+            shown_in,
+            labels,
+        }
+    }
+
+    /// The sidebar: a line per message or summary, nested where the tree forks.
+    fn outline(&self, entries: &[SessionEntry], out: &mut String) {
+        out.push_str("<ul>\n");
+        if let Some(roots) = self.children.get(&None) {
+            for &root in roots {
+                self.node(entries, root, out);
+            }
+        }
+        out.push_str("</ul>\n");
+    }
+
+    fn node(&self, entries: &[SessionEntry], index: usize, out: &mut String) {
+        let entry = &entries[index];
+        if let Some(text) = describe(entry) {
+            let branch = self.shown_in.get(&index).copied().unwrap_or(0);
+            let on_current = branch == self.current
+                && self
+                    .branches
+                    .get(self.current)
+                    .is_some_and(|path| path.contains(&index));
+            let label = self
+                .labels
+                .get(entry.id())
+                .map(|label| format!(" <span class=\"label\">{}</span>", escape(label)))
+                .unwrap_or_default();
+            out.push_str(&format!(
+                "<li{}><a href=\"#b{branch}-{}\">{}</a>{label}</li>\n",
+                if on_current { " class=\"on\"" } else { "" },
+                escape(entry.id()),
+                escape(&text)
+            ));
+        }
+        let kids = self
+            .children
+            .get(&Some(entry.id().to_owned()))
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        match kids {
+            [] => {}
+            [only] => self.node(entries, *only, out),
+            many => {
+                for &kid in many {
+                    out.push_str("<li class=\"fork\"><ul>\n");
+                    self.node(entries, kid, out);
+                    out.push_str("</ul></li>\n");
+                }
+            }
+        }
+    }
+}
+
+/// The sidebar's words for an entry; `None` for bookkeeping entries it leaves out.
+fn describe(entry: &SessionEntry) -> Option<String> {
+    let first_line = |text: &str| {
+        let line = text.lines().next().unwrap_or_default().trim();
+        let mut short: String = line.chars().take(60).collect();
+        if line.chars().count() > 60 {
+            short.push('…');
+        }
+        short
+    };
+    let text_of = |content: &[UserContent]| {
+        content
+            .iter()
+            .find_map(|block| match block {
+                UserContent::Text(text) => Some(first_line(&text.text)),
+                UserContent::Image(_) => None,
+            })
+            .unwrap_or_else(|| "(image)".to_owned())
+    };
+    match entry {
+        SessionEntry::Message { message, .. } => match message {
+            AgentMessage::User(user) => Some(format!("User: {}", text_of(&user.content))),
+            AgentMessage::Assistant(assistant) => {
+                let text = assistant.content.iter().find_map(|block| match block {
+                    AssistantContent::Text(text) if !text.text.trim().is_empty() => {
+                        Some(first_line(&text.text))
+                    }
+                    _ => None,
+                });
+                let calls: Vec<&str> = assistant
+                    .content
+                    .iter()
+                    .filter_map(|block| match block {
+                        AssistantContent::ToolCall(call) => Some(call.name.as_str()),
+                        _ => None,
+                    })
+                    .collect();
+                Some(match (text, calls.is_empty()) {
+                    (Some(text), _) => format!("Assistant: {text}"),
+                    (None, false) => format!("Assistant: {}", calls.join(", ")),
+                    (None, true) => "Assistant".to_owned(),
+                })
+            }
+            AgentMessage::ToolResult(result) => Some(format!("Result: {}", result.tool_name)),
+            AgentMessage::BashExecution(bash) => Some(format!("$ {}", first_line(&bash.command))),
+            AgentMessage::Custom(custom) if custom.display => {
+                Some(format!("Message: {}", text_of(&custom.content)))
+            }
+            AgentMessage::Custom(_) => None,
+            AgentMessage::BranchSummary(_) => Some("Branch summary".to_owned()),
+            AgentMessage::CompactionSummary(_) => Some("Compaction summary".to_owned()),
+        },
+        SessionEntry::Compaction { .. } => Some("Compaction summary".to_owned()),
+        SessionEntry::BranchSummary { .. } => Some("Branch summary".to_owned()),
+        SessionEntry::CustomMessage {
+            content,
+            display: true,
+            ..
+        } => Some(format!("Message: {}", text_of(content))),
+        _ => None,
+    }
+}
+
+/// One entry of a branch.
+fn render_entry(body: &mut String, entry: &SessionEntry) {
+    match entry {
+        SessionEntry::Message { message, .. } => render_message(body, message),
+        SessionEntry::Compaction { summary, .. } => {
+            section(body, "summary", "Compaction summary", &paragraphs(summary))
+        }
+        SessionEntry::BranchSummary { summary, .. } => {
+            section(body, "summary", "Branch summary", &paragraphs(summary))
+        }
+        SessionEntry::ModelChange {
+            provider, model_id, ..
+        } => {
+            body.push_str(&format!(
+                "<p class=\"meta\">Model: {}/{}</p>\n",
+                escape(provider),
+                escape(model_id)
+            ));
+        }
+        SessionEntry::ThinkingLevelChange { thinking_level, .. } => {
+            body.push_str(&format!(
+                "<p class=\"meta\">Thinking: {}</p>\n",
+                escape(thinking_level)
+            ));
+        }
+        SessionEntry::CustomMessage {
+            content,
+            display: true,
+            ..
+        } => section(body, "user", "Message", &user_content(content)),
+        SessionEntry::CustomMessage { .. }
+        | SessionEntry::Custom { .. }
+        | SessionEntry::Label { .. }
+        | SessionEntry::SessionInfo { .. } => {}
+    }
+}
+
+const STYLE: &str = "body{font:15px/1.5 system-ui,sans-serif;margin:0;color:#1d1d1f;display:flex;align-items:flex-start}\
+main{flex:1;max-width:52rem;margin:2rem auto;padding:0 1rem}\
+nav.tree{position:sticky;top:0;width:20rem;max-height:100vh;overflow:auto;font-size:.8rem;border-right:1px solid #ddd;padding:1rem;box-sizing:border-box;background:#fafafa}\
+nav.tree ul{list-style:none;margin:0;padding-left:.75rem}nav.tree li.fork{border-left:1px dashed #ccc}\
+nav.tree a{color:#1d1d1f;text-decoration:none}nav.tree li.on>a{font-weight:600}nav.tree .label{color:#bf5af2}\
+.branch{display:none}.branch.current{display:block}.branch:target,.branch:has(:target){display:block}\
+main:has(.branch:target) .branch.current:not(:target),main:has(.entry:target) .branch.current:not(:has(:target)){display:none}\
+.entry:target>section{background:#fffbe6}\
 h1{font-size:1.4rem}.meta{color:#6e6e73;font-size:.85rem}section{border-left:3px solid #ccc;margin:1rem 0;padding:.25rem 1rem}\
 section.user{border-color:#0a84ff}section.assistant{border-color:#30d158}section.tool{border-color:#ff9f0a}\
 section.error{border-color:#ff453a}section.summary{border-color:#bf5af2}h2{font-size:.8rem;text-transform:uppercase;color:#6e6e73;margin:.25rem 0}\

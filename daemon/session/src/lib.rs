@@ -1296,6 +1296,35 @@ impl SessionRegistry {
         Ok((row, branch))
     }
 
+    /// Every entry of session `id`, parsed, in the order they were stored (parents first),
+    /// with its row: the whole tree, for the HTML export.
+    pub async fn tree_entries(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, Vec<SessionEntry>), SessionError> {
+        let row = self
+            .store
+            .session(id)
+            .await
+            .map_err(storage(&self.store))?
+            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
+        let mut all = Vec::new();
+        let mut after = -1;
+        loop {
+            let page = self
+                .store
+                .entries_by_ordinal(id, after, 1000)
+                .await
+                .map_err(storage(&self.store))?;
+            let Some(last) = page.last() else { break };
+            after = last.ordinal;
+            for stored in &page {
+                all.push(entries::parse_entry(stored).map_err(SessionError::internal)?);
+            }
+        }
+        Ok((row, all))
+    }
+
     /// Number of stored sessions.
     pub async fn stored_count(&self) -> u64 {
         self.store.session_count().await.unwrap_or(0)

@@ -150,6 +150,32 @@ pub enum SessionEntry {
     },
 }
 
+impl SessionEntry {
+    /// The entry's id.
+    pub fn id(&self) -> &str {
+        self.ids().0
+    }
+
+    /// The entry's parent, if any (a root has none).
+    pub fn parent_id(&self) -> Option<&str> {
+        self.ids().1
+    }
+
+    fn ids(&self) -> (&str, Option<&str>) {
+        match self {
+            SessionEntry::Message { id, parent_id, .. }
+            | SessionEntry::ThinkingLevelChange { id, parent_id, .. }
+            | SessionEntry::ModelChange { id, parent_id, .. }
+            | SessionEntry::Compaction { id, parent_id, .. }
+            | SessionEntry::BranchSummary { id, parent_id, .. }
+            | SessionEntry::Custom { id, parent_id, .. }
+            | SessionEntry::CustomMessage { id, parent_id, .. }
+            | SessionEntry::Label { id, parent_id, .. }
+            | SessionEntry::SessionInfo { id, parent_id, .. } => (id, parent_id.as_deref()),
+        }
+    }
+}
+
 /// An entry with the `seq` of the event that announced it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]

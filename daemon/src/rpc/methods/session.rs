@@ -519,11 +519,11 @@ pub async fn export(
             pi_format::export_jsonl(&row, &all)
         }
         ExportFormat::Html => {
-            let (row, branch) = sessions
-                .branch_entries(&params.session_id)
+            let (row, all) = sessions
+                .tree_entries(&params.session_id)
                 .await
                 .map_err(errors::session)?;
-            crate::session::html::export_html(&row, &branch)
+            crate::session::html::export_html(&row, &all)
         }
     };
     let Some(path) = params.path else {

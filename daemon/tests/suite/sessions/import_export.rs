@@ -470,6 +470,29 @@ async fn bad_files_get_clear_errors_and_html_export_is_self_contained() {
     assert!(html.contains("<title>Files tour</title>"));
     assert!(html.contains("Alternative answer"));
     assert!(html.contains("README.md\nsrc/"));
+    // pi's whole tree: both branches on the page, the current one (the leaf's) shown, and a
+    // sidebar linking each message to the branch it is on.
+    assert_eq!(html.matches("<section class=\"branch").count(), 2, "{html}");
+    assert!(
+        html.contains("<section class=\"branch current\" id=\"b1\">"),
+        "{html}"
+    );
+    assert!(
+        html.contains("It says hello."),
+        "the other branch is there too"
+    );
+    assert!(html.contains("<nav class=\"tree\"><h2>Session tree</h2>"));
+    assert!(
+        html.contains("<li><a href=\"#b0-a000000a\">Assistant: It says hello.</a></li>"),
+        "{html}"
+    );
+    assert!(
+        html.contains(
+            "<li class=\"on\"><a href=\"#b1-a0000003\">User: List the files</a> <span class=\"label\">start</span></li>"
+        ),
+        "{html}"
+    );
+    assert!(html.contains("2 branches"));
     assert!(
         !html.contains("<script") && !html.contains("http://") && !html.contains("https://"),
         "no scripts or external resources"
