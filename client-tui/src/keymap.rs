@@ -791,22 +791,22 @@ pub const BINDINGS: &[Binding] = &[
         &["ctrl+p"],
         Models,
     ),
-    known(bind(
+    bind(
         A::ModelsReorderUp,
         "app.models.reorderUp",
         None,
         "Scoped models: move up",
         &["alt+up"],
         Models,
-    )),
-    known(bind(
+    ),
+    bind(
         A::ModelsReorderDown,
         "app.models.reorderDown",
         None,
         "Scoped models: move down",
         &["alt+down"],
         Models,
-    )),
+    ),
     bind(
         A::HistorySearch,
         "app.history.search",

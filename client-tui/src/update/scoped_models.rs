@@ -1,7 +1,8 @@
 //! pi's `/scoped-models`: the models with a key, each marked when Ctrl+P cycles through it
 //! (`--models`, else `enabledModels`; with neither, every one). Enter toggles the highlighted
 //! model; pi's keys toggle all (Ctrl+A), none (Ctrl+X) or the highlighted model's provider
-//! (Ctrl+P); Esc keeps the choice for this TUI, Ctrl+S also saves it as `enabledModels`.
+//! (Ctrl+P), and Alt+↑/↓ move the highlighted model in the cycle's order; Esc keeps the
+//! choice for this TUI, Ctrl+S also saves it as `enabledModels`.
 
 use crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
 
@@ -32,8 +33,22 @@ pub(super) fn open(state: &mut State, effects: &mut Vec<Effect>) {
         .into_iter()
         .map(|scoped| format!("{}/{}", scoped.model.provider, scoped.model.id))
         .collect();
-    let items = keyed
+    // The cycle's order first (the scope's), then the models left out.
+    let mut ordered: Vec<&pi_protocol::v1::ModelInfo> = scoped
         .iter()
+        .filter_map(|spec| {
+            keyed
+                .iter()
+                .find(|model| format!("{}/{}", model.provider, model.id) == *spec)
+        })
+        .collect();
+    for model in &keyed {
+        if !ordered.iter().any(|chosen| std::ptr::eq(*chosen, model)) {
+            ordered.push(model);
+        }
+    }
+    let items = ordered
+        .into_iter()
         .map(|model| {
             let spec = format!("{}/{}", model.provider, model.id);
             SelectorItem {
@@ -77,6 +92,27 @@ pub(super) fn on_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effe
                     .collect();
                 let on = !same.iter().all(|&other| selector.items[other].current);
                 set(selector, &same, on);
+            }
+        }
+        (Some(Action::ModelsReorderUp | Action::ModelsReorderDown), _) => {
+            let up = models.first() == Some(&Action::ModelsReorderUp);
+            let Some(index) = highlighted else {
+                return;
+            };
+            let Some(position) = visible.iter().position(|&at| at == index) else {
+                return;
+            };
+            let neighbour = if up {
+                position.checked_sub(1).map(|at| visible[at])
+            } else {
+                visible.get(position + 1).copied()
+            };
+            if let Some(other) = neighbour {
+                selector.items.swap(index, other);
+                let value = selector.items[other].value.clone();
+                let query = selector.query.clone();
+                selector.set_query(query);
+                selector.select_value(&value);
             }
         }
         (Some(Action::ModelsSave), _) => {

@@ -239,23 +239,36 @@ fn scoped_models_toggles_the_models_ctrl_p_cycles_through_and_saves_them() {
             ("openai/gpt-5".to_owned(), true),
         ]
     );
+    // Alt+Up: GPT-5 first in the cycle.
+    harness.send(key_with(KeyCode::Up, KeyModifiers::ALT));
+    harness.send(key_with(KeyCode::Up, KeyModifiers::ALT));
+    assert_eq!(marked(&harness)[0], ("openai/gpt-5".to_owned(), true));
     harness.take_effects();
     harness.send(ctrl('s'));
     assert_eq!(
         harness.take_effects(),
         [Effect::Request(Request::SaveSetting {
             key: "enabledModels".to_owned(),
-            value: serde_json::json!(["anthropic/claude-opus-4-1", "openai/gpt-5"]),
+            value: serde_json::json!(["openai/gpt-5", "anthropic/claude-opus-4-1"]),
         })]
     );
     assert_eq!(
         harness.state.model_scope,
-        ["anthropic/claude-opus-4-1", "openai/gpt-5"]
+        ["openai/gpt-5", "anthropic/claude-opus-4-1"]
     );
     assert!(harness.state.overlay.is_none());
-    // Esc keeps a choice for this TUI only.
+    // Opened again: in the cycle's order, the left-out model last.
     harness.type_text("/scoped-models");
     harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        marked(&harness),
+        [
+            ("openai/gpt-5".to_owned(), true),
+            ("anthropic/claude-opus-4-1".to_owned(), true),
+            ("anthropic/claude-sonnet-4-5".to_owned(), false),
+        ]
+    );
+    // Esc keeps a choice for this TUI only.
     harness.send(ctrl('a'));
     harness.send(key(KeyCode::Esc));
     assert!(harness.state.model_scope.is_empty());
