@@ -93,6 +93,15 @@ pub enum Request {
         /// The label.
         label: String,
     },
+    /// `session/setName` of another session (from `/resume`), then the list again.
+    RenameSession {
+        /// The session.
+        session_id: String,
+        /// Its name.
+        name: String,
+    },
+    /// `session/delete` (from `/resume`), then the list again.
+    DeleteSession(String),
     /// `session/label` from the tree dialog, then the tree read again to show it.
     LabelInTree {
         /// The entry.

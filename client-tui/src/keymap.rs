@@ -623,54 +623,54 @@ pub const BINDINGS: &[Binding] = &[
         &[],
         Main,
     ),
-    known(bind(
+    bind(
         A::SessionTogglePath,
         "app.session.togglePath",
         Some("toggleSessionPath"),
         "Session picker: show paths",
         &["ctrl+p"],
         Sessions,
-    )),
-    known(bind(
+    ),
+    bind(
         A::SessionToggleSort,
         "app.session.toggleSort",
         Some("toggleSessionSort"),
         "Session picker: sort",
         &["ctrl+s"],
         Sessions,
-    )),
-    known(bind(
+    ),
+    bind(
         A::SessionToggleNamedFilter,
         "app.session.toggleNamedFilter",
         Some("toggleSessionNamedFilter"),
         "Session picker: named only",
         &["ctrl+n"],
         Sessions,
-    )),
-    known(bind(
+    ),
+    bind(
         A::SessionRename,
         "app.session.rename",
         Some("renameSession"),
         "Session picker: rename",
         &["ctrl+r"],
         Sessions,
-    )),
-    known(bind(
+    ),
+    bind(
         A::SessionDelete,
         "app.session.delete",
         Some("deleteSession"),
         "Session picker: delete",
         &["ctrl+d"],
         Sessions,
-    )),
-    known(bind(
+    ),
+    bind(
         A::SessionDeleteNoninvasive,
         "app.session.deleteNoninvasive",
         Some("deleteSessionNoninvasive"),
         "Session picker: delete (empty query)",
         &["ctrl+backspace"],
         Sessions,
-    )),
+    ),
     known(bind(
         A::TreeFoldOrUp,
         "app.tree.foldOrUp",

@@ -196,6 +196,15 @@ pub enum Overlay {
     },
     /// A login in progress (`/login`): its URL, progress and prompt.
     Login(LoginDialog),
+    /// A session's new name (pi's Ctrl+R in `/resume`); Enter renames, Esc goes back.
+    Rename {
+        /// The session.
+        session_id: String,
+        /// The name typed so far.
+        text: String,
+        /// The picker to go back to.
+        picker: Box<Selector>,
+    },
     /// The label of a tree entry being edited (pi's Shift+L in `/tree`); Enter sets it (empty:
     /// clears), Esc goes back to the tree.
     LabelEdit {

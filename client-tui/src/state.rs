@@ -275,6 +275,21 @@ impl Preferences {
     }
 }
 
+/// The `/resume` picker: the sessions listed and how they are shown.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SessionPicker {
+    /// As `session/list` gave them (most recent first).
+    pub sessions: Vec<pi_protocol::v1::SessionInfo>,
+    /// Each session's directory shown (pi's Ctrl+P).
+    pub show_path: bool,
+    /// Only named sessions (pi's Ctrl+N).
+    pub named_only: bool,
+    /// Sorted by title instead of by recency (pi's Ctrl+S).
+    pub by_name: bool,
+    /// The session Ctrl+D asked to delete, waiting for Enter.
+    pub confirming_delete: Option<String>,
+}
+
 /// Where pi's extra-usage warning stands (see [`State::extra_usage`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ExtraUsageCheck {
@@ -401,6 +416,8 @@ pub struct State {
     /// pi's warning that a Claude subscription is billed as extra usage: whether it was
     /// shown (once per TUI, as pi), and the model last checked for it.
     pub extra_usage: ExtraUsageCheck,
+    /// The `/resume` picker's sessions and view (pi's session selector keys).
+    pub session_picker: Option<SessionPicker>,
     /// The settings in effect for the working directory, as `settings/get` last told.
     pub settings: Option<Box<pi_protocol::v1::EffectiveSettings>>,
     /// A jump key was pressed: the next character typed is jumped to (`true`: forward).
@@ -499,6 +516,7 @@ impl State {
             extra_usage: ExtraUsageCheck::default(),
             pending_jump: None,
             settings: None,
+            session_picker: None,
             usage: UsageTotals::default(),
             view: ViewOptions::default(),
             overlay: None,

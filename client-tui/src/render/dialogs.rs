@@ -69,6 +69,17 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             },
             login_lines(dialog, inner_width),
         ),
+        Overlay::Rename { text, .. } => (
+            "Rename the session".to_owned(),
+            vec![Line::from(vec![
+                Span::styled(
+                    "> ".to_owned(),
+                    Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+                ),
+                Span::raw(text.clone()),
+                Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
+            ])],
+        ),
         Overlay::LabelEdit { text, .. } => (
             "Label (empty clears)".to_owned(),
             vec![Line::from(vec![
@@ -95,7 +106,31 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         width,
         height,
     };
+    let picker_keys;
     let footer = match overlay {
+        // `/resume`: pi's keys for the list, as bound.
+        Overlay::Select(selector)
+            if selector.kind == crate::overlay::SelectorKind::Session
+                && state.session_picker.is_some() =>
+        {
+            use crate::keymap::Action;
+            let key = |action| {
+                state
+                    .keymap
+                    .keys(action)
+                    .first()
+                    .map_or_else(|| "—".to_owned(), |chord| chord.label())
+            };
+            picker_keys = format!(
+                " {} rename · {} delete · {} named · {} sort · {} paths ",
+                key(Action::SessionRename),
+                key(Action::SessionDelete),
+                key(Action::SessionToggleNamedFilter),
+                key(Action::SessionToggleSort),
+                key(Action::SessionTogglePath)
+            );
+            picker_keys.as_str()
+        }
         Overlay::Select(_) => " ↑↓ move · enter choose · esc close ",
         Overlay::Question(question) if question.choices.is_empty() => {
             " enter answer · esc dismiss "
@@ -104,6 +139,7 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         Overlay::Login(dialog) if dialog.prompt.is_some() => " enter send · esc cancel ",
         Overlay::Login(_) => " esc cancel ",
         Overlay::LabelEdit { .. } => " enter save · esc back to the tree ",
+        Overlay::Rename { .. } => " enter rename · esc back ",
         Overlay::Hotkeys { .. } => " ↑↓ pgup pgdn scroll · esc close ",
         Overlay::Info { .. } | Overlay::Loading { .. } => " esc close ",
     };

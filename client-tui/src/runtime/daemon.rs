@@ -522,6 +522,34 @@ pub async fn perform(
             Err(error) => failed("list sessions", error),
         },
         Request::ReadTree { for_fork } => read_tree(client, session_id, for_fork).await,
+        Request::RenameSession {
+            session_id: renamed,
+            name,
+        } => match client
+            .call::<SessionSetName>(&SessionSetNameParams {
+                session_id: renamed,
+                name,
+            })
+            .await
+        {
+            Ok(_) => match recent_sessions(client, &cwd).await {
+                Ok(sessions) => Some(Reply::Sessions(sessions)),
+                Err(error) => failed("list sessions", error),
+            },
+            Err(error) => failed("rename the session", error),
+        },
+        Request::DeleteSession(deleted) => match client
+            .call::<pi_protocol::v1::SessionDelete>(&SessionIdParams {
+                session_id: deleted,
+            })
+            .await
+        {
+            Ok(_) => match recent_sessions(client, &cwd).await {
+                Ok(sessions) => Some(Reply::Sessions(sessions)),
+                Err(error) => failed("list sessions", error),
+            },
+            Err(error) => failed("delete the session", error),
+        },
         Request::LabelInTree { entry_id, label } => {
             match label_entry(client, session_id.clone(), entry_id, label).await {
                 Some(Reply::Failed { action, message }) => Some(Reply::Failed { action, message }),

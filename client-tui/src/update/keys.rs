@@ -277,7 +277,8 @@ pub(super) fn wheel(state: &mut State, lines: isize) {
             | Overlay::Loading { .. }
             | Overlay::Question(_)
             | Overlay::Login(_)
-            | Overlay::LabelEdit { .. },
+            | Overlay::LabelEdit { .. }
+            | Overlay::Rename { .. },
         ) => {}
         None => scroll(state, lines),
     }
@@ -476,6 +477,16 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         label_edit_key(state, &event, effects);
         return;
     }
+    if matches!(state.overlay, Some(Overlay::Rename { .. })) {
+        rename_key(state, &event, effects);
+        return;
+    }
+    if matches!(&state.overlay, Some(Overlay::Select(selector)) if selector.kind == SelectorKind::Session)
+        && state.session_picker.is_some()
+        && session_picker_key(state, &event, effects)
+    {
+        return;
+    }
     if matches!(&state.overlay, Some(Overlay::Select(selector)) if selector.kind == SelectorKind::ScopedModels)
     {
         super::scoped_models::on_key(state, &event, effects);
@@ -546,7 +557,10 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         // Only Esc leaves a dialog that is still loading.
         Overlay::Loading { .. } => return,
         // Handled above.
-        Overlay::Question(_) | Overlay::Login(_) | Overlay::LabelEdit { .. } => return,
+        Overlay::Question(_)
+        | Overlay::Login(_)
+        | Overlay::LabelEdit { .. }
+        | Overlay::Rename { .. } => return,
     };
     let tree_actions = if selector.kind == SelectorKind::Tree {
         state.keymap.actions(&event, Context::Tree)
@@ -639,6 +653,122 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         {
             selector.move_by(1);
         }
+        _ => {}
+    }
+}
+
+/// pi's session selector keys in `/resume` (rename, delete with a confirmation, named-only,
+/// sort, paths); `false` for keys it leaves to the list.
+fn session_picker_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) -> bool {
+    let actions = state.keymap.actions(event, Context::Sessions);
+    let lists = state.keymap.actions(event, Context::Select);
+    let Some(Overlay::Select(selector)) = &state.overlay else {
+        return false;
+    };
+    let selector = selector.clone();
+    let highlighted = selector.selected().map(|item| item.value.clone());
+    let Some(picker) = &mut state.session_picker else {
+        return false;
+    };
+    // Waiting for the deletion's confirmation: Enter deletes, Esc keeps; nothing else.
+    if let Some(doomed) = picker.confirming_delete.clone() {
+        picker.confirming_delete = None;
+        if lists.contains(&Action::SelectConfirm) {
+            state.overlay = Some(Overlay::Loading {
+                kind: SelectorKind::Session,
+                title: "Resume a session".to_owned(),
+            });
+            effects.push(Effect::Request(Request::DeleteSession(doomed)));
+            return true;
+        }
+        super::replies::show_sessions(state, Some(&selector));
+        return true;
+    }
+    let Some(action) = actions.first().copied() else {
+        return false;
+    };
+    match action {
+        Action::SessionToggleNamedFilter => picker.named_only = !picker.named_only,
+        Action::SessionToggleSort => picker.by_name = !picker.by_name,
+        Action::SessionTogglePath => picker.show_path = !picker.show_path,
+        Action::SessionDelete | Action::SessionDeleteNoninvasive => {
+            if action == Action::SessionDeleteNoninvasive && !selector.query.is_empty() {
+                return false;
+            }
+            let Some(id) = highlighted else {
+                return true;
+            };
+            if id.starts_with(crate::state::PI_FILE_PREFIX) {
+                state.status = Some("That is pi's session file; delete it in pi.".to_owned());
+                return true;
+            }
+            if state
+                .session
+                .as_ref()
+                .is_some_and(|session| session.id == id)
+            {
+                state.status =
+                    Some("This is the session you are in; resume another first.".to_owned());
+                return true;
+            }
+            picker.confirming_delete = Some(id);
+        }
+        Action::SessionRename => {
+            let Some(id) = highlighted else {
+                return true;
+            };
+            if id.starts_with(crate::state::PI_FILE_PREFIX) {
+                state.status = Some("That is pi's session file; rename it in pi.".to_owned());
+                return true;
+            }
+            let current = picker
+                .sessions
+                .iter()
+                .find(|session| session.id == id)
+                .and_then(|session| session.name.clone())
+                .unwrap_or_default();
+            state.overlay = Some(Overlay::Rename {
+                session_id: id,
+                text: current,
+                picker: Box::new(selector),
+            });
+            return true;
+        }
+        _ => return false,
+    }
+    super::replies::show_sessions(state, Some(&selector));
+    true
+}
+
+/// The session's new name: typing, Enter renames (the list read again), Esc back.
+fn rename_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) {
+    let Some(Overlay::Rename {
+        session_id,
+        text,
+        picker,
+    }) = &mut state.overlay
+    else {
+        return;
+    };
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    match event.code {
+        KeyCode::Esc => state.overlay = Some(Overlay::Select((**picker).clone())),
+        KeyCode::Enter if !text.trim().is_empty() => {
+            let request = Request::RenameSession {
+                session_id: session_id.clone(),
+                name: text.trim().to_owned(),
+            };
+            state.overlay = Some(Overlay::Loading {
+                kind: SelectorKind::Session,
+                title: "Resume a session".to_owned(),
+            });
+            effects.push(Effect::Request(request));
+        }
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char('u') if control => text.clear(),
+        KeyCode::Char(c) if !control => text.push(c),
         _ => {}
     }
 }

@@ -182,40 +182,94 @@ fn sessions_picked(state: &mut State, sessions: Vec<SessionInfo>) {
     if !waiting_for(state, SelectorKind::Session) {
         return;
     }
+    let picker = state.session_picker.get_or_insert_with(Default::default);
+    picker.sessions = sessions;
+    picker.confirming_delete = None;
+    show_sessions(state, None);
+}
+
+/// The `/resume` picker drawn from [`State::session_picker`], keeping the query and the
+/// highlighted session of `previous`.
+pub(super) fn show_sessions(state: &mut State, previous: Option<&Selector>) {
+    let Some(picker) = &state.session_picker else {
+        return;
+    };
     let current = state.session.as_ref().map(|session| session.id.clone());
+    let title_of = |session: &SessionInfo| {
+        session
+            .name
+            .clone()
+            .or(session.first_message.clone())
+            .unwrap_or_else(|| "(empty)".to_owned())
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let mut sessions: Vec<&SessionInfo> = picker
+        .sessions
+        .iter()
+        .filter(|session| !picker.named_only || session.name.is_some())
+        .collect();
+    if picker.by_name {
+        sessions.sort_by_key(|session| title_of(session).to_lowercase());
+    }
     let items = sessions
         .into_iter()
+        .cloned()
         .map(|session| SelectorItem {
-            label: session
-                .name
-                .clone()
-                .or(session.first_message.clone())
-                .unwrap_or_else(|| "(empty)".to_owned())
-                .lines()
-                .next()
-                .unwrap_or_default()
-                .to_owned(),
             detail: format!(
-                "{} messages{}",
-                session.message_count,
-                if session.status == pi_protocol::v1::SessionStatus::Running {
-                    " · running"
-                } else if session.id.starts_with(crate::state::PI_FILE_PREFIX) {
-                    " · pi's file"
+                "{}{} messages{}",
+                if picker.confirming_delete.as_deref() == Some(session.id.as_str()) {
+                    "DELETE? · "
                 } else {
                     ""
+                },
+                session.message_count,
+                if session.status == pi_protocol::v1::SessionStatus::Running {
+                    " · running".to_owned()
+                } else if session.id.starts_with(crate::state::PI_FILE_PREFIX) {
+                    " · pi's file".to_owned()
+                } else if picker.show_path {
+                    format!(" · {}", session.cwd)
+                } else {
+                    String::new()
                 }
             ),
+            label: title_of(&session),
             current: current.as_deref() == Some(session.id.as_str()),
             value: session.id,
             depth: 0,
         })
         .collect();
-    state.overlay = Some(Overlay::Select(Selector::new(
-        SelectorKind::Session,
-        "Resume a session",
-        items,
-    )));
+    let mut flags = Vec::new();
+    if picker.named_only {
+        flags.push("named");
+    }
+    if picker.by_name {
+        flags.push("by name");
+    }
+    let title = if picker.confirming_delete.is_some() {
+        "Delete session? enter confirm · esc cancel".to_owned()
+    } else {
+        format!(
+            "Resume a session{}",
+            if flags.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", flags.join(", "))
+            }
+        )
+    };
+    let mut selector = Selector::new(SelectorKind::Session, title, items);
+    if let Some(previous) = previous {
+        let highlighted = previous.selected().map(|item| item.value.clone());
+        selector.set_query(previous.query.clone());
+        if let Some(value) = highlighted {
+            selector.select_value(&value);
+        }
+    }
+    state.overlay = Some(Overlay::Select(selector));
 }
 
 /// The subagents picker (and the parent), filled.
@@ -223,6 +277,8 @@ fn agents_picked(state: &mut State, parent: Option<Box<SessionInfo>>, children: 
     if !waiting_for(state, SelectorKind::Session) {
         return;
     }
+    // Not `/resume`'s list: its keys (rename, delete) do not apply here.
+    state.session_picker = None;
     if parent.is_none() && children.is_empty() {
         state.overlay = None;
         state.status = Some("This session has started no subagents.".to_owned());

@@ -300,3 +300,122 @@ fn ctrl_v_pastes_the_clipboards_image_as_a_path_in_the_message() {
         Some("No image on the clipboard.")
     );
 }
+
+#[test]
+fn the_resume_picker_has_pis_keys_rename_delete_named_sort_and_paths() {
+    use pi_protocol::v1::SessionInfo;
+    use pi_tui::effect::Request;
+    use pi_tui::overlay::Overlay;
+    let session = |id: &str, name: Option<&str>, first: &str, cwd: &str| SessionInfo {
+        id: id.to_owned(),
+        name: name.map(str::to_owned),
+        first_message: Some(first.to_owned()),
+        cwd: cwd.to_owned(),
+        ..info(3)
+    };
+    let rows = |harness: &Harness| -> Vec<(String, String)> {
+        match &harness.state.overlay {
+            Some(Overlay::Select(selector)) => selector
+                .visible()
+                .map(|item| (item.label.clone(), item.detail.clone()))
+                .collect(),
+            other => panic!("no picker: {other:?}"),
+        }
+    };
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/resume");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(pi_tui::input::Reply::Sessions(vec![
+        session("s-zeta", Some("zeta"), "one", "/work/a"),
+        session("s-fix", None, "fix the bug", "/work/b"),
+        session("s-alpha", Some("alpha"), "two", "/work/c"),
+    ])));
+    let labels = |harness: &Harness| -> Vec<String> {
+        rows(harness).into_iter().map(|(label, _)| label).collect()
+    };
+    assert_eq!(labels(&harness), ["zeta", "fix the bug", "alpha"]);
+    harness.send(ctrl('n'));
+    assert_eq!(labels(&harness), ["zeta", "alpha"]);
+    harness.send(ctrl('n'));
+    harness.send(ctrl('s'));
+    assert_eq!(labels(&harness), ["alpha", "fix the bug", "zeta"]);
+    harness.send(ctrl('p'));
+    assert!(
+        rows(&harness)[0].1.ends_with(" · /work/c"),
+        "{:?}",
+        rows(&harness)
+    );
+    // Ctrl+D asks first (the highlight followed zeta to the end; one up is the unnamed
+    // session); Esc keeps it, Enter deletes.
+    harness.send(key(KeyCode::Up));
+    harness.send(ctrl('d'));
+    assert!(
+        rows(&harness)[1].1.starts_with("DELETE? · "),
+        "{:?}",
+        rows(&harness)
+    );
+    assert!(
+        harness
+            .screen(120, 30)
+            .contains("Delete session? enter confirm · esc cancel")
+    );
+    harness.send(key(KeyCode::Esc));
+    assert!(!rows(&harness)[1].1.starts_with("DELETE?"));
+    harness.send(ctrl('d'));
+    harness.take_effects();
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::DeleteSession("s-fix".to_owned()))]
+    );
+    // Ctrl+R: the name to edit, Enter renames.
+    harness.send(Input::Reply(pi_tui::input::Reply::Sessions(vec![
+        session("s-zeta", Some("zeta"), "one", "/work/a"),
+        session("s-alpha", Some("alpha"), "two", "/work/c"),
+    ])));
+    harness.send(ctrl('r'));
+    assert!(harness.screen(120, 30).contains("> alpha"));
+    harness.type_text(" prime");
+    harness.take_effects();
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::RenameSession {
+            session_id: "s-alpha".to_owned(),
+            name: "alpha prime".to_owned(),
+        })]
+    );
+}
+
+#[test]
+fn the_resume_picker_leaves_pis_files_and_the_current_session_alone() {
+    use pi_protocol::v1::SessionInfo;
+    let mut harness = Harness::attached(Vec::new());
+    harness.type_text("/resume");
+    harness.send(key(KeyCode::Enter));
+    harness.send(Input::Reply(pi_tui::input::Reply::Sessions(vec![
+        SessionInfo {
+            id: "pi-file:/home/me/.pi/agent/sessions/x.jsonl".to_owned(),
+            name: Some("from pi".to_owned()),
+            ..info(1)
+        },
+        info(3),
+    ])));
+    // The picker opens on the session the TUI is in.
+    harness.send(ctrl('d'));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("This is the session you are in; resume another first.")
+    );
+    harness.send(key(KeyCode::Up));
+    harness.send(ctrl('d'));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("That is pi's session file; delete it in pi.")
+    );
+    harness.send(ctrl('r'));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("That is pi's session file; rename it in pi.")
+    );
+}
