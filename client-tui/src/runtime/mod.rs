@@ -460,7 +460,7 @@ fn draw(guard: &mut terminal::TerminalGuard, state: &State) -> anyhow::Result<()
             .get_or_insert_with(|| (protocol, graphics::ImageScreen::default()));
         if protocol == graphics::Graphics::Iterm2 && screen.changed(&placed) {
             // iTerm2's images live in the cells: the old ones go with a whole redraw.
-            guard.terminal.clear()?;
+            guard.clear_for_redraw()?;
             guard.terminal.draw(|frame| render(state, frame))?;
         }
         if let Some((_, screen)) = &mut guard.images {

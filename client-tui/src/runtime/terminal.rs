@@ -97,7 +97,20 @@ impl TerminalGuard {
                 PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
             )?;
         }
-        self.terminal.clear()?;
+        self.clear_for_redraw()?;
+        Ok(())
+    }
+
+    /// Clears the screen so the next frame is drawn whole. (Not ratatui's `clear`, which
+    /// first asks the terminal where the cursor is: a round trip that times out when the
+    /// terminal was just handed back by another program.)
+    pub fn clear_for_redraw(&mut self) -> anyhow::Result<()> {
+        execute!(
+            self.terminal.backend_mut(),
+            crossterm::terminal::Clear(crossterm::terminal::ClearType::All)
+        )?;
+        // What was on screen is now blank, as the frame the next one is compared with.
+        self.terminal.swap_buffers();
         Ok(())
     }
 

@@ -999,3 +999,38 @@ async fn ctrl_v_pastes_the_clipboards_image_into_the_message() {
         png
     );
 }
+
+/// pi's Ctrl+G in the real TUI: the message goes to `$VISUAL` (a stand-in that appends a
+/// line, as a person editing would), and comes back into the editor when it exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ctrl_g_edits_the_message_in_the_external_editor() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    let editor = world.daemon.home.path().join("fake-editor");
+    std::fs::write(
+        &editor,
+        "#!/bin/sh\nfor last; do :; done\nprintf 'edited outside\\n' >> \"$last\"\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&editor, std::fs::Permissions::from_mode(0o755)).unwrap();
+    tmux.start(
+        "g",
+        &work,
+        &env,
+        &[
+            "env".into(),
+            format!("VISUAL={}", editor.display()),
+            pictl,
+            "--model".into(),
+            MODEL.into(),
+        ],
+    );
+    tmux.wait_for_text("g", "Type a message");
+    tmux.type_text("g", "first line");
+    tmux.send("g", &["C-g"]);
+    let screen = tmux.wait_for_text("g", "edited outside");
+    assert!(screen.contains("› first line"), "{screen}");
+    // The TUI is whole again: its footer and editor are drawn.
+    assert!(screen.contains("scripted/scripted-model"), "{screen}");
+}
