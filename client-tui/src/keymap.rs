@@ -671,22 +671,22 @@ pub const BINDINGS: &[Binding] = &[
         &["ctrl+backspace"],
         Sessions,
     ),
-    known(bind(
+    bind(
         A::TreeFoldOrUp,
         "app.tree.foldOrUp",
         Some("treeFoldOrUp"),
         "Tree: fold, or previous segment",
         &["ctrl+left", "alt+left"],
         Tree,
-    )),
-    known(bind(
+    ),
+    bind(
         A::TreeUnfoldOrDown,
         "app.tree.unfoldOrDown",
         Some("treeUnfoldOrDown"),
         "Tree: unfold, or next segment",
         &["ctrl+right", "alt+right"],
         Tree,
-    )),
+    ),
     bind(
         A::TreeEditLabel,
         "app.tree.editLabel",

@@ -333,6 +333,8 @@ pub struct TreeView {
     pub filter: TreeFilter,
     /// Labels shown with when they were set (pi's Shift+T).
     pub label_times: bool,
+    /// Entries whose branches are folded away (pi's Ctrl+←).
+    pub folded: std::collections::HashSet<String>,
 }
 
 /// Prompt history navigation (↑/↓).

@@ -591,6 +591,15 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
         });
         return;
     }
+    if let Some(fold) = tree_actions.iter().find_map(|action| match action {
+        Action::TreeFoldOrUp => Some(true),
+        Action::TreeUnfoldOrDown => Some(false),
+        _ => None,
+    }) {
+        let previous = selector.clone();
+        super::replies::tree_fold(state, &previous, fold);
+        return;
+    }
     if tree_actions.contains(&Action::TreeToggleLabelTimestamp)
         && let Some(tree) = &mut state.tree_view
     {

@@ -91,6 +91,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                     true,
                     TreeFilter::Default,
                     false,
+                    &Default::default(),
                 );
                 state.overlay = Some(Overlay::Select(Selector::new(
                     kind,
@@ -105,11 +106,17 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                     .map_or((state.prefs.tree_filter, false), |tree| {
                         (tree.filter, tree.label_times)
                     });
+                let folded = state
+                    .tree_view
+                    .as_ref()
+                    .map(|tree| tree.folded.clone())
+                    .unwrap_or_default();
                 state.tree_view = Some(TreeView {
                     entries,
                     leaf_id,
                     filter,
                     label_times,
+                    folded,
                 });
                 show_tree(state, None);
             }
@@ -426,6 +433,7 @@ pub(super) fn show_tree(state: &mut State, previous: Option<&Selector>) {
         false,
         tree.filter,
         tree.label_times,
+        &tree.folded,
     );
     let title = format!(
         "Session tree{} (Enter moves the leaf · ctrl+o filter)",
@@ -442,6 +450,61 @@ pub(super) fn show_tree(state: &mut State, previous: Option<&Selector>) {
     state.overlay = Some(Overlay::Select(selector));
 }
 
+/// pi's Ctrl+← / Ctrl+→ in `/tree`: folds the highlighted branch segment (a root or a fork's
+/// child with entries after it), else moves to the segment's start above; unfolds a folded
+/// one, else moves down to the next fork's first branch or the branch's end.
+pub(super) fn tree_fold(state: &mut State, previous: &Selector, fold: bool) {
+    let Some(tree) = &mut state.tree_view else {
+        return;
+    };
+    let Some(selected) = previous.selected().map(|item| item.value.clone()) else {
+        return;
+    };
+    let mut children: HashMap<&str, Vec<&str>> = HashMap::new();
+    let mut parent: HashMap<&str, &str> = HashMap::new();
+    for record in &tree.entries {
+        let (id, parent_id) = ids(&record.entry);
+        if let Some(parent_id) = parent_id {
+            children.entry(parent_id).or_default().push(id);
+            parent.insert(id, parent_id);
+        }
+    }
+    let kids = |id: &str| children.get(id).map_or(0, Vec::len);
+    let segment_start = |id: &str| parent.get(id).is_none_or(|up| kids(up) > 1);
+    let mut target = None;
+    if fold {
+        if kids(&selected) > 0 && segment_start(&selected) && !tree.folded.contains(&selected) {
+            tree.folded.insert(selected.clone());
+        } else {
+            let mut at = selected.as_str();
+            while let Some(&up) = parent.get(at) {
+                at = up;
+                if segment_start(at) {
+                    break;
+                }
+            }
+            target = Some(at.to_owned());
+        }
+    } else if !tree.folded.remove(&selected) {
+        let mut at = selected.as_str();
+        loop {
+            match children.get(at).map(Vec::as_slice) {
+                Some([only]) => at = only,
+                Some([first, _, ..]) => {
+                    at = first;
+                    break;
+                }
+                _ => break,
+            }
+        }
+        target = Some(at.to_owned());
+    }
+    show_tree(state, Some(previous));
+    if let (Some(target), Some(Overlay::Select(selector))) = (target, &mut state.overlay) {
+        selector.select_value(&target);
+    }
+}
+
 fn waiting_for(state: &State, kind: SelectorKind) -> bool {
     matches!(&state.overlay, Some(Overlay::Loading { kind: waiting, .. }) if *waiting == kind)
 }
@@ -456,6 +519,7 @@ pub(super) fn tree_items(
     for_fork: bool,
     filter: TreeFilter,
     label_times: bool,
+    folded: &std::collections::HashSet<String>,
 ) -> Vec<SelectorItem> {
     let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
     // Each entry's label and when it was set.
@@ -506,15 +570,16 @@ pub(super) fn tree_items(
                 Some((label, _)) => format!(" [{label}]"),
                 None => String::new(),
             };
+            let fold = if folded.contains(id) { "⊞ " } else { "" };
             items.push(SelectorItem {
-                label: format!("{}{tag}", describe(entry)),
+                label: format!("{fold}{}{tag}", describe(entry)),
                 detail: String::new(),
                 value: id.to_owned(),
                 depth,
                 current: Some(id) == leaf_id,
             });
         }
-        if let Some(kids) = children.get(&Some(id)) {
+        if let Some(kids) = children.get(&Some(id)).filter(|_| !folded.contains(id)) {
             let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
             for &kid in kids.iter().rev() {
                 stack.push((kid, child_depth));

@@ -502,3 +502,44 @@ fn slash_settings_lists_the_values_in_effect_and_saves_the_one_chosen() {
     );
     assert_eq!(harness.take_effects(), [Effect::Request(Request::Settings)]);
 }
+
+#[test]
+fn ctrl_left_and_right_fold_branches_and_move_between_segments_as_pi() {
+    let mut harness = Harness::attached(history(vec![user("Fix the parser")]));
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    // u1 forks into two branches: a1 → u2 → a3, and b1.
+    let answer =
+        |text: &str| AgentMessage::Assistant(assistant(vec![reply_text(text)], StopReason::Stop));
+    harness.send(Input::Reply(Reply::Tree {
+        entries: vec![
+            entry("u1", None, 1, user("Fix the parser")),
+            entry("a1", Some("u1"), 2, answer("First try")),
+            entry("u2", Some("a1"), 3, user("Add tests")),
+            entry("a3", Some("u2"), 4, answer("Tests added")),
+            entry("b1", Some("u1"), 5, answer("Second try")),
+        ],
+        leaf_id: Some("a3".into()),
+        for_fork: false,
+    }));
+    let selected = |harness: &Harness| match &harness.state.overlay {
+        Some(pi_tui::overlay::Overlay::Select(selector)) => {
+            selector.selected().map(|item| item.value.clone())
+        }
+        other => panic!("no tree: {other:?}"),
+    };
+    // On the leaf: Ctrl+← goes up to its segment's start (a1, the fork's first child).
+    assert_eq!(selected(&harness).as_deref(), Some("a3"));
+    harness.send(key_with(KeyCode::Left, KeyModifiers::CONTROL));
+    assert_eq!(selected(&harness).as_deref(), Some("a1"));
+    // There, it folds the segment: its entries go, the fold is marked.
+    harness.send(key_with(KeyCode::Left, KeyModifiers::CONTROL));
+    let screen = harness.screen(90, 16);
+    assert!(screen.contains("⊞ assistant: First try"), "{screen}");
+    assert!(!screen.contains("Add tests"), "{screen}");
+    // Alt+→ unfolds it, then walks down to the branch's end.
+    harness.send(key_with(KeyCode::Right, KeyModifiers::ALT));
+    assert!(harness.screen(90, 16).contains("Add tests"));
+    harness.send(key_with(KeyCode::Right, KeyModifiers::ALT));
+    assert_eq!(selected(&harness).as_deref(), Some("a3"));
+}
