@@ -320,6 +320,8 @@ pub struct Loaded {
     pub context_files: Vec<String>,
     /// Extension files.
     pub extensions: Vec<String>,
+    /// Custom themes found where pi looks, by name (pi's `[Themes]`).
+    pub themes: Vec<String>,
 }
 
 /// The session tree behind an open `/tree` dialog, to filter it again.

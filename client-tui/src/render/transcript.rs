@@ -133,6 +133,7 @@ fn header_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         ("Skills", named("skill")),
         ("Prompts", named("template")),
         ("Extensions", extensions),
+        ("Themes", state.loaded.themes.clone()),
     ];
     for (title, items) in sections {
         if items.is_empty() {

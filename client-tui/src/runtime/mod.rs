@@ -234,6 +234,11 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
         background,
     );
     let theme_file = watched(loaded.file.as_deref());
+    state.loaded.themes = world::custom_themes(
+        &state.theme_choice,
+        &options.cwd,
+        &options.paths.pi_agent_dir,
+    );
     let _ = update(
         &mut state,
         Input::Theme {

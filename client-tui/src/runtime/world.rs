@@ -328,6 +328,67 @@ pub fn load_theme(
             problem: None,
         };
     }
+    let (files, places) = theme_files(choice, cwd, agent_dir);
+    if let Some(file) = files
+        .iter()
+        .find(|file| file.file_stem().is_some_and(|stem| stem == name.as_str()))
+    {
+        return from_file(file.clone());
+    }
+    // A file whose theme carries the name.
+    for file in &files {
+        if let Ok(text) = std::fs::read_to_string(file)
+            && let Ok(theme) = Theme::parse(&text, &file.display().to_string())
+            && theme.name == name
+        {
+            return LoadedTheme {
+                theme,
+                file: Some(file.clone()),
+                problem: None,
+            };
+        }
+    }
+    let searched: Vec<String> = places
+        .iter()
+        .map(|place| place.display().to_string())
+        .collect();
+    fallback(format!(
+        "no theme \"{name}\": not built in (dark, light) and not in {}",
+        searched.join(", ")
+    ))
+}
+
+/// pi's `[Themes]` of the startup header: the custom themes found where pi looks, by name.
+pub fn custom_themes(
+    choice: &crate::state::ThemeChoice,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> Vec<String> {
+    theme_files(choice, cwd, agent_dir)
+        .0
+        .iter()
+        .map(|file| {
+            std::fs::read_to_string(file)
+                .ok()
+                .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+                .and_then(|theme| theme["name"].as_str().map(str::to_owned))
+                .unwrap_or_else(|| {
+                    file.file_stem()
+                        .map(|stem| stem.to_string_lossy().into_owned())
+                        .unwrap_or_default()
+                })
+        })
+        .collect()
+}
+
+/// The theme files where pi looks: the project's `.pi/themes`, the `themes` setting's and
+/// `--theme`'s files and directories, then pi's `<agent dir>/themes` (none of the discovered
+/// ones with `--no-themes`); `-`/`!` entries left out. Also the places searched.
+fn theme_files(
+    choice: &crate::state::ThemeChoice,
+    cwd: &Path,
+    agent_dir: &Path,
+) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let excluded: Vec<PathBuf> = choice
         .paths
         .iter()
@@ -366,33 +427,7 @@ pub fn load_theme(
         }
     }
     files.retain(|file| !excluded.iter().any(|out| file.starts_with(out)));
-    if let Some(file) = files
-        .iter()
-        .find(|file| file.file_stem().is_some_and(|stem| stem == name.as_str()))
-    {
-        return from_file(file.clone());
-    }
-    // A file whose theme carries the name.
-    for file in &files {
-        if let Ok(text) = std::fs::read_to_string(file)
-            && let Ok(theme) = Theme::parse(&text, &file.display().to_string())
-            && theme.name == name
-        {
-            return LoadedTheme {
-                theme,
-                file: Some(file.clone()),
-                problem: None,
-            };
-        }
-    }
-    let searched: Vec<String> = places
-        .iter()
-        .map(|place| place.display().to_string())
-        .collect();
-    fallback(format!(
-        "no theme \"{name}\": not built in (dark, light) and not in {}",
-        searched.join(", ")
-    ))
+    (files, places)
 }
 
 #[cfg(test)]
@@ -632,6 +667,11 @@ mod tests {
             discover: true,
         };
         let load = |choice: &ThemeChoice| load_theme(choice, &cwd, &agent, "dark");
+        // pi's `[Themes]`: every custom theme found, by its name (else its file's).
+        assert_eq!(
+            custom_themes(&choice("ocean"), &cwd, &agent),
+            ["ocean", "sunset", "broken", "forest"]
+        );
 
         let ocean = load(&choice("ocean"));
         assert_eq!(ocean.theme.color(Role::Accent), ThemeColor::Rgb(0, 0, 255));

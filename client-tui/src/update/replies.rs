@@ -53,10 +53,8 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                     Some((crate::keymap::KeyChord::parse(&shortcut.key)?, shortcut.key))
                 })
                 .collect();
-            state.loaded = crate::state::Loaded {
-                context_files: session.context_files,
-                extensions: session.extensions,
-            };
+            state.loaded.context_files = session.context_files;
+            state.loaded.extensions = session.extensions;
             commands::refresh_completion(state);
         }
         Reply::Settings(settings) => {

@@ -543,3 +543,12 @@ fn ctrl_left_and_right_fold_branches_and_move_between_segments_as_pi() {
     harness.send(key_with(KeyCode::Right, KeyModifiers::ALT));
     assert_eq!(selected(&harness).as_deref(), Some("a3"));
 }
+
+#[test]
+fn the_startup_header_lists_the_custom_themes_as_pi() {
+    let mut harness = Harness::attached(Vec::new());
+    harness.state.loaded.themes = vec!["ocean".to_owned(), "forest".to_owned()];
+    let screen = harness.screen(80, 24);
+    assert!(screen.contains("[Themes]"), "{screen}");
+    assert!(screen.contains("  ocean, forest"), "{screen}");
+}
