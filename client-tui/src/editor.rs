@@ -52,6 +52,8 @@ pub struct Editor {
     kill_ring: Vec<String>,
     // Buffers before edits, the newest last.
     undo: Vec<Snapshot>,
+    // Buffers undone, the newest last; any new edit clears them.
+    redo: Vec<Snapshot>,
     last: Last,
 }
 
@@ -64,6 +66,7 @@ impl Default for Editor {
             pastes: Vec::new(),
             kill_ring: Vec::new(),
             undo: Vec::new(),
+            redo: Vec::new(),
             last: Last::Other,
         }
     }
@@ -151,22 +154,44 @@ impl Editor {
         let Some(snapshot) = self.undo.pop() else {
             return false;
         };
+        let now = self.snapshot();
+        self.redo.push(now);
+        self.restore(snapshot);
+        true
+    }
+
+    /// Does again what the last undo took back; `false` when there is nothing.
+    pub fn redo(&mut self) -> bool {
+        let Some(snapshot) = self.redo.pop() else {
+            return false;
+        };
+        let now = self.snapshot();
+        self.undo.push(now);
+        self.restore(snapshot);
+        true
+    }
+
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            lines: self.lines.clone(),
+            row: self.row,
+            column: self.column,
+            pastes: self.pastes.clone(),
+        }
+    }
+
+    fn restore(&mut self, snapshot: Snapshot) {
         self.lines = snapshot.lines;
         self.row = snapshot.row.min(self.lines.len() - 1);
         self.column = snapshot.column.min(self.lines[self.row].len());
         self.pastes = snapshot.pastes;
         self.last = Last::Other;
-        true
     }
 
-    /// Saves the buffer for undo, before an edit.
+    /// Saves the buffer for undo, before an edit (which makes what was undone final).
     fn checkpoint(&mut self) {
-        let snapshot = Snapshot {
-            lines: self.lines.clone(),
-            row: self.row,
-            column: self.column,
-            pastes: self.pastes.clone(),
-        };
+        self.redo.clear();
+        let snapshot = self.snapshot();
         if self.undo.last() == Some(&snapshot) {
             return;
         }

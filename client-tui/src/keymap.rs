@@ -112,6 +112,8 @@ pub enum Action {
     YankPop,
     /// Undo the last edit.
     Undo,
+    /// Do again what undo took back (ours; pi has no redo).
+    Redo,
     /// Insert a newline.
     NewLine,
     /// Send.
@@ -421,6 +423,14 @@ pub const BINDINGS: &[Binding] = &[
         Some("undo"),
         "Undo",
         &["ctrl+-"],
+        Main,
+    ),
+    bind(
+        A::Redo,
+        "tui.editor.redo",
+        None,
+        "Redo (ours)",
+        &["alt+-"],
         Main,
     ),
     known(bind(

@@ -248,6 +248,7 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
                 | A::Yank
                 | A::YankPop
                 | A::Undo
+                | A::Redo
                 | A::NewLine
                 | A::Submit
                 | A::Tab

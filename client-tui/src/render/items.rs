@@ -98,6 +98,18 @@ pub fn item_layout(
         }
         ItemKind::Tool(tool) => {
             let mut lines = tool_lines(tool, width, view.expand_tools, spinner);
+            if view.inline_images.is_none() {
+                // No graphics protocol (or `terminal.showImages` off): pi's placeholder.
+                for picture in &tool.images {
+                    lines.push(Line::from(Span::styled(
+                        format!(
+                            "  [Image: [{}] {}x{}]",
+                            picture.mime, picture.size.0, picture.size.1
+                        ),
+                        dim,
+                    )));
+                }
+            }
             if let Some(inline) = &view.inline_images {
                 // pi's: each image under the output, after a blank line, at most
                 // `terminal.imageWidthCells` wide.

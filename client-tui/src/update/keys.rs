@@ -232,6 +232,11 @@ fn editor_action(state: &mut State, action: Action, effects: &mut Vec<Effect>) -
                 state.status = Some("Nothing to undo.".to_owned());
             }
         }
+        Action::Redo => {
+            if !editor.redo() {
+                state.status = Some("Nothing to redo.".to_owned());
+            }
+        }
         Action::NewLine => editor.newline(),
         _ => return None,
     }

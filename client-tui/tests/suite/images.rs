@@ -97,20 +97,24 @@ fn image_width_cells_sizes_it_and_show_images_false_leaves_it_out() {
     );
     let screen = harness.screen(100, 40);
     assert!(placed_images().is_empty());
-    // No room left either: the output line and the separator, then the editor.
+    // No room left either: the output line, pi's placeholder and the separator, then the
+    // editor.
+    assert!(screen.contains("[Image: [image/png] 180x90]"), "{screen}");
     let lines: Vec<&str> = screen.lines().collect();
     let read = lines
         .iter()
         .position(|line| line.contains("● read shot.png"));
     let border = lines.iter().position(|line| line.starts_with("│───"));
-    assert_eq!(border.zip(read).map(|(b, r)| b - r), Some(3), "{screen}");
+    assert_eq!(border.zip(read).map(|(b, r)| b - r), Some(4), "{screen}");
 }
 
 #[test]
 fn no_image_without_a_graphics_terminal_or_under_a_dialog() {
     let mut harness = read_a_screenshot(None, json!({}));
-    harness.screen(100, 40);
+    let screen = harness.screen(100, 40);
     assert!(placed_images().is_empty());
+    // pi's placeholder in its place.
+    assert!(screen.contains("[Image: [image/png] 180x90]"), "{screen}");
 
     let mut harness = read_a_screenshot(Some(Graphics::Kitty), json!({}));
     harness.screen(100, 40);

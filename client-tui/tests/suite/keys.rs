@@ -90,6 +90,17 @@ fn undo_takes_back_a_word_at_a_time_and_ctrl_c_is_undoable() {
     assert_eq!(harness.state.editor.text(), "fix the ");
     harness.send(undo());
     assert_eq!(harness.state.editor.text(), "fix ");
+    // Alt+- does it again, step by step; a new edit ends what can be redone.
+    let redo = || key_with(KeyCode::Char('-'), KeyModifiers::ALT);
+    harness.send(redo());
+    assert_eq!(harness.state.editor.text(), "fix the ");
+    harness.send(redo());
+    assert_eq!(harness.state.editor.text(), "fix the bug");
+    harness.send(undo());
+    harness.type_text("x");
+    harness.send(redo());
+    assert_eq!(harness.state.editor.text(), "fix the x");
+    assert_eq!(harness.state.status.as_deref(), Some("Nothing to redo."));
 }
 
 #[test]
