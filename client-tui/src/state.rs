@@ -113,6 +113,8 @@ pub enum Graphics {
     Kitty,
     /// iTerm2's inline images (iTerm2, WezTerm too).
     Iterm2,
+    /// DEC's sixels (foot, mlterm, Konsole, Windows Terminal; xterm with `PI_TUI_IMAGES`).
+    Sixel,
 }
 
 impl Default for ViewOptions {

@@ -4,7 +4,9 @@
 //! iTerm2's inline images (drawn into the cells, so a changed layout redraws the frame first).
 //!
 //! Nothing is drawn under tmux or screen (they swallow or garble the sequences), nor on
-//! terminals not known to draw images: pi's rules.
+//! terminals not known to draw images: pi's rules. Beyond pi: sixels on the terminals known
+//! to draw them (drawn into the cells like iTerm2's, each image encoded once per size), and
+//! `PI_TUI_IMAGES=kitty|iterm2|sixel|none` to say what a terminal does.
 
 use std::collections::HashSet;
 use std::io::Write;
@@ -19,6 +21,13 @@ pub fn detect(variable: impl Fn(&str) -> Option<String>) -> Option<Graphics> {
     let lower = |name: &str| variable(name).unwrap_or_default().to_lowercase();
     let (program, term) = (lower("TERM_PROGRAM"), lower("TERM"));
     let set = |name: &str| variable(name).is_some_and(|value| !value.is_empty());
+    match lower("PI_TUI_IMAGES").as_str() {
+        "kitty" => return Some(Graphics::Kitty),
+        "iterm2" => return Some(Graphics::Iterm2),
+        "sixel" => return Some(Graphics::Sixel),
+        "none" => return None,
+        _ => {}
+    }
     if set("TMUX") || term.starts_with("tmux") || term.starts_with("screen") {
         return None;
     }
@@ -34,6 +43,14 @@ pub fn detect(variable: impl Fn(&str) -> Option<String>) -> Option<Graphics> {
     }
     if set("ITERM_SESSION_ID") || program == "iterm.app" {
         return Some(Graphics::Iterm2);
+    }
+    if term.starts_with("foot")
+        || term.starts_with("mlterm")
+        || term.contains("sixel")
+        || set("KONSOLE_VERSION")
+        || set("WT_SESSION")
+    {
+        return Some(Graphics::Sixel);
     }
     None
 }
@@ -56,7 +73,12 @@ pub struct ImageScreen {
     sent: HashSet<u32>,
     /// The placements on screen now.
     shown: Vec<(u32, u16, u16, u16, u16)>,
+    /// Sixel sequences by image and size (bounded: cleared past [`SIXELS_KEPT`]).
+    sixels: std::collections::HashMap<(u32, u16, u16), String>,
 }
+
+/// Encoded sixel images kept for redraws.
+const SIXELS_KEPT: usize = 32;
 
 impl ImageScreen {
     /// Whether `placed` differs from what is on screen (iTerm2's images then need the frame
@@ -67,7 +89,12 @@ impl ImageScreen {
 
     /// Draws `placed` with `protocol` when it differs from what is on screen: the bytes to
     /// write after the frame (nothing when unchanged).
-    pub fn update(&mut self, protocol: Graphics, placed: &[Placement]) -> Vec<u8> {
+    pub fn update(
+        &mut self,
+        protocol: Graphics,
+        placed: &[Placement],
+        cell: (u16, u16),
+    ) -> Vec<u8> {
         let keys = keys(placed);
         if keys == self.shown {
             return Vec::new();
@@ -106,6 +133,22 @@ impl ImageScreen {
                         placement.cols, placement.rows, picture.data
                     );
                 }
+                Graphics::Sixel => {
+                    let key = (picture.id, placement.cols, placement.rows);
+                    if !self.sixels.contains_key(&key) {
+                        if self.sixels.len() >= SIXELS_KEPT {
+                            self.sixels.clear();
+                        }
+                        let width = u32::from(placement.cols) * u32::from(cell.0.max(1));
+                        let height = u32::from(placement.rows) * u32::from(cell.1.max(1));
+                        if let Some(sixel) = sixel_of(picture, width, height) {
+                            self.sixels.insert(key, sixel);
+                        }
+                    }
+                    if let Some(sixel) = self.sixels.get(&key) {
+                        out.extend_from_slice(sixel.as_bytes());
+                    }
+                }
             }
             out.extend_from_slice(b"\x1b8");
         }
@@ -135,6 +178,15 @@ fn keys(placed: &[Placement]) -> Vec<(u32, u16, u16, u16, u16)> {
             )
         })
         .collect()
+}
+
+/// The picture as a sixel sequence `width` x `height` pixels; `None` when it cannot be read.
+fn sixel_of(picture: &crate::transcript::Picture, width: u32, height: u32) -> Option<String> {
+    let bytes = base64::engine::general_purpose::STANDARD
+        .decode(picture.data.as_bytes())
+        .ok()?;
+    let kind = pi_image::sniff(&bytes)?;
+    pi_image::sixel(&bytes, kind, width, height).ok()
 }
 
 /// The picture as PNG bytes (kitty's `f=100` takes PNG only); `None` when it cannot be read.
@@ -216,6 +268,44 @@ mod tests {
             ])),
             None
         );
+        // Sixels where the terminal is known for them, and what PI_TUI_IMAGES says.
+        assert_eq!(detect(vars(&[("TERM", "foot")])), Some(Graphics::Sixel));
+        assert_eq!(
+            detect(vars(&[("KONSOLE_VERSION", "240802")])),
+            Some(Graphics::Sixel)
+        );
+        assert_eq!(
+            detect(vars(&[
+                ("TERM", "xterm-256color"),
+                ("PI_TUI_IMAGES", "sixel")
+            ])),
+            Some(Graphics::Sixel)
+        );
+        assert_eq!(
+            detect(vars(&[("KITTY_WINDOW_ID", "1"), ("PI_TUI_IMAGES", "none")])),
+            None
+        );
+    }
+
+    #[test]
+    fn sixel_images_are_drawn_into_their_cells_at_the_cells_size() {
+        let mut screen = ImageScreen::default();
+        let drawn =
+            String::from_utf8(screen.update(Graphics::Sixel, &[placed(7, 3)], (9, 18))).unwrap();
+        // 10 cells of 9 pixels by 4 of 18.
+        assert!(
+            drawn.starts_with("\x1b7\x1b[4;3H\x1bP0;1;0q\"1;1;90;72#0;2;"),
+            "{drawn:?}"
+        );
+        assert!(drawn.ends_with("\x1b\\\x1b8"), "{drawn:?}");
+        // Encoded once: moved, the same sequence is written again.
+        let moved =
+            String::from_utf8(screen.update(Graphics::Sixel, &[placed(7, 1)], (9, 18))).unwrap();
+        assert_eq!(screen.sixels.len(), 1);
+        assert_eq!(
+            moved.split_once('P').map(|(_, rest)| rest),
+            drawn.split_once('P').map(|(_, rest)| rest)
+        );
     }
 
     fn placed(id: u32, y: u16) -> Placement {
@@ -238,7 +328,8 @@ mod tests {
     #[test]
     fn kitty_images_are_sent_once_and_placed_again_when_the_layout_moves() {
         let mut screen = ImageScreen::default();
-        let first = String::from_utf8(screen.update(Graphics::Kitty, &[placed(7, 3)])).unwrap();
+        let first =
+            String::from_utf8(screen.update(Graphics::Kitty, &[placed(7, 3)], (9, 18))).unwrap();
         assert!(
             first.starts_with("\x1b7\x1b[4;3H\x1b_Ga=t,f=100,i=7,q=2,m=0;iVBOR"),
             "{first:?}"
@@ -248,15 +339,20 @@ mod tests {
             "{first:?}"
         );
         // The same frame again: nothing to say.
-        assert!(screen.update(Graphics::Kitty, &[placed(7, 3)]).is_empty());
+        assert!(
+            screen
+                .update(Graphics::Kitty, &[placed(7, 3)], (9, 18))
+                .is_empty()
+        );
         // Scrolled: the placements go, the image is placed anew without being sent again.
-        let moved = String::from_utf8(screen.update(Graphics::Kitty, &[placed(7, 1)])).unwrap();
+        let moved =
+            String::from_utf8(screen.update(Graphics::Kitty, &[placed(7, 1)], (9, 18))).unwrap();
         assert_eq!(
             moved,
             "\x1b_Ga=d,d=a,q=2\x1b\\\x1b7\x1b[2;3H\x1b_Ga=p,i=7,c=10,r=4,C=1,q=2\x1b\\\x1b8"
         );
         // Gone from the screen: only the placements go; leaving frees the images.
-        let gone = String::from_utf8(screen.update(Graphics::Kitty, &[])).unwrap();
+        let gone = String::from_utf8(screen.update(Graphics::Kitty, &[], (9, 18))).unwrap();
         assert_eq!(gone, "\x1b_Ga=d,d=a,q=2\x1b\\");
         assert_eq!(screen.farewell(Graphics::Kitty), b"\x1b_Ga=d,d=A,q=2\x1b\\");
     }
@@ -265,7 +361,8 @@ mod tests {
     fn iterm2_images_are_drawn_into_their_cells() {
         let mut screen = ImageScreen::default();
         assert!(screen.changed(&[placed(7, 3)]));
-        let drawn = String::from_utf8(screen.update(Graphics::Iterm2, &[placed(7, 3)])).unwrap();
+        let drawn =
+            String::from_utf8(screen.update(Graphics::Iterm2, &[placed(7, 3)], (9, 18))).unwrap();
         assert!(
             drawn.starts_with("\x1b7\x1b[4;3H\x1b]1337;File=inline=1;width=10;height=4;preserveAspectRatio=1:iVBOR"),
             "{drawn:?}"

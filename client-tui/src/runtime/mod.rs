@@ -463,13 +463,18 @@ fn draw(guard: &mut terminal::TerminalGuard, state: &State) -> anyhow::Result<()
         let (_, screen) = guard
             .images
             .get_or_insert_with(|| (protocol, graphics::ImageScreen::default()));
-        if protocol == graphics::Graphics::Iterm2 && screen.changed(&placed) {
-            // iTerm2's images live in the cells: the old ones go with a whole redraw.
+        if matches!(
+            protocol,
+            graphics::Graphics::Iterm2 | graphics::Graphics::Sixel
+        ) && screen.changed(&placed)
+        {
+            // iTerm2's images and sixels live in the cells: the old ones go with a whole
+            // redraw.
             guard.clear_for_redraw()?;
             guard.terminal.draw(|frame| render(state, frame))?;
         }
         if let Some((_, screen)) = &mut guard.images {
-            let bytes = screen.update(protocol, &placed);
+            let bytes = screen.update(protocol, &placed, state.environment.cell);
             if !bytes.is_empty() {
                 guard.terminal.backend_mut().write_all(&bytes)?;
             }

@@ -179,6 +179,81 @@ pub fn to_png(bytes: &[u8], kind: ImageKind) -> Result<Vec<u8>, ImageError> {
     encode(&image, None)
 }
 
+/// `bytes` (an image of `kind`) as a sixel sequence (DEC's terminal graphics) `width` x
+/// `height` pixels: scaled to that size, at most 256 colours (NeuQuant), run-length encoded.
+pub fn sixel(bytes: &[u8], kind: ImageKind, width: u32, height: u32) -> Result<String, ImageError> {
+    let image = ImageReader::with_format(Cursor::new(bytes), format_of(kind)).decode()?;
+    let scaled = image
+        .resize_exact(width.max(1), height.max(1), FilterType::Triangle)
+        .to_rgba8();
+    Ok(encode_sixel(&scaled))
+}
+
+/// The sixel sequence of an RGBA image (transparent pixels left as the background).
+fn encode_sixel(image: &image::RgbaImage) -> String {
+    use std::fmt::Write as _;
+    let (width, height) = image.dimensions();
+    let pixels = image.as_raw();
+    let quant = color_quant::NeuQuant::new(10, 256, pixels);
+    let palette = quant.color_map_rgb();
+    let colors = palette.len() / 3;
+    // Each pixel's palette index; `None` where it is transparent.
+    let indexed: Vec<Option<usize>> = pixels
+        .chunks_exact(4)
+        .map(|pixel| (pixel[3] >= 128).then(|| quant.index_of(pixel)))
+        .collect();
+    let mut out = String::with_capacity((width * height) as usize / 2);
+    // DCS q, 1:1 pixels, the size, then the palette in percent.
+    let _ = write!(out, "\x1bP0;1;0q\"1;1;{width};{height}");
+    for (index, rgb) in palette.chunks_exact(3).enumerate() {
+        let percent = |value: u8| u32::from(value) * 100 / 255;
+        let _ = write!(
+            out,
+            "#{index};2;{};{};{}",
+            percent(rgb[0]),
+            percent(rgb[1]),
+            percent(rgb[2])
+        );
+    }
+    for band in 0..height.div_ceil(6) {
+        let mut first = true;
+        for color in 0..colors {
+            // This colour's sixels across the band: bit n is row band*6+n.
+            let bits: Vec<u8> = (0..width)
+                .map(|x| {
+                    (0..6).fold(0u8, |bits, row| {
+                        let y = band * 6 + row;
+                        let hit = y < height && indexed[(y * width + x) as usize] == Some(color);
+                        bits | (u8::from(hit) << row)
+                    })
+                })
+                .collect();
+            if bits.iter().all(|&bits| bits == 0) {
+                continue;
+            }
+            if !first {
+                out.push('$');
+            }
+            first = false;
+            let _ = write!(out, "#{color}");
+            let mut x = 0;
+            while x < bits.len() {
+                let run = bits[x..].iter().take_while(|&&b| b == bits[x]).count();
+                let sixel = char::from(63 + bits[x]);
+                if run > 3 {
+                    let _ = write!(out, "!{run}{sixel}");
+                } else {
+                    out.extend(std::iter::repeat_n(sixel, run));
+                }
+                x += run;
+            }
+        }
+        out.push('-');
+    }
+    out.push_str("\x1b\\");
+    out
+}
+
 fn encode(image: &DynamicImage, quality: Option<u8>) -> Result<Vec<u8>, ImageError> {
     let mut out = Cursor::new(Vec::new());
     match quality {
@@ -189,4 +264,48 @@ fn encode(image: &DynamicImage, quality: Option<u8>) -> Result<Vec<u8>, ImageErr
         }
     }
     Ok(out.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sixel_bands_hold_each_colours_columns() {
+        // 2x6: a red column and a blue one, one band high.
+        let image = image::RgbaImage::from_fn(2, 6, |x, _| {
+            if x == 0 {
+                image::Rgba([255, 0, 0, 255])
+            } else {
+                image::Rgba([0, 0, 255, 255])
+            }
+        });
+        let sixel = encode_sixel(&image);
+        assert!(sixel.starts_with("\x1bP0;1;0q\"1;1;2;6#0;2;"), "{sixel:?}");
+        assert!(sixel.ends_with("-\x1b\\"), "{sixel:?}");
+        // Each colour: its column full (`~`: all six rows), the other empty (`?`).
+        assert!(sixel.contains("~?"), "{sixel:?}");
+        assert!(sixel.contains("?~"), "{sixel:?}");
+        assert_eq!(
+            sixel.matches('$').count(),
+            1,
+            "two colours in the band: {sixel:?}"
+        );
+        // A run of the same sixel is counted.
+        let wide = image::RgbaImage::from_pixel(10, 6, image::Rgba([0, 128, 0, 255]));
+        assert!(encode_sixel(&wide).contains("!10~"));
+        // Transparent pixels draw nothing.
+        let clear = image::RgbaImage::from_pixel(3, 6, image::Rgba([0, 0, 0, 0]));
+        let sixel = encode_sixel(&clear);
+        // Every `#` is a palette entry (`#n;2;…`), none selects a colour to draw.
+        for (at, _) in sixel.match_indices('#') {
+            let after: String = sixel[at + 1..]
+                .chars()
+                .skip_while(char::is_ascii_digit)
+                .take(1)
+                .collect();
+            assert_eq!(after, ";", "{sixel:?}");
+        }
+        assert!(sixel.ends_with("-\x1b\\"), "{sixel:?}");
+    }
 }

@@ -1034,3 +1034,80 @@ async fn ctrl_g_edits_the_message_in_the_external_editor() {
     // The TUI is whole again: its footer and editor are drawn.
     assert!(screen.contains("scripted/scripted-model"), "{screen}");
 }
+
+/// On a terminal known for sixels (foot), the image `read` returned is drawn as sixels under
+/// the tool's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_image_is_drawn_as_sixels_on_foot() {
+    use base64::Engine as _;
+    let world = World::start("anthropic-messages").await;
+    let (work, tmux, env, pictl) = tui_setup(&world);
+    let png = base64::engine::general_purpose::STANDARD
+        .decode("iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=")
+        .unwrap();
+    std::fs::write(work.join("banner.png"), &png).unwrap();
+    world
+        .server
+        .push(Turn::reply().text("Looking at it.").tool_call(
+            "t1",
+            "read",
+            serde_json::json!({"path": "banner.png"}),
+        ));
+    world.server.push(Turn::reply().text("A red banner."));
+    tmux.start(
+        "x",
+        &work,
+        &env,
+        &[
+            "env".into(),
+            "-u".into(),
+            "TMUX".into(),
+            "TERM=foot".into(),
+            pictl,
+            "--model".into(),
+            MODEL.into(),
+        ],
+    );
+    let written = world.daemon.home.path().join("sixels.bin");
+    tmux.tmux(&[
+        "pipe-pane",
+        "-o",
+        "-t",
+        "pi:x",
+        &format!("cat >> {}", written.display()),
+    ]);
+    tmux.wait_for_text("x", "Type a message");
+    tmux.type_text("x", "what is in banner.png");
+    tmux.send("x", &["Enter"]);
+    tmux.wait_for_text("x", "A red banner.");
+    let deadline = Instant::now() + SCREEN_DEADLINE;
+    let output = loop {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(&written).unwrap_or_default()).into_owned();
+        if text.contains("\x1bP0;1;0q") || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(POLL);
+    };
+    let start = output
+        .find("\x1bP0;1;0q\"1;1;")
+        .unwrap_or_else(|| panic!("no sixels: {output:?}"));
+    let end = start + output[start..].find("\x1b\\").expect("the sequence ends");
+    // A red image (200, 40, 40): its palette holds that red, in percent.
+    let sequence = &output[start..end];
+    let reds = sequence
+        .split('#')
+        .filter_map(|entry| {
+            let fields: Vec<u32> = entry
+                .split(';')
+                .map_while(|field| field.parse().ok())
+                .collect();
+            match fields.as_slice() {
+                [_, 2, r, g, b, ..] => Some((*r, *g, *b)),
+                _ => None,
+            }
+        })
+        .filter(|(r, g, b)| (75..=81).contains(r) && *g <= 20 && *b <= 20)
+        .count();
+    assert!(reds > 0, "{}", &sequence[..sequence.len().min(300)]);
+}
