@@ -329,7 +329,7 @@ pub async fn perform(
             Err(error) => failed("clone the session", error),
         },
         Request::Import(path) => import(client, &cwd, &path).await,
-        Request::Share => share(client, session_id).await,
+        Request::Share => share(client, session_id, &cwd).await,
         Request::Compact(instructions) => quiet(
             client
                 .call::<SessionCompact>(&SessionCompactParams {
@@ -759,7 +759,7 @@ async fn import(client: &Client, cwd: &Path, path: &str) -> Option<Reply> {
 
 /// pi's `/share`: the session's HTML in a secret gist, through the GitHub CLI, which must be
 /// logged in; the viewer's address (`PI_SHARE_VIEWER_URL`, else pi's) and the gist's.
-async fn share(client: &Client, session_id: String) -> Option<Reply> {
+async fn share(client: &Client, session_id: String, cwd: &Path) -> Option<Reply> {
     let failed_share = |message: String| {
         Some(Reply::Failed {
             action: "share".to_owned(),
@@ -772,19 +772,19 @@ async fn share(client: &Client, session_id: String) -> Option<Reply> {
             .stdin(std::process::Stdio::null())
             .output()
     };
-    match gh(&["auth", "status"]).await {
-        Ok(status) if status.status.success() => {}
-        Ok(_) => {
-            return failed_share(
-                "GitHub CLI is not logged in. Run 'gh auth login' first.".to_owned(),
-            );
-        }
+    // Without a gist to make, the page goes to a file here, and the reason is said.
+    let no_gist = match gh(&["auth", "status"]).await {
+        Ok(status) if status.status.success() => None,
+        Ok(_) => Some("GitHub CLI is not logged in (run 'gh auth login' to share as a gist)"),
         Err(_) => {
-            return failed_share(
-                "GitHub CLI (gh) is not installed. Install it from https://cli.github.com/"
-                    .to_owned(),
-            );
+            Some("GitHub CLI (gh) is not installed (https://cli.github.com/ shares as a gist)")
         }
+    };
+    if let Some(why) = no_gist {
+        return match export(client, session_id, cwd, None).await {
+            Some(Reply::Done(exported)) => Some(Reply::Done(format!("{why}. {exported}"))),
+            other => other,
+        };
     }
     let dir = std::env::temp_dir().join(format!("pi-share-{}-{session_id}", std::process::id()));
     if let Err(error) = std::fs::create_dir_all(&dir) {

@@ -876,6 +876,13 @@ async fn share_clone_and_import_as_pi() {
         "--public=false"
     );
 
+    // Logged out: the page goes to a file in the working directory instead, and why.
+    std::fs::write(bin.join("gh"), "#!/bin/sh\nexit 1\n").unwrap();
+    tmux.type_text("s", "/share");
+    tmux.send("s", &["Enter"]);
+    tmux.wait_for_text("s", "GitHub CLI is not logged in (run 'gh auth login'");
+    tmux.wait_for_text("s", "Exported the session to");
+
     // /clone: a new session with the same messages, and the TUI on it.
     let before = world.sessions().await.len();
     tmux.type_text("s", "/clone");
@@ -933,6 +940,16 @@ async fn slash_settings_saves_a_setting_that_applies_at_once() {
     tmux.wait_for("c", "the header to go", |screen| {
         !screen.contains("ctrl+r history")
     });
+    // `/share` on a machine without the GitHub CLI: the page goes to a file, and why.
+    tmux.type_text("c", "/share");
+    tmux.send("c", &["Enter"]);
+    tmux.wait_for_text("c", "GitHub CLI (gh) is not installed");
+    let exported: Vec<_> = std::fs::read_dir(&work)
+        .unwrap()
+        .flatten()
+        .filter(|entry| entry.file_name().to_string_lossy().ends_with(".html"))
+        .collect();
+    assert_eq!(exported.len(), 1, "one page in the working directory");
 }
 
 /// pi's Ctrl+V in the real TUI: the clipboard's image (a stand-in `wl-paste` on a Wayland
