@@ -492,12 +492,7 @@ impl Editor {
     pub fn delete_word_after(&mut self) {
         let start = self.column;
         if start == self.lines[self.row].len() {
-            if self.row + 1 < self.lines.len() {
-                self.checkpoint();
-                let line = self.lines.remove(self.row + 1);
-                self.lines[self.row].push_str(&line);
-                self.kill("\n".to_owned(), false);
-            }
+            self.kill_line_break();
             return;
         }
         self.checkpoint();
@@ -514,17 +509,22 @@ impl Editor {
     /// next line.
     pub fn kill_to_end(&mut self) {
         if self.column == self.lines[self.row].len() {
-            if self.row + 1 < self.lines.len() {
-                self.checkpoint();
-                let line = self.lines.remove(self.row + 1);
-                self.lines[self.row].push_str(&line);
-                self.kill("\n".to_owned(), false);
-            }
+            self.kill_line_break();
             return;
         }
         self.checkpoint();
         let killed = self.lines[self.row].split_off(self.column);
         self.kill(killed, false);
+    }
+
+    /// At a line's end: joins the next line to it, the line break going to the kill ring.
+    fn kill_line_break(&mut self) {
+        if self.row + 1 < self.lines.len() {
+            self.checkpoint();
+            let line = self.lines.remove(self.row + 1);
+            self.lines[self.row].push_str(&line);
+            self.kill("\n".to_owned(), false);
+        }
     }
 
     /// Deletes to the start of the line into the kill ring (Ctrl+U).

@@ -69,28 +69,10 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             },
             login_lines(dialog, inner_width),
         ),
-        Overlay::Rename { text, .. } => (
-            "Rename the session".to_owned(),
-            vec![Line::from(vec![
-                Span::styled(
-                    "> ".to_owned(),
-                    Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
-                ),
-                Span::raw(text.clone()),
-                Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
-            ])],
-        ),
-        Overlay::LabelEdit { text, .. } => (
-            "Label (empty clears)".to_owned(),
-            vec![Line::from(vec![
-                Span::styled(
-                    "> ".to_owned(),
-                    Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
-                ),
-                Span::raw(text.clone()),
-                Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
-            ])],
-        ),
+        Overlay::Rename { text, .. } => ("Rename the session".to_owned(), vec![input_line(text)]),
+        Overlay::LabelEdit { text, .. } => {
+            ("Label (empty clears)".to_owned(), vec![input_line(text)])
+        }
         Overlay::Loading { title, .. } => (
             title.clone(),
             vec![Line::from(Span::styled(
@@ -213,6 +195,18 @@ fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Lin
         lines.push(Line::from(spans));
     }
     lines
+}
+
+/// A one-line text field: the prompt, the text, the drawn cursor.
+fn input_line(text: &str) -> Line<'static> {
+    Line::from(vec![
+        Span::styled(
+            "> ".to_owned(),
+            Style::default().fg(crate::theme::role(crate::theme::Role::Accent)),
+        ),
+        Span::raw(text.to_owned()),
+        Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
+    ])
 }
 
 /// Rows a dialog of `height` rows shows inside its frame.

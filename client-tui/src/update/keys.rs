@@ -754,6 +754,32 @@ fn session_picker_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Eff
     true
 }
 
+/// What a key did to a one-line text field.
+enum LineKey {
+    /// Enter.
+    Submit,
+    /// Esc.
+    Cancel,
+    /// Typed, erased, or nothing.
+    Edited,
+}
+
+/// A key in a one-line text field: characters, Backspace, Ctrl+U to empty it.
+fn line_key(text: &mut String, event: &KeyEvent) -> LineKey {
+    let control = event.modifiers.contains(KeyModifiers::CONTROL);
+    match event.code {
+        KeyCode::Esc => return LineKey::Cancel,
+        KeyCode::Enter => return LineKey::Submit,
+        KeyCode::Backspace => {
+            text.pop();
+        }
+        KeyCode::Char('u') if control => text.clear(),
+        KeyCode::Char(c) if !control => text.push(c),
+        _ => {}
+    }
+    LineKey::Edited
+}
+
 /// The session's new name: typing, Enter renames (the list read again), Esc back.
 fn rename_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) {
     let Some(Overlay::Rename {
@@ -764,10 +790,9 @@ fn rename_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) {
     else {
         return;
     };
-    let control = event.modifiers.contains(KeyModifiers::CONTROL);
-    match event.code {
-        KeyCode::Esc => state.overlay = Some(Overlay::Select((**picker).clone())),
-        KeyCode::Enter if !text.trim().is_empty() => {
+    match line_key(text, event) {
+        LineKey::Cancel => state.overlay = Some(Overlay::Select((**picker).clone())),
+        LineKey::Submit if !text.trim().is_empty() => {
             let request = Request::RenameSession {
                 session_id: session_id.clone(),
                 name: text.trim().to_owned(),
@@ -778,12 +803,7 @@ fn rename_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>) {
             });
             effects.push(Effect::Request(request));
         }
-        KeyCode::Backspace => {
-            text.pop();
-        }
-        KeyCode::Char('u') if control => text.clear(),
-        KeyCode::Char(c) if !control => text.push(c),
-        _ => {}
+        LineKey::Submit | LineKey::Edited => {}
     }
 }
 
@@ -798,10 +818,9 @@ fn label_edit_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>
     else {
         return;
     };
-    let control = event.modifiers.contains(KeyModifiers::CONTROL);
-    match event.code {
-        KeyCode::Esc => state.overlay = Some(Overlay::Select((**tree).clone())),
-        KeyCode::Enter => {
+    match line_key(text, event) {
+        LineKey::Cancel => state.overlay = Some(Overlay::Select((**tree).clone())),
+        LineKey::Submit => {
             let request = Request::LabelInTree {
                 entry_id: entry_id.clone(),
                 label: text.trim().to_owned(),
@@ -812,12 +831,7 @@ fn label_edit_key(state: &mut State, event: &KeyEvent, effects: &mut Vec<Effect>
             });
             effects.push(Effect::Request(request));
         }
-        KeyCode::Backspace => {
-            text.pop();
-        }
-        KeyCode::Char('u') if control => text.clear(),
-        KeyCode::Char(c) if !control => text.push(c),
-        _ => {}
+        LineKey::Edited => {}
     }
 }
 

@@ -1252,6 +1252,15 @@ impl SessionRegistry {
 
     /// Every entry of a session in creation order, as stored (JSON), for export.
     pub async fn all_entries(&self, id: &str) -> Result<(SessionRow, Vec<String>), SessionError> {
+        let (row, stored) = self.stored_entries(id).await?;
+        Ok((row, stored.into_iter().map(|stored| stored.body).collect()))
+    }
+
+    /// Every entry of a session as stored, in creation order (parents first), with its row.
+    async fn stored_entries(
+        &self,
+        id: &str,
+    ) -> Result<(SessionRow, Vec<pi_store::StoredEntry>), SessionError> {
         let row = self
             .store
             .session(id)
@@ -1268,7 +1277,7 @@ impl SessionRegistry {
                 .map_err(storage(&self.store))?;
             let Some(last) = page.last() else { break };
             after = last.ordinal;
-            all.extend(page.into_iter().map(|stored| stored.body));
+            all.extend(page);
         }
         Ok((row, all))
     }
@@ -1302,27 +1311,13 @@ impl SessionRegistry {
         &self,
         id: &str,
     ) -> Result<(SessionRow, Vec<SessionEntry>), SessionError> {
-        let row = self
-            .store
-            .session(id)
-            .await
-            .map_err(storage(&self.store))?
-            .ok_or_else(|| SessionError::SessionNotFound(id.to_owned()))?;
-        let mut all = Vec::new();
-        let mut after = -1;
-        loop {
-            let page = self
-                .store
-                .entries_by_ordinal(id, after, 1000)
-                .await
-                .map_err(storage(&self.store))?;
-            let Some(last) = page.last() else { break };
-            after = last.ordinal;
-            for stored in &page {
-                all.push(entries::parse_entry(stored).map_err(SessionError::internal)?);
-            }
-        }
-        Ok((row, all))
+        let (row, stored) = self.stored_entries(id).await?;
+        let entries = stored
+            .iter()
+            .map(entries::parse_entry)
+            .collect::<Result<_, _>>()
+            .map_err(SessionError::internal)?;
+        Ok((row, entries))
     }
 
     /// Number of stored sessions.

@@ -742,18 +742,18 @@ async fn attach_with_an_api_key_uses_it_for_the_sessions_runs() {
     );
 }
 
-/// pi's inline images in the real TUI: on a terminal that says it is kitty, the image `read`
-/// returned is sent with kitty's graphics protocol and placed under the tool's output. (tmux
-/// drops the sequences, so the test reads what the TUI wrote with `pipe-pane`, with tmux's own
-/// variables taken away as they would be outside it.)
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_read_image_is_drawn_with_kittys_protocol() {
+/// A 200x20 red PNG: 60 cells wide, 3 rows high on 9x18 cells.
+const BANNER: &str = "iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=";
+
+/// The real TUI in tmux as the terminal `terminal` (variables given to `env`, tmux's own
+/// taken away) reads the banner with `read`: what it wrote, captured with `pipe-pane` (tmux
+/// drops graphics sequences from its screen) once it holds `marker`.
+async fn image_read_as(terminal: &[&str], marker: &str) -> String {
     use base64::Engine as _;
     let world = World::start("anthropic-messages").await;
     let (work, tmux, env, pictl) = tui_setup(&world);
-    // 200x20 pixels: 60 cells wide, 3 rows high on 9x18 cells.
     let png = base64::engine::general_purpose::STANDARD
-        .decode("iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=")
+        .decode(BANNER)
         .unwrap();
     std::fs::write(work.join("banner.png"), &png).unwrap();
     world
@@ -764,36 +764,39 @@ async fn a_read_image_is_drawn_with_kittys_protocol() {
             serde_json::json!({"path": "banner.png"}),
         ));
     world.server.push(Turn::reply().text("A red banner."));
-    let mut command = vec![
-        "env".to_owned(),
-        "-u".to_owned(),
-        "TMUX".to_owned(),
-        "TERM=xterm-256color".to_owned(),
-        "KITTY_WINDOW_ID=1".to_owned(),
-    ];
+    let mut command: Vec<String> = ["env", "-u", "TMUX"].map(String::from).to_vec();
+    command.extend(terminal.iter().map(|variable| (*variable).to_owned()));
     command.extend([pictl, "--model".into(), MODEL.into()]);
-    tmux.start("k", &work, &env, &command);
+    tmux.start("i", &work, &env, &command);
     let written = world.daemon.home.path().join("written.bin");
     tmux.tmux(&[
         "pipe-pane",
         "-o",
         "-t",
-        "pi:k",
+        "pi:i",
         &format!("cat >> {}", written.display()),
     ]);
-    tmux.wait_for_text("k", "Type a message");
-    tmux.type_text("k", "what is in banner.png");
-    tmux.send("k", &["Enter"]);
-    tmux.wait_for_text("k", "A red banner.");
+    tmux.wait_for_text("i", "Type a message");
+    tmux.type_text("i", "what is in banner.png");
+    tmux.send("i", &["Enter"]);
+    tmux.wait_for_text("i", "A red banner.");
     let deadline = Instant::now() + SCREEN_DEADLINE;
-    let output = loop {
-        let output = std::fs::read(&written).unwrap_or_default();
-        let text = String::from_utf8_lossy(&output).into_owned();
-        if text.contains("\x1b_Ga=p,") || Instant::now() > deadline {
-            break text;
+    loop {
+        let text =
+            String::from_utf8_lossy(&std::fs::read(&written).unwrap_or_default()).into_owned();
+        if text.contains(marker) || Instant::now() > deadline {
+            return text;
         }
         std::thread::sleep(POLL);
-    };
+    }
+}
+
+/// pi's inline images in the real TUI: on a terminal that says it is kitty, the image `read`
+/// returned is sent with kitty's graphics protocol and placed under the tool's output.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_image_is_drawn_with_kittys_protocol() {
+    use base64::Engine as _;
+    let output = image_read_as(&["TERM=xterm-256color", "KITTY_WINDOW_ID=1"], "\x1b_Ga=p,").await;
     let sent = output
         .find("\x1b_Ga=t,f=100,")
         .unwrap_or_else(|| panic!("the image was not sent: {output:?}"));
@@ -808,103 +811,10 @@ async fn a_read_image_is_drawn_with_kittys_protocol() {
         base64::engine::general_purpose::STANDARD
             .decode(&output[start..end])
             .unwrap(),
-        png
-    );
-}
-
-/// pi's `/share`, `/clone` and `/import` in the real TUI: the session's HTML goes to a secret
-/// gist through `gh` (a stand-in on `PATH` that records what it was asked), the session is
-/// copied into a new one the TUI moves to, and a pi session file is imported and resumed.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn share_clone_and_import_as_pi() {
-    use std::os::unix::fs::PermissionsExt as _;
-    let world = World::start("anthropic-messages").await;
-    let (work, tmux, mut env, pictl) = tui_setup(&world);
-    // A `gh` that is logged in and creates gists: it keeps the file it was given.
-    let bin = world.daemon.home.path().join("bin");
-    std::fs::create_dir_all(&bin).unwrap();
-    let kept = world.daemon.home.path().join("gist.html");
-    std::fs::write(
-        bin.join("gh"),
-        format!(
-            "#!/bin/sh\ncase \"$1 $2\" in\n  'auth status') exit 0 ;;\n  'gist create') \
-             for last; do :; done; cp \"$last\" {}; echo \"$3\" > {}.args; \
-             echo https://gist.github.com/ada/0123abcd ;;\nesac\n",
-            kept.display(),
-            kept.display()
-        ),
-    )
-    .unwrap();
-    std::fs::set_permissions(bin.join("gh"), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    env.push(("PI_SHARE_VIEWER_URL".into(), "https://viewer.test/".into()));
-    world
-        .server
-        .push(Turn::reply().text("The answer is forty-two."));
-    // tmux sets PATH itself: the stand-in comes first through `env`.
-    tmux.start(
-        "s",
-        &work,
-        &env,
-        &[
-            "env".into(),
-            format!("PATH={path}"),
-            pictl.clone(),
-            "--model".into(),
-            MODEL.into(),
-        ],
-    );
-    tmux.wait_for_text("s", "Type a message");
-    tmux.type_text("s", "what is the answer");
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "The answer is forty-two.");
-
-    tmux.type_text("s", "/share");
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "Share URL: https://viewer.test/#0123abcd");
-    tmux.wait_for_text("s", "Gist: https://gist.github.com/ada/0123abcd");
-    let html = std::fs::read_to_string(&kept).unwrap();
-    assert!(html.contains("forty-two"), "the gist holds the session");
-    assert_eq!(
-        std::fs::read_to_string(format!("{}.args", kept.display()))
+        base64::engine::general_purpose::STANDARD
+            .decode(BANNER)
             .unwrap()
-            .trim(),
-        "--public=false"
     );
-
-    // Logged out: the page goes to a file in the working directory instead, and why.
-    std::fs::write(bin.join("gh"), "#!/bin/sh\nexit 1\n").unwrap();
-    tmux.type_text("s", "/share");
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "GitHub CLI is not logged in (run 'gh auth login'");
-    tmux.wait_for_text("s", "Exported the session to");
-
-    // /clone: a new session with the same messages, and the TUI on it.
-    let before = world.sessions().await.len();
-    tmux.type_text("s", "/clone");
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "Cloned to new session");
-    let screen = tmux.wait_for_text("s", "The answer is forty-two.");
-    assert!(screen.contains("› what is the answer"), "{screen}");
-    assert_eq!(world.sessions().await.len(), before + 1);
-
-    // /import: pi's file, resumed.
-    let file = pi_test_support::pi_session::write(
-        &world.daemon.home.path().join("elsewhere"),
-        &work,
-        "feedc0de-0000-4000-8000-000000000001",
-        "a question pi was asked",
-    );
-    tmux.type_text("s", &format!("/import {}", file.display()));
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "› a question pi was asked");
-    tmux.type_text("s", "/import no-such.jsonl");
-    tmux.send("s", &["Enter"]);
-    tmux.wait_for_text("s", "File not found:");
 }
 
 /// pi's `/settings` in the real TUI: a setting chosen and saved lands in the daemon's own
@@ -1056,56 +966,7 @@ async fn ctrl_g_edits_the_message_in_the_external_editor() {
 /// the tool's output.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_read_image_is_drawn_as_sixels_on_foot() {
-    use base64::Engine as _;
-    let world = World::start("anthropic-messages").await;
-    let (work, tmux, env, pictl) = tui_setup(&world);
-    let png = base64::engine::general_purpose::STANDARD
-        .decode("iVBORw0KGgoAAAANSUhEUgAAAMgAAAAUCAIAAABHxuWdAAAAQUlEQVR42u3SQQ0AAAgDscmZfxXIQgQ8m1TB5TItvIsEGAtjYSwwFsbCWGAsjIWxwFgYC2OBsTAWxgJjYSyMBXcLbQ0YAEDfTFwAAAAASUVORK5CYII=")
-        .unwrap();
-    std::fs::write(work.join("banner.png"), &png).unwrap();
-    world
-        .server
-        .push(Turn::reply().text("Looking at it.").tool_call(
-            "t1",
-            "read",
-            serde_json::json!({"path": "banner.png"}),
-        ));
-    world.server.push(Turn::reply().text("A red banner."));
-    tmux.start(
-        "x",
-        &work,
-        &env,
-        &[
-            "env".into(),
-            "-u".into(),
-            "TMUX".into(),
-            "TERM=foot".into(),
-            pictl,
-            "--model".into(),
-            MODEL.into(),
-        ],
-    );
-    let written = world.daemon.home.path().join("sixels.bin");
-    tmux.tmux(&[
-        "pipe-pane",
-        "-o",
-        "-t",
-        "pi:x",
-        &format!("cat >> {}", written.display()),
-    ]);
-    tmux.wait_for_text("x", "Type a message");
-    tmux.type_text("x", "what is in banner.png");
-    tmux.send("x", &["Enter"]);
-    tmux.wait_for_text("x", "A red banner.");
-    let deadline = Instant::now() + SCREEN_DEADLINE;
-    let output = loop {
-        let text =
-            String::from_utf8_lossy(&std::fs::read(&written).unwrap_or_default()).into_owned();
-        if text.contains("\x1bP0;1;0q") || Instant::now() > deadline {
-            break text;
-        }
-        std::thread::sleep(POLL);
-    };
+    let output = image_read_as(&["TERM=foot"], "\x1bP0;1;0q").await;
     let start = output
         .find("\x1bP0;1;0q\"1;1;")
         .unwrap_or_else(|| panic!("no sixels: {output:?}"));
