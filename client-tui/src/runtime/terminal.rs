@@ -40,20 +40,9 @@ impl TerminalGuard {
     pub fn enter() -> anyhow::Result<TerminalGuard> {
         enable_raw_mode()?;
         let mut stdout = io::stdout();
-        // Mouse reporting gives the wheel to the transcript (hold Shift to select text).
-        execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        )?;
+        execute!(stdout, EnterAlternateScreen)?;
         let enhanced_keys = supports_keyboard_enhancement().unwrap_or(false);
-        if enhanced_keys {
-            execute!(
-                stdout,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-        }
+        take_modes(enhanced_keys)?;
         let previous_hook = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             restore(enhanced_keys);
@@ -84,19 +73,8 @@ impl TerminalGuard {
     /// whole.
     pub fn reenter(&mut self) -> anyhow::Result<()> {
         enable_raw_mode()?;
-        let mut stdout = io::stdout();
-        execute!(
-            stdout,
-            EnterAlternateScreen,
-            EnableBracketedPaste,
-            EnableMouseCapture
-        )?;
-        if self.enhanced_keys {
-            execute!(
-                stdout,
-                PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
-            )?;
-        }
+        execute!(io::stdout(), EnterAlternateScreen)?;
+        take_modes(self.enhanced_keys)?;
         self.clear_for_redraw()?;
         Ok(())
     }
@@ -159,6 +137,20 @@ impl Drop for TerminalGuard {
         }
         restore(self.enhanced_keys);
     }
+}
+
+/// The modes the TUI runs in: bracketed paste, the mouse (its wheel scrolls the transcript;
+/// hold Shift to select text), and keys told apart where the terminal can.
+fn take_modes(enhanced_keys: bool) -> io::Result<()> {
+    let mut stdout = io::stdout();
+    execute!(stdout, EnableBracketedPaste, EnableMouseCapture)?;
+    if enhanced_keys {
+        execute!(
+            stdout,
+            PushKeyboardEnhancementFlags(KeyboardEnhancementFlags::DISAMBIGUATE_ESCAPE_CODES)
+        )?;
+    }
+    Ok(())
 }
 
 fn restore(enhanced_keys: bool) {

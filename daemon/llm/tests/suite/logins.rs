@@ -495,35 +495,13 @@ fn logins_are_found_by_provider() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_chatgpt_login_pays_for_codex_models_through_the_chatgpt_backend() {
-    let server = AuthServer::start().await;
     let models = ModelServer::start().await;
     let token = pi_test_support::auth_server::codex_access_token(7);
-    let world = World::new()
-        .real_clock()
-        .env("PI_OAUTH_ORIGIN", &server.url())
-        .file(
-            "pi/auth.json",
-            &json!({"openai-codex": {"type": "oauth", "access": token, "refresh": "r",
-                "expires": now() + 3_600_000, "accountId": "acct-123"}})
-            .to_string(),
-        )
-        .models_json(
-            &json!({"providers": {"openai-codex": {
-                "baseUrl": format!("{}/backend-api", models.url())}}})
-            .to_string(),
-        );
-    let registry = world.registry();
-    let model = registry.find("openai-codex", "gpt-5.4").unwrap();
+    let (model, options) = codex(&models, "session-0001");
     assert_eq!(model.api, "openai-codex-responses");
     models.push(Turn::reply().tool_call("c1", "read", json!({"path": "a.txt"})));
     let mut context = ask("Read a.txt");
-    context.tools = vec![ToolDefinition {
-        name: "read".into(),
-        description: "Reads a file".into(),
-        parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    }];
-    let mut options = super::providers::options();
-    options.api_key = Some(registry.resolve_key("openai-codex").unwrap().key);
+    context.tools = vec![read_tool()];
     let run = run(&model, &context, options).await;
     assert_eq!(run.message.tool_calls().count(), 1, "{:?}", run.message);
     models.assert_done(1);

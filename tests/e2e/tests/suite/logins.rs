@@ -19,6 +19,24 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::harness::prompt;
 
+/// Reads notifications until every one of `sessions` ended its run, in whatever order.
+async fn all_runs_end(events: &mut pi_client::Notifications, sessions: &[String]) {
+    let mut running: std::collections::BTreeSet<&String> = sessions.iter().collect();
+    while !running.is_empty() {
+        let notification = tokio::time::timeout(EVENT_TIMEOUT, events.next())
+            .await
+            .unwrap_or_else(|_| panic!("runs still going: {running:?}"))
+            .expect("the connection is open");
+        if notification.method == "session/event" {
+            let event: SessionEventParams =
+                serde_json::from_value(notification.params.unwrap()).unwrap();
+            if kind(&event) == "agent_end" {
+                running.remove(&event.session_id);
+            }
+        }
+    }
+}
+
 fn pictl(daemon: &TempDaemon, args: &[&str]) -> tokio::process::Command {
     let mut command = tokio::process::Command::new(workspace_binary("pictl"));
     command
@@ -133,21 +151,7 @@ async fn a_claude_login_serves_every_session_and_is_refreshed_once_for_all() {
             .await
             .unwrap();
     }
-    // Every run's end, in whatever order they come.
-    let mut running: std::collections::BTreeSet<String> = sessions.iter().cloned().collect();
-    while !running.is_empty() {
-        let notification = tokio::time::timeout(EVENT_TIMEOUT, events.next())
-            .await
-            .unwrap_or_else(|_| panic!("runs still going: {running:?}"))
-            .expect("the connection is open");
-        if notification.method == "session/event" {
-            let event: SessionEventParams =
-                serde_json::from_value(notification.params.unwrap()).unwrap();
-            if kind(&event) == "agent_end" {
-                running.remove(&event.session_id);
-            }
-        }
-    }
+    all_runs_end(&mut events, &sessions).await;
     models.assert_done(5);
     assert_eq!(
         auth.count("POST /v1/oauth/token", "grant_type", "refresh_token"),
@@ -483,20 +487,7 @@ async fn chatgpt_sessions_keep_a_websocket_each_as_pi_does() {
                 .await
                 .unwrap();
         }
-        let mut running: std::collections::BTreeSet<String> = sessions.iter().cloned().collect();
-        while !running.is_empty() {
-            let notification = tokio::time::timeout(EVENT_TIMEOUT, events.next())
-                .await
-                .unwrap_or_else(|_| panic!("runs still going: {running:?}"))
-                .expect("the connection is open");
-            if notification.method == "session/event" {
-                let event: SessionEventParams =
-                    serde_json::from_value(notification.params.unwrap()).unwrap();
-                if kind(&event) == "agent_end" {
-                    running.remove(&event.session_id);
-                }
-            }
-        }
+        all_runs_end(&mut events, &sessions).await;
     }
     models.assert_done(4);
     assert_eq!(models.websocket_connections(), 2, "one socket per session");

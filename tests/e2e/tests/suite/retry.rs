@@ -13,6 +13,29 @@ use pi_test_support::model_server::{ScriptErrorKind, Turn};
 
 use super::harness::{World, prompt};
 
+/// Why each assistant message of the session's branch stopped, in order.
+async fn assistant_stops(client: &pi_client::Client, session_id: &str) -> Vec<StopReason> {
+    let read = client
+        .call::<SessionRead>(&SessionReadParams {
+            session_id: session_id.to_owned(),
+            scope: ReadScope::Branch,
+            limit: None,
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    read.entries
+        .iter()
+        .filter_map(|record| match &record.entry {
+            SessionEntry::Message {
+                message: AgentMessage::Assistant(assistant),
+                ..
+            } => Some(assistant.stop_reason),
+            _ => None,
+        })
+        .collect()
+}
+
 fn retry_settings(base_delay_ms: u64) -> (&'static str, String) {
     (
         ".pi/agent/settings.json",
@@ -97,26 +120,7 @@ async fn transient_failures_are_retried_until_a_reply_succeeds() {
         assert_eq!(roles, ["user"]);
     }
     // ...but they are kept in the tree.
-    let read = client
-        .call::<SessionRead>(&SessionReadParams {
-            session_id: session.id.clone(),
-            scope: ReadScope::Branch,
-            limit: None,
-            cursor: None,
-        })
-        .await
-        .unwrap();
-    let stops: Vec<StopReason> = read
-        .entries
-        .iter()
-        .filter_map(|record| match &record.entry {
-            SessionEntry::Message {
-                message: AgentMessage::Assistant(assistant),
-                ..
-            } => Some(assistant.stop_reason),
-            _ => None,
-        })
-        .collect();
+    let stops = assistant_stops(&client, &session.id).await;
     assert_eq!(
         stops,
         [
@@ -228,26 +232,7 @@ async fn retry_provider_max_retries_retries_below_the_agent() {
             .any(|event| kind(event).starts_with("auto_retry")),
         "{seen:?}"
     );
-    let read = client
-        .call::<SessionRead>(&SessionReadParams {
-            session_id: session.id.clone(),
-            scope: ReadScope::Branch,
-            limit: None,
-            cursor: None,
-        })
-        .await
-        .unwrap();
-    let stops: Vec<StopReason> = read
-        .entries
-        .iter()
-        .filter_map(|record| match &record.entry {
-            SessionEntry::Message {
-                message: AgentMessage::Assistant(assistant),
-                ..
-            } => Some(assistant.stop_reason),
-            _ => None,
-        })
-        .collect();
+    let stops = assistant_stops(&client, &session.id).await;
     assert_eq!(stops, [StopReason::Stop]);
     world.server.assert_done(3);
 }
