@@ -814,6 +814,7 @@ fn on_event(bridge: &Arc<Bridge>, params: &Value) {
                 }),
             );
         }
+        "todos_updated" => bridge.update(session_id, plan_update(&event["todos"])),
         "agent_end" => {
             if let Some(state) = bridge.sessions().get_mut(session_id) {
                 state.current_call = None;
@@ -824,6 +825,36 @@ fn on_event(bridge: &Arc<Bridge>, params: &Value) {
         }
         _ => {}
     }
+}
+
+/// The session's todo list as ACP's `plan` update: every task an entry (ACP knows pending,
+/// in progress and completed; a blocked task is pending and says what blocks it, an
+/// abandoned one is completed and says it was dropped).
+fn plan_update(todos: &Value) -> Value {
+    let entries: Vec<Value> = todos["phases"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|phase| phase["tasks"].as_array().into_iter().flatten())
+        .map(|task| {
+            let content = task["content"].as_str().unwrap_or_default();
+            let (status, content) = match task["status"].as_str().unwrap_or_default() {
+                "in_progress" => ("in_progress", content.to_owned()),
+                "completed" => ("completed", content.to_owned()),
+                "abandoned" => ("completed", format!("{content} (dropped)")),
+                "blocked" => (
+                    "pending",
+                    format!(
+                        "{content} (blocked: {})",
+                        task["blocker"].as_str().unwrap_or("unknown")
+                    ),
+                ),
+                _ => ("pending", content.to_owned()),
+            };
+            json!({"content": content, "priority": "medium", "status": status})
+        })
+        .collect();
+    json!({"sessionUpdate": "plan", "entries": entries})
 }
 
 /// A daemon question → `session/request_permission`; the choice → `ui/respond`.

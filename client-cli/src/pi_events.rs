@@ -156,6 +156,7 @@ impl PiEvents {
             | SessionEvent::EntryAdded { .. }
             | SessionEvent::LeafChanged { .. }
             | SessionEvent::SessionUpdated { .. }
+            | SessionEvent::TodosUpdated { .. }
             | SessionEvent::SessionError { .. }
             | SessionEvent::ToolsWaitStart { .. }
             | SessionEvent::ToolsWaitEnd { .. } => return None,

@@ -19,9 +19,9 @@ pub enum Context {
     Select,
     /// The session tree's own keys (over [`Context::Select`]).
     Tree,
-    /// pi's session picker's own keys (not offered by this TUI's picker yet).
+    /// pi's session picker's own keys (`/resume`).
     Sessions,
-    /// pi's `/scoped-models` selector's keys (not offered yet).
+    /// pi's `/scoped-models` selector's keys.
     Models,
 }
 
@@ -1050,7 +1050,7 @@ impl Keymap {
             let Some((binding, legacy)) = found else {
                 warnings.push(format!(
                     "keybindings.json: unknown id `{name}` (ids are pi's, like app.model.select \
-                     or tui.editor.cursorUp; /hotkeys lists them)"
+                     or tui.editor.cursorUp, as in pi's docs/keybindings.md)"
                 ));
                 continue;
             };
@@ -1070,6 +1070,7 @@ impl Keymap {
                     continue;
                 }
             };
+            let texts_empty = texts.is_empty();
             let mut chords = Vec::new();
             for text in texts {
                 match KeyChord::parse(text) {
@@ -1079,11 +1080,30 @@ impl Keymap {
                     )),
                 }
             }
+            if chords.is_empty() && !texts_empty {
+                // Nothing usable: the action keeps its keys rather than losing them all.
+                let kept: Vec<String> = keymap
+                    .keys(binding.action)
+                    .iter()
+                    .map(KeyChord::label)
+                    .collect();
+                warnings.push(format!(
+                    "keybindings.json: `{name}` keeps its default keys ({})",
+                    if kept.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        kept.join(", ")
+                    }
+                ));
+                continue;
+            }
             keymap.bindings.insert(binding.action, chords);
             set.push(binding.action);
         }
-        // A key the file gives that another action of the same place also has.
+        // A key the file gives that another action of the same place also has: one wins,
+        // and the other no longer claims it (so help texts show what keys do).
         let mut said = std::collections::BTreeSet::new();
+        let mut lost: Vec<(Action, KeyChord)> = Vec::new();
         for action in &set {
             let context = binding(*action).context;
             for chord in keymap.keys(*action) {
@@ -1098,16 +1118,28 @@ impl Keymap {
                         binding(*action).id.max(other.id),
                         chord.label(),
                     );
+                    let winner = first_of(*action, other.action);
+                    let loser = if winner == other.id {
+                        *action
+                    } else {
+                        other.action
+                    };
+                    lost.push((loser, *chord));
                     if said.insert(pair) {
                         warnings.push(format!(
                             "keybindings.json: {} is bound to both `{}` and `{}`; `{}` wins",
                             chord.label(),
                             binding(*action).id,
                             other.id,
-                            first_of(*action, other.action)
+                            winner
                         ));
                     }
                 }
+            }
+        }
+        for (action, chord) in lost {
+            if let Some(chords) = keymap.bindings.get_mut(&action) {
+                chords.retain(|own| *own != chord);
             }
         }
         (keymap, warnings)
@@ -1254,7 +1286,8 @@ mod tests {
             warnings,
             [
                 "keybindings.json: unknown key `hyper+x` for `app.clear`",
-                "keybindings.json: unknown id `app.model.sellect` (ids are pi's, like app.model.select or tui.editor.cursorUp; /hotkeys lists them)",
+                "keybindings.json: `app.clear` keeps its default keys (ctrl+c)",
+                "keybindings.json: unknown id `app.model.sellect` (ids are pi's, like app.model.select or tui.editor.cursorUp, as in pi's docs/keybindings.md)",
                 "keybindings.json: `app.exit` needs a key or a list of keys",
                 "keybindings.json: ctrl+k is bound to both `tui.editor.cursorUp` and `tui.editor.deleteToLineEnd`; `tui.editor.cursorUp` wins",
             ]
@@ -1262,6 +1295,20 @@ mod tests {
         assert_eq!(
             keymap.action(&key(KeyCode::Char('s'), KeyModifiers::CONTROL)),
             Some(A::Submit)
+        );
+        // A key that parses nowhere leaves the action its keys; the loser of a conflict no
+        // longer claims the key, so help texts show what keys do.
+        assert_eq!(
+            keymap.actions(
+                &key(KeyCode::Char('c'), KeyModifiers::CONTROL),
+                Context::Main
+            ),
+            [A::Clear]
+        );
+        assert!(
+            !keymap
+                .keys(A::DeleteToLineEnd)
+                .contains(&KeyChord::parse("ctrl+k").unwrap())
         );
         assert_eq!(
             keymap.action(&key(KeyCode::F(2), KeyModifiers::NONE)),
@@ -1273,7 +1320,7 @@ mod tests {
         );
         assert_eq!(
             keymap.action(&key(KeyCode::Char('c'), KeyModifiers::CONTROL)),
-            None
+            Some(A::Clear)
         );
         let labels: Vec<String> = keymap.keys(A::Submit).iter().map(KeyChord::label).collect();
         assert_eq!(labels, ["ctrl+s", "enter"]);

@@ -48,8 +48,10 @@ pub struct SelectorItem {
     pub detail: String,
     /// What choosing it means (model spec, session id, entry id, text).
     pub value: String,
-    /// Indentation for trees.
-    pub depth: usize,
+    /// What is drawn before the label in a tree: the lines of its forks (`│  ├─ `).
+    pub indent: String,
+    /// On the path to the current choice (a tree's active branch, marked `•`).
+    pub on_path: bool,
     /// The current choice (marked).
     pub current: bool,
 }
@@ -275,6 +277,8 @@ pub struct Question {
     pub selected: Option<usize>,
     /// The text typed (`input`, `editor`).
     pub text: String,
+    /// The choices ticked (Space) in a `multiple` select.
+    pub checked: Vec<bool>,
 }
 
 impl Question {
@@ -289,10 +293,19 @@ impl Question {
         };
         Question {
             request,
+            checked: vec![false; choices.len()],
             choices,
             selected: None,
             text,
         }
+    }
+
+    /// A select where several choices may be ticked.
+    pub fn multiple(&self) -> bool {
+        matches!(
+            self.request.request,
+            pi_protocol::v1::UiRequest::Select { multiple: true, .. }
+        )
     }
 
     /// The title.
@@ -312,6 +325,16 @@ impl Question {
         Some(match &self.request.request {
             UiRequest::Confirm { .. } => UiAnswer {
                 confirmed: Some(self.selected? == 0),
+                ..UiAnswer::default()
+            },
+            UiRequest::Select { multiple: true, .. } => UiAnswer {
+                values: self
+                    .choices
+                    .iter()
+                    .zip(&self.checked)
+                    .filter(|(_, checked)| **checked)
+                    .map(|(choice, _)| choice.clone())
+                    .collect(),
                 ..UiAnswer::default()
             },
             UiRequest::Select { .. } => UiAnswer {

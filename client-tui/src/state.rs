@@ -402,6 +402,9 @@ pub struct State {
     /// The keys the session's pi extensions registered (`pi.registerShortcut`), with pi's
     /// key id; a key the TUI does not bind runs the extension's handler.
     pub shortcuts: Vec<(crate::keymap::KeyChord, String)>,
+    /// The session's todo list (oh-my-pi's `todo`), shown above the editor while a task is
+    /// open.
+    pub todos: pi_protocol::v1::TodoList,
     /// Every MCP server of the daemon (`mcp/list`, kept current by `mcp/changed`).
     pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
     /// Every language server of the daemon (`lsp/list`, kept current by `lsp/changed`).
@@ -444,6 +447,8 @@ pub struct State {
     pub history: History,
     /// Files of the working directory for `@` completion (relative paths).
     pub files: Vec<String>,
+    /// The word a Tab found no file for, waiting for a fresh file list to try again.
+    pub path_completion_pending: Option<String>,
     /// A transient status message above the editor.
     pub status: Option<String>,
     /// Terminal size (columns, rows).
@@ -511,6 +516,7 @@ impl State {
             model_scope: Vec::new(),
             session_commands: Vec::new(),
             shortcuts: Vec::new(),
+            todos: pi_protocol::v1::TodoList::default(),
             mcp_servers: Vec::new(),
             lsp_servers: Vec::new(),
             jobs: Vec::new(),
@@ -530,6 +536,7 @@ impl State {
             completion: None,
             history: History::default(),
             files: Vec::new(),
+            path_completion_pending: None,
             status: None,
             size: (80, 24),
             last_clear_at: None,

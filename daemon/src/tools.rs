@@ -232,6 +232,7 @@ impl ToolFactory for BuiltinTools {
             .filter(|name| !(self.tasks.is_some() && TASK_TOOLS.contains(&name.as_str())))
             .filter(|name| !(self.jobs.is_some() && *name == "job"))
             .filter(|name| !(self.kernels.is_some() && *name == "python"))
+            .filter(|name| !pi_omp::TOOLS.contains(&name.as_str()))
             .cloned()
             .collect();
         let mut tools = pi_tools::create_tools(&builtin, &context)?;
@@ -291,6 +292,21 @@ impl ToolFactory for BuiltinTools {
                 tools.insert(at.min(tools.len()), tool);
             }
         }
+        // oh-my-pi's tools, where the session named them.
+        for (at, name) in names.iter().enumerate() {
+            let tool: Arc<dyn Tool> = match name.as_str() {
+                pi_omp::todo::NAME => Arc::new(pi_omp::todo::TodoTool::new(
+                    environment.sessions.clone(),
+                    environment.session_id.clone(),
+                )),
+                pi_omp::ask::NAME => Arc::new(pi_omp::ask::AskTool::new(
+                    environment.sessions.clone(),
+                    environment.session_id.clone(),
+                )),
+                _ => continue,
+            };
+            tools.insert(at.min(tools.len()), tool);
+        }
         if let Some(pool) = self.lsp.as_ref().filter(|_| with_lsp) {
             let lsp: Arc<dyn Tool> = Arc::new(crate::lsp::tool::LspTool::new(
                 pool.clone(),
@@ -348,6 +364,7 @@ impl ToolFactory for BuiltinTools {
         if self.kernels.is_some() {
             names.push("python");
         }
+        names.extend(pi_omp::TOOLS);
         names.into_iter().map(str::to_owned).collect()
     }
 

@@ -162,6 +162,22 @@ impl HumanPrinter {
             SessionEvent::SessionError { message } => {
                 self.line(&self.style.red(&format!("session error: {message}")));
             }
+            SessionEvent::TodosUpdated { todos } => {
+                let total = todos.tasks().count();
+                let done = todos
+                    .tasks()
+                    .filter(|task| task.status == pi_protocol::v1::TodoStatus::Completed)
+                    .count();
+                let current = todos
+                    .tasks()
+                    .find(|task| task.status == pi_protocol::v1::TodoStatus::InProgress)
+                    .map(|task| format!(" · in progress: {} {}", task.id, task.content))
+                    .unwrap_or_default();
+                self.line(&self.style.dim(&format!(
+                    "todo {done}/{total} done{}",
+                    one_line(&current, 120)
+                )));
+            }
             SessionEvent::AutoRetryStart {
                 attempt,
                 max_attempts,

@@ -798,6 +798,7 @@ async fn set_default(client: &Client, values: Value) -> Handled {
         .call::<SettingsSetDefault>(&SettingsSetDefaultParams {
             values: values.as_object().cloned().unwrap_or_default(),
             unset: Vec::new(),
+            ..SettingsSetDefaultParams::default()
         })
         .await
         .map_err(text)?;

@@ -47,6 +47,13 @@ pub fn notice_line(ui: &ExtensionUi) -> Value {
 pub fn answer_of(line: &Value) -> UiAnswer {
     UiAnswer {
         value: line["value"].as_str().map(str::to_owned),
+        values: line["values"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect(),
         confirmed: line["confirmed"].as_bool(),
         cancelled: line["cancelled"].as_bool().unwrap_or(false),
     }
@@ -92,6 +99,7 @@ mod tests {
             request: UiRequest::Select {
                 title: "Pick".into(),
                 options: vec!["a".into(), "b".into()],
+                multiple: false,
             },
         };
         assert_eq!(

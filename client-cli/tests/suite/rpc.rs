@@ -509,6 +509,7 @@ async fn extension_ui_round_trip() {
                     request: pi_protocol::v1::UiRequest::Select {
                         title: "Deploy where?".into(),
                         options: vec!["staging".into(), "production".into()],
+                        multiple: false,
                     },
                     timeout_ms: None,
                 })

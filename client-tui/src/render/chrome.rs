@@ -39,6 +39,7 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             )));
         }
     }
+    lines.extend(todo_lines(&state.todos, width));
     if state.running {
         let activity = match &state.tools_wait {
             Some(servers) => truncate(
@@ -94,6 +95,69 @@ pub fn status_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         )));
     }
     lines.extend(widget_lines(state, true, width));
+    lines
+}
+
+/// Most tasks of the todo list shown above the editor.
+const TODO_ROWS: usize = 6;
+
+/// The todo list while a task is open: a header with the count and the phase at work, then
+/// the tasks around the one in progress.
+fn todo_lines(todos: &pi_protocol::v1::TodoList, width: usize) -> Vec<Line<'static>> {
+    use pi_protocol::v1::TodoStatus;
+    if todos.open().next().is_none() {
+        return Vec::new();
+    }
+    let dim = Style::default().add_modifier(Modifier::DIM);
+    let accent = Style::default().fg(crate::theme::role(crate::theme::Role::Accent));
+    let tasks: Vec<(&str, &pi_protocol::v1::TodoTask)> = todos
+        .phases
+        .iter()
+        .flat_map(|phase| {
+            phase
+                .tasks
+                .iter()
+                .map(move |task| (phase.name.as_str(), task))
+        })
+        .collect();
+    let done = tasks
+        .iter()
+        .filter(|(_, task)| task.status == TodoStatus::Completed)
+        .count();
+    let current = tasks
+        .iter()
+        .position(|(_, task)| task.status == TodoStatus::InProgress)
+        .or_else(|| tasks.iter().position(|(_, task)| task.status.is_open()))
+        .unwrap_or(0);
+    let phase = tasks.get(current).map_or("", |(phase, _)| *phase);
+    let mut lines = vec![Line::from(Span::styled(
+        truncate(&format!("Todo {done}/{} · {phase}", tasks.len()), width),
+        dim,
+    ))];
+    let start = current
+        .saturating_sub(1)
+        .min(tasks.len().saturating_sub(TODO_ROWS));
+    for (_, task) in tasks.iter().skip(start).take(TODO_ROWS) {
+        let (mark, style) = match task.status {
+            TodoStatus::Completed => ("✓", dim),
+            TodoStatus::InProgress => ("▸", accent),
+            TodoStatus::Abandoned => ("✗", dim.add_modifier(Modifier::CROSSED_OUT)),
+            TodoStatus::Blocked => (
+                "!",
+                Style::default().fg(crate::theme::role(crate::theme::Role::Warning)),
+            ),
+            TodoStatus::Pending => ("○", Style::default()),
+        };
+        let mut text = format!("  {mark} {}", task.content);
+        if let Some(blocker) = &task.blocker {
+            text.push_str(&format!(" (blocked: {blocker})"));
+        }
+        lines.push(Line::from(Span::styled(truncate(&text, width), style)));
+    }
+    let hidden = tasks.len().saturating_sub(start + TODO_ROWS);
+    if hidden > 0 {
+        lines.push(Line::from(Span::styled(format!("  … {hidden} more"), dim)));
+    }
     lines
 }
 

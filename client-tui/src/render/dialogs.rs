@@ -113,6 +113,11 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
             );
             picker_keys.as_str()
         }
+        Overlay::Select(selector)
+            if selector.kind == crate::overlay::SelectorKind::ScopedModels =>
+        {
+            " enter toggle · ctrl+a all · ctrl+x none · alt+↑↓ order · ctrl+s save · esc keep "
+        }
         Overlay::Select(_) => " ↑↓ move · enter choose · esc close ",
         Overlay::Question(question) if question.choices.is_empty() => {
             " enter answer · esc dismiss "
@@ -166,9 +171,13 @@ fn selector_lines(selector: &Selector, width: usize, max_rows: usize) -> Vec<Lin
     }
     for (position, item) in selector.visible().enumerate().skip(first).take(rows) {
         let is_selected = position == selected;
-        let marker = if item.current { "● " } else { "  " };
-        let indent = "│ ".repeat(item.depth);
-        let label_room = width.saturating_sub(marker.len() + indent.len() + 2);
+        let marker = match (item.current, item.on_path) {
+            (true, _) => "● ",
+            (false, true) => "• ",
+            (false, false) => "  ",
+        };
+        let indent = item.indent.clone();
+        let label_room = width.saturating_sub(marker.chars().count() + indent.chars().count() + 2);
         let label = truncate(&item.label, label_room);
         let label_style = if is_selected {
             Style::default().add_modifier(Modifier::REVERSED)
@@ -249,7 +258,7 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         )
     };
     type Belongs<'a> = &'a dyn Fn(&crate::keymap::Binding) -> bool;
-    let sections: [(&str, Belongs<'_>); 6] = [
+    let sections: [(&str, Belongs<'_>); 7] = [
         ("Navigation", &|binding| {
             binding.context == Context::Main
                 && binding.id.starts_with("tui.")
@@ -260,29 +269,47 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             binding.context == Context::Main && binding.id.starts_with("app.")
         }),
         ("Session tree", &|binding| binding.context == Context::Tree),
+        ("Session picker (/resume)", &|binding| {
+            binding.context == Context::Sessions
+        }),
         ("Lists", &|binding| binding.context == Context::Select),
         ("Scoped models", &|binding| {
             binding.context == Context::Models
         }),
     ];
+    let keys_of = |binding: &crate::keymap::Binding| -> String {
+        state
+            .keymap
+            .keys(binding.action)
+            .iter()
+            .map(|key| key.label())
+            .collect::<Vec<_>>()
+            .join(" / ")
+    };
+    // The key column fits the longest keys, up to under half the width.
+    let column = BINDINGS
+        .iter()
+        .filter(|binding| binding.active)
+        .map(|binding| keys_of(binding).chars().count())
+        .max()
+        .unwrap_or(0)
+        .clamp(14, (width * 9 / 20).max(14));
     let mut lines = Vec::new();
     for (title, belongs) in sections {
         let rows: Vec<Line<'static>> = BINDINGS
             .iter()
             .filter(|binding| binding.active && belongs(binding))
             .filter_map(|binding| {
-                let keys: Vec<String> = state
-                    .keymap
-                    .keys(binding.action)
-                    .iter()
-                    .map(|key| key.label())
-                    .collect();
+                let keys = keys_of(binding);
                 if keys.is_empty() {
                     return None;
                 }
                 Some(Line::from(vec![
-                    Span::styled(format!("{:<22} ", truncate(&keys.join(" / "), 22)), accent),
-                    Span::raw(truncate(binding.description, width.saturating_sub(23))),
+                    Span::styled(format!("{:<column$} ", truncate(&keys, column)), accent),
+                    Span::raw(truncate(
+                        binding.description,
+                        width.saturating_sub(column + 1),
+                    )),
                 ]))
             })
             .collect();
@@ -295,11 +322,13 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled(title.to_owned(), heading)));
         lines.extend(rows);
     }
+    lines.push(Line::default());
+    lines.push(Line::from(Span::styled("Shell".to_owned(), heading)));
     lines.push(Line::from(vec![
-        Span::styled(format!("{:<22} ", "!cmd / !!cmd"), accent),
+        Span::styled(format!("{:<column$} ", "!cmd / !!cmd"), accent),
         Span::raw(truncate(
             "Run a shell command (!!: kept out of the context)",
-            width.saturating_sub(23),
+            width.saturating_sub(column + 1),
         )),
     ]));
     if !state.shortcuts.is_empty() {
@@ -307,8 +336,8 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
         lines.push(Line::from(Span::styled("Extensions".to_owned(), heading)));
         for (chord, key) in &state.shortcuts {
             lines.push(Line::from(vec![
-                Span::styled(format!("{:<22} ", chord.label()), accent),
-                Span::raw(truncate(key, width.saturating_sub(23))),
+                Span::styled(format!("{:<column$} ", chord.label()), accent),
+                Span::raw(truncate(key, width.saturating_sub(column + 1))),
             ]));
         }
     }
@@ -353,9 +382,23 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
         } else {
             Style::default()
         };
+        let mark = match question.checked.get(index) {
+            Some(true) if question.multiple() => "[x] ",
+            Some(false) if question.multiple() => "[ ] ",
+            _ => "",
+        };
         lines.push(Line::from(Span::styled(
-            format!("  {}", truncate(choice, width.saturating_sub(2))),
+            format!(
+                "  {mark}{}",
+                truncate(choice, width.saturating_sub(2 + mark.len()))
+            ),
             style,
+        )));
+    }
+    if question.multiple() {
+        lines.push(Line::from(Span::styled(
+            "  Space ticks · Enter sends the ticked ones · Esc cancels".to_owned(),
+            Style::default().add_modifier(Modifier::DIM),
         )));
     }
     lines

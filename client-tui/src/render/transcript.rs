@@ -17,6 +17,7 @@ use ratatui::text::{Line, Span};
 use ratatui::widgets::Paragraph;
 
 use super::items::{ImageSlot, item_layout, item_lines, streaming_lines};
+use crate::keymap::Action;
 use crate::state::{State, ViewOptions};
 use crate::transcript::{ItemKind, ToolStatus};
 
@@ -86,11 +87,24 @@ fn header_lines(state: &State, width: usize) -> Vec<Line<'static>> {
             Style::default().add_modifier(Modifier::BOLD),
         )),
         Line::from(Span::styled(
-            "enter send · shift+enter newline · / commands · @ files".to_owned(),
+            hints(
+                state,
+                &[(Action::Submit, "send"), (Action::NewLine, "newline")],
+                &["/ commands", "@ files"],
+                &[],
+            ),
             dim,
         )),
         Line::from(Span::styled(
-            "ctrl+r history · ctrl+l model · /hotkeys all keys · ctrl+d detach".to_owned(),
+            hints(
+                state,
+                &[
+                    (Action::HistorySearch, "history"),
+                    (Action::SelectModel, "model"),
+                ],
+                &["/hotkeys all keys"],
+                &[(Action::Exit, "detach")],
+            ),
             dim,
         )),
     ];
@@ -378,4 +392,27 @@ pub fn shown_scroll(requested: usize) -> usize {
         };
         current.min(cache.max_scroll)
     })
+}
+
+/// The startup header's key hints: each action's first key as `keybindings.json` left it
+/// (an action without a key is left out), with fixed hints between.
+fn hints(
+    state: &State,
+    before: &[(Action, &str)],
+    fixed: &[&str],
+    after: &[(Action, &str)],
+) -> String {
+    let keyed = |actions: &[(Action, &str)]| -> Vec<String> {
+        actions
+            .iter()
+            .filter_map(|(action, what)| {
+                let key = state.keymap.keys(*action).first()?;
+                Some(format!("{} {what}", key.label()))
+            })
+            .collect()
+    };
+    let mut parts = keyed(before);
+    parts.extend(fixed.iter().map(|hint| (*hint).to_owned()));
+    parts.extend(keyed(after));
+    parts.join(" · ")
 }

@@ -370,13 +370,16 @@ pub async fn perform(
                     &pi_protocol::v1::SettingsSetDefaultParams {
                         values,
                         unset: Vec::new(),
+                        // pi's keys, in pi's file: pi sees the change too.
+                        target: pi_protocol::v1::SettingsTarget::Pi,
                     },
                 )
                 .await
             {
                 Ok(saved) => Some(Reply::SettingSaved {
                     key,
-                    file: saved.writable_file,
+                    // The global files, pi's first: the one written.
+                    file: saved.files.first().cloned().unwrap_or(saved.writable_file),
                 }),
                 Err(error) => failed("save the setting", error),
             }
@@ -420,9 +423,10 @@ pub async fn perform(
             )
             .await
         {
-            Ok(_) => Some(Reply::Done(
-                "Ended the extension host; the next use starts it again.".to_owned(),
-            )),
+            // Said only when a host was running (`/reload` without extensions is quiet).
+            Ok(restarted) => restarted.restarted.then(|| {
+                Reply::Done("Ended the extension host; the next use starts it again.".to_owned())
+            }),
             Err(error) => failed("restart the extension host", error),
         },
         Request::LspRestart(name) => match client

@@ -251,7 +251,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
             label: "+ New session".to_owned(),
             detail: String::new(),
             value: String::new(),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: false,
         }];
         items.extend(sessions.into_iter().map(|session| {
@@ -275,7 +276,8 @@ pub async fn run(options: AttachOptions) -> anyhow::Result<()> {
                     }
                 ),
                 value: session.id,
-                depth: 0,
+                indent: String::new(),
+                on_path: false,
                 current: false,
             }
         }));

@@ -41,7 +41,8 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                         label: (*level).to_owned(),
                         detail: String::new(),
                         value: (*level).to_owned(),
-                        depth: 0,
+                        indent: String::new(),
+                        on_path: false,
                         current: *level == current,
                     })
                     .collect();
@@ -86,7 +87,8 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                         label: (*mode).to_owned(),
                         detail: (*detail).to_owned(),
                         value: (*mode).to_owned(),
-                        depth: 0,
+                        indent: String::new(),
+                        on_path: false,
                         current: false,
                     })
                     .collect();
@@ -165,7 +167,7 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             }
         }
         "share" => {
-            state.status = Some("Creating gist…".to_owned());
+            state.status = Some(SHARING.to_owned());
             effects.push(Effect::Request(Request::Share));
         }
         "login" => super::login::login_command(state, args, effects),
@@ -241,7 +243,8 @@ pub(super) fn open_model_selector(state: &mut State, query: &str, effects: &mut 
                 format!("{} (no key)", model.name)
             },
             value: format!("{}/{}", model.provider, model.id),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: current.as_ref().is_some_and(|current| {
                 current.provider == model.provider && current.id == model.id
             }),
@@ -276,7 +279,8 @@ pub(super) fn history_items(entries: &[String]) -> Vec<SelectorItem> {
                 lines => format!("+{} lines", lines - 1),
             },
             value: text.clone(),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: false,
         })
         .collect()
@@ -342,13 +346,19 @@ pub(super) fn refresh_completion(state: &mut State) {
     };
 }
 
+/// The status line while `/share` works (cleared by its outcome).
+pub(super) const SHARING: &str = "Sharing the session…";
+
 /// Tab on a word that is neither `@file` nor a command: pi's path completion, from the
 /// working directory's files (a path starting with the word; one match is put in at once).
-pub(super) fn complete_path(state: &mut State) {
+/// Without a match it asks for the file list again (files appear while the TUI runs) and
+/// tries once more when it arrives.
+pub(super) fn complete_path(state: &mut State, effects: &mut Vec<Effect>) {
     let (_, token) = state.editor.token_at_cursor();
     if token.is_empty() || token.starts_with('@') {
         return;
     }
+    let retried = state.path_completion_pending.take().as_deref() == Some(token);
     let token = token.to_owned();
     let matches: Vec<&String> = state
         .files
@@ -357,6 +367,10 @@ pub(super) fn complete_path(state: &mut State) {
         .take(COMPLETION_LIMIT)
         .collect();
     match matches.as_slice() {
+        [] if !retried => {
+            state.path_completion_pending = Some(token.clone());
+            effects.push(Effect::ListFiles);
+        }
         [] => state.status = Some(format!("No file starts with {token}")),
         [only] => {
             let replacement = format!("{only} ");

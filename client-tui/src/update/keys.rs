@@ -171,7 +171,7 @@ fn on_action(state: &mut State, action: Action, now_ms: u64, effects: &mut Vec<E
                 commands::refresh_completion(state);
             }
             if state.completion.is_none() {
-                commands::complete_path(state);
+                commands::complete_path(state, effects);
             }
         }
         Action::HistorySearch => commands::open_history_search(state, effects),
@@ -333,6 +333,11 @@ fn cycle_model(state: &mut State, direction: isize, effects: &mut Vec<Effect>) {
             (index as isize + direction).rem_euclid(available.len() as isize) as usize
         });
     let model = available[index];
+    if current.is_some_and(|current| current.provider == model.provider && current.id == model.id) {
+        // pi: nothing to cycle to, and no model change stored.
+        state.status = Some("Only one model in scope".to_owned());
+        return;
+    }
     effects.push(Effect::Request(Request::SetModel(format!(
         "{}/{}",
         model.provider, model.id
@@ -880,7 +885,8 @@ fn choose(state: &mut State, kind: SelectorKind, value: String, effects: &mut Ve
                     label: (*label).to_owned(),
                     detail: String::new(),
                     value: format!("{index}{value}"),
-                    depth: 0,
+                    indent: String::new(),
+                    on_path: false,
                     current: index == 0,
                 })
                 .collect();
@@ -930,6 +936,14 @@ fn question_key(
             ..pi_protocol::v1::UiAnswer::default()
         }),
         KeyCode::Enter => question.answer(),
+        KeyCode::Char(' ') if question.multiple() => {
+            if let Some(at) = question.selected
+                && let Some(checked) = question.checked.get_mut(at)
+            {
+                *checked = !*checked;
+            }
+            None
+        }
         KeyCode::Up if !question.choices.is_empty() => {
             question.selected = Some(question.selected.map_or(0, |at| at.saturating_sub(1)));
             None

@@ -133,7 +133,8 @@ pub(super) fn providers_listed(
                 (_, false) => "API key".to_owned(),
             },
             value: status.provider.clone(),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: false,
         })
         .collect();

@@ -176,6 +176,12 @@ pub fn update(state: &mut State, input: Input) -> Vec<Effect> {
         Input::Files(files) => {
             state.files = files;
             commands::refresh_completion(state);
+            // A Tab that found nothing in the old list tries the new one.
+            if state.path_completion_pending.as_deref() == Some(state.editor.token_at_cursor().1) {
+                commands::complete_path(state, &mut effects);
+            } else {
+                state.path_completion_pending = None;
+            }
         }
     }
     // A pending question shows as soon as no other dialog is open.

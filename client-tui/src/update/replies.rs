@@ -54,6 +54,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 })
                 .collect();
             state.loaded.context_files = session.context_files;
+            state.todos = session.todos;
             state.loaded.extensions = session.extensions;
             commands::refresh_completion(state);
         }
@@ -144,7 +145,12 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
         Reply::LoggedOut { provider, removed } => {
             super::login::logged_out_reply(state, &provider, &removed, effects);
         }
-        Reply::Done(message) => state.transcript.notice(NoticeLevel::Info, message),
+        Reply::Done(message) => {
+            if state.status.as_deref() == Some(super::commands::SHARING) {
+                state.status = None;
+            }
+            state.transcript.notice(NoticeLevel::Info, message)
+        }
         Reply::Warnings(warnings) => {
             for warning in warnings {
                 state
@@ -168,9 +174,13 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
         Reply::BashFinished => {
             state.bash_running = false;
             state.status = None;
+            effects.push(Effect::ListFiles);
         }
         Reply::Failed { action, message } => {
             state.bash_running = false;
+            if state.status.as_deref() == Some(super::commands::SHARING) {
+                state.status = None;
+            }
             if matches!(state.overlay, Some(Overlay::Loading { .. })) {
                 state.overlay = None;
             }
@@ -244,7 +254,8 @@ pub(super) fn show_sessions(state: &mut State, previous: Option<&Selector>) {
             label: title_of(&session),
             current: current.as_deref() == Some(session.id.as_str()),
             value: session.id,
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
         })
         .collect();
     let mut flags = Vec::new();
@@ -310,10 +321,12 @@ fn agents_picked(state: &mut State, parent: Option<Box<SessionInfo>>, children: 
             detail: format!("{} messages · {}", parent.message_count, status(&parent)),
             current: false,
             value: parent.id.clone(),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
         });
     }
-    for child in children {
+    let last = children.len().saturating_sub(1);
+    for (position, child) in children.into_iter().enumerate() {
         items.push(SelectorItem {
             label: child
                 .task_name
@@ -323,7 +336,13 @@ fn agents_picked(state: &mut State, parent: Option<Box<SessionInfo>>, children: 
             detail: format!("{} messages · {}", child.message_count, status(&child)),
             current: false,
             value: child.id,
-            depth: 1,
+            indent: if position == last {
+                "└─ "
+            } else {
+                "├─ "
+            }
+            .to_owned(),
+            on_path: false,
         });
     }
     state.overlay = Some(Overlay::Select(Selector::new(
@@ -474,14 +493,23 @@ pub(super) fn tree_fold(state: &mut State, previous: &Selector, fold: bool) {
         if kids(&selected) > 0 && segment_start(&selected) && !tree.folded.contains(&selected) {
             tree.folded.insert(selected.clone());
         } else {
+            // The first row shown of the segment above (hidden entries such as the
+            // session's first model change cannot be highlighted).
+            let shown: std::collections::HashSet<&str> = previous
+                .items
+                .iter()
+                .map(|item| item.value.as_str())
+                .collect();
             let mut at = selected.as_str();
             while let Some(&up) = parent.get(at) {
                 at = up;
-                if segment_start(at) {
+                if shown.contains(at) {
+                    target = Some(at.to_owned());
+                }
+                if segment_start(at) && target.is_some() {
                     break;
                 }
             }
-            target = Some(at.to_owned());
         }
     } else if !tree.folded.remove(&selected) {
         let mut at = selected.as_str();
@@ -507,9 +535,11 @@ fn waiting_for(state: &State, kind: SelectorKind) -> bool {
     matches!(&state.overlay, Some(Overlay::Loading { kind: waiting, .. }) if *waiting == kind)
 }
 
-/// Tree rows in depth-first order (children in creation order), indented by branch depth:
-/// only points where the tree forks add indentation, so a linear session stays flat. `/fork`
-/// lists user messages; `/tree` the rows `filter` keeps, as pi's tree selector: assistant
+/// Tree rows in depth-first order, drawn as pi's tree selector draws them: a linear stretch
+/// stays flat, each fork's branches hang from `├─`/`└─` with `│` carrying on beside the
+/// branches below, the active branch (the path to the leaf) comes first at every fork and is
+/// marked, and the leaf — or, when the leaf is hidden, its nearest shown ancestor — is the
+/// current row. `/fork` lists user messages; `/tree` the rows `filter` keeps: assistant
 /// messages without text (tool calls only) are left out unless they failed or are the leaf.
 pub(super) fn tree_items(
     entries: &[EntryRecord],
@@ -520,11 +550,13 @@ pub(super) fn tree_items(
     folded: &std::collections::HashSet<String>,
 ) -> Vec<SelectorItem> {
     let mut children: HashMap<Option<&str>, Vec<usize>> = HashMap::new();
+    let mut parent_of: HashMap<&str, Option<&str>> = HashMap::new();
     // Each entry's label and when it was set.
     let mut labels: HashMap<&str, (&str, &str)> = HashMap::new();
     for (index, record) in entries.iter().enumerate() {
-        let (_, parent) = ids(&record.entry);
+        let (id, parent) = ids(&record.entry);
         children.entry(parent).or_default().push(index);
+        parent_of.insert(id, parent);
         if let SessionEntry::Label {
             target_id,
             label,
@@ -540,13 +572,25 @@ pub(super) fn tree_items(
             };
         }
     }
+    // The active branch: the leaf and its ancestors.
+    let mut on_path = std::collections::HashSet::new();
+    let mut at = leaf_id;
+    while let Some(id) = at {
+        if !on_path.insert(id) {
+            break;
+        }
+        at = parent_of.get(id).copied().flatten();
+    }
+    for kids in children.values_mut() {
+        // Stable: the active branch first, the others in creation order.
+        kids.sort_by_key(|&kid| !on_path.contains(entries[kid].entry.id()));
+    }
     let mut items = Vec::new();
-    // (entry index, depth), depth-first.
-    let mut stack: Vec<(usize, usize)> = children
-        .get(&None)
-        .map(|roots| roots.iter().rev().map(|&index| (index, 0)).collect())
-        .unwrap_or_default();
-    while let Some((index, depth)) = stack.pop() {
+    // (entry index, the lines drawn before its row, the fork connector it has not drawn yet
+    // because an ancestor between it and the fork is hidden), depth-first.
+    let mut stack: Vec<(usize, String, &'static str)> = Vec::new();
+    push_children(&mut stack, children.get(&None), String::new());
+    while let Some((index, lead, connector)) = stack.pop() {
         let entry = &entries[index].entry;
         let (id, _) = ids(entry);
         let labelled = labels.get(id).copied();
@@ -556,7 +600,7 @@ pub(super) fn tree_items(
         } else {
             (Some(id) == leaf_id || !is_bare_tool_call(entry)) && passes(entry, filter, label)
         };
-        if shown {
+        let (lead, connector) = if shown {
             let tag = match labelled {
                 // pi's Shift+T: when the label was set, to the minute.
                 Some((label, at)) if label_times => {
@@ -573,18 +617,64 @@ pub(super) fn tree_items(
                 label: format!("{fold}{}{tag}", describe(entry)),
                 detail: String::new(),
                 value: id.to_owned(),
-                depth,
+                indent: format!("{lead}{connector}"),
+                on_path: on_path.contains(id),
                 current: Some(id) == leaf_id,
             });
+            (format!("{lead}{}", continuation(connector)), "")
+        } else {
+            (lead, connector)
+        };
+        let Some(kids) = children.get(&Some(id)).filter(|_| !folded.contains(id)) else {
+            continue;
+        };
+        if let [only] = kids.as_slice() {
+            stack.push((*only, lead, connector));
+        } else {
+            let lead = format!("{lead}{}", continuation(connector));
+            push_children(&mut stack, Some(kids), lead);
         }
-        if let Some(kids) = children.get(&Some(id)).filter(|_| !folded.contains(id)) {
-            let child_depth = if kids.len() > 1 { depth + 1 } else { depth };
-            for &kid in kids.iter().rev() {
-                stack.push((kid, child_depth));
+    }
+    // A hidden leaf (a label, a model change): its nearest shown ancestor is where we are.
+    if !items.iter().any(|item| item.current) {
+        let mut at = leaf_id;
+        while let Some(id) = at {
+            if let Some(item) = items.iter_mut().find(|item| item.value == id) {
+                item.current = true;
+                break;
             }
+            at = parent_of.get(id).copied().flatten();
         }
     }
     items
+}
+
+/// Pushes the branches of a fork (or the roots) so the first pops first, each with its
+/// connector.
+fn push_children(
+    stack: &mut Vec<(usize, String, &'static str)>,
+    kids: Option<&Vec<usize>>,
+    lead: String,
+) {
+    let kids = kids.map(Vec::as_slice).unwrap_or_default();
+    let forked = kids.len() > 1;
+    for (position, &kid) in kids.iter().enumerate().rev() {
+        let connector = match (forked, position + 1 == kids.len()) {
+            (false, _) => "",
+            (true, false) => "├─ ",
+            (true, true) => "└─ ",
+        };
+        stack.push((kid, lead.clone(), connector));
+    }
+}
+
+/// What continues below a row drawn with `connector`, beside its descendants.
+fn continuation(connector: &str) -> &'static str {
+    match connector {
+        "├─ " => "│  ",
+        "└─ " => "   ",
+        _ => "",
+    }
 }
 
 /// Whether `filter` keeps `entry` (`label`: its label, if any).

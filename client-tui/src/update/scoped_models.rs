@@ -12,7 +12,7 @@ use crate::overlay::{Overlay, Selector, SelectorItem, SelectorKind};
 use crate::state::State;
 
 /// The dialog's title.
-const TITLE: &str = "Models Ctrl+P cycles (enter toggle · ctrl+s save · esc keep)";
+const TITLE: &str = "Models Ctrl+P cycles";
 
 /// `/scoped-models`.
 pub(super) fn open(state: &mut State, effects: &mut Vec<Effect>) {
@@ -56,7 +56,8 @@ pub(super) fn open(state: &mut State, effects: &mut Vec<Effect>) {
                 label: spec.clone(),
                 detail: model.name.clone(),
                 value: spec,
-                depth: 0,
+                indent: String::new(),
+                on_path: false,
             }
         })
         .collect();

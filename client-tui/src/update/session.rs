@@ -142,6 +142,8 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
         SessionEvent::AgentEnd { .. } => {
             state.running = false;
             state.tools_wait = None;
+            // The run may have written files: completion offers them.
+            effects.push(Effect::ListFiles);
             // Extensions may have loaded or registered commands and keys meanwhile.
             effects.push(Effect::Request(Request::ListCommands));
             // Jobs may have ended meanwhile: refresh what the footer shows.
@@ -243,6 +245,7 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
                 effects.push(Effect::Switch(SwitchTo::Existing(session.id.clone())));
             }
         }
+        SessionEvent::TodosUpdated { todos } => state.todos = todos,
         SessionEvent::SessionUpdated { info } => {
             state.running = info.status == SessionStatus::Running;
             let last_seq = state

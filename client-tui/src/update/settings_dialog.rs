@@ -94,10 +94,12 @@ fn current(state: &State, key: &str) -> Value {
     settings.pointer(&pointer).cloned().unwrap_or(Value::Null)
 }
 
-fn shown(value: &Value) -> String {
+fn shown(key: &str, value: &Value) -> String {
     match value {
         Value::String(text) => text.clone(),
-        Value::Null => "(by the terminal)".to_owned(),
+        // pi picks the theme by the terminal's background; other keys have a default.
+        Value::Null if key == "theme" => "(by the terminal)".to_owned(),
+        Value::Null => "(default)".to_owned(),
         other => other.to_string(),
     }
 }
@@ -113,15 +115,16 @@ pub(super) fn open(state: &mut State, effects: &mut Vec<Effect>) {
         .into_iter()
         .map(|(key, label, _)| SelectorItem {
             label: label.to_owned(),
-            detail: shown(&current(state, key)),
+            detail: shown(key, &current(state, key)),
             value: key.to_owned(),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: false,
         })
         .collect();
     state.overlay = Some(Overlay::Select(Selector::new(
         SelectorKind::Settings,
-        "Settings (saved to the daemon's settings.json)",
+        "Settings (saved to pi's settings.json)",
         items,
     )));
 }
@@ -136,10 +139,11 @@ pub(super) fn chose_setting(state: &mut State, key: &str) {
     let items = values
         .iter()
         .map(|value| SelectorItem {
-            label: shown(value),
+            label: shown(key, value),
             detail: String::new(),
             value: format!("{key}{SEPARATOR}{value}"),
-            depth: 0,
+            indent: String::new(),
+            on_path: false,
             current: *value == now,
         })
         .collect();

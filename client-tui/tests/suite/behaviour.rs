@@ -419,6 +419,13 @@ fn ctrl_p_cycles_within_the_model_scope() {
         requests(harness.take_effects()),
         // The current model (sonnet) is out of scope: the scope's first.
         [Effect::Request(Request::SetModel("openai/gpt-5".into()))]
+    ); // A scope of the current model alone: nothing to cycle to, no model change stored.
+    harness.state.model_scope = vec!["*sonnet*".into()];
+    harness.send(ctrl('p'));
+    assert!(requests(harness.take_effects()).is_empty());
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Only one model in scope")
     );
 }
 
@@ -646,6 +653,7 @@ fn questions_show_one_at_a_time_and_the_first_answer_closes_them() {
         UiRequest::Select {
             title: "Pick".to_owned(),
             options: vec!["one".to_owned(), "two".to_owned()],
+            multiple: false,
         },
     ));
     // A question for another session is not ours.
@@ -1213,10 +1221,26 @@ fn tab_completes_a_path_without_at_as_pi() {
         harness.state.editor.text(),
         "look at src/parser.rs and src/main.rs "
     );
+    // Nothing in the list: it is read again (files appear while the TUI runs), then tried
+    // once more.
     harness.type_text("zzz");
+    harness.take_effects();
     harness.send(key(KeyCode::Tab));
+    assert_eq!(harness.take_effects(), [Effect::ListFiles]);
+    let mut files = harness.state.files.clone();
+    harness.send(Input::Files(files.clone()));
     assert_eq!(
         harness.state.status.as_deref(),
         Some("No file starts with zzz")
+    );
+    assert!(harness.take_effects().is_empty(), "asked once per Tab");
+    // A file the agent wrote since: found on the next Tab.
+    files.push("zzz_new.rs".to_owned());
+    harness.send(key(KeyCode::Tab));
+    assert_eq!(harness.take_effects(), [Effect::ListFiles]);
+    harness.send(Input::Files(files));
+    assert_eq!(
+        harness.state.editor.text(),
+        "look at src/parser.rs and src/main.rs zzz_new.rs "
     );
 }

@@ -26,7 +26,7 @@ fn a_keybindings_file_with_pis_ids_and_its_older_names_remaps_editor_and_app_key
     assert_eq!(
         warnings,
         [
-            "keybindings.json: unknown id `app.thinking.toggel` (ids are pi's, like app.model.select or tui.editor.cursorUp; /hotkeys lists them)"
+            "keybindings.json: unknown id `app.thinking.toggel` (ids are pi's, like app.model.select or tui.editor.cursorUp, as in pi's docs/keybindings.md)"
         ]
     );
     harness.state.keymap = keymap;
@@ -429,4 +429,55 @@ fn the_resume_picker_leaves_pis_files_and_the_current_session_alone() {
         harness.state.status.as_deref(),
         Some("That is pi's session file; rename it in pi.")
     );
+}
+
+/// What the header and `/hotkeys` say follows the keys as `keybindings.json` left them: a
+/// remapped action shows its new key, and a key lost in a conflict is no longer listed
+/// under the action that lost it.
+#[test]
+fn the_header_and_hotkeys_show_the_keys_as_remapped() {
+    let mut harness = Harness::attached(Vec::new());
+    let (keymap, warnings) = Keymap::with_overrides(
+        r#"{"app.model.select": "f2", "app.tools.expand": "ctrl+e",
+            "tui.editor.deleteToLineStart": "ctrl+q", "tui.editor.yank": "ctrl+q"}"#,
+    );
+    assert_eq!(warnings.len(), 2, "{warnings:?}");
+    harness.state.keymap = keymap;
+    let screen = harness.screen(90, 20);
+    assert!(screen.contains("f2 model"), "{screen}");
+    assert!(!screen.contains("ctrl+l model"), "{screen}");
+    harness.type_text("/hotkeys");
+    harness.send(key(KeyCode::Enter));
+    let lines = harness.screen(100, 60);
+    let line_of = |what: &str| {
+        lines
+            .lines()
+            .find(|line| line.contains(what))
+            .unwrap_or_else(|| panic!("no {what} in {lines}"))
+            .to_owned()
+    };
+    // ctrl+e went to the app: "Line end" keeps End only.
+    assert!(!line_of("Line end").contains("ctrl+e"), "{lines}");
+    assert!(line_of("Expand").contains("ctrl+e"), "{lines}");
+    // ctrl+q: one of the two editor actions, not both.
+    let with_q = lines.lines().filter(|line| line.contains("ctrl+q")).count();
+    assert_eq!(with_q, 1, "{lines}");
+}
+
+/// `/share` says it works until it is done, then says how it ended.
+#[test]
+fn share_says_it_works_until_the_outcome() {
+    let mut harness = Harness::attached(history(vec![user("hello")]));
+    harness.type_text("/share");
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.state.status.as_deref(),
+        Some("Sharing the session…")
+    );
+    harness.send(Input::Reply(pi_tui::input::Reply::Done(
+        "GitHub CLI (gh) is not installed. Exported the session to /tmp/x.html.".to_owned(),
+    )));
+    assert_eq!(harness.state.status, None);
+    let screen = harness.screen(100, 20);
+    assert!(!screen.contains("Sharing"), "{screen}");
 }

@@ -815,3 +815,136 @@ fn approval_decisions_show_in_the_transcript() {
         "{screen}"
     );
 }
+
+/// pi's tree drawing: each fork's branches hang from `├─`/`└─` with `│` beside the branches
+/// below, the active branch comes first and is marked `•`, and a hidden leaf (the label just
+/// set) leaves the current mark on its nearest shown ancestor.
+#[test]
+fn tree_view_draws_forks_within_forks_and_marks_the_active_branch() {
+    let mut harness = Harness::attached(history(vec![user("first")]));
+    harness.type_text("/tree");
+    harness.send(key(KeyCode::Enter));
+    let answer =
+        |text: &str| AgentMessage::Assistant(assistant(vec![reply_text(text)], StopReason::Stop));
+    let entries = vec![
+        entry("u1", None, 1, user("Fix the parser")),
+        entry("a1", Some("u1"), 2, answer("Answer A")),
+        entry("u2", Some("a1"), 3, user("Add tests")),
+        entry("a2", Some("u2"), 4, answer("Tests added")),
+        entry("u3", Some("a1"), 5, user("Add docs")),
+        entry("a3", Some("u3"), 6, answer("Docs added")),
+        entry("u4", Some("a3"), 7, user("Shorter docs")),
+        entry("u5", Some("a3"), 8, user("Longer docs")),
+        entry("a5", Some("u5"), 9, answer("Longer")),
+        EntryRecord {
+            seq: 10,
+            entry: SessionEntry::Label {
+                id: "l1".into(),
+                parent_id: Some("a5".into()),
+                timestamp: "2026-11-23T10:00:00.000Z".into(),
+                target_id: "u3".into(),
+                label: Some("docs".into()),
+            },
+        },
+    ];
+    harness.send(Input::Reply(Reply::Tree {
+        entries,
+        leaf_id: Some("l1".into()),
+        for_fork: false,
+    }));
+    assert_snapshot!(harness.screen(70, 16));
+}
+
+/// The todo list above the editor while a task is open: the count, the phase at work, the
+/// tasks around the one in progress; gone once nothing is open.
+#[test]
+fn the_todo_list_shows_above_the_editor_while_tasks_are_open() {
+    use pi_protocol::v1::{TodoList, TodoPhase, TodoStatus, TodoTask};
+    let mut harness = Harness::attached(history(vec![user("plan the release")]));
+    let task = |id: &str, content: &str, status| TodoTask {
+        id: id.to_owned(),
+        content: content.to_owned(),
+        status,
+        blocker: None,
+    };
+    let mut todos = TodoList {
+        phases: vec![
+            TodoPhase {
+                name: "Build".to_owned(),
+                tasks: vec![
+                    task("t1", "parse the input", TodoStatus::Completed),
+                    task("t2", "check types", TodoStatus::InProgress),
+                    TodoTask {
+                        blocker: Some("waiting on CI".to_owned()),
+                        ..task("t3", "run the benches", TodoStatus::Blocked)
+                    },
+                ],
+            },
+            TodoPhase {
+                name: "Ship".to_owned(),
+                tasks: vec![
+                    task("t4", "cut a release", TodoStatus::Pending),
+                    task("t5", "old idea", TodoStatus::Abandoned),
+                ],
+            },
+        ],
+    };
+    harness.send(event(
+        2,
+        SessionEvent::TodosUpdated {
+            todos: todos.clone(),
+        },
+    ));
+    let open = harness.screen(60, 16);
+    for phase in &mut todos.phases {
+        for task in &mut phase.tasks {
+            if task.status.is_open() {
+                task.status = TodoStatus::Completed;
+            }
+        }
+    }
+    harness.send(event(3, SessionEvent::TodosUpdated { todos }));
+    let done = harness.screen(60, 16);
+    assert!(!done.contains("Todo"), "{done}");
+    assert_snapshot!(open);
+}
+
+/// A question with several choices: Space ticks, Enter sends the ticked ones.
+#[test]
+fn a_multiple_choice_question_sends_the_ticked_options() {
+    use pi_protocol::v1::{UiAnswer, UiRequest, UiRequestParams};
+    use pi_tui::effect::{Effect, Request};
+    let mut harness = Harness::attached(history(vec![user("check it")]));
+    harness.send(Input::UiRequest(UiRequestParams {
+        session_id: SESSION.to_owned(),
+        request_id: "ui-1".to_owned(),
+        request: UiRequest::Select {
+            title: "Which checks?".to_owned(),
+            options: vec!["lint".to_owned(), "test".to_owned(), "bench".to_owned()],
+            multiple: true,
+        },
+    }));
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Char(' ')));
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Down));
+    harness.send(key(KeyCode::Char(' ')));
+    let screen = harness.screen(60, 14);
+    assert!(screen.contains("[x] lint"), "{screen}");
+    assert!(screen.contains("[ ] test"), "{screen}");
+    assert!(screen.contains("[x] bench"), "{screen}");
+    assert!(screen.contains("Space ticks"), "{screen}");
+    harness.take_effects();
+    harness.send(key(KeyCode::Enter));
+    assert_eq!(
+        harness.take_effects(),
+        [Effect::Request(Request::UiRespond {
+            session_id: SESSION.to_owned(),
+            request_id: "ui-1".to_owned(),
+            answer: UiAnswer {
+                values: vec!["lint".to_owned(), "bench".to_owned()],
+                ..UiAnswer::default()
+            },
+        })]
+    );
+}

@@ -472,7 +472,7 @@ fn slash_settings_lists_the_values_in_effect_and_saves_the_one_chosen() {
     harness.send(key(KeyCode::Enter));
     let screen = harness.screen(100, 40);
     assert!(
-        screen.contains("Settings (saved to the daemon's settings.json)"),
+        screen.contains("Settings (saved to pi's settings.json)"),
         "{screen}"
     );
     assert!(screen.contains("Auto-compact  true"), "{screen}");
@@ -494,11 +494,11 @@ fn slash_settings_lists_the_values_in_effect_and_saves_the_one_chosen() {
     );
     harness.send(Input::Reply(Reply::SettingSaved {
         key: "terminal.showImages".to_owned(),
-        file: "/home/me/.config/pi-daemon/settings.json".to_owned(),
+        file: "/home/me/.pi/agent/settings.json".to_owned(),
     }));
     assert_eq!(
         harness.state.status.as_deref(),
-        Some("Saved terminal.showImages in /home/me/.config/pi-daemon/settings.json.")
+        Some("Saved terminal.showImages in /home/me/.pi/agent/settings.json.")
     );
     assert_eq!(harness.take_effects(), [Effect::Request(Request::Settings)]);
 }

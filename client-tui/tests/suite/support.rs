@@ -61,6 +61,7 @@ pub fn session_details(
         shortcuts,
         context_files,
         extensions,
+        todos: Default::default(),
     }))
 }
 

@@ -76,7 +76,18 @@ pub struct RunConfig {
     /// Images never reach the model: each is replaced by a sentence saying image reading
     /// is disabled (pi's `images.blockImages`).
     pub block_images: bool,
+    /// Asked when the run would end normally (the model answered without tool calls and
+    /// nothing is queued): messages to go on with, or none to end (oh-my-pi's todo
+    /// reminders).
+    pub stop_hook: Option<StopHook>,
 }
+
+/// Gives the messages a run goes on with instead of ending; none: it ends.
+pub type StopHook = Arc<
+    dyn Fn() -> std::pin::Pin<Box<dyn std::future::Future<Output = Vec<AgentMessage>> + Send>>
+        + Send
+        + Sync,
+>;
 
 /// Given the messages of a model request, gives the messages to send.
 pub type ContextHook = Arc<

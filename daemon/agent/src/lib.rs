@@ -13,7 +13,7 @@ pub mod run;
 pub mod tool;
 pub mod validate;
 
-pub use config::{ContextHook, RunConfig, RunHandles, ToolExecution};
+pub use config::{ContextHook, RunConfig, RunHandles, StopHook, ToolExecution};
 pub use event::AgentEvent;
 pub use execute::{ABORTED, SKIPPED_FOR_STEERING};
 pub use message::{AgentMessage, convert_to_llm};

@@ -130,6 +130,13 @@ impl Run<'_> {
                 continue;
             }
             pending = self.take_queued(QueueKind::FollowUp).await;
+            if pending.is_empty()
+                && calls.is_empty()
+                && stop_reason == StopReason::Stop
+                && let Some(hook) = &self.config.stop_hook
+            {
+                pending = hook().await;
+            }
             if pending.is_empty() {
                 break;
             }

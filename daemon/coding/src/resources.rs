@@ -97,6 +97,13 @@ impl ResourceRoots {
         )
     }
 
+    /// pi's global settings file (`settings/setDefault` with the `pi` target).
+    pub fn pi_settings_file(&self) -> Option<PathBuf> {
+        self.pi_agent_dir
+            .as_ref()
+            .map(|dir| dir.join("settings.json"))
+    }
+
     /// The file `settings/setDefault` writes: ours.
     pub fn writable_settings_file(&self) -> Option<PathBuf> {
         self.config_dir

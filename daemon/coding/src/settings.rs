@@ -36,6 +36,10 @@ pub const BUILTIN_LSP_SERVERS: &[&str] = &[
     "marksman",
 ];
 
+/// oh-my-pi's tools the `ompTools` setting may name (opt-in: pi's default tool set stays
+/// pi's unless the setting or a session asks for them).
+pub const OMP_TOOLS: [&str; 2] = ["todo", "ask"];
+
 /// Effective settings, with pi's defaults for what no layer sets.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Settings {
@@ -71,6 +75,9 @@ pub struct Settings {
     pub pi_session_write_back: bool,
     /// `enabledModels`: the model scope clients use without `--models` (pi's patterns).
     pub enabled_models: Vec<String>,
+    /// `ompTools` (ours): oh-my-pi's tools a session gets besides pi's defaults when it
+    /// names no tools (`true`: all of [`OMP_TOOLS`]; a list: those).
+    pub omp_tools: Vec<String>,
     /// `sessionDir`: where pi's session files are looked up.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`: clients show no thinking blocks.
@@ -306,6 +313,8 @@ pub struct SettingsLayer {
     pub pi_session_write_back: Option<bool>,
     /// `enabledModels`.
     pub enabled_models: Option<Vec<String>>,
+    /// `ompTools`.
+    pub omp_tools: Option<Vec<String>>,
     /// `sessionDir`.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
@@ -490,6 +499,7 @@ impl Default for Settings {
             auto_resize_images: true,
             pi_session_write_back: true,
             enabled_models: Vec::new(),
+            omp_tools: Vec::new(),
             session_dir: None,
             hide_thinking_block: false,
             transport: pi_llm::Transport::Auto,
@@ -599,6 +609,7 @@ impl Settings {
             &layer.pi_session_write_back,
         );
         set(&mut self.enabled_models, &layer.enabled_models);
+        set(&mut self.omp_tools, &layer.omp_tools);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
         set(&mut self.transport, &layer.transport);

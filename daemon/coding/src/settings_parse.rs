@@ -465,6 +465,7 @@ impl LayerReader<'_> {
                 "theme" => layer.theme = self.string(key, value),
                 "themes" => layer.themes = self.paths(key, value),
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
+                "ompTools" => layer.omp_tools = self.omp_tools(key, value),
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
                 "transport" => {
@@ -817,6 +818,36 @@ impl LayerReader<'_> {
             value,
             base_dir: self.base_dir.clone(),
         })
+    }
+
+    /// `ompTools`: `true` (all), `false` (none) or a list of names from [`OMP_TOOLS`].
+    fn omp_tools(&mut self, key: &str, value: &Value) -> Option<Vec<String>> {
+        use crate::settings::OMP_TOOLS;
+        match value {
+            Value::Bool(true) => Some(OMP_TOOLS.iter().map(|name| (*name).to_owned()).collect()),
+            Value::Bool(false) => Some(Vec::new()),
+            Value::Array(_) => {
+                let names = self.strings(key, value)?;
+                let (known, unknown): (Vec<String>, Vec<String>) = names
+                    .into_iter()
+                    .partition(|name| OMP_TOOLS.contains(&name.as_str()));
+                for name in unknown {
+                    self.diagnostics.push(Diagnostic::key_warning(
+                        self.path,
+                        key,
+                        format!(
+                            "unknown tool `{name}` (oh-my-pi's tools here are {}); it is ignored",
+                            OMP_TOOLS.join(", ")
+                        ),
+                    ));
+                }
+                Some(known)
+            }
+            _ => {
+                self.bad(key, "true, false or an array of tool names", value);
+                None
+            }
+        }
     }
 
     fn strings(&mut self, key: &str, value: &Value) -> Option<Vec<String>> {

@@ -408,6 +408,7 @@ impl PolicyManager {
                 ALLOW_PROJECT.to_owned(),
                 DENY.to_owned(),
             ],
+            multiple: false,
         };
         let asked = port.ask(request, timeout).await;
         let asked = match asked {

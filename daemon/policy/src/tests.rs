@@ -43,7 +43,7 @@ impl ApprovalPort for FakeSession {
         request: UiRequest,
         _timeout: Duration,
     ) -> BoxFuture<'_, Result<UiAskResponse, PortError>> {
-        if let UiRequest::Select { title, options } = &request {
+        if let UiRequest::Select { title, options, .. } = &request {
             assert_eq!(options, &[ALLOW_ONCE, ALLOW_SESSION, ALLOW_PROJECT, DENY]);
             self.titles.lock().unwrap().push(title.clone());
         }
@@ -63,8 +63,7 @@ fn chosen(value: &str) -> Result<UiAskResponse, String> {
         request_id: "q".to_owned(),
         answer: UiAnswer {
             value: Some(value.to_owned()),
-            confirmed: None,
-            cancelled: false,
+            ..UiAnswer::default()
         },
         answered_by: Some("tui".to_owned()),
     })
@@ -74,9 +73,8 @@ fn timed_out() -> Result<UiAskResponse, String> {
     Ok(UiAskResponse {
         request_id: "q".to_owned(),
         answer: UiAnswer {
-            value: None,
-            confirmed: None,
             cancelled: true,
+            ..UiAnswer::default()
         },
         answered_by: None,
     })

@@ -159,6 +159,11 @@ pub struct SessionActor {
     kept_ui: std::collections::BTreeMap<String, crate::events::Notice>,
     // Extensions' messages for the next prompt (pi's `deliverAs: "nextTurn"`).
     next_turn: Vec<AgentMessage>,
+    // Invariant: the todo list the branch's entries record, with the changes of the run in
+    // flight (whose tool results record them when their messages end).
+    todos: crate::todos::Recorded,
+    // Reminders of open todos sent since the latest prompt.
+    todo_reminders: u32,
 }
 
 impl SessionActor {
@@ -231,6 +236,7 @@ impl SessionActor {
             stored_through,
         } = loaded;
         let context = entries::build_context(&branch).map_err(SessionError::internal)?;
+        let todos = crate::todos::of_branch(&branch);
         let model = row
             .model
             .as_ref()
@@ -294,6 +300,8 @@ impl SessionActor {
             run_system_prompt: None,
             kept_ui: std::collections::BTreeMap::new(),
             next_turn: Vec::new(),
+            todos,
+            todo_reminders: 0,
             store,
             services,
             sessions,
@@ -598,6 +606,12 @@ impl SessionActor {
                 self.keep_ui(&notice);
                 self.notify(notice);
                 let _ = reply.send(Ok(EmptyResponse {}));
+            }
+            Command::TodoReminder { reply } => {
+                let _ = reply.send(Ok(self.todo_reminder()));
+            }
+            Command::Todos { change, reply } => {
+                let _ = reply.send(self.change_todos(change).await);
             }
             Command::QuestionHearers { reply } => {
                 let hearers = self

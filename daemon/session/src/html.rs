@@ -273,10 +273,18 @@ fn render_entry(body: &mut String, entry: &SessionEntry) {
             display: true,
             ..
         } => section(body, "user", "Message", &user_content(content)),
+        SessionEntry::Label {
+            label: Some(label), ..
+        } => body.push_str(&format!("<p class=\"meta\">Label: {}</p>\n", escape(label))),
+        SessionEntry::Label { label: None, .. } => {
+            body.push_str("<p class=\"meta\">Label cleared</p>\n")
+        }
+        SessionEntry::SessionInfo {
+            name: Some(name), ..
+        } => body.push_str(&format!("<p class=\"meta\">Named: {}</p>\n", escape(name))),
         SessionEntry::CustomMessage { .. }
         | SessionEntry::Custom { .. }
-        | SessionEntry::Label { .. }
-        | SessionEntry::SessionInfo { .. } => {}
+        | SessionEntry::SessionInfo { name: None, .. } => {}
     }
 }
 
@@ -291,7 +299,7 @@ main:has(.branch:target) .branch.current:not(:target),main:has(.entry:target) .b
 h1{font-size:1.4rem}.meta{color:#6e6e73;font-size:.85rem}section{border-left:3px solid #ccc;margin:1rem 0;padding:.25rem 1rem}\
 section.user{border-color:#0a84ff}section.assistant{border-color:#30d158}section.tool{border-color:#ff9f0a}\
 section.error{border-color:#ff453a}section.summary{border-color:#bf5af2}h2{font-size:.8rem;text-transform:uppercase;color:#6e6e73;margin:.25rem 0}\
-pre{background:#f5f5f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap}details summary{cursor:pointer;color:#6e6e73}img{max-width:100%}";
+pre{background:#f5f5f7;padding:.5rem;overflow-x:auto;white-space:pre-wrap}.md pre{white-space:pre}.md code{background:#f5f5f7;padding:0 .2rem}.md table{border-collapse:collapse}.md td,.md th{border:1px solid #ddd;padding:.2rem .4rem}details summary{cursor:pointer;color:#6e6e73}img{max-width:100%}";
 
 fn render_message(body: &mut String, message: &AgentMessage) {
     match message {
@@ -300,7 +308,7 @@ fn render_message(body: &mut String, message: &AgentMessage) {
             let mut html = String::new();
             for block in &assistant.content {
                 match block {
-                    AssistantContent::Text(text) => html.push_str(&paragraphs(&text.text)),
+                    AssistantContent::Text(text) => html.push_str(&markdown(&text.text)),
                     AssistantContent::Thinking(thinking) => {
                         html.push_str(&format!(
                             "<details><summary>Thinking</summary>{}</details>",
@@ -376,6 +384,55 @@ fn user_content(content: &[UserContent]) -> String {
         .collect()
 }
 
+/// A model's markdown as HTML. What it says is never markup of the page: raw HTML in it is
+/// shown as text, and links or images to anything but http(s), mailto or (images) data URLs
+/// lose their target.
+fn markdown(text: &str) -> String {
+    use pulldown_cmark::{CowStr, Event, Options, Parser, Tag};
+    let safe = |url: &CowStr<'_>, image: bool| {
+        let lower = url.trim().to_ascii_lowercase();
+        let scheme = lower.split_once(':').map(|(scheme, _)| scheme);
+        match scheme {
+            None => true,
+            Some(scheme) if scheme.contains('/') || scheme.contains('#') => true,
+            Some("http" | "https" | "mailto") => true,
+            Some("data") => image && lower.starts_with("data:image/"),
+            Some(_) => false,
+        }
+    };
+    let events = Parser::new_ext(text, Options::ENABLE_TABLES | Options::ENABLE_STRIKETHROUGH).map(
+        |event| match event {
+            Event::Html(html) | Event::InlineHtml(html) => Event::Text(html),
+            Event::Start(Tag::Link {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) if !safe(&dest_url, false) => Event::Start(Tag::Link {
+                link_type,
+                dest_url: CowStr::Borrowed("#"),
+                title,
+                id,
+            }),
+            Event::Start(Tag::Image {
+                link_type,
+                dest_url,
+                title,
+                id,
+            }) if !safe(&dest_url, true) => Event::Start(Tag::Image {
+                link_type,
+                dest_url: CowStr::Borrowed(""),
+                title,
+                id,
+            }),
+            other => other,
+        },
+    );
+    let mut html = String::new();
+    pulldown_cmark::html::push_html(&mut html, events);
+    format!("<div class=\"md\">{html}</div>")
+}
+
 fn paragraphs(text: &str) -> String {
     format!("<pre>{}</pre>", escape(text))
 }
@@ -394,4 +451,47 @@ pub fn escape(text: &str) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::markdown;
+
+    #[test]
+    fn markdown_renders_and_never_becomes_markup_of_the_page() {
+        let html = markdown(
+            "# Plan\n\n- **one**\n- `two`\n\n```rust\nfn main() {}\n```\n\n\
+             <script>alert(1)</script> <img src=x onerror=alert(2)>\n\n\
+             [ok](https://example.com) [bad](javascript:alert(3)) [Bad](  JavaScript:alert(4))\n\n\
+             ![pic](data:image/png;base64,AAAA) ![evil](data:text/html;base64,AAAA)",
+        );
+        assert!(html.contains("<h1>Plan</h1>"), "{html}");
+        assert!(html.contains("<strong>one</strong>"), "{html}");
+        assert!(html.contains("<code>two</code>"), "{html}");
+        assert!(
+            html.contains("<pre><code class=\"language-rust\">fn main() {}"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{html}"
+        );
+        assert!(
+            html.contains("&lt;img src=x onerror=alert(2)&gt;"),
+            "{html}"
+        );
+        assert!(!html.contains("<script"), "{html}");
+        assert!(!html.contains("<img src=x"), "{html}");
+        assert!(
+            html.contains("<a href=\"https://example.com\">ok</a>"),
+            "{html}"
+        );
+        assert!(!html.to_ascii_lowercase().contains("javascript:"), "{html}");
+        assert!(html.contains("<a href=\"#\">bad</a>"), "{html}");
+        assert!(
+            html.contains("src=\"data:image/png;base64,AAAA\""),
+            "{html}"
+        );
+        assert!(!html.contains("data:text/html"), "{html}");
+    }
 }

@@ -34,6 +34,7 @@ pub mod sink;
 pub mod stats;
 pub mod summarize;
 pub mod testing;
+pub mod todos;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
@@ -181,6 +182,32 @@ impl SessionRegistry {
             held.remove(id);
         } else {
             held.insert(id.to_owned(), env.clone());
+        }
+    }
+
+    /// Changes session `id`'s todo list: the new list, or why the change was refused (the
+    /// list is then unchanged).
+    pub async fn change_todos(
+        &self,
+        id: &str,
+        change: todos::TodoChange,
+    ) -> Result<Result<todos::Recorded, todos::TodoError>, SessionError> {
+        self.call(id, |reply| Command::Todos {
+            change: change.clone(),
+            reply,
+        })
+        .await
+    }
+
+    /// `session/setTodos`: replaces the list, stored on the branch.
+    pub async fn set_todos(
+        &self,
+        id: &str,
+        list: pi_protocol::v1::TodoList,
+    ) -> Result<EmptyResponse, SessionError> {
+        match self.change_todos(id, todos::TodoChange::Set(list)).await? {
+            Ok(_) => Ok(EmptyResponse {}),
+            Err(error) => Err(SessionError::invalid("todos", error.to_string())),
         }
     }
 
@@ -422,7 +449,17 @@ impl SessionRegistry {
         let thinking = model.as_ref().map_or(requested, |model| {
             services::clamp_thinking(model, requested)
         });
-        let tools = tools_named.unwrap_or_else(|| self.services.tools.default_names());
+        // pi's defaults, and oh-my-pi's tools the `ompTools` setting adds.
+        let tools = tools_named.unwrap_or_else(|| {
+            let mut names = self.services.tools.default_names();
+            let known = self.services.tools.known_names();
+            for name in &settings.omp_tools {
+                if known.contains(name) && !names.contains(name) {
+                    names.push(name.clone());
+                }
+            }
+            names
+        });
         let now = now_millis();
         // Variables that look like secrets live in memory only.
         let policy = self.env_policy();

@@ -115,6 +115,15 @@ impl SessionRegistry {
         Ok(UiRespondResponse { accepted: true })
     }
 
+    /// How many clients attached to `session_id` show questions now (none: nobody could
+    /// answer one; a session not loaded has none).
+    pub async fn question_hearers(&self, session_id: &str) -> usize {
+        self.call_loaded(session_id, |reply| Command::QuestionHearers { reply })
+            .await
+            .and_then(Result::ok)
+            .unwrap_or(0)
+    }
+
     /// The questions pending for `session_id` (for a newly attached client).
     pub fn pending_questions(&self, session_id: &str) -> Vec<UiRequestParams> {
         self.questions

@@ -126,6 +126,12 @@ pub enum SessionEvent {
         /// The new metadata.
         info: SessionInfo,
     },
+    /// The session's todo list changed (the `todo` tool, `session/setTodos`, navigation to
+    /// another branch). Durable through the entries it comes from.
+    TodosUpdated {
+        /// The whole list.
+        todos: crate::v1::todo::TodoList,
+    },
     /// A run failed with a transient provider error and will be retried after `delayMs`
     /// (pi's `auto_retry_start`). The failed message stays in the tree but is never sent to
     /// the model again. Not durable.

@@ -23,6 +23,7 @@ pub mod pool;
 pub mod presence;
 pub mod session;
 pub mod settings;
+pub mod todo;
 pub mod trust;
 pub mod ui;
 pub mod usage;
@@ -44,6 +45,7 @@ pub use pool::*;
 pub use presence::*;
 pub use session::*;
 pub use settings::*;
+pub use todo::*;
 pub use trust::*;
 pub use ui::*;
 pub use usage::*;
@@ -100,6 +102,9 @@ crate::method_table! {
     /// `auth.json`, the environment and `models.json`. Kept in memory only, like secret
     /// variables; lost when the daemon stops.
     SessionSetApiKey = "session/setApiKey" (SessionSetApiKeyParams) -> EmptyResponse;
+    /// Replaces a session's todo list (oh-my-pi's `set_todos`): stored on its branch,
+    /// announced with `todos_updated`.
+    SessionSetTodos = "session/setTodos" (SessionSetTodosParams) -> EmptyResponse;
     /// Labels an entry, or clears its label.
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).

@@ -240,6 +240,9 @@ pub struct SessionGetResponse {
     /// header lists as `[Extensions]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub extensions: Vec<String>,
+    /// The todo list of the current branch (oh-my-pi's `todo`); absent when empty.
+    #[serde(default, skip_serializing_if = "crate::v1::todo::TodoList::is_empty")]
+    pub todos: crate::v1::todo::TodoList,
 }
 
 /// A keyboard shortcut an extension registered.

@@ -348,4 +348,27 @@ pub struct SettingsSetDefaultParams {
     /// Keys to remove: `retry`, or dotted `retry.maxRetries`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unset: Vec<String>,
+    /// Which file: the daemon's own `settings.json` (default), or pi's global one, so pi
+    /// sees the change too (then the keys are also removed from the daemon's file, which
+    /// would otherwise override them).
+    #[serde(default, skip_serializing_if = "SettingsTarget::is_daemon")]
+    pub target: SettingsTarget,
+}
+
+/// The settings file `settings/setDefault` writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub enum SettingsTarget {
+    /// `<config dir>/settings.json`.
+    #[default]
+    Daemon,
+    /// pi's `<agent dir>/settings.json` (`~/.pi/agent/settings.json`).
+    Pi,
+}
+
+impl SettingsTarget {
+    /// The default.
+    pub fn is_daemon(&self) -> bool {
+        *self == SettingsTarget::Daemon
+    }
 }

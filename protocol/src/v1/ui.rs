@@ -16,12 +16,16 @@ use serde::{Deserialize, Serialize};
     rename_all_fields = "camelCase"
 )]
 pub enum UiRequest {
-    /// Pick one of `options`; the answer's `value` is the chosen option.
+    /// Pick one of `options`; the answer's `value` is the chosen option. With `multiple`,
+    /// pick any number: the answer's `values`, in the options' order.
     Select {
         /// The question.
         title: String,
         /// The choices.
         options: Vec<String>,
+        /// Several may be picked.
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        multiple: bool,
     },
     /// Yes or no; the answer's `confirmed`.
     Confirm {
@@ -55,6 +59,9 @@ pub struct UiAnswer {
     /// The chosen option or entered text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The chosen options of a `multiple` select.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub values: Vec<String>,
     /// The confirmation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub confirmed: Option<bool>,

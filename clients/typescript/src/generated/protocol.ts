@@ -1068,6 +1068,10 @@ export type SessionEvent =
       type: "session_updated";
     }
   | {
+      todos: TodoList;
+      type: "todos_updated";
+    }
+  | {
       /**
        * Which retry this is, from 1.
        */
@@ -1176,6 +1180,13 @@ export type SessionStatus = "idle" | "running";
  */
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
 /**
+ * Where a task stands. At most one task is in progress.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "TodoStatus".
+ */
+export type TodoStatus = "pending" | "in_progress" | "completed" | "abandoned" | "blocked";
+/**
  * Why a client leaves a session for another (pi's `session_before_switch` reason).
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1197,6 +1208,13 @@ export type ExportFormat = "jsonl" | "html";
  */
 export type ReadScope = "branch" | "tree";
 /**
+ * The settings file `settings/setDefault` writes.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SettingsTarget".
+ */
+export type SettingsTarget = "daemon" | "pi";
+/**
  * A dialog, tagged by `method` (pi's names).
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -1205,6 +1223,10 @@ export type ReadScope = "branch" | "tree";
 export type UiRequest =
   | {
       method: "select";
+      /**
+       * Several may be picked.
+       */
+      multiple?: boolean;
       /**
        * The choices.
        */
@@ -1368,6 +1390,7 @@ export interface ProtocolV1 {
   SessionSetNameMethod?: SessionSetNameMethod;
   SessionSetPolicyMethod?: SessionSetPolicyMethod;
   SessionSetThinkingMethod?: SessionSetThinkingMethod;
+  SessionSetTodosMethod?: SessionSetTodosMethod;
   SessionStatsMethod?: SessionStatsMethod;
   SessionSteerMethod?: SessionSteerMethod;
   SettingsGetMethod?: SettingsGetMethod;
@@ -4035,6 +4058,10 @@ export interface SessionEventParams {
         type: "session_updated";
       }
     | {
+        todos: TodoList;
+        type: "todos_updated";
+      }
+    | {
         /**
          * Which retry this is, from 1.
          */
@@ -4583,6 +4610,55 @@ export interface ModelRef {
    * Provider id.
    */
   provider: string;
+}
+/**
+ * The whole list.
+ */
+export interface TodoList {
+  /**
+   * Phases in order.
+   */
+  phases: TodoPhase[];
+}
+/**
+ * A named group of tasks.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "TodoPhase".
+ */
+export interface TodoPhase {
+  /**
+   * The phase's name.
+   */
+  name: string;
+  /**
+   * Its tasks in order.
+   */
+  tasks: TodoTask[];
+}
+/**
+ * One task.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "TodoTask".
+ */
+export interface TodoTask {
+  /**
+   * What it waits for (blocked tasks).
+   */
+  blocker?: string | null;
+  /**
+   * What to do.
+   */
+  content: string;
+  /**
+   * Short id (`t1`, `t2`, …), stable while the task exists.
+   */
+  id: string;
+  /**
+   * Where it stands.
+   */
+  status: "pending" | "in_progress" | "completed" | "abandoned" | "blocked";
 }
 /**
  * What a compaction stored (pi's `CompactionResult`).
@@ -5486,6 +5562,7 @@ export interface SessionGetResponse {
    * directory, context files, skills and custom or appended prompt, dated today.
    */
   systemPrompt?: string | null;
+  todos?: TodoList1;
   /**
    * The session's own tools (the built-in ones `session/create` named, or the defaults).
    * Its runs also offer `mcpTools`; where a name is in both, the own tool is the one.
@@ -5619,6 +5696,15 @@ export interface ExtensionShortcut {
    * pi's key id, lower-case (`ctrl+alt+p`, `f6`).
    */
   key: string;
+}
+/**
+ * The todo list of the current branch (oh-my-pi's `todo`); absent when empty.
+ */
+export interface TodoList1 {
+  /**
+   * Phases in order.
+   */
+  phases: TodoPhase[];
 }
 /**
  * Imports a pi session file (JSONL v1-v3) as a new session.
@@ -6438,6 +6524,39 @@ export interface SessionSetThinkingResponse {
   level: string;
 }
 /**
+ * Replaces a session's todo list (oh-my-pi's `set_todos`): stored on its branch,
+ *  announced with `todos_updated`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetTodosMethod".
+ */
+export interface SessionSetTodosMethod {
+  params: SessionSetTodosParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `session/setTodos`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetTodosParams".
+ */
+export interface SessionSetTodosParams {
+  /**
+   * The session.
+   */
+  sessionId: string;
+  todos: TodoList2;
+}
+/**
+ * The new list (ids may be empty: the daemon numbers them).
+ */
+export interface TodoList2 {
+  /**
+   * Phases in order.
+   */
+  phases: TodoPhase[];
+}
+/**
  * Message counts, tokens and cost of the current context.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -6841,6 +6960,12 @@ export interface SettingsSetDefaultMethod {
  */
 export interface SettingsSetDefaultParams {
   /**
+   * Which file: the daemon's own `settings.json` (default), or pi's global one, so pi
+   * sees the change too (then the keys are also removed from the daemon's file, which
+   * would otherwise override them).
+   */
+  target?: "daemon" | "pi";
+  /**
    * Keys to remove: `retry`, or dotted `retry.maxRetries`.
    */
   unset?: string[];
@@ -6877,6 +7002,10 @@ export interface UiAskParams {
   request:
     | {
         method: "select";
+        /**
+         * Several may be picked.
+         */
+        multiple?: boolean;
         /**
          * The choices.
          */
@@ -6963,6 +7092,10 @@ export interface UiAnswer {
    * The chosen option or entered text.
    */
   value?: string | null;
+  /**
+   * The chosen options of a `multiple` select.
+   */
+  values?: string[];
 }
 /**
  * Answers a `ui/request`; the first answer wins.
@@ -7007,6 +7140,10 @@ export interface UiAnswer1 {
    * The chosen option or entered text.
    */
   value?: string | null;
+  /**
+   * The chosen options of a `multiple` select.
+   */
+  values?: string[];
 }
 /**
  * Response of `ui/respond`.
@@ -7417,6 +7554,10 @@ export interface UiRequestParams {
     | {
         method: "select";
         /**
+         * Several may be picked.
+         */
+        multiple?: boolean;
+        /**
          * The choices.
          */
         options: string[];
@@ -7510,6 +7651,10 @@ export interface UiAnswer2 {
    * The chosen option or entered text.
    */
   value?: string | null;
+  /**
+   * The chosen options of a `multiple` select.
+   */
+  values?: string[];
 }
 /**
  * The configuration files the daemon watches and reloads on change.
@@ -7966,6 +8111,18 @@ export interface ThinkingContent1 {
   thinkingSignature?: string | null;
 }
 /**
+ * The whole list.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "TodoList".
+ */
+export interface TodoList3 {
+  /**
+   * Phases in order.
+   */
+  phases: TodoPhase[];
+}
+/**
  * `{type:"toolCall", id, name, arguments, thoughtSignature?}`.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
@@ -8343,6 +8500,10 @@ export interface UiAnswer3 {
    * The chosen option or entered text.
    */
   value?: string | null;
+  /**
+   * The chosen options of a `multiple` select.
+   */
+  values?: string[];
 }
 /**
  * Message count, tokens and cost.
@@ -8422,6 +8583,7 @@ export interface MethodMap {
   "session/setName": SessionSetNameMethod;
   "session/setPolicy": SessionSetPolicyMethod;
   "session/setThinking": SessionSetThinkingMethod;
+  "session/setTodos": SessionSetTodosMethod;
   "session/stats": SessionStatsMethod;
   "session/steer": SessionSteerMethod;
   "settings/get": SettingsGetMethod;

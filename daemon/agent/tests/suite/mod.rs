@@ -50,6 +50,7 @@ pub fn config(
         transport: pi_llm::Transport::Sse,
         cache_retention: pi_llm::CacheRetention::Short,
         env: None,
+        stop_hook: None,
     }
 }
 

@@ -214,6 +214,18 @@ pub enum Command {
         /// Answer.
         reply: Reply<EmptyResponse>,
     },
+    /// Changes the todo list; answers the new list, or why the change was refused.
+    Todos {
+        /// The change.
+        change: crate::todos::TodoChange,
+        /// Answer.
+        reply: Reply<Result<crate::todos::Recorded, crate::todos::TodoError>>,
+    },
+    /// The reminder of open todos a run that would end goes on with, if any.
+    TodoReminder {
+        /// Answer.
+        reply: Reply<Option<pi_agent::AgentMessage>>,
+    },
     /// How many attached clients hear questions (`ui/request`): none means nobody could
     /// answer a dialog now (pi's `ctx.hasUI` false).
     QuestionHearers {

@@ -199,6 +199,7 @@ impl SessionActor {
         let context = entries::build_context(&branch).map_err(SessionError::internal)?;
         self.context = context.messages.into_iter().map(Arc::new).collect();
         self.compacted_prefix = context.compacted_prefix;
+        self.set_todos(crate::todos::of_branch(&branch));
         Ok(())
     }
 }

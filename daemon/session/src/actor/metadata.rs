@@ -101,6 +101,55 @@ impl SessionActor {
                 .iter()
                 .flat_map(|hooks| hooks.extensions())
                 .collect(),
+            todos: self.todos.todos.clone(),
+        }
+    }
+
+    /// Applies a todo change (`session/setTodos` records its list in a custom entry; the
+    /// `todo` tool's result records the tool's).
+    pub(super) async fn change_todos(
+        &mut self,
+        change: crate::todos::TodoChange,
+    ) -> Result<Result<crate::todos::Recorded, crate::todos::TodoError>, SessionError> {
+        let (next, record) = match change {
+            crate::todos::TodoChange::Apply(op) => {
+                match crate::todos::apply(&self.todos.todos, op) {
+                    Ok(next) => (next, false),
+                    Err(error) => return Ok(Err(error)),
+                }
+            }
+            crate::todos::TodoChange::Set(list) => match crate::todos::normalize(list) {
+                Ok(next) => (next, true),
+                Err(error) => return Ok(Err(error)),
+            },
+        };
+        let next = crate::todos::Recorded {
+            todos: next,
+            revision: self.todos.revision + 1,
+        };
+        if record {
+            let row = self.row.clone();
+            self.append_entries(
+                row,
+                vec![EntryKind::Custom {
+                    custom_type: crate::todos::TODOS_ENTRY.to_owned(),
+                    data: next.to_value(),
+                }],
+            )
+            .await?;
+        }
+        self.set_todos(next.clone());
+        Ok(Ok(next))
+    }
+
+    /// The list is now `todos`: told to the clients when it changed.
+    pub(super) fn set_todos(&mut self, recorded: crate::todos::Recorded) {
+        let changed = recorded.todos != self.todos.todos;
+        self.todos = recorded;
+        if changed {
+            self.broadcast(pi_protocol::v1::SessionEvent::TodosUpdated {
+                todos: self.todos.todos.clone(),
+            });
         }
     }
 

@@ -318,6 +318,7 @@ impl SessionActor {
         prompts.extend(messages);
         self.run_system_prompt = system_prompt;
         self.overflow_recovery_attempted = false;
+        self.todo_reminders = 0;
         if let Some(prompts) = self.compact_before_prompt(prompts).await {
             self.start_run(prompts).await?;
         }

@@ -53,6 +53,7 @@ impl SessionActor {
         let mut prompts = vec![user_message(self.expand_input(text), images)?];
         prompts.append(&mut self.next_turn);
         self.overflow_recovery_attempted = false;
+        self.todo_reminders = 0;
         if let Some(prompts) = self.compact_before_prompt(prompts).await {
             self.start_run(prompts).await?;
         }
@@ -163,6 +164,12 @@ impl SessionActor {
                     .as_deref(),
             ),
             env: Some(environment.env.clone()),
+            // Only sessions that keep a todo list are reminded of it.
+            stop_hook: self
+                .tools
+                .iter()
+                .any(|tool| tool.name() == crate::todos::TODO_TOOL)
+                .then(|| todo_reminders(self.registry.clone(), self.row.id.clone())),
         };
         // Memory follows the disk: the row changes only once the store has it.
         let mut row = self.row.clone();
@@ -527,6 +534,37 @@ impl SessionActor {
         }
     }
 
+    /// The reminder a run that would end normally goes on with while the todo list has
+    /// open tasks (oh-my-pi's todo reminders), at most [`TODO_REMINDERS`] times per prompt.
+    pub(super) fn todo_reminder(&mut self) -> Option<AgentMessage> {
+        if self.todo_reminders >= TODO_REMINDERS || self.closing.is_some() {
+            return None;
+        }
+        let open: Vec<String> = self
+            .todos
+            .todos
+            .open()
+            .map(|task| format!("- {} {} ({})", task.id, task.content, task.status.as_str()))
+            .collect();
+        if open.is_empty() {
+            return None;
+        }
+        self.todo_reminders += 1;
+        let text = format!(
+            "<system-reminder>\nYou stopped with open items on your todo list:\n{}\nContinue \
+             with them. If one is finished, mark it done; if it cannot or should not be done, \
+             drop or block it with the todo tool, saying why.\n</system-reminder>",
+            open.join("\n")
+        );
+        Some(AgentMessage::Custom(pi_agent::message::CustomMessage {
+            custom_type: TODO_REMINDER.to_owned(),
+            content: vec![pi_llm::UserContent::text(text)],
+            display: false,
+            details: None,
+            timestamp: now_millis(),
+        }))
+    }
+
     pub(super) async fn start_retry(&mut self) {
         if let Err(error) = self.start_run(Vec::new()).await {
             let attempt = self.retry.cancel();
@@ -567,6 +605,31 @@ impl SessionActor {
         Ok(entry_id)
     }
 }
+
+/// Remembers a sent message in the prompt history; a failure only loses the entry.
+/// Asks the session for a todo reminder when its run would end.
+fn todo_reminders(sessions: crate::SessionsWeak, session_id: String) -> pi_agent::StopHook {
+    Arc::new(move || {
+        let (sessions, session_id) = (sessions.clone(), session_id.clone());
+        Box::pin(async move {
+            let Some(sessions) = sessions.upgrade() else {
+                return Vec::new();
+            };
+            sessions
+                .call_loaded(&session_id, |reply| super::Command::TodoReminder { reply })
+                .await
+                .and_then(Result::ok)
+                .flatten()
+                .into_iter()
+                .collect()
+        })
+    })
+}
+
+/// Reminders of open todos after one prompt, at most (oh-my-pi's `todo.reminders`).
+const TODO_REMINDERS: u32 = 3;
+/// The custom type of the reminder messages.
+pub const TODO_REMINDER: &str = "todo-reminder";
 
 /// Remembers a sent message in the prompt history; a failure only loses the entry.
 pub(super) fn record_history(

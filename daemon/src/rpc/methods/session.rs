@@ -388,6 +388,19 @@ pub async fn set_env(
         .map_err(errors::session)
 }
 
+/// `session/setTodos`.
+pub async fn set_todos(
+    context: &RequestContext,
+    params: pi_protocol::v1::SessionSetTodosParams,
+) -> Result<pi_protocol::v1::EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .set_todos(&params.session_id, params.todos)
+        .await
+        .map_err(errors::session)
+}
+
 /// `session/setApiKey`.
 pub async fn set_api_key(
     context: &RequestContext,

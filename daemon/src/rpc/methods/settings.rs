@@ -37,8 +37,27 @@ pub async fn set_default(
             "this daemon has no config directory to write settings to",
         ));
     };
-    let written = tokio::task::spawn_blocking(move || {
-        settings_write::set_defaults(&path, &params.values, &params.unset)
+    let pi_file = match params.target {
+        pi_protocol::v1::SettingsTarget::Daemon => None,
+        pi_protocol::v1::SettingsTarget::Pi => Some(roots.pi_settings_file().ok_or_else(|| {
+            ErrorObject::new(
+                ErrorKind::InvalidParams,
+                "this daemon reads no pi agent directory; write the daemon's settings instead",
+            )
+            .with_field("target")
+        })?),
+    };
+    let written = tokio::task::spawn_blocking(move || match pi_file {
+        None => settings_write::set_defaults(&path, &params.values, &params.unset),
+        Some(pi_file) => {
+            settings_write::set_defaults(&pi_file, &params.values, &params.unset)?;
+            // Ours comes later and would override what pi's file now says.
+            let keys: Vec<String> = params.values.keys().cloned().collect();
+            if path.exists() {
+                settings_write::set_defaults(&path, &serde_json::Map::new(), &keys)?;
+            }
+            Ok(())
+        }
     })
     .await
     .map_err(|error| ErrorObject::new(ErrorKind::Internal, error.to_string()))?;

@@ -222,6 +222,7 @@ async fn set_default_writes_ours_and_new_sessions_follow_it() {
         .call::<SettingsSetDefault>(&SettingsSetDefaultParams {
             values: serde_json::from_value(json!({"steeringMode": "sometimes"})).unwrap(),
             unset: vec![],
+            ..SettingsSetDefaultParams::default()
         })
         .await
         .unwrap_err();
@@ -239,6 +240,7 @@ async fn set_default_writes_ours_and_new_sessions_follow_it() {
             )
             .unwrap(),
             unset: vec![],
+            ..SettingsSetDefaultParams::default()
         })
         .await
         .unwrap();

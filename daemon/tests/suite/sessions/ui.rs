@@ -41,6 +41,7 @@ fn select(session_id: &str, timeout_ms: Option<u64>) -> UiAskParams {
         request: UiRequest::Select {
             title: "Which one?".into(),
             options: vec!["one".into(), "two".into()],
+            multiple: false,
         },
         timeout_ms,
     }

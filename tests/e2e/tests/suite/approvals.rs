@@ -188,7 +188,7 @@ async fn asking_reaches_every_client_the_first_answer_wins_and_deny_reaches_the_
     let question = next_request(&mut second_events).await;
     assert!(!home.join("made.txt").exists(), "it waits for the answer");
     match &question.request {
-        pi_protocol::v1::UiRequest::Select { title, options } => {
+        pi_protocol::v1::UiRequest::Select { title, options, .. } => {
             assert_eq!(
                 title,
                 "Allow `bash` with `touch made.txt`? (ask-writes mode (this session) asks)"

@@ -178,7 +178,7 @@ async fn pis_example_extensions_serve_several_sessions_from_one_host() {
             .unwrap();
         let question = next_question(&mut second_events).await;
         assert_eq!(question.session_id, b);
-        let UiRequest::Select { title, options } = &question.request else {
+        let UiRequest::Select { title, options, .. } = &question.request else {
             panic!("not a select: {question:?}");
         };
         assert!(title.contains("rm -rf ./nothing-here"), "{title}");
@@ -628,7 +628,7 @@ async fn pis_example_extensions_hook_the_prompt_and_talk_to_the_clients() {
         })
     };
     let question = next_question(&mut shown).await;
-    let UiRequest::Select { title, options } = &question.request else {
+    let UiRequest::Select { title, options, .. } = &question.request else {
         panic!("not a select: {question:?}");
     };
     assert_eq!(title, "Available Commands");

@@ -19,6 +19,7 @@ mod mcp;
 mod mcp_faults;
 mod mcp_first_use;
 mod mcp_trust;
+mod omp;
 mod pi_cli;
 mod pools;
 mod processes;
