@@ -10,6 +10,7 @@
 //! Only the lifecycle code decides when the process exits.
 
 pub mod accounts;
+pub mod ast_tools;
 pub mod clients;
 /// pi's coding-agent resources are their own crate (`pi-coding`, `daemon/coding/`).
 pub use pi_coding as coding;
@@ -40,6 +41,7 @@ pub use pi_session::testing;
 pub use pi_store as store;
 pub use pi_tasks as tasks;
 pub mod tools;
+pub mod web_tools;
 
 use std::sync::Arc;
 use std::time::Duration;

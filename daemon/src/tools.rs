@@ -36,6 +36,8 @@ pub struct BuiltinTools {
     jobs: Option<Arc<crate::jobs::JobPool>>,
     kernels: Option<Arc<crate::kernels::KernelPool>>,
     extensions: Option<Arc<crate::extensions::ExtensionHost>>,
+    // The daemon's web client (made on first use), for the web tools.
+    web: crate::web_tools::Web,
     // Starts `bash`'s commands (under the daemon's guard in `pid`).
     spawner: Spawner,
     // The daemon's own environment, which sessions created without one use: one copy for
@@ -61,6 +63,7 @@ impl BuiltinTools {
             jobs: None,
             kernels: None,
             extensions: None,
+            web: crate::web_tools::Web::default(),
             spawner: Spawner::direct(),
             daemon_env: Arc::new(std::env::vars().collect()),
         }
@@ -156,9 +159,15 @@ impl BuiltinTools {
         environment: &ToolEnvironment,
         with_lsp: bool,
         with_tasks: bool,
+        with_web: bool,
     ) -> Result<Arc<ToolContext>, ToolsError> {
         let artifacts = self.artifacts.session(&environment.session_id)?;
         let settings = self.settings_for(&environment.cwd);
+        let sandbox = self
+            .policy
+            .as_ref()
+            .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env));
+        let offline = sandbox.as_ref().is_some_and(|sandbox| !sandbox.network);
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
@@ -194,6 +203,13 @@ impl BuiltinTools {
                             sessions: environment.sessions.clone(),
                         }) as Arc<dyn pi_tools::UriReader>
                     }))
+                    // Sessions that name a web tool read web pages too.
+                    .chain(with_web.then(|| {
+                        Arc::new(crate::web_tools::WebPages {
+                            web: self.web.clone(),
+                            offline,
+                        }) as Arc<dyn pi_tools::UriReader>
+                    }))
                     .collect(),
             ),
             files: self.lsp.as_ref().filter(|_| with_lsp).map(|pool| {
@@ -204,10 +220,7 @@ impl BuiltinTools {
                     env: environment.env.clone(),
                 }) as Arc<dyn pi_tools::FileObserver>
             }),
-            sandbox: self
-                .policy
-                .as_ref()
-                .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env)),
+            sandbox,
             spawner: self.spawner.clone(),
             resize_images: settings.resize_images,
         }))
@@ -225,7 +238,10 @@ impl ToolFactory for BuiltinTools {
             && names
                 .iter()
                 .any(|name| name == "task" || name == "delegate_to_subagents");
-        let context = self.context(environment, with_lsp, with_tasks)?;
+        let with_web = names
+            .iter()
+            .any(|name| crate::web_tools::TOOLS.contains(&name.as_str()));
+        let context = self.context(environment, with_lsp, with_tasks, with_web)?;
         let builtin: Vec<String> = names
             .iter()
             .filter(|name| !(with_lsp && *name == "lsp"))
@@ -233,6 +249,8 @@ impl ToolFactory for BuiltinTools {
             .filter(|name| !(self.jobs.is_some() && *name == "job"))
             .filter(|name| !(self.kernels.is_some() && *name == "python"))
             .filter(|name| !pi_omp::TOOLS.contains(&name.as_str()))
+            .filter(|name| !crate::web_tools::TOOLS.contains(&name.as_str()))
+            .filter(|name| !crate::ast_tools::TOOLS.contains(&name.as_str()))
             .cloned()
             .collect();
         let mut tools = pi_tools::create_tools(&builtin, &context)?;
@@ -293,8 +311,26 @@ impl ToolFactory for BuiltinTools {
             }
         }
         // oh-my-pi's tools, where the session named them.
+        let offline = context
+            .sandbox
+            .as_ref()
+            .is_some_and(|sandbox| !sandbox.network);
         for (at, name) in names.iter().enumerate() {
             let tool: Arc<dyn Tool> = match name.as_str() {
+                crate::ast_tools::AST_GREP => {
+                    Arc::new(crate::ast_tools::AstGrepTool::new(context.clone()))
+                }
+                crate::ast_tools::AST_EDIT => {
+                    Arc::new(crate::ast_tools::AstEditTool::new(context.clone()))
+                }
+                crate::web_tools::FETCH => Arc::new(crate::web_tools::FetchTool::new(Arc::new(
+                    pi_tools::ReadTool::new(context.clone()),
+                ))),
+                crate::web_tools::WEB_SEARCH => Arc::new(crate::web_tools::WebSearchTool::new(
+                    self.web.clone(),
+                    environment.env.clone(),
+                    offline,
+                )),
                 pi_omp::todo::NAME => Arc::new(pi_omp::todo::TodoTool::new(
                     environment.sessions.clone(),
                     environment.session_id.clone(),
@@ -365,6 +401,8 @@ impl ToolFactory for BuiltinTools {
             names.push("python");
         }
         names.extend(pi_omp::TOOLS);
+        names.extend(crate::web_tools::TOOLS);
+        names.extend(crate::ast_tools::TOOLS);
         names.into_iter().map(str::to_owned).collect()
     }
 

@@ -38,7 +38,7 @@ pub const BUILTIN_LSP_SERVERS: &[&str] = &[
 
 /// oh-my-pi's tools the `ompTools` setting may name (opt-in: pi's default tool set stays
 /// pi's unless the setting or a session asks for them).
-pub const OMP_TOOLS: [&str; 2] = ["todo", "ask"];
+pub const OMP_TOOLS: [&str; 6] = ["todo", "ask", "fetch", "web_search", "ast_grep", "ast_edit"];
 
 /// Effective settings, with pi's defaults for what no layer sets.
 #[derive(Clone, Debug, PartialEq)]

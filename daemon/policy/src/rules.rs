@@ -29,8 +29,21 @@ pub struct Decision {
     pub reason: String,
 }
 
-/// Tools that only read.
-const READ_TOOLS: &[&str] = &["read", "grep", "find", "ls", "lsp", "submit_result"];
+/// Tools that only read the working tree (oh-my-pi's `todo` and `ask` change the session, the
+/// web tools read the network, `ast_grep` searches).
+const READ_TOOLS: &[&str] = &[
+    "read",
+    "grep",
+    "find",
+    "ls",
+    "lsp",
+    "submit_result",
+    "todo",
+    "ask",
+    "fetch",
+    "web_search",
+    "ast_grep",
+];
 
 /// Commands that only read (the first word of a simple command).
 const READ_COMMANDS: &[&str] = &[
@@ -108,6 +121,10 @@ pub fn is_read_only(tool: &str, arguments: &Value) -> bool {
             || (action == "code_actions"
                 && arguments.get("index").is_none()
                 && arguments.get("title").is_none());
+    }
+    if tool == "ast_edit" {
+        // A preview reads; `apply` writes.
+        return arguments["apply"] != true;
     }
     if READ_TOOLS.contains(&tool) {
         return true;
@@ -311,6 +328,21 @@ pub fn resolve(cwd: &Path, raw: &str) -> PathBuf {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn oh_my_pis_tools_read_except_an_applied_ast_edit() {
+        for tool in ["todo", "ask", "fetch", "web_search", "ast_grep"] {
+            assert!(is_read_only(tool, &json!({})), "{tool}");
+        }
+        assert!(is_read_only(
+            "ast_edit",
+            &json!({"pattern": "a", "rewrite": "b"})
+        ));
+        assert!(!is_read_only(
+            "ast_edit",
+            &json!({"pattern": "a", "rewrite": "b", "apply": true})
+        ));
+    }
 
     #[test]
     fn shell_lines_split_into_simple_commands() {

@@ -1,5 +1,5 @@
 //! `docs/tools.md` shows the daemon's own tools — `bash` as a session naming `job` gets it,
-//! `job` and `python` — exactly as the model sees them (name, description, JSON Schema), as
+//! `job`, `python` and oh-my-pi's tools — exactly as the model sees them (name, description, JSON Schema), as
 //! pi-tools' test does for the built-in ones. Run with `PI_UPDATE_DOCS=1` to rewrite the
 //! generated section.
 
@@ -46,7 +46,18 @@ async fn tools_md_shows_the_job_and_python_tools_as_the_model_sees_them() {
         extension_flags: Default::default(),
         extension_tools: None,
     };
-    let names = ["bash", "job", "python"].map(str::to_owned);
+    let names = [
+        "bash",
+        "job",
+        "python",
+        "todo",
+        "ask",
+        "fetch",
+        "web_search",
+        "ast_grep",
+        "ast_edit",
+    ]
+    .map(str::to_owned);
     let mut generated = String::new();
     for tool in tools.tools(&environment, &names).unwrap() {
         generated.push_str(&format!(

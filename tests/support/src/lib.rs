@@ -15,6 +15,7 @@ pub mod auth_server;
 pub mod bedrock_server;
 pub mod bench;
 pub mod daemon;
+pub mod documents;
 pub mod events;
 pub mod model_server;
 pub mod peers;

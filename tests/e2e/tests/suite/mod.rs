@@ -20,6 +20,7 @@ mod mcp_faults;
 mod mcp_first_use;
 mod mcp_trust;
 mod omp;
+mod omp_tools;
 mod pi_cli;
 mod pools;
 mod processes;

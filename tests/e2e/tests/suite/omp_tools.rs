@@ -1,0 +1,389 @@
+//! oh-my-pi's web and structural tools on the real `pid`, two sessions at once: `read` of a
+//! URL and `fetch` against a local site (HTML, JSON, a PDF, a redirect, a missing page),
+//! `web_search` against a stub of Brave's API that checks what it is sent, the sandbox's
+//! network switch, and `ast_grep` / `ast_edit` on a repository in four languages.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::http::{HeaderMap, StatusCode, header};
+use axum::response::{Html, IntoResponse, Redirect};
+use axum::routing::get;
+use pi_client::Client;
+use pi_protocol::v1::{SessionAttach, SessionAttachParams, SessionCreate, SessionCreateParams};
+use serde_json::{Value, json};
+
+use super::harness::{MODEL, World};
+use super::mcp_faults::{caller, run, tool_results};
+
+/// The searches a site was sent: each one's query string and subscription-token header.
+type Searches = Arc<Mutex<Vec<(String, Option<String>)>>>;
+
+/// A local web site that records the searches it is sent.
+struct Site {
+    origin: String,
+    seen: Searches,
+}
+
+async fn site() -> Site {
+    let seen: Searches = Arc::default();
+    let record = seen.clone();
+    let app = Router::new()
+        .route(
+            "/guide.html",
+            get(|| async {
+                Html(
+                    "<html><head><title>Guide</title><script>var x = 'hidden';</script></head>\
+                     <body><nav>menu</nav><h1>Install</h1><p>Run <code>make</code> \
+                     <b>twice</b>.</p><ul><li>one</li><li>two</li></ul></body></html>",
+                )
+            }),
+        )
+        .route(
+            "/data.json",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "application/json")],
+                    r#"{"name":"pi","tags":["a","b"]}"#,
+                )
+            }),
+        )
+        .route(
+            "/paper.pdf",
+            get(|| async {
+                (
+                    [(header::CONTENT_TYPE, "application/pdf")],
+                    pi_test_support::documents::pdf(&["Structured search", "Page two"]),
+                )
+            }),
+        )
+        .route("/old", get(|| async { Redirect::permanent("/guide.html") }))
+        .route(
+            "/res/v1/web/search",
+            get(
+                move |headers: HeaderMap, axum::extract::RawQuery(query): axum::extract::RawQuery| {
+                    let record = record.clone();
+                    async move {
+                        let token = headers
+                            .get("x-subscription-token")
+                            .and_then(|value| value.to_str().ok())
+                            .map(str::to_owned);
+                        record
+                            .lock()
+                            .unwrap()
+                            .push((query.unwrap_or_default(), token));
+                        (
+                            [(header::CONTENT_TYPE, "application/json")],
+                            json!({"web": {"results": [
+                                {"title": "Async Rust", "url": "https://example.com/async",
+                                 "description": "How <strong>futures</strong> work", "age": "2 days ago"},
+                                {"title": "Tokio", "url": "https://tokio.rs", "description": "A runtime"}
+                            ]}})
+                            .to_string(),
+                        )
+                    }
+                },
+            ),
+        )
+        .fallback(|| async { (StatusCode::NOT_FOUND, "no such page").into_response() });
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let origin = format!("http://{}", listener.local_addr().unwrap());
+    tokio::spawn(async move { axum::serve(listener, app).await.unwrap() });
+    Site { origin, seen }
+}
+
+async fn session(
+    client: &Client,
+    cwd: &str,
+    tools: &[&str],
+    env: BTreeMap<String, String>,
+) -> String {
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.to_owned(),
+            model: Some(MODEL.to_owned()),
+            tools: Some(tools.iter().map(|name| (*name).to_owned()).collect()),
+            env: Some(env),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    session.id
+}
+
+/// The text of the run's first tool result, and whether it failed.
+fn first_result(seen: &[pi_protocol::v1::SessionEventParams]) -> (String, bool, Value) {
+    let (_, content, is_error, details) = tool_results(seen).remove(0);
+    let content: Value = serde_json::from_str(&content).unwrap();
+    (
+        content[0]["text"].as_str().unwrap_or_default().to_owned(),
+        is_error,
+        details,
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_pages_read_as_markdown_json_and_pdf_text_and_search_goes_to_the_keyed_provider() {
+    let site = site().await;
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(
+            "offline/.pi/settings.json",
+            json!({"sandbox": {"mode": "workspace-write", "network": false}}).to_string(),
+        )],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path().display().to_string();
+    let mut env: BTreeMap<String, String> = std::env::vars().collect();
+    env.insert("BRAVE_API_KEY".to_owned(), "brave-test-key-123".to_owned());
+    env.insert("PI_BRAVE_BASE_URL".to_owned(), site.origin.clone());
+    let (reader, mut reader_events) = world.client().await;
+    let (searcher, mut searcher_events) = world.client().await;
+    let reading = session(&reader, &home, &["read", "fetch"], env.clone()).await;
+    let searching = session(&searcher, &home, &["web_search", "fetch"], env.clone()).await;
+
+    // Both sessions at once: a page through `read`, a search.
+    let page = json!({"path": format!("{}/guide.html", site.origin)});
+    let query = json!({"query": "rust async", "recency": "week", "limit": 5});
+    let (read_prompt, search_prompt) = (
+        format!("call read {page}"),
+        format!("call web_search {query}"),
+    );
+    let (read, searched) = tokio::join!(
+        run(&reader, &mut reader_events, &reading, &read_prompt),
+        run(&searcher, &mut searcher_events, &searching, &search_prompt),
+    );
+    let (text, failed, _) = first_result(&read);
+    assert!(!failed, "{text}");
+    assert!(
+        text.starts_with(&format!(
+            "URL: {}/guide.html\nContent-Type: text/html\n",
+            site.origin
+        )),
+        "{text}"
+    );
+    assert!(text.contains("# Install"), "{text}");
+    assert!(text.contains("Run `make` **twice**."), "{text}");
+    assert!(text.contains("- one\n- two"), "{text}");
+    assert!(!text.contains("hidden"), "scripts are dropped: {text}");
+
+    let (text, failed, details) = first_result(&searched);
+    assert!(!failed, "{text}");
+    assert!(
+        text.starts_with("2 results for \"rust async\" (brave):"),
+        "{text}"
+    );
+    assert!(
+        text.contains("1. Async Rust\n   https://example.com/async\n   published 2 days ago\n   How futures work"),
+        "{text}"
+    );
+    assert_eq!(details["hits"][1]["url"], "https://tokio.rs");
+    let searches = site.seen.lock().unwrap().clone();
+    assert_eq!(searches.len(), 1);
+    let (query_string, token) = &searches[0];
+    assert_eq!(token.as_deref(), Some("brave-test-key-123"));
+    assert!(
+        query_string.contains("q=rust+async") || query_string.contains("q=rust%20async"),
+        "{query_string}"
+    );
+    assert!(query_string.contains("count=5"), "{query_string}");
+    assert!(query_string.contains("freshness=pw"), "{query_string}");
+    // The key reached the provider, never the model or the transcript.
+    let bodies: String = world
+        .server
+        .requests()
+        .iter()
+        .map(|request| request.body_text.clone())
+        .collect();
+    assert!(!bodies.contains("brave-test-key-123"));
+
+    // `fetch`: JSON pretty, a PDF's text, a redirect noted, a missing page said plainly.
+    let fetch = |path: &str| {
+        format!(
+            "call fetch {}",
+            json!({"url": format!("{}{path}", site.origin)})
+        )
+    };
+    let seen = run(&reader, &mut reader_events, &reading, &fetch("/data.json")).await;
+    let (text, _, _) = first_result(&seen);
+    assert!(
+        text.ends_with("{\n  \"name\": \"pi\",\n  \"tags\": [\n    \"a\",\n    \"b\"\n  ]\n}"),
+        "{text}"
+    );
+    let seen = run(&reader, &mut reader_events, &reading, &fetch("/paper.pdf")).await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert!(text.contains("Structured search"), "{text}");
+    assert!(text.contains("Page two"), "{text}");
+    let seen = run(&reader, &mut reader_events, &reading, &fetch("/old")).await;
+    let (text, _, _) = first_result(&seen);
+    assert!(
+        text.starts_with(&format!("URL: {}/guide.html", site.origin)),
+        "{text}"
+    );
+    assert!(text.contains("Note: Redirected"), "{text}");
+    let seen = run(&reader, &mut reader_events, &reading, &fetch("/missing")).await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(text.contains("404"), "{text}");
+    assert!(text.contains("no such page"), "{text}");
+    let seen = run(
+        &reader,
+        &mut reader_events,
+        &reading,
+        &format!("call fetch {}", json!({"url": "notes.txt"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert_eq!(
+        text,
+        "fetch reads http(s) URLs, and \"notes.txt\" is not one; use read for files"
+    );
+
+    // A project whose sandbox keeps sessions off the network.
+    let offline_dir = world.daemon.home.path().join("offline");
+    let offline = session(
+        &reader,
+        &offline_dir.display().to_string(),
+        &["read", "web_search"],
+        env,
+    )
+    .await;
+    let seen = run(
+        &reader,
+        &mut reader_events,
+        &offline,
+        &format!("call read {page}"),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(
+        text.starts_with(
+            "The sandbox keeps this session off the network (`sandbox.network` is false)"
+        ),
+        "{text}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ast_grep_searches_four_languages_and_ast_edit_previews_then_applies() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[
+            (
+                "repo/src/lib.rs",
+                "pub fn first(v: Option<u32>) -> u32 {\n    v.unwrap()\n}\n\npub fn second(r: Result<u8, ()>) -> u8 {\n    r.unwrap()\n}\n"
+                    .to_owned(),
+            ),
+            (
+                "repo/web/app.ts",
+                "export function greet(name: string) {\n  console.log(\"hi\", name);\n}\n".to_owned(),
+            ),
+            ("repo/tools/run.py", "def main():\n    print(\"ready\")\n".to_owned()),
+            (
+                "repo/cmd/main.go",
+                "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"a\", 1)\n}\n"
+                    .to_owned(),
+            ),
+        ],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let repo = world.daemon.home.path().join("repo");
+    let (client, mut events) = world.client().await;
+    let (other, mut other_events) = world.client().await;
+    let id = session(
+        &client,
+        &repo.display().to_string(),
+        &["read", "ast_grep", "ast_edit"],
+        BTreeMap::new(),
+    )
+    .await;
+    let other_id = session(
+        &other,
+        &repo.display().to_string(),
+        &["ast_grep"],
+        BTreeMap::new(),
+    )
+    .await;
+
+    let grep = |pattern: &str, lang: &str| {
+        format!(
+            "call ast_grep {}",
+            json!({"pattern": pattern, "lang": lang})
+        )
+    };
+    let (rust_prompt, ts_prompt) = (
+        grep("$A.unwrap()", "rust"),
+        grep("console.log($$$ARGS)", "ts"),
+    );
+    let (rust, typescript) = tokio::join!(
+        run(&client, &mut events, &id, &rust_prompt),
+        run(&other, &mut other_events, &other_id, &ts_prompt),
+    );
+    let (text, failed, details) = first_result(&rust);
+    assert!(!failed, "{text}");
+    assert_eq!(details["matches"], 2);
+    assert!(text.contains("src/lib.rs:2:5"), "{text}");
+    assert!(text.contains("src/lib.rs:6:5"), "{text}");
+    let (text, failed, _) = first_result(&typescript);
+    assert!(!failed, "{text}");
+    assert!(text.contains("web/app.ts:2:3"), "{text}");
+    let seen = run(&client, &mut events, &id, &grep("print($X)", "python")).await;
+    assert!(first_result(&seen).0.contains("tools/run.py:2:5"));
+    let seen = run(&client, &mut events, &id, &grep("fmt.Println($$$)", "go")).await;
+    assert!(first_result(&seen).0.contains("cmd/main.go:6:2"));
+    let seen = run(&client, &mut events, &id, &grep("$A.unwrap()", "cobol")).await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(text.contains("cobol"), "{text}");
+    assert!(
+        text.contains("rust"),
+        "the supported ones are listed: {text}"
+    );
+
+    // A rewrite: previewed, nothing written; applied with the same arguments; applying
+    // again without a new preview is refused.
+    let edit =
+        json!({"pattern": "$A.unwrap()", "rewrite": "$A.expect(\"checked\")", "lang": "rust"});
+    let before = std::fs::read_to_string(repo.join("src/lib.rs")).unwrap();
+    let seen = run(&client, &mut events, &id, &format!("call ast_edit {edit}")).await;
+    let (text, failed, details) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert_eq!(details["replacements"], 2);
+    assert!(text.contains("+    v.expect(\"checked\")"), "{text}");
+    assert_eq!(
+        std::fs::read_to_string(repo.join("src/lib.rs")).unwrap(),
+        before
+    );
+    let mut apply = edit.clone();
+    apply["apply"] = json!(true);
+    let seen = run(&client, &mut events, &id, &format!("call ast_edit {apply}")).await;
+    let (text, failed, details) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert_eq!(details["applied"], true);
+    let after = std::fs::read_to_string(repo.join("src/lib.rs")).unwrap();
+    assert!(
+        after.contains("v.expect(\"checked\")") && after.contains("r.expect(\"checked\")"),
+        "{after}"
+    );
+    assert!(!after.contains("unwrap"));
+    let seen = run(&client, &mut events, &id, &format!("call ast_edit {apply}")).await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(
+        text.starts_with("Nothing previewed with these arguments"),
+        "{text}"
+    );
+}
