@@ -31,6 +31,7 @@ pub use pi_lsp as lsp;
 pub use pi_mcp as mcp;
 pub mod model;
 pub mod outbound;
+pub mod places;
 pub use pi_policy as policy;
 pub mod rpc;
 pub mod schema_export;

@@ -160,14 +160,40 @@ impl BuiltinTools {
         with_lsp: bool,
         with_tasks: bool,
         with_web: bool,
+        with_omp: bool,
     ) -> Result<Arc<ToolContext>, ToolsError> {
         let artifacts = self.artifacts.session(&environment.session_id)?;
         let settings = self.settings_for(&environment.cwd);
-        let sandbox = self
+        let mut sandbox = self
             .policy
             .as_ref()
             .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env));
         let offline = sandbox.as_ref().is_some_and(|sandbox| !sandbox.network);
+        // oh-my-pi's internal URLs, for sessions that use its tools: `local://` is the
+        // scratch directory of the session (a subagent's: its parent's), writable whatever
+        // the sandbox.
+        let places = if with_omp {
+            let owner = environment
+                .parent_session_id
+                .as_deref()
+                .unwrap_or(&environment.session_id);
+            let local = self.artifacts.session(owner)?.dir().join("local");
+            if let Some(sandbox) = &mut sandbox
+                && std::fs::DirBuilder::new()
+                    .recursive(true)
+                    .create(&local)
+                    .is_ok()
+            {
+                sandbox.writable_roots.push(local.clone());
+            }
+            Some(Arc::new(crate::places::SessionPlaces {
+                local,
+                roots: self.settings.clone(),
+                cwd: environment.cwd.clone(),
+            }) as Arc<dyn pi_tools::UrlPlaces>)
+        } else {
+            None
+        };
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
             cwd: environment.cwd.clone(),
@@ -203,6 +229,12 @@ impl BuiltinTools {
                             sessions: environment.sessions.clone(),
                         }) as Arc<dyn pi_tools::UriReader>
                     }))
+                    .chain(with_omp.then(|| {
+                        Arc::new(crate::places::Histories {
+                            sessions: environment.sessions.clone(),
+                            session_id: environment.session_id.clone(),
+                        }) as Arc<dyn pi_tools::UriReader>
+                    }))
                     // Sessions that name a web tool read web pages too.
                     .chain(with_web.then(|| {
                         Arc::new(crate::web_tools::WebPages {
@@ -220,6 +252,7 @@ impl BuiltinTools {
                     env: environment.env.clone(),
                 }) as Arc<dyn pi_tools::FileObserver>
             }),
+            places,
             sandbox,
             spawner: self.spawner.clone(),
             resize_images: settings.resize_images,
@@ -241,7 +274,12 @@ impl ToolFactory for BuiltinTools {
         let with_web = names
             .iter()
             .any(|name| crate::web_tools::TOOLS.contains(&name.as_str()));
-        let context = self.context(environment, with_lsp, with_tasks, with_web)?;
+        let with_omp = names.iter().any(|name| {
+            pi_omp::TOOLS.contains(&name.as_str())
+                || crate::web_tools::TOOLS.contains(&name.as_str())
+                || crate::ast_tools::TOOLS.contains(&name.as_str())
+        });
+        let context = self.context(environment, with_lsp, with_tasks, with_web, with_omp)?;
         let builtin: Vec<String> = names
             .iter()
             .filter(|name| !(with_lsp && *name == "lsp"))

@@ -1486,6 +1486,7 @@ pub fn tool_environment(row: &SessionRow, sessions: &SessionsWeak) -> ToolEnviro
         }
     };
     ToolEnvironment {
+        parent_session_id: row.parent_session_id.clone(),
         session_id: row.id.clone(),
         cwd: row.cwd.clone().into(),
         env,

@@ -81,6 +81,8 @@ pub struct ToolEnvironment {
     pub extension_flags: Arc<std::collections::BTreeMap<String, serde_json::Value>>,
     /// The only extension tools it may use (pi's `--tools` / `--no-tools`); `None`: all.
     pub extension_tools: Option<Arc<[String]>>,
+    /// The session that started it, for a subagent (its `local://` is the parent's).
+    pub parent_session_id: Option<String>,
 }
 
 /// The registry of sessions, held weakly: the registry owns the sessions' tools, which hold

@@ -394,16 +394,17 @@ impl pi_tools::UriReader for AgentTranscripts {
                 return Err(format!("{uri} is not a subagent's session"));
             }
             Ok(vec![pi_tools::UriContent::Text(transcript(
-                row.task_name.as_deref().unwrap_or_default(),
+                &format!("Subagent {}", row.task_name.as_deref().unwrap_or_default()),
                 &entries,
             ))])
         })
     }
 }
 
-/// A child's messages as Markdown.
-fn transcript(name: &str, entries: &[String]) -> String {
-    let mut text = format!("# Subagent {name}\n");
+/// A session's messages as concise Markdown under the heading `title` (a subagent's for
+/// `agent://`, any session's for `history://`).
+pub fn transcript(title: &str, entries: &[String]) -> String {
+    let mut text = format!("# {title}\n");
     for entry in entries {
         let Ok(entry) = serde_json::from_str::<Value>(entry) else {
             continue;

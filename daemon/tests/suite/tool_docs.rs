@@ -45,6 +45,7 @@ async fn tools_md_shows_the_job_and_python_tools_as_the_model_sees_them() {
         no_extensions: false,
         extension_flags: Default::default(),
         extension_tools: None,
+        parent_session_id: None,
     };
     let names = [
         "bash",

@@ -56,6 +56,7 @@ fn main() {
                 .unwrap(),
             locks: PathLocks::new(),
             uris: None,
+            places: None,
             files: None,
             sandbox: None,
             spawner,

@@ -58,6 +58,7 @@ fn main() {
             .unwrap(),
         locks: PathLocks::new(),
         uris: None,
+        places: None,
         files: None,
         sandbox: None,
         spawner: pi_tools::spawn::Spawner::direct(),

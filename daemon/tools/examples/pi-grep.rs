@@ -34,6 +34,7 @@ fn main() -> anyhow::Result<()> {
         artifacts: Artifacts::new(scratch).session("pi-grep")?,
         locks: PathLocks::new(),
         uris: None,
+        places: None,
         files: None,
         sandbox: None,
         spawner: pi_tools::spawn::Spawner::direct(),

@@ -73,8 +73,12 @@ impl Tool for BashTool {
             let timeout_seconds = args
                 .timeout
                 .filter(|seconds| seconds.is_finite() && *seconds > 0.0);
+            let command = match &self.context.places {
+                Some(places) => places.expand(&args.command),
+                None => args.command,
+            };
             let request = ExecRequest {
-                command: args.command,
+                command,
                 timeout: timeout_seconds.map(Duration::from_secs_f64),
                 style: OutputStyle::Raw,
             };

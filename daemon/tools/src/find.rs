@@ -75,7 +75,10 @@ impl Tool for FindTool {
 }
 
 fn find(context: &ToolContext, args: &FindArgs, cancel: &CancellationToken) -> ToolOutput {
-    let root = context.resolve(args.path.as_deref().unwrap_or("."));
+    let root = match context.place(args.path.as_deref().unwrap_or(".")) {
+        Ok(root) => root,
+        Err(error) => return ToolOutput::error(error),
+    };
     match std::fs::metadata(&root) {
         Err(_) => return ToolOutput::error(format!("Path not found: {}", root.display())),
         Ok(metadata) if !metadata.is_dir() => {

@@ -70,6 +70,9 @@ pub struct ToolContext {
     pub locks: PathLocks,
     /// What `read` reaches by URI beyond files and artifacts (the daemon's MCP resources).
     pub uris: Option<Arc<dyn UriReader>>,
+    /// Places the file tools reach by URL (oh-my-pi's `local://`, `skill://`), when the
+    /// session has them.
+    pub places: Option<Arc<dyn UrlPlaces>>,
     /// Told about files `write` and `edit` changed (the daemon's language servers); what it
     /// answers is appended to the tool's result.
     pub files: Option<Arc<dyn FileObserver>>,
@@ -114,6 +117,17 @@ pub fn append_note(output: &mut pi_agent::ToolOutput, note: &str) {
     output
         .content
         .push(pi_llm::UserContent::text(note.to_owned()));
+}
+
+/// Places a session's file tools reach by URL (oh-my-pi's `local://` scratch directory,
+/// `skill://` files): the daemon implements it. `read`, `write`, `edit`, `grep`, `find` and
+/// `ls` take such a URL wherever they take a path; `bash` gets the paths in its command.
+pub trait UrlPlaces: Send + Sync + std::fmt::Debug {
+    /// The file or directory `url` names; `None` when it is not such a URL, `Err` (what the
+    /// model reads) when it is one that names nothing allowed.
+    fn place(&self, url: &str) -> Option<Result<PathBuf, String>>;
+    /// `command` with the URLs in it replaced by their paths (for `bash`).
+    fn expand(&self, command: &str) -> String;
 }
 
 /// What a [`UriReader`] read.
@@ -163,6 +177,15 @@ impl ToolContext {
     /// Resolves a path argument (see [`paths::resolve`]).
     pub fn resolve(&self, input: &str) -> PathBuf {
         paths::resolve(input, &self.cwd, self.home())
+    }
+
+    /// Resolves a path argument, or a URL of the session's [`UrlPlaces`]; the error is the
+    /// text the model reads.
+    pub fn place(&self, input: &str) -> Result<PathBuf, String> {
+        match self.places.as_ref().and_then(|places| places.place(input)) {
+            Some(place) => place,
+            None => Ok(self.resolve(input)),
+        }
     }
 
     /// Whether the session's file tools may write `path` (absolute): always, unless its

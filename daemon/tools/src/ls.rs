@@ -72,7 +72,10 @@ impl Tool for LsTool {
 }
 
 fn list(context: &ToolContext, args: &LsArgs) -> ToolOutput {
-    let dir = context.resolve(args.path.as_deref().unwrap_or("."));
+    let dir = match context.place(args.path.as_deref().unwrap_or(".")) {
+        Ok(dir) => dir,
+        Err(error) => return ToolOutput::error(error),
+    };
     match std::fs::metadata(&dir) {
         Err(_) => return ToolOutput::error(format!("Path not found: {}", dir.display())),
         Ok(metadata) if !metadata.is_dir() => {

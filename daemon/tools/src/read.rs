@@ -159,10 +159,17 @@ impl Tool for ReadTool {
 fn read(context: &ToolContext, args: &ReadArgs) -> Result<ToolOutput, ReadError> {
     let (path, is_artifact) = match parse_reference(&args.path) {
         Some(id) => (context.artifacts.path(id)?, true),
-        None => (
-            crate::paths::resolve_for_read(&args.path, &context.cwd, context.home()),
-            false,
-        ),
+        None => match context
+            .places
+            .as_ref()
+            .and_then(|places| places.place(&args.path))
+        {
+            Some(place) => (place.map_err(ReadError::Fs)?, false),
+            None => (
+                crate::paths::resolve_for_read(&args.path, &context.cwd, context.home()),
+                false,
+            ),
+        },
     };
     let metadata =
         std::fs::metadata(&path).map_err(|e| ReadError::Fs(fs_error(&e, "access", &path)))?;

@@ -81,7 +81,10 @@ impl Tool for WriteTool {
                 Ok(args) => args,
                 Err(output) => return output,
             };
-            let path = self.context.resolve(&args.path);
+            let path = match self.context.place(&args.path) {
+                Ok(path) => path,
+                Err(error) => return ToolOutput::error(error),
+            };
             if let Err(refused) = self.context.check_write(&path) {
                 return ToolOutput::error(refused);
             }

@@ -205,7 +205,10 @@ impl Tool for EditTool {
                 Ok(edits) => edits,
                 Err(error) => return ToolOutput::error(error.to_string()),
             };
-            let path = self.context.resolve(&args.path);
+            let path = match self.context.place(&args.path) {
+                Ok(path) => path,
+                Err(error) => return ToolOutput::error(error),
+            };
             if let Err(refused) = self.context.check_write(&path) {
                 return ToolOutput::error(refused);
             }

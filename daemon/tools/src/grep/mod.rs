@@ -109,7 +109,10 @@ impl Tool for GrepTool {
 
 /// Runs one search (blocking).
 fn grep(context: &ToolContext, args: &GrepArgs, cancel: &CancellationToken) -> ToolOutput {
-    let root = context.resolve(args.path.as_deref().unwrap_or("."));
+    let root = match context.place(args.path.as_deref().unwrap_or(".")) {
+        Ok(root) => root,
+        Err(error) => return ToolOutput::error(error),
+    };
     let Ok(metadata) = std::fs::metadata(&root) else {
         return ToolOutput::error(format!("Path not found: {}", root.display()));
     };

@@ -55,6 +55,7 @@ impl Session {
             artifacts: artifacts.session(session_id).unwrap(),
             locks,
             uris: None,
+            places: None,
             files: None,
             sandbox: None,
             spawner: pi_tools::spawn::Spawner::direct(),

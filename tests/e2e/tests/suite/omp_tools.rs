@@ -387,3 +387,123 @@ async fn ast_grep_searches_four_languages_and_ast_edit_previews_then_applies() {
         "{text}"
     );
 }
+
+/// oh-my-pi's internal URLs in a session that uses its tools: `local://` written by `write`,
+/// read back by `bash` as a path and shared with nothing outside it; `skill://` reads a
+/// skill's file; `history://` a concise transcript; a pi session (no oh-my-pi tool) has none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn internal_urls_reach_the_scratch_directory_skills_and_transcripts() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(
+            "proj/.pi/skills/release/SKILL.md",
+            "---\nname: release\ndescription: How to cut a release\n---\nTag, then publish.\n"
+                .to_owned(),
+        )],
+    )
+    .await;
+    world.server.respond_with(caller);
+    let project = world.daemon.home.path().join("proj");
+    let cwd = project.display().to_string();
+    let (client, mut events) = world.client().await;
+    let id = session(
+        &client,
+        &cwd,
+        &["read", "write", "bash", "todo"],
+        BTreeMap::new(),
+    )
+    .await;
+    let call = |tool: &str, args: Value| format!("call {tool} {args}");
+
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call(
+            "write",
+            json!({"path": "local://notes/plan.md", "content": "step one\n"}),
+        ),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert!(
+        !project.join("local:").exists(),
+        "not a file in the project"
+    );
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call(
+            "bash",
+            json!({"command": "cat local://notes/plan.md && ls local://notes"}),
+        ),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert_eq!(text.trim(), "step one\nplan.md");
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call("read", json!({"path": "local://../../../secrets"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert_eq!(
+        text,
+        "local://../../../secrets leaves the session's local directory; use a path inside it"
+    );
+
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call("read", json!({"path": "skill://release"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert!(text.contains("Tag, then publish."), "{text}");
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call("read", json!({"path": "skill://deploy"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(
+        text.contains("no skill named \"deploy\"; the skills are release"),
+        "{text}"
+    );
+
+    let seen = run(
+        &client,
+        &mut events,
+        &id,
+        &call("read", json!({"path": "history://"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert!(text.contains("## User"), "{text}");
+    assert!(text.contains("call write"), "{text}");
+
+    // A pi session has no such URLs: its read is pi's.
+    let plain = session(&client, &cwd, &["read"], BTreeMap::new()).await;
+    let seen = run(
+        &client,
+        &mut events,
+        &plain,
+        &call("read", json!({"path": "local://notes/plan.md"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(failed);
+    assert!(text.contains("ENOENT"), "{text}");
+}
