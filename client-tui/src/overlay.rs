@@ -327,7 +327,8 @@ impl Question {
                 confirmed: Some(self.selected? == 0),
                 ..UiAnswer::default()
             },
-            UiRequest::Select { multiple: true, .. } => UiAnswer {
+            // As for one choice: nothing is sent before an arrow key was pressed.
+            UiRequest::Select { multiple: true, .. } if self.selected.is_some() => UiAnswer {
                 values: self
                     .choices
                     .iter()
@@ -337,6 +338,7 @@ impl Question {
                     .collect(),
                 ..UiAnswer::default()
             },
+            UiRequest::Select { multiple: true, .. } => return None,
             UiRequest::Select { .. } => UiAnswer {
                 value: Some(self.choices.get(self.selected?)?.clone()),
                 ..UiAnswer::default()

@@ -18,6 +18,8 @@ pub const LOCAL: &str = "local://";
 pub const SKILL: &str = "skill://";
 /// The transcripts' scheme.
 pub const HISTORY: &str = "history://";
+/// The rulebook's scheme.
+pub const RULE: &str = "rule://";
 
 /// A session's places.
 #[derive(Debug)]
@@ -198,6 +200,68 @@ impl pi_tools::UriReader for Histories {
             Ok(vec![pi_tools::UriContent::Text(
                 crate::tasks::tool::transcript(&format!("Session {title}"), &entries),
             )])
+        })
+    }
+}
+
+/// `read`'s reader of the rulebook (`rule://NAME`).
+#[derive(Debug)]
+pub struct RuleBook {
+    /// Where the session's rules are found.
+    pub roots: Option<crate::coding::ResourceRoots>,
+    /// The session's working directory.
+    pub cwd: PathBuf,
+}
+
+impl pi_tools::UriReader for RuleBook {
+    fn scheme(&self) -> &str {
+        RULE
+    }
+
+    fn describe(&self) -> String {
+        "Also reads the rulebook's rules given as rule://NAME.".to_owned()
+    }
+
+    fn path_hint(&self) -> String {
+        "rule://NAME".to_owned()
+    }
+
+    fn read<'a>(&'a self, uri: &'a str) -> pi_tools::UriFuture<'a> {
+        Box::pin(async move {
+            let name = uri
+                .trim_start_matches(RULE)
+                .trim_end_matches('/')
+                .to_owned();
+            let Some(roots) = self.roots.clone() else {
+                return Err("this session has no rules".to_owned());
+            };
+            let cwd = self.cwd.clone();
+            let rules = tokio::task::spawn_blocking(move || {
+                crate::coding::resources::load(&roots, &cwd).rules
+            })
+            .await
+            .map_err(|error| format!("cannot read the rules: {error}"))?;
+            match rules.iter().find(|rule| rule.name == name) {
+                Some(rule) => Ok(vec![pi_tools::UriContent::Text(format!(
+                    "# Rule {} ({})
+
+{}",
+                    rule.name,
+                    rule.path.display(),
+                    rule.body
+                ))]),
+                None if rules.is_empty() => {
+                    Err(format!("no rule named {name:?}; this session has no rules"))
+                }
+                None => Err(format!(
+                    "no rule named {name:?}; the rules are {}",
+                    rules
+                        .iter()
+                        .map(|rule| rule.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            }
         })
     }
 }

@@ -230,6 +230,12 @@ impl BuiltinTools {
                         }) as Arc<dyn pi_tools::UriReader>
                     }))
                     .chain(with_omp.then(|| {
+                        Arc::new(crate::places::RuleBook {
+                            roots: self.settings.clone(),
+                            cwd: environment.cwd.clone(),
+                        }) as Arc<dyn pi_tools::UriReader>
+                    }))
+                    .chain(with_omp.then(|| {
                         Arc::new(crate::places::Histories {
                             sessions: environment.sessions.clone(),
                             session_id: environment.session_id.clone(),

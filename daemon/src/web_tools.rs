@@ -83,13 +83,17 @@ impl pi_tools::UriReader for WebPages {
                 .fetch(uri, &cancel)
                 .await
                 .map_err(|error| error.to_string())?;
-            let mut text = format!("URL: {}\nContent-Type: {}\n", page.url, page.content_type);
+            // The header comes first whatever the offset, and the offsets are the page's
+            // own lines.
+            let mut header = format!("URL: {}\nContent-Type: {}\n", page.url, page.content_type);
             for note in &page.notes {
-                text.push_str(&format!("Note: {note}\n"));
+                header.push_str(&format!("Note: {note}\n"));
             }
-            text.push('\n');
-            text.push_str(&page.text);
-            Ok(vec![pi_tools::UriContent::Text(text)])
+            header.push('\n');
+            Ok(vec![
+                pi_tools::UriContent::Preface(header),
+                pi_tools::UriContent::Text(page.text.clone()),
+            ])
         })
     }
 }

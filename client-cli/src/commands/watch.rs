@@ -171,12 +171,18 @@ impl HumanPrinter {
                 let current = todos
                     .tasks()
                     .find(|task| task.status == pi_protocol::v1::TodoStatus::InProgress)
-                    .map(|task| format!(" · in progress: {} {}", task.id, task.content))
+                    .map(|task| {
+                        format!(
+                            " · in progress: {}",
+                            one_line(&format!("{} {}", task.id, task.content), 120)
+                        )
+                    })
                     .unwrap_or_default();
-                self.line(&self.style.dim(&format!(
-                    "todo {done}/{total} done{}",
-                    one_line(&current, 120)
-                )));
+                self.line(
+                    &self
+                        .style
+                        .dim(&format!("todo {done}/{total} done{current}")),
+                );
             }
             SessionEvent::AutoRetryStart {
                 attempt,

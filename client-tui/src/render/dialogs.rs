@@ -57,10 +57,34 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
                 })
                 .collect(),
         ),
-        Overlay::Question(question) => (
-            question.title().to_owned(),
-            question_lines(question, inner_width),
-        ),
+        Overlay::Question(question) => {
+            // A title too long for the frame is written out whole above the choices.
+            let title = question.title();
+            let fits = title.chars().count() + 2 <= inner_width;
+            let mut lines = if fits {
+                Vec::new()
+            } else {
+                let mut wrapped = super::wrap::wrap_text(
+                    title,
+                    Style::default().add_modifier(Modifier::BOLD),
+                    inner_width,
+                    &[],
+                    &[],
+                );
+                wrapped.push(Line::from(""));
+                wrapped
+            };
+            let room = dialog_room(area.height).saturating_sub(lines.len());
+            lines.extend(question_lines(question, inner_width, room));
+            (
+                if fits {
+                    title.to_owned()
+                } else {
+                    truncate(title, inner_width.saturating_sub(2))
+                },
+                lines,
+            )
+        }
         Overlay::Login(dialog) => (
             if dialog.key_entry {
                 format!("API key: {}", dialog.name)
@@ -121,6 +145,9 @@ pub fn render_overlay(state: &State, frame: &mut Frame<'_>, area: Rect) {
         Overlay::Select(_) => " ↑↓ move · enter choose · esc close ",
         Overlay::Question(question) if question.choices.is_empty() => {
             " enter answer · esc dismiss "
+        }
+        Overlay::Question(question) if question.multiple() => {
+            " ↑↓ move · space tick · enter send the ticked · esc dismiss "
         }
         Overlay::Question(_) => " ↑↓ move · enter answer · esc dismiss ",
         Overlay::Login(dialog) if dialog.prompt.is_some() => " enter send · esc cancel ",
@@ -354,7 +381,13 @@ fn hotkey_lines(state: &State, width: usize) -> Vec<Line<'static>> {
 }
 
 /// A question: its message, then its choices (the selected one reversed) or the text typed.
-fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line<'static>> {
+/// The dialog's body: a confirmation's message, the text field, or the choices — as many as
+/// `room` rows allow, around the highlighted one.
+fn question_lines(
+    question: &crate::overlay::Question,
+    width: usize,
+    room: usize,
+) -> Vec<Line<'static>> {
     let mut lines = Vec::new();
     if let pi_protocol::v1::UiRequest::Confirm { message, .. } = &question.request.request {
         lines.extend(super::wrap::wrap_text(
@@ -376,7 +409,22 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
             Span::styled("▏".to_owned(), Style::default().add_modifier(Modifier::DIM)),
         ]));
     }
-    for (index, choice) in question.choices.iter().enumerate() {
+    let rows = room.saturating_sub(lines.len()).max(1);
+    let first = question
+        .selected
+        .map_or(0, |at| (at + 1).saturating_sub(rows))
+        .min(question.choices.len().saturating_sub(rows));
+    let hidden_above = first;
+    let hidden_below = question.choices.len().saturating_sub(first + rows);
+    for (index, choice) in question.choices.iter().enumerate().skip(first).take(rows) {
+        // Arrows on the edge rows say more choices are out of sight.
+        let edge = if index == first && hidden_above > 0 {
+            "↑ "
+        } else if index + 1 == first + rows && hidden_below > 0 {
+            "↓ "
+        } else {
+            "  "
+        };
         let style = if Some(index) == question.selected {
             Style::default().add_modifier(Modifier::REVERSED)
         } else {
@@ -387,19 +435,19 @@ fn question_lines(question: &crate::overlay::Question, width: usize) -> Vec<Line
             Some(false) if question.multiple() => "[ ] ",
             _ => "",
         };
-        lines.push(Line::from(Span::styled(
-            format!(
-                "  {mark}{}",
-                truncate(choice, width.saturating_sub(2 + mark.len()))
+        lines.push(Line::from(vec![
+            Span::styled(
+                edge.to_owned(),
+                Style::default().add_modifier(Modifier::DIM),
             ),
-            style,
-        )));
-    }
-    if question.multiple() {
-        lines.push(Line::from(Span::styled(
-            "  Space ticks · Enter sends the ticked ones · Esc cancels".to_owned(),
-            Style::default().add_modifier(Modifier::DIM),
-        )));
+            Span::styled(
+                format!(
+                    "{mark}{}",
+                    truncate(choice, width.saturating_sub(2 + mark.len()))
+                ),
+                style,
+            ),
+        ]));
     }
     lines
 }

@@ -328,7 +328,7 @@ fn summary_lines(title: &str, summary: &str, width: usize, expanded: bool) -> Ve
             dim,
         )));
         lines.push(Line::from(Span::styled(
-            "  (ctrl+o to expand)".to_owned(),
+            format!("  ({})", super::tools::expand_hint()),
             dim,
         )));
     }

@@ -27,6 +27,15 @@ pub use transcript::{Placement, placed_images, shown_scroll};
 /// Draws the state into the frame.
 pub fn render(state: &crate::state::State, frame: &mut Frame<'_>) {
     transcript::clear_placed_images();
+    if tools::set_expand_key(
+        state
+            .keymap
+            .keys(crate::keymap::Action::ExpandTools)
+            .first()
+            .map(crate::keymap::KeyChord::label),
+    ) {
+        transcript::forget_layouts();
+    }
     let area = frame.area();
     if area.width < 4 || area.height < 6 {
         return;

@@ -205,7 +205,7 @@ fn output_lines(
     let dim = Style::default().add_modifier(Modifier::DIM);
     if tail && hidden > 0 {
         lines.push(Line::from(Span::styled(
-            format!("  … {hidden} earlier lines (ctrl+o to expand)"),
+            format!("  … {hidden} earlier lines ({})", expand_hint()),
             dim,
         )));
     }
@@ -228,10 +228,34 @@ fn output_lines(
     }
 }
 
+thread_local! {
+    // The expand key as `keybindings.json` left it, set by each frame (the renderer is one
+    // thread's).
+    static EXPAND_KEY: std::cell::RefCell<String> = std::cell::RefCell::new("ctrl+o".to_owned());
+}
+
+/// Sets the key the "to expand" hints name (each frame, from the key map); whether it
+/// changed (laid-out items then name the old one).
+pub(crate) fn set_expand_key(key: Option<String>) -> bool {
+    let key = key.unwrap_or_else(|| "/hotkeys".to_owned());
+    EXPAND_KEY.with(|cell| {
+        let changed = *cell.borrow() != key;
+        if changed {
+            *cell.borrow_mut() = key;
+        }
+        changed
+    })
+}
+
+/// `ctrl+o to expand`, with the key bound now.
+pub(crate) fn expand_hint() -> String {
+    EXPAND_KEY.with(|cell| format!("{} to expand", cell.borrow()))
+}
+
 fn more(lines: &mut Vec<Line<'static>>, total: usize, shown: usize) {
     if total > shown {
         lines.push(Line::from(Span::styled(
-            format!("  … {} more lines (ctrl+o to expand)", total - shown),
+            format!("  … {} more lines ({})", total - shown, expand_hint()),
             Style::default().add_modifier(Modifier::DIM),
         )));
     }

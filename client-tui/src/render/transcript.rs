@@ -73,6 +73,11 @@ thread_local! {
     static CACHE: RefCell<LayoutCache> = RefCell::new(LayoutCache::default());
 }
 
+/// Drops the cached item layouts (something they show changed: the expand key).
+pub(crate) fn forget_layouts() {
+    CACHE.with(|cache| cache.borrow_mut().items.clear());
+}
+
 /// pi's startup header over an empty transcript: the name, the main keys, and what the
 /// session loaded (`[Context]`, `[Skills]`, `[Prompts]`, `[Extensions]`); nothing with
 /// `quietStartup` (unless `--verbose`).

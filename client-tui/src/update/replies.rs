@@ -512,12 +512,24 @@ pub(super) fn tree_fold(state: &mut State, previous: &Selector, fold: bool) {
             }
         }
     } else if !tree.folded.remove(&selected) {
+        // The first branch as drawn (the active one first), not the first created.
+        let drawn: HashMap<&str, usize> = previous
+            .items
+            .iter()
+            .enumerate()
+            .map(|(position, item)| (item.value.as_str(), position))
+            .collect();
         let mut at = selected.as_str();
         loop {
             match children.get(at).map(Vec::as_slice) {
                 Some([only]) => at = only,
-                Some([first, _, ..]) => {
-                    at = first;
+                Some(kids @ [_, _, ..]) => {
+                    if let Some(first) = kids
+                        .iter()
+                        .min_by_key(|kid| drawn.get(**kid).copied().unwrap_or(usize::MAX))
+                    {
+                        at = first;
+                    }
                     break;
                 }
                 _ => break,
@@ -605,16 +617,17 @@ pub(super) fn tree_items(
                 // pi's Shift+T: when the label was set, to the minute.
                 Some((label, at)) if label_times => {
                     format!(
-                        " [{label} · {}]",
+                        "[{label} · {}] ",
                         at.get(..16).unwrap_or(at).replace('T', " ")
                     )
                 }
-                Some((label, _)) => format!(" [{label}]"),
+                Some((label, _)) => format!("[{label}] "),
                 None => String::new(),
             };
             let fold = if folded.contains(id) { "⊞ " } else { "" };
             items.push(SelectorItem {
-                label: format!("{fold}{}{tag}", describe(entry)),
+                // pi's order: the label before the text, so a long entry keeps it.
+                label: format!("{fold}{tag}{}", describe(entry)),
                 detail: String::new(),
                 value: id.to_owned(),
                 indent: format!("{lead}{connector}"),

@@ -933,7 +933,7 @@ fn a_multiple_choice_question_sends_the_ticked_options() {
     assert!(screen.contains("[x] lint"), "{screen}");
     assert!(screen.contains("[ ] test"), "{screen}");
     assert!(screen.contains("[x] bench"), "{screen}");
-    assert!(screen.contains("Space ticks"), "{screen}");
+    assert!(screen.contains("space tick"), "{screen}");
     harness.take_effects();
     harness.send(key(KeyCode::Enter));
     assert_eq!(
@@ -947,4 +947,39 @@ fn a_multiple_choice_question_sends_the_ticked_options() {
             },
         })]
     );
+}
+
+/// A question with more choices than fit scrolls with the highlight, arrows say what is out
+/// of sight, and a title too long for the frame is written out whole; Enter answers nothing
+/// before an arrow key in a several-choices dialog either.
+#[test]
+fn a_long_question_scrolls_and_shows_its_whole_title() {
+    use pi_protocol::v1::{UiRequest, UiRequestParams};
+    let mut harness = Harness::attached(history(vec![user("pick")]));
+    let title = "This is a very long question that certainly does not fit in one line of an \
+                 eighty column terminal, so it has to be wrapped";
+    harness.send(Input::UiRequest(UiRequestParams {
+        session_id: SESSION.to_owned(),
+        request_id: "ui-1".to_owned(),
+        request: UiRequest::Select {
+            title: title.to_owned(),
+            options: (1..=30).map(|n| format!("option number {n}")).collect(),
+            multiple: true,
+        },
+    }));
+    harness.take_effects();
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness.take_effects().is_empty(),
+        "no answer before a choice"
+    );
+    for _ in 0..25 {
+        harness.send(key(KeyCode::Down));
+    }
+    let screen = harness.screen(80, 24);
+    assert!(screen.contains("so it has to be wrapped"), "{screen}");
+    assert!(screen.contains("option number 25"), "{screen}");
+    assert!(!screen.contains("option number 1 "), "{screen}");
+    assert!(screen.contains("↑ "), "{screen}");
+    assert!(screen.contains("↓ "), "{screen}");
 }

@@ -62,6 +62,7 @@ pub fn session_details(
         context_files,
         extensions,
         todos: Default::default(),
+        rules: Vec::new(),
     }))
 }
 

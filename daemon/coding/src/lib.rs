@@ -16,6 +16,7 @@ pub mod approvals;
 pub mod context_files;
 pub mod frontmatter;
 pub mod resources;
+pub mod rules;
 pub mod settings;
 pub mod settings_parse;
 pub mod settings_write;

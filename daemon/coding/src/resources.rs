@@ -50,6 +50,8 @@ pub struct Resources {
     pub skills: Vec<Skill>,
     /// Prompt templates, in precedence order.
     pub templates: Vec<PromptTemplate>,
+    /// Rules from the agent config directories (oh-my-pi's discovery, on with `ompTools`).
+    pub rules: Vec<crate::rules::Rule>,
     /// pi's package the default prompt points to (installed, when loaded).
     pub pi_docs: Option<PathBuf>,
     /// Replaces the default prompt body.
@@ -243,8 +245,26 @@ pub fn load_with(roots: &ResourceRoots, cwd: &Path, choice: &ResourceChoice) -> 
     let global_lowest_first = roots.global_dirs();
     let global_highest_first: Vec<PathBuf> = global_lowest_first.iter().rev().cloned().collect();
 
-    let context_files =
+    let mut context_files =
         context_files::load_context_files(&global_lowest_first, cwd, &mut diagnostics);
+    // oh-my-pi's discovery of other tools' rules, instructions and commands, for projects
+    // that turn its tools on.
+    let discovered = if settings.omp_tools.is_empty() {
+        crate::rules::Discovered::default()
+    } else {
+        crate::rules::discover(
+            cwd,
+            roots.home.as_deref(),
+            &global_lowest_first,
+            &settings.disabled_providers,
+            &mut diagnostics,
+        )
+    };
+    for file in discovered.context_files {
+        if !context_files.iter().any(|known| known.path == file.path) {
+            context_files.push(file);
+        }
+    }
     let mut prompt_text = |setting: &Option<TextOrFile>, file_name: &str| match setting {
         Some(value) => resolve_text_or_file(value, roots.home.as_deref(), &mut diagnostics),
         None => {
@@ -291,6 +311,7 @@ pub fn load_with(roots: &ResourceRoots, cwd: &Path, choice: &ResourceChoice) -> 
             user_dirs: global_highest_first
                 .iter()
                 .map(|dir| dir.join("prompts"))
+                .chain(discovered.template_dirs.iter().cloned())
                 .collect(),
             explicit: choice.prompt_templates.clone(),
         }
@@ -302,6 +323,7 @@ pub fn load_with(roots: &ResourceRoots, cwd: &Path, choice: &ResourceChoice) -> 
         context_files,
         skills,
         templates,
+        rules: discovered.rules,
         pi_docs: roots
             .pi_docs
             .clone()
@@ -339,6 +361,7 @@ impl Resources {
             date,
             context_files: &self.context_files,
             skills: &self.skills,
+            rules: &self.rules,
             custom_prompt: self.custom_prompt.as_deref(),
             append_prompt: self.append_prompt.as_deref(),
             pi_docs: self.pi_docs.as_deref(),

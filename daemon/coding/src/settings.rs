@@ -78,6 +78,9 @@ pub struct Settings {
     /// `ompTools` (ours): oh-my-pi's tools a session gets besides pi's defaults when it
     /// names no tools (`true`: all of [`OMP_TOOLS`]; a list: those).
     pub omp_tools: Vec<String>,
+    /// `disabledProviders` (oh-my-pi's): sources of rules and instructions left out (`cursor`,
+    /// `windsurf`, `cline`, `github`, `claude`, `codex`, `gemini`, `agents`, `native`).
+    pub disabled_providers: Vec<String>,
     /// `sessionDir`: where pi's session files are looked up.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`: clients show no thinking blocks.
@@ -315,6 +318,8 @@ pub struct SettingsLayer {
     pub enabled_models: Option<Vec<String>>,
     /// `ompTools`.
     pub omp_tools: Option<Vec<String>>,
+    /// `disabledProviders`.
+    pub disabled_providers: Option<Vec<String>>,
     /// `sessionDir`.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
@@ -500,6 +505,7 @@ impl Default for Settings {
             pi_session_write_back: true,
             enabled_models: Vec::new(),
             omp_tools: Vec::new(),
+            disabled_providers: Vec::new(),
             session_dir: None,
             hide_thinking_block: false,
             transport: pi_llm::Transport::Auto,
@@ -610,6 +616,7 @@ impl Settings {
         );
         set(&mut self.enabled_models, &layer.enabled_models);
         set(&mut self.omp_tools, &layer.omp_tools);
+        set(&mut self.disabled_providers, &layer.disabled_providers);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
         set(&mut self.transport, &layer.transport);

@@ -466,6 +466,7 @@ impl LayerReader<'_> {
                 "themes" => layer.themes = self.paths(key, value),
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
                 "ompTools" => layer.omp_tools = self.omp_tools(key, value),
+                "disabledProviders" => layer.disabled_providers = self.strings(key, value),
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
                 "transport" => {

@@ -41,6 +41,8 @@ pub struct SystemPromptInput<'a> {
     pub context_files: &'a [ContextFile],
     /// Loaded skills (those that disable model invocation are left out here).
     pub skills: &'a [Skill],
+    /// Rules (oh-my-pi's): those always applied in full, the rulebook listed.
+    pub rules: &'a [crate::rules::Rule],
     /// Replaces the default body.
     pub custom_prompt: Option<&'a str>,
     /// Appended after the body.
@@ -83,6 +85,7 @@ pub fn build(input: &SystemPromptInput<'_>) -> String {
             ));
         }
     }
+    prompt.push_str(&crate::rules::format_for_prompt(input.rules));
     if has("read") {
         prompt.push_str(&skills::format_for_prompt(input.skills));
     }

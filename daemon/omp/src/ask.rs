@@ -150,7 +150,7 @@ impl Tool for AskTool {
                 }
             } else {
                 let mut options = asked.options.clone();
-                if asked.other && !asked.multiple {
+                if asked.other {
                     options.push(OTHER.to_owned());
                 }
                 UiRequest::Select {
@@ -167,8 +167,17 @@ impl Tool for AskTool {
                 Ok(response) => response,
                 Err(error) => return ToolOutput::error(format!("Cannot ask: {error}")),
             };
-            // "Other": the typed answer, in a second dialog.
-            if response.answer.value.as_deref() == Some(OTHER) {
+            // "Other": the typed answer, in a second dialog (with the options ticked beside
+            // it, for several choices).
+            let other_ticked = response.answer.values.iter().any(|value| value == OTHER);
+            if response.answer.value.as_deref() == Some(OTHER) || other_ticked {
+                let ticked: Vec<String> = response
+                    .answer
+                    .values
+                    .iter()
+                    .filter(|value| *value != OTHER)
+                    .cloned()
+                    .collect();
                 let typed = tokio::select! {
                     answered = ask(UiRequest::Input { title: asked.question.clone(), placeholder: None }) => answered,
                     () = invocation.cancel.cancelled() => return ToolOutput::error("Operation aborted"),
@@ -177,6 +186,17 @@ impl Tool for AskTool {
                     Ok(response) => response,
                     Err(error) => return ToolOutput::error(format!("Cannot ask: {error}")),
                 };
+                if asked.multiple && !response.answer.cancelled {
+                    let mut values = ticked;
+                    values.extend(
+                        response
+                            .answer
+                            .value
+                            .take()
+                            .filter(|typed| !typed.trim().is_empty()),
+                    );
+                    response.answer.values = values;
+                }
             }
             answer_output(&asked, &response.answer, response.answered_by.as_deref())
         })

@@ -135,6 +135,9 @@ pub trait UrlPlaces: Send + Sync + std::fmt::Debug {
 pub enum UriContent {
     /// Text.
     Text(String),
+    /// Text shown before the lines `read` selects and not counted among them (a web page's
+    /// URL and notes), so offsets are the content's own lines.
+    Preface(String),
     /// Binary data, base64.
     Blob {
         /// The data, base64.

@@ -281,9 +281,11 @@ fn read_contents(
 ) -> Result<ToolOutput, ReadError> {
     let mut texts = Vec::new();
     let mut images = Vec::new();
+    let mut preface = String::new();
     for content in contents {
         match content {
             crate::UriContent::Text(text) => texts.push(text),
+            crate::UriContent::Preface(text) => preface.push_str(&text),
             crate::UriContent::Blob { base64, mime_type } if mime_type.starts_with("image/") => {
                 images.push(UserContent::Image(ImageContent {
                     data: base64,
@@ -313,6 +315,11 @@ fn read_contents(
         &mut std::io::empty(),
         Path::new(&args.path),
     )?;
+    if !preface.is_empty()
+        && let Some(UserContent::Text(first)) = output.content.first_mut()
+    {
+        first.text.insert_str(0, &preface);
+    }
     output.content.extend(images);
     Ok(output)
 }

@@ -166,7 +166,7 @@ pub enum WebError {
     },
     /// No search provider is configured. Show the message: the user sets one of the keys.
     #[error(
-        "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the daemon's environment"
+        "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from)"
     )]
     NoSearchProvider,
     /// A provider name that is not known. Show the message.
@@ -176,7 +176,9 @@ pub enum WebError {
         name: String,
     },
     /// The chosen provider's key (or URL) is not set. Show the message.
-    #[error("web search with {provider} needs {variable}; set it in the daemon's environment")]
+    #[error(
+        "web search with {provider} needs {variable}; set it in the session's environment (the shell you run pictl from)"
+    )]
     MissingSearchKey {
         /// The provider's name (`Brave Search`).
         provider: &'static str,

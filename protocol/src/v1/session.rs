@@ -243,6 +243,32 @@ pub struct SessionGetResponse {
     /// The todo list of the current branch (oh-my-pi's `todo`); absent when empty.
     #[serde(default, skip_serializing_if = "crate::v1::todo::TodoList::is_empty")]
     pub todos: crate::v1::todo::TodoList,
+    /// Rules from the agent config directories (oh-my-pi's discovery: `.pi/rules`, Cursor,
+    /// Windsurf, Cline, Copilot…), in projects that turn oh-my-pi's tools on; other tools'
+    /// instruction files are in `contextFiles`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rules: Vec<RuleInfo>,
+}
+
+/// A rule a session found.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct RuleInfo {
+    /// Its name (`rule://NAME`).
+    pub name: String,
+    /// Where it came from: `native`, `agents`, `cursor`, `windsurf`, `cline`, `github`.
+    pub provider: String,
+    /// The file.
+    pub path: String,
+    /// `always` (in the system prompt whole), `rulebook` (listed, read with `rule://`) or
+    /// `stream` (fires when its condition matches the model's output).
+    pub kind: String,
+    /// What it is about.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The files it is about.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub globs: Vec<String>,
 }
 
 /// A keyboard shortcut an extension registered.

@@ -5553,6 +5553,12 @@ export interface SessionGetResponse {
    */
   resourceDiagnostics?: ResourceDiagnostic[];
   /**
+   * Rules from the agent config directories (oh-my-pi's discovery: `.pi/rules`, Cursor,
+   * Windsurf, Cline, Copilot…), in projects that turn oh-my-pi's tools on; other tools'
+   * instruction files are in `contextFiles`.
+   */
+  rules?: RuleInfo[];
+  /**
    * Keyboard shortcuts the session's pi extensions register (`pi.registerShortcut`): a
    * client that has the key free runs one with `extensions/shortcut`.
    */
@@ -5680,6 +5686,39 @@ export interface QueueState2 {
    * Steering messages (texts).
    */
   steering: string[];
+}
+/**
+ * A rule a session found.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "RuleInfo".
+ */
+export interface RuleInfo {
+  /**
+   * What it is about.
+   */
+  description?: string | null;
+  /**
+   * The files it is about.
+   */
+  globs?: string[];
+  /**
+   * `always` (in the system prompt whole), `rulebook` (listed, read with `rule://`) or
+   * `stream` (fires when its condition matches the model's output).
+   */
+  kind: string;
+  /**
+   * Its name (`rule://NAME`).
+   */
+  name: string;
+  /**
+   * The file.
+   */
+  path: string;
+  /**
+   * Where it came from: `native`, `agents`, `cursor`, `windsurf`, `cline`, `github`.
+   */
+  provider: string;
 }
 /**
  * A keyboard shortcut an extension registered.

@@ -102,6 +102,24 @@ impl SessionActor {
                 .flat_map(|hooks| hooks.extensions())
                 .collect(),
             todos: self.todos.todos.clone(),
+            rules: self
+                .resources
+                .rules
+                .iter()
+                .map(|rule| pi_protocol::v1::RuleInfo {
+                    name: rule.name.clone(),
+                    provider: rule.provider.to_owned(),
+                    path: rule.path.display().to_string(),
+                    kind: match rule.kind() {
+                        pi_coding::rules::RuleKind::Always => "always",
+                        pi_coding::rules::RuleKind::Rulebook => "rulebook",
+                        pi_coding::rules::RuleKind::Stream => "stream",
+                    }
+                    .to_owned(),
+                    description: rule.description.clone(),
+                    globs: rule.globs.clone(),
+                })
+                .collect(),
         }
     }
 
@@ -221,6 +239,7 @@ impl SessionActor {
             },
             // `--no-skills` left the discovered ones unloaded; `--skill` ones are listed.
             skills: &resources.skills,
+            rules: &resources.rules,
             custom_prompt: self
                 .row
                 .system_prompt

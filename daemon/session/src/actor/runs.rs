@@ -540,10 +540,12 @@ impl SessionActor {
         if self.todo_reminders >= TODO_REMINDERS || self.closing.is_some() {
             return None;
         }
+        // Blocked tasks wait for something else: only work the model can do is reminded of.
         let open: Vec<String> = self
             .todos
             .todos
             .open()
+            .filter(|task| task.status != pi_protocol::v1::TodoStatus::Blocked)
             .map(|task| format!("- {} {} ({})", task.id, task.content, task.status.as_str()))
             .collect();
         if open.is_empty() {

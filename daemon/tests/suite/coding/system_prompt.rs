@@ -72,6 +72,7 @@ fn system_prompt_snapshots() {
                 date: "2026-03-15",
                 context_files: &context_files,
                 skills: &skills,
+                rules: &[],
                 custom_prompt: None,
                 append_prompt: Some("Prefer small commits."),
                 pi_docs: Some(std::path::Path::new(
@@ -87,6 +88,7 @@ fn system_prompt_snapshots() {
                 date: "2026-03-15",
                 context_files: &context_files[1..],
                 skills: &skills,
+                rules: &[],
                 custom_prompt: Some("You are a release bot."),
                 append_prompt: None,
                 pi_docs: None,
@@ -107,6 +109,7 @@ fn guidelines(names: &[&str]) -> String {
         date: "2026-01-01",
         context_files: &[],
         skills: &[],
+        rules: &[],
         custom_prompt: None,
         append_prompt: None,
         pi_docs: None,

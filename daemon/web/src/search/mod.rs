@@ -466,12 +466,12 @@ mod tests {
         let missing = SearchProvider::named("brave", &env(&[("EXA_API_KEY", "k")])).unwrap_err();
         assert_eq!(
             missing.to_string(),
-            "web search with Brave Search needs BRAVE_API_KEY; set it in the daemon's environment"
+            "web search with Brave Search needs BRAVE_API_KEY; set it in the session's environment (the shell you run pictl from)"
         );
         let missing = SearchProvider::named("searxng", &env(&[])).unwrap_err();
         assert_eq!(
             missing.to_string(),
-            "web search with SearXNG needs SEARXNG_URL; set it in the daemon's environment"
+            "web search with SearXNG needs SEARXNG_URL; set it in the session's environment (the shell you run pictl from)"
         );
         let unknown = SearchProvider::named("bing", &env(&[])).unwrap_err();
         assert_eq!(
@@ -480,7 +480,7 @@ mod tests {
         );
         assert_eq!(
             WebError::NoSearchProvider.to_string(),
-            "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the daemon's environment"
+            "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from)"
         );
     }
 

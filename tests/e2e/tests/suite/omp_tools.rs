@@ -15,6 +15,8 @@ use pi_protocol::v1::{SessionAttach, SessionAttachParams, SessionCreate, Session
 use serde_json::{Value, json};
 
 use super::harness::{MODEL, World};
+use pi_test_support::model_server::Turn;
+
 use super::mcp_faults::{caller, run, tool_results};
 
 /// The searches a site was sent: each one's query string and subscription-token header.
@@ -506,4 +508,154 @@ async fn internal_urls_reach_the_scratch_directory_skills_and_transcripts() {
     let (text, failed, _) = first_result(&seen);
     assert!(failed);
     assert!(text.contains("ENOENT"), "{text}");
+}
+
+/// Rules and instructions of other tools in a project that turns oh-my-pi's tools on: a
+/// Cursor rule always applied is in the system prompt whole, one with globs is in the
+/// rulebook and read with `rule://`, Copilot's instructions are context, Claude's commands
+/// are slash commands, `session/get` lists the rules; the same files in a pi project change
+/// nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cursor_rules_and_copilot_instructions_are_picked_up_where_omp_is_on() {
+    let files = |dir: &str| -> Vec<(String, String)> {
+        vec![
+            (
+                format!("{dir}/.cursor/rules/react.mdc"),
+                "---\ndescription: React conventions\nglobs: src/**/*.tsx\nalwaysApply: false\n---\nUse function components.\n".to_owned(),
+            ),
+            (
+                format!("{dir}/.cursor/rules/tone.mdc"),
+                "---\nalwaysApply: true\n---\nNever use emojis.\n".to_owned(),
+            ),
+            (
+                format!("{dir}/.github/copilot-instructions.md"),
+                "Prefer small pull requests.\n".to_owned(),
+            ),
+            (
+                format!("{dir}/.github/instructions/python.instructions.md"),
+                "---\napplyTo: \"**/*.py\"\n---\nType hints everywhere.\n".to_owned(),
+            ),
+            (
+                format!("{dir}/.claude/commands/review.md"),
+                "---\ndescription: Review the diff\n---\nReview the staged diff for $ARGUMENTS.\n".to_owned(),
+            ),
+        ]
+    };
+    let mut all = files("omp");
+    all.extend(files("plain"));
+    all.push((
+        "omp/.pi/settings.json".to_owned(),
+        json!({"ompTools": true}).to_string(),
+    ));
+    let all: Vec<(&str, String)> = all
+        .iter()
+        .map(|(path, text)| (path.as_str(), text.clone()))
+        .collect();
+    let world = World::start_with("anthropic-messages", &all).await;
+    let home = world.daemon.home.path();
+    let (client, mut events) = world.client().await;
+    let omp = session_default(&client, &home.join("omp").display().to_string()).await;
+    let plain = session_default(&client, &home.join("plain").display().to_string()).await;
+
+    world.server.push(Turn::reply().text("ok"));
+    run(&client, &mut events, &omp, "hello").await;
+    let system = world.server.requests().last().unwrap().body["system"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        system.contains("# Rules\n\nFollow these rules:\n\n## tone\n\nNever use emojis.\n"),
+        "{system}"
+    );
+    assert!(
+        system.contains("- react: React conventions (files: src/**/*.tsx)"),
+        "{system}"
+    );
+    assert!(system.contains("- python (files: **/*.py)"), "{system}");
+    assert!(system.contains("Prefer small pull requests."), "{system}");
+    assert!(
+        system.contains("- todo:"),
+        "oh-my-pi's tools are offered: {system}"
+    );
+
+    world.server.push(Turn::reply().text("ok"));
+    run(&client, &mut events, &plain, "hello").await;
+    let plain_system = world.server.requests().last().unwrap().body["system"][0]["text"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(!plain_system.contains("Never use emojis"), "{plain_system}");
+    assert!(
+        !plain_system.contains("Prefer small pull requests"),
+        "{plain_system}"
+    );
+    assert!(!plain_system.contains("- todo:"), "{plain_system}");
+
+    let got = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: omp.clone(),
+        })
+        .await
+        .unwrap();
+    let rules: Vec<(&str, &str, &str)> = got
+        .rules
+        .iter()
+        .map(|rule| {
+            (
+                rule.name.as_str(),
+                rule.provider.as_str(),
+                rule.kind.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        rules,
+        [
+            ("react", "cursor", "rulebook"),
+            ("tone", "cursor", "always"),
+            ("python", "github", "rulebook")
+        ]
+    );
+    assert!(
+        got.context_files
+            .iter()
+            .any(|path| path.ends_with(".github/copilot-instructions.md"))
+    );
+    assert!(
+        got.commands.iter().any(|command| command.name == "review"),
+        "{:?}",
+        got.commands
+    );
+
+    world.server.respond_with(caller);
+    let seen = run(
+        &client,
+        &mut events,
+        &omp,
+        &format!("call read {}", json!({"path": "rule://react"})),
+    )
+    .await;
+    let (text, failed, _) = first_result(&seen);
+    assert!(!failed, "{text}");
+    assert!(text.contains("Use function components."), "{text}");
+}
+
+/// A session in `cwd` with the default tools (and what the settings add), attached.
+async fn session_default(client: &Client, cwd: &str) -> String {
+    let session = client
+        .call::<SessionCreate>(&SessionCreateParams {
+            cwd: cwd.to_owned(),
+            model: Some(MODEL.to_owned()),
+            ..SessionCreateParams::default()
+        })
+        .await
+        .unwrap();
+    client
+        .call::<SessionAttach>(&SessionAttachParams {
+            session_id: session.id.clone(),
+            after_seq: None,
+        })
+        .await
+        .unwrap();
+    session.id
 }
