@@ -265,16 +265,34 @@ pub async fn perform(
             .call::<SessionSetModel>(&SessionSetModelParams { session_id, model })
             .await
         {
-            Ok(changed) if !changed.warnings.is_empty() => Some(Reply::Warnings(changed.warnings)),
-            Ok(_) => None,
+            Ok(changed) => {
+                // pi's: the model chosen is the default of the next session.
+                remember_defaults(
+                    client,
+                    serde_json::json!({
+                        "defaultProvider": changed.model.provider,
+                        "defaultModel": changed.model.id,
+                    }),
+                )
+                .await;
+                (!changed.warnings.is_empty()).then_some(Reply::Warnings(changed.warnings))
+            }
             Err(error) => failed("set the model", error),
         },
-        Request::SetThinking(level) => quiet(
-            client
-                .call::<SessionSetThinking>(&SessionSetThinkingParams { session_id, level })
-                .await,
-            "set the thinking level",
-        ),
+        Request::SetThinking(level) => match client
+            .call::<SessionSetThinking>(&SessionSetThinkingParams { session_id, level })
+            .await
+        {
+            Ok(set) => {
+                remember_defaults(
+                    client,
+                    serde_json::json!({"defaultThinkingLevel": set.level}),
+                )
+                .await;
+                None
+            }
+            Err(error) => failed("set the thinking level", error),
+        },
         Request::SetPolicy(mode) => match client
             .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
                 session_id,
@@ -565,6 +583,21 @@ pub async fn perform(
 }
 
 /// A request failed: what the user was doing and why.
+/// Writes what the user chose as pi's defaults in pi's `settings.json` (as pi's interactive
+/// mode does on every model or thinking change); a failure only loses the default.
+async fn remember_defaults(client: &Client, values: serde_json::Value) {
+    let serde_json::Value::Object(values) = values else {
+        return;
+    };
+    let _ = client
+        .call::<pi_protocol::v1::SettingsSetDefault>(&pi_protocol::v1::SettingsSetDefaultParams {
+            values,
+            unset: Vec::new(),
+            target: pi_protocol::v1::SettingsTarget::Pi,
+        })
+        .await;
+}
+
 fn failed(action: &str, error: ClientError) -> Option<Reply> {
     Some(Reply::Failed {
         action: action.to_owned(),

@@ -366,6 +366,11 @@ pub(super) fn complete_path(state: &mut State, effects: &mut Vec<Effect>) {
         .filter(|path| path.starts_with(token.as_str()) && path.as_str() != token)
         .take(COMPLETION_LIMIT)
         .collect();
+    if !matches.is_empty() {
+        // Files appear while the TUI runs (the agent's, another shell's): the next Tab sees
+        // them.
+        effects.push(Effect::ListFiles);
+    }
     match matches.as_slice() {
         [] if !retried => {
             state.path_completion_pending = Some(token.clone());

@@ -151,6 +151,18 @@ impl SearchReport {
             } else {
                 let _ = writeln!(text, "{location}: {}", found.text);
             }
+            // What each meta-variable captured, on one line.
+            if !found.meta.is_empty() {
+                let captured: Vec<String> = found
+                    .meta
+                    .iter()
+                    .map(|(name, value)| {
+                        let value = value.split_whitespace().collect::<Vec<_>>().join(" ");
+                        format!("${name} = {value}")
+                    })
+                    .collect();
+                let _ = writeln!(text, "    {}", captured.join(", "));
+            }
         }
         if self.matches.is_empty() {
             let _ = writeln!(

@@ -24,7 +24,9 @@ fn rust_method_call_with_a_meta_variable() {
     assert!(report.matches.iter().all(|found| found.lang == Lang::Rust));
     insta::assert_snapshot!(report.to_text(), @r#"
     rust/src/lib.rs:2:16: values[0].unwrap()
+        $A = values[0]
     rust/src/lib.rs:3:23: "7".parse().unwrap()
+        $A = "7".parse()
 
     2 matches in 1 file (2 files searched).
     "#);
@@ -52,13 +54,16 @@ fn typescript_list_meta_variable_covers_tsx_and_multi_line_matches() {
     assert_eq!(report.matches[2].lang, Lang::Tsx);
     insta::assert_snapshot!(report.to_text(), @r#"
     web/app.ts:2:3: console.log("hello", name)
+        $ARGS = "hello", name
     web/app.ts:3:3:
         console.log(
             "multi",
             name,
           )
+        $ARGS = "multi", name,
 
     web/view.tsx:2:3: console.log("render")
+        $ARGS = "render"
 
     3 matches in 2 files (2 files searched).
     "#);
@@ -174,7 +179,9 @@ fn inferred_languages_over_a_mixed_directory() {
     let report = fixture.search(&["."], "$A.unwrap()", None);
     insta::assert_snapshot!(report.to_text(), @r#"
     rust/src/lib.rs:2:16: values[0].unwrap()
+        $A = values[0]
     rust/src/lib.rs:3:23: "7".parse().unwrap()
+        $A = "7".parse()
 
     2 matches in 1 file (7 files searched).
     "#);
@@ -259,11 +266,13 @@ fn the_match_limit_cuts_and_says_so() {
     assert!(report.truncated);
     insta::assert_snapshot!(report.to_text(), @r#"
     web/app.ts:2:3: console.log("hello", name)
+        $ARGS = "hello", name
     web/app.ts:3:3:
         console.log(
             "multi",
             name,
           )
+        $ARGS = "multi", name,
 
     2 matches in 1 file (2 files searched).
     Stopped at the first 2 matches; there are more: narrow the path or the pattern.
@@ -345,6 +354,7 @@ fn large_and_binary_files_in_a_directory_are_skipped_and_reported() {
     );
     insta::assert_snapshot!(report.to_text(), @r"
     big/small.js:1:1: console.log(2)
+        $A = 2
 
     1 match in 1 file (1 file searched).
     Skipped 2 files:

@@ -832,14 +832,15 @@ async fn slash_settings_saves_a_setting_that_applies_at_once() {
     tmux.wait_for_text("c", "ctrl+r history");
     tmux.type_text("c", "/settings");
     tmux.send("c", &["Enter"]);
-    tmux.wait_for_text("c", "Settings (saved to the daemon's settings.json)");
+    tmux.wait_for_text("c", "Settings (saved to pi's settings.json)");
     tmux.type_text("c", "quiet startup");
     tmux.send("c", &["Enter"]);
     tmux.wait_for_text("c", "Quiet startup");
     tmux.type_text("c", "true");
     tmux.send("c", &["Enter"]);
     let screen = tmux.wait_for_text("c", "Saved quietStartup in ");
-    let written = world.daemon.home.path().join("config/settings.json");
+    // pi's file, so pi sees it too.
+    let written = world.daemon.home.path().join(".pi/agent/settings.json");
     let saved: serde_json::Value = serde_json::from_str(
         &std::fs::read_to_string(&written)
             .unwrap_or_else(|error| panic!("{}: {error}\n{screen}", written.display())),
@@ -849,6 +850,14 @@ async fn slash_settings_saves_a_setting_that_applies_at_once() {
     // Applied: the header's key hints are gone.
     tmux.wait_for("c", "the header to go", |screen| {
         !screen.contains("ctrl+r history")
+    });
+    // pi's interactive mode: a thinking level chosen is the default of the next session.
+    tmux.send("c", &["BTab"]);
+    tmux.wait_for("c", "the default thinking level in pi's settings", |_| {
+        std::fs::read_to_string(&written)
+            .ok()
+            .and_then(|text| serde_json::from_str::<serde_json::Value>(&text).ok())
+            .is_some_and(|saved| saved["defaultThinkingLevel"].is_string())
     });
     // `/share` on a machine without the GitHub CLI: the page goes to a file, and why.
     tmux.type_text("c", "/share");
