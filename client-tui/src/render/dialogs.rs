@@ -245,8 +245,9 @@ fn input_line(text: &str) -> Line<'static> {
     ])
 }
 
-/// Rows a dialog of `height` rows shows inside its frame.
-fn dialog_room(height: u16) -> usize {
+/// Rows a dialog on a terminal `height` rows high shows inside its frame (a page of
+/// `/hotkeys`).
+pub fn dialog_room(height: u16) -> usize {
     usize::from(height.saturating_sub(5)).max(1)
 }
 

@@ -18,7 +18,7 @@ use ratatui::layout::Rect;
 use ratatui::widgets::Paragraph;
 
 pub use chrome::compact_number;
-pub use dialogs::hotkeys_max_scroll;
+pub use dialogs::{dialog_room, hotkeys_max_scroll};
 pub use highlight::warm_up;
 pub use items::image_cells;
 pub use markdown::render_markdown;

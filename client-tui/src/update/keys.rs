@@ -540,12 +540,13 @@ fn overlay_key(state: &mut State, event: KeyEvent, effects: &mut Vec<Effect>) {
     let selector = match overlay {
         Overlay::Select(selector) => selector,
         Overlay::Hotkeys { scroll } => {
-            // Scrolled by the lists' keys.
+            // Scrolled by the lists' keys; a page is what the dialog shows.
+            let page_rows = crate::render::dialog_room(state.size.1).max(1);
             let next = match list_actions.first() {
                 Some(Action::SelectUp) => Some(scroll.saturating_sub(1)),
                 Some(Action::SelectDown) => Some(*scroll + 1),
-                Some(Action::SelectPageUp) => Some(scroll.saturating_sub(10)),
-                Some(Action::SelectPageDown) => Some(*scroll + 10),
+                Some(Action::SelectPageUp) => Some(scroll.saturating_sub(page_rows)),
+                Some(Action::SelectPageDown) => Some(*scroll + page_rows),
                 Some(Action::SelectConfirm) => None,
                 _ if event.code == KeyCode::Char('q') => None,
                 _ if event.code == KeyCode::Home => Some(0),
