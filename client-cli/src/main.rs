@@ -92,6 +92,9 @@ enum Command {
     List(commands::packages::ListArgs),
     /// List (or kill) the background jobs sessions run
     Jobs(commands::pools::JobsArgs),
+    /// Test oh-my-pi's stream rules (TTSR) on a piece of a reply
+    #[command(subcommand)]
+    Rules(commands::rules::RulesCommand),
     /// List the Python kernels of the sessions' `python` tool
     Kernels(commands::pools::KernelsArgs),
     /// Serve the Agent Client Protocol on stdio (for Zed, JetBrains, Neovim), over daemon
@@ -231,6 +234,7 @@ fn run(as_pi: bool) -> ExitCode {
             Command::List(args) => commands::packages::list(args).await,
             Command::Jobs(args) => commands::pools::jobs(args).await,
             Command::Kernels(args) => commands::pools::kernels(args).await,
+            Command::Rules(command) => commands::rules::run(command).await,
             Command::Rpc(args) => rpc::run(args).await,
             Command::Acp(args) => acp::run(args).await,
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),

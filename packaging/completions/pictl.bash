@@ -76,6 +76,9 @@ _pictl() {
             pictl,rpc)
                 cmd="pictl__subcmd__rpc"
                 ;;
+            pictl,rules)
+                cmd="pictl__subcmd__rules"
+                ;;
             pictl,run)
                 cmd="pictl__subcmd__run"
                 ;;
@@ -214,6 +217,9 @@ _pictl() {
             pictl__subcmd__help,rpc)
                 cmd="pictl__subcmd__help__subcmd__rpc"
                 ;;
+            pictl__subcmd__help,rules)
+                cmd="pictl__subcmd__help__subcmd__rules"
+                ;;
             pictl__subcmd__help,run)
                 cmd="pictl__subcmd__help__subcmd__run"
                 ;;
@@ -282,6 +288,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help__subcmd__mcp,trust)
                 cmd="pictl__subcmd__help__subcmd__mcp__subcmd__trust"
+                ;;
+            pictl__subcmd__help__subcmd__rules,test)
+                cmd="pictl__subcmd__help__subcmd__rules__subcmd__test"
                 ;;
             pictl__subcmd__help__subcmd__session,export)
                 cmd="pictl__subcmd__help__subcmd__session__subcmd__export"
@@ -364,6 +373,18 @@ _pictl() {
             pictl__subcmd__mcp__subcmd__help,trust)
                 cmd="pictl__subcmd__mcp__subcmd__help__subcmd__trust"
                 ;;
+            pictl__subcmd__rules,help)
+                cmd="pictl__subcmd__rules__subcmd__help"
+                ;;
+            pictl__subcmd__rules,test)
+                cmd="pictl__subcmd__rules__subcmd__test"
+                ;;
+            pictl__subcmd__rules__subcmd__help,help)
+                cmd="pictl__subcmd__rules__subcmd__help__subcmd__help"
+                ;;
+            pictl__subcmd__rules__subcmd__help,test)
+                cmd="pictl__subcmd__rules__subcmd__help__subcmd__test"
+                ;;
             pictl__subcmd__session,export)
                 cmd="pictl__subcmd__session__subcmd__export"
                 ;;
@@ -419,7 +440,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -t -e -p -r -V -v -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="-c -t -e -p -r -V -v -h --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -921,7 +942,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs kernels acp rpc completions generate-assets daemon attach help"
+            opts="run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1413,6 +1434,34 @@ _pictl() {
         pictl__subcmd__help__subcmd__rpc)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__rules)
+            opts="test"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__rules__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
@@ -2166,6 +2215,80 @@ _pictl() {
                     return 0
                     ;;
                 -e)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__rules)
+            opts="-h --help test help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__rules__subcmd__help)
+            opts="test help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__rules__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__rules__subcmd__help__subcmd__test)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__rules__subcmd__test)
+            opts="-h --all --source --json --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --source)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

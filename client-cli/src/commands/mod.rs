@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod models;
 pub mod packages;
 pub mod pools;
+pub mod rules;
 pub mod run;
 pub mod sessions;
 pub mod stats;

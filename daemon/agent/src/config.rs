@@ -80,6 +80,8 @@ pub struct RunConfig {
     /// nothing is queued): messages to go on with, or none to end (oh-my-pi's todo
     /// reminders).
     pub stop_hook: Option<StopHook>,
+    /// Watches each reply as it streams (oh-my-pi's stream rules); `None`: nothing per delta.
+    pub stream_watch: Option<Arc<dyn crate::watch::StreamWatch>>,
 }
 
 /// Gives the messages a run goes on with instead of ending; none: it ends.

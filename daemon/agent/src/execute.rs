@@ -36,12 +36,14 @@ enum Prepared {
 
 /// Runs `calls`, emitting tool events and tool result messages; returns the result messages
 /// (each an [`AgentMessage::ToolResult`], the one its events carried) in call order, and
-/// whether every result asked to end the run (pi's `terminate`).
+/// whether every result asked to end the run (pi's `terminate`). `reminders` (a stream
+/// watcher's, by call id) come first in their call's result, as the model sees it.
 pub(crate) async fn execute_tool_calls(
     config: &RunConfig,
     tools: &[Arc<dyn Tool>],
     handles: &RunHandles,
     calls: Vec<ToolCall>,
+    reminders: &[(String, AgentMessage)],
 ) -> (Vec<Arc<AgentMessage>>, bool) {
     let emit = |event: AgentEvent| async {
         if handles.events.send(Box::new(event)).await.is_err() {
@@ -190,7 +192,20 @@ pub(crate) async fn execute_tool_calls(
         let terminate = !outputs.is_empty() && outputs.iter().all(|output| output.terminate);
         let mut results = Vec::with_capacity(calls.len());
         for (call, output) in calls.iter().zip(outputs) {
-            let message = Arc::new(AgentMessage::ToolResult(tool_result_message(call, output)));
+            let mut result = tool_result_message(call, output);
+            let before: Vec<_> = reminders
+                .iter()
+                .filter(|(id, _)| *id == call.id)
+                .filter_map(|(_, reminder)| match reminder {
+                    AgentMessage::Custom(custom) => Some(custom.content.iter().cloned()),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            if !before.is_empty() {
+                result.content.splice(0..0, before);
+            }
+            let message = Arc::new(AgentMessage::ToolResult(result));
             emit(AgentEvent::MessageStart {
                 message: message.clone(),
             })

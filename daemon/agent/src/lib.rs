@@ -12,6 +12,7 @@ pub mod queue;
 pub mod run;
 pub mod tool;
 pub mod validate;
+pub mod watch;
 
 pub use config::{ContextHook, RunConfig, RunHandles, StopHook, ToolExecution};
 pub use event::AgentEvent;

@@ -110,21 +110,40 @@ impl Run<'_> {
             for message in std::mem::take(&mut pending) {
                 self.add_message(message).await;
             }
-            let (stop_reason, calls) = self.stream_assistant().await;
+            let (stop_reason, calls, watched) = self.stream_assistant().await;
             self.last_assistant = Some(self.context.len() - 1);
+            // A stream rule stopped the reply: the run goes on with what it injects.
+            if let Watched::Interrupted(inject) = watched {
+                self.emit_turn_end(0).await;
+                pending = vec![*inject];
+                continue;
+            }
             if matches!(stop_reason, StopReason::Error | StopReason::Aborted) {
                 self.emit_turn_end(0).await;
                 break;
             }
+            let (reminders, on_results) = match watched {
+                Watched::Reminders { after, on_results } => (after, on_results),
+                Watched::Interrupted(_) => (Vec::new(), Vec::new()),
+            };
             let (tool_results, terminate) = if calls.is_empty() {
                 (Vec::new(), false)
             } else {
-                execute_tool_calls(self.config, &self.tools, self.handles, calls.clone()).await
+                execute_tool_calls(
+                    self.config,
+                    &self.tools,
+                    self.handles,
+                    calls.clone(),
+                    &on_results,
+                )
+                .await
             };
             let results = tool_results.len();
             self.context.extend(tool_results);
             self.emit_turn_end(results).await;
             pending = self.take_queued(QueueKind::Steering).await;
+            // Reminders of stream rules go with the next request.
+            pending.extend(reminders);
             // Tool results go back to the model, unless every one of them ended the run.
             if (!calls.is_empty() && !terminate) || !pending.is_empty() {
                 continue;
@@ -187,8 +206,12 @@ impl Run<'_> {
     }
 
     /// Streams the next assistant message and adds it to the conversation; returns why it
-    /// stopped and the tool calls it made.
-    async fn stream_assistant(&mut self) -> (StopReason, Vec<ToolCall>) {
+    /// stopped, the tool calls it made and what the stream's watcher asked.
+    async fn stream_assistant(&mut self) -> (StopReason, Vec<ToolCall>, Watched) {
+        let mut watched: Vec<AgentMessage> = Vec::new();
+        // Reminders from a tool call's arguments, by the call's content index.
+        let mut on_calls: Vec<(usize, AgentMessage)> = Vec::new();
+        let mut interrupted: Option<Box<AgentMessage>> = None;
         if !self.handles.cancel.is_cancelled() {
             self.refresh_tools().await;
         }
@@ -242,6 +265,12 @@ impl Run<'_> {
             let mut stream = self.config.provider.stream(model, &context, options);
             drop(context);
             let mut started = false;
+            let mut watch = self
+                .config
+                .stream_watch
+                .as_ref()
+                .map(|watch| (watch.message(), Vec::<(usize, String)>::new()));
+            let mut interrupt = None;
             while let Some(event) = stream.next().await {
                 if !started {
                     started = true;
@@ -255,10 +284,60 @@ impl Run<'_> {
                 if event.is_terminal() {
                     break;
                 }
+                let verdict = match &mut watch {
+                    Some((watch, tools)) => watch_event(watch.as_mut(), tools, &event),
+                    None => crate::watch::Verdict::Go,
+                };
+                let tool_delta = match &event {
+                    StreamEvent::ToolcallDelta { content_index, .. } => Some(*content_index),
+                    _ => None,
+                };
                 self.emit(AgentEvent::MessageUpdate { event }).await;
+                match verdict {
+                    crate::watch::Verdict::Go => {}
+                    crate::watch::Verdict::Remind(message) => match tool_delta {
+                        Some(index) => on_calls.push((index, message)),
+                        None => watched.push(message),
+                    },
+                    interrupted @ crate::watch::Verdict::Interrupt { .. } => {
+                        interrupt = Some(interrupted);
+                        break;
+                    }
+                }
             }
-            stream.into_partial()
+            // Dropping the stream ends the request.
+            let mut message = stream.into_partial();
+            if let Some(crate::watch::Verdict::Interrupt {
+                inject,
+                keep_partial,
+                reason,
+            }) = interrupt
+            {
+                message
+                    .content
+                    .retain(|block| !matches!(block, pi_llm::AssistantContent::ToolCall(_)));
+                if keep_partial {
+                    message.stop_reason = StopReason::Stop;
+                } else {
+                    // Aborted: shown, stored, and left out of the next request.
+                    message.stop_reason = StopReason::Aborted;
+                    message.error_message = Some(reason);
+                }
+                interrupted = Some(Box::new(inject));
+            }
+            message
         };
+        // A tool call's reminders go on its result; those of a call that did not survive,
+        // after the reply.
+        let mut on_results = Vec::new();
+        for (index, reminder) in on_calls {
+            match message.content.get(index) {
+                Some(pi_llm::AssistantContent::ToolCall(call)) => {
+                    on_results.push((call.id.clone(), reminder));
+                }
+                _ => watched.push(reminder),
+            }
+        }
         let stop_reason = message.stop_reason;
         let calls = message.tool_calls().cloned().collect();
         let message = Arc::new(AgentMessage::Assistant(message));
@@ -267,7 +346,14 @@ impl Run<'_> {
         })
         .await;
         self.context.push(message);
-        (stop_reason, calls)
+        let watched = match interrupted {
+            Some(inject) => Watched::Interrupted(inject),
+            None => Watched::Reminders {
+                after: watched,
+                on_results,
+            },
+        };
+        (stop_reason, calls, watched)
     }
 
     /// The tools for the next request: the run's own and its source's, after waiting for
@@ -346,5 +432,58 @@ fn aborted_message(model: &Model) -> AssistantMessage {
         error_message: Some("Request was aborted".to_owned()),
         timestamp: pi_util::time::now_millis(),
         ..AssistantMessage::default()
+    }
+}
+
+/// What the stream's watcher asked of a reply.
+enum Watched {
+    /// Reminders: on the result of a tool call (by its id), and after the reply.
+    Reminders {
+        after: Vec<AgentMessage>,
+        on_results: Vec<(String, AgentMessage)>,
+    },
+    /// It was stopped; the run goes on with this.
+    Interrupted(Box<AgentMessage>),
+}
+
+/// Gives a delta event to the message's watcher (`tools`: the tool of each call block so far).
+fn watch_event(
+    watch: &mut dyn crate::watch::MessageWatch,
+    tools: &mut Vec<(usize, String)>,
+    event: &StreamEvent,
+) -> crate::watch::Verdict {
+    use crate::watch::DeltaSource;
+    match event {
+        StreamEvent::TextDelta {
+            content_index,
+            delta,
+            ..
+        } => watch.delta(*content_index, DeltaSource::Text, delta),
+        StreamEvent::ThinkingDelta {
+            content_index,
+            delta,
+            ..
+        } => watch.delta(*content_index, DeltaSource::Thinking, delta),
+        StreamEvent::ToolcallStart {
+            content_index,
+            tool_name,
+            ..
+        } => {
+            tools.push((*content_index, tool_name.clone()));
+            crate::watch::Verdict::Go
+        }
+        StreamEvent::ToolcallDelta {
+            content_index,
+            delta,
+            ..
+        } => {
+            let name = tools
+                .iter()
+                .rev()
+                .find(|(index, _)| index == content_index)
+                .map_or("", |(_, name)| name.as_str());
+            watch.delta(*content_index, DeltaSource::ToolCall { name }, delta)
+        }
+        _ => crate::watch::Verdict::Go,
     }
 }

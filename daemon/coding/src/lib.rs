@@ -23,6 +23,7 @@ pub mod settings_write;
 pub mod skills;
 pub mod system_prompt;
 pub mod templates;
+pub mod ttsr;
 
 use std::path::PathBuf;
 

@@ -260,6 +260,13 @@ pub fn load_with(roots: &ResourceRoots, cwd: &Path, choice: &ResourceChoice) -> 
             &mut diagnostics,
         )
     };
+    // Stream rules that cannot be compiled are named now (the runs skip them).
+    let _ = crate::ttsr::Ttsr::new(
+        &discovered.rules,
+        &settings.ttsr,
+        std::collections::BTreeSet::new(),
+        &mut diagnostics,
+    );
     for file in discovered.context_files {
         if !context_files.iter().any(|known| known.path == file.path) {
             context_files.push(file);

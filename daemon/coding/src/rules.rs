@@ -306,6 +306,12 @@ fn instructions_in(dir: &Path, found: &mut Vec<Rule>, diagnostics: &mut Vec<Diag
     }
 }
 
+/// The rule in the file at `path` (oh-my-pi's format), for testing one; `None` when it cannot
+/// be read, is empty or has a broken frontmatter (then with a diagnostic).
+pub fn rule_at(path: &Path, diagnostics: &mut Vec<Diagnostic>) -> Option<Rule> {
+    rule_file(path, "native", diagnostics)
+}
+
 /// One rule file, or nothing (missing, empty, or a diagnostic for a broken frontmatter).
 fn rule_file(
     path: &Path,

@@ -81,6 +81,8 @@ pub struct Settings {
     /// `disabledProviders` (oh-my-pi's): sources of rules and instructions left out (`cursor`,
     /// `windsurf`, `cline`, `github`, `claude`, `codex`, `gemini`, `agents`, `native`).
     pub disabled_providers: Vec<String>,
+    /// `ttsr.{enabled, contextMode, interruptMode}` (oh-my-pi's stream rules).
+    pub ttsr: crate::ttsr::TtsrSettings,
     /// `sessionDir`: where pi's session files are looked up.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`: clients show no thinking blocks.
@@ -320,6 +322,12 @@ pub struct SettingsLayer {
     pub omp_tools: Option<Vec<String>>,
     /// `disabledProviders`.
     pub disabled_providers: Option<Vec<String>>,
+    /// `ttsr.enabled`.
+    pub ttsr_enabled: Option<bool>,
+    /// `ttsr.contextMode` is `keep`.
+    pub ttsr_keep_partial: Option<bool>,
+    /// `ttsr.interruptMode`.
+    pub ttsr_interrupt_mode: Option<crate::ttsr::InterruptMode>,
     /// `sessionDir`.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
@@ -506,6 +514,7 @@ impl Default for Settings {
             enabled_models: Vec::new(),
             omp_tools: Vec::new(),
             disabled_providers: Vec::new(),
+            ttsr: crate::ttsr::TtsrSettings::default(),
             session_dir: None,
             hide_thinking_block: false,
             transport: pi_llm::Transport::Auto,
@@ -617,6 +626,9 @@ impl Settings {
         set(&mut self.enabled_models, &layer.enabled_models);
         set(&mut self.omp_tools, &layer.omp_tools);
         set(&mut self.disabled_providers, &layer.disabled_providers);
+        set(&mut self.ttsr.enabled, &layer.ttsr_enabled);
+        set(&mut self.ttsr.keep_partial, &layer.ttsr_keep_partial);
+        set(&mut self.ttsr.interrupt_mode, &layer.ttsr_interrupt_mode);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
         set(&mut self.transport, &layer.transport);

@@ -467,6 +467,30 @@ impl LayerReader<'_> {
                 "enabledModels" => layer.enabled_models = self.strings(key, value),
                 "ompTools" => layer.omp_tools = self.omp_tools(key, value),
                 "disabledProviders" => layer.disabled_providers = self.strings(key, value),
+                "ttsr" => {
+                    for (sub, value) in self.object(key, value) {
+                        let dotted = format!("ttsr.{sub}");
+                        match sub.as_str() {
+                            "enabled" => layer.ttsr_enabled = self.boolean(&dotted, value),
+                            "contextMode" => match value.as_str() {
+                                Some("discard") => layer.ttsr_keep_partial = Some(false),
+                                Some("keep") => layer.ttsr_keep_partial = Some(true),
+                                _ => self.bad(&dotted, "\"discard\" or \"keep\"", value),
+                            },
+                            "interruptMode" => {
+                                match value.as_str().and_then(crate::ttsr::InterruptMode::parse) {
+                                    Some(mode) => layer.ttsr_interrupt_mode = Some(mode),
+                                    None => self.bad(
+                                        &dotted,
+                                        "\"always\", \"prose-only\", \"tool-only\" or \"never\"",
+                                        value,
+                                    ),
+                                }
+                            }
+                            _ => self.unknown(&dotted),
+                        }
+                    }
+                }
                 "sessionDir" => layer.session_dir = self.string(key, value),
                 "hideThinkingBlock" => layer.hide_thinking_block = self.boolean(key, value),
                 "transport" => {

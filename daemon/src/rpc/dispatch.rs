@@ -116,6 +116,7 @@ pub async fn dispatch(
         UsageStats => |p| methods::usage::stats(context, p),
         SettingsGet => |p| methods::settings::get(context, p),
         SettingsSetDefault => |p| methods::settings::set_default(context, p),
+        RulesTest => |p| methods::rules::test(context, p),
         UiAsk => |p| methods::ui::ask(context, p),
         UiRespond => |p| methods::ui::respond(context, p),
     } v1::MethodKind::Initialize => Err(ErrorObject::new(

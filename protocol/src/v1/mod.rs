@@ -21,6 +21,7 @@ pub mod model;
 pub mod packages;
 pub mod pool;
 pub mod presence;
+pub mod rules;
 pub mod session;
 pub mod settings;
 pub mod todo;
@@ -43,6 +44,7 @@ pub use model::*;
 pub use packages::*;
 pub use pool::*;
 pub use presence::*;
+pub use rules::*;
 pub use session::*;
 pub use settings::*;
 pub use todo::*;
@@ -165,6 +167,9 @@ crate::method_table! {
     /// Changes the global defaults: writes the daemon's own `settings.json` (never pi's or a
     /// project's), atomically, and returns the new effective global settings.
     SettingsSetDefault = "settings/setDefault" (SettingsSetDefaultParams) -> SettingsGetResponse;
+    /// Says which of oh-my-pi's stream rules (a rule file, or the project's) would fire on a
+    /// piece of a reply, and whether each would interrupt it.
+    RulesTest = "rules/test" (RulesTestParams) -> RulesTestResponse;
     /// Tokens and cost of stored assistant messages, by model and by UTC day.
     UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
     /// Asks the clients attached to a session a question (select, confirm, input, editor)

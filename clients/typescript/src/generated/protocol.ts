@@ -1363,6 +1363,7 @@ export interface ProtocolV1 {
   PackagesListMethod?: PackagesListMethod;
   PackagesRemoveMethod?: PackagesRemoveMethod;
   PackagesUpdateMethod?: PackagesUpdateMethod;
+  RulesTestMethod?: RulesTestMethod;
   SessionAbortMethod?: SessionAbortMethod;
   SessionAbortRetryMethod?: SessionAbortRetryMethod;
   SessionAttachMethod?: SessionAttachMethod;
@@ -3454,6 +3455,84 @@ export interface PackagesUpdateParams {
  * via the `definition` "PackagesUpdateResponse".
  */
 export interface PackagesUpdateResponse {}
+/**
+ * Says which of oh-my-pi's stream rules (a rule file, or the project's) would fire on a
+ *  piece of a reply, and whether each would interrupt it.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "RulesTestMethod".
+ */
+export interface RulesTestMethod {
+  params: RulesTestParams;
+  result: RulesTestResponse;
+}
+/**
+ * Params of `rules/test`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "RulesTestParams".
+ */
+export interface RulesTestParams {
+  /**
+   * Absolute working directory: its project's rules (and its settings' `ttsr` keys) apply,
+   * and a relative `rule` is resolved against it.
+   */
+  cwd: string;
+  /**
+   * A rule file to test alone; absent: every stream rule of the project and the user.
+   */
+  rule?: string | null;
+  /**
+   * Where the text comes from: `text` (the default), `thinking`, or `tool:NAME`.
+   */
+  source?: string | null;
+  /**
+   * The streamed text to match, as the model would send it (for a tool, its argument
+   * JSON).
+   */
+  text: string;
+}
+/**
+ * Response of `rules/test`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "RulesTestResponse".
+ */
+export interface RulesTestResponse {
+  /**
+   * Problems with the rules (a condition that is not a regex, an unknown scope); such
+   * rules are skipped.
+   */
+  diagnostics: ResourceDiagnostic[];
+  /**
+   * Every stream rule tested, in priority order.
+   */
+  rules: RuleTestResult[];
+}
+/**
+ * One rule's outcome.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "RuleTestResult".
+ */
+export interface RuleTestResult {
+  /**
+   * Its condition matched the text in scope.
+   */
+  fires: boolean;
+  /**
+   * A match interrupts the reply (otherwise it becomes a reminder); only when `fires`.
+   */
+  interrupts: boolean;
+  /**
+   * The rule's name.
+   */
+  name: string;
+  /**
+   * Its file.
+   */
+  path: string;
+}
 /**
  * Aborts the active run (stream and tools), compaction or branch summary, and returns
  *  once the session is idle.
@@ -8595,6 +8674,7 @@ export interface MethodMap {
   "packages/list": PackagesListMethod;
   "packages/remove": PackagesRemoveMethod;
   "packages/update": PackagesUpdateMethod;
+  "rules/test": RulesTestMethod;
   "session/abort": SessionAbortMethod;
   "session/abortRetry": SessionAbortRetryMethod;
   "session/attach": SessionAttachMethod;

@@ -51,6 +51,7 @@ pub fn config(
         cache_retention: pi_llm::CacheRetention::Short,
         env: None,
         stop_hook: None,
+        stream_watch: None,
     }
 }
 

@@ -164,6 +164,16 @@ impl SessionActor {
                     .as_deref(),
             ),
             env: Some(environment.env.clone()),
+            // oh-my-pi's stream rules, when the session's project has any.
+            stream_watch: pi_coding::ttsr::Ttsr::new(
+                &self.resources.rules,
+                &self.resources.settings.ttsr,
+                pi_coding::ttsr::fired_in(&self.context),
+                &mut Vec::new(),
+            )
+            .map(|ttsr| {
+                Arc::new(pi_coding::ttsr::TtsrWatch(ttsr)) as Arc<dyn pi_agent::watch::StreamWatch>
+            }),
             // Only sessions that keep a todo list are reminded of it.
             stop_hook: self
                 .tools

@@ -11,6 +11,7 @@ pub mod mcp;
 pub mod model;
 pub mod packages;
 pub mod pools;
+pub mod rules;
 pub mod session;
 pub mod settings;
 pub mod ui;

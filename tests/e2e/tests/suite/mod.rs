@@ -31,4 +31,5 @@ mod secrets;
 mod tasks;
 mod tree;
 mod ts_client;
+mod ttsr;
 mod tui;
