@@ -157,6 +157,7 @@ impl PiEvents {
             | SessionEvent::LeafChanged { .. }
             | SessionEvent::SessionUpdated { .. }
             | SessionEvent::TodosUpdated { .. }
+            | SessionEvent::PlanModeChanged { .. }
             | SessionEvent::SessionError { .. }
             | SessionEvent::ToolsWaitStart { .. }
             | SessionEvent::ToolsWaitEnd { .. } => return None,

@@ -13,6 +13,11 @@ pub const COMMANDS: &[(&str, &str, &str)] = &[
     ("name", "<name>", "Name the session"),
     ("label", "[text]", "Label the latest entry (empty clears)"),
     ("compact", "[instructions]", "Summarize older messages"),
+    (
+        "plan",
+        "[on|off]",
+        "Plan mode: read-only until a plan is approved",
+    ),
     ("export", "[file]", "Write the session as HTML (or .jsonl)"),
     ("session", "", "Session info and stats"),
     ("clone", "", "Duplicate the session as a new one"),

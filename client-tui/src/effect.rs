@@ -84,6 +84,8 @@ pub enum Request {
     SetThinking(String),
     /// `session/setPolicy`.
     SetPolicy(String),
+    /// Turn plan mode on or off.
+    SetPlanMode(bool),
     /// `session/setName`.
     SetName(String),
     /// `session/label` (empty label clears).

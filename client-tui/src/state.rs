@@ -405,6 +405,8 @@ pub struct State {
     /// The session's todo list (oh-my-pi's `todo`), shown above the editor while a task is
     /// open.
     pub todos: pi_protocol::v1::TodoList,
+    /// oh-my-pi's plan mode is on for the session (the footer says `plan`).
+    pub plan_mode: bool,
     /// Every MCP server of the daemon (`mcp/list`, kept current by `mcp/changed`).
     pub mcp_servers: Vec<pi_protocol::v1::McpServerStatus>,
     /// Every language server of the daemon (`lsp/list`, kept current by `lsp/changed`).
@@ -517,6 +519,7 @@ impl State {
             session_commands: Vec::new(),
             shortcuts: Vec::new(),
             todos: pi_protocol::v1::TodoList::default(),
+            plan_mode: false,
             mcp_servers: Vec::new(),
             lsp_servers: Vec::new(),
             jobs: Vec::new(),

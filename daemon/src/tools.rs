@@ -84,6 +84,15 @@ impl BuiltinTools {
         }
     }
 
+    /// The session's `local://` directory (a subagent's is its parent's).
+    fn local_dir(&self, environment: &ToolEnvironment) -> Result<std::path::PathBuf, ToolsError> {
+        let owner = environment
+            .parent_session_id
+            .as_deref()
+            .unwrap_or(&environment.session_id);
+        Ok(self.artifacts.session(owner)?.dir().join("local"))
+    }
+
     /// Starts the tools' commands through `spawner` (the daemon's guard).
     pub fn with_spawner(mut self, spawner: Spawner) -> BuiltinTools {
         self.spawner = spawner;
@@ -169,15 +178,11 @@ impl BuiltinTools {
             .as_ref()
             .and_then(|policy| policy.sandbox(&environment.cwd, &environment.env));
         let offline = sandbox.as_ref().is_some_and(|sandbox| !sandbox.network);
-        // oh-my-pi's internal URLs, for sessions that use its tools: `local://` is the
-        // scratch directory of the session (a subagent's: its parent's), writable whatever
-        // the sandbox.
-        let places = if with_omp {
-            let owner = environment
-                .parent_session_id
-                .as_deref()
-                .unwrap_or(&environment.session_id);
-            let local = self.artifacts.session(owner)?.dir().join("local");
+        // oh-my-pi's internal URLs: `local://` is the scratch directory of the session (a
+        // subagent's: its parent's), writable whatever the sandbox — every session has it
+        // (plan mode writes its plan there); `skill://` and `rule://` too.
+        let places = {
+            let local = self.local_dir(environment)?;
             if let Some(sandbox) = &mut sandbox
                 && std::fs::DirBuilder::new()
                     .recursive(true)
@@ -191,8 +196,6 @@ impl BuiltinTools {
                 roots: self.settings.clone(),
                 cwd: environment.cwd.clone(),
             }) as Arc<dyn pi_tools::UrlPlaces>)
-        } else {
-            None
         };
         Ok(Arc::new(ToolContext {
             session_id: environment.session_id.clone(),
@@ -421,6 +424,22 @@ impl ToolFactory for BuiltinTools {
             Some(host) => with_extension_hooks(host, environment, tools),
             None => tools,
         })
+    }
+
+    fn reads_only(&self, tool: &str, arguments: &serde_json::Value) -> bool {
+        crate::policy::rules::is_read_only(tool, arguments)
+    }
+
+    fn plan_tool(&self, environment: &ToolEnvironment) -> Option<Arc<dyn Tool>> {
+        let local = self
+            .local_dir(environment)
+            .inspect_err(|error| tracing::warn!(%error, "no local:// for the plan"))
+            .ok()?;
+        Some(Arc::new(pi_omp::plan::ExitPlanModeTool::new(
+            environment.sessions.clone(),
+            environment.session_id.clone(),
+            local.join("PLAN.md"),
+        )))
     }
 
     fn default_names(&self) -> Vec<String> {

@@ -162,6 +162,13 @@ impl HumanPrinter {
             SessionEvent::SessionError { message } => {
                 self.line(&self.style.red(&format!("session error: {message}")));
             }
+            SessionEvent::PlanModeChanged { enabled } => {
+                self.line(&self.style.dim(if *enabled {
+                    "plan mode on (the working tree is read-only)"
+                } else {
+                    "plan mode off"
+                }));
+            }
             SessionEvent::TodosUpdated { todos } => {
                 let total = todos.tasks().count();
                 let done = todos

@@ -414,6 +414,9 @@ pub fn footer_lines(state: &State, width: usize) -> Vec<Line<'static>> {
     if let Some(pools) = pools_indicator(state) {
         right = format!("{pools} · {right}");
     }
+    if state.plan_mode {
+        right = format!("plan · {right}");
+    }
     let gap = width.saturating_sub(stats.width() + right.width());
     let second = if gap >= 2 {
         format!("{stats}{}{right}", " ".repeat(gap))

@@ -293,6 +293,18 @@ pub async fn perform(
             }
             Err(error) => failed("set the thinking level", error),
         },
+        Request::SetPlanMode(enabled) => match client
+            .call::<pi_protocol::v1::SessionSetPlanMode>(
+                &pi_protocol::v1::SessionSetPlanModeParams {
+                    session_id,
+                    enabled,
+                },
+            )
+            .await
+        {
+            Ok(_) => None,
+            Err(error) => failed("change plan mode", error),
+        },
         Request::SetPolicy(mode) => match client
             .call::<pi_protocol::v1::SessionSetPolicy>(&pi_protocol::v1::SessionSetPolicyParams {
                 session_id,

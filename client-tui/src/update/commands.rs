@@ -152,6 +152,18 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
             effects.push(Effect::Request(Request::Export(path)));
         }
         "session" => effects.push(Effect::Request(Request::Stats)),
+        "plan" => {
+            let enabled = match args {
+                "" => Some(!state.plan_mode),
+                "on" => Some(true),
+                "off" => Some(false),
+                _ => None,
+            };
+            match enabled {
+                Some(enabled) => effects.push(Effect::Request(Request::SetPlanMode(enabled))),
+                None => state.status = Some("Usage: /plan [on|off]".to_owned()),
+            }
+        }
         "clone" => {
             if state.leaf_id.is_none() {
                 state.status = Some("Nothing to clone yet".to_owned());

@@ -55,6 +55,7 @@ pub(super) fn on_reply(state: &mut State, reply: Reply, effects: &mut Vec<Effect
                 .collect();
             state.loaded.context_files = session.context_files;
             state.todos = session.todos;
+            state.plan_mode = session.plan_mode;
             state.loaded.extensions = session.extensions;
             commands::refresh_completion(state);
         }

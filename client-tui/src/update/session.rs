@@ -246,6 +246,14 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             }
         }
         SessionEvent::TodosUpdated { todos } => state.todos = todos,
+        SessionEvent::PlanModeChanged { enabled } => {
+            state.plan_mode = enabled;
+            state.status = Some(if enabled {
+                "Plan mode on: read-only until you approve a plan.".to_owned()
+            } else {
+                "Plan mode off.".to_owned()
+            });
+        }
         SessionEvent::SessionUpdated { info } => {
             state.running = info.status == SessionStatus::Running;
             let last_seq = state

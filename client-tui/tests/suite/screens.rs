@@ -983,3 +983,42 @@ fn a_long_question_scrolls_and_shows_its_whole_title() {
     assert!(screen.contains("↑ "), "{screen}");
     assert!(screen.contains("↓ "), "{screen}");
 }
+
+/// `/plan` asks the daemon to turn plan mode on (and `/plan off` off); the footer says
+/// `plan` while it is on and a status line says what it means.
+#[test]
+fn plan_mode_is_toggled_by_slash_plan_and_shown_in_the_footer() {
+    use pi_tui::effect::{Effect, Request};
+    let mut harness = Harness::attached(history(vec![user("plan it")]));
+    harness.take_effects();
+    harness.type_text("/plan");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Request(Request::SetPlanMode(true))),
+        "/plan turns it on"
+    );
+    harness.send(event(2, SessionEvent::PlanModeChanged { enabled: true }));
+    let screen = harness.screen(80, 12);
+    assert!(screen.contains("plan · "), "{screen}");
+    assert!(
+        screen.contains("Plan mode on: read-only until you approve a plan."),
+        "{screen}"
+    );
+    harness.type_text("/plan");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Request(Request::SetPlanMode(false))),
+        "/plan again turns it off"
+    );
+    harness.type_text("/plan maybe");
+    harness.send(key(KeyCode::Enter));
+    let screen = harness.screen(80, 12);
+    assert!(screen.contains("Usage: /plan [on|off]"), "{screen}");
+    harness.send(event(3, SessionEvent::PlanModeChanged { enabled: false }));
+    let screen = harness.screen(80, 12);
+    assert!(!screen.contains("plan · "), "{screen}");
+}

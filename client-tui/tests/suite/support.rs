@@ -63,6 +63,8 @@ pub fn session_details(
         extensions,
         todos: Default::default(),
         rules: Vec::new(),
+        plan_mode: false,
+        approved_plan: None,
     }))
 }
 

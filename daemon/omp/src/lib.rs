@@ -1,11 +1,12 @@
 //! oh-my-pi's working tools, opt-in by name (pi's default tool set and request bodies stay
 //! unchanged): `todo` (a phased task list kept in the session) and `ask` (a question to the
-//! people watching the session).
+//! people watching the session), and `exit_plan_mode`, which sessions in plan mode get.
 //!
 //! Each tool reaches its own session through the [`SessionsWeak`](pi_session::SessionsWeak)
 //! of the environment it was built with; none holds session state of its own.
 
 pub mod ask;
+pub mod plan;
 pub mod todo;
 
 /// The tools of this crate, by name.

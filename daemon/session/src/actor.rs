@@ -16,6 +16,7 @@ mod command;
 mod compaction;
 mod job;
 mod metadata;
+mod plan;
 mod prepare;
 mod runs;
 mod subscribers;
@@ -164,6 +165,12 @@ pub struct SessionActor {
     todos: crate::todos::Recorded,
     // Reminders of open todos sent since the latest prompt.
     todo_reminders: u32,
+    // Invariant: the plan mode the branch's entries record; `planning` is its `enabled`,
+    // shared with the gate of the run in flight.
+    plan: crate::plan::PlanState,
+    planning: Arc<std::sync::atomic::AtomicBool>,
+    // What an approved plan asks for once the run that approved it has ended.
+    after_plan: Option<crate::plan::PlanDecision>,
 }
 
 impl SessionActor {
@@ -237,6 +244,7 @@ impl SessionActor {
         } = loaded;
         let context = entries::build_context(&branch).map_err(SessionError::internal)?;
         let todos = crate::todos::of_branch(&branch);
+        let plan = crate::plan::of_branch(&branch);
         let model = row
             .model
             .as_ref()
@@ -302,6 +310,9 @@ impl SessionActor {
             next_turn: Vec::new(),
             todos,
             todo_reminders: 0,
+            planning: Arc::new(std::sync::atomic::AtomicBool::new(plan.enabled)),
+            plan,
+            after_plan: None,
             store,
             services,
             sessions,
@@ -612,6 +623,15 @@ impl SessionActor {
             }
             Command::Todos { change, reply } => {
                 let _ = reply.send(self.change_todos(change).await);
+            }
+            Command::SetPlanMode { enabled, reply } => {
+                let _ = reply.send(self.set_plan_mode(enabled).await);
+            }
+            Command::DecidePlan { decision, reply } => {
+                let _ = reply.send(self.decide_plan(decision).await);
+            }
+            Command::ApprovedPlan { reply } => {
+                let _ = reply.send(Ok(self.plan.approved.clone()));
             }
             Command::QuestionHearers { reply } => {
                 let hearers = self

@@ -23,6 +23,7 @@ pub mod hooks;
 pub mod html;
 pub mod params;
 pub mod pi_format;
+pub mod plan;
 pub mod presence;
 pub mod questions;
 pub mod recent;
@@ -209,6 +210,37 @@ impl SessionRegistry {
             Ok(_) => Ok(EmptyResponse {}),
             Err(error) => Err(SessionError::invalid("todos", error.to_string())),
         }
+    }
+
+    /// `session/setPlanMode`: turns session `id`'s plan mode on or off.
+    pub async fn set_plan_mode(
+        &self,
+        id: &str,
+        enabled: bool,
+    ) -> Result<EmptyResponse, SessionError> {
+        self.call(id, |reply| Command::SetPlanMode { enabled, reply })
+            .await
+    }
+
+    /// The user's decision on the plan session `id` proposed (`exit_plan_mode`).
+    pub async fn decide_plan(
+        &self,
+        id: &str,
+        decision: plan::PlanDecision,
+    ) -> Result<EmptyResponse, SessionError> {
+        self.call(id, |reply| Command::DecidePlan {
+            decision: decision.clone(),
+            reply,
+        })
+        .await
+    }
+
+    /// The plan session `id` approved last on its branch (for its subagents).
+    pub async fn approved_plan(
+        &self,
+        id: &str,
+    ) -> Result<Option<pi_protocol::v1::ApprovedPlan>, SessionError> {
+        self.call(id, |reply| Command::ApprovedPlan { reply }).await
     }
 
     /// `session/setEnv`: the variables of `env` the session lacks, taken (in memory).

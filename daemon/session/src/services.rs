@@ -138,6 +138,16 @@ pub trait ToolFactory: Send + Sync {
     }
     /// Forgets what tools stored for a session that was deleted (its artifacts).
     fn delete_session(&self, _session_id: &str) {}
+    /// Whether a call of `tool` with `arguments` only reads (what plan mode lets through);
+    /// by default nothing is known to.
+    fn reads_only(&self, _tool: &str, _arguments: &serde_json::Value) -> bool {
+        false
+    }
+    /// The `exit_plan_mode` tool of a session in plan mode (`None`: plan mode has no way
+    /// out but `session/setPlanMode`).
+    fn plan_tool(&self, _environment: &ToolEnvironment) -> Option<Arc<dyn Tool>> {
+        None
+    }
     /// Tools that come and go (MCP servers' tools) for a run of the session about to start:
     /// what they need starts now, and the run asks the source before each model request.
     fn tool_source(&self, _environment: &ToolEnvironment) -> Option<Arc<dyn ToolSource>> {

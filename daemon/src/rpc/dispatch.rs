@@ -72,6 +72,7 @@ pub async fn dispatch(
         SessionSetPolicy => |p| session::set_policy(context, p),
         SessionSetEnv => |p| session::set_env(context, p),
         SessionSetTodos => |p| session::set_todos(context, p),
+        SessionSetPlanMode => |p| session::set_plan_mode(context, p),
         SessionSetApiKey => |p| session::set_api_key(context, p),
         SessionSetName => |p| session::set_name(context, p),
         SessionLabel => |p| session::label(context, p),

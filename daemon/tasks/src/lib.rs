@@ -664,6 +664,23 @@ impl Child<'_> {
                 .as_ref()
                 .map(|model| format!("{}/{}", model.provider, model.id))
         });
+        // The plan the parent approved goes to its subagents (oh-my-pi's `§ Plan`).
+        let plan = sessions
+            .approved_plan(&self.parent.session_id)
+            .await
+            .ok()
+            .flatten();
+        let append_system_prompt = match (agent.append_system_prompt.clone(), plan) {
+            (appended, None) => appended,
+            (appended, Some(plan)) => Some(format!(
+                "{}§ Plan\n\nThe approved plan \"{}\" this task is part of:\n\n{}",
+                appended
+                    .map(|text| format!("{text}\n\n"))
+                    .unwrap_or_default(),
+                plan.title,
+                plan.text.trim()
+            )),
+        };
         let params = SessionCreateParams {
             cwd: cwd.display().to_string(),
             env: Some((*self.parent.env).clone()),
@@ -677,7 +694,7 @@ impl Child<'_> {
             tools: Some(tools),
             name: Some(name.to_owned()),
             system_prompt: agent.system_prompt.clone(),
-            append_system_prompt: agent.append_system_prompt.clone(),
+            append_system_prompt,
             no_skills: agent.no_skills,
             no_context_files: agent.no_context_files,
             // The parent's choice of pi extensions holds for its subagents, as a pi started

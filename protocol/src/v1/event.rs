@@ -132,6 +132,13 @@ pub enum SessionEvent {
         /// The whole list.
         todos: crate::v1::todo::TodoList,
     },
+    /// Plan mode was turned on or off (`session/setPlanMode`, `/plan`, the user's answer to
+    /// `exit_plan_mode`, navigation to another branch). Durable through the entries it comes
+    /// from.
+    PlanModeChanged {
+        /// Whether it is on now.
+        enabled: bool,
+    },
     /// A run failed with a transient provider error and will be retried after `delayMs`
     /// (pi's `auto_retry_start`). The failed message stays in the tree but is never sent to
     /// the model again. Not durable.

@@ -19,6 +19,7 @@ pub mod mcp;
 pub mod message;
 pub mod model;
 pub mod packages;
+pub mod plan;
 pub mod pool;
 pub mod presence;
 pub mod rules;
@@ -42,6 +43,7 @@ pub use lsp::*;
 pub use mcp::*;
 pub use model::*;
 pub use packages::*;
+pub use plan::*;
 pub use pool::*;
 pub use presence::*;
 pub use rules::*;
@@ -107,6 +109,9 @@ crate::method_table! {
     /// Replaces a session's todo list (oh-my-pi's `set_todos`): stored on its branch,
     /// announced with `todos_updated`.
     SessionSetTodos = "session/setTodos" (SessionSetTodosParams) -> EmptyResponse;
+    /// Turns oh-my-pi's plan mode on or off for a session (stored on its branch, announced
+    /// with `plan_mode_changed`).
+    SessionSetPlanMode = "session/setPlanMode" (SessionSetPlanModeParams) -> EmptyResponse;
     /// Labels an entry, or clears its label.
     SessionLabel = "session/label" (SessionLabelParams) -> EmptyResponse;
     /// Creates a new session holding the history before a user message (pi's fork).

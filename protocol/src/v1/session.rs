@@ -248,6 +248,12 @@ pub struct SessionGetResponse {
     /// instruction files are in `contextFiles`.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub rules: Vec<RuleInfo>,
+    /// oh-my-pi's plan mode is on for the branch (see `session/setPlanMode`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub plan_mode: bool,
+    /// The plan approved last on the branch, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approved_plan: Option<crate::v1::plan::ApprovedPlan>,
 }
 
 /// A rule a session found.

@@ -1073,6 +1073,13 @@ export type SessionEvent =
     }
   | {
       /**
+       * Whether it is on now.
+       */
+      enabled: boolean;
+      type: "plan_mode_changed";
+    }
+  | {
+      /**
        * Which retry this is, from 1.
        */
       attempt: number;
@@ -1389,6 +1396,7 @@ export interface ProtocolV1 {
   SessionSetEnvMethod?: SessionSetEnvMethod;
   SessionSetModelMethod?: SessionSetModelMethod;
   SessionSetNameMethod?: SessionSetNameMethod;
+  SessionSetPlanModeMethod?: SessionSetPlanModeMethod;
   SessionSetPolicyMethod?: SessionSetPolicyMethod;
   SessionSetThinkingMethod?: SessionSetThinkingMethod;
   SessionSetTodosMethod?: SessionSetTodosMethod;
@@ -4142,6 +4150,13 @@ export interface SessionEventParams {
       }
     | {
         /**
+         * Whether it is on now.
+         */
+        enabled: boolean;
+        type: "plan_mode_changed";
+      }
+    | {
+        /**
          * Which retry this is, from 1.
          */
         attempt: number;
@@ -5598,6 +5613,10 @@ export interface SessionGetMethod {
  */
 export interface SessionGetResponse {
   /**
+   * The plan approved last on the branch, if any.
+   */
+  approvedPlan?: ApprovedPlan | null;
+  /**
    * Clients attached right now.
    */
   attachedClients: number;
@@ -5625,6 +5644,10 @@ export interface SessionGetResponse {
    * on. A server starting for the first time joins when it has listed its tools.
    */
   mcpTools?: string[];
+  /**
+   * oh-my-pi's plan mode is on for the branch (see `session/setPlanMode`).
+   */
+  planMode?: boolean;
   queue: QueueState2;
   /**
    * Problems found in the session's settings files, context files, skills and prompt
@@ -5653,6 +5676,22 @@ export interface SessionGetResponse {
    * Its runs also offer `mcpTools`; where a name is in both, the own tool is the one.
    */
   tools: string[];
+}
+/**
+ * A plan the user approved (what subagents get as `§ Plan`).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ApprovedPlan".
+ */
+export interface ApprovedPlan {
+  /**
+   * The plan file's text when it was approved.
+   */
+  text: string;
+  /**
+   * The title the model gave it.
+   */
+  title: string;
 }
 /**
  * A slash command a session offers.
@@ -6558,6 +6597,33 @@ export interface SessionSetNameParams {
    * The new name (trimmed; must not be empty).
    */
   name: string;
+  /**
+   * The session.
+   */
+  sessionId: string;
+}
+/**
+ * Turns oh-my-pi's plan mode on or off for a session (stored on its branch, announced
+ *  with `plan_mode_changed`).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetPlanModeMethod".
+ */
+export interface SessionSetPlanModeMethod {
+  params: SessionSetPlanModeParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `session/setPlanMode`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "SessionSetPlanModeParams".
+ */
+export interface SessionSetPlanModeParams {
+  /**
+   * On or off. Turned on, it applies from the session's next run; turned off, at once.
+   */
+  enabled: boolean;
   /**
    * The session.
    */
@@ -8700,6 +8766,7 @@ export interface MethodMap {
   "session/setEnv": SessionSetEnvMethod;
   "session/setModel": SessionSetModelMethod;
   "session/setName": SessionSetNameMethod;
+  "session/setPlanMode": SessionSetPlanModeMethod;
   "session/setPolicy": SessionSetPolicyMethod;
   "session/setThinking": SessionSetThinkingMethod;
   "session/setTodos": SessionSetTodosMethod;

@@ -221,6 +221,26 @@ pub enum Command {
         /// Answer.
         reply: Reply<Result<crate::todos::Recorded, crate::todos::TodoError>>,
     },
+    /// Turns plan mode on or off (recorded on the branch).
+    SetPlanMode {
+        /// On or off.
+        enabled: bool,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// The user's answer to `exit_plan_mode`: recorded, and what it asks for done (at once,
+    /// or once the run has ended).
+    DecidePlan {
+        /// The decision.
+        decision: crate::plan::PlanDecision,
+        /// Answer.
+        reply: Reply<EmptyResponse>,
+    },
+    /// The plan approved last on the branch (what subagents get).
+    ApprovedPlan {
+        /// Answer.
+        reply: Reply<Option<pi_protocol::v1::ApprovedPlan>>,
+    },
     /// The reminder of open todos a run that would end goes on with, if any.
     TodoReminder {
         /// Answer.

@@ -192,7 +192,7 @@ impl SessionActor {
     }
 
     /// Starts a compaction job: `compaction_start`, then the summary in its own task.
-    async fn start_compaction(
+    pub(super) async fn start_compaction(
         &mut self,
         reason: CompactionReason,
         then: AfterCompaction,

@@ -200,6 +200,7 @@ impl SessionActor {
         self.context = context.messages.into_iter().map(Arc::new).collect();
         self.compacted_prefix = context.compacted_prefix;
         self.set_todos(crate::todos::of_branch(&branch));
+        self.set_plan(crate::plan::of_branch(&branch));
         Ok(())
     }
 }

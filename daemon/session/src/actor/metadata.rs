@@ -102,6 +102,8 @@ impl SessionActor {
                 .flat_map(|hooks| hooks.extensions())
                 .collect(),
             todos: self.todos.todos.clone(),
+            plan_mode: self.plan.enabled,
+            approved_plan: self.plan.approved.clone(),
             rules: self
                 .resources
                 .rules

@@ -115,17 +115,42 @@ impl SessionActor {
         // first waits for servers never seen before); a name the session's own tools use
         // keeps the session's tool.
         let environment = crate::tool_environment(&self.row, &self.registry);
+        // Planning: the tools behind plan mode's gate, `exit_plan_mode` beside them.
+        let gate = self.plan.enabled.then(|| crate::plan::PlanGate {
+            enabled: self.planning.clone(),
+            factory: self.services.tools.clone(),
+        });
+        let (tools, tool_source) = {
+            let source = self.services.tools.tool_source(&environment);
+            match &gate {
+                None => (self.tools.clone(), source),
+                Some(gate) => {
+                    let mut tools = gate.wrap(self.tools.clone());
+                    tools.extend(self.services.tools.plan_tool(&environment));
+                    let source = source.map(|inner| {
+                        Arc::new(crate::plan::GatedSource {
+                            inner,
+                            gate: gate.clone(),
+                        }) as Arc<dyn pi_agent::ToolSource>
+                    });
+                    (tools, source)
+                }
+            }
+        };
+        let mut system_prompt = self
+            .run_system_prompt
+            .clone()
+            .unwrap_or_else(|| self.system_prompt());
+        if gate.is_some() {
+            system_prompt.push_str(crate::plan::PROMPT);
+        }
         let config = RunConfig {
             provider: self.provider_for(&model),
             model: model.clone(),
             thinking: clamp_thinking(&model, self.thinking),
-            system_prompt: Some(
-                self.run_system_prompt
-                    .clone()
-                    .unwrap_or_else(|| self.system_prompt()),
-            ),
-            tools: self.tools.clone(),
-            tool_source: self.services.tools.tool_source(&environment),
+            system_prompt: Some(system_prompt),
+            tools,
+            tool_source,
             tool_execution: self.services.settings.tool_execution,
             session_id: Some(self.row.id.clone()),
             api_key,
@@ -537,6 +562,10 @@ impl SessionActor {
         }
         for waiter in run.abort_waiters {
             let _ = waiter.send(Ok(EmptyResponse {}));
+        }
+        // An approved plan that asked for a fresh or compacted context starts now.
+        if !retry_scheduled && !wants_stop && self.execute_approved_plan().await {
+            return;
         }
         // pi checks for compaction after every run, unless a retry was scheduled for it.
         if !retry_scheduled {

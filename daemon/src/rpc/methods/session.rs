@@ -401,6 +401,19 @@ pub async fn set_todos(
         .map_err(errors::session)
 }
 
+/// `session/setPlanMode`.
+pub async fn set_plan_mode(
+    context: &RequestContext,
+    params: pi_protocol::v1::SessionSetPlanModeParams,
+) -> Result<pi_protocol::v1::EmptyResponse, ErrorObject> {
+    context
+        .state
+        .sessions
+        .set_plan_mode(&params.session_id, params.enabled)
+        .await
+        .map_err(errors::session)
+}
+
 /// `session/setApiKey`.
 pub async fn set_api_key(
     context: &RequestContext,

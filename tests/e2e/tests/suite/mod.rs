@@ -22,6 +22,7 @@ mod mcp_trust;
 mod omp;
 mod omp_tools;
 mod pi_cli;
+mod plan;
 mod pools;
 mod processes;
 mod retry;
