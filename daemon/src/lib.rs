@@ -32,6 +32,7 @@ pub use pi_mcp as mcp;
 pub mod model;
 pub mod outbound;
 pub mod places;
+pub mod server_search;
 pub use pi_policy as policy;
 pub mod rpc;
 pub mod schema_export;

@@ -377,6 +377,11 @@ impl ToolFactory for BuiltinTools {
                     self.web.clone(),
                     environment.env.clone(),
                     offline,
+                    crate::server_search::SessionModel {
+                        sessions: environment.sessions.clone(),
+                        session_id: environment.session_id.clone(),
+                        env: environment.env.clone(),
+                    },
                 )),
                 pi_omp::todo::NAME => Arc::new(pi_omp::todo::TodoTool::new(
                     environment.sessions.clone(),

@@ -181,12 +181,25 @@ pub struct WebSearchTool {
     web: Web,
     env: Arc<BTreeMap<String, String>>,
     offline: bool,
+    // The session's model, whose provider may search itself.
+    model: crate::server_search::SessionModel,
 }
 
 impl WebSearchTool {
-    /// Searches with the keys of `env` (the session's environment).
-    pub fn new(web: Web, env: Arc<BTreeMap<String, String>>, offline: bool) -> WebSearchTool {
-        WebSearchTool { web, env, offline }
+    /// Searches with the keys of `env` (the session's environment), else with the search of
+    /// `model`'s provider.
+    pub fn new(
+        web: Web,
+        env: Arc<BTreeMap<String, String>>,
+        offline: bool,
+        model: crate::server_search::SessionModel,
+    ) -> WebSearchTool {
+        WebSearchTool {
+            web,
+            env,
+            offline,
+            model,
+        }
     }
 }
 
@@ -197,7 +210,7 @@ static SEARCH_PARAMETERS: LazyLock<Value> = LazyLock::new(|| {
             "query": {"type": "string", "description": "What to search for"},
             "recency": {"type": "string", "enum": ["day", "week", "month", "year"], "description": "Only results from this recent period"},
             "limit": {"type": "number", "description": "How many results (default 10, at most 20)"},
-            "provider": {"type": "string", "enum": ["brave", "exa", "tavily", "searxng"], "description": "A provider to use instead of the one chosen by which key is set"}
+            "provider": {"type": "string", "enum": ["brave", "exa", "tavily", "searxng", "anthropic", "openai"], "description": "A provider to use instead of the one chosen by which key is set (anthropic, openai: the search of the session's model's provider)"}
         },
         "required": ["query"]
     })
@@ -238,9 +251,28 @@ impl Tool for WebSearchTool {
                     .as_u64()
                     .map(|limit| u32::try_from(limit).unwrap_or(u32::MAX)),
             };
-            let provider = match arguments["provider"].as_str() {
+            if query.query.trim().is_empty() {
+                return ToolOutput::error("`query` is empty; say what to search for");
+            }
+            // A provider's own search: named, or where no search key is set and the model
+            // can search.
+            let named = arguments["provider"].as_str();
+            let server = named.and_then(crate::server_search::ServerSearch::named);
+            let keyed = SearchProvider::from_env(&self.env);
+            if server.is_some() || (named.is_none() && keyed.is_none()) {
+                return match self.model.search(server, &query, &invocation.cancel).await {
+                    Ok(found) => server_output(&query, found),
+                    Err(why) if server.is_some() => {
+                        ToolOutput::error(format!("Cannot search: {why}"))
+                    }
+                    Err(why) => {
+                        ToolOutput::error(format!("{} ({why})", WebError::NoSearchProvider))
+                    }
+                };
+            }
+            let provider = match named {
                 Some(name) => SearchProvider::named(name, &self.env),
-                None => SearchProvider::from_env(&self.env).ok_or(WebError::NoSearchProvider),
+                None => keyed.ok_or(WebError::NoSearchProvider),
             };
             let provider = match provider {
                 Ok(provider) => provider,
@@ -289,4 +321,18 @@ impl Tool for WebSearchTool {
                 .with_details(json!({"provider": provider.name(), "hits": hits}))
         })
     }
+}
+
+/// The result of a provider's own search.
+fn server_output(query: &SearchQuery, found: crate::server_search::Found) -> ToolOutput {
+    let name = found.search.name();
+    let text = if found.text.is_empty() {
+        format!("No results for {:?} ({name} search).", query.query)
+    } else {
+        format!(
+            "Results for {:?} ({name} search through {}):\n\n{}",
+            query.query, found.model, found.text
+        )
+    };
+    ToolOutput::text(text).with_details(json!({"provider": name, "model": found.model}))
 }

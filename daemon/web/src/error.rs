@@ -166,11 +166,13 @@ pub enum WebError {
     },
     /// No search provider is configured. Show the message: the user sets one of the keys.
     #[error(
-        "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from)"
+        "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from), or use a model whose provider searches itself (Anthropic's Messages API, OpenAI's Responses API)"
     )]
     NoSearchProvider,
     /// A provider name that is not known. Show the message.
-    #[error("unknown search provider \"{name}\"; use one of brave, exa, tavily, searxng")]
+    #[error(
+        "unknown search provider \"{name}\"; use one of brave, exa, tavily, searxng, anthropic, openai"
+    )]
     UnknownSearchProvider {
         /// The name given.
         name: String,

@@ -476,11 +476,11 @@ mod tests {
         let unknown = SearchProvider::named("bing", &env(&[])).unwrap_err();
         assert_eq!(
             unknown.to_string(),
-            "unknown search provider \"bing\"; use one of brave, exa, tavily, searxng"
+            "unknown search provider \"bing\"; use one of brave, exa, tavily, searxng, anthropic, openai"
         );
         assert_eq!(
             WebError::NoSearchProvider.to_string(),
-            "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from)"
+            "web search needs a provider: set BRAVE_API_KEY, EXA_API_KEY or TAVILY_API_KEY, or SEARXNG_URL to a SearXNG instance, in the session's environment (the shell you run pictl from), or use a model whose provider searches itself (Anthropic's Messages API, OpenAI's Responses API)"
         );
     }
 

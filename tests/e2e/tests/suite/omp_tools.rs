@@ -659,3 +659,106 @@ async fn session_default(client: &Client, cwd: &str) -> String {
         .unwrap();
     session.id
 }
+
+/// Without a search key, `web_search` asks the session's model's provider to search itself:
+/// Anthropic's server tool on the Messages API, OpenAI's on the Responses API; a provider
+/// named that the model cannot reach is refused with the reason.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn web_search_uses_the_models_own_search_where_no_key_is_set() {
+    for (api, tool) in [
+        (
+            "anthropic-messages",
+            json!({"type": "web_search_20250305", "name": "web_search", "max_uses": 3}),
+        ),
+        ("openai-responses", json!({"type": "web_search"})),
+    ] {
+        let world = World::start(api).await;
+        let home = world.daemon.home.path().display().to_string();
+        let (client, mut events) = world.client().await;
+        let id = session(&client, &home, &["read", "web_search"], BTreeMap::new()).await;
+        world.server.push(Turn::reply().tool_call(
+            "s1",
+            "web_search",
+            json!({"query": "tokio runtime", "recency": "year", "limit": 3}),
+        ));
+        world.server.push(
+            Turn::reply().text("1. Tokio — https://tokio.rs\n   An asynchronous runtime for Rust."),
+        );
+        world.server.push(Turn::reply().text("Found it."));
+        let seen = run(&client, &mut events, &id, "search for tokio").await;
+        let (content, is_error, details) = first_result(&seen);
+        assert!(!is_error, "{api}: {content}");
+        assert!(content.contains("https://tokio.rs"), "{api}: {content}");
+        let name = if api == "anthropic-messages" {
+            "anthropic"
+        } else {
+            "openai"
+        };
+        assert!(
+            content.contains(&format!(
+                "Results for \"tokio runtime\" ({name} search through scripted/"
+            )),
+            "{api}: {content}"
+        );
+        assert_eq!(details["provider"], name);
+
+        // The search request: the provider's own tool and nothing else, the query with its
+        // recency and limit.
+        let requests = world.server.requests();
+        assert_eq!(requests.len(), 3, "{api}");
+        let search = &requests[1];
+        assert_eq!(search.body["tools"], json!([tool]), "{api}");
+        assert!(search.body_text.contains("Query: tokio runtime"), "{api}");
+        assert!(
+            search.body_text.contains("Only pages from the past year."),
+            "{api}"
+        );
+        assert!(search.body_text.contains("At most 3 results."), "{api}");
+        assert!(
+            requests[2].body_text.contains("https://tokio.rs"),
+            "the model reads the results"
+        );
+
+        // The other provider's search is not this model's.
+        let other = if name == "anthropic" {
+            "openai"
+        } else {
+            "anthropic"
+        };
+        world.server.push(Turn::reply().tool_call(
+            "s2",
+            "web_search",
+            json!({"query": "tokio", "provider": other}),
+        ));
+        world.server.push(Turn::reply().text("Fine."));
+        let seen = run(&client, &mut events, &id, "search elsewhere").await;
+        let (content, is_error, _) = first_result(&seen);
+        assert!(is_error);
+        assert!(
+            content.contains("Cannot search: the session's model scripted/"),
+            "{content}"
+        );
+        assert!(
+            content.contains(&format!("cannot run {other}'s search (its API is {api})")),
+            "{content}"
+        );
+    }
+
+    // A model with no search of its own and no key: what to set, and why not the model.
+    let world = World::start("openai-completions").await;
+    let home = world.daemon.home.path().display().to_string();
+    let (client, mut events) = world.client().await;
+    let id = session(&client, &home, &["web_search"], BTreeMap::new()).await;
+    world
+        .server
+        .push(Turn::reply().tool_call("s1", "web_search", json!({"query": "tokio"})));
+    world.server.push(Turn::reply().text("No search."));
+    let seen = run(&client, &mut events, &id, "search").await;
+    let (content, is_error, _) = first_result(&seen);
+    assert!(is_error);
+    assert!(
+        content.contains("web search needs a provider: set BRAVE_API_KEY"),
+        "{content}"
+    );
+    assert!(content.contains("has no search of its own"), "{content}");
+}
