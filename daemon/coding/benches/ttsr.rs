@@ -53,6 +53,8 @@ fn rules() -> Vec<Rule> {
             )],
             scope: vec![scopes[n % scopes.len()].to_owned()],
             interrupt_mode: None,
+            repeat: None,
+            repeat_gap: None,
             body: "Do not.".to_owned(),
             path: PathBuf::from(format!("/rules/rule-{n}.md")),
             provider: "native",

@@ -37,6 +37,10 @@ pub struct Rule {
     pub scope: Vec<String>,
     /// Whether a match interrupts the stream (`always`, `prose-only`, `tool-only`, `never`).
     pub interrupt_mode: Option<String>,
+    /// When it may fire again (`once`, `after-gap`; oh-my-pi's `repeat`).
+    pub repeat: Option<String>,
+    /// Completed turns after which an `after-gap` rule may fire again (`repeatGap`).
+    pub repeat_gap: Option<u64>,
     /// The text.
     pub body: String,
     /// The file.
@@ -372,6 +376,12 @@ fn rule_file(
         interrupt_mode: field("interruptMode")
             .and_then(frontmatter::Value::as_text)
             .map(str::to_owned),
+        repeat: field("repeat")
+            .and_then(frontmatter::Value::as_text)
+            .map(str::to_owned),
+        repeat_gap: field("repeatGap")
+            .and_then(frontmatter::Value::as_text)
+            .and_then(|gap| gap.trim().parse().ok()),
         body: parsed.body,
         path: path.to_path_buf(),
         provider,

@@ -81,7 +81,8 @@ pub struct Settings {
     /// `disabledProviders` (oh-my-pi's): sources of rules and instructions left out (`cursor`,
     /// `windsurf`, `cline`, `github`, `claude`, `codex`, `gemini`, `agents`, `native`).
     pub disabled_providers: Vec<String>,
-    /// `ttsr.{enabled, contextMode, interruptMode}` (oh-my-pi's stream rules).
+    /// `ttsr.{enabled, contextMode, interruptMode, repeatMode, repeatGap}` (oh-my-pi's stream
+    /// rules).
     pub ttsr: crate::ttsr::TtsrSettings,
     /// `sessionDir`: where pi's session files are looked up.
     pub session_dir: Option<String>,
@@ -328,6 +329,10 @@ pub struct SettingsLayer {
     pub ttsr_keep_partial: Option<bool>,
     /// `ttsr.interruptMode`.
     pub ttsr_interrupt_mode: Option<crate::ttsr::InterruptMode>,
+    /// `ttsr.repeatMode` is `after-gap`.
+    pub ttsr_after_gap: Option<bool>,
+    /// `ttsr.repeatGap`.
+    pub ttsr_repeat_gap: Option<u64>,
     /// `sessionDir`.
     pub session_dir: Option<String>,
     /// `hideThinkingBlock`.
@@ -629,6 +634,8 @@ impl Settings {
         set(&mut self.ttsr.enabled, &layer.ttsr_enabled);
         set(&mut self.ttsr.keep_partial, &layer.ttsr_keep_partial);
         set(&mut self.ttsr.interrupt_mode, &layer.ttsr_interrupt_mode);
+        set(&mut self.ttsr.after_gap, &layer.ttsr_after_gap);
+        set(&mut self.ttsr.repeat_gap, &layer.ttsr_repeat_gap);
         set_option(&mut self.session_dir, &layer.session_dir);
         set(&mut self.hide_thinking_block, &layer.hide_thinking_block);
         set(&mut self.transport, &layer.transport);

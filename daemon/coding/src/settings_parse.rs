@@ -477,6 +477,12 @@ impl LayerReader<'_> {
                                 Some("keep") => layer.ttsr_keep_partial = Some(true),
                                 _ => self.bad(&dotted, "\"discard\" or \"keep\"", value),
                             },
+                            "repeatMode" => match value.as_str() {
+                                Some("once") => layer.ttsr_after_gap = Some(false),
+                                Some("after-gap") => layer.ttsr_after_gap = Some(true),
+                                _ => self.bad(&dotted, "\"once\" or \"after-gap\"", value),
+                            },
+                            "repeatGap" => layer.ttsr_repeat_gap = self.integer(&dotted, value),
                             "interruptMode" => {
                                 match value.as_str().and_then(crate::ttsr::InterruptMode::parse) {
                                     Some(mode) => layer.ttsr_interrupt_mode = Some(mode),

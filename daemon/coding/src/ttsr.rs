@@ -42,6 +42,11 @@ pub struct TtsrSettings {
     pub keep_partial: bool,
     /// The interrupt mode of rules that name none.
     pub interrupt_mode: InterruptMode,
+    /// Rules that name no `repeat` may fire again after a gap (`ttsr.repeatMode:
+    /// "after-gap"`), rather than once per session.
+    pub after_gap: bool,
+    /// The gap: completed turns since the rule last fired (`ttsr.repeatGap`, default 10).
+    pub repeat_gap: u64,
 }
 
 impl Default for TtsrSettings {
@@ -50,6 +55,8 @@ impl Default for TtsrSettings {
             enabled: true,
             keep_partial: false,
             interrupt_mode: InterruptMode::Always,
+            after_gap: false,
+            repeat_gap: 10,
         }
     }
 }
@@ -149,6 +156,16 @@ impl Ttsr {
                     continue;
                 }
             };
+            if let Some(repeat) = rule
+                .repeat
+                .as_deref()
+                .filter(|repeat| !matches!(*repeat, "once" | "after-gap"))
+            {
+                diagnostics.push(Diagnostic::warning(
+                    &rule.path,
+                    format!("repeat {repeat:?} is not once or after-gap; the rule fires once"),
+                ));
+            }
             let mode = rule
                 .interrupt_mode
                 .as_deref()
@@ -315,18 +332,58 @@ impl Ttsr {
     }
 }
 
-/// The rule names injected or reminded of in `messages` (a branch's context).
-pub fn fired_in(messages: &[Arc<AgentMessage>]) -> BTreeSet<String> {
-    messages
-        .iter()
-        .filter_map(|message| match &**message {
+/// The rules of `rules` that may not fire yet on a branch whose context is `messages`: those
+/// that fired there (injected, or reminded of — after a reply or first in a tool's result)
+/// and either fire once per session, or after a gap of completed turns that has not passed.
+pub fn fired_in(
+    messages: &[Arc<AgentMessage>],
+    rules: &[Rule],
+    settings: &TtsrSettings,
+) -> BTreeSet<String> {
+    // Each rule's last firing, as the number of replies before it.
+    let mut last: HashMap<String, usize> = HashMap::new();
+    let mut replies = 0;
+    for message in messages {
+        match &**message {
+            AgentMessage::Assistant(_) => replies += 1,
             AgentMessage::Custom(custom)
                 if custom.custom_type == INJECTION || custom.custom_type == REMINDER =>
             {
-                custom.details.as_ref()?["rule"].as_str().map(str::to_owned)
+                if let Some(rule) = custom
+                    .details
+                    .as_ref()
+                    .and_then(|details| details["rule"].as_str())
+                {
+                    last.insert(rule.to_owned(), replies);
+                }
             }
-            _ => None,
+            AgentMessage::ToolResult(result) => {
+                for block in &result.content {
+                    if let pi_llm::UserContent::Text(text) = block
+                        && let Some(rest) = text.text.strip_prefix("<system-reminder rule=\"")
+                        && let Some((rule, _)) = rest.split_once('"')
+                    {
+                        last.insert(rule.to_owned(), replies);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    last.into_iter()
+        .filter(|(name, at)| {
+            let rule = rules.iter().find(|rule| &rule.name == name);
+            let after_gap = match rule.and_then(|rule| rule.repeat.as_deref()) {
+                Some("after-gap") => true,
+                Some(_) => false,
+                None => settings.after_gap,
+            };
+            let gap = rule
+                .and_then(|rule| rule.repeat_gap)
+                .unwrap_or(settings.repeat_gap);
+            !after_gap || ((replies - at) as u64) < gap
         })
+        .map(|(name, _)| name)
         .collect()
 }
 
@@ -451,6 +508,8 @@ mod tests {
             condition: vec![condition.to_owned()],
             scope: scope.iter().map(|scope| (*scope).to_owned()).collect(),
             interrupt_mode: mode.map(str::to_owned),
+            repeat: None,
+            repeat_gap: None,
             body: format!("Do not do {name}."),
             path: PathBuf::from(format!("/rules/{name}.md")),
             provider: "native",
@@ -558,9 +617,56 @@ mod tests {
             matches!(&reminder, AgentMessage::Custom(custom) if custom.custom_type == REMINDER)
         );
         assert_eq!(
-            fired_in(&[Arc::new(reminder)]),
+            fired_in(&[Arc::new(reminder)], &[], &TtsrSettings::default()),
             BTreeSet::from(["no-todo".to_owned()])
         );
+    }
+
+    #[test]
+    fn a_rule_fires_once_or_again_after_its_gap_of_turns() {
+        let reply = || Arc::new(AgentMessage::Assistant(pi_llm::AssistantMessage::default()));
+        let injection = Arc::new(hidden(INJECTION, "x".to_owned(), "no-ai"));
+        let tool_reminder = Arc::new(AgentMessage::ToolResult(pi_llm::ToolResultMessage {
+            tool_call_id: "c1".to_owned(),
+            tool_name: "bash".to_owned(),
+            content: vec![
+                pi_llm::UserContent::text(
+                    "<system-reminder rule=\"no-force\" path=\"/r\">\nWhy?\n</system-reminder>",
+                ),
+                pi_llm::UserContent::text("done"),
+            ],
+            details: None,
+            is_error: false,
+            timestamp: 0,
+        }));
+        let mut again = rule("no-ai", "as an ai", &["text"], None);
+        again.repeat = Some("after-gap".to_owned());
+        again.repeat_gap = Some(2);
+        let once = rule("no-force", "--force", &["tool"], None);
+        let rules = [again, once];
+        let settings = TtsrSettings::default();
+        let both = BTreeSet::from(["no-ai".to_owned(), "no-force".to_owned()]);
+        // Just fired: neither may fire.
+        let context = vec![injection.clone(), reply(), tool_reminder.clone()];
+        assert_eq!(fired_in(&context, &rules, &settings), both);
+        // Two replies after its injection the after-gap rule may fire again; the other never.
+        let context = vec![injection, reply(), tool_reminder, reply()];
+        assert_eq!(
+            fired_in(&context, &rules, &settings),
+            BTreeSet::from(["no-force".to_owned()])
+        );
+        // The setting makes after-gap the default, with its own gap.
+        let settings = TtsrSettings {
+            after_gap: true,
+            repeat_gap: 1,
+            ..TtsrSettings::default()
+        };
+        let plain = [rule("no-force", "--force", &["tool"], None)];
+        let context = vec![
+            Arc::new(hidden(REMINDER, "x".to_owned(), "no-force")),
+            reply(),
+        ];
+        assert!(fired_in(&context, &plain, &settings).is_empty());
     }
 
     #[test]
@@ -583,6 +689,22 @@ mod tests {
                 "condition \"(unclosed\" is not a regular expression; the rule is skipped",
                 "scope \"tool:\" is not text, thinking, tool or tool:NAME(GLOB); the rule is skipped"
             ]
+        );
+        let mut twice = rule("twice", "x", &[], None);
+        twice.repeat = Some("twice".to_owned());
+        let mut diagnostics = Vec::new();
+        assert!(
+            Ttsr::new(
+                &[twice],
+                &TtsrSettings::default(),
+                BTreeSet::new(),
+                &mut diagnostics
+            )
+            .is_some()
+        );
+        assert_eq!(
+            diagnostics[0].message,
+            "repeat \"twice\" is not once or after-gap; the rule fires once"
         );
     }
 }

@@ -193,7 +193,11 @@ impl SessionActor {
             stream_watch: pi_coding::ttsr::Ttsr::new(
                 &self.resources.rules,
                 &self.resources.settings.ttsr,
-                pi_coding::ttsr::fired_in(&self.context),
+                pi_coding::ttsr::fired_in(
+                    &self.context,
+                    &self.resources.rules,
+                    &self.resources.settings.ttsr,
+                ),
                 &mut Vec::new(),
             )
             .map(|ttsr| {
