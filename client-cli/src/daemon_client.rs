@@ -117,10 +117,26 @@ pub async fn find_session(client: &Client, id: &str) -> Result<SessionInfo, CliE
     }
 }
 
-/// The absolute working directory: `--cwd` (made absolute) or the current directory.
+/// The absolute working directory: `--cwd` (made absolute) or the current directory. With a
+/// remote (`--remote`, `PI_REMOTE`) a directory on the far host, unchecked here: `--cwd`, else
+/// `PI_REMOTE_CWD`, else the same path as the current directory here.
 pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::PathBuf, CliError> {
     let current = std::env::current_dir()
         .map_err(|error| CliError::failed(format!("cannot read the current directory: {error}")))?;
+    if pi_client::remote::Remote::current()
+        .ok()
+        .flatten()
+        .is_some()
+    {
+        let base = std::env::var_os("PI_REMOTE_CWD")
+            .map(std::path::PathBuf::from)
+            .filter(|path| path.is_absolute())
+            .unwrap_or(current);
+        return Ok(match cwd {
+            Some(path) => base.join(path),
+            None => base,
+        });
+    }
     let path = match cwd {
         Some(path) if path.is_absolute() => path.to_path_buf(),
         Some(path) => current.join(path),

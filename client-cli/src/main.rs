@@ -37,6 +37,10 @@ use crate::error::CliError;
 struct Cli {
     #[command(subcommand)]
     command: Option<Command>,
+    /// Run against the daemon on another machine, through ssh (also PI_REMOTE):
+    /// ssh://[user@]host[:port][:/path/to/pictl]
+    #[arg(long, global = true, value_name = "SSH_URL")]
+    remote: Option<String>,
     #[command(flatten)]
     pi: pi_cli::PiArgs,
 }
@@ -119,6 +123,9 @@ enum Command {
     Daemon(commands::daemon::DaemonCommand),
     /// Open the TUI on a session (no ID: pick one of this directory's recent sessions)
     Attach(commands::attach::AttachArgs),
+    /// Join stdin and stdout to this user's daemon (the far side of --remote; run by ssh)
+    #[command(hide = true)]
+    Bridge,
 }
 
 /// Whether this program was installed and called as `pi`.
@@ -131,6 +138,41 @@ fn invoked_as_pi() -> bool {
                 .map(|name| name == "pi")
         })
         .unwrap_or(false)
+}
+
+/// `args` without `--remote URL` / `--remote=URL` (before `--`), and the remote they named.
+fn take_remote(
+    args: Vec<std::ffi::OsString>,
+) -> Result<(Vec<std::ffi::OsString>, Option<pi_client::remote::Remote>), CliError> {
+    let mut kept = Vec::with_capacity(args.len());
+    let mut remote = None;
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        let text = arg.to_str().unwrap_or_default();
+        let value = if text == "--" {
+            kept.push(arg);
+            kept.extend(args.by_ref());
+            break;
+        } else if text == "--remote" {
+            args.next()
+                .and_then(|value| value.into_string().ok())
+                .ok_or_else(|| {
+                    CliError::usage(
+                        "--remote needs a value: ssh://[user@]host[:port][:/path/to/pictl]",
+                    )
+                })?
+        } else if let Some(value) = text.strip_prefix("--remote=") {
+            value.to_owned()
+        } else {
+            kept.push(arg);
+            continue;
+        };
+        remote = Some(
+            pi_client::remote::Remote::parse(&value)
+                .map_err(|error| CliError::usage(format!("--remote: {error}")))?,
+        );
+    }
+    Ok((kept, remote))
 }
 
 fn main() -> ExitCode {
@@ -157,6 +199,15 @@ fn run(as_pi: bool) -> ExitCode {
     // extensions register: `--name[=value]` pictl does not know, on the commands that start
     // sessions (pi takes them so).
     let args = extension_flags::expand_pi_short_options(std::env::args_os().collect());
+    // `--remote` anywhere before `--`: taken out first, so that pi's command line (whose
+    // options exclude subcommands) still sees `pictl --remote URL run …` as `run`.
+    let (args, remote) = match take_remote(args) {
+        Ok(taken) => taken,
+        Err(error) => return error.report(),
+    };
+    if let Some(remote) = remote {
+        remote.choose();
+    }
     let (args, extension_flags) = extension_flags::split(args, &Cli::command());
     let mut cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
@@ -240,6 +291,7 @@ fn run(as_pi: bool) -> ExitCode {
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
             Command::Attach(args) => commands::attach::attach(args).await,
+            Command::Bridge => commands::bridge::run().await,
         }
     });
     match result {

@@ -327,7 +327,10 @@ impl Tool for WebSearchTool {
 fn server_output(query: &SearchQuery, found: crate::server_search::Found) -> ToolOutput {
     let name = found.search.name();
     let text = if found.text.is_empty() {
-        format!("No results for {:?} ({name} search).", query.query)
+        format!(
+            "No results for {:?} ({name} search through {}).",
+            query.query, found.model
+        )
     } else {
         format!(
             "Results for {:?} ({name} search through {}):\n\n{}",

@@ -125,8 +125,7 @@ pub async fn run_tui(
 ) -> Result<ExitCode, CliError> {
     require_terminal()?;
     let paths = daemon_client::paths()?;
-    let cwd = std::env::current_dir()
-        .map_err(|error| CliError::failed(format!("cannot read the working directory: {error}")))?;
+    let cwd = daemon_client::working_directory(None)?;
     let theme_paths = flags
         .theme_paths
         .iter()

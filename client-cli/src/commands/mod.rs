@@ -2,6 +2,7 @@
 
 pub mod assets;
 pub mod attach;
+pub mod bridge;
 pub mod daemon;
 pub mod drive;
 pub mod extensions;

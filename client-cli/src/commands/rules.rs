@@ -15,7 +15,7 @@ use crate::output::{Style, Table, eprint_line, print_json, print_text};
 /// `pictl rules …`.
 #[derive(Debug, Subcommand)]
 pub enum RulesCommand {
-    /// Show which stream rules would fire on TEXT (exit 0: at least one fires, 1: none)
+    /// Show which stream rules would fire on TEXT (exit 0: one fires, 1: none, 2: a bad call)
     Test(TestArgs),
 }
 
@@ -43,15 +43,19 @@ pub struct TestArgs {
 pub async fn run(command: RulesCommand) -> Result<ExitCode, CliError> {
     let RulesCommand::Test(args) = command;
     // With --all the one positional is the text.
-    let (file, text) = if args.all {
-        (None, args.text.or(args.file))
-    } else {
-        (args.file, args.text)
+    let (file, text) = match (args.all, args.file, args.text) {
+        (true, Some(_), Some(_)) => {
+            return Err(CliError::usage(
+                "give a rule FILE or --all, not both: pictl rules test FILE TEXT, or pictl rules test --all TEXT",
+            ));
+        }
+        (true, file, text) => (None, text.or(file)),
+        (false, file, text) => (file, text),
     };
     let text = match text.as_deref() {
         None => {
             return Err(CliError::usage(
-                "pictl rules test needs the text to match: pictl rules test FILE TEXT (or - to read stdin)",
+                "pictl rules test needs the text to match: pictl rules test FILE TEXT, or pictl rules test --all TEXT (TEXT - reads stdin)",
             ));
         }
         Some("-") => {
@@ -65,8 +69,7 @@ pub async fn run(command: RulesCommand) -> Result<ExitCode, CliError> {
         }
         Some(text) => text.to_owned(),
     };
-    let cwd = std::env::current_dir()
-        .map_err(|error| CliError::usage(format!("cannot read the current directory: {error}")))?;
+    let cwd = daemon_client::working_directory(None)?;
     let client = daemon_client::connect().await?.client;
     let tested = client
         .call::<RulesTest>(&RulesTestParams {
@@ -75,7 +78,15 @@ pub async fn run(command: RulesCommand) -> Result<ExitCode, CliError> {
             text,
             source: Some(args.source),
         })
-        .await?;
+        .await
+        .map_err(|error| {
+            // A missing file or an unknown source: a bad call, not "nothing fires".
+            if error.rpc_kind() == Some(pi_protocol::ErrorKind::InvalidParams) {
+                CliError::usage(error.to_string())
+            } else {
+                CliError::from(error)
+            }
+        })?;
     let fired = tested.rules.iter().any(|rule| rule.fires);
     if args.json {
         print_json(&serde_json::to_value(&tested).unwrap_or_default());
@@ -86,7 +97,7 @@ pub async fn run(command: RulesCommand) -> Result<ExitCode, CliError> {
         if tested.rules.is_empty() {
             if args.all {
                 eprint_line(
-                    "no stream rules here (rules with a `condition`, found where the settings have \"ompTools\")",
+                    "no stream rules here (rules with a `condition`, found where the settings have \"ompTools\" and their source is not in \"disabledProviders\")",
                 );
             }
         } else {

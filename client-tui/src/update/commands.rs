@@ -160,6 +160,12 @@ pub(super) fn run(state: &mut State, line: &str, effects: &mut Vec<Effect>) {
                 _ => None,
             };
             match enabled {
+                Some(enabled) if enabled == state.plan_mode => {
+                    state.status = Some(format!(
+                        "Plan mode is already {}.",
+                        if enabled { "on" } else { "off" }
+                    ));
+                }
                 Some(enabled) => effects.push(Effect::Request(Request::SetPlanMode(enabled))),
                 None => state.status = Some("Usage: /plan [on|off]".to_owned()),
             }

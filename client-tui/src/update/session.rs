@@ -233,6 +233,16 @@ fn apply(state: &mut State, params: SessionEventParams, effects: &mut Vec<Effect
             state.queue.follow_up = follow_up;
         }
         SessionEvent::EntryAdded { entry } => {
+            // An entry that does not continue the branch shown (a branch summary written
+            // where a navigation lands): the branch changed, rebuild it.
+            if entry.parent_id() != state.leaf_id.as_deref()
+                && let Some(session) = &state.session
+            {
+                state.durable_seq = seq;
+                state.leaf_id = Some(entry_id(&entry).to_owned());
+                effects.push(Effect::Switch(SwitchTo::Existing(session.id.clone())));
+                return;
+            }
             state.transcript.push_entry(&entry);
             state.durable_seq = seq;
             state.leaf_id = Some(entry_id(&entry).to_owned());

@@ -797,7 +797,8 @@ fn approval_decisions_show_in_the_transcript() {
             SessionEvent::EntryAdded {
                 entry: SessionEntry::Custom {
                     id: format!("a{seq}"),
-                    parent_id: None,
+                    // Each at the leaf, as the daemon appends them.
+                    parent_id: seq.checked_sub(1).map(|previous| format!("a{previous}")),
                     timestamp: "2026-11-26T10:00:00.000Z".into(),
                     custom_type: "approval".into(),
                     data: Some(data),
@@ -1014,11 +1015,51 @@ fn plan_mode_is_toggled_by_slash_plan_and_shown_in_the_footer() {
             .contains(&Effect::Request(Request::SetPlanMode(false))),
         "/plan again turns it off"
     );
+    harness.send(event(3, SessionEvent::PlanModeChanged { enabled: true }));
+    harness.type_text("/plan on");
+    harness.send(key(KeyCode::Enter));
+    assert!(
+        !harness
+            .take_effects()
+            .iter()
+            .any(|effect| matches!(effect, Effect::Request(Request::SetPlanMode(_)))),
+        "already on: nothing to ask"
+    );
+    assert!(harness.screen(80, 12).contains("Plan mode is already on."));
     harness.type_text("/plan maybe");
     harness.send(key(KeyCode::Enter));
     let screen = harness.screen(80, 12);
     assert!(screen.contains("Usage: /plan [on|off]"), "{screen}");
-    harness.send(event(3, SessionEvent::PlanModeChanged { enabled: false }));
+    harness.send(event(4, SessionEvent::PlanModeChanged { enabled: false }));
     let screen = harness.screen(80, 12);
     assert!(!screen.contains("plan · "), "{screen}");
+}
+
+/// An entry that does not continue the branch shown (the summary a `/tree` navigation
+/// writes where it lands) makes the TUI read the new branch again, as a leaf change does.
+#[test]
+fn an_entry_off_the_shown_branch_rebuilds_the_transcript() {
+    use pi_tui::effect::{Effect, SwitchTo};
+    let mut harness = Harness::attached(history(vec![user("first"), user("second")]));
+    harness.take_effects();
+    harness.send(event(
+        20,
+        SessionEvent::EntryAdded {
+            entry: SessionEntry::BranchSummary {
+                id: "summary".into(),
+                parent_id: Some("somewhere-else".into()),
+                timestamp: "2026-11-26T10:00:00.000Z".into(),
+                from_id: "old-leaf".into(),
+                summary: "What the branch left behind did.".into(),
+                details: None,
+                from_hook: None,
+            },
+        },
+    ));
+    assert!(
+        harness
+            .take_effects()
+            .contains(&Effect::Switch(SwitchTo::Existing(SESSION.to_owned()))),
+        "the branch is read again"
+    );
 }

@@ -333,6 +333,14 @@ fn rule_file(
             return None;
         }
     };
+    let opened = text.trim_start();
+    if parsed.fields.is_empty() && opened.starts_with("---") && !opened[3..].contains("\n---") {
+        diagnostics.push(Diagnostic::warning(
+            path,
+            "its frontmatter opened with `---` is not closed by a `---` line; the whole file \
+             is read as the rule's text, without conditions or globs",
+        ));
+    }
     if parsed.body.trim().is_empty() {
         return None;
     }
@@ -434,6 +442,24 @@ mod tests {
         let path = dir.join(path);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(path, text).unwrap();
+    }
+
+    #[test]
+    fn an_unclosed_frontmatter_is_named() {
+        let dir = tempfile::tempdir().unwrap();
+        write(dir.path(), "open.md", "---\ncondition: \"x\"\nDo not.\n");
+        write(dir.path(), "empty.md", "---\n---\nFine.\n");
+        let mut diagnostics = Vec::new();
+        let open = rule_at(&dir.path().join("open.md"), &mut diagnostics).unwrap();
+        assert!(open.condition.is_empty());
+        assert!(rule_at(&dir.path().join("empty.md"), &mut diagnostics).is_some());
+        let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "its frontmatter opened with `---` is not closed by a `---` line; the whole file is read as the rule's text, without conditions or globs"
+            ]
+        );
     }
 
     #[test]

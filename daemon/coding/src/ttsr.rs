@@ -144,6 +144,29 @@ impl Ttsr {
                 ));
                 continue;
             }
+            if let Some(repeat) = rule
+                .repeat
+                .as_deref()
+                .filter(|repeat| !matches!(*repeat, "once" | "after-gap"))
+            {
+                diagnostics.push(Diagnostic::warning(
+                    &rule.path,
+                    format!("repeat {repeat:?} is not once or after-gap; the rule fires once"),
+                ));
+            }
+            if let Some(mode) = rule
+                .interrupt_mode
+                .as_deref()
+                .filter(|mode| InterruptMode::parse(mode).is_none())
+            {
+                diagnostics.push(Diagnostic::warning(
+                    &rule.path,
+                    format!(
+                        "interruptMode {mode:?} is not always, prose-only, tool-only or never; \
+                         the rule follows ttsr.interruptMode"
+                    ),
+                ));
+            }
             let scopes = match scopes(&rule.scope) {
                 Ok(scopes) => scopes,
                 Err(scope) => {
@@ -156,16 +179,6 @@ impl Ttsr {
                     continue;
                 }
             };
-            if let Some(repeat) = rule
-                .repeat
-                .as_deref()
-                .filter(|repeat| !matches!(*repeat, "once" | "after-gap"))
-            {
-                diagnostics.push(Diagnostic::warning(
-                    &rule.path,
-                    format!("repeat {repeat:?} is not once or after-gap; the rule fires once"),
-                ));
-            }
             let mode = rule
                 .interrupt_mode
                 .as_deref()
@@ -283,16 +296,17 @@ impl Ttsr {
             Scope::Tool(None, _) => true,
             Scope::Tool(Some(tool), glob) => {
                 tool == name
-                    && glob
-                        .as_ref()
-                        .is_none_or(|glob| path.as_deref().is_some_and(|path| glob.is_match(path)))
+                    && glob.as_ref().is_none_or(|glob| {
+                        path.as_deref()
+                            .is_some_and(|path| tails(path).any(|tail| glob.is_match(tail)))
+                    })
             }
             Scope::Text | Scope::Thinking => false,
         });
-        let by_globs = rule
-            .globs
-            .as_ref()
-            .is_none_or(|globs| path.as_deref().is_some_and(|path| globs.is_match(path)));
+        let by_globs = rule.globs.as_ref().is_none_or(|globs| {
+            path.as_deref()
+                .is_some_and(|path| tails(path).any(|tail| globs.is_match(tail)))
+        });
         by_scope && by_globs
     }
 
@@ -330,6 +344,17 @@ impl Ttsr {
             ))
         }
     }
+}
+
+/// `path` and each part of it after a `/` (without a leading `./`): a glob such as
+/// `src/**/*.rs` matches an absolute path into the project (`/home/me/p/src/x.rs`) too.
+fn tails(path: &str) -> impl Iterator<Item = &str> {
+    let path = path.strip_prefix("./").unwrap_or(path);
+    std::iter::once(path).chain(
+        path.match_indices('/')
+            .map(move |(at, _)| &path[at + 1..])
+            .filter(|tail| !tail.is_empty()),
+    )
 }
 
 /// The rules of `rules` that may not fire yet on a branch whose context is `messages`: those
@@ -415,9 +440,11 @@ fn scopes(names: &[String]) -> Result<Vec<Scope>, String> {
                         Some((tool, glob)) => (
                             tool,
                             Some(
-                                globset::Glob::new(glob.trim_end_matches(')'))
-                                    .map_err(|_| name.to_owned())?
-                                    .compile_matcher(),
+                                globset::Glob::new(
+                                    glob.strip_suffix(')').ok_or_else(|| name.to_owned())?,
+                                )
+                                .map_err(|_| name.to_owned())?
+                                .compile_matcher(),
                             ),
                         ),
                         None => (rest, None),
@@ -623,6 +650,31 @@ mod tests {
     }
 
     #[test]
+    fn a_path_glob_matches_absolute_and_dotted_paths_into_the_project() {
+        let rules = [rule(
+            "no-any",
+            r":\s*any\b",
+            &["tool:write(src/**/*.ts)"],
+            None,
+        )];
+        let ttsr = ttsr(&rules);
+        for path in ["src/a/x.ts", "./src/x.ts", "/home/me/project/src/a/x.ts"] {
+            let arguments = format!(r#"{{"path": "{path}", "content": "let x: any"}}"#);
+            assert_eq!(
+                ttsr.test(DeltaSource::ToolCall { name: "write" }, &arguments)
+                    .len(),
+                1,
+                "{path}"
+            );
+        }
+        let elsewhere = r#"{"path": "/home/me/project/lib/x.ts", "content": "let x: any"}"#;
+        assert!(
+            ttsr.test(DeltaSource::ToolCall { name: "write" }, elsewhere)
+                .is_empty()
+        );
+    }
+
+    #[test]
     fn a_rule_fires_once_or_again_after_its_gap_of_turns() {
         let reply = || Arc::new(AgentMessage::Assistant(pi_llm::AssistantMessage::default()));
         let injection = Arc::new(hidden(INJECTION, "x".to_owned(), "no-ai"));
@@ -688,6 +740,25 @@ mod tests {
             [
                 "condition \"(unclosed\" is not a regular expression; the rule is skipped",
                 "scope \"tool:\" is not text, thinking, tool or tool:NAME(GLOB); the rule is skipped"
+            ]
+        );
+        let mut diagnostics = Vec::new();
+        let unclosed = rule("unclosed", "x", &["tool:write(*.rs"], Some("sometimes"));
+        assert!(
+            Ttsr::new(
+                &[unclosed],
+                &TtsrSettings::default(),
+                BTreeSet::new(),
+                &mut diagnostics
+            )
+            .is_none()
+        );
+        let messages: Vec<&str> = diagnostics.iter().map(|d| d.message.as_str()).collect();
+        assert_eq!(
+            messages,
+            [
+                "interruptMode \"sometimes\" is not always, prose-only, tool-only or never; the rule follows ttsr.interruptMode",
+                "scope \"tool:write(*.rs\" is not text, thinking, tool or tool:NAME(GLOB); the rule is skipped"
             ]
         );
         let mut twice = rule("twice", "x", &[], None);

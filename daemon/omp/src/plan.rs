@@ -18,6 +18,9 @@ pub const NAME: &str = EXIT_TOOL;
 /// The plan file, as the model names it.
 pub const PLAN_URL: &str = "local://PLAN.md";
 
+/// How much of the plan the approval question shows.
+const PLAN_LINES_SHOWN: usize = 40;
+
 /// The `exit_plan_mode` tool of one session.
 pub struct ExitPlanModeTool {
     sessions: SessionsWeak,
@@ -110,7 +113,20 @@ impl Tool for ExitPlanModeTool {
                      {PLAN_URL}; plan mode stays on until the user decides."
                 ));
             }
-            let lines = text.lines().count();
+            // The plan itself in the question, so it is read before it is approved.
+            let lines: Vec<&str> = text.trim_end().lines().collect();
+            let mut shown = lines
+                .iter()
+                .take(PLAN_LINES_SHOWN)
+                .copied()
+                .collect::<Vec<_>>()
+                .join("\n");
+            if lines.len() > PLAN_LINES_SHOWN {
+                shown.push_str(&format!(
+                    "\n… {} more lines in {PLAN_URL}",
+                    lines.len() - PLAN_LINES_SHOWN
+                ));
+            }
             let ask = |request: UiRequest| {
                 let sessions = sessions.clone();
                 let session_id = self.session_id.clone();
@@ -125,7 +141,7 @@ impl Tool for ExitPlanModeTool {
                 }
             };
             let request = UiRequest::Select {
-                title: format!("Plan \"{title}\" is ready ({PLAN_URL}, {lines} lines). What now?"),
+                title: format!("Plan \"{title}\" ({PLAN_URL}):\n\n{shown}\n\nWhat now?"),
                 options: PlanChoice::ALL
                     .iter()
                     .map(|choice| choice.label().to_owned())

@@ -144,18 +144,61 @@ pub fn command_is_read_only(line: &str) -> bool {
     let commands = simple_commands(line);
     !commands.is_empty()
         && commands.iter().all(|command| {
-            let mut words = command.split_whitespace();
-            let first = words.next().unwrap_or_default();
-            if first == "git" {
-                return words.next().is_some_and(|sub| READ_GIT.contains(&sub));
-            }
-            if first == "find" {
-                return !command
-                    .split_whitespace()
-                    .any(|word| matches!(word, "-exec" | "-execdir" | "-delete" | "-ok"));
-            }
-            READ_COMMANDS.contains(&first)
+            let words: Vec<&str> = command.split_whitespace().collect();
+            simple_command_reads(&words)
         })
+}
+
+/// Whether one simple command (its words) only reads: a reading command without the options
+/// that make it write a file or run another program.
+fn simple_command_reads(words: &[&str]) -> bool {
+    let Some((&first, rest)) = words.split_first() else {
+        return true;
+    };
+    let has = |options: &[&str]| {
+        rest.iter().any(|word| {
+            options.iter().any(|option| {
+                *word == *option
+                    || (option.starts_with("--") && word.starts_with(&format!("{option}=")))
+            })
+        })
+    };
+    match first {
+        // `env [-i] [-u NAME] [NAME=value…] [COMMAND…]`: the command it runs decides.
+        "env" => {
+            let mut at = 0;
+            while let Some(word) = rest.get(at) {
+                if matches!(
+                    *word,
+                    "-u" | "--unset" | "-C" | "--chdir" | "-S" | "--split-string"
+                ) {
+                    at += 2;
+                } else if word.starts_with('-') || word.contains('=') {
+                    at += 1;
+                } else {
+                    break;
+                }
+            }
+            rest.get(at)
+                .is_none_or(|_| simple_command_reads(&rest[at..]))
+        }
+        "git" => {
+            rest.first().is_some_and(|sub| READ_GIT.contains(sub))
+                && !has(&["--output", "--ext-diff", "--textconv"])
+        }
+        "find" => !has(&[
+            "-exec", "-execdir", "-delete", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+            "-fls",
+        ]),
+        "sort" => !has(&["-o", "--output", "--compress-program"]),
+        "rg" => !has(&["--pre", "--search-zip", "-z"]),
+        "tree" => !has(&["-o"]),
+        "file" => !has(&["-C", "--compile"]),
+        "date" => !has(&["-s", "--set"]),
+        // `uniq INPUT OUTPUT` writes OUTPUT.
+        "uniq" => rest.iter().filter(|word| !word.starts_with('-')).count() < 2,
+        _ => READ_COMMANDS.contains(&first) && !(first == "printf" && has(&["-v"])),
+    }
 }
 
 /// A `>` (or `>>`) into anything but `/dev/null` or a descriptor, outside quotes.
@@ -371,6 +414,12 @@ mod tests {
             "find . -name '*.rs'",
             "cat x 2>/dev/null",
             "ls > /dev/null 2>&1",
+            "env",
+            "env LANG=C ls -la",
+            "sort -u names.txt",
+            "uniq -c names.txt",
+            "git log --oneline -5",
+            "rg -n TODO src",
         ] {
             assert!(command_is_read_only(line), "{line}");
         }
@@ -383,6 +432,21 @@ mod tests {
             "ls && npm install",
             "echo 'x' | tee out",
             "",
+            // Options that write a file or run another program (an outsider's findings).
+            "env touch made",
+            "env -i LANG=C rm x",
+            "sort -o out names.txt",
+            "sort --output=out names.txt",
+            "find . -maxdepth 0 -fprint out",
+            "find . -fls out",
+            "git diff --output=out",
+            "git diff --ext-diff",
+            "rg --pre ./script.sh hi .",
+            "rg --pre=./script.sh hi .",
+            "tree -o out",
+            "uniq in.txt out.txt",
+            "date -s 2020-01-01",
+            "printf -v x hi",
         ] {
             assert!(!command_is_read_only(line), "{line}");
         }

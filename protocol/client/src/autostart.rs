@@ -30,6 +30,8 @@ pub struct StartOptions {
     /// What the connection tells the daemon at `initialize` (notifications it does not
     /// want: `pictl run` cannot answer `ui/request`).
     pub capabilities: ClientCapabilities,
+    /// This machine's daemon even where a remote is chosen (`pictl bridge`, the far side).
+    pub local: bool,
 }
 
 impl Default for StartOptions {
@@ -38,6 +40,7 @@ impl Default for StartOptions {
             daemon_binary: None,
             timeout: Duration::from_secs(15),
             capabilities: ClientCapabilities::default(),
+            local: false,
         }
     }
 }
@@ -58,6 +61,14 @@ pub async fn connect(
     paths: &Paths,
     client_info: ClientInfo,
 ) -> Result<(Client, Notifications), ClientError> {
+    if let Some(remote) = crate::remote::Remote::current()? {
+        return Client::connect(
+            &Endpoint::Remote(remote),
+            client_info,
+            ClientCapabilities::default(),
+        )
+        .await;
+    }
     connect_with(paths, client_info, ClientCapabilities::default()).await
 }
 
@@ -80,6 +91,20 @@ pub async fn connect_or_start(
     client_info: ClientInfo,
     options: &StartOptions,
 ) -> Result<Connected, ClientError> {
+    // Another machine's daemon: its `pictl bridge` starts it there when none runs.
+    if let Some(remote) = crate::remote::Remote::current()?.filter(|_| !options.local) {
+        let (client, notifications) = Client::connect(
+            &Endpoint::Remote(remote),
+            client_info,
+            options.capabilities.clone(),
+        )
+        .await?;
+        return Ok(Connected {
+            client,
+            notifications,
+            started: false,
+        });
+    }
     match connect_with(paths, client_info.clone(), options.capabilities.clone()).await {
         Ok((client, notifications)) => {
             return Ok(Connected {

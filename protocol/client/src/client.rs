@@ -58,6 +58,8 @@ pub enum Endpoint {
         /// The token; `None` sends no credentials (the daemon will refuse).
         token: Option<String>,
     },
+    /// A daemon on another machine, through `ssh` and the far side's `pictl bridge`.
+    Remote(crate::remote::Remote),
 }
 
 /// An initialized connection; cheap to clone, every clone shares the connection.
@@ -207,8 +209,24 @@ impl Client {
                 Endpoint::WebSocket { url, token } => {
                     connect_websocket(url, token.as_deref()).await?
                 }
+                Endpoint::Remote(remote) => connect_remote(remote)?,
             };
-            match Client::handshake(transport, client_info.clone(), capabilities.clone()).await {
+            let handshake =
+                Client::handshake(transport, client_info.clone(), capabilities.clone()).await;
+            // The far side never answered: ssh said why on stderr (which it shares with us).
+            let handshake = match (endpoint, handshake) {
+                (Endpoint::Remote(remote), Err(ClientError::Disconnected { .. })) => {
+                    Err(ClientError::RemoteUnreachable {
+                        remote: remote.label(),
+                        command: {
+                            let (program, args) = remote.command();
+                            format!("{program} {}", args.join(" "))
+                        },
+                    })
+                }
+                (_, handshake) => handshake,
+            };
+            match handshake {
                 Err(ClientError::Rpc(error))
                     if error.kind() == Some(ErrorKind::Overloaded)
                         && tokio::time::Instant::now() + delay < deadline =>
@@ -374,6 +392,14 @@ impl Inner {
 }
 
 async fn connect_unix(path: &std::path::Path) -> Result<Transport, ClientError> {
+    let stream = connect_socket(path).await?;
+    let (read, write) = stream.into_split();
+    Ok(Transport::bytes(write, read, Framing::Lines))
+}
+
+/// The daemon's Unix socket at `path`, checked: its directory is this user's, and so is the
+/// process that serves it (what `pictl bridge` relays).
+pub async fn connect_socket(path: &std::path::Path) -> Result<tokio::net::UnixStream, ClientError> {
     if let Some(dir) = path.parent() {
         pi_paths::trust::check_owned_dir(dir)?;
     }
@@ -399,8 +425,38 @@ async fn connect_unix(path: &std::path::Path) -> Result<Transport, ClientError> 
             own_uid,
         });
     }
-    let (read, write) = stream.into_split();
-    Ok(Transport::bytes(write, read, Framing::Lines))
+    Ok(stream)
+}
+
+/// Runs ssh to the far `pictl bridge`; its stdin and stdout carry the protocol, its stderr
+/// (password prompts, ssh's own errors) stays the user's.
+fn connect_remote(remote: &crate::remote::Remote) -> Result<Transport, ClientError> {
+    let (program, args) = remote.command();
+    let mut child = tokio::process::Command::new(&program)
+        .args(&args)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| {
+            ClientError::io(
+                format!("cannot run `{program}` to reach {}", remote.label()),
+                error,
+            )
+        })?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(ClientError::io(
+            format!("`{program}` gave no pipes"),
+            std::io::Error::other("no stdin or stdout"),
+        ));
+    };
+    // Reaped when it ends (its pipes closed: the connection is over); killed if this
+    // process drops it first.
+    tokio::spawn(async move {
+        let _ = child.wait().await;
+    });
+    Ok(Transport::bytes(stdin, stdout, Framing::Lines))
 }
 
 async fn connect_websocket(url: &str, token: Option<&str>) -> Result<Transport, ClientError> {

@@ -107,6 +107,20 @@ pub enum ClientError {
         /// The daemon's log file.
         log: PathBuf,
     },
+    /// The connection through ssh ended before the far daemon answered (ssh could not log
+    /// in, the far `pictl` is missing or too old). ssh's own message precedes this one.
+    #[error(
+        "cannot reach the daemon on {remote} through `{command}`: the connection ended before it answered (ssh's message, if any, is above); check that you can log in with ssh and that the far pictl exists (give its path: ssh://HOST:/path/to/pictl)"
+    )]
+    RemoteUnreachable {
+        /// The remote, as `user@host`.
+        remote: String,
+        /// The command run.
+        command: String,
+    },
+    /// `PI_REMOTE` or `--remote` is not an ssh address.
+    #[error(transparent)]
+    BadRemote(#[from] crate::remote::BadRemote),
     /// The daemon answered with an error.
     #[error("{}", .0.message)]
     Rpc(ErrorObject),
@@ -151,6 +165,7 @@ impl ClientError {
                 | ClientError::ForeignRuntimeDir(_)
                 | ClientError::NotYourDaemon { .. }
                 | ClientError::WebSocket { .. }
+                | ClientError::RemoteUnreachable { .. }
                 | ClientError::ProtocolMismatch { .. }
                 | ClientError::DaemonBinaryNotFound { .. }
                 | ClientError::StartFailed { .. }

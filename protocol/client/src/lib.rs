@@ -16,8 +16,9 @@ mod error;
 pub mod model_scope;
 pub mod partial;
 pub mod pi_files;
+pub mod remote;
 
-pub use client::{Client, Endpoint, Notifications};
+pub use client::{Client, Endpoint, Notifications, connect_socket};
 pub use error::ClientError;
 pub use pi_paths::Paths;
 pub use pi_protocol as protocol;

@@ -25,6 +25,7 @@ mod pi_cli;
 mod plan;
 mod pools;
 mod processes;
+mod remote;
 mod retry;
 mod runs;
 mod sandbox;

@@ -134,7 +134,7 @@ async fn plan_mode_refuses_writes_until_the_plan_is_approved_then_executes_it_fr
     };
     assert_eq!(
         title,
-        "Plan \"Add main\" is ready (local://PLAN.md, 3 lines). What now?"
+        "Plan \"Add main\" (local://PLAN.md):\n\n# Plan\n1. Write src/main.rs with an empty main.\n2. Check it builds.\n\nWhat now?"
     );
     assert_eq!(
         options,

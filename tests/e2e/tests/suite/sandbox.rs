@@ -127,12 +127,20 @@ async fn a_workspace_write_sandbox_confines_bash_while_another_session_runs_free
     );
     assert!(!outside.path().join("boxed.txt").exists());
     assert!(boxed_text.contains("Permission denied"), "{boxed_text}");
+    // Beneath its directory, the temp directory and its scratch directory (`local://`).
     assert!(
         boxed_text.contains(&format!(
             "[Blocked by the sandbox? the sandbox (workspace-write) lets commands write only \
-             beneath {}, /tmp; the network is off. If the command needs more, ask the user to \
-             change the `sandbox` setting.]",
-            boxed_dir.display()
+             beneath {}, /tmp, {}; the network is off. If the command needs more, ask the user \
+             to change the `sandbox` setting.]",
+            boxed_dir.display(),
+            world
+                .daemon
+                .paths
+                .artifacts_dir()
+                .join(&boxed)
+                .join("local")
+                .display()
         )),
         "{boxed_text}"
     );
@@ -241,10 +249,17 @@ async fn a_workspace_write_sandbox_confines_bash_while_another_session_runs_free
         format!(
             "Cannot write {}: the sandbox does not let the agent write there.\n\n[Blocked by \
              the sandbox: the sandbox (workspace-write) lets commands write only beneath {}, \
-             /tmp; the network is off. If the file must change, ask the user to change the \
+             /tmp, {}; the network is off. If the file must change, ask the user to change the \
              `sandbox` setting.]",
             target.canonicalize().unwrap_or(target.clone()).display(),
-            boxed_dir.display()
+            boxed_dir.display(),
+            world
+                .daemon
+                .paths
+                .artifacts_dir()
+                .join(&boxed)
+                .join("local")
+                .display()
         )
     );
     let (_, content, is_error, _) = tool_results(&free_seen).remove(0);

@@ -324,7 +324,7 @@ async fn pictl_rules_test_says_what_would_fire_and_how() {
         "{stderr}"
     );
     let (code, _, stderr) = pictl(&world, &project, &["rules", "test", "gone.md", "text"]).await;
-    assert_ne!(code, Some(0));
+    assert_eq!(code, Some(2), "a bad call, not \"nothing fires\": {stderr}");
     assert!(stderr.contains("no rule file at"), "{stderr}");
     let (code, _, stderr) = pictl(
         &world,
@@ -332,9 +332,20 @@ async fn pictl_rules_test_says_what_would_fire_and_how() {
         &["rules", "test", "--source", "stdout", "book.md", "text"],
     )
     .await;
-    assert_ne!(code, Some(0));
+    assert_eq!(code, Some(2));
     assert!(
         stderr.contains("source \"stdout\" is not text, thinking or tool:NAME"),
+        "{stderr}"
+    );
+    let (code, _, stderr) = pictl(
+        &world,
+        &project,
+        &["rules", "test", "--all", "book.md", "text"],
+    )
+    .await;
+    assert_eq!(code, Some(2));
+    assert!(
+        stderr.contains("give a rule FILE or --all, not both"),
         "{stderr}"
     );
 }

@@ -25,12 +25,12 @@ const SCREEN_DEADLINE: Duration = Duration::from_secs(30);
 const POLL: Duration = Duration::from_millis(25);
 
 /// A private tmux server; killed when dropped.
-struct Tmux {
+pub(super) struct Tmux {
     socket: PathBuf,
 }
 
 impl Tmux {
-    fn new(dir: &Path) -> Tmux {
+    pub(super) fn new(dir: &Path) -> Tmux {
         Tmux {
             socket: dir.join("tmux.sock"),
         }
@@ -52,7 +52,13 @@ impl Tmux {
     }
 
     /// Starts `command` in a new 100x30 window named `name`.
-    fn start(&self, name: &str, cwd: &Path, env: &[(String, String)], command: &[String]) {
+    pub(super) fn start(
+        &self,
+        name: &str,
+        cwd: &Path,
+        env: &[(String, String)],
+        command: &[String],
+    ) {
         let first = !self.socket.exists();
         let mut args: Vec<String> = if first {
             ["new-session", "-d", "-s", "pi", "-x", "100", "-y", "30"]
@@ -80,7 +86,7 @@ impl Tmux {
         }
     }
 
-    fn send(&self, name: &str, keys: &[&str]) {
+    pub(super) fn send(&self, name: &str, keys: &[&str]) {
         let target = format!("pi:{name}");
         let mut args = vec!["send-keys", "-t", target.as_str()];
         args.extend(keys);
@@ -88,7 +94,7 @@ impl Tmux {
     }
 
     /// Types text literally.
-    fn type_text(&self, name: &str, text: &str) {
+    pub(super) fn type_text(&self, name: &str, text: &str) {
         let target = format!("pi:{name}");
         self.tmux(&["send-keys", "-t", target.as_str(), "-l", text]);
     }
@@ -107,7 +113,7 @@ impl Tmux {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    fn capture(&self, name: &str) -> String {
+    pub(super) fn capture(&self, name: &str) -> String {
         let target = format!("pi:{name}");
         let output = self.tmux(&["capture-pane", "-p", "-t", target.as_str()]);
         String::from_utf8_lossy(&output.stdout).into_owned()
@@ -115,7 +121,12 @@ impl Tmux {
 
     /// Polls the screen until `predicate` holds; returns it. Panics with the screen at the
     /// deadline.
-    fn wait_for(&self, name: &str, what: &str, predicate: impl Fn(&str) -> bool) -> String {
+    pub(super) fn wait_for(
+        &self,
+        name: &str,
+        what: &str,
+        predicate: impl Fn(&str) -> bool,
+    ) -> String {
         let deadline = Instant::now() + SCREEN_DEADLINE;
         loop {
             let screen = self.capture(name);
@@ -130,7 +141,7 @@ impl Tmux {
         }
     }
 
-    fn wait_for_text(&self, name: &str, text: &str) -> String {
+    pub(super) fn wait_for_text(&self, name: &str, text: &str) -> String {
         self.wait_for(name, &format!("{text:?}"), |screen| screen.contains(text))
     }
 }

@@ -1,0 +1,176 @@
+//! Reaching a daemon on another machine through the system `ssh` client: `pictl --remote
+//! ssh://[user@]host[:port][:/path/to/pictl]` (or `PI_REMOTE`) runs `ssh … host pictl bridge`,
+//! and the far `pictl bridge` joins its stdin and stdout to its own user's daemon (starting
+//! it when none runs). No port is opened on either side; ssh's own authentication decides who
+//! may connect.
+//!
+//! `PI_REMOTE_SSH` replaces the `ssh` command (words split on whitespace: `ssh -i KEY -o
+//! ControlMaster=auto …`).
+
+use std::sync::OnceLock;
+
+/// A remote daemon's address.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remote {
+    /// `user@host` or `host`.
+    pub destination: String,
+    /// The SSH port, when not ssh's default (or its config's).
+    pub port: Option<u16>,
+    /// The `pictl` to run on the far side.
+    pub program: String,
+}
+
+/// Why a remote address cannot be used.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{0}: a remote is ssh://[user@]host[:port][:/path/to/pictl], for example ssh://me@devbox or ssh://me@devbox:2222:/opt/pi/bin/pictl"
+)]
+pub struct BadRemote(pub String);
+
+// `pictl --remote`, which wins over `PI_REMOTE`.
+static CHOSEN: OnceLock<Remote> = OnceLock::new();
+
+impl Remote {
+    /// Parses `ssh://[user@]host[:port][:/path/to/pictl]`.
+    pub fn parse(text: &str) -> Result<Remote, BadRemote> {
+        let rest = text
+            .trim()
+            .strip_prefix("ssh://")
+            .ok_or_else(|| BadRemote(format!("{text:?} does not start with ssh://")))?;
+        let (address, program) = match rest.split_once(":/") {
+            Some((address, path)) => (address, format!("/{path}")),
+            None => (rest.trim_end_matches('/'), "pictl".to_owned()),
+        };
+        let (destination, port) = match address.rsplit_once(':') {
+            Some((destination, port)) => {
+                let port = port
+                    .parse::<u16>()
+                    .ok()
+                    .filter(|port| *port > 0)
+                    .ok_or_else(|| BadRemote(format!("{port:?} in {text:?} is not a port")))?;
+                (destination, Some(port))
+            }
+            None => (address, None),
+        };
+        let host = destination.rsplit('@').next().unwrap_or_default();
+        if host.is_empty() || destination.contains(char::is_whitespace) {
+            return Err(BadRemote(format!("{text:?} names no host")));
+        }
+        if destination.starts_with('-') {
+            return Err(BadRemote(format!("{text:?}: a host cannot start with -")));
+        }
+        Ok(Remote {
+            destination: destination.to_owned(),
+            port,
+            program,
+        })
+    }
+
+    /// The remote in force: `pictl --remote`, else `PI_REMOTE`; `None` when neither (local).
+    pub fn current() -> Result<Option<Remote>, BadRemote> {
+        if let Some(chosen) = CHOSEN.get() {
+            return Ok(Some(chosen.clone()));
+        }
+        match std::env::var("PI_REMOTE") {
+            Ok(text) if !text.trim().is_empty() => Remote::parse(&text).map(Some),
+            _ => Ok(None),
+        }
+    }
+
+    /// Makes `self` the remote of this process (`pictl --remote`), over `PI_REMOTE`.
+    pub fn choose(self) {
+        let _ = CHOSEN.set(self);
+    }
+
+    /// The command that reaches the far daemon: ssh (or `PI_REMOTE_SSH`) running
+    /// `PROGRAM bridge` there.
+    pub fn command(&self) -> (String, Vec<String>) {
+        let ssh = std::env::var("PI_REMOTE_SSH")
+            .ok()
+            .filter(|ssh| !ssh.trim().is_empty())
+            .unwrap_or_else(|| "ssh".to_owned());
+        let mut words = ssh.split_whitespace().map(str::to_owned);
+        let program = words.next().unwrap_or_else(|| "ssh".to_owned());
+        let mut args: Vec<String> = words.collect();
+        // No terminal: the connection carries the protocol's bytes, nothing else.
+        args.push("-T".to_owned());
+        if let Some(port) = self.port {
+            args.push("-p".to_owned());
+            args.push(port.to_string());
+        }
+        args.push(self.destination.clone());
+        args.push("--".to_owned());
+        args.push(self.program.clone());
+        args.push("bridge".to_owned());
+        (program, args)
+    }
+
+    /// How to name it to people: `me@devbox` (with the port when one is given).
+    pub fn label(&self) -> String {
+        match self.port {
+            Some(port) => format!("{}:{port}", self.destination),
+            None => self.destination.clone(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_with_user_port_and_program() {
+        assert_eq!(
+            Remote::parse("ssh://me@devbox").unwrap(),
+            Remote {
+                destination: "me@devbox".to_owned(),
+                port: None,
+                program: "pictl".to_owned(),
+            }
+        );
+        assert_eq!(
+            Remote::parse("ssh://devbox:2222:/opt/pi/bin/pictl").unwrap(),
+            Remote {
+                destination: "devbox".to_owned(),
+                port: Some(2222),
+                program: "/opt/pi/bin/pictl".to_owned(),
+            }
+        );
+        assert_eq!(
+            Remote::parse("ssh://me@10.0.0.5:/home/me/.cargo/bin/pictl")
+                .unwrap()
+                .program,
+            "/home/me/.cargo/bin/pictl"
+        );
+        let (program, args) = Remote::parse("ssh://me@devbox:2222").unwrap().command();
+        assert_eq!(program, "ssh");
+        assert_eq!(
+            args,
+            ["-T", "-p", "2222", "me@devbox", "--", "pictl", "bridge"]
+        );
+    }
+
+    #[test]
+    fn bad_addresses_say_what_a_remote_looks_like() {
+        for (text, start) in [
+            ("me@devbox", "\"me@devbox\" does not start with ssh://"),
+            ("ssh://", "\"ssh://\" names no host"),
+            ("ssh://me@", "\"ssh://me@\" names no host"),
+            (
+                "ssh://devbox:ssh",
+                "\"ssh\" in \"ssh://devbox:ssh\" is not a port",
+            ),
+            (
+                "ssh://-oProxyCommand=x",
+                "\"ssh://-oProxyCommand=x\": a host cannot start with -",
+            ),
+        ] {
+            let error = Remote::parse(text).unwrap_err().to_string();
+            assert!(error.starts_with(start), "{error}");
+            assert!(
+                error.ends_with("ssh://me@devbox:2222:/opt/pi/bin/pictl"),
+                "{error}"
+            );
+        }
+    }
+}
