@@ -46,7 +46,9 @@ async fn connect_with(options: StartOptions) -> Result<Connected, CliError> {
         .await
         .map_err(|error| {
             // Another user's directory or socket: its message says what to do instead.
-            let unreachable = error.is_unreachable() && !error.is_foreign();
+            let unreachable = error.is_unreachable()
+                && !error.is_foreign()
+                && !matches!(error, pi_client::ClientError::RemoteUnreachable { .. });
             let cli = CliError::from(error);
             if unreachable {
                 cli.with_hint(
@@ -128,10 +130,16 @@ pub fn working_directory(cwd: Option<&std::path::Path>) -> Result<std::path::Pat
         .flatten()
         .is_some()
     {
-        let base = std::env::var_os("PI_REMOTE_CWD")
-            .map(std::path::PathBuf::from)
-            .filter(|path| path.is_absolute())
-            .unwrap_or(current);
+        let base = match std::env::var_os("PI_REMOTE_CWD").filter(|cwd| !cwd.is_empty()) {
+            Some(cwd) if std::path::Path::new(&cwd).is_absolute() => std::path::PathBuf::from(cwd),
+            Some(cwd) => {
+                return Err(CliError::usage(format!(
+                    "PI_REMOTE_CWD must be an absolute path on the far host, not {:?}",
+                    cwd.to_string_lossy()
+                )));
+            }
+            None => current,
+        };
         return Ok(match cwd {
             Some(path) => base.join(path),
             None => base,

@@ -125,7 +125,11 @@ enum Command {
     Attach(commands::attach::AttachArgs),
     /// Join stdin and stdout to this user's daemon (the far side of --remote; run by ssh)
     #[command(hide = true)]
-    Bridge,
+    Bridge {
+        /// Do not start the daemon when none runs
+        #[arg(long)]
+        no_start: bool,
+    },
 }
 
 /// Whether this program was installed and called as `pi`.
@@ -291,7 +295,7 @@ fn run(as_pi: bool) -> ExitCode {
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
             Command::Attach(args) => commands::attach::attach(args).await,
-            Command::Bridge => commands::bridge::run().await,
+            Command::Bridge { no_start } => commands::bridge::run(!no_start).await,
         }
     });
     match result {

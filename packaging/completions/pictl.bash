@@ -622,7 +622,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__bridge)
-            opts="-h --remote --help"
+            opts="-h --no-start --remote --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -380,6 +380,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand attach" -l remote -d 'Run ag
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -l no-extensions -d 'Load none of the configured pi extensions in new sessions (-e ones still load)'
 complete -c pictl -n "__fish_pictl_using_subcommand attach" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand bridge" -l remote -d 'Run against the daemon on another machine, through ssh (also PI_REMOTE): ssh://[user@]host[:port][:/path/to/pictl]' -r
+complete -c pictl -n "__fish_pictl_using_subcommand bridge" -l no-start -d 'Do not start the daemon when none runs'
 complete -c pictl -n "__fish_pictl_using_subcommand bridge" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach bridge help" -f -a "run" -d 'Send prompts and print the reply (pi\'s print and JSON modes)'
 complete -c pictl -n "__fish_pictl_using_subcommand help; and not __fish_seen_subcommand_from run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach bridge help" -f -a "sessions" -d 'List sessions'

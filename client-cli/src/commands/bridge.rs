@@ -10,12 +10,17 @@ use tokio::io::AsyncWriteExt as _;
 use crate::daemon_client;
 use crate::error::CliError;
 
-/// Runs `pictl bridge`.
-pub async fn run() -> Result<ExitCode, CliError> {
+/// Runs `pictl bridge` (`start`: start the daemon when none runs).
+pub async fn run(start: bool) -> Result<ExitCode, CliError> {
     let paths = daemon_client::paths()?;
     let socket = paths.socket_path();
     let stream = match pi_client::connect_socket(&socket).await {
         Ok(stream) => stream,
+        Err(error) if !start => {
+            return Err(CliError::from(error).with_hint(
+                "no daemon runs on this host; `pictl --remote … daemon status` does not start one",
+            ));
+        }
         Err(_) => {
             // None runs (or it is starting): start it here, whatever remote this side names.
             let options = StartOptions {

@@ -50,6 +50,16 @@ pub enum DaemonCommand {
 /// Runs one lifecycle subcommand.
 pub async fn run(command: DaemonCommand) -> Result<ExitCode, CliError> {
     let paths = Paths::from_env().map_err(|error| CliError::failed(error.to_string()))?;
+    // Starting and stopping are the far host's business: its lock, its process.
+    if !matches!(command, DaemonCommand::Status { .. })
+        && let Ok(Some(remote)) = pi_client::remote::Remote::current()
+    {
+        return Err(CliError::usage(format!(
+            "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far \
+             host instead: ssh {} {} daemon …",
+            remote.destination, remote.program
+        )));
+    }
     match command {
         DaemonCommand::Start => {
             let status = start(&paths).await?;

@@ -61,7 +61,9 @@ pub async fn connect(
     paths: &Paths,
     client_info: ClientInfo,
 ) -> Result<(Client, Notifications), ClientError> {
-    if let Some(remote) = crate::remote::Remote::current()? {
+    if let Some(mut remote) = crate::remote::Remote::current()? {
+        // Never starts one: nor does the far bridge.
+        remote.start = false;
         return Client::connect(
             &Endpoint::Remote(remote),
             client_info,

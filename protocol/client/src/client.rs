@@ -209,23 +209,22 @@ impl Client {
                 Endpoint::WebSocket { url, token } => {
                     connect_websocket(url, token.as_deref()).await?
                 }
-                Endpoint::Remote(remote) => connect_remote(remote)?,
+                Endpoint::Remote(remote) => {
+                    let (transport, said) = connect_remote(remote)?;
+                    let handshake =
+                        Client::handshake(transport, client_info.clone(), capabilities.clone())
+                            .await;
+                    // The far side never answered: what ssh (or the far pictl) said is why.
+                    return match handshake {
+                        Err(ClientError::Disconnected { .. }) => {
+                            Err(remote_unreachable(remote, said.finished().await))
+                        }
+                        handshake => handshake,
+                    };
+                }
             };
             let handshake =
                 Client::handshake(transport, client_info.clone(), capabilities.clone()).await;
-            // The far side never answered: ssh said why on stderr (which it shares with us).
-            let handshake = match (endpoint, handshake) {
-                (Endpoint::Remote(remote), Err(ClientError::Disconnected { .. })) => {
-                    Err(ClientError::RemoteUnreachable {
-                        remote: remote.label(),
-                        command: {
-                            let (program, args) = remote.command();
-                            format!("{program} {}", args.join(" "))
-                        },
-                    })
-                }
-                (_, handshake) => handshake,
-            };
             match handshake {
                 Err(ClientError::Rpc(error))
                     if error.kind() == Some(ErrorKind::Overloaded)
@@ -428,35 +427,92 @@ pub async fn connect_socket(path: &std::path::Path) -> Result<tokio::net::UnixSt
     Ok(stream)
 }
 
-/// Runs ssh to the far `pictl bridge`; its stdin and stdout carry the protocol, its stderr
-/// (password prompts, ssh's own errors) stays the user's.
-fn connect_remote(remote: &crate::remote::Remote) -> Result<Transport, ClientError> {
+/// The error for a remote whose far side never answered, with what ssh said.
+fn remote_unreachable(remote: &crate::remote::Remote, said: String) -> ClientError {
+    let (program, args) = remote.command();
+    ClientError::RemoteUnreachable {
+        remote: remote.label(),
+        command: format!("{program} {}", args.join(" ")),
+        said: said.trim().to_owned(),
+    }
+}
+
+/// What a process wrote on stderr (its last 4 KiB), read by a task of its own.
+struct StderrTail {
+    text: Arc<std::sync::Mutex<String>>,
+    reader: tokio::task::JoinHandle<()>,
+}
+
+impl StderrTail {
+    /// Reads `stderr` until it ends.
+    fn read(stderr: tokio::process::ChildStderr) -> StderrTail {
+        use tokio::io::AsyncReadExt as _;
+        let text = Arc::new(std::sync::Mutex::new(String::new()));
+        let kept = text.clone();
+        let reader = tokio::spawn(async move {
+            let mut stderr = stderr;
+            let mut buffer = [0u8; 1024];
+            while let Ok(read) = stderr.read(&mut buffer).await {
+                if read == 0 {
+                    break;
+                }
+                let mut text = kept.lock().unwrap_or_else(PoisonError::into_inner);
+                text.push_str(&String::from_utf8_lossy(&buffer[..read]));
+                if text.len() > 4096 {
+                    let mut cut = text.len() - 4096;
+                    while !text.is_char_boundary(cut) {
+                        cut += 1;
+                    }
+                    text.drain(..cut);
+                }
+            }
+        });
+        StderrTail { text, reader }
+    }
+
+    /// What it said, once the process has closed stderr (waiting a second at most: a process
+    /// that keeps it open has said what it will).
+    async fn finished(self) -> String {
+        let _ = tokio::time::timeout(Duration::from_secs(1), self.reader).await;
+        self.text
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+}
+
+/// Runs ssh to the far `pictl bridge`; its stdin and stdout carry the protocol, its stderr is
+/// kept for the error when the far side never answers. ssh runs in a process group of its
+/// own: Ctrl+C at the terminal reaches this program (which aborts the far run through the
+/// connection), not ssh.
+fn connect_remote(remote: &crate::remote::Remote) -> Result<(Transport, StderrTail), ClientError> {
     let (program, args) = remote.command();
     let mut child = tokio::process::Command::new(&program)
         .args(&args)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::inherit())
+        .stderr(std::process::Stdio::piped())
+        .process_group(0)
         .kill_on_drop(true)
         .spawn()
         .map_err(|error| {
-            ClientError::io(
-                format!("cannot run `{program}` to reach {}", remote.label()),
-                error,
-            )
+            remote_unreachable(remote, format!("`{program}` could not be run: {error}"))
         })?;
-    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ClientError::io(
+    let (Some(stdin), Some(stdout), Some(stderr)) =
+        (child.stdin.take(), child.stdout.take(), child.stderr.take())
+    else {
+        return Err(remote_unreachable(
+            remote,
             format!("`{program}` gave no pipes"),
-            std::io::Error::other("no stdin or stdout"),
         ));
     };
+    let said = StderrTail::read(stderr);
     // Reaped when it ends (its pipes closed: the connection is over); killed if this
     // process drops it first.
     tokio::spawn(async move {
         let _ = child.wait().await;
     });
-    Ok(Transport::bytes(stdin, stdout, Framing::Lines))
+    Ok((Transport::bytes(stdin, stdout, Framing::Lines), said))
 }
 
 async fn connect_websocket(url: &str, token: Option<&str>) -> Result<Transport, ClientError> {

@@ -110,13 +110,16 @@ pub enum ClientError {
     /// The connection through ssh ended before the far daemon answered (ssh could not log
     /// in, the far `pictl` is missing or too old). ssh's own message precedes this one.
     #[error(
-        "cannot reach the daemon on {remote} through `{command}`: the connection ended before it answered (ssh's message, if any, is above); check that you can log in with ssh and that the far pictl exists (give its path: ssh://HOST:/path/to/pictl)"
+        "cannot reach the daemon on {remote} through `{command}`: {}check that you can log in with ssh (a key or an agent: no password prompt) and that the far pictl exists (give its path: ssh://HOST:/path/to/pictl)",
+        if said.is_empty() { "the connection ended before it answered; ".to_owned() } else { format!("it said: {said}\n") }
     )]
     RemoteUnreachable {
         /// The remote, as `user@host`.
         remote: String,
         /// The command run.
         command: String,
+        /// What ssh (or the far side) wrote on stderr.
+        said: String,
     },
     /// `PI_REMOTE` or `--remote` is not an ssh address.
     #[error(transparent)]

@@ -4,8 +4,12 @@
 //! it when none runs). No port is opened on either side; ssh's own authentication decides who
 //! may connect.
 //!
-//! `PI_REMOTE_SSH` replaces the `ssh` command (words split on whitespace: `ssh -i KEY -o
-//! ControlMaster=auto …`).
+//! `PI_REMOTE_SSH` replaces the `ssh` command (words split on whitespace, no quoting: `ssh -i
+//! KEY -o ControlMaster=auto …`; options with spaces belong in `~/.ssh/config`). ssh runs in
+//! a process group of its own, so Ctrl+C reaches `pictl` (which aborts the far run) rather
+//! than killing the connection; it cannot ask for a password then: log in with a key or an
+//! agent. What ssh says on stderr is kept and shown with the error when the far side never
+//! answers.
 
 use std::sync::OnceLock;
 
@@ -18,6 +22,8 @@ pub struct Remote {
     pub port: Option<u16>,
     /// The `pictl` to run on the far side.
     pub program: String,
+    /// The far bridge starts the daemon when none runs (not for `pictl daemon status`).
+    pub start: bool,
 }
 
 /// Why a remote address cannot be used.
@@ -41,7 +47,25 @@ impl Remote {
             Some((address, path)) => (address, format!("/{path}")),
             None => (rest.trim_end_matches('/'), "pictl".to_owned()),
         };
-        let (destination, port) = match address.rsplit_once(':') {
+        // `[::1]` or `user@[::1]`, with an optional `:port` after the bracket.
+        let (address, bracketed) = match address.split_once('[') {
+            Some((user, rest)) => match rest.split_once(']') {
+                Some((host, after)) => (
+                    format!("{user}{host}{after}"),
+                    Some((user.len(), host.len())),
+                ),
+                None => return Err(BadRemote(format!("{text:?} opens a [ without closing it"))),
+            },
+            None => (address.to_owned(), None),
+        };
+        let split = match bracketed {
+            // The port, if any, comes after the literal.
+            Some((start, length)) => address[start + length..]
+                .strip_prefix(':')
+                .map(|port| (&address[..start + length], port)),
+            None => address.rsplit_once(':'),
+        };
+        let (destination, port) = match split {
             Some((destination, port)) => {
                 let port = port
                     .parse::<u16>()
@@ -50,7 +74,7 @@ impl Remote {
                     .ok_or_else(|| BadRemote(format!("{port:?} in {text:?} is not a port")))?;
                 (destination, Some(port))
             }
-            None => (address, None),
+            None => (address.as_str(), None),
         };
         let host = destination.rsplit('@').next().unwrap_or_default();
         if host.is_empty() || destination.contains(char::is_whitespace) {
@@ -63,6 +87,7 @@ impl Remote {
             destination: destination.to_owned(),
             port,
             program,
+            start: true,
         })
     }
 
@@ -102,6 +127,9 @@ impl Remote {
         args.push("--".to_owned());
         args.push(self.program.clone());
         args.push("bridge".to_owned());
+        if !self.start {
+            args.push("--no-start".to_owned());
+        }
         (program, args)
     }
 
@@ -126,6 +154,7 @@ mod tests {
                 destination: "me@devbox".to_owned(),
                 port: None,
                 program: "pictl".to_owned(),
+                start: true,
             }
         );
         assert_eq!(
@@ -134,6 +163,7 @@ mod tests {
                 destination: "devbox".to_owned(),
                 port: Some(2222),
                 program: "/opt/pi/bin/pictl".to_owned(),
+                start: true,
             }
         );
         assert_eq!(
@@ -141,6 +171,12 @@ mod tests {
                 .unwrap()
                 .program,
             "/home/me/.cargo/bin/pictl"
+        );
+        let v6 = Remote::parse("ssh://me@[::1]:2222:/opt/pictl").unwrap();
+        assert_eq!((v6.destination.as_str(), v6.port), ("me@::1", Some(2222)));
+        assert_eq!(
+            Remote::parse("ssh://[fe80::1]").unwrap().destination,
+            "fe80::1"
         );
         let (program, args) = Remote::parse("ssh://me@devbox:2222").unwrap().command();
         assert_eq!(program, "ssh");
@@ -164,6 +200,7 @@ mod tests {
                 "ssh://-oProxyCommand=x",
                 "\"ssh://-oProxyCommand=x\": a host cannot start with -",
             ),
+            ("ssh://[::1", "\"ssh://[::1\" opens a [ without closing it"),
         ] {
             let error = Remote::parse(text).unwrap_err().to_string();
             assert!(error.starts_with(start), "{error}");

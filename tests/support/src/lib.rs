@@ -23,6 +23,7 @@ pub mod pi_session;
 pub mod procfs;
 pub mod raw;
 pub mod scenario;
+pub mod sshd;
 
 use std::path::PathBuf;
 

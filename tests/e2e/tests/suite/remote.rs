@@ -1,96 +1,19 @@
 //! `pictl --remote ssh://…` against a real `sshd` on a loopback port (a throwaway host key and
 //! client key, started by the test): `pictl run` and `pictl sessions` through `--remote` and
-//! `PI_REMOTE`, the TUI through the same bridge, and a far `pictl` that is not there. The
+//! `PI_REMOTE`, the TUI and an editor's `pictl acp` through the same bridge, and a far
+//! `pictl` that is not there. The
 //! local side has a home of its own with no daemon and no model: only the far daemon (the
 //! test's, named to the far side through sshd's `SetEnv`) can answer.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use pi_test_support::model_server::Turn;
+use pi_test_support::sshd::{Sshd, user};
 use pi_test_support::workspace_binary;
 
 use super::harness::{MODEL, World};
 use super::tui::Tmux;
-
-/// An `sshd` on a loopback port; killed when dropped.
-struct Sshd {
-    child: std::process::Child,
-    port: u16,
-    client_key: PathBuf,
-}
-
-impl Drop for Sshd {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn keygen(path: &Path) {
-    let status = Command::new("ssh-keygen")
-        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
-        .arg(path)
-        .status()
-        .expect("ssh-keygen is installed (tests/install-peers)");
-    assert!(status.success());
-}
-
-fn user() -> String {
-    let out = Command::new("id").arg("-un").output().unwrap();
-    String::from_utf8(out.stdout).unwrap().trim().to_owned()
-}
-
-/// Starts sshd in `dir`, its sessions seeing `env`.
-fn sshd(dir: &Path, env: &[(String, String)]) -> Sshd {
-    let sshd = Path::new("/usr/sbin/sshd");
-    assert!(
-        sshd.exists(),
-        "sshd is missing: tests/install-peers installs openssh-server"
-    );
-    keygen(&dir.join("host_key"));
-    keygen(&dir.join("client_key"));
-    std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys")).unwrap();
-    // sshd run by root checks for its privilege separation directory.
-    if rustix::process::geteuid().is_root() {
-        std::fs::create_dir_all("/run/sshd").unwrap();
-    }
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let set_env: Vec<String> = env
-        .iter()
-        .map(|(key, value)| format!("{key}={value}"))
-        .collect();
-    let config = format!(
-        "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
-         AuthorizedKeysFile {dir}/authorized_keys\nPidFile none\nUsePAM no\nStrictModes no\n\
-         PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-         PermitRootLogin prohibit-password\nLogLevel ERROR\nSetEnv {}\n",
-        set_env.join(" "),
-        dir = dir.display(),
-    );
-    std::fs::write(dir.join("sshd_config"), config).unwrap();
-    let child = Command::new(sshd)
-        .args(["-D", "-e", "-f"])
-        .arg(dir.join("sshd_config"))
-        .spawn()
-        .unwrap();
-    // Ready once it accepts connections.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(Instant::now() < deadline, "sshd did not listen on {port}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    Sshd {
-        child,
-        port,
-        client_key: dir.join("client_key"),
-    }
-}
 
 /// The environment of a `pictl` on the near side: a home of its own (no model; a daemon
 /// started there would be seen),
@@ -99,13 +22,7 @@ fn near_env(near_home: &Path, sshd: &Sshd, remote: Option<&str>) -> Vec<(String,
     let mut env = vec![
         ("PI_HOME".to_owned(), near_home.display().to_string()),
         ("HOME".to_owned(), near_home.display().to_string()),
-        (
-            "PI_REMOTE_SSH".to_owned(),
-            format!(
-                "ssh -F /dev/null -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes",
-                sshd.client_key.display()
-            ),
-        ),
+        ("PI_REMOTE_SSH".to_owned(), sshd.ssh_command("")),
     ];
     if let Some(remote) = remote {
         env.push(("PI_REMOTE".to_owned(), remote.to_owned()));
@@ -137,14 +54,9 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     let far_project = far_home.join("project");
     std::fs::create_dir_all(&far_project).unwrap();
     let near = tempfile::tempdir().unwrap();
-    let sshd = sshd(near.path(), &world.daemon.env());
+    let sshd = Sshd::start(near.path(), &world.daemon.env());
     let pictl_path = workspace_binary("pictl");
-    let remote = format!(
-        "ssh://{}@127.0.0.1:{}:{}",
-        user(),
-        sshd.port,
-        pictl_path.display()
-    );
+    let remote = sshd.remote(&pictl_path);
 
     let env = near_env(near.path(), &sshd, None);
     // `--remote`: a run on the far daemon, in a directory of the far host.
@@ -228,6 +140,134 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     assert!(
         stderr.contains("give its path: ssh://HOST:/path/to/pictl"),
         "{stderr}"
+    );
+    assert!(
+        stderr.contains("it said: ") && stderr.contains("/nowhere/pictl"),
+        "what the far shell said comes with the error: {stderr}"
+    );
+
+    // Starting and stopping belong to the far host.
+    let (code, _, stderr) = pictl(&env, near.path(), &["daemon", "stop"]);
+    assert_eq!(code, Some(2), "{stderr}");
+    assert!(
+        stderr.contains("`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far host instead: ssh"),
+        "{stderr}"
+    );
+    let (code, stdout, stderr) = pictl(&env, near.path(), &["daemon", "status", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout.contains(&format!("\"pid\":{}", world.daemon.pid())),
+        "the far daemon's: {stdout}"
+    );
+
+    // An editor's ACP agent through the same bridge: a session there, a prompt answered.
+    world
+        .server
+        .push(Turn::reply().text("answered for the editor"));
+    let lines = [
+        serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": 1}}),
+        serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "session/new",
+            "params": {"cwd": cwd, "mcpServers": []}}),
+    ];
+    let mut acp = std::process::Command::new(&pictl_path)
+        .args(["acp", "--model", MODEL])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(env.iter().cloned())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::{BufRead as _, Write as _};
+        let mut stdin = acp.stdin.take().unwrap();
+        let mut stdout = std::io::BufReader::new(acp.stdout.take().unwrap());
+        for line in &lines {
+            writeln!(stdin, "{line}").unwrap();
+        }
+        // The session's id, then a prompt in it.
+        let mut session_id = None;
+        let mut line = String::new();
+        while session_id.is_none() {
+            line.clear();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "pictl acp ended early"
+            );
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == 2 {
+                session_id = message["result"]["sessionId"].as_str().map(str::to_owned);
+                assert!(session_id.is_some(), "{message}");
+            }
+        }
+        let prompt = serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "session/prompt",
+            "params": {"sessionId": session_id, "prompt": [{"type": "text", "text": "from the editor"}]}});
+        writeln!(stdin, "{prompt}").unwrap();
+        let mut said = String::new();
+        loop {
+            line.clear();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "pictl acp ended early"
+            );
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["method"] == "session/update" {
+                if let Some(text) = message["params"]["update"]["content"]["text"].as_str() {
+                    said.push_str(text);
+                }
+            } else if message["id"] == 3 {
+                assert_eq!(message["result"]["stopReason"], "end_turn", "{message}");
+                break;
+            }
+        }
+        assert_eq!(said, "answered for the editor");
+    }
+    let _ = acp.wait();
+
+    // Ctrl+C at the terminal (SIGINT to pictl's process group) aborts the far run: ssh has
+    // a group of its own, so the connection stays up for the abort.
+    let gate = pi_test_support::model_server::Gate::new();
+    world.server.push(
+        Turn::reply()
+            .text("a long answer that is never finished")
+            .hold_after(1, &gate),
+    );
+    let interrupted = {
+        use std::os::unix::process::CommandExt as _;
+        let cwd = cwd.clone();
+        let mut command = Command::new(&pictl_path);
+        command
+            .args(["run", "--model", MODEL, "--cwd", &cwd, "take your time"])
+            .env_clear()
+            .env("PATH", std::env::var("PATH").unwrap_or_default())
+            .envs(env.iter().cloned())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .process_group(0);
+        command.spawn().unwrap()
+    };
+    gate.reached().await;
+    let group = rustix::process::Pid::from_raw(interrupted.id() as i32).unwrap();
+    rustix::process::kill_process_group(group, rustix::process::Signal::INT).unwrap();
+    let output = interrupted.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(130), "{stderr}");
+    assert!(
+        stderr.contains("interrupted; the run was aborted"),
+        "{stderr}"
+    );
+    gate.release();
+    let (code, stdout, stderr) = pictl(&env, near.path(), &["sessions", "--all", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(
+        stdout
+            .lines()
+            .map(|line| serde_json::from_str::<serde_json::Value>(line).unwrap())
+            .all(|session| session["status"] != "running"),
+        "the far run was aborted: {stdout}"
     );
 
     // No daemon ever ran on the near side.

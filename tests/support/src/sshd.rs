@@ -1,0 +1,112 @@
+//! A real `sshd` on a loopback port for the `--remote` tests and bench: a throwaway host key
+//! and client key, sessions that see the environment given (the test's daemon), killed when
+//! dropped. Needs openssh-server (`tests/install-peers`).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// An `sshd` on a loopback port; killed when dropped.
+pub struct Sshd {
+    child: std::process::Child,
+    /// Its port on 127.0.0.1.
+    pub port: u16,
+    /// The client key it accepts.
+    pub client_key: PathBuf,
+}
+
+impl Drop for Sshd {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn keygen(path: &Path) {
+    let status = Command::new("ssh-keygen")
+        .args(["-q", "-t", "ed25519", "-N", "", "-f"])
+        .arg(path)
+        .status()
+        .expect("ssh-keygen is installed (tests/install-peers)");
+    assert!(status.success(), "ssh-keygen failed");
+}
+
+/// This user's name (for `user@127.0.0.1`).
+pub fn user() -> String {
+    let out = Command::new("id").arg("-un").output().expect("id runs");
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+impl Sshd {
+    /// Starts sshd with its files in `dir`; its sessions see `env`.
+    pub fn start(dir: &Path, env: &[(String, String)]) -> Sshd {
+        let sshd = Path::new("/usr/sbin/sshd");
+        assert!(
+            sshd.exists(),
+            "sshd is missing: tests/install-peers installs openssh-server"
+        );
+        keygen(&dir.join("host_key"));
+        keygen(&dir.join("client_key"));
+        std::fs::copy(dir.join("client_key.pub"), dir.join("authorized_keys"))
+            .expect("authorized_keys");
+        // sshd run by root checks for its privilege separation directory.
+        if rustix::process::geteuid().is_root() {
+            std::fs::create_dir_all("/run/sshd").expect("/run/sshd");
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let set_env: Vec<String> = env
+            .iter()
+            .map(|(key, value)| format!("{key}={value}"))
+            .collect();
+        let config = format!(
+            "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
+             AuthorizedKeysFile {dir}/authorized_keys\nPidFile none\nUsePAM no\nStrictModes no\n\
+             PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
+             PermitRootLogin prohibit-password\nLogLevel QUIET\nSetEnv {}\n",
+            set_env.join(" "),
+            dir = dir.display(),
+        );
+        std::fs::write(dir.join("sshd_config"), config).expect("sshd_config");
+        let child = Command::new(sshd)
+            .args(["-D", "-e", "-f"])
+            .arg(dir.join("sshd_config"))
+            // Its sessions outlive it by a moment; they must not hold the test's output.
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("sshd starts");
+        // Ready once it accepts connections.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "sshd did not listen on {port}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        Sshd {
+            child,
+            port,
+            client_key: dir.join("client_key"),
+        }
+    }
+
+    /// The ssh command line (`PI_REMOTE_SSH`) that logs in with the client key, without
+    /// asking anything; `extra` options after it.
+    pub fn ssh_command(&self, extra: &str) -> String {
+        format!(
+            "ssh -F /dev/null -i {} -o StrictHostKeyChecking=no -o UserKnownHostsFile=/dev/null -o LogLevel=ERROR -o BatchMode=yes {extra}",
+            self.client_key.display()
+        )
+    }
+
+    /// `ssh://USER@127.0.0.1:PORT:PROGRAM`.
+    pub fn remote(&self, program: &Path) -> String {
+        format!(
+            "ssh://{}@127.0.0.1:{}:{}",
+            user(),
+            self.port,
+            program.display()
+        )
+    }
+}
