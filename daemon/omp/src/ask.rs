@@ -6,7 +6,7 @@
 use std::sync::{Arc, LazyLock};
 
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
-use pi_protocol::v1::{UiAnswer, UiAskParams, UiRequest};
+use pi_protocol::v1::{UiAnswer, UiRequest};
 use pi_session::SessionsWeak;
 use serde_json::{Value, json};
 
@@ -130,19 +130,7 @@ impl Tool for AskTool {
                      yourself, say which and why, and go on.",
                 );
             }
-            let ask = |request: UiRequest| {
-                let sessions = sessions.clone();
-                let session_id = self.session_id.clone();
-                async move {
-                    sessions
-                        .ask(UiAskParams {
-                            session_id,
-                            request,
-                            timeout_ms: None,
-                        })
-                        .await
-                }
-            };
+            let ask = |request: UiRequest| crate::ask_person(&sessions, &self.session_id, request);
             let first = if asked.options.is_empty() {
                 UiRequest::Input {
                     title: asked.question.clone(),

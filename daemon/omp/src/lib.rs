@@ -11,3 +11,19 @@ pub mod todo;
 
 /// The tools of this crate, by name.
 pub const TOOLS: [&str; 2] = [todo::NAME, ask::NAME];
+
+/// Asks the people attached to session `session_id` (`ui/request`, no timeout): the first
+/// answer. What `ask` and `exit_plan_mode` share.
+async fn ask_person(
+    sessions: &pi_session::SessionRegistry,
+    session_id: &str,
+    request: pi_protocol::v1::UiRequest,
+) -> Result<pi_protocol::v1::UiAskResponse, pi_session::SessionError> {
+    sessions
+        .ask(pi_protocol::v1::UiAskParams {
+            session_id: session_id.to_owned(),
+            request,
+            timeout_ms: None,
+        })
+        .await
+}

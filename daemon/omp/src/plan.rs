@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, LazyLock};
 
 use pi_agent::{Tool, ToolFuture, ToolInvocation, ToolOutput};
-use pi_protocol::v1::{ApprovedPlan, UiAskParams, UiRequest};
+use pi_protocol::v1::{ApprovedPlan, UiRequest};
 use pi_session::SessionsWeak;
 use pi_session::plan::{EXIT_TOOL, PlanChoice, PlanDecision};
 use serde_json::{Value, json};
@@ -127,19 +127,7 @@ impl Tool for ExitPlanModeTool {
                     lines.len() - PLAN_LINES_SHOWN
                 ));
             }
-            let ask = |request: UiRequest| {
-                let sessions = sessions.clone();
-                let session_id = self.session_id.clone();
-                async move {
-                    sessions
-                        .ask(UiAskParams {
-                            session_id,
-                            request,
-                            timeout_ms: None,
-                        })
-                        .await
-                }
-            };
+            let ask = |request: UiRequest| crate::ask_person(&sessions, &self.session_id, request);
             let request = UiRequest::Select {
                 title: format!("Plan \"{title}\" ({PLAN_URL}):\n\n{shown}\n\nWhat now?"),
                 options: PlanChoice::ALL
