@@ -123,6 +123,9 @@ enum Command {
     Daemon(commands::daemon::DaemonCommand),
     /// Open the TUI on a session (no ID: pick one of this directory's recent sessions)
     Attach(commands::attach::AttachArgs),
+    /// Open the web UI in a browser with a one-time login link (with --remote: forwarded
+    /// through ssh)
+    Web(commands::web::WebArgs),
     /// Join stdin and stdout to this user's daemon (the far side of --remote; run by ssh)
     #[command(hide = true)]
     Bridge {
@@ -295,6 +298,7 @@ fn run(as_pi: bool) -> ExitCode {
             Command::Completions { .. } | Command::GenerateAssets { .. } => Ok(ExitCode::SUCCESS),
             Command::Daemon(command) => commands::daemon::run(command).await,
             Command::Attach(args) => commands::attach::attach(args).await,
+            Command::Web(args) => commands::web::run(args).await,
             Command::Bridge { no_start } => commands::bridge::run(!no_start).await,
         }
     });

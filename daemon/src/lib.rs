@@ -43,6 +43,7 @@ pub use pi_session::testing;
 pub use pi_store as store;
 pub use pi_tasks as tasks;
 pub mod tools;
+pub mod web_auth;
 pub mod web_tools;
 
 use std::sync::Arc;

@@ -66,6 +66,8 @@ pub struct DaemonState {
     pub clients: Arc<Clients>,
     /// Subscription logins and API keys (`auth/*`; none in-process unless a test sets one).
     pub accounts: Option<Arc<crate::accounts::Accounts>>,
+    /// The web UI's login codes and cookies (`web/login`, the listener's `/login`).
+    pub web_auth: crate::web_auth::WebAuth,
     /// Reads the bytes the allocator has handed out (`pid`'s jemalloc; `None` in tests).
     pub heap_bytes: Option<fn() -> Option<u64>>,
 }
@@ -108,6 +110,7 @@ impl DaemonState {
             websocket_error: OnceLock::new(),
             clients: Arc::default(),
             accounts: None,
+            web_auth: crate::web_auth::WebAuth::default(),
             heap_bytes: None,
         }
     }

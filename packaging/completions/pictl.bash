@@ -106,6 +106,9 @@ _pictl() {
             pictl,watch)
                 cmd="pictl__subcmd__watch"
                 ;;
+            pictl,web)
+                cmd="pictl__subcmd__web"
+                ;;
             pictl__subcmd__daemon,help)
                 cmd="pictl__subcmd__daemon__subcmd__help"
                 ;;
@@ -249,6 +252,9 @@ _pictl() {
                 ;;
             pictl__subcmd__help,watch)
                 cmd="pictl__subcmd__help__subcmd__watch"
+                ;;
+            pictl__subcmd__help,web)
+                cmd="pictl__subcmd__help__subcmd__web"
                 ;;
             pictl__subcmd__help__subcmd__daemon,restart)
                 cmd="pictl__subcmd__help__subcmd__daemon__subcmd__restart"
@@ -446,7 +452,7 @@ _pictl() {
 
     case "${cmd}" in
         pictl)
-            opts="-c -t -e -p -r -V -v -h --remote --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach bridge help"
+            opts="-c -t -e -p -r -V -v -h --remote --provider --model --api-key --models --thinking --continue --session --fork --session-dir --new --no-session --tools --no-tools --no-builtin-tools --approval-mode --system-prompt --append-system-prompt --skill --no-skills --prompt-template --no-prompt-templates --no-context-files --theme --no-themes --verbose --offline --cwd --extension --no-extensions --print --mode --resume --export --list-models --version --help run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach web bridge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1030,7 +1036,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help)
-            opts="run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach bridge help"
+            opts="run sessions session send steer follow-up abort watch models login logout stats mcp lsp extensions install remove update list jobs rules kernels acp rpc completions generate-assets daemon attach web bridge help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1772,6 +1778,20 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__help__subcmd__watch)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__help__subcmd__web)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
@@ -2975,6 +2995,28 @@ _pictl() {
             fi
             case "${prev}" in
                 --after-seq)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --remote)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        pictl__subcmd__web)
+            opts="-h --no-open --port --json --remote --help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --port)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -17,3 +17,4 @@ pub mod run;
 pub mod sessions;
 pub mod stats;
 pub mod watch;
+pub mod web;

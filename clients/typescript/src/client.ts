@@ -1,32 +1,27 @@
-// A typed client for the pi daemon's JSON-RPC protocol over its loopback WebSocket.
+// A typed client for the pi daemon's JSON-RPC protocol over its loopback WebSocket (Node:
+// reads the port and token from the daemon's runtime directory). The connection itself is
+// core.ts, which browsers use directly.
 
 import { readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
-import type {
-  MethodMap,
-  NotificationMap,
-  SessionEventParams,
-  UiAnswer,
-  UiRequestParams,
-} from "./generated/protocol.js";
+import {
+  DaemonClient as CoreDaemonClient,
+  openSocket,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from "./core.js";
 
 export type * from "./generated/protocol.js";
-
-/** The protocol version this client speaks. */
-export const PROTOCOL_VERSION = 1;
-
-/** A minimal WebSocket: the browser's, Node 22's global, or the `ws` package's. */
-export interface WebSocketLike {
-  readonly readyState: number;
-  send(data: string): void;
-  close(): void;
-  addEventListener(type: "open" | "close" | "error", listener: (event: unknown) => void): void;
-  addEventListener(type: "message", listener: (event: { data: unknown }) => void): void;
-}
-
-export type WebSocketConstructor = new (url: string) => WebSocketLike;
+export {
+  DaemonError,
+  PROTOCOL_VERSION,
+  openSocket,
+  type OpenOptions,
+  type WebSocketConstructor,
+  type WebSocketLike,
+} from "./core.js";
 
 export interface ConnectOptions {
   /** `ws://127.0.0.1:PORT/`; default: from `ws.port` in the daemon's runtime directory. */
@@ -42,18 +37,6 @@ export interface ConnectOptions {
   WebSocket?: WebSocketConstructor;
 }
 
-/** A JSON-RPC error from the daemon: `code`, `message`, and `data.kind` when it has one. */
-export class DaemonError extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-    readonly data?: { kind?: string; [key: string]: unknown },
-  ) {
-    super(message);
-    this.name = "DaemonError";
-  }
-}
-
 /** The daemon's runtime directory, as `pid` resolves it. */
 export function runtimeDir(env: NodeJS.ProcessEnv = process.env): string {
   if (env.PI_HOME) return join(env.PI_HOME, "run");
@@ -61,173 +44,22 @@ export function runtimeDir(env: NodeJS.ProcessEnv = process.env): string {
   return join(tmpdir(), `pi-daemon-${process.getuid?.() ?? 0}`);
 }
 
-type Pending = { resolve: (value: unknown) => void; reject: (error: Error) => void };
-type Listener = (params: unknown) => void;
-
 /** One connection to the daemon. */
-export class DaemonClient {
-  private nextId = 0;
-  private readonly pending = new Map<number, Pending>();
-  private readonly listeners = new Map<string, Set<Listener>>();
-  /** The last event `seq` delivered per session (for `attach` after a reconnect). */
-  readonly lastSeq = new Map<string, number>();
-  // Sessions being attached: their live events, held until the replay is delivered.
-  private readonly holding = new Map<string, SessionEventParams[]>();
-  /** Resolves when the connection has closed. */
-  readonly closed: Promise<void>;
-
-  private constructor(private readonly socket: WebSocketLike) {
-    this.closed = new Promise((resolve) => {
-      socket.addEventListener("close", () => {
-        for (const { reject } of this.pending.values()) {
-          reject(new Error("the connection to the daemon closed"));
-        }
-        this.pending.clear();
-        resolve();
-      });
-    });
-    socket.addEventListener("message", (event) => this.receive(String(event.data)));
+export class DaemonClient extends CoreDaemonClient {
+  protected constructor(socket: WebSocketLike) {
+    super(socket);
   }
 
-  /** Connects and sends `initialize`. */
+  /** Connects and sends `initialize`; the port and token default to the files in the
+   * daemon's runtime directory. */
   static async connect(options: ConnectOptions = {}): Promise<DaemonClient> {
     const dir = options.runtimeDir ?? runtimeDir();
     const url =
       options.url ?? `ws://127.0.0.1:${readFileSync(join(dir, "ws.port"), "utf8").trim()}/`;
     const token = options.token ?? readFileSync(join(dir, "ws.token"), "utf8").trim();
-    const Socket =
-      options.WebSocket ?? (globalThis as { WebSocket?: WebSocketConstructor }).WebSocket;
-    if (!Socket) {
-      throw new Error(
-        "no WebSocket implementation: pass `WebSocket` (the `ws` package) or use Node 22+",
-      );
-    }
-    const socket = new Socket(`${url}?token=${encodeURIComponent(token)}`);
-    await new Promise<void>((resolve, reject) => {
-      socket.addEventListener("open", () => resolve());
-      socket.addEventListener("error", () =>
-        reject(new Error(`cannot connect to the daemon at ${url}`)),
-      );
-    });
+    const socket = await openSocket(url, token, options.WebSocket);
     const client = new DaemonClient(socket);
-    await client.call("initialize", {
-      protocolVersion: PROTOCOL_VERSION,
-      clientInfo: options.clientInfo ?? { name: "pi-daemon-client", version: "0.1.0" },
-      capabilities: {},
-    } as MethodMap["initialize"]["params"]);
+    await client.handshake(options.clientInfo);
     return client;
-  }
-
-  /** Calls `method`; rejects with a [`DaemonError`] when the daemon answers with an error. */
-  call<M extends keyof MethodMap>(
-    method: M,
-    params: MethodMap[M]["params"],
-  ): Promise<MethodMap[M]["result"]> {
-    const id = ++this.nextId;
-    return new Promise((resolve, reject) => {
-      this.pending.set(id, { resolve: resolve as (value: unknown) => void, reject });
-      this.socket.send(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
-    });
-  }
-
-  /** Listens to notifications of `method`; returns the function that stops listening. */
-  on<N extends keyof NotificationMap>(
-    method: N,
-    listener: (params: NotificationMap[N]["params"]) => void,
-  ): () => void {
-    const set = this.listeners.get(method) ?? new Set<Listener>();
-    set.add(listener as Listener);
-    this.listeners.set(method, set);
-    return () => set.delete(listener as Listener);
-  }
-
-  /** Attaches to a session. With `afterSeq` (default: `lastSeq` of the session, set by this
-   * connection or copied from an earlier one) the events after it that the daemon replays are
-   * delivered to the `session/event` listeners first, in order, then the live ones: a
-   * reconnect misses and repeats nothing (when the response says `gapless`; otherwise take the
-   * streaming state from its `snapshot`). */
-  async attach(sessionId: string, afterSeq?: number) {
-    const after = afterSeq ?? this.lastSeq.get(sessionId);
-    // Live events that arrive before the response wait behind the replay.
-    this.holding.set(sessionId, []);
-    try {
-      const response = await this.call("session/attach", {
-        sessionId,
-        afterSeq: after ?? null,
-      } as MethodMap["session/attach"]["params"]);
-      const held = this.holding.get(sessionId) ?? [];
-      this.holding.delete(sessionId);
-      for (const event of [...response.replay, ...held]) {
-        this.deliver(event);
-      }
-      return response;
-    } finally {
-      this.holding.delete(sessionId);
-    }
-  }
-
-  /** Answers a question (`ui/request`); the first answer of any client wins. */
-  respond(request: UiRequestParams, answer: UiAnswer) {
-    return this.call("ui/respond", {
-      sessionId: request.sessionId,
-      requestId: request.requestId,
-      answer,
-    });
-  }
-
-  /** Closes the connection. */
-  close(): Promise<void> {
-    this.socket.close();
-    return this.closed;
-  }
-
-  /** Hands one event to the listeners unless it was delivered already (by `seq`). */
-  private deliver(event: SessionEventParams) {
-    const last = this.lastSeq.get(event.sessionId);
-    if (last !== undefined && event.seq <= last) return;
-    this.lastSeq.set(event.sessionId, event.seq);
-    for (const listener of this.listeners.get("session/event") ?? []) {
-      listener(event);
-    }
-  }
-
-  private receive(text: string) {
-    let message: {
-      id?: number | null;
-      method?: string;
-      params?: unknown;
-      result?: unknown;
-      error?: { code: number; message: string; data?: DaemonError["data"] };
-    };
-    try {
-      message = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (message.method) {
-      if (message.method === "session/event") {
-        const event = message.params as SessionEventParams;
-        const held = this.holding.get(event.sessionId);
-        if (held) {
-          held.push(event);
-        } else {
-          this.deliver(event);
-        }
-        return;
-      }
-      for (const listener of this.listeners.get(message.method) ?? []) {
-        listener(message.params);
-      }
-      return;
-    }
-    if (typeof message.id !== "number") return;
-    const pending = this.pending.get(message.id);
-    if (!pending) return;
-    this.pending.delete(message.id);
-    if (message.error) {
-      pending.reject(new DaemonError(message.error.code, message.error.message, message.error.data));
-    } else {
-      pending.resolve(message.result);
-    }
   }
 }

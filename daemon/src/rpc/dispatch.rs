@@ -115,6 +115,7 @@ pub async fn dispatch(
         McpLogs => |p| methods::mcp::logs(context, p),
         McpRestart => |p| methods::mcp::restart(context, p),
         UsageStats => |p| methods::usage::stats(context, p),
+        WebLogin => |p| methods::web::login(context, p),
         SettingsGet => |p| methods::settings::get(context, p),
         SettingsSetDefault => |p| methods::settings::set_default(context, p),
         RulesTest => |p| methods::rules::test(context, p),

@@ -220,9 +220,10 @@ async fn http(daemon: &TempDaemon, request: &str) -> String {
         .await
         .unwrap();
     stream.write_all(request.as_bytes()).await.unwrap();
-    let mut answer = String::new();
-    stream.read_to_string(&mut answer).await.unwrap();
-    answer
+    let mut answer = Vec::new();
+    stream.read_to_end(&mut answer).await.unwrap();
+    // A gzipped body is not text; the head always is.
+    String::from_utf8_lossy(&answer).into_owned()
 }
 
 #[tokio::test]
@@ -305,4 +306,248 @@ async fn an_upgraded_connection_that_does_not_initialize_is_closed_at_its_deadli
         Some(1000),
         "a normal close after the notice"
     );
+}
+
+/// The value of `name` in a raw answer's headers (case-insensitive), if present.
+fn header_of<'a>(answer: &'a str, name: &str) -> Option<&'a str> {
+    let head = answer.split("\r\n\r\n").next().unwrap_or_default();
+    head.lines().skip(1).find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        key.eq_ignore_ascii_case(name).then(|| value.trim())
+    })
+}
+
+/// A one-time link from `web/login`: the port and the code's path.
+async fn web_login(daemon: &TempDaemon) -> pi_protocol::v1::WebLoginResponse {
+    let (client, _notifications) = daemon.client().await;
+    client
+        .call::<pi_protocol::v1::WebLogin>(&pi_protocol::v1::WebLoginParams {})
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from_its_own_origin() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let port = std::fs::read_to_string(daemon.paths.ws_port_path())
+        .unwrap()
+        .trim()
+        .to_owned();
+    let host = format!("127.0.0.1:{port}");
+
+    // Not logged in: a page that says how, with the policy every page carries.
+    let answer = http(&daemon, &format!("GET / HTTP/1.1\r\nHost: {host}\r\n\r\n")).await;
+    assert!(
+        answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{answer}"
+    );
+    assert!(answer.contains("Run <code>pictl web</code>"), "{answer}");
+    let csp = header_of(&answer, "content-security-policy").unwrap();
+    for directive in [
+        "default-src 'none'",
+        "script-src 'self'",
+        "style-src 'self'",
+        &format!("connect-src 'self' ws://{host}"),
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(directive), "{directive} in {csp}");
+    }
+    assert_eq!(
+        header_of(&answer, "x-content-type-options"),
+        Some("nosniff")
+    );
+    assert_eq!(header_of(&answer, "referrer-policy"), Some("no-referrer"));
+    let answer = http(
+        &daemon,
+        &format!("GET /assets/app.js HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{answer}"
+    );
+
+    // The link: its code, once, for a cookie that is not the token.
+    let login = web_login(&daemon).await;
+    assert_eq!(login.port.to_string(), port);
+    assert_eq!(login.url, format!("http://{host}{}", login.path));
+    assert!(login.path.starts_with("/login?code="), "{}", login.path);
+    assert!(!login.url.contains(&token(&daemon)));
+    let answer = http(
+        &daemon,
+        &format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", login.path),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert_eq!(header_of(&answer, "refresh"), Some("0; url=/"));
+    let set_cookie = header_of(&answer, "set-cookie").unwrap();
+    assert!(
+        set_cookie.starts_with(&format!("pi_web_{port}=v1.")),
+        "{set_cookie}"
+    );
+    assert!(
+        set_cookie.contains("; HttpOnly; SameSite=Strict; Path=/; Max-Age=604800"),
+        "{set_cookie}"
+    );
+    assert!(!set_cookie.contains(&token(&daemon)), "{set_cookie}");
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let again = http(
+        &daemon,
+        &format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", login.path),
+    )
+    .await;
+    assert!(
+        again.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{again}"
+    );
+    assert!(
+        again.contains("This login link was used already or has expired"),
+        "{again}"
+    );
+    assert!(header_of(&again, "set-cookie").is_none(), "{again}");
+
+    // Logged in: the page and its assets, gzipped when asked.
+    let answer = http(
+        &daemon,
+        &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: other=1; {cookie}\r\n\r\n"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert_eq!(
+        header_of(&answer, "content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert!(answer.contains("/assets/app.js"), "{answer}");
+    let answer = http(
+        &daemon,
+        &format!(
+            "GET /assets/app.js HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept-Encoding: gzip, br\r\n\r\n"
+        ),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    assert_eq!(header_of(&answer, "content-encoding"), Some("gzip"));
+    assert_eq!(
+        header_of(&answer, "content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    // A forged cookie, or one for another port, is no login.
+    let forged = format!("{}0", &cookie[..cookie.len() - 1]);
+    for bad in [
+        forged,
+        cookie.replace(&format!("pi_web_{port}"), "pi_web_1"),
+    ] {
+        let answer = http(
+            &daemon,
+            &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: {bad}\r\n\r\n"),
+        )
+        .await;
+        assert!(
+            answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+            "{bad}: {answer}"
+        );
+    }
+
+    // The WebSocket takes the cookie from this origin's pages only.
+    let url = ws_url(&daemon);
+    let own = format!("http://{host}");
+    assert_eq!(
+        upgrade_status(&url, &[("cookie", cookie.clone()), ("origin", own.clone())]).await,
+        101,
+        "the UI's own page"
+    );
+    assert_eq!(
+        upgrade_status(
+            &url,
+            &[
+                ("cookie", cookie.clone()),
+                ("origin", "http://localhost:9".into())
+            ]
+        )
+        .await,
+        403,
+        "a page of another origin on the same host"
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("cookie", cookie.clone())]).await,
+        401,
+        "the cookie without the page's origin"
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("origin", own)]).await,
+        401,
+        "the origin without the cookie"
+    );
+    // A token still works from the UI's origin (and other clients are as before).
+    assert_eq!(
+        upgrade_status(
+            &url,
+            &[
+                ("authorization", format!("Bearer {}", token(&daemon))),
+                ("origin", format!("http://{host}"))
+            ]
+        )
+        .await,
+        101
+    );
+
+    // Logout clears the cookie; other methods are refused.
+    let answer = http(
+        &daemon,
+        &format!("GET /logout HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    )
+    .await;
+    assert_eq!(
+        header_of(&answer, "set-cookie"),
+        Some(format!("pi_web_{port}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0").as_str())
+    );
+    let answer = http(
+        &daemon,
+        &format!("POST /login HTTP/1.1\r\nHost: {host}\r\nContent-Length: 0\r\n\r\n"),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 405 Method Not Allowed\r\n"),
+        "{answer}"
+    );
+    assert!(
+        answer.ends_with("`/login` takes GET requests\n"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_web_cookie_outlives_a_daemon_restart() {
+    let mut daemon = TempDaemon::start(pid_binary()).await;
+    let login = web_login(&daemon).await;
+    let host = format!("127.0.0.1:{}", login.port);
+    let answer = http(
+        &daemon,
+        &format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", login.path),
+    )
+    .await;
+    let cookie = header_of(&answer, "set-cookie")
+        .unwrap()
+        .split(';')
+        .next()
+        .unwrap()
+        .to_owned();
+    daemon.kill9().await;
+    daemon.restart().await;
+    let port = std::fs::read_to_string(daemon.paths.ws_port_path())
+        .unwrap()
+        .trim()
+        .to_owned();
+    let host = format!("127.0.0.1:{port}");
+    let cookie = cookie.replacen(
+        &format!("pi_web_{}", login.port),
+        &format!("pi_web_{port}"),
+        1,
+    );
+    let answer = http(
+        &daemon,
+        &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
 }

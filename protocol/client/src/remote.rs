@@ -133,6 +133,30 @@ impl Remote {
         (program, args)
     }
 
+    /// The command that forwards `127.0.0.1:local` here to the far daemon's loopback
+    /// listener on port `far` (`pictl web --remote`): `ssh -N -L`, nothing run there.
+    pub fn forward_command(&self, local: u16, far: u16) -> (String, Vec<String>) {
+        let ssh = std::env::var("PI_REMOTE_SSH")
+            .ok()
+            .filter(|ssh| !ssh.trim().is_empty())
+            .unwrap_or_else(|| "ssh".to_owned());
+        let mut words = ssh.split_whitespace().map(str::to_owned);
+        let program = words.next().unwrap_or_else(|| "ssh".to_owned());
+        let mut args: Vec<String> = words.collect();
+        args.extend(
+            ["-N", "-T", "-o", "ExitOnForwardFailure=yes", "-L"]
+                .iter()
+                .map(|word| (*word).to_owned()),
+        );
+        args.push(format!("127.0.0.1:{local}:127.0.0.1:{far}"));
+        if let Some(port) = self.port {
+            args.push("-p".to_owned());
+            args.push(port.to_string());
+        }
+        args.push(self.destination.clone());
+        (program, args)
+    }
+
     /// How to name it to people: `me@devbox` (with the port when one is given).
     pub fn label(&self) -> String {
         match self.port {

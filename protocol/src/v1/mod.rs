@@ -29,6 +29,7 @@ pub mod todo;
 pub mod trust;
 pub mod ui;
 pub mod usage;
+pub mod web;
 
 pub use artifact::*;
 pub use auth::*;
@@ -53,6 +54,7 @@ pub use todo::*;
 pub use trust::*;
 pub use ui::*;
 pub use usage::*;
+pub use web::*;
 
 crate::method_table! {
     /// Opens the connection: negotiates the protocol version. Must be the first request;
@@ -177,6 +179,9 @@ crate::method_table! {
     RulesTest = "rules/test" (RulesTestParams) -> RulesTestResponse;
     /// Tokens and cost of stored assistant messages, by model and by UTC day.
     UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
+    /// Makes a one-time login link for the web UI (`pictl web`): the code in it is good for
+    /// one visit within two minutes and gets the browser a session cookie.
+    WebLogin = "web/login" (WebLoginParams) -> WebLoginResponse;
     /// Asks the clients attached to a session a question (select, confirm, input, editor)
     /// and waits for the first answer (or the timeout: a cancelled answer).
     UiAsk = "ui/ask" (UiAskParams) -> UiAskResponse;

@@ -14,6 +14,7 @@
 pub mod auth_server;
 pub mod bedrock_server;
 pub mod bench;
+pub mod browser;
 pub mod daemon;
 pub mod documents;
 pub mod events;

@@ -1407,6 +1407,7 @@ export interface ProtocolV1 {
   UiAskMethod?: UiAskMethod;
   UiRespondMethod?: UiRespondMethod;
   UsageStatsMethod?: UsageStatsMethod;
+  WebLoginMethod?: WebLoginMethod;
   AuthLoginEventNotification?: AuthLoginEventNotification;
   ConfigChangedNotification?: ConfigChangedNotification;
   ConnectionClosingNotification?: ConnectionClosingNotification;
@@ -7479,6 +7480,50 @@ export interface UsageTotals2 {
   tokens: TokenTotals1;
 }
 /**
+ * Makes a one-time login link for the web UI (`pictl web`): the code in it is good for
+ *  one visit within two minutes and gets the browser a session cookie.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WebLoginMethod".
+ */
+export interface WebLoginMethod {
+  params: WebLoginParams;
+  result: WebLoginResponse;
+}
+/**
+ * Params of `web/login` (none).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WebLoginParams".
+ */
+export interface WebLoginParams {}
+/**
+ * Response of `web/login`: a link that logs one browser in, once, before `expiresAt`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WebLoginResponse".
+ */
+export interface WebLoginResponse {
+  /**
+   * Unix milliseconds after which the code is refused.
+   */
+  expiresAt: number;
+  /**
+   * The link's path and query: `/login?code=CODE`.
+   */
+  path: string;
+  /**
+   * The loopback port of the listener (a forwarded port replaces it in `url`).
+   */
+  port: number;
+  /**
+   * The whole link: `http://127.0.0.1:PORT/login?code=CODE`. The code is good for one
+   * visit; the browser gets a session cookie in exchange (HttpOnly, SameSite=Strict), never
+   * the daemon's token.
+   */
+  url: string;
+}
+/**
  * A step of an `auth/login` (a URL to open, a question, progress), sent to the client
  *  that started it.
  *
@@ -8777,6 +8822,7 @@ export interface MethodMap {
   "ui/ask": UiAskMethod;
   "ui/respond": UiRespondMethod;
   "usage/stats": UsageStatsMethod;
+  "web/login": WebLoginMethod;
 }
 
 /** Every notification method: its params. */

@@ -16,3 +16,4 @@ pub mod session;
 pub mod settings;
 pub mod ui;
 pub mod usage;
+pub mod web;

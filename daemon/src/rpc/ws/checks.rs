@@ -194,14 +194,25 @@ impl Checks {
         }
     }
 
-    /// Checks the `Origin` and the token of an upgrade request.
-    pub fn authorize(&self, headers: &HeaderMap, uri: &Uri) -> Result<(), Refusal> {
+    /// Checks the `Origin` and the credentials of an upgrade request: the token, or, from a
+    /// page of this origin (the web UI), the web UI's session cookie, which `cookie_valid`
+    /// verifies.
+    pub fn authorize(
+        &self,
+        headers: &HeaderMap,
+        uri: &Uri,
+        cookie_valid: impl FnOnce(&str) -> bool,
+    ) -> Result<(), Refusal> {
+        let host = host_of(headers);
+        let mut same_origin = false;
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = String::from_utf8_lossy(origin.as_bytes());
-            if !self
-                .allowed_origins
-                .iter()
-                .any(|allowed| *allowed == origin)
+            same_origin = origin.eq_ignore_ascii_case(&format!("http://{host}"));
+            if !same_origin
+                && !self
+                    .allowed_origins
+                    .iter()
+                    .any(|allowed| *allowed == origin)
             {
                 return Err(Refusal::Origin(origin.into_owned()));
             }
@@ -209,11 +220,23 @@ impl Checks {
         let presented = bearer_token(headers).or_else(|| query_token(uri));
         if presented.is_some_and(|token| constant_time_eq(token.as_bytes(), self.token.as_bytes()))
         {
+            return Ok(());
+        }
+        let cookie = super::web::cookie(headers, &super::web::cookie_name(&host));
+        if same_origin && cookie.is_some_and(cookie_valid) {
             Ok(())
         } else {
             Err(Refusal::Token)
         }
     }
+}
+
+/// The request's `Host` header as text (checked by [`host`] before anything else).
+pub fn host_of(headers: &HeaderMap) -> String {
+    headers
+        .get(header::HOST)
+        .map(|value| String::from_utf8_lossy(value.as_bytes()).into_owned())
+        .unwrap_or_default()
 }
 
 /// Checks that the request is a WebSocket (version 13) upgrade; returns the
@@ -255,9 +278,7 @@ fn query_token(uri: &Uri) -> Option<&str> {
         .find_map(|pair| pair.strip_prefix("token="))
 }
 
-fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
-}
+use crate::web_auth::constant_time_eq;
 
 /// Reads the token file, or creates it (0600) with 32 random bytes as hex.
 pub fn load_or_create_token(path: &Path) -> anyhow::Result<String> {
@@ -300,7 +321,7 @@ mod tests {
         let uri: Uri = format!("/{query}").parse().unwrap();
         let checks = Checks::new(TOKEN.into(), vec!["vscode-webview://pi".to_owned()]);
         host(&map, &uri)?;
-        checks.authorize(&map, &uri)?;
+        checks.authorize(&map, &uri, |_| false)?;
         accept_key(&map)
     }
 

@@ -13,6 +13,7 @@
 
 pub mod checks;
 mod frames;
+pub mod web;
 
 use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr};
@@ -69,6 +70,7 @@ pub async fn bind(state: &Arc<DaemonState>) -> anyhow::Result<WsListener> {
         .context("cannot read the WebSocket address")?
         .port();
     let token = load_or_create_token(&state.paths.ws_token_path())?;
+    state.web_auth.set_listener(&token, port);
     let port_path = state.paths.ws_port_path();
     std::fs::write(&port_path, format!("{port}\n"))
         .with_context(|| format!("cannot write {}", port_path.display()))?;
@@ -177,7 +179,31 @@ impl Http {
         if let Err(refusal) = checks::host(request.headers(), request.uri()) {
             return self.refuse(&refusal);
         }
-        match request.uri().path() {
+        let path = request.uri().path();
+        let web_page = web::is_web_path(path)
+            && !(path == "/" && request.headers().contains_key(header::UPGRADE));
+        if web_page && (request.method() == Method::GET || path != "/") {
+            if request.method() != Method::GET {
+                let mut response = text(
+                    StatusCode::METHOD_NOT_ALLOWED,
+                    format!("`{path}` takes GET requests\n"),
+                );
+                response
+                    .headers_mut()
+                    .insert(header::ALLOW, HeaderValue::from_static("GET"));
+                return response;
+            }
+            let host = checks::host_of(request.headers());
+            return web::respond(
+                path,
+                request.uri().query(),
+                request.headers(),
+                &host,
+                &self.state.web_auth,
+                pi_util::time::now_millis(),
+            );
+        }
+        match path {
             "/healthz" => return text(StatusCode::OK, "ok\n".to_owned()),
             "/" | "/rpc" => {}
             _ => {
@@ -197,9 +223,13 @@ impl Http {
                 .insert(header::ALLOW, HeaderValue::from_static("GET"));
             return response;
         }
+        let web_auth = &self.state.web_auth;
+        let now = pi_util::time::now_millis();
         let accept = match self
             .checks
-            .authorize(request.headers(), request.uri())
+            .authorize(request.headers(), request.uri(), |cookie| {
+                web_auth.cookie_valid(cookie, now)
+            })
             .and_then(|()| checks::accept_key(request.headers()))
         {
             Ok(accept) => accept,

@@ -35,3 +35,4 @@ mod tree;
 mod ts_client;
 mod ttsr;
 mod tui;
+mod web;

@@ -38,7 +38,7 @@ fn first_text(request: &RecordedRequest) -> String {
 }
 
 /// A child's task (the line after `# Your task`), if `request` is a child's.
-fn child_task(request: &RecordedRequest) -> Option<String> {
+pub(super) fn child_task(request: &RecordedRequest) -> Option<String> {
     let text = first_text(request);
     let (_, rest) = text.split_once("# Your task\n\n")?;
     Some(rest.split("\n\n").next().unwrap_or_default().to_owned())

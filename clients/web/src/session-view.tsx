@@ -1,0 +1,362 @@
+// The open session: header (pickers, presence, stats), transcript, composer, side panels
+// (tree, subagents).
+
+import { useEffect, useRef, useState } from "preact/hooks";
+import type { SessionInfo } from "../../typescript/src/generated/protocol";
+import { app } from "./app";
+import type { SessionController } from "./session";
+import { title } from "./sessions";
+import { useEmitter } from "./store";
+import { Transcript } from "./transcript";
+import { TreePanel } from "./tree";
+
+const THINKING_LEVELS = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+export function SessionView({ session }: { session: SessionController }) {
+  useEmitter(session);
+  const [showTree, setShowTree] = useState(false);
+  const info = session.info ?? app.sessions.get(session.id);
+  return (
+    <div class="session-view">
+      <header class="session-header">
+        <div class="session-heading">
+          <span class={`dot ${info?.status ?? "idle"}`} />
+          <h1 class="ellipsis">{info ? title(info) : session.id}</h1>
+          <span class="muted ellipsis small" title={info?.cwd}>
+            {info?.cwd}
+          </span>
+        </div>
+        <div class="session-controls">
+          <Pickers session={session} info={info} />
+          <Presence session={session} />
+          <button
+            data-testid="tree-toggle"
+            class={showTree ? "active" : ""}
+            onClick={() => setShowTree(!showTree)}
+            title="Session tree"
+          >
+            Tree
+          </button>
+        </div>
+      </header>
+      <Stats session={session} />
+      {(info?.warnings ?? []).map((warning) => (
+        <div key={warning} class="warning-bar">
+          {warning}
+        </div>
+      ))}
+      <div class="session-body">
+        <div class="session-main">
+          <Transcript key={session.id} session={session} />
+          <Todos session={session} />
+          <Queue session={session} />
+          <Composer session={session} />
+        </div>
+        <div class="side-panels">
+          <Subagents session={session} />
+          {showTree && <TreePanel session={session} />}
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function Pickers({ session, info }: { session: SessionController; info?: SessionInfo }) {
+  const current = info?.model ? `${info.model.provider}/${info.model.id}` : "";
+  const models = app.models;
+  const known = models.some((m) => `${m.provider}/${m.id}` === current);
+  const client = app.client;
+  return (
+    <>
+      <select
+        data-testid="model-picker"
+        value={current}
+        title="Model"
+        onChange={async (e) => {
+          const value = (e.target as HTMLSelectElement).value;
+          if (!client || !value) return;
+          const result = await app.call(() => client.call("session/setModel", { sessionId: session.id, model: value }));
+          for (const warning of result?.warnings ?? []) app.notify("warning", warning);
+        }}
+      >
+        {!current && <option value="">(no model)</option>}
+        {current && !known && <option value={current}>{current}</option>}
+        {models.map((m) => {
+          const value = `${m.provider}/${m.id}`;
+          return (
+            <option key={value} value={value}>
+              {value}
+              {m.hasKey ? "" : " (no key)"}
+            </option>
+          );
+        })}
+      </select>
+      <select
+        data-testid="thinking-picker"
+        value={info?.thinkingLevel ?? "off"}
+        title="Thinking level"
+        onChange={async (e) => {
+          const level = (e.target as HTMLSelectElement).value;
+          if (!client) return;
+          const result = await app.call(() => client.call("session/setThinking", { sessionId: session.id, level }));
+          if (result && result.level !== level) app.notify("info", `Thinking level clamped to ${result.level}`);
+        }}
+      >
+        {THINKING_LEVELS.map((level) => (
+          <option key={level} value={level}>
+            thinking: {level}
+          </option>
+        ))}
+      </select>
+    </>
+  );
+}
+
+function Presence({ session }: { session: SessionController }) {
+  return (
+    <div class="presence" data-testid="presence">
+      {session.clients.map((client) => {
+        const self = client.connectionId === app.connectionId;
+        const typing = Boolean(client.draft);
+        return (
+          <span
+            key={client.connectionId}
+            class={`presence-client${self ? " self" : ""}${typing ? " typing" : ""}`}
+            data-testid="presence-client"
+            data-connection-id={client.connectionId}
+            data-self={self ? "true" : undefined}
+            data-typing={typing ? "true" : undefined}
+            title={typing ? `${client.name} is typing: ${client.draft}` : client.name}
+          >
+            {client.name}
+            {self ? " (you)" : ""}
+            {typing ? " ✎" : ""}
+          </span>
+        );
+      })}
+    </div>
+  );
+}
+
+function Stats({ session }: { session: SessionController }) {
+  const stats = session.stats;
+  if (!stats) return <div class="stats-strip" data-testid="session-stats" />;
+  const t = stats.tokens;
+  return (
+    <div class="stats-strip" data-testid="session-stats" data-cost={String(stats.cost)}>
+      <span>{stats.totalMessages} messages</span>
+      <span>{stats.toolCalls} tool calls</span>
+      <span title={`input ${t.input}, output ${t.output}, cache read ${t.cacheRead}, cache write ${t.cacheWrite}`}>
+        {formatTokens(t.total)} tokens
+      </span>
+      <span>${stats.cost.toFixed(4)}</span>
+      {session.planMode && <span class="tag">plan mode</span>}
+    </div>
+  );
+}
+
+export function formatTokens(n: number): string {
+  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
+  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
+  return String(n);
+}
+
+function Todos({ session }: { session: SessionController }) {
+  const todos = session.todos;
+  const [open, setOpen] = useState(false);
+  if (!todos?.phases.length) return null;
+  const tasks = todos.phases.flatMap((phase) => phase.tasks);
+  const done = tasks.filter((task) => task.status === "completed").length;
+  const active = tasks.find((task) => task.status === "in_progress");
+  return (
+    <div class="todos">
+      <button class="link" onClick={() => setOpen(!open)}>
+        {open ? "▾" : "▸"} Todos {done}/{tasks.length}
+        {active ? ` — ${active.content}` : ""}
+      </button>
+      {open &&
+        todos.phases.map((phase) => (
+          <div key={phase.name}>
+            <strong>{phase.name}</strong>
+            <ul>
+              {phase.tasks.map((task) => (
+                <li key={task.id} class={`todo-${task.status}`}>
+                  {task.content}
+                </li>
+              ))}
+            </ul>
+          </div>
+        ))}
+    </div>
+  );
+}
+
+function Queue({ session }: { session: SessionController }) {
+  const { steering, followUp } = session.queue;
+  if (!steering.length && !followUp.length) return null;
+  return (
+    <div class="queue">
+      {steering.map((text, i) => (
+        <div key={`s${i}`}>
+          <span class="tag">steer</span> {text}
+        </div>
+      ))}
+      {followUp.map((text, i) => (
+        <div key={`f${i}`}>
+          <span class="tag">follow-up</span> {text}
+        </div>
+      ))}
+    </div>
+  );
+}
+
+function Composer({ session }: { session: SessionController }) {
+  const [text, setText] = useState("");
+  const draftTimer = useRef<ReturnType<typeof setTimeout>>();
+  const sentDraft = useRef("");
+  const running = session.status === "running";
+  const input = useRef<HTMLTextAreaElement>(null);
+
+  useEffect(() => () => clearTimeout(draftTimer.current), []);
+  useEmitter(app);
+  const prefill = app.composerPrefill;
+  useEffect(() => {
+    if (prefill && prefill.sessionId === session.id) {
+      app.composerPrefill = undefined;
+      setText(prefill.text);
+      input.current?.focus();
+    }
+  }, [prefill, session]);
+
+  const sendDraft = (value: string) => {
+    const client = app.client;
+    if (!client || !session.attached || value === sentDraft.current) return;
+    sentDraft.current = value;
+    void client.call("session/setDraft", { sessionId: session.id, text: value }).catch(() => {});
+  };
+
+  const onInput = (value: string) => {
+    setText(value);
+    clearTimeout(draftTimer.current);
+    draftTimer.current = setTimeout(() => sendDraft(value), 300);
+  };
+
+  const send = async (kind: "prompt" | "steer" | "followUp") => {
+    const value = text;
+    const client = app.client;
+    if (!value.trim() || !client) return;
+    clearTimeout(draftTimer.current);
+    setText("");
+    sendDraft("");
+    const method = kind === "prompt" ? "session/prompt" : kind === "steer" ? "session/steer" : "session/followUp";
+    const ok = await app.call(() => client.call(method, { sessionId: session.id, text: value }));
+    if (ok === undefined) setText((current) => current || value);
+    input.current?.focus();
+  };
+
+  const abort = () => {
+    const client = app.client;
+    if (client) void app.call(() => client.call("session/abort", { sessionId: session.id }));
+  };
+
+  return (
+    <div class="composer">
+      <textarea
+        ref={input}
+        data-testid="prompt-input"
+        rows={3}
+        placeholder={running ? "Steer the agent (Enter), or queue a follow-up…" : "Ask pi… (Enter sends, Shift+Enter for a new line)"}
+        value={text}
+        onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)}
+        onKeyDown={(e) => {
+          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+            e.preventDefault();
+            void send(running ? "steer" : "prompt");
+          } else if (e.key === "Escape" && running) {
+            e.preventDefault();
+            abort();
+          }
+        }}
+      />
+      <div class="composer-buttons">
+        <button
+          data-testid="send"
+          class="primary"
+          onClick={() => void send(running ? "steer" : "prompt")}
+          title={running ? "Steer: deliver after the running tools finish" : "Send (Enter)"}
+        >
+          Send
+        </button>
+        {running && (
+          <>
+            <button data-testid="steer" onClick={() => void send("steer")} title="Deliver after the running tools finish">
+              Steer
+            </button>
+            <button data-testid="follow-up" onClick={() => void send("followUp")} title="Deliver when the agent would stop">
+              Follow-up
+            </button>
+            <button data-testid="abort" class="danger" onClick={abort} title="Abort (Esc)">
+              Abort
+            </button>
+          </>
+        )}
+      </div>
+    </div>
+  );
+}
+
+/** Children of the open session started by its `task` calls, as a live nested tree. */
+function Subagents({ session }: { session: SessionController }) {
+  useEmitter(app);
+  const [extra, setExtra] = useState<SessionInfo[]>([]);
+  // Ask the daemon directly too (the list may not hold every page).
+  useEffect(() => {
+    let stop = false;
+    let timer: ReturnType<typeof setTimeout>;
+    const poll = async () => {
+      const client = app.client;
+      if (client) {
+        try {
+          const { sessions } = await client.call("session/list", { parentId: session.id, limit: 500 });
+          if (!stop) setExtra(sessions as SessionInfo[]);
+        } catch {
+          // Retried.
+        }
+      }
+      if (!stop) timer = setTimeout(poll, session.status === "running" ? 1500 : 5000);
+    };
+    void poll();
+    return () => {
+      stop = true;
+      clearTimeout(timer);
+    };
+  }, [session]);
+  const all = new Map<string, SessionInfo>();
+  for (const info of extra) all.set(info.id, app.sessions.get(info.id) ?? info);
+  for (const info of app.sessions.values()) if (info.taskName && info.parentSessionId) all.set(info.id, info);
+  const childrenOf = (id: string) =>
+    [...all.values()].filter((info) => info.parentSessionId === id && info.taskName).sort((a, b) => a.createdAt - b.createdAt);
+  const root = childrenOf(session.id);
+  if (!root.length) return null;
+  const render = (info: SessionInfo, depth: number): preact.JSX.Element => (
+    <li key={info.id}>
+      <a
+        href={`#/s/${encodeURIComponent(info.id)}`}
+        data-testid="subagent"
+        data-session-id={info.id}
+        data-status={info.status}
+        class="subagent"
+      >
+        <span class={`dot ${info.status}`} /> {info.taskName}
+        <span class="muted small"> {info.firstMessage?.slice(0, 80) ?? ""}</span>
+      </a>
+      {depth < 6 && childrenOf(info.id).length > 0 && <ul>{childrenOf(info.id).map((child) => render(child, depth + 1))}</ul>}
+    </li>
+  );
+  return (
+    <section class="panel" data-testid="subagents">
+      <h2>Subagents</h2>
+      <ul class="subagent-tree">{root.map((info) => render(info, 0))}</ul>
+    </section>
+  );
+}

@@ -1,0 +1,221 @@
+// The virtualized transcript: only the rows near the viewport are in the DOM. Heights are
+// measured (a cache per row key), unmeasured rows use an estimate; rows above the viewport
+// that change height move the scroll position by as much, so the view stays put; the view
+// sticks to the bottom while streaming unless the user scrolled up.
+
+import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { RowView, StreamingView, textOf } from "./rows";
+import type { Row, SessionController } from "./session";
+import { useEmitter } from "./store";
+
+const OVERSCAN = 800;
+const estimates = new WeakMap<Row, number>();
+
+function estimate(row: Row): number {
+  const hit = estimates.get(row);
+  if (hit !== undefined) return hit;
+  let height = 56;
+  const msg = row.message;
+  if (row.inCall) {
+    height = 30;
+  } else if (msg) {
+    const text = textOf(msg.content);
+    height = 48 + Math.ceil(text.length / 90) * 20 + (text.match(/\n/g)?.length ?? 0) * 6;
+    if (Array.isArray(msg.content)) {
+      for (const block of msg.content) if (block.type === "toolCall") height += 64;
+    }
+    if (msg.role === "toolResult" || msg.role === "bashExecution") height = 120;
+  } else if (row.role === "model_change" || row.role === "thinking_level_change" || row.role === "approval") {
+    height = 30;
+  }
+  height = Math.min(height, 1200);
+  estimates.set(row, height);
+  return height;
+}
+
+export function Transcript({ session }: { session: SessionController }) {
+  useEmitter(session);
+  const scroller = useRef<HTMLDivElement>(null);
+  const list = useRef<HTMLDivElement>(null);
+  const heights = useRef(new Map<string, number>());
+  const stick = useRef(true);
+  const programmatic = useRef(-1);
+  const [, setTick] = useState(0);
+  const [range, setRange] = useState({ top: 0, height: 1000 });
+  const rows = session.rows;
+
+  // Offsets of every row (prefix sums over measured or estimated heights).
+  const offsets = new Float64Array(rows.length + 1);
+  for (let i = 0; i < rows.length; i++) {
+    const row = rows[i]!;
+    offsets[i + 1] = offsets[i]! + (heights.current.get(row.key) ?? estimate(row));
+  }
+  const total = offsets[rows.length]!;
+  const first = Math.max(0, upperBound(offsets, range.top - OVERSCAN) - 1);
+  let last = upperBound(offsets, range.top + range.height + OVERSCAN);
+  last = Math.min(rows.length, Math.max(last, first + 1));
+  const padTop = offsets[first]!;
+  const padBottom = total - offsets[last]!;
+  const visible = rows.slice(first, last);
+
+  const toBottom = () => {
+    const el = scroller.current;
+    if (!el) return;
+    const target = el.scrollHeight - el.clientHeight;
+    if (Math.abs(el.scrollTop - target) > 1) {
+      programmatic.current = target;
+      el.scrollTop = target;
+    }
+  };
+
+  // Measures the rendered rows; corrects the scroll position for rows above the viewport.
+  const measure = () => {
+    const el = scroller.current;
+    const inner = list.current;
+    if (!el || !inner) return false;
+    let delta = 0;
+    let changed = false;
+    const top = el.scrollTop;
+    for (const child of Array.from(inner.children) as HTMLElement[]) {
+      const key = child.dataset.key;
+      if (!key) continue;
+      const height = child.offsetHeight;
+      const row = rowsByKey.get(key);
+      const before = heights.current.get(key) ?? (row ? estimate(row) : height);
+      if (height !== before) {
+        if (child.offsetTop + height <= top) delta += height - before;
+        changed = true;
+      }
+      heights.current.set(key, height);
+    }
+    if (stick.current) {
+      toBottom();
+    } else if (delta !== 0) {
+      programmatic.current = el.scrollTop + delta;
+      el.scrollTop += delta;
+    }
+    return changed;
+  };
+
+  const rowsByKey = useMemo(() => new Map<string, Row>(), [session]);
+  for (const row of visible) rowsByKey.set(row.key, row);
+
+  // After each render: measure, and re-render once when heights changed the paddings.
+  useLayoutEffect(() => {
+    if (measure()) setTick((n) => n + 1);
+    else if (stick.current) toBottom();
+  });
+
+  // Height changes of rendered rows (a tool's output growing, a block opened).
+  useEffect(() => {
+    const inner = list.current;
+    if (!inner || typeof ResizeObserver === "undefined") return;
+    let frame = 0;
+    const observer = new ResizeObserver(() => {
+      if (frame) return;
+      frame = requestAnimationFrame(() => {
+        frame = 0;
+        if (measure()) setTick((n) => n + 1);
+      });
+    });
+    const observeAll = () => {
+      observer.disconnect();
+      for (const child of Array.from(inner.children)) observer.observe(child);
+    };
+    observeAll();
+    const mutations = new MutationObserver(observeAll);
+    mutations.observe(inner, { childList: true });
+    return () => {
+      observer.disconnect();
+      mutations.disconnect();
+      cancelAnimationFrame(frame);
+    };
+  }, [session]);
+
+  // The viewport, on scroll and resize (re-rendering only when the visible range changes).
+  useEffect(() => {
+    const el = scroller.current;
+    if (!el) return;
+    const update = () => {
+      const top = el.scrollTop;
+      const height = el.clientHeight;
+      setRange((old) => {
+        // Re-render when the window moved by a fraction of the overscan.
+        if (Math.abs(old.top - top) < OVERSCAN / 4 && old.height === height) return old;
+        return { top, height };
+      });
+    };
+    const onScroll = () => {
+      if (programmatic.current >= 0 && Math.abs(el.scrollTop - programmatic.current) < 2) {
+        programmatic.current = -1;
+      } else {
+        programmatic.current = -1;
+        stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
+      }
+      update();
+    };
+    const onWheel = (event: WheelEvent) => {
+      if (event.deltaY < 0) stick.current = false;
+    };
+    el.addEventListener("scroll", onScroll, { passive: true });
+    el.addEventListener("wheel", onWheel, { passive: true });
+    const resize = typeof ResizeObserver !== "undefined" ? new ResizeObserver(update) : undefined;
+    resize?.observe(el);
+    update();
+    return () => {
+      el.removeEventListener("scroll", onScroll);
+      el.removeEventListener("wheel", onWheel);
+      resize?.disconnect();
+    };
+  }, [session]);
+
+  return (
+    <div class="transcript" data-testid="transcript" ref={scroller}>
+      {session.loading && !rows.length && <div class="muted pad">Loading…</div>}
+      {session.loadError && <div class="error pad">{session.loadError}</div>}
+      <div class="vlist" ref={list} style={{ paddingTop: `${padTop}px`, paddingBottom: `${padBottom}px` }}>
+        {visible.map((row) => (
+          <div class="vrow" key={row.key} data-key={row.key}>
+            <RowView row={row} session={session} version={row.version} />
+          </div>
+        ))}
+      </div>
+      <StreamingView session={session} />
+      <LiveStatus session={session} />
+      {!stick.current && (
+        <button
+          class="to-bottom"
+          onClick={() => {
+            stick.current = true;
+            toBottom();
+            setTick((n) => n + 1);
+          }}
+        >
+          ↓ Latest
+        </button>
+      )}
+    </div>
+  );
+}
+
+function LiveStatus({ session }: { session: SessionController }) {
+  const parts: string[] = [];
+  if (session.compacting) parts.push(`Compacting (${session.compacting})…`);
+  if (session.retry) parts.push(`Retry ${session.retry.attempt}/${session.retry.maxAttempts}: ${session.retry.errorMessage}`);
+  if (session.waitingFor?.length) parts.push(`Waiting for MCP servers: ${session.waitingFor.join(", ")}`);
+  if (session.status === "running" && !session.streaming && !parts.length) parts.push("Working…");
+  if (!parts.length) return null;
+  return <div class="live-status">{parts.join(" · ")}</div>;
+}
+
+/** The first index whose offset is greater than `value`. */
+function upperBound(offsets: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = offsets.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (offsets[mid]! <= value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
