@@ -317,8 +317,7 @@ export function UsagePage() {
       .catch((e: unknown) => setError(e instanceof Error ? e.message : String(e)));
   }, [range, app.client]);
 
-  const byProject = (data as { byProject?: { cwd: string; usage: { cost: number; tokens: { total: number } } }[] } | undefined)
-    ?.byProject;
+  const byProject = data?.byProject;
   return (
     <div class="page" data-testid="usage">
       <h1>Usage</h1>

@@ -12,6 +12,8 @@ pub struct UsageRow {
     pub model: String,
     /// `YYYY-MM-DD`, UTC.
     pub day: String,
+    /// The working directory of the message's session (its project).
+    pub cwd: String,
     /// Assistant messages.
     pub messages: u64,
     /// Non-cached input tokens.
@@ -26,30 +28,31 @@ pub struct UsageRow {
     pub cost: f64,
 }
 
-/// One grouped row as SQLite returns it: provider, model, day, count, the four token sums,
-/// cost.
-type RawUsageRow = (String, String, String, i64, i64, i64, i64, i64, f64);
+/// One grouped row as SQLite returns it: provider, model, day, cwd, count, the four token
+/// sums, cost.
+type RawUsageRow = (String, String, String, String, i64, i64, i64, i64, i64, f64);
 
 impl Store {
-    /// Usage of every stored assistant message at or after `since` (Unix ms), per model and
-    /// day, ordered by day, provider, model.
+    /// Usage of every stored assistant message at or after `since` (Unix ms), per model, day
+    /// and session directory, ordered by day, provider, model, directory.
     pub async fn usage(&self, since: Option<i64>) -> Result<Vec<UsageRow>, StoreError> {
         let rows: Vec<RawUsageRow> = sqlx::query_as(
             "SELECT COALESCE(json_extract(body, '$.message.provider'), '') AS provider, \
                     COALESCE(json_extract(body, '$.message.model'), '') AS model, \
                     strftime('%Y-%m-%d', json_extract(body, '$.message.timestamp') / 1000, 'unixepoch') AS day, \
+                    sessions.cwd AS cwd, \
                     COUNT(*), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.input')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.output')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.cacheRead')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.cacheWrite')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.cost.total')), 0.0) \
-             FROM entries \
+             FROM entries JOIN sessions ON sessions.id = entries.session_id \
              WHERE type = 'message' \
                AND json_extract(body, '$.message.role') = 'assistant' \
                AND (?1 IS NULL OR json_extract(body, '$.message.timestamp') >= ?1) \
-             GROUP BY provider, model, day \
-             ORDER BY day, provider, model",
+             GROUP BY provider, model, day, cwd \
+             ORDER BY day, provider, model, cwd",
         )
         .bind(since)
         .fetch_all(&self.reader)
@@ -57,11 +60,23 @@ impl Store {
         Ok(rows
             .into_iter()
             .map(
-                |(provider, model, day, messages, input, output, cache_read, cache_write, cost)| {
+                |(
+                    provider,
+                    model,
+                    day,
+                    cwd,
+                    messages,
+                    input,
+                    output,
+                    cache_read,
+                    cache_write,
+                    cost,
+                )| {
                     UsageRow {
                         provider,
                         model,
                         day,
+                        cwd,
                         messages: messages.max(0) as u64,
                         input: input.max(0) as u64,
                         output: output.max(0) as u64,

@@ -96,3 +96,55 @@ async fn usage_sums_assistant_messages_by_model_and_day() {
     assert_eq!(since.by_day.len(), 1);
     assert_eq!(since.by_day[0].day, "2026-03-16");
 }
+
+#[tokio::test]
+async fn usage_sums_by_project_costliest_first() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let (client, _events) = daemon.client().await;
+    let path = session_file(daemon.home.path());
+    client
+        .call::<SessionImport>(&SessionImportParams { path, link: false })
+        .await
+        .unwrap();
+    // Another project, dearer: one message at 4.0.
+    let other = daemon.home.path().join("other.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "3f0c6a2e-0000-4000-8000-0000000000bb",
+               "timestamp": "2026-03-15T10:00:00.000Z", "cwd": "/srv/other"}),
+        json!({"type": "message", "id": "c0000001", "parentId": null, "timestamp": "2026-03-15T10:00:00.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1_773_568_800_000_i64}}),
+        json!({"type": "message", "id": "c0000002", "parentId": "c0000001", "timestamp": "2026-03-15T10:00:00.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                           "api": "anthropic-messages", "provider": "anthropic", "model": "claude-opus-4-6",
+                           "usage": {"input": 7, "output": 3, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 10,
+                                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 4.0}},
+                           "stopReason": "stop", "timestamp": 1_773_568_800_001_i64}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&other, text).unwrap();
+    client
+        .call::<SessionImport>(&SessionImportParams {
+            path: other.display().to_string(),
+            link: false,
+        })
+        .await
+        .unwrap();
+    let all = client
+        .call::<UsageStats>(&UsageStatsParams::default())
+        .await
+        .unwrap();
+    let projects: Vec<(&str, u64, f64)> = all
+        .by_project
+        .iter()
+        .map(|project| {
+            (
+                project.cwd.as_str(),
+                project.usage.messages,
+                project.usage.cost,
+            )
+        })
+        .collect();
+    assert_eq!(projects, [("/srv/other", 1, 4.0), ("/tmp", 3, 2.75)]);
+    assert_eq!(all.total.cost, 6.75);
+    assert_eq!(all.by_day[0].usage.messages, 2, "both projects' first day");
+}

@@ -23,6 +23,9 @@ pub struct UsageStatsResponse {
     pub by_model: Vec<ModelUsage>,
     /// Per UTC day, oldest first.
     pub by_day: Vec<DayUsage>,
+    /// Per project (the sessions' working directory), by cost then directory.
+    #[serde(default)]
+    pub by_project: Vec<ProjectUsage>,
     /// Everything.
     pub total: UsageTotals,
 }
@@ -45,6 +48,16 @@ pub struct ModelUsage {
 pub struct DayUsage {
     /// `YYYY-MM-DD`, UTC.
     pub day: String,
+    /// The sums.
+    pub usage: UsageTotals,
+}
+
+/// Sums for one project.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectUsage {
+    /// The sessions' working directory.
+    pub cwd: String,
     /// The sums.
     pub usage: UsageTotals,
 }

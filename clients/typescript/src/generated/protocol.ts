@@ -7380,7 +7380,11 @@ export interface UsageStatsResponse {
    * Per `provider/model`, by cost then name.
    */
   byModel: ModelUsage[];
-  total: UsageTotals2;
+  /**
+   * Per project (the sessions' working directory), by cost then directory.
+   */
+  byProject?: ProjectUsage[];
+  total: UsageTotals3;
 }
 /**
  * Sums for one day.
@@ -7466,9 +7470,36 @@ export interface UsageTotals1 {
   tokens: TokenTotals1;
 }
 /**
- * Everything.
+ * Sums for one project.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "ProjectUsage".
+ */
+export interface ProjectUsage {
+  /**
+   * The sessions' working directory.
+   */
+  cwd: string;
+  usage: UsageTotals2;
+}
+/**
+ * The sums.
  */
 export interface UsageTotals2 {
+  /**
+   * Cost, USD.
+   */
+  cost: number;
+  /**
+   * Assistant messages.
+   */
+  messages: number;
+  tokens: TokenTotals1;
+}
+/**
+ * Everything.
+ */
+export interface UsageTotals3 {
   /**
    * Cost, USD.
    */
@@ -8740,7 +8771,7 @@ export interface UiAnswer3 {
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
  * via the `definition` "UsageTotals".
  */
-export interface UsageTotals3 {
+export interface UsageTotals4 {
   /**
    * Cost, USD.
    */

@@ -2,7 +2,8 @@
 
 use pi_protocol::ErrorObject;
 use pi_protocol::v1::{
-    DayUsage, ModelUsage, TokenTotals, UsageStatsParams, UsageStatsResponse, UsageTotals,
+    DayUsage, ModelUsage, ProjectUsage, TokenTotals, UsageStatsParams, UsageStatsResponse,
+    UsageTotals,
 };
 
 use crate::rpc::dispatch::RequestContext;
@@ -22,10 +23,12 @@ pub async fn stats(
     Ok(summarize(&rows))
 }
 
-/// Groups per-model-per-day rows into per-model, per-day and total sums.
+/// Groups per-model-per-day-per-directory rows into per-model, per-day, per-project and total
+/// sums.
 pub fn summarize(rows: &[UsageRow]) -> UsageStatsResponse {
     let mut by_model: Vec<ModelUsage> = Vec::new();
     let mut by_day: Vec<DayUsage> = Vec::new();
+    let mut by_project: Vec<ProjectUsage> = Vec::new();
     let mut total = UsageTotals::default();
     for row in rows {
         let sums = totals(row);
@@ -47,8 +50,21 @@ pub fn summarize(rows: &[UsageRow]) -> UsageStatsResponse {
                 usage: sums,
             }),
         }
+        match by_project.iter_mut().find(|entry| entry.cwd == row.cwd) {
+            Some(entry) => add(&mut entry.usage, &sums),
+            None => by_project.push(ProjectUsage {
+                cwd: row.cwd.clone(),
+                usage: sums,
+            }),
+        }
         add(&mut total, &sums);
     }
+    by_project.sort_by(|a, b| {
+        b.usage
+            .cost
+            .total_cmp(&a.usage.cost)
+            .then_with(|| a.cwd.cmp(&b.cwd))
+    });
     by_model.sort_by(|a, b| {
         b.usage
             .cost
@@ -58,6 +74,7 @@ pub fn summarize(rows: &[UsageRow]) -> UsageStatsResponse {
     UsageStatsResponse {
         by_model,
         by_day,
+        by_project,
         total,
     }
 }

@@ -527,6 +527,21 @@ async fn the_cost_chart_and_the_session_strip_match_the_daemons_stats() {
             .is_some_and(|key| key.contains("scripted-model"))),
         "{models:?}"
     );
+    let projects = browser
+        .attrs(page, "[data-testid=bar][data-series=project]", "data-cost")
+        .await;
+    let stated: Vec<f64> = usage["byProject"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|project| project["usage"]["cost"].as_f64().unwrap())
+        .collect();
+    assert_eq!(stated.len(), 1, "{usage}");
+    let charted: Vec<f64> = projects
+        .iter()
+        .map(|cost| cost.as_deref().unwrap().parse().unwrap())
+        .collect();
+    assert_eq!(charted, stated);
     browser.close().await;
 }
 
