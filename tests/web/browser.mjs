@@ -69,6 +69,10 @@ const ops = {
     await pages[page].locator(selector).first().click({ timeout: 20000 });
     return null;
   },
+  hover: async ({ page, selector }) => {
+    await pages[page].locator(selector).first().hover({ timeout: 20000 });
+    return null;
+  },
   fill: async ({ page, selector, text }) => {
     await pages[page].locator(selector).first().fill(text, { timeout: 20000 });
     return null;

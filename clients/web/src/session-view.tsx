@@ -21,7 +21,9 @@ export function SessionView({ session }: { session: SessionController }) {
       <header class="session-header">
         <div class="session-heading">
           <span class={`dot ${info?.status ?? "idle"}`} />
-          <h1 class="ellipsis">{info ? title(info) : session.id}</h1>
+          <h1 class="ellipsis">
+            {info ? title({ ...info, firstMessage: info.firstMessage ?? session.firstUserText() }) : session.id}
+          </h1>
           <span class="muted ellipsis small" title={info?.cwd}>
             {info?.cwd}
           </span>

@@ -267,6 +267,8 @@ export class SessionController extends Emitter {
         if (entryId && this.entryIds.has(entryId)) break;
         if (entryId) {
           this.addEntry({ type: "message", id: entryId, parentId: this.lastEntryId, message: msg });
+          // Every stored entry is appended at the leaf and becomes it.
+          this.leafId = entryId;
         } else {
           this.addMessage(msg, `local-${++localRows}`);
         }
@@ -312,6 +314,7 @@ export class SessionController extends Emitter {
       case "entry_added": {
         const entry = event.entry as unknown as Entry;
         if (!this.entryIds.has(entry.id)) this.addEntry(entry);
+        this.leafId = entry.id;
         break;
       }
       case "leaf_changed":
@@ -449,6 +452,23 @@ export class SessionController extends Emitter {
       default:
         return;
     }
+  }
+
+  /** The first user message's text shown, for a title before the daemon's info has one. */
+  firstUserText(): string | undefined {
+    for (const row of this.rows) {
+      if (row.role !== "user" || !row.message) continue;
+      const content = row.message.content as unknown;
+      if (typeof content === "string") return content;
+      if (Array.isArray(content)) {
+        const text = content
+          .map((block: { type?: string; text?: string }) => (block.type === "text" ? block.text ?? "" : ""))
+          .join(" ")
+          .trim();
+        if (text) return text;
+      }
+    }
+    return undefined;
   }
 
   private addMessage(msg: Msg, key: string, entry?: Entry) {

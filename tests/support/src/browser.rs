@@ -123,6 +123,12 @@ impl Browser {
             .await;
     }
 
+    /// Moves the mouse over the first match of `selector`.
+    pub async fn hover(&mut self, page: Page, selector: &str) {
+        self.op("hover", json!({ "page": page.0, "selector": selector }))
+            .await;
+    }
+
     /// Fills the first match of `selector` with `text`.
     pub async fn fill(&mut self, page: Page, selector: &str, text: &str) {
         self.op(

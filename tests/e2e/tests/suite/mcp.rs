@@ -20,7 +20,7 @@ use super::harness::{MODEL, World, prompt};
 const SESSIONS: usize = 20;
 
 /// The pi agent dir's `mcp.json` (a user-level file: trusted) with the everything server.
-fn mcp_json() -> String {
+pub(super) fn mcp_json() -> String {
     json!({"mcpServers": {"everything": {
         "command": peers::npm_bin("mcp-server-everything").display().to_string(),
         "args": ["stdio"],

@@ -617,3 +617,157 @@ async fn pages_of_other_origins_and_rebound_names_cannot_reach_the_daemon() {
     browser.wait_for(page, CONNECTED, None).await;
     browser.close().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_tree_labels_navigates_and_forks_from_the_browser() {
+    let world = World::start("anthropic-messages").await;
+    world.server.push(Turn::reply().text("Answer one."));
+    world.server.push(Turn::reply().text("Answer two."));
+    let session = session(&world, None).await;
+    let (mut browser, page, _url) = logged_in(&world).await;
+    open_session(&mut browser, page, &session.id).await;
+    for (text, answer) in [
+        ("First question", "Answer one."),
+        ("Second question", "Answer two."),
+    ] {
+        send(&mut browser, page, text).await;
+        browser
+            .wait_for(page, &entry("assistant"), Some(answer))
+            .await;
+    }
+    browser.click(page, "[data-testid=tree-toggle]").await;
+    browser.wait_for(page, "[data-testid=tree]", None).await;
+    browser
+        .wait_for(
+            page,
+            "[data-testid=tree-node][data-current=true]",
+            Some("Answer two."),
+        )
+        .await;
+
+    // A label on the first question.
+    let first = "[data-testid=tree-node]:has-text(\"First question\")";
+    browser.hover(page, first).await;
+    browser
+        .click(page, &format!("{first} [data-testid=tree-label]"))
+        .await;
+    browser
+        .fill(page, "[data-testid=tree-label-input]", "start here")
+        .await;
+    browser.click(page, "[data-testid=tree-label-save]").await;
+    browser.wait_for(page, first, Some("start here")).await;
+    let (client, _events) = world.client().await;
+    let tree = client
+        .call::<pi_protocol::v1::SessionRead>(&pi_protocol::v1::SessionReadParams {
+            session_id: session.id.clone(),
+            scope: pi_protocol::v1::ReadScope::Tree,
+            limit: Some(1000),
+            cursor: None,
+        })
+        .await
+        .unwrap();
+    let labels: Vec<Value> = tree
+        .entries
+        .iter()
+        .map(|record| serde_json::to_value(&record.entry).unwrap())
+        .filter(|entry| entry["type"] == "label")
+        .collect();
+    assert_eq!(labels.len(), 1, "{labels:?}");
+    assert_eq!(labels[0]["label"], "start here");
+
+    // Back to the first answer: the daemon's leaf moves and the second exchange leaves the
+    // transcript.
+    let answer_one = "[data-testid=tree-node]:has-text(\"Answer one.\")";
+    browser.hover(page, answer_one).await;
+    browser
+        .click(page, &format!("{answer_one} [data-testid=tree-navigate]"))
+        .await;
+    browser
+        .wait_for(
+            page,
+            "[data-testid=tree-node][data-current=true]",
+            Some("Answer one."),
+        )
+        .await;
+    browser
+        .wait_until(
+            page,
+            "() => ![...document.querySelectorAll('[data-testid=entry]')].some(e => e.innerText.includes('Answer two.'))",
+            Value::Null,
+        )
+        .await;
+    let info = client
+        .call::<pi_protocol::v1::SessionGet>(&pi_protocol::v1::SessionIdParams {
+            session_id: session.id.clone(),
+        })
+        .await
+        .unwrap();
+    let info = serde_json::to_value(&info).unwrap();
+    let leaf = info["leafId"]
+        .as_str()
+        .or(info["info"]["leafId"].as_str())
+        .unwrap()
+        .to_owned();
+    let current = browser
+        .attrs(
+            page,
+            "[data-testid=tree-node][data-current=true]",
+            "data-entry-id",
+        )
+        .await;
+    assert_eq!(current, [Some(leaf)]);
+
+    // A fork from the second question opens a new session with the question to edit.
+    let second = "[data-testid=tree-node]:has-text(\"Second question\")";
+    browser.hover(page, second).await;
+    browser
+        .click(page, &format!("{second} [data-testid=tree-fork]"))
+        .await;
+    let forked = browser
+        .wait_until(
+            page,
+            "(id) => { const m = location.hash.match(/^#\\/s\\/(.+)$/); return m && m[1] !== id && m[1]; }",
+            json!(session.id),
+        )
+        .await;
+    let forked = forked.as_str().unwrap().to_owned();
+    browser
+        .wait_until(
+            page,
+            "() => document.querySelector('[data-testid=prompt-input]').value.includes('Second question')",
+            Value::Null,
+        )
+        .await;
+    let sessions = world.sessions().await;
+    let fork = sessions.iter().find(|info| info.id == forked).unwrap();
+    assert_eq!(fork.parent_session_id.as_deref(), Some(session.id.as_str()));
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_status_page_shows_the_shared_mcp_server_and_its_log() {
+    let world = World::start_with(
+        "anthropic-messages",
+        &[(".pi/agent/mcp.json", super::mcp::mcp_json())],
+    )
+    .await;
+    let _session = session(&world, None).await;
+    let (client, _events) = world.client().await;
+    super::mcp::wait_for_server(&client, "ready", super::mcp::ready).await;
+    let (mut browser, page, _url) = logged_in(&world).await;
+    browser.click(page, "[data-testid=nav-status]").await;
+    browser
+        .wait_for(page, "[data-testid=status-mcp] tr", Some("everything"))
+        .await;
+    browser
+        .wait_for(page, "[data-testid=status-mcp] tr", Some("ready"))
+        .await;
+    browser.click(page, "[data-testid=mcp-logs]").await;
+    browser
+        .wait_for(page, "[data-testid=status-mcp] .logs", Some("everything"))
+        .await;
+    // The daemon's own line: its pid and version.
+    let status = browser.text(page, "[data-testid=status]").await;
+    assert!(status.contains(env!("CARGO_PKG_VERSION")), "{status}");
+    browser.close().await;
+}
