@@ -281,3 +281,89 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
         "{stderr}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_web_ui_of_the_far_daemon_is_forwarded_through_ssh() {
+    use tokio::io::AsyncBufReadExt as _;
+
+    let world = World::start("anthropic-messages").await;
+    let far_home = world.daemon.home.path().to_path_buf();
+    let near = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start(near.path(), &world.daemon.env());
+    let remote = sshd.remote(&workspace_binary("pictl"));
+    let (client, _events) = world.client().await;
+    let far_session = client
+        .call::<pi_protocol::v1::SessionCreate>(&pi_protocol::v1::SessionCreateParams {
+            cwd: far_home.display().to_string(),
+            model: Some(MODEL.to_owned()),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+
+    let mut web = tokio::process::Command::new(workspace_binary("pictl"))
+        .args(["--remote", &remote, "web", "--no-open", "--json"])
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .envs(near_env(near.path(), &sshd, None))
+        .current_dir(near.path())
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut stdout = tokio::io::BufReader::new(web.stdout.take().unwrap()).lines();
+    let line = tokio::time::timeout(std::time::Duration::from_secs(60), stdout.next_line())
+        .await
+        .expect("pictl web prints the link")
+        .unwrap()
+        .expect("a line");
+    let printed: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let url = printed["url"].as_str().unwrap().to_owned();
+    let far_port = std::fs::read_to_string(world.daemon.paths.ws_port_path())
+        .unwrap()
+        .trim()
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+    assert!(
+        !url.starts_with(&format!("http://127.0.0.1:{far_port}/")),
+        "a port of this side, forwarded: {url}"
+    );
+    let near_origin = url.split("/login").next().unwrap().to_owned();
+
+    // A browser here, on the forwarded port, sees the far daemon's sessions.
+    let mut browser = pi_test_support::browser::Browser::start().await;
+    let page = browser.new_page(0).await;
+    browser.goto(page, &url).await;
+    browser
+        .wait_for(page, "[data-testid=connection][data-state=connected]", None)
+        .await;
+    let item = format!(
+        "[data-testid=session-item][data-session-id=\"{}\"]",
+        far_session.id
+    );
+    browser.wait_for(page, &item, None).await;
+    browser.close().await;
+
+    // Ctrl+C ends the forward.
+    rustix::process::kill_process(
+        rustix::process::Pid::from_raw(web.id().unwrap() as i32).unwrap(),
+        rustix::process::Signal::INT,
+    )
+    .unwrap();
+    let status = tokio::time::timeout(std::time::Duration::from_secs(30), web.wait())
+        .await
+        .expect("pictl web ends on Ctrl+C")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let port: u16 = near_origin.rsplit(':').next().unwrap().parse().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the forward stays open after pictl web ended"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
