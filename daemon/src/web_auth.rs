@@ -1,15 +1,25 @@
-//! Logins of the web UI: one-time codes that `web/login` hands out (`pictl web`) and the
-//! session cookies a browser gets in exchange.
+//! Logins of the web UI: one-time codes that `web/login` hands out (`pictl web`, over the
+//! owner-only Unix socket) and the session cookies a browser gets in exchange.
 //!
 //! A code is 32 random bytes, good for one visit within [`CODE_TTL_MS`]; at most
-//! [`MAX_CODES`] wait at once (the oldest goes). A cookie is `v1.EXPIRY.NONCE.MAC`, the MAC an
-//! HMAC-SHA256 under the WebSocket token, so it stays valid across daemon restarts (the token
-//! file outlives them) and nothing is stored; it expires after [`COOKIE_TTL_MS`]. The token
-//! itself never reaches the browser.
+//! [`MAX_CODES`] wait at once (the oldest goes). A cookie is `v1.EXPIRY.LOGIN.MAC`: `LOGIN`
+//! is 16 random bytes that also name the cookie's path, `/s/LOGIN/`, where the UI is served —
+//! browsers send cookies to every port of a host, so a server of another local user on
+//! another port would get a cookie scoped to `/`; scoped to a path nobody else knows, it
+//! stays with this daemon. The MAC is an HMAC-SHA256 under the web key (`web.key` in the
+//! runtime directory, 0600), so cookies outlive daemon restarts and nothing is stored per
+//! login; `/s/LOGIN/logout` revokes one (kept in `web.revoked` until it would have expired)
+//! and `web/revoke` replaces the key, which logs every browser out. Neither the daemon's
+//! token nor the web key ever reaches a browser.
 //!
-//! Architecture invariant: a code and a cookie never appear in a log, an error or an event.
+//! Architecture invariant: a code, a cookie or the key never appears in a log, an error or
+//! an event.
 
-use std::sync::{Mutex, OnceLock, PoisonError};
+use std::collections::HashMap;
+use std::io::Write as _;
+use std::os::unix::fs::OpenOptionsExt as _;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, PoisonError, RwLock};
 
 use sha2::{Digest as _, Sha256};
 
@@ -20,7 +30,7 @@ pub const COOKIE_TTL_MS: i64 = 7 * 24 * 60 * 60 * 1000;
 /// The most codes waiting at once.
 pub const MAX_CODES: usize = 32;
 
-/// Why a login link cannot be made.
+/// Why a login cannot be made or revoked.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum WebAuthError {
     /// The WebSocket listener (which serves the UI) is not running.
@@ -32,14 +42,31 @@ pub enum WebAuthError {
     /// The system gave no randomness.
     #[error("cannot generate a login code: {0}")]
     Random(String),
+    /// The key file could not be written.
+    #[error("cannot write the web UI's key {path}: {message}")]
+    KeyFile {
+        /// The file.
+        path: String,
+        /// What the system said.
+        message: String,
+    },
 }
 
 /// The web UI's logins.
 #[derive(Debug, Default)]
 pub struct WebAuth {
-    // The MAC key (the WebSocket token) and the port, set once when the listener binds.
-    listener: OnceLock<(Vec<u8>, u16)>,
+    listener: RwLock<Option<Listener>>,
     codes: Mutex<Vec<(String, i64)>>,
+    // Revoked logins and when their cookies would have expired.
+    revoked: Mutex<HashMap<String, i64>>,
+}
+
+#[derive(Debug)]
+struct Listener {
+    key: Vec<u8>,
+    port: u16,
+    key_path: PathBuf,
+    revoked_path: PathBuf,
 }
 
 /// A code made by [`WebAuth::new_code`].
@@ -53,15 +80,58 @@ pub struct LoginCode {
     pub expires_at: i64,
 }
 
+/// What a redeemed code gives: the cookie's value and the login that names its path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Login {
+    /// The cookie's value.
+    pub cookie: String,
+    /// The login's id: the UI lives at `/s/LOGIN/`.
+    pub login: String,
+}
+
 impl WebAuth {
-    /// Called once the listener is bound: cookies are signed with `token`.
-    pub fn set_listener(&self, token: &str, port: u16) {
-        let _ = self.listener.set((token.as_bytes().to_vec(), port));
+    /// Called once the listener is bound: cookies are signed with the key in `key_path`
+    /// (made when missing), revocations kept in `revoked_path`.
+    pub fn set_listener(
+        &self,
+        key: &str,
+        key_path: &Path,
+        revoked_path: &Path,
+        port: u16,
+        now_ms: i64,
+    ) {
+        let mut revoked = self.revoked.lock().unwrap_or_else(PoisonError::into_inner);
+        revoked.clear();
+        if let Ok(text) = std::fs::read_to_string(revoked_path) {
+            for line in text.lines() {
+                if let Some((login, expiry)) = line.split_once(' ')
+                    && let Ok(expiry) = expiry.parse::<i64>()
+                    && expiry > now_ms
+                {
+                    revoked.insert(login.to_owned(), expiry);
+                }
+            }
+        }
+        *self
+            .listener
+            .write()
+            .unwrap_or_else(PoisonError::into_inner) = Some(Listener {
+            key: key.as_bytes().to_vec(),
+            port,
+            key_path: key_path.to_owned(),
+            revoked_path: revoked_path.to_owned(),
+        });
     }
 
     /// A new one-time code.
     pub fn new_code(&self, now_ms: i64) -> Result<LoginCode, WebAuthError> {
-        let (_, port) = self.listener.get().ok_or(WebAuthError::NotListening)?;
+        let port = self
+            .listener
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            .map(|listener| listener.port)
+            .ok_or(WebAuthError::NotListening)?;
         let code = random_hex(32)?;
         let expires_at = now_ms + CODE_TTL_MS;
         let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
@@ -72,15 +142,14 @@ impl WebAuth {
         codes.push((code.clone(), expires_at));
         Ok(LoginCode {
             code,
-            port: *port,
+            port,
             expires_at,
         })
     }
 
-    /// Takes `code` (once) and returns the cookie value it is exchanged for; `None` when the
-    /// code is unknown, used or expired.
-    pub fn redeem(&self, code: &str, now_ms: i64) -> Option<String> {
-        let (key, _) = self.listener.get()?;
+    /// Takes `code` (once) and returns the login it is exchanged for; `None` when the code
+    /// is unknown, used or expired.
+    pub fn redeem(&self, code: &str, now_ms: i64) -> Option<Login> {
         {
             let mut codes = self.codes.lock().unwrap_or_else(PoisonError::into_inner);
             codes.retain(|(_, expires)| *expires > now_ms);
@@ -89,33 +158,107 @@ impl WebAuth {
                 .position(|(known, _)| constant_time_eq(known.as_bytes(), code.as_bytes()))?;
             codes.remove(index);
         }
+        let listener = self.listener.read().unwrap_or_else(PoisonError::into_inner);
+        let key = &listener.as_ref()?.key;
         let expiry = now_ms + COOKIE_TTL_MS;
-        let nonce = random_hex(16).ok()?;
-        let payload = format!("v1.{expiry}.{nonce}");
+        let login = random_hex(16).ok()?;
+        let payload = format!("v1.{expiry}.{login}");
         let mac = hex(&hmac_sha256(key, payload.as_bytes()));
-        Some(format!("{payload}.{mac}"))
+        Some(Login {
+            cookie: format!("{payload}.{mac}"),
+            login,
+        })
     }
 
-    /// Whether `value` is a cookie this daemon's token signed that has not expired.
-    pub fn cookie_valid(&self, value: &str, now_ms: i64) -> bool {
-        let Some((key, _)) = self.listener.get() else {
+    /// Whether `value` is a cookie of login `login` that this daemon's key signed, that has
+    /// not expired and was not revoked.
+    pub fn cookie_valid(&self, value: &str, login: &str, now_ms: i64) -> bool {
+        let Some((cookie_login, expiry)) = self.verify(value) else {
             return false;
         };
-        let Some((payload, mac)) = value.rsplit_once('.') else {
-            return false;
+        expiry > now_ms
+            && constant_time_eq(cookie_login.as_bytes(), login.as_bytes())
+            && !self
+                .revoked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .contains_key(&cookie_login)
+    }
+
+    /// Revokes the login of cookie `value` (when it is one of ours): `/s/LOGIN/logout`.
+    pub fn revoke(&self, value: &str, now_ms: i64) {
+        let Some((login, expiry)) = self.verify(value) else {
+            return;
         };
+        let mut revoked = self.revoked.lock().unwrap_or_else(PoisonError::into_inner);
+        revoked.retain(|_, until| *until > now_ms);
+        revoked.insert(login, expiry);
+        let text: String = revoked
+            .iter()
+            .map(|(login, until)| format!("{login} {until}\n"))
+            .collect();
+        if let Some(listener) = self
+            .listener
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_ref()
+            && let Err(error) = write_private(&listener.revoked_path, &text)
+        {
+            tracing::warn!(%error, "cannot record a web UI logout; it lasts until the daemon restarts");
+        }
+    }
+
+    /// Replaces the key: every browser's cookie stops working (`web/revoke`).
+    pub fn rotate(&self) -> Result<(), WebAuthError> {
+        let key = random_hex(32)?;
+        let mut listener = self
+            .listener
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
+        let listener = listener.as_mut().ok_or(WebAuthError::NotListening)?;
+        write_private(&listener.key_path, &format!("{key}\n")).map_err(|error| {
+            WebAuthError::KeyFile {
+                path: listener.key_path.display().to_string(),
+                message: error.to_string(),
+            }
+        })?;
+        listener.key = key.into_bytes();
+        self.codes
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clear();
+        Ok(())
+    }
+
+    /// The login and expiry of a cookie this daemon's key signed.
+    fn verify(&self, value: &str) -> Option<(String, i64)> {
+        let listener = self.listener.read().unwrap_or_else(PoisonError::into_inner);
+        let key = &listener.as_ref()?.key;
+        let (payload, mac) = value.rsplit_once('.')?;
         let mut parts = payload.split('.');
-        let (Some("v1"), Some(expiry), Some(_nonce), None) =
+        let (Some("v1"), Some(expiry), Some(login), None) =
             (parts.next(), parts.next(), parts.next(), parts.next())
         else {
-            return false;
+            return None;
         };
-        let Ok(expiry) = expiry.parse::<i64>() else {
-            return false;
-        };
+        let expiry = expiry.parse::<i64>().ok()?;
         let expected = hex(&hmac_sha256(key, payload.as_bytes()));
-        constant_time_eq(expected.as_bytes(), mac.as_bytes()) && expiry > now_ms
+        constant_time_eq(expected.as_bytes(), mac.as_bytes()).then(|| (login.to_owned(), expiry))
     }
+}
+
+/// Replaces `path` with `text`, readable by its owner only.
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    let temporary = path.with_extension("tmp");
+    let _ = std::fs::remove_file(&temporary);
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&temporary)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&temporary, path)
 }
 
 /// HMAC-SHA256 (RFC 2104).
@@ -162,6 +305,18 @@ pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 mod tests {
     use super::*;
 
+    fn listening(dir: &Path) -> WebAuth {
+        let auth = WebAuth::default();
+        auth.set_listener(
+            "key",
+            &dir.join("web.key"),
+            &dir.join("web.revoked"),
+            4242,
+            0,
+        );
+        auth
+    }
+
     #[test]
     fn hmac_matches_rfc_4231() {
         // Test case 2.
@@ -183,14 +338,16 @@ mod tests {
 
     #[test]
     fn a_code_is_good_once_and_before_it_expires() {
+        let dir = tempfile::tempdir().unwrap();
         let auth = WebAuth::default();
         assert_eq!(auth.new_code(0), Err(WebAuthError::NotListening));
-        auth.set_listener("token", 4242);
+        let auth = listening(dir.path());
         let code = auth.new_code(1_000).unwrap();
         assert_eq!(code.port, 4242);
         assert_eq!(code.expires_at, 1_000 + CODE_TTL_MS);
-        let cookie = auth.redeem(&code.code, 2_000).unwrap();
-        assert!(auth.cookie_valid(&cookie, 3_000));
+        let login = auth.redeem(&code.code, 2_000).unwrap();
+        assert!(auth.cookie_valid(&login.cookie, &login.login, 3_000));
+        assert!(login.cookie.contains(&login.login));
         assert_eq!(auth.redeem(&code.code, 2_000), None, "a code is good once");
         let late = auth.new_code(1_000).unwrap();
         assert_eq!(auth.redeem(&late.code, 1_000 + CODE_TTL_MS), None);
@@ -198,27 +355,59 @@ mod tests {
     }
 
     #[test]
-    fn a_cookie_is_refused_when_forged_expired_or_signed_by_another_token() {
-        let auth = WebAuth::default();
-        auth.set_listener("token", 1);
+    fn a_cookie_is_refused_when_forged_expired_for_another_login_or_another_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let auth = listening(dir.path());
         let code = auth.new_code(0).unwrap();
-        let cookie = auth.redeem(&code.code, 0).unwrap();
-        assert!(auth.cookie_valid(&cookie, COOKIE_TTL_MS - 1));
-        assert!(!auth.cookie_valid(&cookie, COOKIE_TTL_MS));
+        let Login { cookie, login } = auth.redeem(&code.code, 0).unwrap();
+        assert!(auth.cookie_valid(&cookie, &login, COOKIE_TTL_MS - 1));
+        assert!(!auth.cookie_valid(&cookie, &login, COOKIE_TTL_MS));
+        assert!(!auth.cookie_valid(&cookie, "0123456789abcdef0123456789abcdef", 0));
         let (payload, mac) = cookie.rsplit_once('.').unwrap();
         let later = payload.replace("v1.", "v1.9");
-        assert!(!auth.cookie_valid(&format!("{later}.{mac}"), 0));
-        assert!(!auth.cookie_valid("v1.1.2", 0));
-        assert!(!auth.cookie_valid("", 0));
+        assert!(!auth.cookie_valid(&format!("{later}.{mac}"), &login, 0));
+        assert!(!auth.cookie_valid("v1.1.2", &login, 0));
+        assert!(!auth.cookie_valid("", "", 0));
         let other = WebAuth::default();
-        other.set_listener("another token", 1);
-        assert!(!other.cookie_valid(&cookie, 0));
+        other.set_listener(
+            "another key",
+            &dir.path().join("k"),
+            &dir.path().join("r"),
+            1,
+            0,
+        );
+        assert!(!other.cookie_valid(&cookie, &login, 0));
+    }
+
+    #[test]
+    fn a_logout_lasts_across_restarts_and_a_rotation_logs_everyone_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let auth = listening(dir.path());
+        let first = auth.redeem(&auth.new_code(0).unwrap().code, 0).unwrap();
+        let second = auth.redeem(&auth.new_code(0).unwrap().code, 0).unwrap();
+        auth.revoke(&first.cookie, 1);
+        assert!(!auth.cookie_valid(&first.cookie, &first.login, 2));
+        assert!(auth.cookie_valid(&second.cookie, &second.login, 2));
+        let revoked = dir.path().join("web.revoked");
+        use std::os::unix::fs::PermissionsExt as _;
+        assert_eq!(
+            std::fs::metadata(&revoked).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+        // A new daemon with the same key still refuses the revoked login.
+        let again = listening(dir.path());
+        assert!(!again.cookie_valid(&first.cookie, &first.login, 3));
+        assert!(again.cookie_valid(&second.cookie, &second.login, 3));
+        again.rotate().unwrap();
+        assert!(!again.cookie_valid(&second.cookie, &second.login, 4));
+        let key = std::fs::read_to_string(dir.path().join("web.key")).unwrap();
+        assert_eq!(key.trim().len(), 64);
     }
 
     #[test]
     fn old_codes_make_room_for_new_ones() {
-        let auth = WebAuth::default();
-        auth.set_listener("token", 1);
+        let dir = tempfile::tempdir().unwrap();
+        let auth = listening(dir.path());
         let first = auth.new_code(0).unwrap();
         for _ in 0..MAX_CODES {
             auth.new_code(0).unwrap();

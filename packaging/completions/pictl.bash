@@ -3010,7 +3010,7 @@ _pictl() {
             return 0
             ;;
         pictl__subcmd__web)
-            opts="-h --no-open --port --json --remote --help"
+            opts="-h --no-open --port --json --revoke --remote --help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -384,6 +384,7 @@ complete -c pictl -n "__fish_pictl_using_subcommand web" -l port -d 'With --remo
 complete -c pictl -n "__fish_pictl_using_subcommand web" -l remote -d 'Run against the daemon on another machine, through ssh (also PI_REMOTE): ssh://[user@]host[:port][:/path/to/pictl]' -r
 complete -c pictl -n "__fish_pictl_using_subcommand web" -l no-open -d 'Print the link without opening a browser'
 complete -c pictl -n "__fish_pictl_using_subcommand web" -l json -d 'Print the link as JSON ({url, expiresAt})'
+complete -c pictl -n "__fish_pictl_using_subcommand web" -l revoke -d 'Log every browser out of the web UI (their logins stop working at once)'
 complete -c pictl -n "__fish_pictl_using_subcommand web" -s h -l help -d 'Print help'
 complete -c pictl -n "__fish_pictl_using_subcommand bridge" -l remote -d 'Run against the daemon on another machine, through ssh (also PI_REMOTE): ssh://[user@]host[:port][:/path/to/pictl]' -r
 complete -c pictl -n "__fish_pictl_using_subcommand bridge" -l no-start -d 'Do not start the daemon when none runs'

@@ -133,11 +133,15 @@ const ops = {
     return path;
   },
   // A Chromium performance trace around scrolling the element `selector` by `step` pixels
-  // `frames` times, one step per animation frame; returns the frame durations (ms) the
-  // trace's DrawFrame/BeginFrame events imply, and rAF intervals measured in the page.
-  scrollTrace: async ({ page, selector, step = 120, frames: count = 120 }) => {
+  // each animation frame, `frames` times. Returns the intervals between frames measured in
+  // the page (ms) and the duration of every task the renderer's main thread ran meanwhile
+  // (the trace's RunTask events on CrRendererMain, ms): a frame misses its 16 ms when a task
+  // does.
+  scrollTrace: async ({ page, selector, step = -150, frames: count = 300 }) => {
     const target = pages[page];
-    await browser.startTracing(target, { categories: ["devtools.timeline", "disabled-by-default-devtools.timeline.frame"] });
+    await browser.startTracing(target, {
+      categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"],
+    });
     const intervals = await target.evaluate(
       async ({ selector, step, count }) => {
         const element = document.querySelector(selector);
@@ -160,14 +164,15 @@ const ops = {
     );
     const trace = JSON.parse((await browser.stopTracing()).toString("utf8"));
     const events = trace.traceEvents || trace;
-    // The main thread's work per frame: each task's duration (RunTask), grouped by frame.
+    const mains = new Set(
+      events
+        .filter((event) => event.ph === "M" && event.name === "thread_name" && event.args && event.args.name === "CrRendererMain")
+        .map((event) => `${event.pid}:${event.tid}`),
+    );
     const tasks = events
-      .filter((event) => event.name === "RunTask" && event.ph === "X" && typeof event.dur === "number")
+      .filter((event) => event.name === "RunTask" && event.ph === "X" && typeof event.dur === "number" && mains.has(`${event.pid}:${event.tid}`))
       .map((event) => event.dur / 1000);
-    const scripts = events
-      .filter((event) => (event.name === "FunctionCall" || event.name === "Layout" || event.name === "UpdateLayoutTree" || event.name === "Paint") && typeof event.dur === "number")
-      .map((event) => ({ name: event.name, ms: event.dur / 1000 }));
-    return { intervals, longestTaskMs: Math.max(0, ...tasks), tasks: tasks.length, work: scripts };
+    return { intervals, tasks };
   },
 };
 

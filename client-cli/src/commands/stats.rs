@@ -54,9 +54,15 @@ pub async fn run(args: StatsArgs) -> Result<ExitCode, CliError> {
     for day in &stats.by_day {
         by_day.row(row(day.day.clone(), &day.usage));
     }
+    let mut by_project = Table::new(&[&["PROJECT"], &columns[..]].concat());
+    for project in &stats.by_project {
+        by_project.row(row(project.cwd.clone(), &project.usage));
+    }
     let mut text = by_model.render(style);
     text.push('\n');
     text.push_str(&by_day.render(style));
+    text.push('\n');
+    text.push_str(&by_project.render(style));
     print_text(&text);
     Ok(ExitCode::SUCCESS)
 }

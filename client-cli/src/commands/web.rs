@@ -1,13 +1,15 @@
 //! `pictl web`: a one-time login link to the web UI the daemon serves (`web/login`), opened
-//! in the desktop's browser or printed. With `--remote` the far daemon's listener is forwarded
-//! to a loopback port here through ssh (`ssh -N -L`), and the link points there; the command
-//! then keeps the forward open until Ctrl+C.
+//! in the desktop's browser or printed. The browser is given a page in the runtime directory
+//! (0600) that loads the link, so the code is never on a command line another local user can
+//! read. With `--remote` the far daemon's listener is forwarded to a loopback port here
+//! through ssh (`ssh -N -L`), and the link points there; the command then keeps the forward
+//! open until Ctrl+C. `--revoke` logs every browser out (`web/revoke`).
 
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use pi_protocol::v1::{WebLogin, WebLoginParams, WebLoginResponse};
+use pi_protocol::v1::{WebLogin, WebLoginParams, WebLoginResponse, WebRevoke, WebRevokeParams};
 
 use crate::daemon_client;
 use crate::error::CliError;
@@ -26,6 +28,9 @@ pub struct WebArgs {
     /// Print the link as JSON ({url, expiresAt})
     #[arg(long)]
     pub json: bool,
+    /// Log every browser out of the web UI (their logins stop working at once)
+    #[arg(long, conflicts_with_all = ["no_open", "port"])]
+    pub revoke: bool,
 }
 
 /// Runs `pictl web`.
@@ -38,6 +43,15 @@ pub async fn run(args: WebArgs) -> Result<ExitCode, CliError> {
         ));
     }
     let client = daemon_client::connect().await?.client;
+    if args.revoke {
+        client.call::<WebRevoke>(&WebRevokeParams {}).await?;
+        if args.json {
+            print_json(&serde_json::json!({ "revoked": true }));
+        } else {
+            print_text("Logged every browser out of the web UI; `pictl web` logs one in again.\n");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
     let login: WebLoginResponse = client.call::<WebLogin>(&WebLoginParams {}).await?;
     let Some(remote) = remote else {
         announce(&args, &login.url, login.expires_at, None);
@@ -45,7 +59,17 @@ pub async fn run(args: WebArgs) -> Result<ExitCode, CliError> {
     };
     // The far daemon's listener, forwarded to a port of this machine's loopback.
     let local = match args.port {
-        Some(port) => port,
+        Some(port) => {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Err(CliError::usage(format!(
+                    "127.0.0.1:{port} is taken here; give --port a free port, or leave it out for any free one"
+                )));
+            }
+            port
+        }
         None => free_port()?,
     };
     let (program, forward_args) = remote.forward_command(local, login.port);
@@ -118,8 +142,70 @@ fn announce(args: &WebArgs, url: &str, expires_at: i64, remote: Option<&str>) {
         }
     }
     if !args.no_open {
-        super::login::open_browser(url);
+        match opener_page(url) {
+            Ok(page) => open(&format!("file://{}", page.display())),
+            Err(error) => eprint_line(&format!(
+                "cannot write the page that opens the link ({}); open the link above yourself",
+                error.message()
+            )),
+        }
     }
+}
+
+/// Opens `target` in the desktop's browser when there is a desktop (macOS, or `DISPLAY` or
+/// `WAYLAND_DISPLAY` set), waiting for the opener (it hands the page to the browser and
+/// ends) so it runs before `pictl` exits.
+fn open(target: &str) {
+    let opener = if cfg!(target_os = "macos") {
+        "open"
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        "xdg-open"
+    } else {
+        return;
+    };
+    let _ = std::process::Command::new(opener)
+        .arg(target)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status();
+}
+
+/// A page (0600, in this user's runtime directory) that loads `url`: the browser is given
+/// its path, never the code.
+fn opener_page(url: &str) -> Result<std::path::PathBuf, CliError> {
+    use std::io::Write as _;
+    use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
+    let paths = daemon_client::paths()?;
+    let page = paths.web_open_path();
+    let failed = |error: std::io::Error| CliError::failed(format!("{}: {error}", page.display()));
+    if let Some(dir) = page.parent() {
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(dir)
+            .map_err(failed)?;
+    }
+    match std::fs::remove_file(&page) {
+        Ok(()) => {}
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
+        Err(error) => return Err(failed(error)),
+    }
+    // The link is ASCII without quotes or markup (a host, a port, hex).
+    let html = format!(
+        "<!doctype html><meta charset=\"utf-8\"><meta name=\"referrer\" content=\"no-referrer\">\
+         <meta http-equiv=\"refresh\" content=\"0;url={url}\"><title>pi daemon</title>\
+         <p><a href=\"{url}\">Open the pi daemon's web UI</a></p>\n"
+    );
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&page)
+        .map_err(failed)?;
+    file.write_all(html.as_bytes()).map_err(failed)?;
+    Ok(page)
 }
 
 /// A port of the loopback that is free now.

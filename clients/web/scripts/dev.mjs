@@ -1,7 +1,8 @@
-// Development only: serves dist/ at http://127.0.0.1:8765/ the way pid does (index.html at /,
-// the assets under /assets/, the same CSP) and proxies the WebSocket upgrade at / to a running
-// daemon, adding its token as `Authorization: Bearer` on the way (the page itself never sees a
-// token, as with pid's cookie). Rebuild with `npm run build` and reload.
+// Development only: serves dist/ at http://127.0.0.1:8765/s/dev/ the way pid serves a login's
+// page (index.html at /s/LOGIN/, the assets under its assets/, the same CSP; / redirects there)
+// and proxies the WebSocket upgrade (the page's relative `rpc`) to a running daemon, adding its
+// token as `Authorization: Bearer` on the way (the page itself never sees a token, as with
+// pid's cookie). Rebuild with `npm run build` and reload.
 //
 //   PI_HOME=... node scripts/dev.mjs [PORT]      (runtime directory as the daemon resolves it)
 
@@ -34,7 +35,19 @@ const files = {
 };
 
 const server = http.createServer((req, res) => {
-  const path = new URL(req.url ?? "/", "http://x").pathname;
+  const url = new URL(req.url ?? "/", "http://x");
+  if (url.pathname === "/") {
+    res.writeHead(302, { location: "/s/dev/" });
+    res.end();
+    return;
+  }
+  if (url.pathname === "/s/dev/logout") {
+    res.writeHead(200, { "content-type": "text/plain" });
+    res.end("Logged out (nothing to do in development).");
+    return;
+  }
+  // The page lives under /s/LOGIN/, as pid serves it.
+  const path = url.pathname.replace(/^\/s\/dev(?=\/)/, "");
   const file = files[path];
   if (!file) {
     res.writeHead(404, { "content-type": "text/plain" });
@@ -82,5 +95,5 @@ server.on("upgrade", (req, socket, head) => {
 });
 
 server.listen(port, "127.0.0.1", () => {
-  console.log(`http://127.0.0.1:${port}/ → daemon in ${runtime}`);
+  console.log(`http://127.0.0.1:${port}/s/dev/ → daemon in ${runtime}`);
 });

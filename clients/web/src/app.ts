@@ -12,7 +12,8 @@ import { Emitter } from "./store";
 
 export const VERSION = "0.1.0";
 
-export type ConnState = "connecting" | "connected" | "reconnecting";
+/** `loggedOut`: the page answered 401 (the login expired or was revoked); no more retries. */
+export type ConnState = "connecting" | "connected" | "reconnecting" | "loggedOut";
 export type Route = { page: "sessions"; sessionId?: string } | { page: "status" } | { page: "usage" };
 
 export interface Notice {
@@ -35,6 +36,8 @@ export class App extends Emitter {
   models: ModelInfo[] = [];
   current?: SessionController;
   uiRequests: UiRequestParams[] = [];
+  /** Questions hidden in this tab ("Later", Escape): still pending, reopened from the badge. */
+  hiddenRequests = new Set<string>();
   /** Text for the composer of a session (a message navigated away from, or forked). */
   composerPrefill?: { sessionId: string; text: string };
   notices: Notice[] = [];
@@ -42,7 +45,10 @@ export class App extends Emitter {
   readonly statusChanged = new Emitter();
   private backoff = 250;
   private listTimer?: ReturnType<typeof setTimeout>;
-  private connectedOnce = false;
+  /** Whether this tab was connected once (a failure since is a lost connection). */
+  connectedOnce = false;
+  /** Connection attempts failed in a row. */
+  private failures = 0;
 
   start() {
     window.addEventListener("hashchange", () => this.navigate(parseRoute()));
@@ -57,14 +63,17 @@ export class App extends Emitter {
       let client: DaemonClient | undefined;
       try {
         client = await DaemonClient.open({
-          url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}/`,
+          // The page lives at /s/LOGIN/ (the cookie's path); its WebSocket is /s/LOGIN/rpc.
+          url: `${location.protocol === "https:" ? "wss" : "ws"}://${location.host}${location.pathname.replace(/[^/]*$/, "")}rpc`,
           clientInfo: { name: "web", version: VERSION },
         });
       } catch (error) {
         this.lastError = message(error);
+        this.failures++;
       }
       if (client) {
         this.backoff = 250;
+        this.failures = 0;
         this.connectedOnce = true;
         this.lastError = undefined;
         await this.connected(client);
@@ -72,6 +81,13 @@ export class App extends Emitter {
         this.client = undefined;
         if (this.current) this.current.attached = false;
         this.clients_closed();
+      } else if (this.failures >= 2 && (await loggedOut())) {
+        // The WebSocket's refusal says nothing about why; the page does: 401 without a
+        // valid cookie. Retrying cannot help.
+        this.state = "loggedOut";
+        clearTimeout(this.listTimer);
+        this.changed();
+        return;
       }
       this.state = "reconnecting";
       this.changed();
@@ -110,8 +126,8 @@ export class App extends Emitter {
     });
     this.state = "connected";
     this.changed();
-    void this.refreshSessions();
-    void this.loadModels();
+    // The list first: the models (hundreds) are read once it is shown.
+    void this.refreshSessions().then(() => this.loadModels());
     if (this.current) await this.attachCurrent();
   }
 
@@ -119,16 +135,40 @@ export class App extends Emitter {
     const notice = { id: ++noticeIds, level, text };
     this.notices = [...this.notices, notice].slice(-5);
     this.changed();
-    setTimeout(() => {
-      this.notices = this.notices.filter((n) => n !== notice);
-      this.changed();
-    }, level === "error" ? 10000 : 5000);
+    setTimeout(() => this.dismissNotice(notice.id), level === "error" ? 10000 : 5000);
+  }
+
+  dismissNotice(id: number) {
+    const before = this.notices.length;
+    this.notices = this.notices.filter((n) => n.id !== id);
+    if (this.notices.length !== before) this.changed();
   }
 
   dropRequest(requestId: string) {
     const before = this.uiRequests.length;
     this.uiRequests = this.uiRequests.filter((r) => r.requestId !== requestId);
+    this.hiddenRequests.delete(requestId);
     if (this.uiRequests.length !== before) this.changed();
+  }
+
+  /** The question shown as a dialog: the first one not hidden in this tab. */
+  shownRequest(): UiRequestParams | undefined {
+    return this.uiRequests.find((r) => !this.hiddenRequests.has(r.requestId));
+  }
+
+  /** Hides the pending questions in this tab only; they stay pending for everyone (nothing is
+   * answered). Questions that arrive later show again. */
+  hideRequests() {
+    for (const request of this.uiRequests) this.hiddenRequests.add(request.requestId);
+    this.changed();
+  }
+
+  /** Shows the hidden questions again (of one session, or all). */
+  showRequests(sessionId?: string) {
+    for (const request of this.uiRequests) {
+      if (!sessionId || request.sessionId === sessionId) this.hiddenRequests.delete(request.requestId);
+    }
+    this.changed();
   }
 
   async call<T>(what: () => Promise<T>): Promise<T | undefined> {
@@ -191,7 +231,7 @@ export class App extends Emitter {
   // Sessions -----------------------------------------------------------------------------
 
   updateInfo(info: SessionInfo) {
-    this.sessions.set(info.id, info);
+    this.sessions.set(info.id, withFirstMessage(info, this.sessions.get(info.id)));
     this.changed();
   }
 
@@ -210,7 +250,7 @@ export class App extends Emitter {
         } while (cursor && ++pages < 10);
         // The open session's own view is fresher.
         const current = this.current?.info;
-        if (current && all.has(current.id)) all.set(current.id, current);
+        if (current && all.has(current.id)) all.set(current.id, withFirstMessage(current, all.get(current.id)));
         this.sessions = all;
         this.sessionsLoaded = true;
         this.changed();
@@ -241,6 +281,23 @@ function parseRoute(): Route {
   const match = /^s\/([^/?#]+)/.exec(hash);
   if (match) return { page: "sessions", sessionId: decodeURIComponent(match[1]!) };
   return { page: "sessions" };
+}
+
+/** `info`, keeping the first message an older view of the session knew (not every update
+ * carries it). */
+function withFirstMessage(info: SessionInfo, older?: SessionInfo): SessionInfo {
+  return info.firstMessage || !older?.firstMessage ? info : { ...info, firstMessage: older.firstMessage };
+}
+
+/** Whether the page itself is refused: the login cookie expired or was revoked. */
+async function loggedOut(): Promise<boolean> {
+  try {
+    const response = await fetch(location.pathname, { cache: "no-store", credentials: "same-origin" });
+    return response.status === 401;
+  } catch {
+    // The daemon is down: not a verdict on the login.
+    return false;
+  }
 }
 
 function sleep(ms: number) {

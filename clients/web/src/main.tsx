@@ -3,15 +3,22 @@
 
 import { render } from "preact";
 import { app } from "./app";
-import { UiRequestDialog } from "./dialogs";
+import { QuestionsBadge, UiRequestDialog } from "./dialogs";
+import { inlineCode } from "./format";
 import { StatusPage, UsagePage } from "./pages";
 import { SessionView } from "./session-view";
 import { SessionList } from "./sessions";
 import { useEmitter } from "./store";
 
+const STATE_LABEL = {
+  connected: "connected",
+  connecting: "connecting…",
+  reconnecting: "reconnecting…",
+  loggedOut: "logged out",
+};
+
 function Connection() {
-  const label =
-    app.state === "connected" ? "connected" : app.state === "connecting" ? "connecting…" : "reconnecting…";
+  const label = STATE_LABEL[app.state];
   return (
     <span
       class={`connection ${app.state}`}
@@ -24,11 +31,37 @@ function Connection() {
   );
 }
 
+/** Under the top bar while the connection is down. */
+function ConnectionBanner() {
+  if (app.state === "connected" || app.state === "loggedOut") return null;
+  if (app.state === "connecting" && !app.lastError) return null;
+  return (
+    <div class="banner" data-testid="connection-banner" role="status">
+      {app.connectedOnce ? "Connection lost — reconnecting…" : "Cannot reach the daemon — retrying…"}
+      {app.lastError && <span class="muted small"> ({app.lastError})</span>}
+    </div>
+  );
+}
+
+/** The whole page once the login is refused. */
+function LoggedOut() {
+  return (
+    <div class="logged-out" data-testid="logged-out">
+      <h1>Logged out</h1>
+      <p>{inlineCode("This browser is logged out (the login expired or was revoked). Run `pictl web` for a new link.")}</p>
+      <p class="muted small">
+        <Connection />
+      </p>
+    </div>
+  );
+}
+
 function Root() {
   useEmitter(app);
   const route = app.route;
+  if (app.state === "loggedOut") return <LoggedOut />;
   return (
-    <div class="app">
+    <div class={`app${app.state === "connected" ? "" : " offline"}`}>
       <header class="topbar">
         <span class="brand">pi</span>
         <nav>
@@ -43,8 +76,13 @@ function Root() {
           </a>
         </nav>
         <span class="spacer" />
+        <QuestionsBadge />
         <Connection />
+        <a href="logout" class="small" data-testid="logout" title="End this browser's login (here and wherever the link was used)">
+          Log out
+        </a>
       </header>
+      <ConnectionBanner />
       <main class="content">
         {route.page === "sessions" && (
           <div class="sessions-layout">
@@ -60,10 +98,13 @@ function Root() {
         {route.page === "usage" && <UsagePage />}
       </main>
       <UiRequestDialog />
-      <div class="notices">
+      <div class="notices" aria-live="polite">
         {app.notices.map((notice) => (
-          <div key={notice.id} class={`notice ${notice.level}`}>
-            {notice.text}
+          <div key={notice.id} class={`notice ${notice.level}`} data-testid="notice">
+            <span>{notice.text}</span>
+            <button class="link close" title="Close" aria-label="Close" onClick={() => app.dismissNotice(notice.id)}>
+              ×
+            </button>
           </div>
         ))}
       </div>

@@ -10,7 +10,7 @@ import type {
   UsageStatsResponse,
 } from "../../typescript/src/generated/protocol";
 import { app } from "./app";
-import { formatTokens } from "./session-view";
+import { formatTokens, plural, tokenCount } from "./format";
 import { useEmitter } from "./store";
 
 interface StatusData {
@@ -95,7 +95,7 @@ export function StatusPage() {
             {d.memory && <tr><th>memory</th><td>{bytes(d.memory.rssBytes)} RSS (peak {bytes(d.memory.peakRssBytes)})</td></tr>}
             <tr><th>database</th><td class="mono">{d.databasePath}</td></tr>
             {d.pools && <tr><th>pools</th><td>jobs {d.pools.jobsRunning}/{d.pools.jobsLimit} · kernels {d.pools.kernels}/{d.pools.kernelsLimit}</td></tr>}
-            {d.config && <tr><th>config</th><td>{d.config.reloads} reloads{d.config.diagnostics.length ? ` · ${d.config.diagnostics.length} diagnostics` : ""}</td></tr>}
+            {d.config && <tr><th>config</th><td>{plural(d.config.reloads, "reload")}{d.config.diagnostics.length ? ` · ${plural(d.config.diagnostics.length, "diagnostic")}` : ""}</td></tr>}
           </tbody>
         </table>
       )}
@@ -242,7 +242,7 @@ function BarChart({ series, bars, vertical }: { series: string; bars: Bar[]; ver
                   height={Math.max(h, bar.cost > 0 ? 1 : 0)}
                   class="bar"
                 >
-                  <title>{`${bar.label}: $${bar.cost.toFixed(4)}, ${formatTokens(bar.tokens)} tokens`}</title>
+                  <title>{`${bar.label}: $${bar.cost.toFixed(4)}, ${tokenCount(bar.tokens)}`}</title>
                 </rect>
                 {(bars.length <= 16 || i % Math.ceil(bars.length / 16) === 0) && (
                   <text x={x} y={height + 14} class="axis" transform={`rotate(35 ${x} ${height + 14})`}>
@@ -280,7 +280,7 @@ function BarChart({ series, bars, vertical }: { series: string; bars: Bar[]; ver
               height={rowHeight - 6}
               class="bar"
             >
-              <title>{`${bar.label}: $${bar.cost.toFixed(4)}, ${formatTokens(bar.tokens)} tokens`}</title>
+              <title>{`${bar.label}: $${bar.cost.toFixed(4)}, ${tokenCount(bar.tokens)}`}</title>
             </rect>
             <text x={labelWidth + w + 6} y={y + 14} class="axis">
               ${bar.cost.toFixed(2)}
@@ -332,8 +332,8 @@ export function UsagePage() {
       {data && (
         <>
           <div class="usage-total" data-testid="usage-total" data-cost={String(data.total.cost)}>
-            <strong>${data.total.cost.toFixed(2)}</strong> · {data.total.messages} replies ·{" "}
-            {formatTokens(data.total.tokens.total)} tokens (input {formatTokens(data.total.tokens.input)}, output{" "}
+            <strong>${data.total.cost.toFixed(2)}</strong> · {plural(data.total.messages, "reply", "replies")} ·{" "}
+            {tokenCount(data.total.tokens.total)} (input {formatTokens(data.total.tokens.input)}, output{" "}
             {formatTokens(data.total.tokens.output)}, cache read {formatTokens(data.total.tokens.cacheRead)})
           </div>
           <h2>Cost per day</h2>

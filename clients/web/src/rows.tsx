@@ -3,6 +3,7 @@
 import { diffLines } from "diff";
 import { Component } from "preact";
 import { useState } from "preact/hooks";
+import { tokenCount } from "./format";
 import { escapeHtml, highlight, languageOf, renderMarkdown } from "./markdown";
 import type { Row, SessionController } from "./session";
 import type { Block, Msg, ToolCallBlock, ToolResultLike, ToolState } from "./types";
@@ -67,7 +68,7 @@ export function DiffText({ diff }: { diff: string }) {
 
 const MAX_DIFF_CHARS = 400_000;
 
-function WriteDiff({ path, before, after }: { path: string; before: string; after: string }) {
+export function WriteDiff({ path, before, after }: { path: string; before: string; after: string }) {
   if (before.length + after.length > MAX_DIFF_CHARS) {
     return <div class="muted">(file too large to diff)</div>;
   }
@@ -169,7 +170,9 @@ export function ToolCallView({ call, state }: { call: ToolCallBlock; state?: Too
   );
 }
 
-function AssistantBody({ msg, session, streaming }: { msg: Msg; session: SessionController; streaming: boolean }) {
+/** An assistant message; `row` holds its calls' states (none while it streams: its calls have
+ * not run yet, and a reused call id must not show an older call's result). */
+function AssistantBody({ msg, row, streaming }: { msg: Msg; row?: Row; streaming: boolean }) {
   const content = Array.isArray(msg.content) ? msg.content : [];
   return (
     <>
@@ -181,7 +184,9 @@ function AssistantBody({ msg, session, streaming }: { msg: Msg; session: Session
           ) : block.thinking ? (
             <Thinking key={i} text={block.thinking} streaming={streaming && i === content.length - 1} />
           ) : null;
-        if (block.type === "toolCall") return <ToolCallView key={i} call={block} state={session.tools.get(block.id)} />;
+        if (block.type === "toolCall") {
+          return <ToolCallView key={i} call={block} state={row?.calls?.find((slot) => slot.index === i)?.state} />;
+        }
         if (block.type === "image") return <Images key={i} content={[block]} />;
         return null;
       })}
@@ -191,7 +196,7 @@ function AssistantBody({ msg, session, streaming }: { msg: Msg; session: Session
   );
 }
 
-function RowBody({ row, session }: { row: Row; session: SessionController }) {
+function RowBody({ row }: { row: Row }) {
   const msg = row.message;
   const entry = row.entry;
   switch (row.role) {
@@ -203,7 +208,7 @@ function RowBody({ row, session }: { row: Row; session: SessionController }) {
         </>
       );
     case "assistant":
-      return msg ? <AssistantBody msg={msg} session={session} streaming={false} /> : null;
+      return msg ? <AssistantBody msg={msg} row={row} streaming={false} /> : null;
     case "toolResult": {
       if (row.inCall) {
         return (
@@ -212,11 +217,17 @@ function RowBody({ row, session }: { row: Row; session: SessionController }) {
           </div>
         );
       }
-      const state = msg?.toolCallId ? session.tools.get(msg.toolCallId) : undefined;
+      // A result without its call in the branch: shown from the message alone.
       return (
         <ToolCallView
-          call={{ type: "toolCall", id: msg?.toolCallId ?? "", name: msg?.toolName ?? "", arguments: state?.args ?? {} }}
-          state={state ?? { toolCallId: "", toolName: msg?.toolName ?? "", done: true, isError: msg?.isError, result: { content: msg?.content as Block[], details: msg?.details } }}
+          call={{ type: "toolCall", id: msg?.toolCallId ?? "", name: msg?.toolName ?? "", arguments: {} }}
+          state={{
+            toolCallId: msg?.toolCallId ?? "",
+            toolName: msg?.toolName ?? "",
+            done: true,
+            isError: msg?.isError,
+            result: { content: msg?.content as Block[], details: msg?.details },
+          }}
         />
       );
     }
@@ -240,7 +251,7 @@ function RowBody({ row, session }: { row: Row; session: SessionController }) {
     case "compactionSummary":
       return (
         <details class="summary">
-          <summary>Compacted{entry?.tokensBefore ? ` (${entry.tokensBefore} tokens before)` : ""}</summary>
+          <summary>Compacted{entry?.tokensBefore ? ` (${tokenCount(Number(entry.tokensBefore))} before)` : ""}</summary>
           <Markdown text={String(entry?.summary ?? msg?.summary ?? "")} />
         </details>
       );
@@ -295,13 +306,13 @@ export class RowView extends Component<RowProps> {
     return next.row !== props.row || next.version !== props.version || next.session !== props.session;
   }
 
-  render({ row, session }: RowProps) {
+  render({ row }: RowProps) {
     const label = row.inCall ? undefined : ROLE_LABEL[row.role];
     return (
       <div class={`entry role-${row.role}${row.inCall ? " in-call" : ""}`} data-testid="entry" data-entry-id={row.entryId} data-role={row.role}>
         {label && <div class="who">{label}</div>}
         <div class="body">
-          <RowBody row={row} session={session} />
+          <RowBody row={row} />
         </div>
       </div>
     );
@@ -315,7 +326,7 @@ export function StreamingView({ session }: { session: SessionController }) {
     <div class="entry role-assistant streaming" data-testid="streaming" data-role="assistant">
       <div class="who">Assistant</div>
       <div class="body">
-        <AssistantBody msg={msg} session={session} streaming={true} />
+        <AssistantBody msg={msg} streaming={true} />
         <span class="cursor" />
       </div>
     </div>

@@ -2,8 +2,10 @@
 // (tree, subagents).
 
 import { useEffect, useRef, useState } from "preact/hooks";
-import type { SessionInfo } from "../../typescript/src/generated/protocol";
+import type { ModelInfo, SessionInfo } from "../../typescript/src/generated/protocol";
 import { app } from "./app";
+import { QuestionsBadge } from "./dialogs";
+import { plural, tokenCount } from "./format";
 import type { SessionController } from "./session";
 import { title } from "./sessions";
 import { useEmitter } from "./store";
@@ -29,6 +31,7 @@ export function SessionView({ session }: { session: SessionController }) {
           </span>
         </div>
         <div class="session-controls">
+          <QuestionsBadge sessionId={session.id} />
           <Pickers session={session} info={info} />
           <Presence session={session} />
           <button
@@ -63,36 +66,88 @@ export function SessionView({ session }: { session: SessionController }) {
   );
 }
 
+const ALL = ":all";
+const KEYED = ":keyed";
+
+function modelValue(m: ModelInfo): string {
+  return `${m.provider}/${m.id}`;
+}
+
+/** The models to offer: those with a key (or all, or those matching `filter`) and the
+ * session's current one, by provider. */
+function modelGroups(models: ModelInfo[], current: string, all: boolean, filter: string) {
+  const q = filter.trim().toLowerCase();
+  const groups = new Map<string, ModelInfo[]>();
+  for (const m of models) {
+    const value = modelValue(m);
+    const shown =
+      value === current || (q ? value.toLowerCase().includes(q) || m.name.toLowerCase().includes(q) : all || m.hasKey);
+    if (!shown) continue;
+    const group = groups.get(m.provider) ?? [];
+    group.push(m);
+    groups.set(m.provider, group);
+  }
+  return [...groups].sort(([a], [b]) => a.localeCompare(b));
+}
+
 function Pickers({ session, info }: { session: SessionController; info?: SessionInfo }) {
   const current = info?.model ? `${info.model.provider}/${info.model.id}` : "";
   const models = app.models;
-  const known = models.some((m) => `${m.provider}/${m.id}` === current);
+  const [all, setAll] = useState(false);
+  const [filter, setFilter] = useState("");
+  const known = models.some((m) => modelValue(m) === current);
+  const groups = modelGroups(models, current, all, filter);
+  const hidden = models.length - groups.reduce((n, [, list]) => n + list.length, 0);
   const client = app.client;
   return (
     <>
-      <select
-        data-testid="model-picker"
-        value={current}
-        title="Model"
-        onChange={async (e) => {
-          const value = (e.target as HTMLSelectElement).value;
-          if (!client || !value) return;
-          const result = await app.call(() => client.call("session/setModel", { sessionId: session.id, model: value }));
-          for (const warning of result?.warnings ?? []) app.notify("warning", warning);
-        }}
-      >
-        {!current && <option value="">(no model)</option>}
-        {current && !known && <option value={current}>{current}</option>}
-        {models.map((m) => {
-          const value = `${m.provider}/${m.id}`;
-          return (
-            <option key={value} value={value}>
-              {value}
-              {m.hasKey ? "" : " (no key)"}
-            </option>
-          );
-        })}
-      </select>
+      <span class="model-picker">
+        <select
+          data-testid="model-picker"
+          value={current}
+          title={current ? `Model: ${current}` : "Model"}
+          onChange={async (e) => {
+            const select = e.target as HTMLSelectElement;
+            const value = select.value;
+            if (value === ALL || value === KEYED) {
+              setAll(value === ALL);
+              select.value = current;
+              return;
+            }
+            if (!client || !value) return;
+            const result = await app.call(() => client.call("session/setModel", { sessionId: session.id, model: value }));
+            for (const warning of result?.warnings ?? []) app.notify("warning", warning);
+          }}
+        >
+          {!current && <option value="">(no model)</option>}
+          {current && !known && <option value={current}>✓ {current}</option>}
+          {groups.map(([provider, list]) => (
+            <optgroup key={provider} label={provider}>
+              {list.map((m) => {
+                const value = modelValue(m);
+                return (
+                  <option key={value} value={value} title={m.name}>
+                    {value === current ? "✓ " : ""}
+                    {m.id}
+                    {m.hasKey ? "" : " (no key)"}
+                  </option>
+                );
+              })}
+            </optgroup>
+          ))}
+          {!filter.trim() && hidden > 0 && <option value={ALL}>All models… ({hidden} more without a key)</option>}
+          {!filter.trim() && all && <option value={KEYED}>Only models with a key</option>}
+        </select>
+        <input
+          type="search"
+          class="model-filter"
+          data-testid="model-filter"
+          placeholder="filter"
+          title="Filter the models (all of them, with a key or not)"
+          value={filter}
+          onInput={(e) => setFilter((e.target as HTMLInputElement).value)}
+        />
+      </span>
       <select
         data-testid="thinking-picker"
         value={info?.thinkingLevel ?? "off"}
@@ -120,6 +175,7 @@ function Presence({ session }: { session: SessionController }) {
       {session.clients.map((client) => {
         const self = client.connectionId === app.connectionId;
         const typing = Boolean(client.draft);
+        const label = self ? `${client.name} (this tab)` : `${client.name} · ${client.connectionId.slice(-6)}`;
         return (
           <span
             key={client.connectionId}
@@ -128,10 +184,9 @@ function Presence({ session }: { session: SessionController }) {
             data-connection-id={client.connectionId}
             data-self={self ? "true" : undefined}
             data-typing={typing ? "true" : undefined}
-            title={typing ? `${client.name} is typing: ${client.draft}` : client.name}
+            title={`${client.name}, connection ${client.connectionId}${typing ? `, typing: ${client.draft}` : ""}`}
           >
-            {client.name}
-            {self ? " (you)" : ""}
+            {label}
             {typing ? " ✎" : ""}
           </span>
         );
@@ -146,10 +201,10 @@ function Stats({ session }: { session: SessionController }) {
   const t = stats.tokens;
   return (
     <div class="stats-strip" data-testid="session-stats" data-cost={String(stats.cost)}>
-      <span>{stats.totalMessages} messages</span>
-      <span>{stats.toolCalls} tool calls</span>
+      <span>{plural(stats.totalMessages, "message")}</span>
+      <span>{plural(stats.toolCalls, "tool call")}</span>
       <span title={`input ${t.input}, output ${t.output}, cache read ${t.cacheRead}, cache write ${t.cacheWrite}`}>
-        {formatTokens(t.total)} tokens
+        {tokenCount(t.total)}
       </span>
       <span>${stats.cost.toFixed(4)}</span>
       {session.planMode && <span class="tag">plan mode</span>}
@@ -157,11 +212,6 @@ function Stats({ session }: { session: SessionController }) {
   );
 }
 
-export function formatTokens(n: number): string {
-  if (n >= 1e6) return `${(n / 1e6).toFixed(1)}M`;
-  if (n >= 1e3) return `${(n / 1e3).toFixed(1)}k`;
-  return String(n);
-}
 
 function Todos({ session }: { session: SessionController }) {
   const todos = session.todos;
@@ -221,6 +271,13 @@ function Composer({ session }: { session: SessionController }) {
 
   useEffect(() => () => clearTimeout(draftTimer.current), []);
   useEmitter(app);
+  const online = app.state === "connected" && session.attached;
+  const offlineWhy =
+    app.state !== "connected"
+      ? "Not connected to the daemon: Send, Steer, Follow-up and Abort are off until the connection is back."
+      : session.loadError
+        ? `This session could not be opened: ${session.loadError}`
+        : "Opening the session…";
   const prefill = app.composerPrefill;
   useEffect(() => {
     if (prefill && prefill.sessionId === session.id) {
@@ -246,7 +303,7 @@ function Composer({ session }: { session: SessionController }) {
   const send = async (kind: "prompt" | "steer" | "followUp") => {
     const value = text;
     const client = app.client;
-    if (!value.trim() || !client) return;
+    if (!value.trim() || !client || !online) return;
     clearTimeout(draftTimer.current);
     setText("");
     sendDraft("");
@@ -256,52 +313,90 @@ function Composer({ session }: { session: SessionController }) {
     input.current?.focus();
   };
 
-  const abort = () => {
+  // As pi's Esc: the queued steering and follow-up messages come back to the editor (not
+  // delivered after the abort, nor sent with the next prompt), then the run is aborted.
+  const abort = async () => {
     const client = app.client;
-    if (client) void app.call(() => client.call("session/abort", { sessionId: session.id }));
+    if (!client || !online) return;
+    let queued: string[] = [];
+    try {
+      const queue = await client.call("session/dequeue", { sessionId: session.id });
+      queued = [...queue.steering, ...queue.followUp];
+    } catch {
+      // Nothing to give back.
+    }
+    await app.call(() => client.call("session/abort", { sessionId: session.id }));
+    if (queued.length) {
+      setText((current) => [...queued, current].filter((part) => part.trim()).join("\n\n"));
+      input.current?.focus();
+    }
   };
 
   return (
-    <div class="composer">
-      <textarea
-        ref={input}
-        data-testid="prompt-input"
-        rows={3}
-        placeholder={running ? "Steer the agent (Enter), or queue a follow-up…" : "Ask pi… (Enter sends, Shift+Enter for a new line)"}
-        value={text}
-        onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)}
-        onKeyDown={(e) => {
-          if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
-            e.preventDefault();
-            void send(running ? "steer" : "prompt");
-          } else if (e.key === "Escape" && running) {
-            e.preventDefault();
-            abort();
-          }
-        }}
-      />
-      <div class="composer-buttons">
-        <button
-          data-testid="send"
-          class="primary"
-          onClick={() => void send(running ? "steer" : "prompt")}
-          title={running ? "Steer: deliver after the running tools finish" : "Send (Enter)"}
-        >
-          Send
-        </button>
-        {running && (
-          <>
-            <button data-testid="steer" onClick={() => void send("steer")} title="Deliver after the running tools finish">
-              Steer
-            </button>
-            <button data-testid="follow-up" onClick={() => void send("followUp")} title="Deliver when the agent would stop">
-              Follow-up
-            </button>
-            <button data-testid="abort" class="danger" onClick={abort} title="Abort (Esc)">
-              Abort
-            </button>
-          </>
-        )}
+    <div class="composer-wrap">
+      {!online && (
+        <div class="composer-note" data-testid="composer-offline">
+          {offlineWhy}
+        </div>
+      )}
+      <div class="composer">
+        <textarea
+          ref={input}
+          data-testid="prompt-input"
+          rows={3}
+          placeholder={running ? "Steer the agent (Enter), or queue a follow-up…" : "Ask pi… (Enter sends, Shift+Enter for a new line)"}
+          value={text}
+          onInput={(e) => onInput((e.target as HTMLTextAreaElement).value)}
+          onKeyDown={(e) => {
+            if (e.key === "Enter" && !e.shiftKey && !e.isComposing) {
+              e.preventDefault();
+              void send(running ? "steer" : "prompt");
+            } else if (e.key === "Escape" && running) {
+              e.preventDefault();
+              void abort();
+            }
+          }}
+        />
+        <div class="composer-buttons">
+          <button
+            data-testid="send"
+            class="primary"
+            disabled={!online}
+            onClick={() => void send(running ? "steer" : "prompt")}
+            title={!online ? offlineWhy : running ? "Steer (Enter): delivered after the running tools finish" : "Send (Enter)"}
+          >
+            {running ? "Steer" : "Send"}
+          </button>
+          {running && (
+            <>
+              <button
+                data-testid="steer"
+                disabled={!online}
+                onClick={() => void send("steer")}
+                title={online ? "Delivered after the running tools finish" : offlineWhy}
+              >
+                Steer
+              </button>
+              <button
+                data-testid="follow-up"
+                disabled={!online}
+                onClick={() => void send("followUp")}
+                title={online ? "Delivered when the agent would stop" : offlineWhy}
+              >
+                Follow-up
+              </button>
+              <button
+                data-testid="abort"
+                class="danger"
+                disabled={!online}
+                onClick={() => void abort()}
+                title={online ? "Abort (Esc); queued messages come back here" : offlineWhy}
+              >
+                Abort
+              </button>
+            </>
+          )}
+        </div>
       </div>
     </div>
   );

@@ -14,6 +14,17 @@ import type {
 import { Emitter } from "./store";
 import type { Block, Entry, Msg, ToolCallBlock, ToolResultLike, ToolState } from "./types";
 
+/** One tool call of an assistant message, with its own execution state: a call id may repeat
+ * in a session (providers reuse them across turns), so results and live events belong to the
+ * nearest preceding call with that id in branch order, never to every call sharing it. */
+export interface CallSlot {
+  row: Row;
+  /** The index of the `toolCall` block in the message's content. */
+  index: number;
+  id: string;
+  state?: ToolState;
+}
+
 export interface Row {
   key: string;
   role: string;
@@ -24,6 +35,8 @@ export interface Row {
   inCall?: boolean;
   /** Local notices (errors, retries). */
   text?: string;
+  /** The tool calls of an assistant message. */
+  calls?: CallSlot[];
   /** Bumped when something the row shows (a tool's state) changes. */
   version: number;
 }
@@ -36,9 +49,14 @@ export class SessionController extends Emitter {
   info?: SessionInfo;
   rows: Row[] = [];
   readonly entryIds = new Set<string>();
-  readonly tools = new Map<string, ToolState>();
-  /** Which row shows a tool call (to re-render it when the call's state changes). */
-  private readonly callRows = new Map<string, Row>();
+  /** The latest call (in branch order) of each tool call id: where its result and live
+   * events go. */
+  private readonly latestCall = new Map<string, CallSlot>();
+  /** Tool states from live events (or the attach snapshot) not yet superseded by a stored
+   * result: they survive a rebuild of the rows and go to the latest call of their id. */
+  private readonly liveTools = new Map<string, ToolState>();
+  /** True while `readBranch` rebuilds the rows. */
+  private rebuilding = false;
   streaming?: Msg;
   streamingVersion = 0;
   queue: { steering: string[]; followUp: string[] } = { steering: [], followUp: [] };
@@ -176,21 +194,23 @@ export class SessionController extends Emitter {
         ? cloneMessage(snapshot.streamingMessage as unknown as Msg)
         : undefined;
       this.streamingVersion++;
-      for (const [id, tool] of this.tools) {
-        if (!tool.done) {
-          this.tools.delete(id);
-          this.touchCall(id);
+      for (const [id, tool] of this.liveTools) {
+        if (tool.done) continue;
+        this.liveTools.delete(id);
+        const slot = this.latestCall.get(id);
+        if (slot && slot.state === tool) {
+          slot.state = undefined;
+          slot.row.version++;
         }
       }
       for (const running of snapshot.runningTools) {
-        this.tools.set(running.toolCallId, {
+        this.setLive(running.toolCallId, {
           toolCallId: running.toolCallId,
           toolName: running.toolName,
           args: running.args,
           result: (running.partialResult ?? undefined) as ToolResultLike | undefined,
           done: false,
         });
-        this.touchCall(running.toolCallId);
       }
     }
   }
@@ -215,9 +235,22 @@ export class SessionController extends Emitter {
     const later = this.rows.filter((row) => !row.entryId);
     this.rows = [];
     this.entryIds.clear();
-    this.callRows.clear();
+    this.latestCall.clear();
     this.lastEntryId = undefined;
-    for (const entry of entries) this.addEntry(entry);
+    this.rebuilding = true;
+    try {
+      for (const entry of entries) this.addEntry(entry);
+    } finally {
+      this.rebuilding = false;
+    }
+    // Live tool states go to the latest call of their id, unless the branch read already
+    // holds that call's stored result.
+    for (const [id, tool] of this.liveTools) {
+      const slot = this.latestCall.get(id);
+      if (!slot) continue;
+      if (slot.state) this.liveTools.delete(id);
+      else slot.state = tool;
+    }
     // Local notices of this view stay at the end.
     for (const row of later) if (row.role === "error" || row.role === "notice") this.rows.push(row);
     this.leafId = leafId;
@@ -275,29 +308,27 @@ export class SessionController extends Emitter {
         break;
       }
       case "tool_execution_start":
-        this.tools.set(event.toolCallId, {
+        this.setLive(event.toolCallId, {
           toolCallId: event.toolCallId,
           toolName: event.toolName,
           args: event.args,
           done: false,
         });
-        this.touchCall(event.toolCallId);
         break;
       case "tool_execution_update": {
-        const tool = this.tools.get(event.toolCallId);
-        this.tools.set(event.toolCallId, {
+        const tool = this.liveTools.get(event.toolCallId);
+        this.setLive(event.toolCallId, {
           toolCallId: event.toolCallId,
           toolName: event.toolName,
           args: event.args ?? tool?.args,
           result: event.partialResult as ToolResultLike,
           done: false,
         });
-        this.touchCall(event.toolCallId);
         break;
       }
       case "tool_execution_end": {
-        const tool = this.tools.get(event.toolCallId);
-        this.tools.set(event.toolCallId, {
+        const tool = this.liveTools.get(event.toolCallId);
+        this.setLive(event.toolCallId, {
           toolCallId: event.toolCallId,
           toolName: event.toolName,
           args: tool?.args,
@@ -305,7 +336,6 @@ export class SessionController extends Emitter {
           isError: event.isError,
           done: true,
         });
-        this.touchCall(event.toolCallId);
         break;
       }
       case "queue_update":
@@ -475,17 +505,23 @@ export class SessionController extends Emitter {
     const entryId = entry?.id;
     if (msg.role === "toolResult" && msg.toolCallId) {
       const id = msg.toolCallId;
-      this.tools.set(id, {
-        toolCallId: id,
-        toolName: msg.toolName ?? "",
-        args: this.tools.get(id)?.args,
-        result: { content: msg.content as Block[], details: msg.details },
-        isError: msg.isError,
-        done: true,
-      });
+      // The result of the nearest preceding call with this id.
+      const slot = this.latestCall.get(id);
+      // A live result is the latest call's; while rebuilding, an older call of a reused id
+      // may come first (the live state is matched after the rebuild).
+      const live = this.rebuilding ? undefined : this.liveTools.get(id);
+      if (!this.rebuilding) this.liveTools.delete(id);
       // Shown inside the assistant message's call when there is one; the row stays, small.
-      if (this.callRows.has(id)) {
-        this.touchCall(id);
+      if (slot) {
+        slot.state = {
+          toolCallId: id,
+          toolName: msg.toolName ?? "",
+          args: live?.args,
+          result: { content: msg.content as Block[], details: msg.details },
+          isError: msg.isError,
+          done: true,
+        };
+        slot.row.version++;
         this.rows.push({ key, role: "toolResult", entryId, entry, message: msg, version: 0, inCall: true });
         return;
       }
@@ -493,14 +529,56 @@ export class SessionController extends Emitter {
     if (msg.role === "custom" && msg.display === false) return;
     const row: Row = { key, role: msg.role, entryId, entry, message: msg, version: 0 };
     if (msg.role === "assistant" && Array.isArray(msg.content)) {
-      for (const block of msg.content) if (block.type === "toolCall") this.callRows.set(block.id, row);
+      msg.content.forEach((block, index) => {
+        if (block.type !== "toolCall") return;
+        const slot: CallSlot = { row, index, id: block.id };
+        (row.calls ??= []).push(slot);
+        this.latestCall.set(block.id, slot);
+      });
     }
     this.rows.push(row);
   }
 
-  private touchCall(id: string) {
-    const row = this.callRows.get(id);
-    if (row) row.version++;
+  /** A tool state from a live event: the running call is the latest call with its id. */
+  private setLive(id: string, state: ToolState) {
+    this.liveTools.set(id, state);
+    const slot = this.latestCall.get(id);
+    if (slot) {
+      slot.state = state;
+      slot.row.version++;
+    }
+  }
+
+  /** The arguments of a call of tool `name` waiting to run or running (the newest), for an
+   * approval question about it; `hint` (a path or command named by the question) picks
+   * among several. */
+  pendingArgs(name: string, hint?: string): Record<string, unknown> | undefined {
+    const found: Record<string, unknown>[] = [];
+    for (const tool of this.liveTools.values()) {
+      if (!tool.done && tool.toolName === name && tool.args && typeof tool.args === "object") {
+        found.push(tool.args as Record<string, unknown>);
+      }
+    }
+    if (!found.length) {
+      // Not announced (yet): the newest calls of that name without a state.
+      for (let i = this.rows.length - 1; i >= 0 && i >= this.rows.length - 30; i--) {
+        const row = this.rows[i]!;
+        const content = row.message?.content;
+        if (!row.calls || !Array.isArray(content)) continue;
+        for (const slot of row.calls) {
+          const block = content[slot.index];
+          if (!slot.state && block?.type === "toolCall" && block.name === name && block.arguments && typeof block.arguments === "object") {
+            found.push(block.arguments as Record<string, unknown>);
+          }
+        }
+        if (found.length) break;
+      }
+    }
+    if (hint) {
+      const match = found.filter((args) => Object.values(args).some((value) => typeof value === "string" && value.length > 0 && hint.includes(value.slice(0, 200))));
+      if (match.length) return match[match.length - 1];
+    }
+    return found[found.length - 1];
   }
 
   private notice(role: "error" | "notice", text: string) {

@@ -4,6 +4,7 @@
 // sticks to the bottom while streaming unless the user scrolled up.
 
 import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/hooks";
+import { app } from "./app";
 import { RowView, StreamingView, textOf } from "./rows";
 import type { Row, SessionController } from "./session";
 import { useEmitter } from "./store";
@@ -199,10 +200,15 @@ export function Transcript({ session }: { session: SessionController }) {
 }
 
 function LiveStatus({ session }: { session: SessionController }) {
+  if (app.state !== "connected" && session.status === "running") {
+    return <div class="live-status warning">Not connected: the run's progress shows once the connection is back.</div>;
+  }
   const parts: string[] = [];
   if (session.compacting) parts.push(`Compacting (${session.compacting})…`);
   if (session.retry) parts.push(`Retry ${session.retry.attempt}/${session.retry.maxAttempts}: ${session.retry.errorMessage}`);
   if (session.waitingFor?.length) parts.push(`Waiting for MCP servers: ${session.waitingFor.join(", ")}`);
+  const questions = app.uiRequests.filter((r) => r.sessionId === session.id).length;
+  if (questions) parts.push(questions === 1 ? "Waiting for your answer to a question" : `Waiting for your answers to ${questions} questions`);
   if (session.status === "running" && !session.streaming && !parts.length) parts.push("Working…");
   if (!parts.length) return null;
   return <div class="live-status">{parts.join(" · ")}</div>;

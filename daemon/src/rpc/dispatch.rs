@@ -116,6 +116,7 @@ pub async fn dispatch(
         McpRestart => |p| methods::mcp::restart(context, p),
         UsageStats => |p| methods::usage::stats(context, p),
         WebLogin => |p| methods::web::login(context, p),
+        WebRevoke => |p| methods::web::revoke(context, p),
         SettingsGet => |p| methods::settings::get(context, p),
         SettingsSetDefault => |p| methods::settings::set_default(context, p),
         RulesTest => |p| methods::rules::test(context, p),

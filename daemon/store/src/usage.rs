@@ -34,7 +34,9 @@ type RawUsageRow = (String, String, String, String, i64, i64, i64, i64, i64, f64
 
 impl Store {
     /// Usage of every stored assistant message at or after `since` (Unix ms), per model, day
-    /// and session directory, ordered by day, provider, model, directory.
+    /// and session directory, ordered by day, provider, model, directory. Costs are summed
+    /// with `TOTAL` (always a float): a model without prices writes integer zeros, which
+    /// `SUM` would give back as an integer.
     pub async fn usage(&self, since: Option<i64>) -> Result<Vec<UsageRow>, StoreError> {
         let rows: Vec<RawUsageRow> = sqlx::query_as(
             "SELECT COALESCE(json_extract(body, '$.message.provider'), '') AS provider, \
@@ -46,7 +48,7 @@ impl Store {
                     COALESCE(SUM(json_extract(body, '$.message.usage.output')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.cacheRead')), 0), \
                     COALESCE(SUM(json_extract(body, '$.message.usage.cacheWrite')), 0), \
-                    COALESCE(SUM(json_extract(body, '$.message.usage.cost.total')), 0.0) \
+                    TOTAL(json_extract(body, '$.message.usage.cost.total')) \
              FROM entries JOIN sessions ON sessions.id = entries.session_id \
              WHERE type = 'message' \
                AND json_extract(body, '$.message.role') = 'assistant' \

@@ -148,3 +148,40 @@ async fn usage_sums_by_project_costliest_first() {
     assert_eq!(all.total.cost, 6.75);
     assert_eq!(all.by_day[0].usage.messages, 2, "both projects' first day");
 }
+
+#[tokio::test]
+async fn a_model_without_prices_counts_its_tokens_at_no_cost() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let (client, _events) = daemon.client().await;
+    // As pi writes a local model's reply: every cost an integer zero.
+    let path = daemon.home.path().join("local.jsonl");
+    let lines = [
+        json!({"type": "session", "version": 3, "id": "3f0c6a2e-0000-4000-8000-0000000000cc",
+               "timestamp": "2026-03-15T10:00:00.000Z", "cwd": "/srv/local"}),
+        json!({"type": "message", "id": "d0000001", "parentId": null, "timestamp": "2026-03-15T10:00:00.000Z",
+               "message": {"role": "user", "content": [{"type": "text", "text": "hi"}], "timestamp": 1_773_568_800_000_i64}}),
+        json!({"type": "message", "id": "d0000002", "parentId": "d0000001", "timestamp": "2026-03-15T10:00:00.000Z",
+               "message": {"role": "assistant", "content": [{"type": "text", "text": "ok"}],
+                           "api": "openai-completions", "provider": "ollama", "model": "llama3",
+                           "usage": {"input": 12, "output": 5, "cacheRead": 0, "cacheWrite": 0, "totalTokens": 17,
+                                     "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
+                           "stopReason": "stop", "timestamp": 1_773_568_800_001_i64}}),
+    ];
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(&path, text).unwrap();
+    client
+        .call::<SessionImport>(&SessionImportParams {
+            path: path.display().to_string(),
+            link: false,
+        })
+        .await
+        .unwrap();
+    let all = client
+        .call::<UsageStats>(&UsageStatsParams::default())
+        .await
+        .unwrap();
+    assert_eq!(all.total.messages, 1);
+    assert_eq!(all.total.tokens.total, 17);
+    assert_eq!(all.total.cost, 0.0);
+    assert_eq!(all.by_model[0].model, "llama3");
+}

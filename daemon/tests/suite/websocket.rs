@@ -326,6 +326,23 @@ async fn web_login(daemon: &TempDaemon) -> pi_protocol::v1::WebLoginResponse {
         .unwrap()
 }
 
+/// Visits a login link; the cookie (`pi_web=…`) and the UI's path (`/s/LOGIN/`).
+async fn redeem(daemon: &TempDaemon, host: &str, path: &str) -> (String, String) {
+    let answer = http(
+        daemon,
+        &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+    )
+    .await;
+    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
+    let set_cookie = header_of(&answer, "set-cookie").unwrap().to_owned();
+    let home = header_of(&answer, "refresh")
+        .unwrap()
+        .strip_prefix("0; url=")
+        .unwrap()
+        .to_owned();
+    (set_cookie, home)
+}
+
 #[tokio::test]
 async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from_its_own_origin() {
     let daemon = TempDaemon::start(pid_binary()).await;
@@ -357,39 +374,31 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         Some("nosniff")
     );
     assert_eq!(header_of(&answer, "referrer-policy"), Some("no-referrer"));
-    let answer = http(
-        &daemon,
-        &format!("GET /assets/app.js HTTP/1.1\r\nHost: {host}\r\n\r\n"),
-    )
-    .await;
-    assert!(
-        answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
-        "{answer}"
-    );
 
-    // The link: its code, once, for a cookie that is not the token.
+    // The link: its code, once, for a cookie that is neither the token nor the web key, and
+    // that only the login's own path gets.
     let login = web_login(&daemon).await;
     assert_eq!(login.port.to_string(), port);
     assert_eq!(login.url, format!("http://{host}{}", login.path));
     assert!(login.path.starts_with("/login?code="), "{}", login.path);
     assert!(!login.url.contains(&token(&daemon)));
-    let answer = http(
-        &daemon,
-        &format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", login.path),
-    )
-    .await;
-    assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
-    assert_eq!(header_of(&answer, "refresh"), Some("0; url=/"));
-    let set_cookie = header_of(&answer, "set-cookie").unwrap();
+    let (set_cookie, home) = redeem(&daemon, &host, &login.path).await;
+    let login_id = home
+        .strip_prefix("/s/")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap()
+        .to_owned();
+    assert_eq!(login_id.len(), 32, "{home}");
+    assert!(set_cookie.starts_with("pi_web=v1."), "{set_cookie}");
     assert!(
-        set_cookie.starts_with(&format!("pi_web_{port}=v1.")),
+        set_cookie.ends_with(&format!(
+            "; HttpOnly; SameSite=Strict; Path={home}; Max-Age=604800"
+        )),
         "{set_cookie}"
     );
-    assert!(
-        set_cookie.contains("; HttpOnly; SameSite=Strict; Path=/; Max-Age=604800"),
-        "{set_cookie}"
-    );
+    let web_key = std::fs::read_to_string(daemon.paths.web_key_path()).unwrap();
     assert!(!set_cookie.contains(&token(&daemon)), "{set_cookie}");
+    assert!(!set_cookie.contains(web_key.trim()), "{set_cookie}");
     let cookie = set_cookie.split(';').next().unwrap().to_owned();
     let again = http(
         &daemon,
@@ -409,7 +418,7 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
     // Logged in: the page and its assets, gzipped when asked.
     let answer = http(
         &daemon,
-        &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: other=1; {cookie}\r\n\r\n"),
+        &format!("GET {home} HTTP/1.1\r\nHost: {host}\r\nCookie: other=1; {cookie}\r\n\r\n"),
     )
     .await;
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");
@@ -417,11 +426,11 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         header_of(&answer, "content-type"),
         Some("text/html; charset=utf-8")
     );
-    assert!(answer.contains("/assets/app.js"), "{answer}");
+    assert!(answer.contains("assets/app.js"), "{answer}");
     let answer = http(
         &daemon,
         &format!(
-            "GET /assets/app.js HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept-Encoding: gzip, br\r\n\r\n"
+            "GET {home}assets/app.js HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\nAccept-Encoding: gzip, br\r\n\r\n"
         ),
     )
     .await;
@@ -431,15 +440,16 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         header_of(&answer, "content-type"),
         Some("text/javascript; charset=utf-8")
     );
-    // A forged cookie, or one for another port, is no login.
+    // A forged cookie, or this one under another login's path, is no login.
     let forged = format!("{}0", &cookie[..cookie.len() - 1]);
-    for bad in [
-        forged,
-        cookie.replace(&format!("pi_web_{port}"), "pi_web_1"),
+    let other_home = format!("/s/{}/", "0".repeat(32));
+    for (bad, path) in [
+        (forged.as_str(), home.as_str()),
+        (cookie.as_str(), other_home.as_str()),
     ] {
         let answer = http(
             &daemon,
-            &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: {bad}\r\n\r\n"),
+            &format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nCookie: {bad}\r\n\r\n"),
         )
         .await;
         assert!(
@@ -448,13 +458,22 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         );
     }
 
-    // The WebSocket takes the cookie from this origin's pages only.
-    let url = ws_url(&daemon);
+    // The WebSocket of the login's path takes the cookie from this origin's pages only.
+    let url = format!("ws://{host}{home}rpc");
     let own = format!("http://{host}");
     assert_eq!(
         upgrade_status(&url, &[("cookie", cookie.clone()), ("origin", own.clone())]).await,
         101,
         "the UI's own page"
+    );
+    assert_eq!(
+        upgrade_status(
+            &ws_url(&daemon),
+            &[("cookie", cookie.clone()), ("origin", own.clone())]
+        )
+        .await,
+        401,
+        "the cookie on another path"
     );
     assert_eq!(
         upgrade_status(
@@ -474,32 +493,46 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         "the cookie without the page's origin"
     );
     assert_eq!(
-        upgrade_status(&url, &[("origin", own)]).await,
+        upgrade_status(&url, &[("origin", own.clone())]).await,
         401,
         "the origin without the cookie"
     );
-    // A token still works from the UI's origin (and other clients are as before).
+    // A token still works, from the UI's origin too.
     assert_eq!(
         upgrade_status(
-            &url,
+            &ws_url(&daemon),
             &[
                 ("authorization", format!("Bearer {}", token(&daemon))),
-                ("origin", format!("http://{host}"))
+                ("origin", own.clone())
             ]
         )
         .await,
         101
     );
 
-    // Logout clears the cookie; other methods are refused.
+    // Logout revokes the login (not just the browser's copy); other methods are refused.
     let answer = http(
         &daemon,
-        &format!("GET /logout HTTP/1.1\r\nHost: {host}\r\n\r\n"),
+        &format!("GET {home}logout HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
     )
     .await;
     assert_eq!(
         header_of(&answer, "set-cookie"),
-        Some(format!("pi_web_{port}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0").as_str())
+        Some(format!("pi_web=; HttpOnly; SameSite=Strict; Path={home}; Max-Age=0").as_str())
+    );
+    let answer = http(
+        &daemon,
+        &format!("GET {home} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{answer}"
+    );
+    assert_eq!(
+        upgrade_status(&url, &[("cookie", cookie.clone()), ("origin", own)]).await,
+        401,
+        "a revoked login"
     );
     let answer = http(
         &daemon,
@@ -517,36 +550,69 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
 }
 
 #[tokio::test]
-async fn a_web_cookie_outlives_a_daemon_restart() {
+async fn web_logins_are_made_and_revoked_on_the_unix_socket_only() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let (client, _notifications) = Client::connect(
+        &Endpoint::WebSocket {
+            url: ws_url(&daemon),
+            token: Some(token(&daemon)),
+        },
+        pi_client::client_info("ws-test", "0"),
+        ClientCapabilities::default(),
+    )
+    .await
+    .unwrap();
+    for method in ["web/login", "web/revoke"] {
+        let error = client
+            .call_raw(method, serde_json::json!({}))
+            .await
+            .unwrap_err();
+        assert_eq!(error.rpc_kind(), Some(pi_protocol::ErrorKind::Unauthorized));
+        assert_eq!(
+            error.to_string(),
+            format!(
+                "{method} is answered on the daemon's Unix socket only (`pictl web`), not over the WebSocket"
+            )
+        );
+    }
+    // Revoking on the socket logs out a browser logged in before.
+    let login = web_login(&daemon).await;
+    let host = format!("127.0.0.1:{}", login.port);
+    let (set_cookie, home) = redeem(&daemon, &host, &login.path).await;
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let (unix, _events) = daemon.client().await;
+    unix.call::<pi_protocol::v1::WebRevoke>(&pi_protocol::v1::WebRevokeParams {})
+        .await
+        .unwrap();
+    let answer = http(
+        &daemon,
+        &format!("GET {home} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
+    )
+    .await;
+    assert!(
+        answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
+        "{answer}"
+    );
+}
+
+#[tokio::test]
+async fn a_web_login_and_its_port_outlive_a_daemon_restart() {
     let mut daemon = TempDaemon::start(pid_binary()).await;
     let login = web_login(&daemon).await;
     let host = format!("127.0.0.1:{}", login.port);
-    let answer = http(
-        &daemon,
-        &format!("GET {} HTTP/1.1\r\nHost: {host}\r\n\r\n", login.path),
-    )
-    .await;
-    let cookie = header_of(&answer, "set-cookie")
-        .unwrap()
-        .split(';')
-        .next()
-        .unwrap()
-        .to_owned();
+    let (set_cookie, home) = redeem(&daemon, &host, &login.path).await;
+    let cookie = set_cookie.split(';').next().unwrap().to_owned();
     daemon.kill9().await;
     daemon.restart().await;
+    // With no port configured, the daemon takes its old one again: open tabs reconnect.
     let port = std::fs::read_to_string(daemon.paths.ws_port_path())
         .unwrap()
         .trim()
         .to_owned();
-    let host = format!("127.0.0.1:{port}");
-    let cookie = cookie.replacen(
-        &format!("pi_web_{}", login.port),
-        &format!("pi_web_{port}"),
-        1,
-    );
+    assert_eq!(port, login.port.to_string());
     let answer = http(
         &daemon,
-        &format!("GET / HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
+        &format!("GET {home} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
     )
     .await;
     assert!(answer.starts_with("HTTP/1.1 200 OK\r\n"), "{answer}");

@@ -155,6 +155,22 @@ impl Paths {
         self.runtime_dir.join("ws.token")
     }
 
+    /// The key that signs the web UI's cookies (0600; replaced by `web/revoke`).
+    pub fn web_key_path(&self) -> PathBuf {
+        self.runtime_dir.join("web.key")
+    }
+
+    /// The web UI's logins logged out before they expire, one `LOGIN EXPIRY` per line.
+    pub fn web_revoked_path(&self) -> PathBuf {
+        self.runtime_dir.join("web.revoked")
+    }
+
+    /// The web UI's one-time link as a page that loads it, for the browser `pictl web` opens
+    /// (0600: the code stays out of the opener's command line).
+    pub fn web_open_path(&self) -> PathBuf {
+        self.runtime_dir.join("web-open.html")
+    }
+
     /// The WebSocket port actually bound, as decimal text.
     pub fn ws_port_path(&self) -> PathBuf {
         self.runtime_dir.join("ws.port")

@@ -180,8 +180,12 @@ crate::method_table! {
     /// Tokens and cost of stored assistant messages, by model and by UTC day.
     UsageStats = "usage/stats" (UsageStatsParams) -> UsageStatsResponse;
     /// Makes a one-time login link for the web UI (`pictl web`): the code in it is good for
-    /// one visit within two minutes and gets the browser a session cookie.
+    /// one visit within two minutes and gets the browser a session cookie; answered on the
+    /// Unix socket only.
     WebLogin = "web/login" (WebLoginParams) -> WebLoginResponse;
+    /// Logs every browser out of the web UI (a new key signs cookies from now on); answered
+    /// on the Unix socket only.
+    WebRevoke = "web/revoke" (WebRevokeParams) -> EmptyResponse;
     /// Asks the clients attached to a session a question (select, confirm, input, editor)
     /// and waits for the first answer (or the timeout: a cancelled answer).
     UiAsk = "ui/ask" (UiAskParams) -> UiAskResponse;

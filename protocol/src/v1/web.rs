@@ -1,5 +1,5 @@
-//! `web/login`: a one-time login link for the web UI the daemon serves on its WebSocket
-//! listener (`pictl web`).
+//! `web/login` and `web/revoke`: one-time login links for the web UI the daemon serves on
+//! its WebSocket listener (`pictl web`), and logging every browser out.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -24,3 +24,8 @@ pub struct WebLoginResponse {
     /// Unix milliseconds after which the code is refused.
     pub expires_at: i64,
 }
+
+/// Params of `web/revoke` (none).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct WebRevokeParams {}

@@ -1408,6 +1408,7 @@ export interface ProtocolV1 {
   UiRespondMethod?: UiRespondMethod;
   UsageStatsMethod?: UsageStatsMethod;
   WebLoginMethod?: WebLoginMethod;
+  WebRevokeMethod?: WebRevokeMethod;
   AuthLoginEventNotification?: AuthLoginEventNotification;
   ConfigChangedNotification?: ConfigChangedNotification;
   ConnectionClosingNotification?: ConnectionClosingNotification;
@@ -7512,7 +7513,8 @@ export interface UsageTotals3 {
 }
 /**
  * Makes a one-time login link for the web UI (`pictl web`): the code in it is good for
- *  one visit within two minutes and gets the browser a session cookie.
+ *  one visit within two minutes and gets the browser a session cookie; answered on the
+ *  Unix socket only.
  *
  * This interface was referenced by `ProtocolV1`'s JSON-Schema
  * via the `definition` "WebLoginMethod".
@@ -7554,6 +7556,24 @@ export interface WebLoginResponse {
    */
   url: string;
 }
+/**
+ * Logs every browser out of the web UI (a new key signs cookies from now on); answered
+ *  on the Unix socket only.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WebRevokeMethod".
+ */
+export interface WebRevokeMethod {
+  params: WebRevokeParams;
+  result: EmptyResponse;
+}
+/**
+ * Params of `web/revoke` (none).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "WebRevokeParams".
+ */
+export interface WebRevokeParams {}
 /**
  * A step of an `auth/login` (a URL to open, a question, progress), sent to the client
  *  that started it.
@@ -8854,6 +8874,7 @@ export interface MethodMap {
   "ui/respond": UiRespondMethod;
   "usage/stats": UsageStatsMethod;
   "web/login": WebLoginMethod;
+  "web/revoke": WebRevokeMethod;
 }
 
 /** Every notification method: its params. */

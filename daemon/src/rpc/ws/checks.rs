@@ -222,7 +222,7 @@ impl Checks {
         {
             return Ok(());
         }
-        let cookie = super::web::cookie(headers, &super::web::cookie_name(&host));
+        let cookie = super::web::cookie(headers, super::web::COOKIE);
         if same_origin && cookie.is_some_and(cookie_valid) {
             Ok(())
         } else {

@@ -62,15 +62,40 @@ struct Http {
 /// Binds 127.0.0.1 on the configured port, writes the port file, loads or creates the token.
 pub async fn bind(state: &Arc<DaemonState>) -> anyhow::Result<WsListener> {
     let port = state.config.websocket.port;
-    let listener = TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
-        .await
-        .with_context(|| format!("cannot listen on 127.0.0.1:{port} (config `websocket.port`)"))?;
+    // With no port configured, the port of the daemon before, when it is free: open browser
+    // tabs, their cookies and `pictl web --remote` forwards name it.
+    let previous = (port == 0)
+        .then(|| std::fs::read_to_string(state.paths.ws_port_path()).ok())
+        .flatten()
+        .and_then(|text| text.trim().parse::<u16>().ok())
+        .filter(|port| *port != 0);
+    let reused = match previous {
+        Some(previous) => TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, previous)))
+            .await
+            .ok(),
+        None => None,
+    };
+    let listener = match reused {
+        Some(listener) => listener,
+        None => TcpListener::bind(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+            .await
+            .with_context(|| {
+                format!("cannot listen on 127.0.0.1:{port} (config `websocket.port`)")
+            })?,
+    };
     let port = listener
         .local_addr()
         .context("cannot read the WebSocket address")?
         .port();
     let token = load_or_create_token(&state.paths.ws_token_path())?;
-    state.web_auth.set_listener(&token, port);
+    let web_key = load_or_create_token(&state.paths.web_key_path())?;
+    state.web_auth.set_listener(
+        &web_key,
+        &state.paths.web_key_path(),
+        &state.paths.web_revoked_path(),
+        port,
+        pi_util::time::now_millis(),
+    );
     let port_path = state.paths.ws_port_path();
     std::fs::write(&port_path, format!("{port}\n"))
         .with_context(|| format!("cannot write {}", port_path.display()))?;
@@ -110,6 +135,12 @@ pub async fn serve(state: Arc<DaemonState>, listener: WsListener, tracker: TaskT
         let stream = match accepted {
             Ok((stream, _)) => {
                 accept_errors.succeeded();
+                // Each answer and frame goes out whole at once: without this, Nagle's
+                // algorithm holds a small write behind the peer's delayed ACK (40 ms on
+                // Linux) — an upgrade, a page, a streamed delta.
+                if let Err(error) = stream.set_nodelay(true) {
+                    tracing::debug!(%error, "cannot set TCP_NODELAY");
+                }
                 stream
             }
             Err(error) => {
@@ -182,6 +213,10 @@ impl Http {
         let path = request.uri().path();
         let web_page = web::is_web_path(path)
             && !(path == "/" && request.headers().contains_key(header::UPGRADE));
+        // The UI's WebSocket: the cookie of its login is accepted there.
+        let login = web::login_of(path)
+            .filter(|(_, rest)| *rest == "rpc")
+            .map(|(login, _)| login);
         if web_page && (request.method() == Method::GET || path != "/") {
             if request.method() != Method::GET {
                 let mut response = text(
@@ -206,6 +241,7 @@ impl Http {
         match path {
             "/healthz" => return text(StatusCode::OK, "ok\n".to_owned()),
             "/" | "/rpc" => {}
+            _ if login.is_some() => {}
             _ => {
                 return text(
                     StatusCode::NOT_FOUND,
@@ -228,7 +264,7 @@ impl Http {
         let accept = match self
             .checks
             .authorize(request.headers(), request.uri(), |cookie| {
-                web_auth.cookie_valid(cookie, now)
+                login.is_some_and(|login| web_auth.cookie_valid(cookie, login, now))
             })
             .and_then(|()| checks::accept_key(request.headers()))
         {

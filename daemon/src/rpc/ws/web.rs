@@ -1,6 +1,6 @@
 //! The web UI on the WebSocket listener: its page and assets (embedded in the binary, from
-//! `clients/web/dist`), the one-time login (`/login?code=…` from `web/login`) that sets the
-//! session cookie, and `/logout`.
+//! `clients/web/dist`) under `/s/LOGIN/`, the one-time login (`/login?code=…` from
+//! `web/login`) that sets the session cookie for that path, and `/s/LOGIN/logout`.
 //!
 //! Every answer carries a strict Content-Security-Policy (scripts and styles from this origin
 //! only, no inline code, connections to this origin's WebSocket only, no framing), `nosniff`,
@@ -19,7 +19,7 @@ use sha2::{Digest as _, Sha256};
 
 use crate::web_auth::{COOKIE_TTL_MS, WebAuth};
 
-/// One embedded file.
+/// One embedded file, by its path below `/s/LOGIN/`.
 struct Asset {
     path: &'static str,
     content_type: &'static str,
@@ -28,21 +28,24 @@ struct Asset {
 
 const ASSETS: [Asset; 3] = [
     Asset {
-        path: "/",
+        path: "",
         content_type: "text/html; charset=utf-8",
         bytes: include_bytes!("../../../../clients/web/dist/index.html"),
     },
     Asset {
-        path: "/assets/app.js",
+        path: "assets/app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../../../clients/web/dist/app.js"),
     },
     Asset {
-        path: "/assets/app.css",
+        path: "assets/app.css",
         content_type: "text/css; charset=utf-8",
         bytes: include_bytes!("../../../../clients/web/dist/app.css"),
     },
 ];
+
+/// The name of the session cookie; its path is `/s/LOGIN/`.
+pub const COOKIE: &str = "pi_web";
 
 /// Each asset gzipped and its ETag, made once.
 struct Prepared {
@@ -75,19 +78,19 @@ fn prepared() -> &'static [Prepared] {
     })
 }
 
-/// Whether `path` is one the web UI answers (other than the WebSocket's `/` upgrade).
-pub fn is_web_path(path: &str) -> bool {
-    matches!(path, "/login" | "/logout") || ASSETS.iter().any(|asset| asset.path == path)
+/// `/s/LOGIN/REST` as `(LOGIN, REST)`: a page of a login's UI.
+pub fn login_of(path: &str) -> Option<(&str, &str)> {
+    let (login, rest) = path.strip_prefix("/s/")?.split_once('/')?;
+    (!login.is_empty() && login.len() <= 64 && login.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then_some((login, rest))
 }
 
-/// The name of the session cookie for the origin `host` (`127.0.0.1:PORT`): one per port,
-/// since browsers share cookies across a host's ports.
-pub fn cookie_name(host: &str) -> String {
-    let port = host
-        .rsplit_once(':')
-        .filter(|(_, port)| port.bytes().all(|b| b.is_ascii_digit()))
-        .map_or("80", |(_, port)| port);
-    format!("pi_web_{port}")
+/// Whether `path` is a page of the web UI rather than the WebSocket (`/`, `/rpc`,
+/// `/s/LOGIN/rpc` with an upgrade).
+pub fn is_web_path(path: &str) -> bool {
+    path == "/login"
+        || path == "/"
+        || (path.starts_with("/s/") && login_of(path).is_none_or(|(_, rest)| rest != "rpc"))
 }
 
 /// The value of cookie `name` in the request's `Cookie` headers.
@@ -103,6 +106,11 @@ pub fn cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
         })
 }
 
+const LOG_IN: &str = "<p>This browser is not logged in to the pi daemon.</p><p>Run \
+                      <code>pictl web</code> on the daemon's machine: it opens a one-time login \
+                      link (or prints it; <code>pictl --remote ssh://… web</code> from another \
+                      machine).</p>";
+
 /// Answers a GET of a web path (`is_web_path`); `host` is the checked `Host` header.
 pub fn respond(
     path: &str,
@@ -112,82 +120,99 @@ pub fn respond(
     auth: &WebAuth,
     now_ms: i64,
 ) -> Response<Full<Bytes>> {
-    let name = cookie_name(host);
-    match path {
-        "/login" => {
-            let code = query
-                .into_iter()
-                .flat_map(|query| query.split('&'))
-                .find_map(|pair| pair.strip_prefix("code="))
-                .unwrap_or_default();
-            match auth.redeem(code, now_ms) {
-                Some(value) => {
-                    let mut response = page(
-                        StatusCode::OK,
-                        host,
-                        "Logged in",
-                        "<p>Logged in. <a href=\"/\">Open the sessions</a>.</p>",
-                    );
-                    let cookie = format!(
-                        "{name}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={}",
-                        COOKIE_TTL_MS / 1000
-                    );
-                    if let Ok(cookie) = HeaderValue::from_str(&cookie) {
-                        response.headers_mut().insert(header::SET_COOKIE, cookie);
-                    }
-                    // A navigation started by this page (not a redirect of the link's) is
-                    // same-site, so the strict cookie goes with it wherever the link was opened.
-                    response
-                        .headers_mut()
-                        .insert(header::REFRESH, HeaderValue::from_static("0; url=/"));
-                    response
+    if path == "/login" {
+        let code = query
+            .into_iter()
+            .flat_map(|query| query.split('&'))
+            .find_map(|pair| pair.strip_prefix("code="))
+            .unwrap_or_default();
+        return match auth.redeem(code, now_ms) {
+            Some(login) => {
+                let home = format!("/s/{}/", login.login);
+                let mut response = page(
+                    StatusCode::OK,
+                    host,
+                    "Logged in",
+                    &format!("<p>Logged in. <a href=\"{home}\">Open the sessions</a>.</p>"),
+                );
+                let cookie = format!(
+                    "{COOKIE}={}; HttpOnly; SameSite=Strict; Path={home}; Max-Age={}",
+                    login.cookie,
+                    COOKIE_TTL_MS / 1000
+                );
+                if let Ok(cookie) = HeaderValue::from_str(&cookie) {
+                    response.headers_mut().insert(header::SET_COOKIE, cookie);
                 }
-                None => page(
-                    StatusCode::UNAUTHORIZED,
-                    host,
-                    "Login link not valid",
-                    "<p>This login link was used already or has expired: a link is good for one \
-                     visit within two minutes.</p><p>Run <code>pictl web</code> for a new one.</p>",
-                ),
+                // A navigation started by this page (not a redirect of the link's) is
+                // same-site, so the strict cookie goes with it wherever the link was opened.
+                if let Ok(refresh) = HeaderValue::from_str(&format!("0; url={home}")) {
+                    response.headers_mut().insert(header::REFRESH, refresh);
+                }
+                response
             }
-        }
-        "/logout" => {
-            let mut response = page(
-                StatusCode::OK,
+            None => page(
+                StatusCode::UNAUTHORIZED,
                 host,
-                "Logged out",
-                "<p>Logged out of this browser. Run <code>pictl web</code> to log in again.</p>",
-            );
-            if let Ok(cookie) = HeaderValue::from_str(&format!(
-                "{name}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0"
-            )) {
-                response.headers_mut().insert(header::SET_COOKIE, cookie);
-            }
-            response
-        }
-        _ => {
-            let logged_in = cookie(headers, &name).is_some_and(|v| auth.cookie_valid(v, now_ms));
-            let Some(index) = ASSETS.iter().position(|asset| asset.path == path) else {
-                return page(
-                    StatusCode::NOT_FOUND,
-                    host,
-                    "Not found",
-                    "<p>Not found.</p>",
-                );
-            };
-            if !logged_in {
-                return page(
-                    StatusCode::UNAUTHORIZED,
-                    host,
-                    "Log in with pictl web",
-                    "<p>This browser is not logged in to the pi daemon.</p><p>Run \
-                     <code>pictl web</code> on the daemon's machine: it opens a one-time login \
-                     link (or prints it).</p>",
-                );
-            }
-            asset(index, headers, host)
-        }
+                "Login link not valid",
+                "<p>This login link was used already or has expired: a link is good for one \
+                 visit within two minutes.</p><p>Run <code>pictl web</code> for a new one.</p>",
+            ),
+        };
     }
+    let Some((login, rest)) = login_of(path) else {
+        return if path == "/" {
+            page(
+                StatusCode::UNAUTHORIZED,
+                host,
+                "Log in with pictl web",
+                LOG_IN,
+            )
+        } else {
+            page(
+                StatusCode::NOT_FOUND,
+                host,
+                "Not found",
+                "<p>Not found.</p>",
+            )
+        };
+    };
+    let value = cookie(headers, COOKIE);
+    let logged_in = value.is_some_and(|value| auth.cookie_valid(value, login, now_ms));
+    if rest == "logout" {
+        if let Some(value) = value.filter(|_| logged_in) {
+            auth.revoke(value, now_ms);
+        }
+        let mut response = page(
+            StatusCode::OK,
+            host,
+            "Logged out",
+            "<p>Logged out: this browser's login no longer works, here or anywhere it was \
+             copied. Run <code>pictl web</code> to log in again.</p>",
+        );
+        if let Ok(cookie) = HeaderValue::from_str(&format!(
+            "{COOKIE}=; HttpOnly; SameSite=Strict; Path=/s/{login}/; Max-Age=0"
+        )) {
+            response.headers_mut().insert(header::SET_COOKIE, cookie);
+        }
+        return response;
+    }
+    let Some(index) = ASSETS.iter().position(|asset| asset.path == rest) else {
+        return page(
+            StatusCode::NOT_FOUND,
+            host,
+            "Not found",
+            "<p>Not found.</p>",
+        );
+    };
+    if !logged_in {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            host,
+            "Log in with pictl web",
+            LOG_IN,
+        );
+    }
+    asset(index, headers, host)
 }
 
 fn asset(index: usize, headers: &HeaderMap, host: &str) -> Response<Full<Bytes>> {
@@ -233,7 +258,8 @@ fn asset(index: usize, headers: &HeaderMap, host: &str) -> Response<Full<Bytes>>
 fn page(status: StatusCode, host: &str, title: &str, body: &str) -> Response<Full<Bytes>> {
     let html = format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} — pi \
-         daemon</title><meta name=\"viewport\" content=\"width=device-width\"></head><body>\
+         daemon</title><meta name=\"viewport\" content=\"width=device-width\"><link \
+         rel=\"icon\" href=\"data:,\"></head><body>\
          <h1>{title}</h1>{body}</body></html>\n"
     );
     let mut response = Response::new(Full::new(Bytes::from(html)));
@@ -284,26 +310,32 @@ mod tests {
     use super::*;
 
     #[test]
-    fn cookies_are_named_by_port_and_found_among_others() {
-        assert_eq!(cookie_name("127.0.0.1:4242"), "pi_web_4242");
-        assert_eq!(cookie_name("localhost"), "pi_web_80");
-        assert_eq!(cookie_name("[::1]:9"), "pi_web_9");
-        let mut headers = HeaderMap::new();
-        headers.append(
-            header::COOKIE,
-            HeaderValue::from_static("a=1; pi_web_9=x.y"),
+    fn logins_are_read_from_their_paths_and_cookies_found_among_others() {
+        assert_eq!(login_of("/s/ab12/"), Some(("ab12", "")));
+        assert_eq!(
+            login_of("/s/ab12/assets/app.js"),
+            Some(("ab12", "assets/app.js"))
         );
-        headers.append(header::COOKIE, HeaderValue::from_static("pi_web_10=z"));
-        assert_eq!(cookie(&headers, "pi_web_9"), Some("x.y"));
-        assert_eq!(cookie(&headers, "pi_web_10"), Some("z"));
-        assert_eq!(cookie(&headers, "pi_web_1"), None);
+        assert_eq!(login_of("/s/ab12"), None);
+        assert_eq!(login_of("/s//x"), None);
+        assert_eq!(login_of("/s/not-hex/"), None);
+        assert!(is_web_path("/s/ab12/"));
+        assert!(!is_web_path("/s/ab12/rpc"));
+        assert!(is_web_path("/login") && is_web_path("/"));
+        assert!(!is_web_path("/rpc") && !is_web_path("/healthz"));
+        let mut headers = HeaderMap::new();
+        headers.append(header::COOKIE, HeaderValue::from_static("a=1; pi_web=x.y"));
+        headers.append(header::COOKIE, HeaderValue::from_static("b=z"));
+        assert_eq!(cookie(&headers, "pi_web"), Some("x.y"));
+        assert_eq!(cookie(&headers, "b"), Some("z"));
+        assert_eq!(cookie(&headers, "pi_we"), None);
     }
 
     #[test]
     fn the_embedded_page_loads_no_inline_script_or_style() {
         let page = std::str::from_utf8(ASSETS[0].bytes).unwrap();
-        assert!(page.contains("src=\"/assets/app.js\""), "{page}");
-        assert!(page.contains("href=\"/assets/app.css\""), "{page}");
+        assert!(page.contains("src=\"assets/app.js\""), "{page}");
+        assert!(page.contains("href=\"assets/app.css\""), "{page}");
         let lower = page.to_ascii_lowercase();
         assert!(!lower.contains("<style"), "{page}");
         assert!(!lower.contains(" style="), "{page}");

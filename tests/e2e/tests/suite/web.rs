@@ -74,6 +74,15 @@ async fn logged_in(world: &World) -> (Browser, Page, String) {
     (browser, page, url)
 }
 
+/// The UI's own address in `page`: `http://127.0.0.1:PORT/s/LOGIN/`, without the route.
+async fn home_of(browser: &mut Browser, page: Page) -> String {
+    let url = browser.op("url", json!({ "page": page.0 })).await;
+    let url = url.as_str().unwrap();
+    let home = url.split('#').next().unwrap().to_owned();
+    assert!(home.contains("/s/") && home.ends_with('/'), "{url}");
+    home
+}
+
 /// Opens session `id` in `page` (through the list).
 async fn open_session(browser: &mut Browser, page: Page, id: &str) {
     let item = format!("[data-testid=session-item][data-session-id=\"{id}\"]");
@@ -107,6 +116,11 @@ async fn assert_no_secrets(browser: &mut Browser, page: Page, world: &World, log
     let cookie = &cookies[0];
     assert_eq!(cookie["httpOnly"], json!(true), "{cookie}");
     assert_eq!(cookie["sameSite"], json!("Strict"), "{cookie}");
+    let home = home_of(browser, page).await;
+    assert!(
+        home.ends_with(cookie["path"].as_str().unwrap()),
+        "the cookie's path is the UI's: {cookie} {home}"
+    );
     let cookie = cookie["value"].as_str().unwrap().to_owned();
     assert!(!cookie.contains(&token));
 
@@ -291,8 +305,9 @@ async fn two_tabs_on_one_session_see_each_other_and_who_is_typing() {
     let (mut browser, first, _url) = logged_in(&world).await;
     open_session(&mut browser, first, &session.id).await;
     let second = browser.new_page(0).await;
+    let home = home_of(&mut browser, first).await;
     browser
-        .goto(second, &format!("{}/#/s/{}", origin(&_url), session.id))
+        .goto(second, &format!("{home}#/s/{}", session.id))
         .await;
     browser.wait_for(second, CONNECTED, None).await;
     browser.wait_for(second, PROMPT, None).await;
@@ -496,7 +511,12 @@ async fn the_cost_chart_and_the_session_strip_match_the_daemons_stats() {
         .unwrap();
     let usage = serde_json::to_value(&usage).unwrap();
     browser.click(page, "[data-testid=nav-usage]").await;
-    browser.wait_for(page, "[data-testid=usage]", None).await;
+    browser
+        .wait_for(page, "[data-testid=usage-total]", None)
+        .await;
+    browser
+        .wait_for(page, "[data-testid=bar][data-series=project]", None)
+        .await;
     let total = browser
         .attrs(page, "[data-testid=usage-total]", "data-cost")
         .await;
@@ -545,20 +565,27 @@ async fn the_cost_chart_and_the_session_strip_match_the_daemons_stats() {
     browser.close().await;
 }
 
-/// Serves one page at `http://localhost:PORT/` (another origin of the same host) whose script
-/// tries the daemon's WebSocket and its page, and writes what happened into its title.
-async fn hostile_page(daemon_port: u16) -> u16 {
+/// Serves one page at `http://localhost:PORT/` (another origin of the same host, as another
+/// local user's server would be) whose script tries the UI's WebSocket and page at `home`
+/// (`/s/LOGIN/`, as if it had learnt the login's path), and writes what happened into its
+/// title. Every request's `Cookie` header is kept.
+async fn hostile_page(
+    daemon_port: u16,
+    home: String,
+) -> (u16, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
     let listener = tokio::net::TcpListener::bind(("127.0.0.1", 0))
         .await
         .unwrap();
     let port = listener.local_addr().unwrap().port();
+    let cookies = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = cookies.clone();
     let html = format!(
         "<!doctype html><title>running</title><script>\
          const results = [];\
-         const ws = new WebSocket('ws://127.0.0.1:{daemon_port}/');\
+         const ws = new WebSocket('ws://127.0.0.1:{daemon_port}{home}rpc');\
          ws.onopen = () => {{ results.push('ws:open'); finish(); }};\
          ws.onclose = () => {{ results.push('ws:refused'); finish(); }};\
-         fetch('http://127.0.0.1:{daemon_port}/', {{credentials: 'include'}})\
+         fetch('http://127.0.0.1:{daemon_port}{home}', {{credentials: 'include'}})\
            .then(r => r.text()).then(t => {{ results.push('fetch:read'); finish(); }})\
            .catch(() => {{ results.push('fetch:blocked'); finish(); }});\
          function finish() {{ if (results.length === 2) document.title = 'done ' + results.sort().join(' '); }}\
@@ -571,9 +598,16 @@ async fn hostile_page(daemon_port: u16) -> u16 {
                 return;
             };
             let html = html.clone();
+            let seen = seen.clone();
             tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                let _ = stream.read(&mut buffer).await;
+                let mut buffer = [0u8; 8192];
+                let read = stream.read(&mut buffer).await.unwrap_or(0);
+                let request = String::from_utf8_lossy(&buffer[..read]).into_owned();
+                for line in request.lines() {
+                    if line.to_ascii_lowercase().starts_with("cookie:") {
+                        seen.lock().unwrap().push(line.to_owned());
+                    }
+                }
                 let answer = format!(
                     "HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{html}",
                     html.len()
@@ -582,7 +616,7 @@ async fn hostile_page(daemon_port: u16) -> u16 {
             });
         }
     });
-    port
+    (port, cookies)
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -590,7 +624,9 @@ async fn pages_of_other_origins_and_rebound_names_cannot_reach_the_daemon() {
     let world = World::start("anthropic-messages").await;
     let (mut browser, page, url) = logged_in(&world).await;
     let daemon_port: u16 = origin(&url).rsplit(':').next().unwrap().parse().unwrap();
-    let other = hostile_page(daemon_port).await;
+    let home = home_of(&mut browser, page).await;
+    let path = home.trim_start_matches(&origin(&url)).to_owned();
+    let (other, cookies) = hostile_page(daemon_port, path.clone()).await;
     // Same browser profile: it holds the daemon's cookie, and localhost is the same site.
     let tab = browser.new_page(0).await;
     browser
@@ -604,10 +640,26 @@ async fn pages_of_other_origins_and_rebound_names_cannot_reach_the_daemon() {
         )
         .await;
     assert_eq!(title, json!("done fetch:blocked ws:refused"));
+    // The same browser on another port of 127.0.0.1 (another user's server) gets no cookie.
+    browser
+        .goto(tab, &format!("http://127.0.0.1:{other}/"))
+        .await;
+    browser
+        .wait_until(
+            tab,
+            "() => document.title.startsWith('done') && document.title",
+            Value::Null,
+        )
+        .await;
+    let seen = cookies.lock().unwrap().clone();
+    assert!(
+        seen.iter().all(|line| !line.contains("pi_web")),
+        "the login's cookie went to another port: {seen:?}"
+    );
     // A name that resolves to loopback (DNS rebinding) gets nothing.
     assert_eq!(
         browser
-            .goto(tab, &format!("http://evil.test:{daemon_port}/"))
+            .goto(tab, &format!("http://evil.test:{daemon_port}{path}"))
             .await,
         Some(403)
     );
@@ -769,5 +821,62 @@ async fn the_status_page_shows_the_shared_mcp_server_and_its_log() {
     // The daemon's own line: its pid and version.
     let status = browser.text(page, "[data-testid=status]").await;
     assert!(status.contains(env!("CARGO_PKG_VERSION")), "{status}");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictl_web_hands_the_browser_a_private_page_never_the_code() {
+    use std::os::unix::fs::PermissionsExt as _;
+
+    let world = World::start("anthropic-messages").await;
+    // A desktop whose opener records what it was given.
+    let bin = tempfile::tempdir().unwrap();
+    let record = bin.path().join("opened");
+    let opener = bin.path().join("xdg-open");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\nprintf '%s\\n' \"$@\" > {}\n", record.display()),
+    )
+    .unwrap();
+    std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = tokio::process::Command::new(workspace_binary("pictl"))
+        .arg("web")
+        .envs(world.daemon.env())
+        .env("PATH", path)
+        .env("DISPLAY", ":99")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    assert!(printed.contains("/login?code="), "{printed}");
+    let opened = std::fs::read_to_string(&record).unwrap();
+    let page = world.daemon.paths.web_open_path();
+    assert_eq!(opened.trim(), format!("file://{}", page.display()));
+    assert!(!opened.contains("code="), "{opened}");
+    let mode = std::fs::metadata(&page).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600);
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(&format!("content=\"0;url={printed}\"")),
+        "{html}"
+    );
+    // The page's link logs a browser in.
+    let mut browser = Browser::start().await;
+    let tab = browser.new_page(0).await;
+    browser
+        .goto(tab, &format!("file://{}", page.display()))
+        .await;
+    browser.wait_for(tab, CONNECTED, None).await;
     browser.close().await;
 }
