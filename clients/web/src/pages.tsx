@@ -36,7 +36,7 @@ function bytes(n: number): string {
 export function StatusPage() {
   const version = useEmitter(app.statusChanged);
   const [data, setData] = useState<StatusData>({ errors: [] });
-  const [logs, setLogs] = useState<{ name: string; text: string }>();
+  const [logs, setLogs] = useState<{ name: string; text: string; section: "jobs" | "mcp" | "lsp" }>();
 
   useEffect(() => {
     let stop = false;
@@ -72,8 +72,45 @@ export function StatusPage() {
     const client = app.client;
     if (!client) return;
     const result = await app.call(() => client.call("mcp/logs", { name, lines: 200 }));
-    if (result) setLogs({ name, text: result.logs.map((log) => `# ${log.path}\n${log.text}`).join("\n\n") || "(empty)" });
+    if (result)
+      setLogs({ name, section: "mcp", text: result.logs.map((log) => `# ${log.path}\n${log.text}`).join("\n\n") || "(empty)" });
   };
+  const showLspLogs = async (name: string, root: string) => {
+    const client = app.client;
+    if (!client) return;
+    const result = await app.call(() => client.call("lsp/logs", { name, root, lines: 200 }));
+    if (result)
+      setLogs({
+        name: `${name} (${root})`,
+        section: "lsp",
+        text: result.logs.map((log) => `# ${log.path}\n${log.text}`).join("\n\n") || "(empty)",
+      });
+  };
+  // The end of a job's output (its artifact), at most the last 64 KB.
+  const showJobOutput = async (job: { id: string; sessionId: string; outputBytes: number }) => {
+    const client = app.client;
+    if (!client) return;
+    const offset = Math.max(0, job.outputBytes - 65536);
+    const result = await app.call(() =>
+      client.call("artifact/read", { sessionId: job.sessionId, artifactId: job.id, offset, limit: 65536 }),
+    );
+    if (result)
+      setLogs({
+        name: `job ${job.id}${offset > 0 ? " (the last 64 KB)" : ""}`,
+        section: "jobs",
+        text: result.data || "(no output yet)",
+      });
+  };
+  const logsPanel = (section: "jobs" | "mcp" | "lsp") =>
+    logs?.section === section && (
+      <div class="logs" data-testid="logs">
+        <div class="logs-head">
+          <strong>{logs.name}</strong>
+          <button class="link small" onClick={() => setLogs(undefined)}>close</button>
+        </div>
+        <pre>{logs.text}</pre>
+      </div>
+    );
 
   const d = data.daemon;
   return (
@@ -112,7 +149,7 @@ export function StatusPage() {
       <section data-testid="status-jobs">
         <h2>Jobs</h2>
         <Table
-          head={["id", "state", "command", "session", "started", "output"]}
+          head={["id", "state", "command", "session", "started", "output", ""]}
           rows={(data.jobs?.jobs ?? []).map((job) => [
             job.id,
             `${job.state}${job.exitCode != null ? ` (${job.exitCode})` : ""}`,
@@ -120,8 +157,12 @@ export function StatusPage() {
             <a href={`#/s/${encodeURIComponent(job.sessionId)}`}>{job.sessionId.slice(0, 8)}</a>,
             time(job.startedAt),
             bytes(job.outputBytes),
+            <button class="link small" data-testid="job-output" onClick={() => void showJobOutput(job)}>
+              output
+            </button>,
           ])}
         />
+        {logsPanel("jobs")}
       </section>
 
       <section data-testid="status-kernels">
@@ -154,21 +195,13 @@ export function StatusPage() {
             </button>,
           ])}
         />
-        {logs && (
-          <div class="logs">
-            <div class="logs-head">
-              <strong>{logs.name}</strong>
-              <button class="link small" onClick={() => setLogs(undefined)}>close</button>
-            </div>
-            <pre>{logs.text}</pre>
-          </div>
-        )}
+        {logsPanel("mcp")}
       </section>
 
       <section data-testid="status-lsp">
         <h2>Language servers</h2>
         <Table
-          head={["name", "state", "root", "files", "sessions", "error"]}
+          head={["name", "state", "root", "files", "sessions", "error", ""]}
           rows={(data.lsp?.servers ?? []).map((s) => [
             s.name,
             s.state,
@@ -176,8 +209,12 @@ export function StatusPage() {
             String(s.openFiles),
             String(s.sessions.length),
             s.lastError ?? "",
+            <button class="link small" data-testid="lsp-logs" onClick={() => void showLspLogs(s.name, s.root)}>
+              logs
+            </button>,
           ])}
         />
+        {logsPanel("lsp")}
       </section>
     </div>
   );

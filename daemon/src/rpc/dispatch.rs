@@ -109,6 +109,7 @@ pub async fn dispatch(
         JobKill => |p| methods::pools::kill_job(context, p),
         KernelList => |p| methods::pools::list_kernels(context, p),
         LspRestart => |p| methods::lsp::restart(context, p),
+        LspLogs => |p| methods::lsp::logs(context, p),
         McpSetEnabled => |p| methods::mcp::set_enabled(context, p),
         McpSetSessionServers => |p| methods::mcp::set_session_servers(context, p),
         McpTrust => |p| methods::mcp::trust(context, p),

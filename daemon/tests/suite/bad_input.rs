@@ -159,3 +159,23 @@ async fn protocol_mismatch_says_how_to_restart() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn logs_of_a_language_server_that_never_ran_say_where_to_look() {
+    let daemon = TempDaemon::start(pid_binary()).await;
+    let (client, _events) = daemon.client().await;
+    for (params, said) in [
+        (
+            json!({"name": "pyright"}),
+            "no language server named \"pyright\" has run in this daemon; `pictl lsp list` shows those that have",
+        ),
+        (
+            json!({"name": "pyright", "root": "/srv/app"}),
+            "no language server named \"pyright\" has run in this daemon for /srv/app; `pictl lsp list` shows those that have",
+        ),
+    ] {
+        let error = client.call_raw("lsp/logs", params).await.unwrap_err();
+        assert_eq!(error.rpc_kind(), Some(pi_protocol::ErrorKind::NotFound));
+        assert_eq!(error.to_string(), said);
+    }
+}

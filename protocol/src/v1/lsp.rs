@@ -66,3 +66,37 @@ pub struct LspChangedParams {
     /// Every server, as `lsp/list` shows them.
     pub servers: Vec<LspServerStatus>,
 }
+
+/// Params of `lsp/logs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LspLogsParams {
+    /// The server's name (`pyright`, `typescript`, ...).
+    pub name: String,
+    /// Only the server of this workspace root; absent: every root it runs for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root: Option<String>,
+    /// How many of the last lines (default 100, at most 10,000).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lines: Option<u32>,
+}
+
+/// Response of `lsp/logs`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LspLogsResponse {
+    /// One log per workspace root the server runs (ran) for.
+    pub logs: Vec<LspLog>,
+}
+
+/// The end of one language server's stderr log.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LspLog {
+    /// The workspace root.
+    pub root: String,
+    /// The log file.
+    pub path: String,
+    /// Its last lines.
+    pub text: String,
+}

@@ -210,6 +210,8 @@ crate::method_table! {
     LspList = "lsp/list" (LspListParams) -> LspListResponse;
     /// Restarts the language servers of a name (failures forgotten); the next use starts them.
     LspRestart = "lsp/restart" (LspRestartParams) -> LspRestartResponse;
+    /// The last lines of a language server's stderr log, by name (and root).
+    LspLogs = "lsp/logs" (LspLogsParams) -> LspLogsResponse;
     /// Lists background jobs (`bash` with `background: true`), also those a daemon restart
     /// lost.
     JobList = "job/list" (JobListParams) -> JobListResponse;

@@ -1358,6 +1358,7 @@ export interface ProtocolV1 {
   JobListMethod?: JobListMethod;
   KernelListMethod?: KernelListMethod;
   LspListMethod?: LspListMethod;
+  LspLogsMethod?: LspLogsMethod;
   LspRestartMethod?: LspRestartMethod;
   McpListMethod?: McpListMethod;
   McpLogsMethod?: McpLogsMethod;
@@ -2748,6 +2749,68 @@ export interface LspServerStatus {
    * `starting`, `ready`, `stopped` or `failed`.
    */
   state: string;
+}
+/**
+ * The last lines of a language server's stderr log, by name (and root).
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "LspLogsMethod".
+ */
+export interface LspLogsMethod {
+  params: LspLogsParams;
+  result: LspLogsResponse;
+}
+/**
+ * Params of `lsp/logs`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "LspLogsParams".
+ */
+export interface LspLogsParams {
+  /**
+   * How many of the last lines (default 100, at most 10,000).
+   */
+  lines?: number | null;
+  /**
+   * The server's name (`pyright`, `typescript`, ...).
+   */
+  name: string;
+  /**
+   * Only the server of this workspace root; absent: every root it runs for.
+   */
+  root?: string | null;
+}
+/**
+ * Response of `lsp/logs`.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "LspLogsResponse".
+ */
+export interface LspLogsResponse {
+  /**
+   * One log per workspace root the server runs (ran) for.
+   */
+  logs: LspLog[];
+}
+/**
+ * The end of one language server's stderr log.
+ *
+ * This interface was referenced by `ProtocolV1`'s JSON-Schema
+ * via the `definition` "LspLog".
+ */
+export interface LspLog {
+  /**
+   * The log file.
+   */
+  path: string;
+  /**
+   * The workspace root.
+   */
+  root: string;
+  /**
+   * Its last lines.
+   */
+  text: string;
 }
 /**
  * Restarts the language servers of a name (failures forgotten); the next use starts them.
@@ -8824,6 +8887,7 @@ export interface MethodMap {
   "job/list": JobListMethod;
   "kernel/list": KernelListMethod;
   "lsp/list": LspListMethod;
+  "lsp/logs": LspLogsMethod;
   "lsp/restart": LspRestartMethod;
   "mcp/list": McpListMethod;
   "mcp/logs": McpLogsMethod;

@@ -1,9 +1,9 @@
-//! `lsp/list` and `lsp/restart`: the language servers every session shares; `lsp/changed` to
-//! every connection when they change.
+//! `lsp/list`, `lsp/restart` and `lsp/logs`: the language servers every session shares;
+//! `lsp/changed` to every connection when they change.
 
 use pi_protocol::v1::{
-    LspChanged, LspChangedParams, LspListParams, LspListResponse, LspRestartParams,
-    LspRestartResponse, LspServerStatus,
+    LspChanged, LspChangedParams, LspListParams, LspListResponse, LspLog, LspLogsParams,
+    LspLogsResponse, LspRestartParams, LspRestartResponse, LspServerStatus,
 };
 use pi_protocol::{ErrorKind, ErrorObject, NotificationMethod as _};
 
@@ -97,4 +97,53 @@ pub async fn announce_changes(state: std::sync::Arc<crate::state::DaemonState>) 
             }
         }
     }
+}
+
+/// The last lines of the logs of the servers named `params.name` (of `params.root`).
+pub async fn logs(
+    context: &RequestContext,
+    params: LspLogsParams,
+) -> Result<LspLogsResponse, ErrorObject> {
+    let pool = pool(context)?;
+    let servers: Vec<_> = pool
+        .list()
+        .into_iter()
+        .filter(|server| {
+            server.name == params.name
+                && params
+                    .root
+                    .as_deref()
+                    .is_none_or(|root| server.root == std::path::Path::new(root))
+        })
+        .collect();
+    if servers.is_empty() {
+        return Err(ErrorObject::new(
+            ErrorKind::NotFound,
+            format!(
+                "no language server named \"{}\" has run in this daemon{}; `pictl lsp list` \
+                 shows those that have",
+                params.name,
+                params
+                    .root
+                    .as_deref()
+                    .map(|root| format!(" for {root}"))
+                    .unwrap_or_default()
+            ),
+        )
+        .with_field("name"));
+    }
+    let lines = params.lines.unwrap_or(100).clamp(1, 10_000) as usize;
+    let mut logs = Vec::new();
+    for server in servers {
+        let path = server.log_path.clone();
+        let text = tokio::task::spawn_blocking(move || super::mcp::tail(&path, lines))
+            .await
+            .unwrap_or_default();
+        logs.push(LspLog {
+            root: server.root.display().to_string(),
+            path: server.log_path.display().to_string(),
+            text,
+        });
+    }
+    Ok(LspLogsResponse { logs })
 }

@@ -120,7 +120,7 @@ pub async fn logs(
 }
 
 /// The last `lines` lines of the file at `path` (reading at most its last 1 MiB).
-fn tail(path: &std::path::Path, lines: usize) -> String {
+pub(super) fn tail(path: &std::path::Path, lines: usize) -> String {
     use std::io::{Read as _, Seek as _, SeekFrom};
     const MOST: u64 = 1024 * 1024;
     let Ok(mut file) = std::fs::File::open(path) else {

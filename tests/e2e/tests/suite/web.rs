@@ -797,15 +797,24 @@ async fn the_tree_labels_navigates_and_forks_from_the_browser() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_status_page_shows_the_shared_mcp_server_and_its_log() {
+async fn the_status_page_shows_the_shared_mcp_server_a_job_and_their_output() {
     let world = World::start_with(
         "anthropic-messages",
         &[(".pi/agent/mcp.json", super::mcp::mcp_json())],
     )
     .await;
-    let _session = session(&world, None).await;
+    world.server.respond_with(caller);
+    let session = session(&world, Some(&["bash", "job"])).await;
     let (client, _events) = world.client().await;
     super::mcp::wait_for_server(&client, "ready", super::mcp::ready).await;
+    let job = json!({"command": "echo from-the-job; sleep 30", "background": true});
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+            &session.id,
+            &format!("call bash {job}"),
+        ))
+        .await
+        .unwrap();
     let (mut browser, page, _url) = logged_in(&world).await;
     browser.click(page, "[data-testid=nav-status]").await;
     browser
@@ -816,9 +825,26 @@ async fn the_status_page_shows_the_shared_mcp_server_and_its_log() {
         .await;
     browser.click(page, "[data-testid=mcp-logs]").await;
     browser
-        .wait_for(page, "[data-testid=status-mcp] .logs", Some("everything"))
+        .wait_for(
+            page,
+            "[data-testid=status-mcp] [data-testid=logs]",
+            Some("everything"),
+        )
         .await;
-    // The daemon's own line: its pid and version.
+    // The job and the end of its output.
+    browser
+        .wait_for(page, "[data-testid=status-jobs] tr", Some("from-the-job"))
+        .await;
+    browser
+        .wait_until(
+            page,
+            "() => { const b = document.querySelector('[data-testid=job-output]'); if (b) b.click(); \
+             const l = document.querySelector('[data-testid=status-jobs] [data-testid=logs]'); \
+             return l && l.innerText.includes('from-the-job\\n') && l.innerText; }",
+            Value::Null,
+        )
+        .await;
+    // The daemon's own line: its version.
     let status = browser.text(page, "[data-testid=status]").await;
     assert!(status.contains(env!("CARGO_PKG_VERSION")), "{status}");
     browser.close().await;
