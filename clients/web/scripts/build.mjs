@@ -1,4 +1,4 @@
-// Builds dist/index.html, dist/app.js and dist/app.css (fixed names, minified, no source
+// Builds dist/index.html, dist/app.js, dist/render.js and dist/app.css (fixed names, minified, no source
 // maps, deterministic). `node scripts/build.mjs [OUTDIR]`.
 import { build } from "esbuild";
 import { copyFileSync, mkdirSync, readdirSync, rmSync } from "node:fs";
@@ -28,6 +28,14 @@ await build({
   jsx: "automatic",
   jsxImportSource: "preact",
   define: { "process.env.NODE_ENV": '"production"' },
+});
+// The renderer (markdown, highlighting, diffs), loaded once the session list is shown.
+await build({
+  ...common,
+  entryPoints: { render: join(root, "src/render.ts") },
+  outdir: out,
+  format: "esm",
+  target: ["es2020", "chrome100", "firefox100", "safari15"],
 });
 await build({
   ...common,

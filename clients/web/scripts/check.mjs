@@ -11,7 +11,7 @@ const dist = join(root, "dist");
 const temp = mkdtempSync(join(tmpdir(), "pi-web-check-"));
 try {
   execFileSync(process.execPath, [join(root, "scripts/build.mjs"), temp], { stdio: "inherit" });
-  const expected = ["app.css", "app.js", "index.html"];
+  const expected = ["app.css", "app.js", "index.html", "render.js"];
   const problems = [];
   const have = readdirSync(dist).sort();
   if (JSON.stringify(have) !== JSON.stringify(expected)) {
@@ -30,9 +30,11 @@ try {
     }
   }
   // The page's CSP allows no inline script or style and no eval.
-  const js = readFileSync(join(temp, "app.js"), "utf8");
-  for (const bad of ["new Function(", "eval("]) {
-    if (js.includes(bad)) problems.push(`app.js contains ${bad}`);
+  for (const name of ["app.js", "render.js"]) {
+    const js = readFileSync(join(temp, name), "utf8");
+    for (const bad of ["new Function(", "eval("]) {
+      if (js.includes(bad)) problems.push(`${name} contains ${bad}`);
+    }
   }
   const html = readFileSync(join(temp, "index.html"), "utf8");
   if (/<script(?![^>]*\bsrc=)/i.test(html) || /<style|\sstyle=/i.test(html)) {

@@ -13,6 +13,7 @@ import rust from "highlight.js/lib/languages/rust";
 import typescript from "highlight.js/lib/languages/typescript";
 import xml from "highlight.js/lib/languages/xml";
 import { Marked, type Tokens } from "marked";
+import { escapeHtml } from "./text";
 
 hljs.registerLanguage("bash", bash);
 hljs.registerLanguage("css", css);
@@ -29,15 +30,6 @@ hljs.registerAliases(["html", "svg"], { languageName: "xml" });
 hljs.registerAliases(["tsx", "mts", "cts"], { languageName: "typescript" });
 hljs.registerAliases(["jsx", "mjs", "cjs"], { languageName: "javascript" });
 
-export function escapeHtml(text: string): string {
-  return text
-    .replace(/&/g, "&amp;")
-    .replace(/</g, "&lt;")
-    .replace(/>/g, "&gt;")
-    .replace(/"/g, "&quot;")
-    .replace(/'/g, "&#39;");
-}
-
 /** Highlighted HTML of `code` in `lang` (escaped text when the language is unknown). */
 export function highlight(code: string, lang?: string): string {
   const name = lang?.trim().split(/\s+/)[0]?.toLowerCase();
@@ -51,32 +43,6 @@ export function highlight(code: string, lang?: string): string {
   return escapeHtml(code);
 }
 
-/** The language highlight.js knows for a file name, if any. */
-export function languageOf(path: string): string | undefined {
-  const ext = /\.([a-z0-9]+)$/i.exec(path)?.[1]?.toLowerCase();
-  if (!ext) return undefined;
-  const map: Record<string, string> = {
-    ts: "typescript",
-    tsx: "typescript",
-    js: "javascript",
-    jsx: "javascript",
-    mjs: "javascript",
-    cjs: "javascript",
-    rs: "rust",
-    py: "python",
-    sh: "bash",
-    bash: "bash",
-    json: "json",
-    go: "go",
-    html: "xml",
-    xml: "xml",
-    svg: "xml",
-    css: "css",
-    diff: "diff",
-    patch: "diff",
-  };
-  return map[ext];
-}
 
 function safeHref(href: string): string | undefined {
   const trimmed = href.trim();

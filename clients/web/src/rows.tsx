@@ -1,10 +1,11 @@
 // One transcript row: user / assistant (text, thinking, tool calls with results) / others.
 
-import { diffLines } from "diff";
 import { Component } from "preact";
 import { useState } from "preact/hooks";
 import { tokenCount } from "./format";
-import { escapeHtml, highlight, languageOf, renderMarkdown } from "./markdown";
+import { renderer, rendererLoaded } from "./renderer";
+import { useEmitter } from "./store";
+import { escapeHtml, languageOf } from "./text";
 import type { Row, SessionController } from "./session";
 import type { Block, Msg, ToolCallBlock, ToolResultLike, ToolState } from "./types";
 
@@ -18,7 +19,10 @@ export function textOf(content: Msg["content"]): string {
 }
 
 function Markdown({ text }: { text: string }) {
-  return <div class="md" dangerouslySetInnerHTML={{ __html: renderMarkdown(text) }} />;
+  useEmitter(rendererLoaded);
+  const render = renderer();
+  if (!render) return <div class="md plain">{text}</div>;
+  return <div class="md" dangerouslySetInnerHTML={{ __html: render.renderMarkdown(text) }} />;
 }
 
 function Images({ content }: { content: Msg["content"] }) {
@@ -72,7 +76,10 @@ export function WriteDiff({ path, before, after }: { path: string; before: strin
   if (before.length + after.length > MAX_DIFF_CHARS) {
     return <div class="muted">(file too large to diff)</div>;
   }
-  const parts = diffLines(before, after);
+  useEmitter(rendererLoaded);
+  const render = renderer();
+  if (!render) return <pre class="diff plain">{after}</pre>;
+  const parts = render.diffLines(before, after);
   const out: { cls: string; text: string }[] = [];
   for (const part of parts) {
     const lines = part.value.replace(/\n$/, "").split("\n");
@@ -100,12 +107,14 @@ export function WriteDiff({ path, before, after }: { path: string; before: strin
 function Collapsible({ text, lang, limit = 30 }: { text: string; lang?: string; limit?: number }) {
   const lines = text.split("\n");
   const [open, setOpen] = useState(false);
+  useEmitter(rendererLoaded);
+  const render = renderer();
   const long = lines.length > limit || text.length > 6000;
   const shown = long && !open ? lines.slice(0, limit).join("\n").slice(0, 6000) : text;
   return (
     <div class="output">
       <pre class="code">
-        <code class="hljs" dangerouslySetInnerHTML={{ __html: lang ? highlight(shown, lang) : escapeHtml(shown) }} />
+        <code class="hljs" dangerouslySetInnerHTML={{ __html: lang && render ? render.highlight(shown, lang) : escapeHtml(shown) }} />
       </pre>
       {long && (
         <button class="link" onClick={() => setOpen(!open)}>

@@ -4,6 +4,7 @@
 import { useEffect, useMemo, useState } from "preact/hooks";
 import type { SessionInfo } from "../../typescript/src/generated/protocol";
 import { app } from "./app";
+import { renderer } from "./renderer";
 import { plural } from "./format";
 import { useEmitter } from "./store";
 
@@ -48,6 +49,8 @@ export function SessionList() {
         if (performance.getEntriesByName("pi:sessions-painted").length === 0) {
           performance.mark("pi:sessions-painted");
         }
+        // Now the renderer a transcript needs.
+        renderer();
       });
     }
   }, [all.length]);

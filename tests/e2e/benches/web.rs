@@ -162,7 +162,7 @@ async fn main() {
         .unwrap()
         .to_owned();
     let mut assets = Vec::new();
-    for file in ["", "assets/app.js", "assets/app.css"] {
+    for file in ["", "assets/app.js", "assets/render.js", "assets/app.css"] {
         let path = format!("{home}{file}");
         let path = path.as_str();
         let (head, gzipped) = get(

@@ -26,7 +26,7 @@ struct Asset {
     bytes: &'static [u8],
 }
 
-const ASSETS: [Asset; 3] = [
+const ASSETS: [Asset; 4] = [
     Asset {
         path: "",
         content_type: "text/html; charset=utf-8",
@@ -36,6 +36,12 @@ const ASSETS: [Asset; 3] = [
         path: "assets/app.js",
         content_type: "text/javascript; charset=utf-8",
         bytes: include_bytes!("../../../../clients/web/dist/app.js"),
+    },
+    // Markdown, highlighting and diffs: loaded by app.js once the session list is shown.
+    Asset {
+        path: "assets/render.js",
+        content_type: "text/javascript; charset=utf-8",
+        bytes: include_bytes!("../../../../clients/web/dist/render.js"),
     },
     Asset {
         path: "assets/app.css",

@@ -158,7 +158,7 @@ async fn a_browser_logs_in_with_the_one_time_link_and_watches_a_run_stream() {
     let gate = Gate::new();
     world.server.push(
         Turn::reply()
-            .text("Streaming words arrive one by one, and then the rest.")
+            .text("Streaming words arrive one by one, and then the **rest**.")
             .delta_chars(4)
             .hold_after(6, &gate),
     );
@@ -198,6 +198,14 @@ async fn a_browser_logs_in_with_the_one_time_link_and_watches_a_run_stream() {
         )
         .await;
     browser.wait_gone(page, "[data-testid=streaming]").await;
+    // Markdown, once the renderer (assets/render.js) has loaded.
+    browser
+        .wait_for(
+            page,
+            "[data-testid=entry][data-role=assistant] .md strong",
+            Some("rest"),
+        )
+        .await;
     assert_no_secrets(&mut browser, page, &world, &url).await;
     browser.close().await;
 }
