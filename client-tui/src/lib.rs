@@ -30,5 +30,5 @@ pub mod update;
 
 pub use render::render;
 pub use runtime::Extensions;
-pub use runtime::{AttachOptions, Target, open_in_browser, run};
+pub use runtime::{AttachOptions, Target, browser_opener, open_in_browser, run};
 pub use update::update;

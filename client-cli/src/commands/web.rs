@@ -156,12 +156,7 @@ fn announce(args: &WebArgs, url: &str, expires_at: i64, remote: Option<&str>) {
 /// `WAYLAND_DISPLAY` set), waiting for the opener (it hands the page to the browser and
 /// ends) so it runs before `pictl` exits.
 fn open(target: &str) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-    {
-        "xdg-open"
-    } else {
+    let Some(opener) = pi_tui::browser_opener() else {
         return;
     };
     let _ = std::process::Command::new(opener)

@@ -15,7 +15,7 @@ mod graphics;
 pub use daemon::Extensions;
 mod terminal;
 mod world;
-pub use world::open_in_browser;
+pub use world::{browser_opener, open_in_browser};
 
 use std::collections::VecDeque;
 use std::path::PathBuf;

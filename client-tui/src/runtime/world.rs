@@ -13,12 +13,7 @@ const MAX_FILES: usize = 20_000;
 /// `WAYLAND_DISPLAY` set); does nothing otherwise (`/login`, `pictl login`, `pictl acp`). The opener runs off
 /// the loop's thread, its output discarded (it would draw over the TUI).
 pub fn open_in_browser(url: String) {
-    let opener = if cfg!(target_os = "macos") {
-        "open"
-    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
-    {
-        "xdg-open"
-    } else {
+    let Some(opener) = browser_opener() else {
         return;
     };
     tokio::task::spawn_blocking(move || {
@@ -29,6 +24,19 @@ pub fn open_in_browser(url: String) {
             .stderr(std::process::Stdio::null())
             .status();
     });
+}
+
+/// The desktop's opener for URLs and files: `open` on macOS, `xdg-open` when `DISPLAY` or
+/// `WAYLAND_DISPLAY` is set; `None` without a desktop.
+pub fn browser_opener() -> Option<&'static str> {
+    if cfg!(target_os = "macos") {
+        Some("open")
+    } else if std::env::var_os("DISPLAY").is_some() || std::env::var_os("WAYLAND_DISPLAY").is_some()
+    {
+        Some("xdg-open")
+    } else {
+        None
+    }
 }
 
 /// `cwd` with the home directory shown as `~`.

@@ -218,20 +218,7 @@ export class SessionController extends Emitter {
   /** Reads the whole current branch and rebuilds the rows (keeping rows of events newer
    * than the read that are not in it). */
   async readBranch(client: DaemonClient) {
-    const entries: Entry[] = [];
-    let cursor: string | undefined;
-    let leafId: string | null | undefined;
-    do {
-      const page = await client.call("session/read", {
-        sessionId: this.id,
-        scope: "branch",
-        limit: 1000,
-        cursor: cursor ?? null,
-      });
-      for (const record of page.entries) entries.push(record.entry as unknown as Entry);
-      if (leafId === undefined) leafId = page.leafId;
-      cursor = page.nextCursor ?? undefined;
-    } while (cursor && !this.disposed);
+    const { entries, leafId } = await readEntries(client, this.id, "branch", () => this.disposed);
     const later = this.rows.filter((row) => !row.entryId);
     this.rows = [];
     this.entryIds.clear();
@@ -650,4 +637,24 @@ function cloneMessage(msg: Msg): Msg {
 
 export function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/** Every entry of a session's branch or tree, page by page (`session/read`), and the leaf as
+ * the first page saw it; `stop` ends the reading early. */
+export async function readEntries(
+  client: DaemonClient,
+  sessionId: string,
+  scope: "branch" | "tree",
+  stop: () => boolean = () => false,
+): Promise<{ entries: Entry[]; leafId: string | null | undefined }> {
+  const entries: Entry[] = [];
+  let cursor: string | undefined;
+  let leafId: string | null | undefined;
+  do {
+    const page = await client.call("session/read", { sessionId, scope, limit: 1000, cursor: cursor ?? null });
+    for (const record of page.entries) entries.push(record.entry as unknown as Entry);
+    if (leafId === undefined) leafId = page.leafId;
+    cursor = page.nextCursor ?? undefined;
+  } while (cursor && !stop());
+  return { entries, leafId };
 }

@@ -4,7 +4,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { app } from "./app";
 import { textOf } from "./rows";
-import type { SessionController } from "./session";
+import { readEntries, type SessionController } from "./session";
 import type { Entry } from "./types";
 
 interface Node {
@@ -45,18 +45,7 @@ export function TreePanel({ session }: { session: SessionController }) {
     const client = app.client;
     if (!client) return;
     try {
-      const all: Entry[] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await client.call("session/read", {
-          sessionId: session.id,
-          scope: "tree",
-          limit: 1000,
-          cursor: cursor ?? null,
-        });
-        for (const record of page.entries) all.push(record.entry as unknown as Entry);
-        cursor = page.nextCursor ?? undefined;
-      } while (cursor);
+      const { entries: all } = await readEntries(client, session.id, "tree");
       setEntries(all);
       setError(undefined);
     } catch (e) {

@@ -97,6 +97,23 @@ async fn usage_sums_assistant_messages_by_model_and_day() {
     assert_eq!(since.by_day[0].day, "2026-03-16");
 }
 
+/// Writes `lines` as a pi session file at `path` and imports it.
+async fn import_lines(
+    client: &pi_client::Client,
+    path: &std::path::Path,
+    lines: &[serde_json::Value],
+) {
+    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
+    std::fs::write(path, text).unwrap();
+    client
+        .call::<SessionImport>(&SessionImportParams {
+            path: path.display().to_string(),
+            link: false,
+        })
+        .await
+        .unwrap();
+}
+
 #[tokio::test]
 async fn usage_sums_by_project_costliest_first() {
     let daemon = TempDaemon::start(pid_binary()).await;
@@ -120,15 +137,7 @@ async fn usage_sums_by_project_costliest_first() {
                                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 4.0}},
                            "stopReason": "stop", "timestamp": 1_773_568_800_001_i64}}),
     ];
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    std::fs::write(&other, text).unwrap();
-    client
-        .call::<SessionImport>(&SessionImportParams {
-            path: other.display().to_string(),
-            link: false,
-        })
-        .await
-        .unwrap();
+    import_lines(&client, &other, &lines).await;
     let all = client
         .call::<UsageStats>(&UsageStatsParams::default())
         .await
@@ -167,15 +176,7 @@ async fn a_model_without_prices_counts_its_tokens_at_no_cost() {
                                      "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0}},
                            "stopReason": "stop", "timestamp": 1_773_568_800_001_i64}}),
     ];
-    let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
-    std::fs::write(&path, text).unwrap();
-    client
-        .call::<SessionImport>(&SessionImportParams {
-            path: path.display().to_string(),
-            link: false,
-        })
-        .await
-        .unwrap();
+    import_lines(&client, &path, &lines).await;
     let all = client
         .call::<UsageStats>(&UsageStatsParams::default())
         .await

@@ -110,13 +110,7 @@ impl Remote {
     /// The command that reaches the far daemon: ssh (or `PI_REMOTE_SSH`) running
     /// `PROGRAM bridge` there.
     pub fn command(&self) -> (String, Vec<String>) {
-        let ssh = std::env::var("PI_REMOTE_SSH")
-            .ok()
-            .filter(|ssh| !ssh.trim().is_empty())
-            .unwrap_or_else(|| "ssh".to_owned());
-        let mut words = ssh.split_whitespace().map(str::to_owned);
-        let program = words.next().unwrap_or_else(|| "ssh".to_owned());
-        let mut args: Vec<String> = words.collect();
+        let (program, mut args) = ssh_words();
         // No terminal: the connection carries the protocol's bytes, nothing else.
         args.push("-T".to_owned());
         if let Some(port) = self.port {
@@ -136,13 +130,7 @@ impl Remote {
     /// The command that forwards `127.0.0.1:local` here to the far daemon's loopback
     /// listener on port `far` (`pictl web --remote`): `ssh -N -L`, nothing run there.
     pub fn forward_command(&self, local: u16, far: u16) -> (String, Vec<String>) {
-        let ssh = std::env::var("PI_REMOTE_SSH")
-            .ok()
-            .filter(|ssh| !ssh.trim().is_empty())
-            .unwrap_or_else(|| "ssh".to_owned());
-        let mut words = ssh.split_whitespace().map(str::to_owned);
-        let program = words.next().unwrap_or_else(|| "ssh".to_owned());
-        let mut args: Vec<String> = words.collect();
+        let (program, mut args) = ssh_words();
         args.extend(
             ["-N", "-T", "-o", "ExitOnForwardFailure=yes", "-L"]
                 .iter()
@@ -164,6 +152,17 @@ impl Remote {
             None => self.destination.clone(),
         }
     }
+}
+
+/// The ssh program and its options: `PI_REMOTE_SSH` split on whitespace, or `ssh`.
+fn ssh_words() -> (String, Vec<String>) {
+    let ssh = std::env::var("PI_REMOTE_SSH")
+        .ok()
+        .filter(|ssh| !ssh.trim().is_empty())
+        .unwrap_or_else(|| "ssh".to_owned());
+    let mut words = ssh.split_whitespace().map(str::to_owned);
+    let program = words.next().unwrap_or_else(|| "ssh".to_owned());
+    (program, words.collect())
 }
 
 #[cfg(test)]
