@@ -34,6 +34,19 @@ async function newPage(contextIndex) {
   if (!context) {
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
     contexts[contextIndex] = context;
+    // `PI_WEB_DIST`: the UI's scripts and styles from this directory (`npm run build DIR`)
+    // instead of those built into pid, with pid's own headers: measuring a change to the UI
+    // without rebuilding the daemon. The tests never set it.
+    if (process.env.PI_WEB_DIST) {
+      const { readFileSync } = await import("node:fs");
+      await context.route(/\/(app\.js|render\.js|app\.css)$/, async (route) => {
+        const response = await route.fetch();
+        const headers = { ...response.headers() };
+        for (const name of ["content-encoding", "content-length", "etag"]) delete headers[name];
+        const name = new URL(route.request().url()).pathname.split("/").pop();
+        await route.fulfill({ response, headers, body: readFileSync(join(process.env.PI_WEB_DIST, name)) });
+      });
+    }
   }
   const page = await context.newPage();
   const index = pages.length;
@@ -140,7 +153,13 @@ const ops = {
   scrollTrace: async ({ page, selector, step = -150, frames: count = 300 }) => {
     const target = pages[page];
     await browser.startTracing(target, {
-      categories: ["devtools.timeline", "disabled-by-default-devtools.timeline", "toplevel"],
+      categories: [
+        "devtools.timeline",
+        "disabled-by-default-devtools.timeline",
+        "toplevel",
+        // Kept traces carry JavaScript samples too (which slow the page a little).
+        ...(process.env.PI_TRACE_DIR ? ["disabled-by-default-v8.cpu_profiler"] : []),
+      ],
     });
     const intervals = await target.evaluate(
       async ({ selector, step, count }) => {
@@ -162,7 +181,13 @@ const ops = {
       },
       { selector, step, count },
     );
-    const trace = JSON.parse((await browser.stopTracing()).toString("utf8"));
+    const raw = (await browser.stopTracing()).toString("utf8");
+    // `PI_TRACE_DIR`: keep each raw trace there (for chrome://tracing or Perfetto).
+    if (process.env.PI_TRACE_DIR) {
+      const { writeFileSync } = await import("node:fs");
+      writeFileSync(`${process.env.PI_TRACE_DIR}/scroll-${Date.now()}.json`, raw);
+    }
+    const trace = JSON.parse(raw);
     const events = trace.traceEvents || trace;
     const mains = new Set(
       events

@@ -210,6 +210,18 @@ impl Client {
                     connect_websocket(url, token.as_deref()).await?
                 }
                 Endpoint::Remote(remote) => {
+                    // The shared link when one is up (see `remote_link`), else the bridge.
+                    let link = match pi_paths::Paths::from_env() {
+                        Ok(paths) => crate::remote_link::Link::for_remote(remote, &paths)?,
+                        Err(_) => None,
+                    };
+                    if let Some(link) = &link
+                        && let Some(connected) = link
+                            .connect(remote, client_info.clone(), capabilities.clone())
+                            .await?
+                    {
+                        return Ok(connected);
+                    }
                     let (transport, said) = connect_remote(remote)?;
                     let handshake =
                         Client::handshake(transport, client_info.clone(), capabilities.clone())
@@ -218,6 +230,12 @@ impl Client {
                     return match handshake {
                         Err(ClientError::Disconnected { .. }) => {
                             Err(remote_unreachable(remote, said.finished().await))
+                        }
+                        Ok((client, notifications)) => {
+                            if let Some(link) = &link {
+                                link.open(remote, &client).await;
+                            }
+                            Ok((client, notifications))
                         }
                         handshake => handshake,
                     };
@@ -240,7 +258,7 @@ impl Client {
         }
     }
 
-    async fn handshake(
+    pub(crate) async fn handshake(
         transport: Transport,
         client_info: ClientInfo,
         capabilities: ClientCapabilities,
@@ -390,7 +408,7 @@ impl Inner {
     }
 }
 
-async fn connect_unix(path: &std::path::Path) -> Result<Transport, ClientError> {
+pub(crate) async fn connect_unix(path: &std::path::Path) -> Result<Transport, ClientError> {
     let stream = connect_socket(path).await?;
     let (read, write) = stream.into_split();
     Ok(Transport::bytes(write, read, Framing::Lines))

@@ -124,6 +124,9 @@ pub enum ClientError {
     /// `PI_REMOTE` or `--remote` is not an ssh address.
     #[error(transparent)]
     BadRemote(#[from] crate::remote::BadRemote),
+    /// `PI_REMOTE_LINK` is neither `off` nor an idle time.
+    #[error(transparent)]
+    BadRemoteLink(#[from] crate::remote_link::BadLinkSetting),
     /// The daemon answered with an error.
     #[error("{}", .0.message)]
     Rpc(ErrorObject),

@@ -17,6 +17,7 @@ pub mod model_scope;
 pub mod partial;
 pub mod pi_files;
 pub mod remote;
+pub mod remote_link;
 
 pub use client::{Client, Endpoint, Notifications, connect_socket};
 pub use error::ClientError;

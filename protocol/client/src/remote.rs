@@ -145,6 +145,67 @@ impl Remote {
         (program, args)
     }
 
+    /// The command that opens the shared link (see `remote_link`): a `ControlMaster` that
+    /// forwards the Unix socket `link` here to the far daemon's socket `far`, ends after
+    /// `idle` without connections, never prompts, and notices a dead network by keep-alives.
+    /// Its options come before `PI_REMOTE_SSH`'s (ssh keeps the first value given), so a
+    /// `ControlMaster` of the user's does not turn it into a client of another connection.
+    pub fn link_command(
+        &self,
+        control: &std::path::Path,
+        link: &std::path::Path,
+        far: &std::path::Path,
+        idle: &str,
+    ) -> (String, Vec<String>) {
+        let (program, words) = ssh_words();
+        let mut args: Vec<String> = [
+            "ControlMaster=yes".to_owned(),
+            // `%` starts one of ssh's tokens in a control path.
+            format!(
+                "ControlPath={}",
+                control.display().to_string().replace('%', "%%")
+            ),
+            format!("ControlPersist={idle}"),
+            "StreamLocalBindUnlink=yes".to_owned(),
+            "ExitOnForwardFailure=yes".to_owned(),
+            "BatchMode=yes".to_owned(),
+            "ServerAliveInterval=15".to_owned(),
+            "ServerAliveCountMax=3".to_owned(),
+        ]
+        .into_iter()
+        .flat_map(|option| ["-o".to_owned(), option])
+        .collect();
+        args.extend(words);
+        args.extend(["-N".to_owned(), "-T".to_owned(), "-L".to_owned()]);
+        args.push(format!("{}:{}", link.display(), far.display()));
+        if let Some(port) = self.port {
+            args.push("-p".to_owned());
+            args.push(port.to_string());
+        }
+        args.push(self.destination.clone());
+        (program, args)
+    }
+
+    /// The command that ends the shared link's connection (`ssh -O exit`).
+    pub fn link_exit_command(&self, control: &std::path::Path) -> (String, Vec<String>) {
+        let (program, words) = ssh_words();
+        let mut args = vec![
+            "-o".to_owned(),
+            format!(
+                "ControlPath={}",
+                control.display().to_string().replace('%', "%%")
+            ),
+        ];
+        args.extend(words);
+        args.extend(["-O".to_owned(), "exit".to_owned()]);
+        if let Some(port) = self.port {
+            args.push("-p".to_owned());
+            args.push(port.to_string());
+        }
+        args.push(self.destination.clone());
+        (program, args)
+    }
+
     /// How to name it to people: `me@devbox` (with the port when one is given).
     pub fn label(&self) -> String {
         match self.port {
@@ -206,6 +267,37 @@ mod tests {
         assert_eq!(
             args,
             ["-T", "-p", "2222", "me@devbox", "--", "pictl", "bridge"]
+        );
+    }
+
+    #[test]
+    fn the_link_forwards_a_socket_with_its_options_before_the_user_s() {
+        let remote = Remote::parse("ssh://me@devbox:2222").unwrap();
+        let (program, args) = remote.link_command(
+            std::path::Path::new("/run/pi/remote/k.ctl"),
+            std::path::Path::new("/run/pi/remote/k.sock"),
+            std::path::Path::new("/run/user/1000/pi-daemon/pid.sock"),
+            "10m",
+        );
+        assert_eq!(program, "ssh");
+        let line = args.join(" ");
+        assert!(
+            line.starts_with(
+                "-o ControlMaster=yes -o ControlPath=/run/pi/remote/k.ctl -o ControlPersist=10m "
+            ),
+            "{line}"
+        );
+        assert!(line.contains("-o BatchMode=yes"), "{line}");
+        assert!(
+            line.ends_with(
+                "-N -T -L /run/pi/remote/k.sock:/run/user/1000/pi-daemon/pid.sock -p 2222 me@devbox"
+            ),
+            "{line}"
+        );
+        let (_, exit) = remote.link_exit_command(std::path::Path::new("/run/100%/k.ctl"));
+        assert_eq!(
+            exit.join(" "),
+            "-o ControlPath=/run/100%%/k.ctl -O exit -p 2222 me@devbox"
         );
     }
 

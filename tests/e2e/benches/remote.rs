@@ -1,7 +1,8 @@
 //! What `pictl --remote` costs: whole-process `pictl daemon status` against a warm daemon
 //! locally, through `--remote` to the same daemon over a real sshd on loopback (with ssh's
 //! connection sharing, `ControlMaster`, as docs/cli.md recommends, and without), and the SSH
-//! round trip itself (`ssh host true` over the shared connection). Target: a remote command
+//! round trip itself (`ssh host true` over the shared connection), and through the shared link
+//! `pictl --remote` leaves (`remote_link` in pi-client). Target: a remote command
 //! costs less than one SSH round trip beyond the local one.
 //!
 //! Run: `cargo build --release --bins && cargo bench -p pi-e2e --bench remote` (needs
@@ -65,6 +66,24 @@ fn ssh(ssh_command: &str, port: u16, args: &[&str]) -> Command {
     command
 }
 
+/// Waits until the shared link's socket in `dir` accepts connections.
+fn wait_for_link(dir: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries.flatten().any(|entry| {
+            entry.path().extension().is_some_and(|ext| ext == "sock")
+                && std::os::unix::net::UnixStream::connect(entry.path()).is_ok()
+        })
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "no shared link in {}",
+            dir.display()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 fn main() {
     if std::env::args().any(|arg| arg == "--list") {
         return; // `cargo test --benches` probes bench binaries this way.
@@ -100,17 +119,25 @@ fn main() {
     let plain_ssh = sshd.ssh_command("");
     let shared_ssh = sshd.ssh_command(&shared);
     let remote = sshd.remote(&pictl);
-    let through = |ssh_command: &str| {
+    // Through `pictl bridge` (no shared link), or the shared link when `link`.
+    let through = |ssh_command: &str, link: bool| {
         let mut command = local(&["--remote", &remote, "daemon", "status"], near.path());
         command.env("PI_REMOTE_SSH", ssh_command);
+        if !link {
+            command.env("PI_REMOTE_LINK", "off");
+        }
         command
     };
 
     let local_status = samples(|| local(&["daemon", "status"], far.path()));
     let rtt_shared = samples(|| ssh(&shared_ssh, sshd.port, &["true"]));
-    let remote_shared = samples(|| through(&shared_ssh));
+    let remote_shared = samples(|| through(&shared_ssh, false));
     let rtt_plain = samples(|| ssh(&plain_ssh, sshd.port, &["true"]));
-    let remote_plain = samples(|| through(&plain_ssh));
+    let remote_plain = samples(|| through(&plain_ssh, false));
+    // The first command opens the link in the background; once it is up, the rest use it.
+    let first = timed(&mut through(&plain_ssh, true));
+    wait_for_link(&near.path().join("run/remote"));
+    let remote_link = samples(|| through(&plain_ssh, true));
 
     // The shared connection's master, and the daemon.
     let _ = ssh(&shared_ssh, sshd.port, &["-O", "exit"]).output();
@@ -127,12 +154,16 @@ fn main() {
             &rtt_shared,
         ),
         (
-            "`pictl --remote … daemon status`, shared connection",
+            "`pictl --remote … daemon status`, through the shared link (the default)",
+            &remote_link,
+        ),
+        (
+            "`pictl --remote … daemon status`, `PI_REMOTE_LINK=off`, shared connection",
             &remote_shared,
         ),
         ("`ssh host true`, new connection each time", &rtt_plain),
         (
-            "`pictl --remote … daemon status`, new connection each time",
+            "`pictl --remote … daemon status`, `PI_REMOTE_LINK=off`, new connection each time",
             &remote_plain,
         ),
     ] {
@@ -142,10 +173,14 @@ fn main() {
             p95(samples)
         );
     }
-    let beyond = p50(&remote_shared) - p50(&local_status);
+    let beyond = p50(&remote_link) - p50(&local_status);
+    let bridged = p50(&remote_shared) - p50(&local_status);
     println!(
-        "remote − local (shared connection): {beyond:.2} ms; one SSH round trip: {:.2} ms",
-        p50(&rtt_shared)
+        "remote − local: {beyond:.2} ms through the link, {bridged:.2} ms through the bridge \
+         (shared connection); one SSH command (`ssh host true`, shared connection): {:.2} ms; \
+         the first command, which opens the link: {:.2} ms",
+        p50(&rtt_shared),
+        first.as_secs_f64() * 1000.0
     );
     println!(
         "{}",
@@ -153,6 +188,7 @@ fn main() {
             "bench": "remote", "localP50Ms": p50(&local_status),
             "sshTrueSharedP50Ms": p50(&rtt_shared), "remoteSharedP50Ms": p50(&remote_shared),
             "sshTruePlainP50Ms": p50(&rtt_plain), "remotePlainP50Ms": p50(&remote_plain),
+            "remoteLinkP50Ms": p50(&remote_link), "firstMs": first.as_secs_f64() * 1000.0,
         })
     );
 }

@@ -17,9 +17,34 @@ pub struct Sshd {
 
 impl Drop for Sshd {
     fn drop(&mut self) {
+        // Its connections first (each a process of its own session): a client's shared
+        // connection (`pictl`'s link) then ends at once instead of on its idle time.
+        for connection in children_of(self.child.id()) {
+            if let Some(pid) = rustix::process::Pid::from_raw(connection) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// The processes whose parent is `parent` (from `/proc`).
+fn children_of(parent: u32) -> Vec<i32> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid: i32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // `PID (COMM) STATE PPID …`; COMM may hold spaces and parentheses.
+            let after = &stat[stat.rfind(')')? + 1..];
+            let ppid: u32 = after.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == parent).then_some(pid)
+        })
+        .collect()
 }
 
 fn keygen(path: &Path) {

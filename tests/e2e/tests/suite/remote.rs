@@ -5,6 +5,7 @@
 //! local side has a home of its own with no daemon and no model: only the far daemon (the
 //! test's, named to the far side through sshd's `SetEnv`) can answer.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 
@@ -28,6 +29,38 @@ fn near_env(near_home: &Path, sshd: &Sshd, remote: Option<&str>) -> Vec<(String,
         env.push(("PI_REMOTE".to_owned(), remote.to_owned()));
     }
     env
+}
+
+/// The shared link's socket in `dir`, once it accepts connections (ssh logs in and forwards
+/// in the background after the first command).
+fn wait_for_link(dir: &Path) -> std::path::PathBuf {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    loop {
+        let live = std::fs::read_dir(dir).ok().and_then(|entries| {
+            entries.flatten().map(|entry| entry.path()).find(|path| {
+                path.extension().is_some_and(|ext| ext == "sock")
+                    && std::os::unix::net::UnixStream::connect(path).is_ok()
+            })
+        });
+        if let Some(path) = live {
+            return path;
+        }
+        let log: String = std::fs::read_dir(dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "log"))
+                    .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+                    .collect()
+            })
+            .unwrap_or_default();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no shared link in {} within 30 s; ssh said: {log}",
+            dir.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
 }
 
 fn pictl(env: &[(String, String)], dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
@@ -83,6 +116,28 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     assert!(
         world.server.requests()[0].body_text.contains("say hello"),
         "the far daemon's model got the prompt"
+    );
+
+    // That command left a shared link: ssh forwarding a socket here to the far daemon's,
+    // in the near runtime directory, private. Once it is up, commands to that remote go
+    // through it and run no ssh of their own: with `PI_REMOTE_SSH` broken they still work.
+    let link = wait_for_link(&near.path().join("run/remote"));
+    let mode = std::fs::metadata(&link).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode & 0o077, 0, "the link socket is {mode:o}");
+    let mut broken_ssh = near_env(near.path(), &sshd, Some(&remote));
+    broken_ssh.retain(|(key, _)| key != "PI_REMOTE_SSH");
+    broken_ssh.push(("PI_REMOTE_SSH".to_owned(), "/bin/false".to_owned()));
+    let (code, stdout, stderr) = pictl(&broken_ssh, near.path(), &["sessions", "--all", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&cwd), "{stdout}");
+    // `PI_REMOTE_LINK` that is neither off nor a time is refused with what it means.
+    let mut bad_link = near_env(near.path(), &sshd, Some(&remote));
+    bad_link.push(("PI_REMOTE_LINK".to_owned(), "soon".to_owned()));
+    let (code, _, stderr) = pictl(&bad_link, near.path(), &["sessions"]);
+    assert_ne!(code, Some(0));
+    assert!(
+        stderr.contains("PI_REMOTE_LINK=\"soon\" is neither `off` nor an idle time such as 10m"),
+        "{stderr}"
     );
 
     // `PI_REMOTE`: the session is listed there, in its far directory.
