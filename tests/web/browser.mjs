@@ -157,8 +157,8 @@ const ops = {
         "devtools.timeline",
         "disabled-by-default-devtools.timeline",
         "toplevel",
-        // Kept traces carry JavaScript samples too (which slow the page a little).
-        ...(process.env.PI_TRACE_DIR ? ["disabled-by-default-v8.cpu_profiler"] : []),
+        // `PI_TRACE_PROFILE`: JavaScript samples too (which slow the page a little).
+        ...(process.env.PI_TRACE_PROFILE ? ["disabled-by-default-v8.cpu_profiler"] : []),
       ],
     });
     const intervals = await target.evaluate(

@@ -251,9 +251,13 @@ export class App extends Emitter {
         // The open session's own view is fresher.
         const current = this.current?.info;
         if (current && all.has(current.id)) all.set(current.id, withFirstMessage(current, all.get(current.id)));
-        this.sessions = all;
-        this.sessionsLoaded = true;
-        this.changed();
+        // Nothing new (the usual answer to a poll): no re-render of everything that shows
+        // sessions, which would land in a frame of whatever the user is doing.
+        if (!this.sessionsLoaded || !sameSessions(this.sessions, all)) {
+          this.sessions = all;
+          this.sessionsLoaded = true;
+          this.changed();
+        }
       } catch {
         // Retried below.
       }
@@ -305,3 +309,11 @@ function sleep(ms: number) {
 }
 
 export const app = new App();
+
+/** Whether two session lists hold the same sessions, in the same order, alike field for field. */
+function sameSessions(a: Map<string, SessionInfo>, b: Map<string, SessionInfo>): boolean {
+  if (a.size !== b.size) return false;
+  const left = [...a.values()];
+  const right = [...b.values()];
+  return left.every((info, i) => JSON.stringify(info) === JSON.stringify(right[i]));
+}

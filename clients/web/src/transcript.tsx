@@ -39,21 +39,29 @@ export function Transcript({ session }: { session: SessionController }) {
   const scroller = useRef<HTMLDivElement>(null);
   const list = useRef<HTMLDivElement>(null);
   const heights = useRef(new Map<string, number>());
+  const offsetsBuffer = useRef(new Float64Array(0));
   const stick = useRef(true);
   const programmatic = useRef(-1);
   const [, setTick] = useState(0);
   const [range, setRange] = useState({ top: 0, height: 1000 });
   const rows = session.rows;
 
-  // Offsets of every row (prefix sums over measured or estimated heights).
-  const offsets = new Float64Array(rows.length + 1);
+  // Offsets of every row (prefix sums over measured or estimated heights), in a buffer kept
+  // across renders: a new 80 KB array per render of a 10,000-entry session is garbage that
+  // the collector cleans up in the middle of a scroll.
+  if (offsetsBuffer.current.length < rows.length + 1) {
+    offsetsBuffer.current = new Float64Array(Math.max(1024, (rows.length + 1) * 2));
+  }
+  const offsets = offsetsBuffer.current;
+  offsets[0] = 0;
   for (let i = 0; i < rows.length; i++) {
     const row = rows[i]!;
     offsets[i + 1] = offsets[i]! + (heights.current.get(row.key) ?? estimate(row));
   }
   const total = offsets[rows.length]!;
-  const first = Math.max(0, upperBound(offsets, range.top - OVERSCAN) - 1);
-  let last = upperBound(offsets, range.top + range.height + OVERSCAN);
+  const count = rows.length + 1;
+  const first = Math.max(0, upperBound(offsets, count, range.top - OVERSCAN) - 1);
+  let last = upperBound(offsets, count, range.top + range.height + OVERSCAN);
   last = Math.min(rows.length, Math.max(last, first + 1));
   const padTop = offsets[first]!;
   const padBottom = total - offsets[last]!;
@@ -146,6 +154,15 @@ export function Transcript({ session }: { session: SessionController }) {
         return { top, height };
       });
     };
+    // The range follows in a task of its own, after the frame that scrolled: rendering the
+    // rows that enter (markdown, their layout) does not lengthen that frame, and the
+    // overscan keeps them ready before they show.
+    let queued = false;
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      queued = false;
+      update();
+    };
     const onScroll = () => {
       if (programmatic.current >= 0 && Math.abs(el.scrollTop - programmatic.current) < 2) {
         programmatic.current = -1;
@@ -153,7 +170,10 @@ export function Transcript({ session }: { session: SessionController }) {
         programmatic.current = -1;
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
       }
-      update();
+      if (!queued) {
+        queued = true;
+        channel.port2.postMessage(null);
+      }
     };
     const onWheel = (event: WheelEvent) => {
       if (event.deltaY < 0) stick.current = false;
@@ -167,6 +187,7 @@ export function Transcript({ session }: { session: SessionController }) {
       el.removeEventListener("scroll", onScroll);
       el.removeEventListener("wheel", onWheel);
       resize?.disconnect();
+      channel.port1.close();
     };
   }, [session]);
 
@@ -214,10 +235,10 @@ function LiveStatus({ session }: { session: SessionController }) {
   return <div class="live-status">{parts.join(" · ")}</div>;
 }
 
-/** The first index whose offset is greater than `value`. */
-function upperBound(offsets: Float64Array, value: number): number {
+/** The first index below `count` whose offset is greater than `value`. */
+function upperBound(offsets: Float64Array, count: number, value: number): number {
   let lo = 0;
-  let hi = offsets.length;
+  let hi = count;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
     if (offsets[mid]! <= value) lo = mid + 1;

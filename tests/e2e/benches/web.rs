@@ -285,9 +285,11 @@ async fn main() {
         tasks.len()
     );
     println!(
-        "  scroll, frame interval {:>8.2} ms p50, {:.2} ms p95 ({} frames)",
+        "  scroll, frame interval {:>8.2} ms p50, {:.2} ms p95, {:.2} ms max ({} frames, {} longer than 20 ms: frames missed)",
         percentile(&intervals, 0.5),
         percentile(&intervals, 0.95),
-        intervals.len()
+        intervals.last().copied().unwrap_or_default(),
+        intervals.len(),
+        intervals.iter().filter(|ms| **ms > 20.0).count()
     );
 }
