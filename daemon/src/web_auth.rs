@@ -59,6 +59,8 @@ pub struct WebAuth {
     codes: Mutex<Vec<(String, i64)>>,
     // Revoked logins and when their cookies would have expired.
     revoked: Mutex<HashMap<String, i64>>,
+    // Woken when a login is revoked or the key replaced: open connections check their cookie.
+    changed: tokio::sync::Notify,
 }
 
 #[derive(Debug)]
@@ -185,6 +187,29 @@ impl WebAuth {
                 .contains_key(&cookie_login)
     }
 
+    /// Returns once cookie `value` of login `login` stops being valid: its login revoked,
+    /// the key replaced, or its expiry passed. The UI's WebSocket connection ends then, so a
+    /// tab logged out elsewhere (or by `pictl web --revoke`) is shut out at once rather than
+    /// at its next reconnection.
+    pub async fn until_invalid(&self, value: &str, login: &str) {
+        loop {
+            // Registered before the check, so a change between the two is not missed.
+            let changed = self.changed.notified();
+            tokio::pin!(changed);
+            changed.as_mut().enable();
+            let now = pi_util::time::now_millis();
+            if !self.cookie_valid(value, login, now) {
+                return;
+            }
+            let expiry = self.verify(value).map_or(now, |(_, expiry)| expiry);
+            let left = std::time::Duration::from_millis(u64::try_from(expiry - now).unwrap_or(0));
+            tokio::select! {
+                () = changed => {}
+                () = tokio::time::sleep(left) => {}
+            }
+        }
+    }
+
     /// Revokes the login of cookie `value` (when it is one of ours): `/s/LOGIN/logout`.
     pub fn revoke(&self, value: &str, now_ms: i64) {
         let Some((login, expiry)) = self.verify(value) else {
@@ -193,6 +218,7 @@ impl WebAuth {
         let mut revoked = self.revoked.lock().unwrap_or_else(PoisonError::into_inner);
         revoked.retain(|_, until| *until > now_ms);
         revoked.insert(login, expiry);
+        self.changed.notify_waiters();
         let text: String = revoked
             .iter()
             .map(|(login, until)| format!("{login} {until}\n"))
@@ -227,6 +253,7 @@ impl WebAuth {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .clear();
+        self.changed.notify_waiters();
         Ok(())
     }
 

@@ -115,29 +115,39 @@ export function Transcript({ session }: { session: SessionController }) {
     else if (stick.current) toBottom();
   });
 
-  // Height changes of rendered rows (a tool's output growing, a block opened).
+  // Height changes of rendered rows (a tool's output growing, a block opened), measured in
+  // a task of its own after the frame, as the scroll handler's range is.
   useEffect(() => {
     const inner = list.current;
     if (!inner || typeof ResizeObserver === "undefined") return;
-    let frame = 0;
-    const observer = new ResizeObserver(() => {
-      if (frame) return;
-      frame = requestAnimationFrame(() => {
-        frame = 0;
-        if (measure()) setTick((n) => n + 1);
-      });
-    });
-    const observeAll = () => {
-      observer.disconnect();
-      for (const child of Array.from(inner.children)) observer.observe(child);
+    let queued = false;
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      queued = false;
+      if (measure()) setTick((n) => n + 1);
     };
-    observeAll();
-    const mutations = new MutationObserver(observeAll);
+    const observer = new ResizeObserver(() => {
+      if (queued) return;
+      queued = true;
+      channel.port2.postMessage(null);
+    });
+    for (const child of Array.from(inner.children)) observer.observe(child);
+    // Rows entering are observed, rows leaving no longer (the others stay as they are).
+    const mutations = new MutationObserver((records) => {
+      for (const record of records) {
+        record.addedNodes.forEach((node) => {
+          if (node instanceof Element) observer.observe(node);
+        });
+        record.removedNodes.forEach((node) => {
+          if (node instanceof Element) observer.unobserve(node);
+        });
+      }
+    });
     mutations.observe(inner, { childList: true });
     return () => {
       observer.disconnect();
       mutations.disconnect();
-      cancelAnimationFrame(frame);
+      channel.port1.close();
     };
   }, [session]);
 

@@ -32,6 +32,54 @@ async fn upgrade_status(url: &str, headers: &[(&'static str, String)]) -> u16 {
     }
 }
 
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A WebSocket connection with `headers`, initialized (its first answer read).
+async fn initialized_socket(url: &str, headers: &[(&'static str, String)]) -> Socket {
+    use futures_util::{SinkExt as _, StreamExt as _};
+    let mut request = url.into_client_request().unwrap();
+    for (name, value) in headers {
+        request.headers_mut().insert(*name, value.parse().unwrap());
+    }
+    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": pi_protocol::PROTOCOL_VERSION,
+                   "clientInfo": {"name": "web", "version": "0"}}});
+    socket
+        .send(tokio_tungstenite::tungstenite::Message::Text(
+            initialize.to_string().into(),
+        ))
+        .await
+        .unwrap();
+    match socket.next().await {
+        Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => {
+            assert!(text.contains("\"result\""), "{text}");
+        }
+        other => panic!("no answer to initialize: {other:?}"),
+    }
+    socket
+}
+
+/// Whether the daemon ends `socket` (within 10 s): its stream ends, closes or fails.
+async fn ends(socket: &mut Socket) -> bool {
+    use futures_util::StreamExt as _;
+    tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        loop {
+            match socket.next().await {
+                None
+                | Some(Err(_))
+                | Some(Ok(tokio_tungstenite::tungstenite::Message::Close(_))) => {
+                    return;
+                }
+                Some(Ok(_)) => {}
+            }
+        }
+    })
+    .await
+    .is_ok()
+}
+
 #[tokio::test]
 async fn upgrade_requires_the_token_and_refuses_browser_origins() {
     let daemon = TempDaemon::start(pid_binary()).await;
@@ -510,7 +558,10 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         101
     );
 
-    // Logout revokes the login (not just the browser's copy); other methods are refused.
+    // Logout revokes the login (not just the browser's copy), and ends the login's open
+    // connections (another tab's); other methods are refused.
+    let mut open_tab =
+        initialized_socket(&url, &[("cookie", cookie.clone()), ("origin", own.clone())]).await;
     let answer = http(
         &daemon,
         &format!("GET {home}logout HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),
@@ -528,6 +579,10 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
     assert!(
         answer.starts_with("HTTP/1.1 401 Unauthorized\r\n"),
         "{answer}"
+    );
+    assert!(
+        ends(&mut open_tab).await,
+        "the open tab's connection ends with its login"
     );
     assert_eq!(
         upgrade_status(&url, &[("cookie", cookie.clone()), ("origin", own)]).await,
@@ -580,10 +635,44 @@ async fn web_logins_are_made_and_revoked_on_the_unix_socket_only() {
     let host = format!("127.0.0.1:{}", login.port);
     let (set_cookie, home) = redeem(&daemon, &host, &login.path).await;
     let cookie = set_cookie.split(';').next().unwrap().to_owned();
+    let url = format!("ws://{host}{home}rpc");
+    let own = format!("http://{host}");
+    let mut open_tab =
+        initialized_socket(&url, &[("cookie", cookie.clone()), ("origin", own)]).await;
+    // A connection made with the token is no login's: revoking leaves it open.
+    let mut scripted = initialized_socket(
+        &ws_url(&daemon),
+        &[("authorization", format!("Bearer {}", token(&daemon)))],
+    )
+    .await;
     let (unix, _events) = daemon.client().await;
     unix.call::<pi_protocol::v1::WebRevoke>(&pi_protocol::v1::WebRevokeParams {})
         .await
         .unwrap();
+    assert!(
+        ends(&mut open_tab).await,
+        "the open tab's connection ends when every login is revoked"
+    );
+    {
+        use futures_util::{SinkExt as _, StreamExt as _};
+        let status =
+            serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "daemon/status", "params": {}});
+        scripted
+            .send(tokio_tungstenite::tungstenite::Message::Text(
+                status.to_string().into(),
+            ))
+            .await
+            .unwrap();
+        match scripted.next().await {
+            Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => {
+                assert!(
+                    text.contains("\"id\":2") && text.contains("\"result\""),
+                    "{text}"
+                );
+            }
+            other => panic!("the token's connection was ended: {other:?}"),
+        }
+    }
     let answer = http(
         &daemon,
         &format!("GET {home} HTTP/1.1\r\nHost: {host}\r\nCookie: {cookie}\r\n\r\n"),

@@ -21,6 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use anyhow::Context as _;
 use bytes::Bytes;
+use futures_util::StreamExt as _;
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::Incoming;
@@ -261,10 +262,16 @@ impl Http {
         }
         let web_auth = &self.state.web_auth;
         let now = pi_util::time::now_millis();
+        // The login's cookie, when that is what let the connection in (not the token).
+        let mut by_cookie = None;
         let accept = match self
             .checks
             .authorize(request.headers(), request.uri(), |cookie| {
-                login.is_some_and(|login| web_auth.cookie_valid(cookie, login, now))
+                let valid = login.is_some_and(|login| web_auth.cookie_valid(cookie, login, now));
+                if valid {
+                    by_cookie = login.map(|login| (cookie.to_owned(), login.to_owned()));
+                }
+                valid
             })
             .and_then(|()| checks::accept_key(request.headers()))
         {
@@ -277,8 +284,12 @@ impl Http {
             .take()
             .expect("a connection carries one request (every answer but the upgrade closes it), so the upgrade finds its admission");
         let on_upgrade = hyper::upgrade::on(&mut request);
-        self.tracker
-            .spawn(serve_upgraded(self.state.clone(), on_upgrade, pending));
+        self.tracker.spawn(serve_upgraded(
+            self.state.clone(),
+            on_upgrade,
+            pending,
+            by_cookie,
+        ));
         let mut response = Response::new(Full::new(Bytes::new()));
         *response.status_mut() = StatusCode::SWITCHING_PROTOCOLS;
         let headers = response.headers_mut();
@@ -325,7 +336,14 @@ fn text(status: StatusCode, body: String) -> Response<Full<Bytes>> {
 }
 
 /// Serves the WebSocket connection of an upgrade, once hyper has handed over the socket.
-async fn serve_upgraded(state: Arc<DaemonState>, on_upgrade: OnUpgrade, pending: Pending) {
+/// A connection the web UI's cookie let in (`by_cookie`: the cookie and its login) ends as
+/// its login does: logged out, revoked, or expired.
+async fn serve_upgraded(
+    state: Arc<DaemonState>,
+    on_upgrade: OnUpgrade,
+    pending: Pending,
+    by_cookie: Option<(String, String)>,
+) {
     let upgraded = match on_upgrade.await {
         Ok(upgraded) => upgraded,
         Err(error) => {
@@ -345,5 +363,14 @@ async fn serve_upgraded(state: Arc<DaemonState>, on_upgrade: OnUpgrade, pending:
         parts.read_buf,
         state.config.limits.max_message_bytes,
     );
+    let incoming = match by_cookie {
+        Some((cookie, login)) => {
+            let watched = state.clone();
+            // The peer's messages end there, as if it had left: the usual close follows.
+            let ended = async move { watched.web_auth.until_invalid(&cookie, &login).await };
+            Box::pin(incoming.take_until(ended)) as connection::FrameStream
+        }
+        None => incoming,
+    };
     connection::serve(state, TransportKind::WebSocket, pending, incoming, outgoing).await;
 }

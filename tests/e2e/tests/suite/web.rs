@@ -2,7 +2,8 @@
 //! against the real `pid` and the scripted model: the one-time login of `pictl web`, a
 //! streaming run, an approval, a subagent's live transcript, presence between two tabs, a
 //! daemon killed mid-stream, the cost chart against `session/stats`, pages of other origins and
-//! DNS rebinding refused, and no secret in a URL, the storage or a log.
+//! DNS rebinding refused, an image in the transcript, and no secret in a URL, the storage or a
+//! log.
 
 use std::time::Duration;
 
@@ -207,6 +208,85 @@ async fn a_browser_logs_in_with_the_one_time_link_and_watches_a_run_stream() {
         )
         .await;
     assert_no_secrets(&mut browser, page, &world, &url).await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_image_sent_with_a_prompt_shows_in_the_transcript() {
+    // A 2×1 PNG: red, then blue.
+    const PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAIAAAABCAIAAAB7QOjdAAAADUlEQVR42mP4zwAE/wEHAAH/PX2MSQAAAABJRU5ErkJggg==";
+    let world = World::start("anthropic-messages").await;
+    world
+        .server
+        .push(Turn::reply().text("A red and a blue pixel."));
+    let session = session(&world, None).await;
+    let (client, _events) = world.client().await;
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&pi_protocol::v1::SessionMessageParams {
+            session_id: session.id.clone(),
+            text: "What is in this picture?".to_owned(),
+            images: vec![pi_protocol::v1::message::ImageContent {
+                data: PNG.to_owned(),
+                mime_type: "image/png".to_owned(),
+            }],
+        })
+        .await
+        .unwrap();
+    let (mut browser, page, _url) = logged_in(&world).await;
+    open_session(&mut browser, page, &session.id).await;
+    browser
+        .wait_for(page, &entry("assistant"), Some("A red and a blue pixel."))
+        .await;
+    assert!(
+        world.server.requests()[0].body_text.contains(PNG),
+        "the model got the image"
+    );
+    // Decoded by the browser (allowed by the page's policy), as the user sent it.
+    let size = browser
+        .wait_until(
+            page,
+            "() => { const img = document.querySelector('[data-testid=entry][data-role=user] img'); \
+             return img && img.complete && img.naturalWidth ? [img.naturalWidth, img.naturalHeight] : null; }",
+            Value::Null,
+        )
+        .await;
+    assert_eq!(size, json!([2, 1]));
+    let logs = browser.op("logs", json!({})).await.to_string();
+    assert!(!logs.contains("Content Security Policy"), "{logs}");
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pictl_web_revoke_shuts_an_open_tab_out_at_once() {
+    let world = World::start("anthropic-messages").await;
+    let session = session(&world, None).await;
+    let (mut browser, page, _url) = logged_in(&world).await;
+    open_session(&mut browser, page, &session.id).await;
+    let out = tokio::process::Command::new(workspace_binary("pictl"))
+        .args(["web", "--revoke"])
+        .envs(world.daemon.env())
+        .stdin(std::process::Stdio::null())
+        .output()
+        .await
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Logged every browser out of the web UI; `pictl web` logs one in again.\n"
+    );
+    // The daemon ends the tab's connection; the tab finds its login gone and says what to do
+    // (without reloading: the open page, not a new one).
+    browser
+        .wait_for(
+            page,
+            "[data-testid=logged-out]",
+            Some("Run pictl web for a new link."),
+        )
+        .await;
     browser.close().await;
 }
 
