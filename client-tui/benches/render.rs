@@ -136,6 +136,7 @@ fn attached_state(entries: Vec<EntryRecord>) -> State {
         last_seq,
         warnings: Vec::new(),
         pi_file: None,
+        questions: 0,
     };
     pi_tui::update(
         &mut state,

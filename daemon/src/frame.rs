@@ -306,6 +306,7 @@ mod tests {
                     last_seq: 9,
                     warnings: Vec::new(),
                     pi_file: None,
+                    questions: 0,
                 },
             },
         ];

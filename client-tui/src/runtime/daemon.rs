@@ -166,6 +166,7 @@ pub async fn recent_sessions(client: &Client, cwd: &Path) -> Result<Vec<SessionI
                 last_seq: 0,
                 warnings: Vec::new(),
                 pi_file: Some(file.path.display().to_string()),
+                questions: 0,
             }),
     );
     sessions.sort_by_key(|session| std::cmp::Reverse(session.updated_at));

@@ -39,6 +39,7 @@ pub fn info(last_seq: u64) -> SessionInfo {
         last_seq,
         warnings: Vec::new(),
         pi_file: None,
+        questions: 0,
     }
 }
 

@@ -241,8 +241,10 @@ function SessionItem({ info, depth, dim }: { info: SessionInfo; depth: number; d
   const shownTitle = title(session && !info.firstMessage ? { ...info, firstMessage: session.firstUserText() } : info);
   const fork = info.parentSessionId && !info.taskName ? app.sessions.get(info.parentSessionId) : undefined;
   const forkOf = info.parentSessionId && !info.taskName ? (fork ? title(fork) : info.parentSessionId.slice(0, 8)) : undefined;
-  // Questions arrive only for sessions this tab is attached to (the open one).
-  const questions = app.uiRequests.filter((r) => r.sessionId === info.id).length;
+  // Questions arrive live for the session this tab is attached to (the open one); the list's
+  // own answer (polled) counts those of the others.
+  const live = app.uiRequests.filter((r) => r.sessionId === info.id).length;
+  const questions = selected ? live : Math.max(live, info.questions ?? 0);
   return (
     <a
       class={`session-item${selected ? " selected" : ""}${dim ? " dim" : ""}`}

@@ -1022,11 +1022,14 @@ impl SessionRegistry {
         } else {
             None
         };
+        let questions = self.questions_by_session();
         let sessions = rows
             .into_iter()
             .map(|row| {
                 let row = self.with_held_env(row);
-                info(&row, row.running, row.last_seq)
+                let mut info = info(&row, row.running, row.last_seq);
+                info.questions = questions.get(&info.id).copied().unwrap_or(0);
+                info
             })
             .collect();
         Ok(SessionListResponse {
@@ -1466,6 +1469,7 @@ pub fn info(row: &SessionRow, running: bool, seq: u64) -> SessionInfo {
         last_seq: seq,
         warnings: Vec::new(),
         pi_file: row.start_options.pi_file.clone(),
+        questions: 0,
     }
 }
 

@@ -134,6 +134,15 @@ impl SessionRegistry {
             .collect()
     }
 
+    /// How many questions wait in each session that has any (`session/list`'s `questions`).
+    pub fn questions_by_session(&self) -> HashMap<String, u32> {
+        let mut counts = HashMap::new();
+        for pending in self.questions.table().values() {
+            *counts.entry(pending.params.session_id.clone()).or_insert(0) += 1;
+        }
+        counts
+    }
+
     /// How many questions are pending (for status and tests).
     pub fn pending_question_count(&self) -> usize {
         self.questions.table().len()

@@ -64,6 +64,14 @@ pub struct SessionInfo {
     /// entries are appended to in pi's format.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pi_file: Option<String>,
+    /// Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+    /// answer: a client shows which sessions wait for someone without attaching to each.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub questions: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }
 
 /// Whether a run is active.

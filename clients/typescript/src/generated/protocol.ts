@@ -4732,6 +4732,11 @@ export interface SessionInfo {
    */
   piFile?: string | null;
   /**
+   * Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+   * answer: a client shows which sessions wait for someone without attaching to each.
+   */
+  questions?: number;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -4944,6 +4949,11 @@ export interface SessionInfo1 {
    * entries are appended to in pi's format.
    */
   piFile?: string | null;
+  /**
+   * Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+   * answer: a client shows which sessions wait for someone without attaching to each.
+   */
+  questions?: number;
   /**
    * `idle` or `running`.
    */
@@ -5381,6 +5391,11 @@ export interface SessionInfo2 {
    */
   piFile?: string | null;
   /**
+   * Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+   * answer: a client shows which sessions wait for someone without attaching to each.
+   */
+  questions?: number;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -5638,6 +5653,11 @@ export interface SessionInfo3 {
    */
   piFile?: string | null;
   /**
+   * Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+   * answer: a client shows which sessions wait for someone without attaching to each.
+   */
+  questions?: number;
+  /**
    * `idle` or `running`.
    */
   status: "idle" | "running";
@@ -5834,6 +5854,11 @@ export interface SessionInfo4 {
    * entries are appended to in pi's format.
    */
   piFile?: string | null;
+  /**
+   * Questions (approvals, `ask`) in the session waiting for an answer, in `session/list`'s
+   * answer: a client shows which sessions wait for someone without attaching to each.
+   */
+  questions?: number;
   /**
    * `idle` or `running`.
    */

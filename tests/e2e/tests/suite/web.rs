@@ -291,6 +291,91 @@ async fn pictl_web_revoke_shuts_an_open_tab_out_at_once() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sessions_waiting_for_an_answer_are_marked_in_the_list() {
+    let world = World::start("anthropic-messages").await;
+    world.server.respond_with(caller);
+    let home = world.daemon.home.path().to_path_buf();
+    std::fs::write(home.join("notes.txt"), "old line\n").unwrap();
+    let waiting = session(&world, None).await;
+    let open = session(&world, None).await;
+    let (client, mut events) = world.client().await;
+    client
+        .call::<SessionSetPolicy>(&SessionSetPolicyParams {
+            session_id: waiting.id.clone(),
+            mode: "ask-writes".to_owned(),
+        })
+        .await
+        .unwrap();
+    super::approvals::attach(&client, &waiting.id).await;
+    let edit =
+        json!({"path": "notes.txt", "edits": [{"oldText": "old line", "newText": "new line"}]});
+    client
+        .call::<pi_protocol::v1::SessionPrompt>(&super::harness::prompt(
+            &waiting.id,
+            &format!("call edit {edit}"),
+        ))
+        .await
+        .unwrap();
+    let question = tokio::time::timeout(
+        Duration::from_secs(20),
+        events.next_of::<pi_protocol::v1::UiRequestNotification>(),
+    )
+    .await
+    .expect("a question arrives")
+    .unwrap()
+    .unwrap();
+    // `session/list` counts it.
+    let listed = client
+        .call::<pi_protocol::v1::SessionList>(&pi_protocol::v1::SessionListParams::default())
+        .await
+        .unwrap();
+    let questions = |id: &str| {
+        listed
+            .sessions
+            .iter()
+            .find(|info| info.id == id)
+            .map(|info| info.questions)
+    };
+    assert_eq!(questions(&waiting.id), Some(1));
+    assert_eq!(questions(&open.id), Some(0));
+
+    // A tab with another session open marks the waiting one in its list.
+    let (mut browser, page, _url) = logged_in(&world).await;
+    open_session(&mut browser, page, &open.id).await;
+    let badge = format!(
+        "[data-testid=session-item][data-session-id=\"{}\"] [data-testid=session-questions]",
+        waiting.id
+    );
+    browser.wait_for(page, &badge, Some("? 1")).await;
+    assert_eq!(
+        browser
+            .count(
+                page,
+                &format!(
+                    "[data-testid=session-item][data-session-id=\"{}\"] [data-testid=session-questions]",
+                    open.id
+                )
+            )
+            .await,
+        0
+    );
+    // Answered elsewhere: the mark goes with the next look at the list.
+    client
+        .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
+            session_id: question.session_id.clone(),
+            request_id: question.request_id.clone(),
+            answer: pi_protocol::v1::UiAnswer {
+                value: Some("Allow once".to_owned()),
+                ..pi_protocol::v1::UiAnswer::default()
+            },
+        })
+        .await
+        .unwrap();
+    browser.wait_gone(page, &badge).await;
+    browser.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_edit_is_approved_in_the_browser_and_shown_as_a_diff() {
     let world = World::start("anthropic-messages").await;
     world.server.respond_with(caller);
