@@ -116,6 +116,13 @@ impl From<ClientError> for CliError {
     fn from(error: ClientError) -> Self {
         let class = if error.is_unreachable() {
             ErrorClass::Unreachable
+        } else if matches!(
+            error,
+            ClientError::BadRemote(_) | ClientError::BadRemoteLink(_)
+        ) {
+            // A bad value in the environment (`PI_REMOTE`, `PI_REMOTE_LINK`), as on the
+            // command line.
+            ErrorClass::Usage
         } else {
             ErrorClass::Failed
         };

@@ -344,6 +344,49 @@ mod tests {
         auth
     }
 
+    #[tokio::test]
+    async fn an_open_connection_hears_when_its_cookie_stops_being_valid() {
+        let dir = tempfile::tempdir().unwrap();
+        let auth = std::sync::Arc::new(listening(dir.path()));
+        let now = pi_util::time::now_millis();
+        // A cookie that expires 300 ms from now: the wait ends then.
+        let old = now - COOKIE_TTL_MS + 300;
+        let code = auth.new_code(old).unwrap();
+        let expiring = auth.redeem(&code.code, old).unwrap();
+        tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            auth.until_invalid(&expiring.cookie, &expiring.login),
+        )
+        .await
+        .expect("the expiry ends the wait");
+        // A fresh one: waiting until another login is revoked does not end it; its own
+        // revocation does, and so does replacing the key.
+        let mut logins = Vec::new();
+        for _ in 0..3 {
+            let code = auth.new_code(now).unwrap();
+            logins.push(auth.redeem(&code.code, now).unwrap());
+        }
+        let watch = |login: &Login| {
+            let (auth, login) = (auth.clone(), login.clone());
+            tokio::spawn(async move { auth.until_invalid(&login.cookie, &login.login).await })
+        };
+        let (first, second) = (watch(&logins[0]), watch(&logins[1]));
+        auth.revoke(&logins[2].cookie, now);
+        tokio::task::yield_now().await;
+        assert!(!first.is_finished() && !second.is_finished());
+        auth.revoke(&logins[0].cookie, now);
+        tokio::time::timeout(std::time::Duration::from_secs(10), first)
+            .await
+            .expect("its own revocation ends the wait")
+            .unwrap();
+        assert!(!second.is_finished());
+        auth.rotate().unwrap();
+        tokio::time::timeout(std::time::Duration::from_secs(10), second)
+            .await
+            .expect("a new key ends every wait")
+            .unwrap();
+    }
+
     #[test]
     fn hmac_matches_rfc_4231() {
         // Test case 2.

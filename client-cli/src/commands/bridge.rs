@@ -16,6 +16,11 @@ pub async fn run(start: bool) -> Result<ExitCode, CliError> {
     let socket = paths.socket_path();
     let stream = match pi_client::connect_socket(&socket).await {
         Ok(stream) => stream,
+        Err(pi_client::ClientError::Unreachable { .. }) if !start => {
+            // Said in words the near side tells apart from a failed login.
+            crate::output::eprint_line(pi_client::remote::NO_FAR_DAEMON);
+            return Ok(ExitCode::from(crate::error::EXIT_UNREACHABLE));
+        }
         Err(error) if !start => {
             return Err(CliError::from(error).with_hint(
                 "no daemon runs on this host; `pictl --remote … daemon status` does not start one",

@@ -54,9 +54,13 @@ pub async fn run(command: DaemonCommand) -> Result<ExitCode, CliError> {
     if !matches!(command, DaemonCommand::Status { .. })
         && let Ok(Some(remote)) = pi_client::remote::Remote::current()
     {
+        let port = remote
+            .port
+            .map(|port| format!("-p {port} "))
+            .unwrap_or_default();
         return Err(CliError::usage(format!(
             "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far \
-             host instead: ssh {} {} daemon …",
+             host instead: ssh {port}{} {} daemon …",
             remote.destination, remote.program
         )));
     }
@@ -112,6 +116,17 @@ async fn status(paths: &Paths, human: bool) -> Result<ExitCode, CliError> {
                 print_json(&status_object(&status));
             }
             Ok(ExitCode::SUCCESS)
+        }
+        Err(ClientError::RemoteNoDaemon { remote }) if human => {
+            crate::output::print_line(&format!(
+                "The daemon on {remote} is not running. Any other `pictl --remote` command \
+                 starts it (`pictl daemon status` does not)."
+            ));
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
+        }
+        Err(ClientError::RemoteNoDaemon { remote }) => {
+            print_json(&json!({ "running": false, "remote": remote }));
+            Ok(ExitCode::from(EXIT_UNREACHABLE))
         }
         Err(ClientError::Unreachable { .. }) if human => {
             crate::output::print_line(&format!(

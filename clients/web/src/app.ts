@@ -250,7 +250,9 @@ export class App extends Emitter {
         } while (cursor && ++pages < 10);
         // The open session's own view is fresher.
         const current = this.current?.info;
-        if (current && all.has(current.id)) all.set(current.id, withFirstMessage(current, all.get(current.id)));
+        const polled = current && all.get(current.id);
+        // (Its questions are counted by the list only.)
+        if (current && polled) all.set(current.id, { ...withFirstMessage(current, polled), questions: polled.questions });
         // Nothing new (the usual answer to a poll): no re-render of everything that shows
         // sessions, which would land in a frame of whatever the user is doing.
         if (!this.sessionsLoaded || !sameSessions(this.sessions, all)) {

@@ -37,3 +37,23 @@ export function useEmitter(emitter: Emitter | undefined): number {
   useEffect(() => (emitter ? emitter.subscribe(() => force()) : undefined), [emitter]);
   return emitter?.version ?? 0;
 }
+
+/** A task that runs `run` once, soon, however often `schedule` is called before it does: in a
+ * task of its own (a `MessageChannel`), so work asked for during a frame (a scroll, a
+ * resize) runs after that frame rather than lengthening it. `close` when done with it. */
+export function taskScheduler(run: () => void): { schedule: () => void; close: () => void } {
+  let queued = false;
+  const channel = new MessageChannel();
+  channel.port1.onmessage = () => {
+    queued = false;
+    run();
+  };
+  return {
+    schedule: () => {
+      if (queued) return;
+      queued = true;
+      channel.port2.postMessage(null);
+    },
+    close: () => channel.port1.close(),
+  };
+}

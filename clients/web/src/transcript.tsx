@@ -7,7 +7,7 @@ import { useEffect, useLayoutEffect, useMemo, useRef, useState } from "preact/ho
 import { app } from "./app";
 import { RowView, StreamingView, textOf } from "./rows";
 import type { Row, SessionController } from "./session";
-import { useEmitter } from "./store";
+import { taskScheduler, useEmitter } from "./store";
 
 const OVERSCAN = 800;
 const estimates = new WeakMap<Row, number>();
@@ -120,17 +120,10 @@ export function Transcript({ session }: { session: SessionController }) {
   useEffect(() => {
     const inner = list.current;
     if (!inner || typeof ResizeObserver === "undefined") return;
-    let queued = false;
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      queued = false;
+    const remeasure = taskScheduler(() => {
       if (measure()) setTick((n) => n + 1);
-    };
-    const observer = new ResizeObserver(() => {
-      if (queued) return;
-      queued = true;
-      channel.port2.postMessage(null);
     });
+    const observer = new ResizeObserver(remeasure.schedule);
     for (const child of Array.from(inner.children)) observer.observe(child);
     // Rows entering are observed, rows leaving no longer (the others stay as they are).
     const mutations = new MutationObserver((records) => {
@@ -147,7 +140,7 @@ export function Transcript({ session }: { session: SessionController }) {
     return () => {
       observer.disconnect();
       mutations.disconnect();
-      channel.port1.close();
+      remeasure.close();
     };
   }, [session]);
 
@@ -167,12 +160,7 @@ export function Transcript({ session }: { session: SessionController }) {
     // The range follows in a task of its own, after the frame that scrolled: rendering the
     // rows that enter (markdown, their layout) does not lengthen that frame, and the
     // overscan keeps them ready before they show.
-    let queued = false;
-    const channel = new MessageChannel();
-    channel.port1.onmessage = () => {
-      queued = false;
-      update();
-    };
+    const follow = taskScheduler(update);
     const onScroll = () => {
       if (programmatic.current >= 0 && Math.abs(el.scrollTop - programmatic.current) < 2) {
         programmatic.current = -1;
@@ -180,10 +168,7 @@ export function Transcript({ session }: { session: SessionController }) {
         programmatic.current = -1;
         stick.current = el.scrollHeight - el.scrollTop - el.clientHeight < 40;
       }
-      if (!queued) {
-        queued = true;
-        channel.port2.postMessage(null);
-      }
+      follow.schedule();
     };
     const onWheel = (event: WheelEvent) => {
       if (event.deltaY < 0) stick.current = false;
@@ -197,7 +182,7 @@ export function Transcript({ session }: { session: SessionController }) {
       el.removeEventListener("scroll", onScroll);
       el.removeEventListener("wheel", onWheel);
       resize?.disconnect();
-      channel.port1.close();
+      follow.close();
     };
   }, [session]);
 

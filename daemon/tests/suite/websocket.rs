@@ -37,7 +37,7 @@ type Socket =
 
 /// A WebSocket connection with `headers`, initialized (its first answer read).
 async fn initialized_socket(url: &str, headers: &[(&'static str, String)]) -> Socket {
-    use futures_util::{SinkExt as _, StreamExt as _};
+    use futures_util::SinkExt as _;
     let mut request = url.into_client_request().unwrap();
     for (name, value) in headers {
         request.headers_mut().insert(*name, value.parse().unwrap());
@@ -52,13 +52,27 @@ async fn initialized_socket(url: &str, headers: &[(&'static str, String)]) -> So
         ))
         .await
         .unwrap();
-    match socket.next().await {
-        Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => {
-            assert!(text.contains("\"result\""), "{text}");
-        }
-        other => panic!("no answer to initialize: {other:?}"),
-    }
+    answer_to(&mut socket, 1).await;
     socket
+}
+
+/// The answer to request `id` on `socket` (notifications before it are skipped); panics when
+/// it is an error or the connection ends first.
+async fn answer_to(socket: &mut Socket, id: u64) -> serde_json::Value {
+    use futures_util::StreamExt as _;
+    loop {
+        match socket.next().await {
+            Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => {
+                let message: serde_json::Value = serde_json::from_str(&text).unwrap();
+                if message["id"] == id {
+                    assert!(message.get("result").is_some(), "{message}");
+                    return message;
+                }
+            }
+            Some(Ok(_)) => {}
+            other => panic!("no answer to request {id}: {other:?}"),
+        }
+    }
 }
 
 /// Whether the daemon ends `socket` (within 10 s): its stream ends, closes or fails.
@@ -489,7 +503,9 @@ async fn the_web_ui_logs_in_once_with_a_code_and_then_takes_only_its_cookie_from
         Some("text/javascript; charset=utf-8")
     );
     // A forged cookie, or this one under another login's path, is no login.
-    let forged = format!("{}0", &cookie[..cookie.len() - 1]);
+    // Its MAC's last digit changed (to another digit than it was).
+    let last = if cookie.ends_with('0') { '1' } else { '0' };
+    let forged = format!("{}{last}", &cookie[..cookie.len() - 1]);
     let other_home = format!("/s/{}/", "0".repeat(32));
     for (bad, path) in [
         (forged.as_str(), home.as_str()),
@@ -654,7 +670,7 @@ async fn web_logins_are_made_and_revoked_on_the_unix_socket_only() {
         "the open tab's connection ends when every login is revoked"
     );
     {
-        use futures_util::{SinkExt as _, StreamExt as _};
+        use futures_util::SinkExt as _;
         let status =
             serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "daemon/status", "params": {}});
         scripted
@@ -663,15 +679,7 @@ async fn web_logins_are_made_and_revoked_on_the_unix_socket_only() {
             ))
             .await
             .unwrap();
-        match scripted.next().await {
-            Some(Ok(tokio_tungstenite::tungstenite::Message::Text(text))) => {
-                assert!(
-                    text.contains("\"id\":2") && text.contains("\"result\""),
-                    "{text}"
-                );
-            }
-            other => panic!("the token's connection was ended: {other:?}"),
-        }
+        answer_to(&mut scripted, 2).await;
     }
     let answer = http(
         &daemon,

@@ -7,6 +7,8 @@
 //! without an id, `connection/closing`). Requests from the daemon are answered with
 //! `method_not_found` until the client library grows handlers.
 
+mod link;
+
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
@@ -210,17 +212,21 @@ impl Client {
                     connect_websocket(url, token.as_deref()).await?
                 }
                 Endpoint::Remote(remote) => {
-                    // The shared link when one is up (see `remote_link`), else the bridge.
+                    // The shared link when one is up (see `client/link.rs`), else the bridge.
+                    let setting = std::env::var("PI_REMOTE_LINK").ok();
                     let link = match pi_paths::Paths::from_env() {
-                        Ok(paths) => crate::remote_link::Link::for_remote(remote, &paths)?,
+                        Ok(paths) => link::Link::for_remote(remote, &paths, setting.as_deref())?,
                         Err(_) => None,
                     };
-                    if let Some(link) = &link
-                        && let Some(connected) = link
+                    let mut missed = link::Missed::NoLink;
+                    if let Some(link) = &link {
+                        match link
                             .connect(remote, client_info.clone(), capabilities.clone())
                             .await?
-                    {
-                        return Ok(connected);
+                        {
+                            Ok(connected) => return Ok(connected),
+                            Err(why) => missed = why,
+                        }
                     }
                     let (transport, said) = connect_remote(remote)?;
                     let handshake =
@@ -229,11 +235,17 @@ impl Client {
                     // The far side never answered: what ssh (or the far pictl) said is why.
                     return match handshake {
                         Err(ClientError::Disconnected { .. }) => {
-                            Err(remote_unreachable(remote, said.finished().await))
+                            let said = said.finished().await;
+                            if said.contains(crate::remote::NO_FAR_DAEMON) {
+                                return Err(ClientError::RemoteNoDaemon {
+                                    remote: remote.label(),
+                                });
+                            }
+                            Err(remote_unreachable(remote, said))
                         }
                         Ok((client, notifications)) => {
                             if let Some(link) = &link {
-                                link.open(remote, &client).await;
+                                link.open(remote, &client, missed).await;
                             }
                             Ok((client, notifications))
                         }

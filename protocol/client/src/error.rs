@@ -121,12 +121,21 @@ pub enum ClientError {
         /// What ssh (or the far side) wrote on stderr.
         said: String,
     },
+    /// The far host runs no daemon, and the far bridge was asked not to start one (`pictl
+    /// --remote … daemon status`).
+    #[error(
+        "no daemon runs on {remote}; `pictl --remote … daemon status` does not start one (any other command does)"
+    )]
+    RemoteNoDaemon {
+        /// The remote, as `user@host`.
+        remote: String,
+    },
     /// `PI_REMOTE` or `--remote` is not an ssh address.
     #[error(transparent)]
     BadRemote(#[from] crate::remote::BadRemote),
     /// `PI_REMOTE_LINK` is neither `off` nor an idle time.
     #[error(transparent)]
-    BadRemoteLink(#[from] crate::remote_link::BadLinkSetting),
+    BadRemoteLink(#[from] crate::remote::BadLinkSetting),
     /// The daemon answered with an error.
     #[error("{}", .0.message)]
     Rpc(ErrorObject),
@@ -172,6 +181,7 @@ impl ClientError {
                 | ClientError::NotYourDaemon { .. }
                 | ClientError::WebSocket { .. }
                 | ClientError::RemoteUnreachable { .. }
+                | ClientError::RemoteNoDaemon { .. }
                 | ClientError::ProtocolMismatch { .. }
                 | ClientError::DaemonBinaryNotFound { .. }
                 | ClientError::StartFailed { .. }

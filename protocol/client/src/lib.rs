@@ -17,7 +17,6 @@ pub mod model_scope;
 pub mod partial;
 pub mod pi_files;
 pub mod remote;
-pub mod remote_link;
 
 pub use client::{Client, Endpoint, Notifications, connect_socket};
 pub use error::ClientError;

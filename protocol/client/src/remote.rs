@@ -13,6 +13,41 @@
 
 use std::sync::OnceLock;
 
+/// The idle time when `PI_REMOTE_LINK` is unset.
+const DEFAULT_IDLE: &str = "10m";
+
+/// `PI_REMOTE_LINK` is neither `off` nor an idle time.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "PI_REMOTE_LINK={0:?} is neither `off` nor an idle time such as 10m, 1h or 600 (seconds): \
+     it says how long the shared ssh link to a remote daemon stays open without commands"
+)]
+pub struct BadLinkSetting(pub String);
+
+/// The idle time `PI_REMOTE_LINK` (its value as given) asks for; `None` for `off` (or a
+/// time of zero, which ssh would read as "for ever").
+pub fn link_idle(setting: Option<&str>) -> Result<Option<String>, BadLinkSetting> {
+    let Some(setting) = setting.map(str::trim).filter(|setting| !setting.is_empty()) else {
+        return Ok(Some(DEFAULT_IDLE.to_owned()));
+    };
+    if matches!(
+        setting.to_ascii_lowercase().as_str(),
+        "off" | "no" | "false"
+    ) {
+        return Ok(None);
+    }
+    // ssh's time format, one unit: digits, then s, m, h, d or w (seconds without).
+    let digits = setting.trim_end_matches(|c: char| "smhdwSMHDW".contains(c));
+    let unit = setting.len() - digits.len();
+    if digits.is_empty() || unit > 1 || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(BadLinkSetting(setting.to_owned()));
+    }
+    if digits.bytes().all(|byte| byte == b'0') {
+        return Ok(None);
+    }
+    Ok(Some(setting.to_owned()))
+}
+
 /// A remote daemon's address.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Remote {
@@ -32,6 +67,10 @@ pub struct Remote {
     "{0}: a remote is ssh://[user@]host[:port][:/path/to/pictl], for example ssh://me@devbox or ssh://me@devbox:2222:/opt/pi/bin/pictl"
 )]
 pub struct BadRemote(pub String);
+
+/// What the far `pictl bridge --no-start` says on stderr when no daemon runs there: the near
+/// side tells that apart from a failed login.
+pub const NO_FAR_DAEMON: &str = "pictl bridge: no daemon runs on this host";
 
 // `pictl --remote`, which wins over `PI_REMOTE`.
 static CHOSEN: OnceLock<Remote> = OnceLock::new();
@@ -145,7 +184,7 @@ impl Remote {
         (program, args)
     }
 
-    /// The command that opens the shared link (see `remote_link`): a `ControlMaster` that
+    /// The command that opens the shared link (see `client/link.rs`): a `ControlMaster` that
     /// forwards the Unix socket `link` here to the far daemon's socket `far`, ends after
     /// `idle` without connections, never prompts, and notices a dead network by keep-alives.
     /// Its options come before `PI_REMOTE_SSH`'s (ssh keeps the first value given), so a
@@ -160,13 +199,10 @@ impl Remote {
         let (program, words) = ssh_words();
         let mut args: Vec<String> = [
             "ControlMaster=yes".to_owned(),
-            // `%` starts one of ssh's tokens in a control path.
-            format!(
-                "ControlPath={}",
-                control.display().to_string().replace('%', "%%")
-            ),
+            control_path(control),
             format!("ControlPersist={idle}"),
-            "StreamLocalBindUnlink=yes".to_owned(),
+            // The forwarded socket is this user's only, whatever ssh's config says.
+            "StreamLocalBindMask=0177".to_owned(),
             "ExitOnForwardFailure=yes".to_owned(),
             "BatchMode=yes".to_owned(),
             "ServerAliveInterval=15".to_owned(),
@@ -178,32 +214,46 @@ impl Remote {
         args.extend(words);
         args.extend(["-N".to_owned(), "-T".to_owned(), "-L".to_owned()]);
         args.push(format!("{}:{}", link.display(), far.display()));
-        if let Some(port) = self.port {
-            args.push("-p".to_owned());
-            args.push(port.to_string());
-        }
-        args.push(self.destination.clone());
+        self.push_address(&mut args);
         (program, args)
     }
 
     /// The command that ends the shared link's connection (`ssh -O exit`).
     pub fn link_exit_command(&self, control: &std::path::Path) -> (String, Vec<String>) {
         let (program, words) = ssh_words();
-        let mut args = vec![
-            "-o".to_owned(),
-            format!(
-                "ControlPath={}",
-                control.display().to_string().replace('%', "%%")
-            ),
-        ];
+        let mut args = vec!["-o".to_owned(), control_path(control)];
         args.extend(words);
         args.extend(["-O".to_owned(), "exit".to_owned()]);
+        self.push_address(&mut args);
+        (program, args)
+    }
+
+    /// Whether `PI_REMOTE_SSH` leaves connection sharing to the link: `-S`, `-M`, `-O` and
+    /// `-f` (alone or among other flags) would make ssh use or end another connection, or
+    /// leave the link's own in the foreground for good.
+    pub fn link_allowed(&self) -> bool {
+        link_allowed_by(&ssh_words().1)
+    }
+
+    /// What names this remote's shared link: the address, the far program and the ssh
+    /// command line (another `-l`, `-F` or key may reach another account).
+    pub fn link_identity(&self) -> String {
+        let (program, words) = ssh_words();
+        format!(
+            "{}\0{}\0{program} {}",
+            self.label(),
+            self.program,
+            words.join(" ")
+        )
+    }
+
+    /// `-p PORT` (when given) and the destination, ending a command line.
+    fn push_address(&self, args: &mut Vec<String>) {
         if let Some(port) = self.port {
             args.push("-p".to_owned());
             args.push(port.to_string());
         }
         args.push(self.destination.clone());
-        (program, args)
     }
 
     /// How to name it to people: `me@devbox` (with the port when one is given).
@@ -213,6 +263,29 @@ impl Remote {
             None => self.destination.clone(),
         }
     }
+}
+
+/// Whether ssh options `words` leave connection sharing to the link (see
+/// [`Remote::link_allowed`]). An option's argument that looks like such flags (`-i ./Mf`)
+/// counts too: that only costs the link.
+fn link_allowed_by(words: &[String]) -> bool {
+    !words.iter().any(|word| {
+        word.strip_prefix('-').is_some_and(|flags| {
+            !flags.starts_with('-')
+                && (flags.starts_with('S')
+                    || flags.starts_with('O')
+                    || (flags.chars().all(|c| c.is_ascii_alphabetic())
+                        && flags.contains(['M', 'f'])))
+        })
+    })
+}
+
+/// `ControlPath=PATH`, with `%` (which starts one of ssh's tokens there) doubled.
+fn control_path(control: &std::path::Path) -> String {
+    format!(
+        "ControlPath={}",
+        control.display().to_string().replace('%', "%%")
+    )
 }
 
 /// The ssh program and its options: `PI_REMOTE_SSH` split on whitespace, or `ssh`.
@@ -299,6 +372,56 @@ mod tests {
             exit.join(" "),
             "-o ControlPath=/run/100%%/k.ctl -O exit -p 2222 me@devbox"
         );
+    }
+
+    #[test]
+    fn options_that_take_over_connection_sharing_leave_no_room_for_the_link() {
+        let words = |line: &str| {
+            line.split_whitespace()
+                .map(str::to_owned)
+                .collect::<Vec<_>>()
+        };
+        for allowed in [
+            "",
+            "-i /home/me/.ssh/devbox -o BatchMode=yes",
+            "-o ControlMaster=auto -o ControlPath=/tmp/cm-%C -o ControlPersist=10m",
+            "-F /dev/null -p 22 -A -4",
+            "--",
+        ] {
+            assert!(link_allowed_by(&words(allowed)), "{allowed}");
+        }
+        for refused in [
+            "-S /tmp/cm",
+            "-S/tmp/cm",
+            "-M",
+            "-fN",
+            "-NM",
+            "-O check",
+            "-Oexit",
+        ] {
+            assert!(!link_allowed_by(&words(refused)), "{refused}");
+        }
+    }
+
+    #[test]
+    fn the_idle_time_is_ssh_s_or_off() {
+        assert_eq!(link_idle(None).unwrap().as_deref(), Some("10m"));
+        assert_eq!(link_idle(Some(" ")).unwrap().as_deref(), Some("10m"));
+        assert_eq!(link_idle(Some("1h")).unwrap().as_deref(), Some("1h"));
+        assert_eq!(link_idle(Some("600")).unwrap().as_deref(), Some("600"));
+        // Zero is "for ever" to ssh: no link rather than one that never ends.
+        for off in ["off", "OFF", "no", "0", "0s", "00m"] {
+            assert_eq!(link_idle(Some(off)).unwrap(), None, "{off}");
+        }
+        for bad in ["soon", "10 m", "1h30m", "m", "-5"] {
+            let error = link_idle(Some(bad)).unwrap_err().to_string();
+            assert!(
+                error.starts_with(&format!(
+                    "PI_REMOTE_LINK={bad:?} is neither `off` nor an idle time such as 10m"
+                )),
+                "{error}"
+            );
+        }
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! locally, through `--remote` to the same daemon over a real sshd on loopback (with ssh's
 //! connection sharing, `ControlMaster`, as docs/cli.md recommends, and without), and the SSH
 //! round trip itself (`ssh host true` over the shared connection), and through the shared link
-//! `pictl --remote` leaves (`remote_link` in pi-client). Target: a remote command
+//! `pictl --remote` leaves (`client/link.rs` in pi-client). Target: a remote command
 //! costs less than one SSH round trip beyond the local one.
 //!
 //! Run: `cargo build --release --bins && cargo bench -p pi-e2e --bench remote` (needs
@@ -19,7 +19,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use pi_test_support::sshd::{Sshd, user};
+use pi_test_support::sshd::{Sshd, user, wait_for_link};
 use pi_test_support::workspace_binary;
 
 const RUNS: usize = 100;
@@ -64,24 +64,6 @@ fn ssh(ssh_command: &str, port: u16, args: &[&str]) -> Command {
         ])
         .args(args);
     command
-}
-
-/// Waits until the shared link's socket in `dir` accepts connections.
-fn wait_for_link(dir: &Path) {
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while !std::fs::read_dir(dir).is_ok_and(|entries| {
-        entries.flatten().any(|entry| {
-            entry.path().extension().is_some_and(|ext| ext == "sock")
-                && std::os::unix::net::UnixStream::connect(entry.path()).is_ok()
-        })
-    }) {
-        assert!(
-            Instant::now() < deadline,
-            "no shared link in {}",
-            dir.display()
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 fn main() {

@@ -135,3 +135,37 @@ impl Sshd {
         )
     }
 }
+
+/// The shared link's socket (`pictl --remote`'s, in `RUNTIME/remote`) once it accepts
+/// connections: ssh logs in and forwards in the background after the first command. Fails
+/// after 30 s with what the link's ssh said.
+pub fn wait_for_link(dir: &Path) -> PathBuf {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let live = std::fs::read_dir(dir).ok().and_then(|entries| {
+            entries.flatten().map(|entry| entry.path()).find(|path| {
+                path.extension().is_some_and(|ext| ext == "sock")
+                    && std::os::unix::net::UnixStream::connect(path).is_ok()
+            })
+        });
+        if let Some(path) = live {
+            return path;
+        }
+        if Instant::now() > deadline {
+            let said: String = std::fs::read_dir(dir)
+                .map(|entries| {
+                    entries
+                        .flatten()
+                        .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "log"))
+                        .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
+                        .collect()
+                })
+                .unwrap_or_default();
+            panic!(
+                "no shared link in {} within 30 s; ssh said: {said}",
+                dir.display()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}

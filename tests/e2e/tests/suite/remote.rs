@@ -1,7 +1,8 @@
 //! `pictl --remote ssh://…` against a real `sshd` on a loopback port (a throwaway host key and
 //! client key, started by the test): `pictl run` and `pictl sessions` through `--remote` and
-//! `PI_REMOTE`, the TUI and an editor's `pictl acp` through the same bridge, and a far
-//! `pictl` that is not there. The
+//! `PI_REMOTE`, the shared link the first command leaves (later commands run no ssh; a wedged
+//! link is given up; `PI_REMOTE_LINK`), the TUI through the bridge and an editor's `pictl acp`
+//! through the link, and a far `pictl` that is not there. The
 //! local side has a home of its own with no daemon and no model: only the far daemon (the
 //! test's, named to the far side through sshd's `SetEnv`) can answer.
 
@@ -10,7 +11,7 @@ use std::path::Path;
 use std::process::Command;
 
 use pi_test_support::model_server::Turn;
-use pi_test_support::sshd::{Sshd, user};
+use pi_test_support::sshd::{Sshd, user, wait_for_link};
 use pi_test_support::workspace_binary;
 
 use super::harness::{MODEL, World};
@@ -20,10 +21,24 @@ use super::tui::Tmux;
 /// started there would be seen),
 /// ssh with the throwaway key, and `PI_REMOTE` when given.
 fn near_env(near_home: &Path, sshd: &Sshd, remote: Option<&str>) -> Vec<(String, String)> {
+    // ssh through a script that counts its runs (in `ssh.runs`).
+    let counting = near_home.join("counting-ssh");
+    std::fs::write(
+        &counting,
+        format!(
+            "#!/bin/sh\necho run >> {}\nexec ssh \"$@\"\n",
+            near_home.join("ssh.runs").display()
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&counting, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let ssh = sshd
+        .ssh_command("")
+        .replacen("ssh", &counting.display().to_string(), 1);
     let mut env = vec![
         ("PI_HOME".to_owned(), near_home.display().to_string()),
         ("HOME".to_owned(), near_home.display().to_string()),
-        ("PI_REMOTE_SSH".to_owned(), sshd.ssh_command("")),
+        ("PI_REMOTE_SSH".to_owned(), ssh),
     ];
     if let Some(remote) = remote {
         env.push(("PI_REMOTE".to_owned(), remote.to_owned()));
@@ -31,36 +46,12 @@ fn near_env(near_home: &Path, sshd: &Sshd, remote: Option<&str>) -> Vec<(String,
     env
 }
 
-/// The shared link's socket in `dir`, once it accepts connections (ssh logs in and forwards
-/// in the background after the first command).
-fn wait_for_link(dir: &Path) -> std::path::PathBuf {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-    loop {
-        let live = std::fs::read_dir(dir).ok().and_then(|entries| {
-            entries.flatten().map(|entry| entry.path()).find(|path| {
-                path.extension().is_some_and(|ext| ext == "sock")
-                    && std::os::unix::net::UnixStream::connect(path).is_ok()
-            })
-        });
-        if let Some(path) = live {
-            return path;
-        }
-        let log: String = std::fs::read_dir(dir)
-            .map(|entries| {
-                entries
-                    .flatten()
-                    .filter(|entry| entry.path().extension().is_some_and(|ext| ext == "log"))
-                    .filter_map(|entry| std::fs::read_to_string(entry.path()).ok())
-                    .collect()
-            })
-            .unwrap_or_default();
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no shared link in {} within 30 s; ssh said: {log}",
-            dir.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+/// How many times the near side ran ssh (see `near_env`).
+fn ssh_runs(near_home: &Path) -> usize {
+    std::fs::read_to_string(near_home.join("ssh.runs"))
+        .unwrap_or_default()
+        .lines()
+        .count()
 }
 
 fn pictl(env: &[(String, String)], dir: &Path, args: &[&str]) -> (Option<i32>, String, String) {
@@ -82,7 +73,7 @@ fn pictl(env: &[(String, String)], dir: &Path, args: &[&str]) -> (Option<i32>, S
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
-    let world = World::start("anthropic-messages").await;
+    let mut world = World::start("anthropic-messages").await;
     let far_home = world.daemon.home.path().to_path_buf();
     let far_project = far_home.join("project");
     std::fs::create_dir_all(&far_project).unwrap();
@@ -120,16 +111,16 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
 
     // That command left a shared link: ssh forwarding a socket here to the far daemon's,
     // in the near runtime directory, private. Once it is up, commands to that remote go
-    // through it and run no ssh of their own: with `PI_REMOTE_SSH` broken they still work.
+    // through it and run no ssh of their own.
     let link = wait_for_link(&near.path().join("run/remote"));
     let mode = std::fs::metadata(&link).unwrap().permissions().mode() & 0o777;
     assert_eq!(mode & 0o077, 0, "the link socket is {mode:o}");
-    let mut broken_ssh = near_env(near.path(), &sshd, Some(&remote));
-    broken_ssh.retain(|(key, _)| key != "PI_REMOTE_SSH");
-    broken_ssh.push(("PI_REMOTE_SSH".to_owned(), "/bin/false".to_owned()));
-    let (code, stdout, stderr) = pictl(&broken_ssh, near.path(), &["sessions", "--all", "--json"]);
+    let runs = ssh_runs(near.path());
+    let env = near_env(near.path(), &sshd, Some(&remote));
+    let (code, stdout, stderr) = pictl(&env, near.path(), &["sessions", "--all", "--json"]);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(stdout.contains(&cwd), "{stdout}");
+    assert_eq!(ssh_runs(near.path()), runs, "no ssh ran for that command");
     // `PI_REMOTE_LINK` that is neither off nor a time is refused with what it means.
     let mut bad_link = near_env(near.path(), &sshd, Some(&remote));
     bad_link.push(("PI_REMOTE_LINK".to_owned(), "soon".to_owned()));
@@ -154,10 +145,11 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
         .unwrap_or_else(|| panic!("{stdout}"));
     let id = session["id"].as_str().unwrap().to_owned();
 
-    // The TUI on that session, through the bridge.
+    // The TUI on that session, through the bridge (no link: `PI_REMOTE_LINK=off`).
     let tmux = Tmux::new(near.path());
     let mut tui_env = env.clone();
     tui_env.push(("TERM".to_owned(), "xterm-256color".to_owned()));
+    tui_env.push(("PI_REMOTE_LINK".to_owned(), "off".to_owned()));
     tmux.start(
         "remote",
         near.path(),
@@ -186,9 +178,10 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     assert_ne!(code, Some(0));
     assert!(
         stderr.contains(&format!(
-            "cannot reach the daemon on {}@127.0.0.1:{} through `ssh",
+            "cannot reach the daemon on {}@127.0.0.1:{} through `{}",
             user(),
-            sshd.port
+            sshd.port,
+            near.path().join("counting-ssh").display()
         )),
         "{stderr}"
     );
@@ -205,7 +198,12 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     let (code, _, stderr) = pictl(&env, near.path(), &["daemon", "stop"]);
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
-        stderr.contains("`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far host instead: ssh"),
+        stderr.contains(&format!(
+            "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far host instead: ssh -p {} {}@127.0.0.1 {} daemon …",
+            sshd.port,
+            user(),
+            pictl_path.display()
+        )),
         "{stderr}"
     );
     let (code, stdout, stderr) = pictl(&env, near.path(), &["daemon", "status", "--json"]);
@@ -215,7 +213,7 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
         "the far daemon's: {stdout}"
     );
 
-    // An editor's ACP agent through the same bridge: a session there, a prompt answered.
+    // An editor's ACP agent through the shared link: a session there, a prompt answered.
     world
         .server
         .push(Turn::reply().text("answered for the editor"));
@@ -281,8 +279,8 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     }
     let _ = acp.wait();
 
-    // Ctrl+C at the terminal (SIGINT to pictl's process group) aborts the far run: ssh has
-    // a group of its own, so the connection stays up for the abort.
+    // Ctrl+C at the terminal (SIGINT to pictl's process group) aborts the far run, through
+    // the link here (whose ssh has a group of its own, as the bridge's has).
     let gate = pi_test_support::model_server::Gate::new();
     world.server.push(
         Turn::reply()
@@ -327,6 +325,78 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
 
     // No daemon ever ran on the near side.
     assert!(!near.path().join("state/pid.log").exists());
+
+    // A link that takes connections and never answers (a wedged connection) is given up
+    // after 5 s for the bridge, and its socket removed.
+    let control = link.with_extension("ctl");
+    let status = Command::new("ssh")
+        .args(sshd.ssh_command("").split_whitespace().skip(1))
+        .args([
+            "-o",
+            &format!("ControlPath={}", control.display()),
+            "-O",
+            "exit",
+        ])
+        .args([
+            "-p",
+            &sshd.port.to_string(),
+            &format!("{}@127.0.0.1", user()),
+        ])
+        .status()
+        .unwrap();
+    assert!(status.success(), "the link's ssh ends on -O exit");
+    let _ = std::fs::remove_file(&link);
+    let wedged = std::os::unix::net::UnixListener::bind(&link).unwrap();
+    wedged.set_nonblocking(true).unwrap();
+    // Takes the command's connection and holds it unanswered (30 s at most).
+    let held = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        loop {
+            match wedged.accept() {
+                Ok((stream, _)) => return Some(stream),
+                Err(_) if std::time::Instant::now() < deadline => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                }
+                Err(_) => return None,
+            }
+        }
+    });
+    let (code, stdout, stderr) = pictl(&env, near.path(), &["sessions", "--all", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(stdout.contains(&cwd), "{stdout}");
+    assert!(
+        held.join().unwrap().is_some(),
+        "the command tried the link first"
+    );
+    assert!(!link.exists(), "the wedged link's socket is gone");
+
+    // `PI_REMOTE_LINK=off`: commands work, and no link is left behind.
+    let plain = tempfile::tempdir().unwrap();
+    let mut off = near_env(plain.path(), &sshd, Some(&remote));
+    off.push(("PI_REMOTE_LINK".to_owned(), "off".to_owned()));
+    let (code, _, stderr) = pictl(&off, plain.path(), &["sessions", "--all", "--json"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    assert!(!plain.path().join("run/remote").exists());
+
+    // With no far daemon, `daemon status` says so (as locally), and starts none.
+    world.daemon.kill9().await;
+    let (code, stdout, stderr) = pictl(&env, near.path(), &["daemon", "status", "--json"]);
+    assert_eq!(code, Some(3), "{stderr}");
+    let status: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(
+        status,
+        serde_json::json!({"running": false, "remote": format!("{}@127.0.0.1:{}", user(), sshd.port)})
+    );
+    let (code, stdout, _) = pictl(&env, near.path(), &["daemon", "status", "--human"]);
+    assert_eq!(code, Some(3));
+    assert_eq!(
+        stdout,
+        format!(
+            "The daemon on {}@127.0.0.1:{} is not running. Any other `pictl --remote` command starts it (`pictl daemon status` does not).\n",
+            user(),
+            sshd.port
+        )
+    );
 
     // A remote that is not an ssh address.
     let (code, _, stderr) = pictl(&env, near.path(), &["--remote", "devbox", "sessions"]);
