@@ -54,14 +54,15 @@ pub async fn run(command: DaemonCommand) -> Result<ExitCode, CliError> {
     if !matches!(command, DaemonCommand::Status { .. })
         && let Ok(Some(remote)) = pi_client::remote::Remote::current()
     {
-        let port = remote
-            .port
-            .map(|port| format!("-p {port} "))
-            .unwrap_or_default();
+        let subcommand = match command {
+            DaemonCommand::Start => "start",
+            DaemonCommand::Restart { .. } => "restart",
+            _ => "stop",
+        };
         return Err(CliError::usage(format!(
             "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far \
-             host instead: ssh {port}{} {} daemon …",
-            remote.destination, remote.program
+             host instead: {}",
+            remote.ssh_line(&["daemon", subcommand])
         )));
     }
     match command {

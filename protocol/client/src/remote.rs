@@ -36,16 +36,41 @@ pub fn link_idle(setting: Option<&str>) -> Result<Option<String>, BadLinkSetting
     ) {
         return Ok(None);
     }
-    // ssh's time format, one unit: digits, then s, m, h, d or w (seconds without).
-    let digits = setting.trim_end_matches(|c: char| "smhdwSMHDW".contains(c));
-    let unit = setting.len() - digits.len();
-    if digits.is_empty() || unit > 1 || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-        return Err(BadLinkSetting(setting.to_owned()));
+    match seconds(setting) {
+        None => Err(BadLinkSetting(setting.to_owned())),
+        Some(0) => Ok(None),
+        Some(_) => Ok(Some(setting.to_owned())),
     }
-    if digits.bytes().all(|byte| byte == b'0') {
-        return Ok(None);
+}
+
+/// ssh's time format in seconds: numbers each followed by a unit (s, m, h, d, w; the last
+/// may have none: seconds), as `90`, `10m` or `1h30m`; `None` when it is not one, or more
+/// than ssh takes (a 32-bit count of seconds).
+fn seconds(text: &str) -> Option<u64> {
+    let mut total: u64 = 0;
+    let mut rest = text;
+    while !rest.is_empty() {
+        let digits = rest.len() - rest.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        if digits == 0 {
+            return None;
+        }
+        let number: u64 = rest[..digits].parse().ok()?;
+        rest = &rest[digits..];
+        let unit = match rest.chars().next().map(|c| c.to_ascii_lowercase()) {
+            None => 1,
+            Some('s') => 1,
+            Some('m') => 60,
+            Some('h') => 3600,
+            Some('d') => 86_400,
+            Some('w') => 604_800,
+            Some(_) => return None,
+        };
+        if !rest.is_empty() {
+            rest = &rest[1..];
+        }
+        total = total.checked_add(number.checked_mul(unit)?)?;
     }
-    Ok(Some(setting.to_owned()))
+    (total <= i32::MAX as u64).then_some(total)
 }
 
 /// A remote daemon's address.
@@ -164,6 +189,16 @@ impl Remote {
             args.push("--no-start".to_owned());
         }
         (program, args)
+    }
+
+    /// A command line for people to run `far` (words) on the far host with the same ssh
+    /// command and address: `ssh [PI_REMOTE_SSH's options] [-p PORT] HOST PICTL …`.
+    pub fn ssh_line(&self, far: &[&str]) -> String {
+        let (program, mut args) = ssh_words();
+        self.push_address(&mut args);
+        args.push(self.program.clone());
+        args.extend(far.iter().map(|word| (*word).to_owned()));
+        format!("{program} {}", args.join(" "))
     }
 
     /// The command that forwards `127.0.0.1:local` here to the far daemon's loopback
@@ -335,6 +370,12 @@ mod tests {
             Remote::parse("ssh://[fe80::1]").unwrap().destination,
             "fe80::1"
         );
+        assert_eq!(
+            Remote::parse("ssh://me@devbox:2222:/opt/pictl")
+                .unwrap()
+                .ssh_line(&["daemon", "stop"]),
+            "ssh -p 2222 me@devbox /opt/pictl daemon stop"
+        );
         let (program, args) = Remote::parse("ssh://me@devbox:2222").unwrap().command();
         assert_eq!(program, "ssh");
         assert_eq!(
@@ -410,10 +451,22 @@ mod tests {
         assert_eq!(link_idle(Some("1h")).unwrap().as_deref(), Some("1h"));
         assert_eq!(link_idle(Some("600")).unwrap().as_deref(), Some("600"));
         // Zero is "for ever" to ssh: no link rather than one that never ends.
-        for off in ["off", "OFF", "no", "0", "0s", "00m"] {
+        assert_eq!(link_idle(Some("1h30m")).unwrap().as_deref(), Some("1h30m"));
+        assert_eq!(seconds("1h30m"), Some(5400));
+        assert_eq!(seconds("1w2d3"), Some(604_800 + 2 * 86_400 + 3));
+        for off in ["off", "OFF", "no", "0", "0s", "00m", "0h0m"] {
             assert_eq!(link_idle(Some(off)).unwrap(), None, "{off}");
         }
-        for bad in ["soon", "10 m", "1h30m", "m", "-5"] {
+        for bad in [
+            "soon",
+            "10 m",
+            "m",
+            "-5",
+            "10x",
+            "1.5h",
+            "99999999999999999999",
+            "3000000000",
+        ] {
             let error = link_idle(Some(bad)).unwrap_err().to_string();
             assert!(
                 error.starts_with(&format!(

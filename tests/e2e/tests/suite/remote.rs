@@ -199,7 +199,11 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
     assert_eq!(code, Some(2), "{stderr}");
     assert!(
         stderr.contains(&format!(
-            "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far host instead: ssh -p {} {}@127.0.0.1 {} daemon …",
+            "`pictl daemon start|stop|restart` manages this machine's daemon; run it on the far host instead: {} -p {} {}@127.0.0.1 {} daemon stop\n",
+            env.iter()
+                .find(|(key, _)| key == "PI_REMOTE_SSH")
+                .map(|(_, ssh)| ssh.trim())
+                .unwrap(),
             sshd.port,
             user(),
             pictl_path.display()
