@@ -8,6 +8,9 @@ import { renderer } from "./renderer";
 import { plural } from "./format";
 import { useEmitter } from "./store";
 
+/** How many sessions the list shows in its first frame (more than fill a tall screen). */
+const FIRST_ITEMS = 40;
+
 function modelKey(info: SessionInfo): string {
   return info.model ? `${info.model.provider}/${info.model.id}` : "";
 }
@@ -96,6 +99,21 @@ export function SessionList() {
     .sort(byActivity)
     .filter((info) => !filtering || shown(info))
     .flatMap((info) => render(info, 0));
+  // The first screenfuls at once, the rest once that frame is out: a long list shows sooner.
+  const [everything, setEverything] = useState(false);
+  const more = items.length > FIRST_ITEMS;
+  useEffect(() => {
+    if (everything || !more) return;
+    let timer = 0;
+    const frame = requestAnimationFrame(() => {
+      timer = window.setTimeout(() => setEverything(true), 0);
+    });
+    return () => {
+      cancelAnimationFrame(frame);
+      clearTimeout(timer);
+    };
+  }, [everything, more]);
+  const listed = everything ? items : items.slice(0, FIRST_ITEMS);
 
   const create = async () => {
     const dir = newCwd.trim();
@@ -208,7 +226,7 @@ export function SessionList() {
       </div>
       <div class="session-list" data-testid="session-list">
         {!app.sessionsLoaded && <div class="muted pad">Loading…</div>}
-        {items}
+        {listed}
         {app.sessionsLoaded && !all.length && <div class="muted pad">No sessions yet.</div>}
         {filtering && all.length > 0 && !items.length && (
           <div class="muted pad" data-testid="no-match">
