@@ -65,6 +65,12 @@ pub fn user() -> String {
 impl Sshd {
     /// Starts sshd with its files in `dir`; its sessions see `env`.
     pub fn start(dir: &Path, env: &[(String, String)]) -> Sshd {
+        Sshd::start_with(dir, env, "")
+    }
+
+    /// [`Sshd::start`] with `extra` lines in its configuration (`AllowStreamLocalForwarding
+    /// no`, …).
+    pub fn start_with(dir: &Path, env: &[(String, String)], extra: &str) -> Sshd {
         let sshd = Path::new("/usr/sbin/sshd");
         assert!(
             sshd.exists(),
@@ -90,7 +96,7 @@ impl Sshd {
             "Port {port}\nListenAddress 127.0.0.1\nHostKey {dir}/host_key\n\
              AuthorizedKeysFile {dir}/authorized_keys\nPidFile none\nUsePAM no\nStrictModes no\n\
              PasswordAuthentication no\nKbdInteractiveAuthentication no\nPubkeyAuthentication yes\n\
-             PermitRootLogin prohibit-password\nLogLevel QUIET\nSetEnv {}\n",
+             PermitRootLogin prohibit-password\nLogLevel QUIET\nSetEnv {}\n{extra}\n",
             set_env.join(" "),
             dir = dir.display(),
         );

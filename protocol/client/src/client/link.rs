@@ -12,12 +12,12 @@
 //! its own way (`-S`, `-M`, `-O`, `-f`). A link that does not answer within [`LINK_ANSWER`]
 //! is closed and the command goes through `pictl bridge` as before. When the far daemon is
 //! not running the link cannot reach it and the bridge starts it; when the link cannot reach
-//! a daemon that runs (the far sshd refuses to forward sockets), it is closed and none is
-//! opened to that remote for [`REFUSED_FOR`].
+//! the daemon that ran when it was opened and runs still (the far sshd refuses to forward
+//! sockets), it is closed and none is opened to that remote for [`REFUSED_FOR`].
 //!
 //! Files, per remote `KEY` in `RUNTIME/remote/` (checked to be this user's): `KEY.sock` the
 //! link, `KEY.ctl` ssh's control socket, `KEY.log` what the background ssh says, `KEY.far` the
-//! far socket it forwards to, `KEY.lock` held while a link is being opened (one opener at a
+//! far socket it forwards to and when that daemon had started, `KEY.lock` held while a link is being opened (one opener at a
 //! time), `KEY.refused` when the far side would not forward.
 
 use std::fs::File;
@@ -41,10 +41,6 @@ const OPENING: Duration = Duration::from_secs(30);
 
 /// How long no link is opened to a remote whose far side would not forward its socket.
 pub const REFUSED_FOR: Duration = Duration::from_secs(3600);
-
-/// A far daemon up for less than this was started by this command's bridge: a link that
-/// found no daemon just before is fine.
-const JUST_STARTED_MS: u64 = 15_000;
 
 /// Room `ssh` needs after a control path for its temporary name (`.` and 16 characters).
 const MAX_LINK_PATH: usize = pi_paths::MAX_SOCKET_PATH_BYTES - 17;
@@ -211,10 +207,14 @@ impl Link {
             .await
             .map_err(std::io::Error::other)?;
         let far = status.socket_path;
-        let forwarded = std::fs::read_to_string(self.file("far")).unwrap_or_default();
+        // The far socket the link forwards to, and when the daemon there then had started
+        // (both the far host's: no clocks compared across machines).
+        let recorded = std::fs::read_to_string(self.file("far")).unwrap_or_default();
+        let (forwarded, started) = recorded.split_once('\n').unwrap_or((recorded.as_str(), ""));
         if missed == Missed::Failed {
-            if status.uptime_ms < JUST_STARTED_MS && forwarded == far {
-                // The bridge has just started the daemon the link found missing.
+            if forwarded == far && started != status.started_at.to_string() {
+                // A daemon started since the link was opened (this command's bridge started
+                // it, say): the one the link missed was not running; the link is fine.
                 return Ok(());
             }
             self.end(remote).await;
@@ -233,7 +233,7 @@ impl Link {
             return Ok(());
         }
         self.end(remote).await;
-        std::fs::write(self.file("far"), &far)?;
+        std::fs::write(self.file("far"), format!("{far}\n{}", status.started_at))?;
         // Made anew, never through a link someone left there.
         let _ = std::fs::remove_file(self.file("log"));
         let log = std::fs::OpenOptions::new()

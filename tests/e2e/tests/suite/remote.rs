@@ -412,6 +412,45 @@ async fn pictl_and_the_tui_reach_the_far_daemon_through_ssh() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_far_sshd_that_will_not_forward_the_socket_leaves_the_bridge_alone_for_an_hour() {
+    let world = World::start("anthropic-messages").await;
+    let near = tempfile::tempdir().unwrap();
+    let sshd = Sshd::start_with(
+        near.path(),
+        &world.daemon.env(),
+        "AllowStreamLocalForwarding no",
+    );
+    let remote = sshd.remote(&workspace_binary("pictl"));
+    let env = near_env(near.path(), &sshd, Some(&remote));
+    let sessions = |env: &[(String, String)]| {
+        let (code, _, stderr) = pictl(env, near.path(), &["sessions", "--all", "--json"]);
+        assert_eq!(code, Some(0), "{stderr}");
+    };
+    // The first command opens a link: its socket listens here, but the far side refuses
+    // every connection through it.
+    sessions(&env);
+    let link = wait_for_link(&near.path().join("run/remote"));
+    // The next one finds the link cannot reach the daemon that runs there: it goes through
+    // the bridge, and the link is closed and not tried again.
+    sessions(&env);
+    assert!(
+        link.with_extension("refused").exists(),
+        "the remote is marked as refusing to forward"
+    );
+    assert!(
+        std::os::unix::net::UnixStream::connect(&link).is_err(),
+        "the link is closed"
+    );
+    let runs = ssh_runs(near.path());
+    sessions(&env);
+    assert_eq!(
+        ssh_runs(near.path()),
+        runs + 1,
+        "one ssh (the bridge's), no new link"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_web_ui_of_the_far_daemon_is_forwarded_through_ssh() {
     use tokio::io::AsyncBufReadExt as _;
 
