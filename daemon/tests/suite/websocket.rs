@@ -20,12 +20,20 @@ fn token(daemon: &TempDaemon) -> String {
 }
 
 /// Attempts an upgrade with the given headers; returns the HTTP status of a refusal, or 101.
-async fn upgrade_status(url: &str, headers: &[(&'static str, String)]) -> u16 {
+/// An upgrade request to `url` with `headers`.
+fn upgrade_request(
+    url: &str,
+    headers: &[(&'static str, String)],
+) -> tokio_tungstenite::tungstenite::handshake::client::Request {
     let mut request = url.into_client_request().unwrap();
     for (name, value) in headers {
         request.headers_mut().insert(*name, value.parse().unwrap());
     }
-    match tokio_tungstenite::connect_async(request).await {
+    request
+}
+
+async fn upgrade_status(url: &str, headers: &[(&'static str, String)]) -> u16 {
+    match tokio_tungstenite::connect_async(upgrade_request(url, headers)).await {
         Ok((_socket, response)) => response.status().as_u16(),
         Err(tokio_tungstenite::tungstenite::Error::Http(response)) => response.status().as_u16(),
         Err(other) => panic!("unexpected WebSocket error: {other}"),
@@ -38,11 +46,9 @@ type Socket =
 /// A WebSocket connection with `headers`, initialized (its first answer read).
 async fn initialized_socket(url: &str, headers: &[(&'static str, String)]) -> Socket {
     use futures_util::SinkExt as _;
-    let mut request = url.into_client_request().unwrap();
-    for (name, value) in headers {
-        request.headers_mut().insert(*name, value.parse().unwrap());
-    }
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+    let (mut socket, _) = tokio_tungstenite::connect_async(upgrade_request(url, headers))
+        .await
+        .unwrap();
     let initialize = serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": pi_protocol::PROTOCOL_VERSION,
                    "clientInfo": {"name": "web", "version": "0"}}});

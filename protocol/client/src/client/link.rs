@@ -74,6 +74,12 @@ fn key(text: &str) -> String {
     format!("{hash:016x}")
 }
 
+/// Whether ssh takes `path` as it is in `-L A:B` and `ControlPath=…`: it splits those on `:`
+/// and whitespace, and expands `%` tokens in them.
+fn ssh_safe(path: &str) -> bool {
+    !path.contains(|c: char| ":\"%".contains(c) || c.is_whitespace())
+}
+
 /// How long ago `path` was last written; `None` when it is not there.
 fn age(path: &Path) -> Option<Duration> {
     let modified = std::fs::metadata(path)
@@ -125,13 +131,9 @@ impl Link {
                 .join(format!("{name}.sock")),
             idle,
         };
-        // ssh reads `-L A:B` and `ControlPath=…` as words split on `:` and whitespace, and
-        // expands `%` tokens in them.
         let usable = |path: &Path| {
-            path.to_str().is_some_and(|text| {
-                text.len() <= MAX_LINK_PATH
-                    && !text.contains(|c: char| ":\"%".contains(c) || c.is_whitespace())
-            })
+            path.to_str()
+                .is_some_and(|text| text.len() <= MAX_LINK_PATH && ssh_safe(text))
         };
         Ok((usable(&link.socket) && usable(&link.file("ctl"))).then_some(link))
     }
@@ -149,9 +151,6 @@ impl Link {
         client_info: ClientInfo,
         capabilities: ClientCapabilities,
     ) -> Result<Result<(Client, Notifications), Missed>, ClientError> {
-        if !self.socket.exists() {
-            return Ok(Err(Missed::NoLink));
-        }
         let Ok(transport) = super::connect_unix(&self.socket).await else {
             // Left behind by a link that ended: the next one replaces it.
             return Ok(Err(Missed::NoLink));
@@ -229,7 +228,7 @@ impl Link {
             // Opened lately: still logging in, or failed (its log says why).
             return Ok(());
         }
-        if far.contains(|c: char| ":\"%".contains(c) || c.is_whitespace()) {
+        if !ssh_safe(&far) {
             return Ok(());
         }
         self.end(remote).await;

@@ -17,7 +17,7 @@ use serde_json::json;
 use super::harness::{MODEL, World, prompt};
 use super::mcp_faults::{caller, run, tool_results};
 
-async fn next_request(events: &mut Notifications) -> UiRequestParams {
+pub(super) async fn next_request(events: &mut Notifications) -> UiRequestParams {
     tokio::time::timeout(
         Duration::from_secs(20),
         events.next_of::<pi_protocol::v1::UiRequestNotification>(),
@@ -38,7 +38,7 @@ pub(super) async fn attach(client: &Client, id: &str) {
         .unwrap();
 }
 
-async fn answer(client: &Client, question: &UiRequestParams, choice: &str) {
+pub(super) async fn answer(client: &Client, question: &UiRequestParams, choice: &str) {
     client
         .call::<UiRespond>(&UiRespondParams {
             session_id: question.session_id.clone(),

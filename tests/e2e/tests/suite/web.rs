@@ -23,12 +23,13 @@ const CONNECTED: &str = "[data-testid=connection][data-state=connected]";
 const PROMPT: &str = "[data-testid=prompt-input]";
 const SEND: &str = "[data-testid=send]";
 
-/// A one-time login link from `pictl web --no-open --json`.
-async fn login_url(world: &World) -> String {
+/// What `pictl web ARGS` printed on stdout, once it succeeded.
+async fn pictl_web(world: &World, args: &[&str]) -> Vec<u8> {
     let out = tokio::time::timeout(
         Duration::from_secs(60),
         tokio::process::Command::new(workspace_binary("pictl"))
-            .args(["web", "--no-open", "--json"])
+            .arg("web")
+            .args(args)
             .envs(world.daemon.env())
             .stdin(std::process::Stdio::null())
             .output(),
@@ -41,7 +42,13 @@ async fn login_url(world: &World) -> String {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let printed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    out.stdout
+}
+
+/// A one-time login link from `pictl web --no-open --json`.
+async fn login_url(world: &World) -> String {
+    let printed: Value =
+        serde_json::from_slice(&pictl_web(world, &["--no-open", "--json"]).await).unwrap();
     printed["url"].as_str().unwrap().to_owned()
 }
 
@@ -262,20 +269,9 @@ async fn pictl_web_revoke_shuts_an_open_tab_out_at_once() {
     let session = session(&world, None).await;
     let (mut browser, page, _url) = logged_in(&world).await;
     open_session(&mut browser, page, &session.id).await;
-    let out = tokio::process::Command::new(workspace_binary("pictl"))
-        .args(["web", "--revoke"])
-        .envs(world.daemon.env())
-        .stdin(std::process::Stdio::null())
-        .output()
-        .await
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = pictl_web(&world, &["--revoke"]).await;
     assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out),
         "Logged every browser out of the web UI; `pictl web` logs one in again.\n"
     );
     // The daemon ends the tab's connection; the tab finds its login gone and says what to do
@@ -316,14 +312,7 @@ async fn sessions_waiting_for_an_answer_are_marked_in_the_list() {
         ))
         .await
         .unwrap();
-    let question = tokio::time::timeout(
-        Duration::from_secs(20),
-        events.next_of::<pi_protocol::v1::UiRequestNotification>(),
-    )
-    .await
-    .expect("a question arrives")
-    .unwrap()
-    .unwrap();
+    let question = super::approvals::next_request(&mut events).await;
     // `session/list` counts it.
     let listed = client
         .call::<pi_protocol::v1::SessionList>(&pi_protocol::v1::SessionListParams::default())
@@ -360,17 +349,7 @@ async fn sessions_waiting_for_an_answer_are_marked_in_the_list() {
         0
     );
     // Answered elsewhere: the mark goes with the next look at the list.
-    client
-        .call::<pi_protocol::v1::UiRespond>(&pi_protocol::v1::UiRespondParams {
-            session_id: question.session_id.clone(),
-            request_id: question.request_id.clone(),
-            answer: pi_protocol::v1::UiAnswer {
-                value: Some("Allow once".to_owned()),
-                ..pi_protocol::v1::UiAnswer::default()
-            },
-        })
-        .await
-        .unwrap();
+    super::approvals::answer(&client, &question, "Allow once").await;
     browser.wait_gone(page, &badge).await;
     browser.close().await;
 }
